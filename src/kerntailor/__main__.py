@@ -1,0 +1,3 @@
+from kerntailor.cli import main
+
+main()

@@ -1,0 +1,167 @@
+"""Load a KernelBench-format problem file (Model, get_inputs, get_init_inputs) into a ProblemSpec.
+
+Our superset adds optional module-level names, all ignored by KernelBench:
+
+    VARIANTS = {"small": {"batch_size": 8, "dim": 1024}, "odd": {"batch_size": 3, "dim": 1000}}
+    DESCRIPTION = "one line"
+
+A variant overrides module-level integer size constants; `get_inputs` and `Model` read them at call time.
+When a file declares no VARIANTS, they are derived (see variants.py) and checked by a forward on meta.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kerntailor.errors import ProblemError
+from kerntailor.problem.spec import DTYPES, ProblemSpec, Variant, input_specs
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0] if msg else ''}".rstrip(": ")
+
+
+def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None) -> types.ModuleType:
+    """Execute the problem source in a fresh module, then apply size-constant overrides."""
+    name = f"kerntailor_problem_{path.stem}"
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    try:
+        code = compile(source, str(path), "exec")
+    except SyntaxError as e:
+        raise ProblemError(f"{path}: syntax error at line {e.lineno}: {e.msg}") from None
+    try:
+        exec(code, module.__dict__)
+    except Exception as e:  # a user's file can raise anything at import
+        raise ProblemError(f"{path}: importing the file raised {_one_line(e)}") from None
+    for key, value in (overrides or {}).items():
+        if not isinstance(module.__dict__.get(key), int):
+            raise ProblemError(f"{path}: variant overrides {key!r}, which is not a module-level integer")
+        setattr(module, key, value)
+    return module
+
+
+def call_checked(module: types.ModuleType, fn_name: str, problem: str, default: Any = None) -> Any:
+    fn = getattr(module, fn_name, None)
+    if fn is None:
+        if default is not None:
+            return default
+        raise ProblemError(f"{problem}: the file defines no {fn_name}()")
+    if not callable(fn):
+        raise ProblemError(f"{problem}: {fn_name} is not a function")
+    try:
+        return fn()
+    except Exception as e:
+        raise ProblemError(f"{problem}: {fn_name}() raised {_one_line(e)}") from None
+
+
+def _cast(value: Any, dtype: str | None) -> Any:
+    if dtype is not None and isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.to(DTYPES[dtype])
+    return value
+
+
+def build_inputs(module: types.ModuleType, device: str | torch.device, dtype: str | None,
+                 problem: str) -> list[Any]:
+    with torch.device(device):
+        values = call_checked(module, "get_inputs", problem)
+    if not isinstance(values, (list, tuple)):
+        raise ProblemError(f"{problem}: get_inputs() must return a list, got {type(values).__name__}")
+    return [_cast(v, dtype) for v in values]
+
+
+def build_model(module: types.ModuleType, device: str | torch.device, dtype: str | None,
+                problem: str) -> torch.nn.Module:
+    cls = getattr(module, "Model", None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise ProblemError(f"{problem}: the file defines no class Model(nn.Module)")
+    init = call_checked(module, "get_init_inputs", problem, default=[])
+    if not isinstance(init, (list, tuple)):
+        raise ProblemError(f"{problem}: get_init_inputs() must return a list, got {type(init).__name__}")
+    try:
+        with torch.device(device):
+            model = cls(*init)
+    except Exception as e:
+        raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
+    if dtype is not None:
+        model = model.to(DTYPES[dtype])
+    return model.eval()
+
+
+def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
+                problem: str) -> list[Any]:
+    """Build the model and its inputs on the meta device and run forward; returns the inputs."""
+    module = exec_module(source, path, overrides)
+    model = build_model(module, "meta", dtype, problem)
+    inputs = build_inputs(module, "meta", dtype, problem)
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as e:
+        raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
+    return inputs
+
+
+def _declared_variants(module: types.ModuleType, problem: str) -> tuple[Variant, ...] | None:
+    declared = getattr(module, "VARIANTS", None)
+    if declared is None:
+        return None
+    if not isinstance(declared, dict) or not all(isinstance(v, dict) for v in declared.values()):
+        raise ProblemError(f"{problem}: VARIANTS must be a dict of name -> {{constant: int}}")
+    out = []
+    for name, overrides in declared.items():
+        if name == "default":
+            raise ProblemError(f"{problem}: VARIANTS may not redefine 'default'")
+        if not all(isinstance(k, str) and isinstance(v, int) for k, v in overrides.items()):
+            raise ProblemError(f"{problem}: variant {name!r} must map constant names to integers")
+        out.append(Variant(str(name), tuple(sorted(overrides.items()))))
+    return tuple(out)
+
+
+def load_problem(path: str | Path, dtype: str | None = None) -> ProblemSpec:
+    """Read a problem file into a ProblemSpec without allocating real tensors (meta device).
+
+    Raises ProblemError with a one-line message for anything wrong with the file.
+    """
+    from kerntailor.problem.variants import derive_variants
+
+    path = Path(path)
+    if dtype is not None and dtype not in DTYPES:
+        raise ProblemError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
+    try:
+        source = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProblemError(f"{path}: cannot read the file ({_one_line(e)})") from None
+    name = path.stem
+    module = exec_module(source, path)
+    if not hasattr(module, "Model"):
+        raise ProblemError(f"{path}: the file defines no class Model(nn.Module)")
+    if not hasattr(module, "get_inputs"):
+        raise ProblemError(f"{path}: the file defines no get_inputs()")
+    default_inputs = run_on_meta(source, path, {}, dtype, name)
+    declared = _declared_variants(module, name)
+    if declared is None:
+        variants = derive_variants(source, path, module, dtype, name)
+    else:
+        for v in declared:
+            run_on_meta(source, path, dict(v.overrides), dtype, f"{name} (variant {v.name})")
+        variants = declared
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    doc = (getattr(module, "DESCRIPTION", None) or (module.__doc__ or "")).strip()
+    return ProblemSpec(
+        name=name,
+        path=path,
+        source=source,
+        content_hash=digest,
+        dtype=dtype,
+        variants=(Variant("default"),) + variants,
+        inputs=input_specs(default_inputs),
+        description=doc.splitlines()[0] if doc else "",
+    )
+

@@ -1,0 +1,105 @@
+"""Derive input variants for a problem file that declares none.
+
+KernelBench files size their tensors with module-level integer constants (`batch_size = 16`,
+`dim = 16384`). We shrink the large ones (>= MIN_SIZE) until every tensor is small enough for the
+Triton interpreter ("small"), then make as many of them odd as the model allows ("odd"). Small
+constants (kernel sizes, strides, axes, group counts) are left alone: they are structure, not size.
+Every candidate variant is checked by building the model and running forward on meta tensors.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import torch
+
+from kerntailor.errors import ProblemError
+from kerntailor.problem.load import run_on_meta
+from kerntailor.problem.spec import Variant
+
+MIN_SIZE = 16          # constants below this are structural and never rescaled
+SMALL_NUMEL = 1 << 15  # the largest tensor of the "small" variant has at most this many elements
+FLOOR = 8              # a shrunk constant never goes below this
+
+
+def size_constants(module: types.ModuleType) -> dict[str, int]:
+    """Module-level integer constants that look like sizes (not bools, not private, >= MIN_SIZE)."""
+    out = {}
+    for key, value in vars(module).items():
+        if key.startswith("_") or key.isupper() or type(value) is not int:
+            continue
+        if value >= MIN_SIZE:
+            out[key] = value
+    return out
+
+
+def _largest_numel(values) -> int:
+    return max((v.numel() for v in values if isinstance(v, torch.Tensor)), default=0)
+
+
+def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str):
+    try:
+        return run_on_meta(source, path, overrides, dtype, name)
+    except ProblemError:
+        return None
+
+
+def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
+    """Halve the largest size constant until the largest input fits SMALL_NUMEL.
+
+    A constant whose halving breaks the model (divisibility, fixed relations) is frozen at its value.
+    """
+    current = dict(sizes)
+    inputs = _try(source, path, current, dtype, name)
+    if inputs is None:
+        return None
+    frozen: set[str] = set()
+    while _largest_numel(inputs) > SMALL_NUMEL:
+        shrinkable = [k for k, v in current.items() if k not in frozen and v > FLOOR]
+        if not shrinkable:
+            break
+        key = max(shrinkable, key=lambda k: current[k])
+        trial = {**current, key: max(FLOOR, current[key] // 2)}
+        trial_inputs = _try(source, path, trial, dtype, name)
+        if trial_inputs is None:
+            frozen.add(key)
+            continue
+        current, inputs = trial, trial_inputs
+    return current
+
+
+def _oddify(source, path, small: dict[str, int], dtype, name) -> dict[str, int]:
+    """Make each shrunk constant odd and not a power of two, one at a time, where the model allows it."""
+    odd = dict(small)
+    for key in sorted(small, key=lambda k: -small[k]):
+        value = small[key]
+        for candidate in (value - 1 if value % 2 == 0 else value + 2, value + 1, value - 3, value + 3):
+            if candidate < 3 or candidate & (candidate - 1) == 0 or candidate == value:
+                continue
+            trial = dict(odd)
+            trial[key] = candidate
+            if _try(source, path, trial, dtype, name) is not None:
+                odd = trial
+                break
+    return odd
+
+
+def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: str | None,
+                    name: str) -> tuple[Variant, ...]:
+    """A "small" and an "odd" variant from the file's size constants, both checked on meta."""
+    sizes = size_constants(module)
+    if not sizes:
+        raise ProblemError(
+            f"{name}: cannot derive variants (no module-level integer size constants >= {MIN_SIZE}); "
+            "declare VARIANTS = {'small': {...}, 'odd': {...}} in the file")
+    small = _shrink(source, path, sizes, dtype, name)
+    if small is None:
+        raise ProblemError(f"{name}: no smaller variant of the size constants builds; declare VARIANTS")
+    odd = _oddify(source, path, small, dtype, name)
+    variants = [Variant("small", tuple(sorted(small.items())))]
+    if odd != small:
+        variants.append(Variant("odd", tuple(sorted(odd.items()))))
+    else:
+        raise ProblemError(f"{name}: no odd-sized variant of the size constants builds; declare VARIANTS")
+    return tuple(variants)

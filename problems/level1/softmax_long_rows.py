@@ -20,3 +20,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+# Rows long enough that one block cannot hold them (the split / online path), small enough for the
+# interpreter; the odd variant has a prime row length.
+VARIANTS = {"small": {"batch_size": 4, "dim": 8192}, "odd": {"batch_size": 3, "dim": 9973}}

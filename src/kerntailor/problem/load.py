@@ -12,6 +12,7 @@ When a file declares no VARIANTS, they are derived (see variants.py) and checked
 from __future__ import annotations
 
 import hashlib
+import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None
     name = f"kerntailor_problem_{path.stem}"
     module = types.ModuleType(name)
     module.__file__ = str(path)
+    # registered so that dataclasses and `from __future__ import annotations` resolve the module
+    sys.modules[name] = module
     try:
         code = compile(source, str(path), "exec")
     except SyntaxError as e:
@@ -41,7 +44,7 @@ def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None
     except Exception as e:  # a user's file can raise anything at import
         raise ProblemError(f"{path}: importing the file raised {_one_line(e)}") from None
     for key, value in (overrides or {}).items():
-        if not isinstance(module.__dict__.get(key), int):
+        if type(module.__dict__.get(key)) is not int:
             raise ProblemError(f"{path}: variant overrides {key!r}, which is not a module-level integer")
         setattr(module, key, value)
     return module
@@ -95,8 +98,8 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
 
 
 def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
-                problem: str) -> list[Any]:
-    """Build the model and its inputs on the meta device and run forward; returns the inputs."""
+                problem: str) -> tuple[torch.nn.Module, list[Any]]:
+    """Build the model and its inputs on the meta device and run forward; returns both."""
     module = exec_module(source, path, overrides)
     model = build_model(module, "meta", dtype, problem)
     inputs = build_inputs(module, "meta", dtype, problem)
@@ -105,7 +108,7 @@ def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str |
             model(*inputs)
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
-    return inputs
+    return model, inputs
 
 
 def _declared_variants(module: types.ModuleType, problem: str) -> tuple[Variant, ...] | None:
@@ -144,7 +147,7 @@ def load_problem(path: str | Path, dtype: str | None = None) -> ProblemSpec:
         raise ProblemError(f"{path}: the file defines no class Model(nn.Module)")
     if not hasattr(module, "get_inputs"):
         raise ProblemError(f"{path}: the file defines no get_inputs()")
-    default_inputs = run_on_meta(source, path, {}, dtype, name)
+    _, default_inputs = run_on_meta(source, path, {}, dtype, name)
     declared = _declared_variants(module, name)
     if declared is None:
         variants = derive_variants(source, path, module, dtype, name)

@@ -30,6 +30,10 @@ def dtype_name(dtype: torch.dtype) -> str:
     return DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
 
 
+# Inputs and parameters draw from different seeds, so that no input equals a function of a weight.
+INPUT_SEED_OFFSET = 1_000_003
+
+
 @dataclass(frozen=True)
 class Variant:
     """One set of input shapes: the module-level size constants it overrides (none for "default")."""
@@ -111,7 +115,7 @@ class ProblemSpec:
                     seed: int = 0) -> list[Any]:
         from kerntailor.problem.load import build_inputs
 
-        torch.manual_seed(seed)
+        torch.manual_seed(INPUT_SEED_OFFSET + seed)  # not the parameters' stream
         return build_inputs(self.module(variant), device, self.dtype, self.name)
 
     def init_inputs(self, variant: str | Variant = "default") -> list[Any]:

@@ -19,7 +19,7 @@ from kerntailor.problem.load import run_on_meta
 from kerntailor.problem.spec import Variant
 
 MIN_SIZE = 16          # constants below this are structural and never rescaled
-SMALL_NUMEL = 1 << 15  # the largest tensor of the "small" variant has at most this many elements
+SMALL_NUMEL = 1 << 15  # the largest input or parameter of "small" has at most this many elements
 FLOOR = 8              # a shrunk constant never goes below this
 
 
@@ -27,26 +27,29 @@ def size_constants(module: types.ModuleType) -> dict[str, int]:
     """Module-level integer constants that look like sizes (not bools, not private, >= MIN_SIZE)."""
     out = {}
     for key, value in vars(module).items():
-        if key.startswith("_") or key.isupper() or type(value) is not int:
+        if key.startswith("_") or type(value) is not int:
             continue
         if value >= MIN_SIZE:
             out[key] = value
     return out
 
 
-def _largest_numel(values) -> int:
-    return max((v.numel() for v in values if isinstance(v, torch.Tensor)), default=0)
+def _largest_numel(tensors: list[torch.Tensor]) -> int:
+    return max((t.numel() for t in tensors), default=0)
 
 
-def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str):
+def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
+         name: str) -> list[torch.Tensor] | None:
+    """The inputs and parameters of the model at these sizes, or None if it does not build and run."""
     try:
-        return run_on_meta(source, path, overrides, dtype, name)
+        model, inputs = run_on_meta(source, path, overrides, dtype, name)
     except ProblemError:
         return None
+    return [v for v in inputs if isinstance(v, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
 
 
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
-    """Halve the largest size constant until the largest input fits SMALL_NUMEL.
+    """Halve the largest size constant until the largest input and parameter fit SMALL_NUMEL.
 
     A constant whose halving breaks the model (divisibility, fixed relations) is frozen at its value.
     """

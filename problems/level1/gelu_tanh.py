@@ -1,0 +1,23 @@
+"""GELU, tanh approximation, on an MLP activation (8192 tokens x 14336): memory-bound, a few transcendentals per element."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 8192
+dim = 14336
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(x, approximate="tanh")
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,23 @@
+"""Mean squared error between two 8192 x 16384 tensors: memory-bound, 1 GiB read, scalar out (grid-wide reduction)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 8192
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return F.mse_loss(predictions, targets)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim), torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

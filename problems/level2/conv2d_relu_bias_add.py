@@ -1,0 +1,28 @@
+"""Conv2d 3x3 (unpadded, 64 -> 128) then ReLU then a per-channel bias add (KernelBench L2 #1 pattern) on 32 x 64 x 128 x 128: compute-bound, epilogue order matters."""
+import torch
+import torch.nn as nn
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+kernel_size = 3
+height = 128
+width = 128
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(0.1 * torch.randn(out_channels, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x)) + self.bias
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]

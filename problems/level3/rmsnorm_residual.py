@@ -1,0 +1,27 @@
+"""Fused residual add + RMSNorm (vLLM fused_add_rms_norm, 16384 tokens x 4096), returning (normed, new residual): memory-bound, 2 reads + 2 writes of 256 MiB."""
+import torch
+import torch.nn as nn
+
+num_tokens = 16384
+hidden_size = 4096
+eps = 1e-6
+
+
+class Model(nn.Module):
+    def __init__(self, hidden_size: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden_size))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor):
+        h = x + residual
+        variance = h.pow(2).mean(dim=-1, keepdim=True)
+        return h * torch.rsqrt(variance + self.eps) * self.weight, h
+
+
+def get_inputs():
+    return [torch.randn(num_tokens, hidden_size), torch.randn(num_tokens, hidden_size)]
+
+
+def get_init_inputs():
+    return [hidden_size, eps]

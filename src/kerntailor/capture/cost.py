@@ -1,0 +1,84 @@
+"""FLOPs and bytes per IR node and for a whole graph (the floor's inputs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from kerntailor.ir.nodes import Graph, Node
+from kerntailor.ir.types import ITEMSIZE, View
+
+MATRIX_FAMILIES = ("matmul", "conv", "attention")
+
+
+@dataclass(frozen=True)
+class Cost:
+    flops: int          # arithmetic operations
+    bytes_read: int     # distinct bytes read by this node if it ran alone
+    bytes_written: int
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+
+def view_bytes(view: View, dtype: str) -> int:
+    """Distinct bytes a view touches: broadcast (stride-0) axes are read once."""
+    distinct = prod(s for s, st in zip(view.shape, view.strides) if st != 0)
+    return distinct * ITEMSIZE[dtype]
+
+
+def node_cost(node: Node, graph: Graph) -> Cost:
+    read = 0
+    seen: set[tuple] = set()
+    for view in node.operands:
+        key = (view.base, view.shape, view.strides, view.offset)
+        if key in seen:
+            continue
+        seen.add(key)
+        read += view_bytes(view, graph.buffer_type(view.base).dtype)
+    return Cost(node.flops(), read, node.out.nbytes)
+
+
+@dataclass(frozen=True)
+class GraphCost:
+    flops_matrix: int    # on matrix units (matmul, conv, attention)
+    flops_vector: int    # everything else
+    min_bytes: int       # every used input read once + every output written once
+    unfused_bytes: int   # what one kernel per node would move
+    dtype: str           # the dtype that sets the compute rate
+    matrix: bool         # whether the compute floor is on matrix units
+
+    @property
+    def flops(self) -> int:
+        return self.flops_matrix + self.flops_vector
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.min_bytes if self.min_bytes else float("inf")
+
+
+def graph_cost(graph: Graph) -> GraphCost:
+    costs = [node_cost(n, graph) for n in graph.nodes]
+    matrix = [n for n in graph.nodes if n.family in MATRIX_FAMILIES]
+    flops_matrix = sum(n.flops() for n in matrix)
+    flops_vector = sum(n.flops() for n in graph.nodes if n.family not in MATRIX_FAMILIES)
+    used = {v.base for n in graph.nodes for v in n.operands} | {v.base for v in graph.outputs}
+    read = sum(i.type.nbytes for i in graph.inputs if i.name in used)
+    written = sum(t.nbytes for v, t in _distinct_outputs(graph))
+    if matrix:
+        dtype = graph.buffer_type(matrix[0].operands[0].base).dtype
+    else:
+        floats = [i.type for i in graph.inputs if i.type.dtype in ("fp64", "fp32", "bf16", "fp16")]
+        dtype = max(floats, key=lambda t: t.nbytes).dtype if floats else "fp32"
+    return GraphCost(flops_matrix, flops_vector, read + written, sum(c.bytes for c in costs), dtype,
+                     bool(matrix))
+
+
+def _distinct_outputs(graph: Graph):
+    seen = set()
+    for view, ttype in zip(graph.outputs, graph.output_types):
+        key = (view.base, view.shape, view.strides, view.offset)
+        if key not in seen:
+            seen.add(key)
+            yield view, ttype

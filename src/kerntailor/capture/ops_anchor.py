@@ -1,0 +1,86 @@
+"""Anchor ops that codegen treats as whole kernels: matmul, convolution, attention, pooling."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
+from kerntailor.capture.ops_pointwise import apply
+from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool
+from kerntailor.ir.types import View
+
+aten = torch.ops.aten
+
+
+@lowers(aten.mm.default)
+def _mm(ctx: Lowering, a: View, b: View):
+    (m, k), n = a.shape, b.shape[1]
+    return ctx.emit(Matmul(ctx.fresh("mm"), (a, b), ctx.out_type(), "mm", (), m, n, k))
+
+
+@lowers(aten.bmm.default)
+def _bmm(ctx: Lowering, a: View, b: View):
+    (bs, m, k), n = a.shape, b.shape[2]
+    return ctx.emit(Matmul(ctx.fresh("bmm"), (a, b), ctx.out_type(), "bmm", (bs,), m, n, k))
+
+
+def _tuple(v, n: int) -> tuple[int, ...]:
+    v = tuple(v) if isinstance(v, (list, tuple)) else (v,)
+    return v * n if len(v) == 1 else v
+
+
+@lowers(aten.convolution.default)
+def _convolution(ctx: Lowering, x: View, w: View, bias, stride, padding, dilation, transposed: bool,
+                 output_padding, groups: int):
+    nd = len(w.shape) - 2
+    if transposed and any(output_padding):
+        raise Unsupported("transposed convolution with output_padding")
+    out = ctx.out_type()
+    y = ctx.emit(Conv(ctx.fresh("conv"), (x, w), out, "convolution", _tuple(stride, nd), _tuple(padding, nd),
+                      _tuple(dilation, nd), groups, transposed))
+    if bias is not None:
+        y = apply(ctx, "add", y, bias.reshape((bias.shape[0],) + (1,) * nd), origin="conv bias", out=out)
+    return y
+
+
+@lowers(aten.scaled_dot_product_attention.default)
+def _sdpa(ctx: Lowering, q: View, k: View, v: View, attn_mask=None, dropout_p: float = 0.0,
+          is_causal: bool = False, scale=None, enable_gqa: bool = False):
+    if dropout_p:
+        raise Unsupported("attention dropout")
+    if enable_gqa or q.shape[:-2] != k.shape[:-2]:
+        raise Unsupported("grouped-query attention")
+    scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    operands = (q, k, v) + ((attn_mask.expand(q.shape[:-1] + (k.shape[-2],)),) if attn_mask is not None else ())
+    return ctx.emit(Attention(ctx.fresh("attn"), operands, ctx.out_type(), "scaled_dot_product_attention",
+                              float(scale), bool(is_causal)))
+
+
+@lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default, aten.max_pool1d.default,
+        aten.max_pool2d.default)
+def _max_pool(ctx: Lowering, x: View, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    nd = len(kernel) if isinstance(kernel, (list, tuple)) else 1
+    kernel = _tuple(kernel, nd)
+    stride = _tuple(stride, nd) if stride else kernel
+    with_indices = "with_indices" in ctx.fx_node.target.__name__
+    out = ctx.out_type(0 if with_indices else None)
+    y = ctx.emit(Pool(ctx.fresh("maxpool"), (x,), out, "max_pool", "max", kernel, stride, _tuple(padding, nd),
+                      _tuple(dilation, nd), bool(ceil_mode)))
+    return (y, unusable("max_pool indices")) if with_indices else y
+
+
+@lowers(aten.avg_pool1d.default, aten.avg_pool2d.default, aten.avg_pool3d.default)
+def _avg_pool(ctx: Lowering, x: View, kernel, stride=(), padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):
+    nd = len(kernel) if isinstance(kernel, (list, tuple)) else 1
+    kernel = _tuple(kernel, nd)
+    stride = _tuple(stride, nd) if stride else kernel
+    return ctx.emit(Pool(ctx.fresh("avgpool"), (x,), ctx.out_type(), "avg_pool", "avg", kernel, stride,
+                         _tuple(padding, nd), (1,) * nd, bool(ceil_mode), bool(count_include_pad), divisor_override))
+
+
+
+
+

@@ -1,0 +1,199 @@
+"""IR nodes and the graph. One node per operation; fusion is the planner's job, not the IR's.
+
+Families: pointwise (an expression tree), reduction (over any set of axes), and anchors that codegen
+treats as whole kernels: matmul, conv, attention, pool, scan. Every operand is a View, so layout changes
+cost nothing until a kernel reads through them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from kerntailor.ir.expr import Expr, flops_per_element
+from kerntailor.ir.types import TensorType, View
+
+REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str                    # the buffer this node writes
+    operands: tuple[View, ...]
+    out: TensorType
+    origin: str                  # the ATen op it came from, for reports
+
+    family = "node"
+
+    def flops(self) -> int:
+        return 0
+
+    def describe(self) -> str:
+        return self.origin
+
+
+@dataclass(frozen=True)
+class Pointwise(Node):
+    expr: Expr
+    family = "pointwise"
+
+    def flops(self) -> int:
+        return self.out.numel * flops_per_element(self.expr)
+
+    def describe(self) -> str:
+        from kerntailor.ir.expr import render
+
+        return render(self.expr)
+
+
+@dataclass(frozen=True)
+class Reduction(Node):
+    """out = op over `axes` of operand 0 (whose View has the full, unreduced shape)."""
+
+    op: str = "sum"
+    axes: tuple[int, ...] = ()
+    keepdim: bool = False
+    family = "reduction"
+
+    @property
+    def reduced_size(self) -> int:
+        return prod(self.operands[0].shape[a] for a in self.axes)
+
+    def flops(self) -> int:
+        return self.operands[0].numel if self.op in ("sum", "prod", "max", "min") else 0
+
+    def describe(self) -> str:
+        return f"{self.op} over axes {list(self.axes)}{' keepdim' if self.keepdim else ''}"
+
+
+@dataclass(frozen=True)
+class Matmul(Node):
+    """out[b, m, n] = Σ_k A[b, m, k] · B[b, k, n]; A and B are operands 0 and 1 (any strides)."""
+
+    batch: tuple[int, ...] = ()
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    family = "matmul"
+
+    def flops(self) -> int:
+        return 2 * prod(self.batch) * self.m * self.n * self.k
+
+    def describe(self) -> str:
+        b = f"{'x'.join(map(str, self.batch))} x " if self.batch else ""
+        layout = "".join("N" if op.strides[-1] == 1 else "T" for op in self.operands[:2])
+        return f"{b}({self.m}x{self.k}) @ ({self.k}x{self.n}) [{layout}]"
+
+
+@dataclass(frozen=True)
+class Conv(Node):
+    """N-d convolution of operand 0 (N, C, *spatial) with weight operand 1 (no bias: that is an epilogue)."""
+
+    stride: tuple[int, ...] = ()
+    padding: tuple[int, ...] = ()
+    dilation: tuple[int, ...] = ()
+    groups: int = 1
+    transposed: bool = False
+    family = "conv"
+
+    def flops(self) -> int:
+        weight = self.operands[1].shape  # (Cout, Cin/groups, *kernel) or transposed (Cin, Cout/g, *k)
+        per_out = 2 * prod(weight[1:]) if not self.transposed else 2 * weight[0] // self.groups * prod(weight[2:])
+        return self.out.numel * per_out
+
+    def describe(self) -> str:
+        w = self.operands[1].shape
+        return (f"{'transposed ' if self.transposed else ''}conv{len(w) - 2}d kernel {tuple(w[2:])} "
+                f"stride {self.stride} pad {self.padding} groups {self.groups}")
+
+
+@dataclass(frozen=True)
+class Attention(Node):
+    """softmax(Q Kᵀ · scale + mask) V over operands q, k, v (B, H, S, D) [+ additive/boolean mask]."""
+
+    scale: float = 1.0
+    causal: bool = False
+    family = "attention"
+
+    def flops(self) -> int:
+        q, k = self.operands[0].shape, self.operands[1].shape
+        b_h = prod(q[:-2])
+        s_q, d = q[-2], q[-1]
+        s_k = k[-2]
+        dv = self.operands[2].shape[-1]
+        full = 2 * b_h * s_q * s_k * (d + dv)
+        return full // 2 if self.causal else full
+
+    def describe(self) -> str:
+        return f"attention q{list(self.operands[0].shape)} scale {self.scale:.4g}{' causal' if self.causal else ''}"
+
+
+@dataclass(frozen=True)
+class Pool(Node):
+    kind: str = "max"             # "max" | "avg"
+    kernel: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    padding: tuple[int, ...] = ()
+    dilation: tuple[int, ...] = ()
+    ceil_mode: bool = False
+    count_include_pad: bool = True
+    divisor: int | None = None
+    family = "pool"
+
+    def flops(self) -> int:
+        return self.out.numel * prod(self.kernel)
+
+    def describe(self) -> str:
+        return f"{self.kind}-pool{len(self.kernel)}d kernel {self.kernel} stride {self.stride} pad {self.padding}"
+
+
+@dataclass(frozen=True)
+class Scan(Node):
+    op: str = "sum"               # "sum" | "prod"
+    axis: int = -1
+    reverse: bool = False
+    exclusive: bool = False
+    family = "scan"
+
+    def flops(self) -> int:
+        return self.out.numel
+
+    def describe(self) -> str:
+        return f"cum{self.op} axis {self.axis}{' reverse' if self.reverse else ''}"
+
+
+@dataclass(frozen=True)
+class GraphInput:
+    name: str
+    type: TensorType
+    kind: str          # "input" | "parameter" | "buffer" | "constant"
+    target: str = ""   # parameter/buffer name in the module's state_dict, or the forward() position
+
+
+@dataclass(frozen=True)
+class Graph:
+    inputs: tuple[GraphInput, ...]
+    nodes: tuple[Node, ...]
+    outputs: tuple[View, ...]
+    output_types: tuple[TensorType, ...]
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def buffer_type(self, name: str) -> TensorType:
+        for i in self.inputs:
+            if i.name == name:
+                return i.type
+        return self.node(name).out
+
+    def consumers(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        out.update({i.name: [] for i in self.inputs})
+        for n in self.nodes:
+            for op in n.operands:
+                if n.name not in out[op.base]:
+                    out[op.base].append(n.name)
+        return out

@@ -9,7 +9,8 @@ import torch
 from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
 from kerntailor.capture.ops_pointwise import apply
 from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool
-from kerntailor.ir.types import View
+from kerntailor.ir.expr import CAST, Op
+from kerntailor.ir.types import TensorType, View
 
 aten = torch.ops.aten
 
@@ -24,6 +25,24 @@ def _mm(ctx: Lowering, a: View, b: View):
 def _bmm(ctx: Lowering, a: View, b: View):
     (bs, m, k), n = a.shape, b.shape[2]
     return ctx.emit(Matmul(ctx.fresh("bmm"), (a, b), ctx.out_type(), "bmm", (bs,), m, n, k))
+
+
+@lowers(aten.addmm.default, aten.baddbmm.default)
+def _addmm(ctx: Lowering, bias: View, a: View, b: View, *, beta=1, alpha=1):
+    """beta·bias + alpha·(a @ b): the product accumulates in fp32, the epilogue rounds once."""
+    out = ctx.out_type()
+    batch = a.shape[:-2]
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    acc_dtype = "fp32" if out.dtype in ("bf16", "fp16") else out.dtype
+    acc = ctx.emit(Matmul(ctx.fresh("mm"), (a, b), TensorType(out.shape, acc_dtype), "addmm", batch, m, n, k))
+    if alpha != 1:
+        acc = apply(ctx, "mul", acc, alpha, origin="addmm alpha", out=TensorType(out.shape, acc_dtype))
+    term = bias if beta == 1 else apply(ctx, "mul", bias, beta, origin="addmm beta",
+                                        out=TensorType(bias.shape, ctx.dtype(bias)))
+    total = apply(ctx, "add", acc, term, origin="addmm bias", out=TensorType(out.shape, acc_dtype))
+    if acc_dtype != out.dtype:
+        total = ctx.pointwise([total], lambda loads: Op(CAST, (loads[0],), out.dtype), out, "addmm round")
+    return total
 
 
 def _tuple(v, n: int) -> tuple[int, ...]:

@@ -114,9 +114,13 @@ def _rate(target: Target, key: str, matrix: bool, ceilings: Ceilings | None) -> 
 
 
 def roofline_floor(target: Target, *, flops: float, min_bytes: float, dtype, matrix: bool,
-                   ceilings: Ceilings | None = None) -> Floor:
-    """Least time for `flops` of `dtype` work (on the matrix units if `matrix`) moving `min_bytes`."""
-    if flops < 0 or min_bytes < 0:
+                   ceilings: Ceilings | None = None, vector_flops: float = 0.0) -> Floor:
+    """Least time for `flops` of `dtype` work (on the matrix units if `matrix`) moving `min_bytes`.
+
+    `vector_flops` is extra work on the vector units beside matrix work (a GEMM's epilogue); its time
+    adds to the compute time.
+    """
+    if flops < 0 or min_bytes < 0 or vector_flops < 0:
         raise ValueError(f"flops and min_bytes must be non-negative, got {flops=}, {min_bytes=}")
     key = dtype_key(dtype)
     peak, rate_key, compute_source = _rate(target, key, matrix, ceilings)
@@ -128,6 +132,10 @@ def roofline_floor(target: Target, *, flops: float, min_bytes: float, dtype, mat
         bandwidth, memory_source = target.memory_bandwidth, VENDOR
 
     compute_s = flops / peak if flops else 0.0
+    if vector_flops:
+        vector_peak, _, _ = _rate(target, key, False, None)
+        compute_s += vector_flops / vector_peak
+        flops += vector_flops
     memory_s = min_bytes / bandwidth
     return Floor(
         target=target.name, dtype=key, rate_dtype=rate_key, matrix=matrix, flops=flops, min_bytes=min_bytes,

@@ -1,0 +1,150 @@
+"""Opening the store file safely: where it lives, what is refused, WAL, and the schema guard.
+
+Nothing is written to a file until it is known to be an SQLite file with a kerntailor schema no newer than
+this code's (or an empty/new file): a corrupt, foreign or newer store is reported in one line and left
+exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from kerntailor.errors import KerntailorError
+from kerntailor.store import schema
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 30.0
+MOVE = "move it away or set KERNTAILOR_HOME to another directory"
+
+
+class StoreError(KerntailorError):
+    """The store file cannot be opened or written: corrupt, not a store, newer schema, read-only, busy."""
+
+
+def default_store_path() -> Path:
+    """`$KERNTAILOR_HOME/store.sqlite`, else `~/.cache/kerntailor/store.sqlite` (read at call time)."""
+    home = os.environ.get("KERNTAILOR_HOME")
+    root = Path(home).expanduser() if home else Path(os.path.expanduser("~/.cache/kerntailor"))
+    return root / "store.sqlite"
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def kerntailor_version() -> str:
+    import kerntailor
+
+    return kerntailor.__version__
+
+
+def check_path(path: Path) -> None:
+    """Refuse, before SQLite touches it, a path that is not a store or cannot be written."""
+    if path.is_dir():
+        raise StoreError(f"store path {path} is a directory; pass a file path or {MOVE}")
+    if path.exists():
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+        except OSError as e:
+            raise StoreError(f"cannot read store {path}: {e.strerror}; {MOVE}") from None
+        if head and head != SQLITE_MAGIC:
+            raise StoreError(f"{path} is not an SQLite file (corrupt or foreign; left untouched); {MOVE}")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise StoreError(f"store {path} is read-only; make it writable or set KERNTAILOR_HOME elsewhere")
+    else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create store directory {path.parent}: {e.strerror}; "
+                             "set KERNTAILOR_HOME to a writable directory") from None
+    if not os.access(path.parent, os.W_OK | os.X_OK):  # WAL needs its -wal and -shm files beside the store
+        raise StoreError(f"store directory {path.parent} is read-only; set KERNTAILOR_HOME to a writable "
+                         "directory")
+
+
+def sqlite_message(e: sqlite3.Error, path: Path) -> str:
+    """One line that says what went wrong with the store file and what to do."""
+    text = str(e)
+    low = text.lower()
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return f"store {path} is corrupt ({text}); move it away (its results are lost) and run again"
+    if "readonly" in low or "read-only" in low:
+        return f"store {path} is read-only ({text}); set KERNTAILOR_HOME to a writable directory"
+    if "locked" in low or "busy" in low:
+        return f"store {path} stayed locked by another process ({text}); try again when it has finished"
+    if "full" in low:
+        return f"store {path}: disk full ({text}); free space and run again"
+    return f"store {path}: {text}"
+
+
+def _newer(path: Path, version: int) -> str:
+    return (f"store {path} has schema version {version}, newer than this kerntailor {kerntailor_version()} "
+            f"reads ({schema.SCHEMA_VERSION}); upgrade kerntailor, or set KERNTAILOR_HOME to another "
+            "directory (the file is left as it is)")
+
+
+def _not_a_store(path: Path) -> str:
+    return f"{path} is an SQLite file but not a kerntailor store; {MOVE}"
+
+
+def connect(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """An open connection to the store at `path`, in WAL mode with the current schema.
+
+    isolation_level=None: the Store issues BEGIN IMMEDIATE / COMMIT itself, one transaction per result.
+    """
+    check_path(path)
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
+    except sqlite3.Error as e:
+        raise StoreError(sqlite_message(e, path)) from None
+    try:
+        _prepare(conn, path, busy_timeout_s)
+    except sqlite3.Error as e:
+        conn.close()
+        raise StoreError(sqlite_message(e, path)) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: Path, busy_timeout_s: float) -> None:
+    version = schema.current_version(conn)  # a read: a corrupt file fails here, before any write
+    if version is None:
+        raise StoreError(_not_a_store(path))
+    if version > schema.SCHEMA_VERSION:
+        raise StoreError(_newer(path, version))
+    deadline = time.monotonic() + busy_timeout_s
+    while True:  # switching a new file to WAL needs a moment alone with it; a second opener waits
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            break
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    if str(mode).lower() != "wal":
+        raise StoreError(f"store {path}: the file system refused WAL mode ({mode}); put the store on a "
+                         "local disk (KERNTAILOR_HOME)")
+    # FULL, not NORMAL: see db.py's docstring (a result costs seconds; its fsync, a millisecond).
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    if version == schema.SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:  # re-read under the write lock: another process may have migrated meanwhile
+        version = schema.current_version(conn)
+        if version is None:
+            raise StoreError(_not_a_store(path))
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(_newer(path, version))
+        schema.apply_migrations(conn, version, now(), kerntailor_version())
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

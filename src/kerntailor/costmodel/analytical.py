@@ -1,0 +1,264 @@
+"""The analytical cost model: predicted seconds for a Candidate from the roofline, occupancy, the grid and
+spills. It needs no measurements; it ranks, the GPU decides.
+
+    seconds = launches x LAUNCH_OVERHEAD_S[vendor]
+            + max(compute, memory, l2 feed) x quantization
+
+Each term, with where its number comes from:
+
+- roofline (`targets.roofline_floor`): compute = flops / peak rate of the dtype (matrix units if the
+  work is matrix work), memory = bytes / memory bandwidth, vendor peaks from the targets table (or
+  measured `Ceilings` when given). Every other term only multiplies or adds to these, never divides, so a
+  prediction is never below the floor.
+- tile padding (compute): masked-off lanes of the last tile still issue; compute x padded work / work
+  (`search.families.padding_factor`). A matrix problem whose ISA has no matrix instructions
+  (`IsaFacts.matrix_instr_count == 0`) runs at the vector rate instead: compute x matrix peak / vector peak
+  (the dtype's vector rate, else fp32's: Triton upcasts 16-bit arithmetic outside `tl.dot`).
+- traffic (memory): the compulsory bytes (or the candidate's own `bytes_moved` if larger), plus
+  * gemm operand re-reads: programs that run at once share A and B tiles through L2, so each wave of
+    programs reads (r x BLOCK_M + c x BLOCK_N) x K elements, r x c being the block of output tiles the wave
+    covers (GROUP_M rows at a time). The classic wave model of tiled GEMM traffic; it assumes L2 holds the
+    K-slices a wave is using and nothing across waves (an estimate, not measured here).
+  * split-K partials: split_k x M x N fp32 values written and read back once (2 x 4 bytes each), and one
+    more launch (the zeroing or reduction of the partials).
+  * spills: each spilled register is stored and loaded once per trip of the main loop by every thread
+    of every program: AMD `vgpr_spills` x 4 B x 2 (scratch size if larger), NVIDIA the `ptxas` spill
+    store + load bytes. Pessimistic (scratch partly hits in cache) so spilling schedules rank low; SGPR
+    spills on AMD go to VGPR lanes and cost nothing here.
+- L2 feed (gemm): every program streams its A and B tiles from L2, (BLOCK_M + BLOCK_N) x K elements per
+  output tile, so small tiles starve the matrix units (a 16x64 fp16 tile does 6.4 FLOP per byte fed,
+  a 128x128 one 64). l2 = those bytes / (L2_BYTES_PER_CLK_PER_CU x CUs x clock). Constants [U], not
+  measured here: AMD 54 B/clk per CU (CDNA3's L2: 128 B/clk per channel, 16 channels per XCD of 38 CUs,
+  as recalled from AMD's CDNA3 white paper), NVIDIA 48 B/clk per SM (A100 white paper: 5120 B/clk of L2
+  read bandwidth over 108 SMs; assumed the same per SM on Hopper).
+- low occupancy (memory): too few resident waves cannot hide memory latency (Little's law: bandwidth =
+  bytes in flight / latency). Below MIN_WAVES_PER_SIMD_AMD = 4 waves per SIMD (AMD) or
+  MIN_OCCUPANCY_NVIDIA = 25 % of the SM's 64 warps (NVIDIA), memory x (threshold / achieved) **
+  OCCUPANCY_EXPONENT. Both thresholds are the usual rules of thumb for latency hiding on these GPUs, not
+  measured here [U]. Little's law with one load in flight per wave gives exponent 1; Triton kernels keep
+  several vector loads in flight per wave, so the loss is smaller: OCCUPANCY_EXPONENT = 0.5 is a guess
+  [U], for the learned model to correct.
+  Occupancy is `IsaFacts.occupancy_rule` when the build gives it, else `targets.occupancy` on the facts.
+- wave quantization: programs P run in waves of slots = CUs x resident programs per CU
+  (`targets.occupancy(...).blocks_per_cu`); the last, partial wave takes as long as a full one, so time
+  scales with ceil(P / slots) / (P / slots). A grid smaller than one wave leaves slots idle and pays the
+  same way.
+- launch overhead: LAUNCH_OVERHEAD_S = 5 us on AMD, 3 us on NVIDIA per launch, within the ~3-5 us
+  commonly seen for hipLaunchKernel / cudaLaunchKernel of a Triton kernel from Python; recalled, not
+  measured here [U].
+
+Without ISA facts (ranking before building) resource use is estimated by `estimate_facts`:
+- gemm registers, fitted to cross-compiles of a plain Triton matmul with triton 3.6.0 on CPU (fp16,
+  tiles 64x64x32 to 256x256x64, 4 and 8 warps, num_stages 1-3): AMD VGPRs ~ 1.5 x acc + operand
+  elements x itemsize / 2 + 23 (least squares over 7 gfx942 configs, within 22 %), NVIDIA registers ~
+  acc + operand elements x itemsize / 4 + 40 (2 sm_90 configs, within 8 %), where acc =
+  BLOCK_M x BLOCK_N / threads and operand elements = (BLOCK_M + BLOCK_N) x BLOCK_K / threads. On AMD
+  `waves_per_eu = n` caps VGPRs at 512 / n and the rest spill (gpu-facts.md: a 128x128x64 fp16 GEMM with
+  waves_per_eu=2 spilled 28 VGPRs); beyond 512 (AMD) or 255 (NVIDIA) the rest spill.
+- pointwise / reduction registers ~ 16 + 2 x values per thread (32-bit registers) [U], rough;
+  reduction LDS = XBLOCK x num_warps x 4 B of cross-warp partials; gemm LDS by the rule measured in
+  `search/families.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kerntailor.build.types import IsaFacts
+from kerntailor.costmodel.candidate import Candidate
+from kerntailor.search.families import gemm_lds_bytes, itemsize, loop_trips, padding_factor, program_count
+from kerntailor.targets.occupancy import occupancy
+from kerntailor.targets.roofline import Ceilings, roofline_floor
+from kerntailor.targets.spec import Target
+
+LAUNCH_OVERHEAD_S = {"amd": 5e-6, "nvidia": 3e-6}
+MIN_WAVES_PER_SIMD_AMD = 4
+MIN_OCCUPANCY_NVIDIA = 0.25
+OCCUPANCY_EXPONENT = 0.5
+SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial written once and read back once
+L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted time and the terms it was made of (seconds, bytes, factors >= 1)."""
+
+    seconds: float                # math.inf when the candidate cannot launch on the target
+    floor_seconds: float          # roofline floor of the work (no launch overhead)
+    compute_seconds: float        # floor compute x padding (x matrix / vector rate without matrix instrs)
+    memory_seconds: float         # traffic / bandwidth x occupancy penalty
+    l2_seconds: float             # gemm operand tiles streamed from L2 / L2 bandwidth (0 for other families)
+    traffic_bytes: float          # compulsory + re-reads + split-K partials + spills
+    spill_bytes: float
+    occupancy_penalty: float
+    quantization: float
+    programs: int
+    slots: int                    # CUs x resident programs per CU
+    launches: int
+    launch_seconds: float
+    facts_source: str             # "isa" (from the build) | "estimated"
+    bound: str                    # "compute" | "memory" | "l2" | "no-fit"
+    note: str = ""
+
+    @property
+    def microseconds(self) -> float:
+        return self.seconds * 1e6
+
+
+# --- resource estimates without a build ------------------------------------------------------------------
+
+def _threads(config, target: Target) -> int:
+    return config.get("num_warps", 4) * target.warp_size
+
+
+def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
+    """Predicted registers, spills and LDS of a candidate that has not been built (module docstring)."""
+    config, work = candidate.config, candidate.work
+    threads = _threads(config, target)
+    size = itemsize(work.dtype)
+    lds = 0
+    if config.family == "gemm":
+        acc = config["BLOCK_M"] * config["BLOCK_N"] / threads
+        operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] / threads
+        if target.is_amd:
+            regs = 1.5 * acc + operands * size / 2 + 23
+        else:
+            regs = acc + operands * size / 4 + 40
+        lds = gemm_lds_bytes(config.as_dict(), target, work.dtype)
+    else:
+        tile = config["BLOCK"] if config.family == "pointwise" else config["XBLOCK"] * config["RBLOCK"]
+        regs = 16 + 2 * (tile / threads) * max(1, size // 4)
+        if config.family == "reduction":
+            lds = config["XBLOCK"] * config.get("num_warps", 4) * 4
+    regs = int(math.ceil(regs))
+    cap = target.max_registers_per_thread
+    if target.is_amd and config.get("waves_per_eu", 0):
+        cap = min(cap, target.registers_per_simd // config["waves_per_eu"])
+    spilled = max(0, regs - cap)
+    regs = min(regs, cap)
+    if target.is_amd:
+        return IsaFacts(backend="hip", arch=target.arch, num_warps=config.get("num_warps", 4), registers=regs,
+                        spills=spilled, scratch_bytes=4 * spilled, lds_bytes=lds, vgprs=regs, agprs=0,
+                        vgpr_spills=spilled, sgpr_spills=0, matrix_instr_count=int(work.matrix))
+    return IsaFacts(backend="cuda", arch=target.arch, num_warps=config.get("num_warps", 4), registers=regs,
+                    spills=spilled * 4 * 2, scratch_bytes=4 * spilled, lds_bytes=lds,
+                    matrix_instr_count=int(work.matrix))
+
+
+# --- the terms --------------------------------------------------------------------------------------------
+
+def wave_quantization(programs: int, slots: int) -> float:
+    """ceil(waves) / waves for `programs` over `slots` concurrent programs (>= 1; inf with no slots)."""
+    if slots <= 0:
+        return math.inf
+    if programs <= 0:
+        return 1.0
+    waves = programs / slots
+    return math.ceil(waves) / waves
+
+
+def spill_bytes_per_thread(facts: IsaFacts) -> float:
+    """Spill traffic one thread makes per trip of the main loop (stores + loads)."""
+    if not facts.spills_to_memory:
+        return 0.0
+    if facts.backend == "hip":
+        return 2.0 * max(4 * (facts.vgpr_spills or 0), facts.scratch_bytes)
+    return float(facts.spills)
+
+
+def occupancy_penalty(facts: IsaFacts, target: Target, computed_waves: int) -> float:
+    """(threshold / achieved) ** OCCUPANCY_EXPONENT below the latency-hiding threshold, else 1."""
+    achieved = facts.occupancy_rule if facts.occupancy_rule is not None else computed_waves
+    if target.is_amd:
+        fraction, threshold = achieved, MIN_WAVES_PER_SIMD_AMD
+    else:
+        fraction, threshold = achieved / target.max_waves_per_simd, MIN_OCCUPANCY_NVIDIA
+    if fraction <= 0:
+        return math.inf
+    return max(1.0, threshold / fraction) ** OCCUPANCY_EXPONENT
+
+
+def gemm_operand_bytes(config, sizes, size: int, concurrent: int) -> float:
+    """A and B bytes read from memory when `concurrent` programs share tiles through L2 (module docstring)."""
+    M, N, K = sizes["M"], sizes["N"], sizes["K"]
+    tiles_m, tiles_n = math.ceil(M / config["BLOCK_M"]), math.ceil(N / config["BLOCK_N"])
+    tiles = tiles_m * tiles_n
+    wave = max(1, min(tiles, concurrent))
+    rows = min(tiles_m, max(config.get("GROUP_M", 1), math.ceil(wave / tiles_n)))
+    cols = min(tiles_n, math.ceil(wave / rows))
+    per_wave = (min(rows * config["BLOCK_M"], M) + min(cols * config["BLOCK_N"], N)) * K * size
+    return per_wave * tiles / wave
+
+
+def gemm_l2_bytes(config, sizes, size: int) -> float:
+    """Operand bytes all programs stream from L2: (BLOCK_M + BLOCK_N) x padded K per output tile."""
+    tiles = math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
+    k_padded = loop_trips(config, sizes) * config["BLOCK_K"] * config.get("split_k", 1)
+    return tiles * (config["BLOCK_M"] + config["BLOCK_N"]) * k_padded * size
+
+
+class AnalyticalModel:
+    """Predicts seconds on `target` from the roofline and the candidate's resources (module docstring)."""
+
+    name = "analytical"
+
+    def __init__(self, target: Target, *, ceilings: Ceilings | None = None, launch_overhead_s: float | None = None):
+        self.target = target
+        self.ceilings = ceilings
+        self.launch_overhead_s = (LAUNCH_OVERHEAD_S[target.vendor] if launch_overhead_s is None
+                                  else launch_overhead_s)
+
+    def predict(self, candidates: Sequence[Candidate]) -> list[float]:
+        return [self.explain(c).seconds for c in candidates]
+
+    def explain(self, candidate: Candidate) -> Prediction:
+        t, config, work = self.target, candidate.config, candidate.work
+        sizes = work.size_map
+        floor = roofline_floor(t, flops=work.flops, min_bytes=work.min_bytes, dtype=work.dtype,
+                               matrix=work.matrix, ceilings=self.ceilings, vector_flops=work.vector_flops)
+        facts, source = candidate.facts, "isa"
+        if facts is None:
+            facts, source = estimate_facts(candidate, t), "estimated"
+        threads = facts.num_warps * t.warp_size
+        occ = occupancy(t, registers_per_thread=facts.registers, lds_bytes_per_block=facts.lds_bytes,
+                        threads_per_block=threads)
+        programs = program_count(config, sizes)
+        slots = t.compute_units * occ.blocks_per_cu
+        split_k = config.get("split_k", 1) if config.family == "gemm" else 1
+        launches = 1 + (split_k > 1)
+        launch_s = launches * self.launch_overhead_s
+
+        compute = floor.compute_seconds * padding_factor(config, sizes)
+        if work.matrix and facts.matrix_instr_count == 0 and candidate.facts is not None:
+            vectors = dict(t.vector_flops)   # 16-bit math without dot runs upcast, at the fp32 rate
+            vector = vectors.get(floor.rate_dtype) or vectors.get("fp32", 0.0)
+            if vector > 0:
+                compute *= max(1.0, floor.peak_flops / vector)
+
+        traffic = candidate.traffic_floor()
+        l2 = 0.0
+        if config.family == "gemm":
+            l2_bandwidth = L2_BYTES_PER_CLK_PER_CU[t.vendor] * t.compute_units * t.clock_mhz * 1e6
+            l2 = gemm_l2_bytes(config, sizes, itemsize(work.dtype)) / l2_bandwidth
+            compulsory = (sizes["M"] + sizes["N"]) * sizes["K"] * itemsize(work.dtype)
+            reread = gemm_operand_bytes(config, sizes, itemsize(work.dtype), max(1, slots) // split_k or 1)
+            traffic += max(0.0, reread - compulsory)
+            if split_k > 1:
+                traffic += split_k * sizes["M"] * sizes["N"] * SPLIT_K_PARTIAL_BYTES
+        spills = spill_bytes_per_thread(facts) * threads * programs * loop_trips(config, sizes)
+        traffic += spills
+
+        if not occ.fits:
+            return Prediction(math.inf, floor.seconds, compute, math.inf, l2, traffic, spills, math.inf, math.inf,
+                              programs, 0, launches, launch_s, source, "no-fit",
+                              f"cannot launch: limited by {occ.limited_by}")
+        penalty = occupancy_penalty(facts, t, occ.waves_per_simd if t.is_amd else occ.waves_per_cu)
+        memory = traffic / floor.bandwidth * penalty
+        quant = wave_quantization(programs, slots)
+        kernel = max(compute, memory, l2) * quant
+        seconds = max(kernel, floor.seconds) + launch_s
+        bound = max((compute, "compute"), (memory, "memory"), (l2, "l2"), key=lambda tb: tb[0])[1]
+        return Prediction(seconds, floor.seconds, compute, memory, l2, traffic, spills, penalty, quant, programs,
+                          slots, launches, launch_s, source, bound)

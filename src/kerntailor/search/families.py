@@ -1,0 +1,251 @@
+"""The search spaces of the kernel families, and what a Config of each implies (grid, loop trips, LDS).
+
+    space = gemm_space(get_target("mi300x"), M=8192, N=8192, K=8192, dtype="fp16")
+    space = reduction_space(get_target("h200"), R=4096, X=16384)        # rows of R reduced, X rows
+    space = pointwise_space(get_target("mi355x"), numel=1 << 24)
+    space = make_space("gemm", target, M=..., N=..., K=...)
+
+Rules every family shares (sources in brackets):
+- threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
+  size; `build/limits.py`); the wave is 64 lanes on AMD CDNA, 32 on NVIDIA (`Target.warp_size`).
+- AMD-only compile options appear only where `target.vendor == "amd"`: `waves_per_eu` (0, 1, 2, 4) on
+  every family; `matrix_instr_nonkdim` (16, 32) and `kpack` (1, 2) on gemm, with kpack forced to 1 on
+  gfx950 (gpu-facts.md, ROCm's Triton tuning guide).
+- Tiles no bigger than the problem warrants: a block dimension stops at the problem size rounded up to a
+  power of two (never below the family's smallest tile).
+
+Register budget of the non-matrix families: a block's tile lives in registers, so its elements per thread
+(tile / threads, counted in 32-bit registers: fp64 takes 2, 16-bit values are upcast to fp32) are at most
+64. A predicted bound: 64 fp32 values plus addresses and temporaries stay well under NVIDIA's 255
+registers, and leave AMD kernels at 128 VGPRs or fewer (4 waves per SIMD). Gemm: at most 128 fp32
+accumulators per thread; measured by cross-compiling a plain Triton matmul with triton 3.6.0 (no GPU):
+128 per thread compiled without spills on gfx942 (128x128 and 256x128 tiles, 4 waves: 196-340 VGPRs) and
+sm_90 (128x128, 4 warps: 206-236 registers); 256 per thread spilled on both (gfx942 256x256 4 waves: 512
+VGPRs, 93-160 spilled; sm_90 256x128 4 warps: 255 registers, 1.4-2.0 KB of spills).
+
+Gemm LDS (shared memory) per block, measured the same way for 128x64x64, 128x128x64 and 256x128x32 fp16
+tiles at num_stages 1-3 (A tile = BLOCK_M x BLOCK_K, B tile = BLOCK_K x BLOCK_N):
+  gfx942: num_stages 1 -> max(A, B) bytes (the two operands share one buffer in turn);
+          num_stages s >= 2 -> (s - 1) x (A + B).
+  sm_90:  num_stages s -> s x (A + B).
+The build stage reads the real figure (`IsaFacts.lds_bytes`) and rejects what does not fit; this estimate
+only keeps hopeless tiles out of the search.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kerntailor.search.config import Config
+from kerntailor.search.space import Constraint, Knob, Space, next_power_of_two, power_of_two_range
+from kerntailor.targets.roofline import dtype_key
+from kerntailor.targets.spec import Target
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_TILE_REGS_PER_THREAD = 64      # non-matrix families; see the module docstring
+MAX_ACC_PER_THREAD = 128           # gemm fp32 accumulators per thread; see the module docstring
+ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+
+NUM_WARPS = (1, 2, 4, 8, 16, 32)
+WAVES_PER_EU = (0, 1, 2, 4)
+MATRIX_INSTR_NONKDIM = (16, 32)
+KPACK = (1, 2)
+KPACK_FORCED_1 = ("gfx950",)       # the compiler forces kpack=1 there (gpu-facts.md)
+GROUP_M = (1, 4, 8)
+SPLIT_K = (1, 2, 4, 8)
+
+
+def itemsize(dtype: str) -> int:
+    return ITEMSIZE[dtype_key(dtype)]
+
+
+def _regs_per_value(dtype: str) -> int:
+    return max(1, itemsize(dtype) // 4)
+
+
+def _threads(values: Mapping[str, Any], target: Target) -> int:
+    return values["num_warps"] * target.warp_size
+
+
+def _common_constraints(target: Target) -> list[Constraint]:
+    return [Constraint(f"num_warps x {target.warp_size} threads <= {MAX_THREADS_PER_BLOCK}", ("num_warps",),
+                       lambda v: _threads(v, target) <= MAX_THREADS_PER_BLOCK)]
+
+
+def _amd_knobs(target: Target, *, matrix: bool) -> list[Knob]:
+    if not target.is_amd:
+        return []
+    knobs = [Knob("waves_per_eu", WAVES_PER_EU)]
+    if matrix:
+        kpack = (1,) if target.arch in KPACK_FORCED_1 else KPACK
+        knobs += [Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM), Knob("kpack", kpack)]
+    return knobs
+
+
+def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], knobs: tuple[str, ...],
+                      dtype: str) -> list[Constraint]:
+    """Elements per thread within the register budget, and no idle lanes (one warp excepted)."""
+    regs = _regs_per_value(dtype)
+    budget = MAX_TILE_REGS_PER_THREAD
+    return [
+        Constraint(f"tile <= {budget} 32-bit values per thread", knobs,
+                   lambda v: tile(v) * regs <= budget * _threads(v, target)),
+        Constraint("tile >= one element per thread (or a single warp)", knobs,
+                   lambda v: v["num_warps"] == 1 or tile(v) >= _threads(v, target)),
+    ]
+
+
+# --- pointwise -------------------------------------------------------------------------------------------
+
+def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
+    """One program per BLOCK elements. Knobs: BLOCK, num_warps (+ waves_per_eu on AMD)."""
+    top = max(64, next_power_of_two(numel))
+    knobs = [Knob("BLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
+             *_amd_knobs(target, matrix=False)]
+    constraints = _common_constraints(target) + _tile_constraints(
+        target, lambda v: v["BLOCK"], ("BLOCK", "num_warps"), dtype)
+    return Space("pointwise", tuple(knobs), tuple(constraints), target.name, (("numel", numel),),
+                 dtype_key(dtype))
+
+
+# --- reduction ---------------------------------------------------------------------------------------------
+
+def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:
+    """X rows, each reducing R elements; a program handles XBLOCK rows, RBLOCK elements at a time.
+
+    persistent=True holds a whole row in registers (one pass, RBLOCK = R rounded up to a power of two);
+    persistent=False loops over the row in RBLOCK chunks (only when RBLOCK < that, else it is the
+    persistent kernel). num_stages pipelines the loop: 1 only on AMD (ROCm's guide: 1 with no GEMM) and
+    for persistent kernels (no loop).
+    """
+    r_top = next_power_of_two(R)
+    knobs = [
+        Knob("XBLOCK", power_of_two_range(1, min(max(1, next_power_of_two(X)), 64))),
+        Knob("RBLOCK", power_of_two_range(min(16, r_top), r_top)),
+        Knob("num_warps", NUM_WARPS),
+        Knob("num_stages", (1,) if target.is_amd else (1, 2, 3)),
+        Knob("persistent", (False, True)),
+        *_amd_knobs(target, matrix=False),
+    ]
+    constraints = _common_constraints(target) + _tile_constraints(
+        target, lambda v: v["XBLOCK"] * v["RBLOCK"], ("XBLOCK", "RBLOCK", "num_warps"), dtype) + [
+        Constraint(f"persistent iff RBLOCK >= {r_top} (R={R} rounded up to a power of two)",
+                   ("RBLOCK", "persistent"), lambda v: v["persistent"] == (v["RBLOCK"] >= r_top)),
+        Constraint("num_stages > 1 only for a looped kernel", ("num_stages", "persistent"),
+                   lambda v: v["num_stages"] == 1 or not v["persistent"]),
+    ]
+    return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
+                 dtype_key(dtype))
+
+
+# --- gemm --------------------------------------------------------------------------------------------------
+
+def gemm_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str) -> int:
+    """Estimated LDS per block of a Triton matmul tile (measured rule; module docstring)."""
+    size = itemsize(dtype)
+    a = values["BLOCK_M"] * values["BLOCK_K"] * size
+    b = values["BLOCK_K"] * values["BLOCK_N"] * size
+    stages = values.get("num_stages", 1)
+    if target.is_amd:
+        return max(a, b) if stages <= 1 else (stages - 1) * (a + b)
+    return max(1, stages) * (a + b)
+
+
+def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> Space:
+    """C (M x N) = A (M x K) @ B (K x N) in BLOCK_M x BLOCK_N tiles stepping BLOCK_K, rows of tiles
+    grouped by GROUP_M for L2 reuse, K split over split_k programs (partials summed after)."""
+    def tile_values(n: int, hi: int = 256) -> tuple[int, ...]:
+        return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
+
+    tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
+    tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
+    knobs = [
+        Knob("BLOCK_M", tile_values(M)), Knob("BLOCK_N", tile_values(N)), Knob("BLOCK_K", tile_values(K)),
+        Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
+        Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True),
+    ]
+
+    def group_ok(v) -> bool:
+        if v["GROUP_M"] == 1:
+            return True
+        smaller = max(g for g in GROUP_M if g < v["GROUP_M"])
+        return tiles_n(v) > 1 and smaller < tiles_m(v)   # a group no larger than needed to cover every row
+
+    constraints = _common_constraints(target) + [
+        Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
+        Constraint("accumulator >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
+        Constraint("GROUP_M > 1 only on a 2-D tile grid, no larger than covers its rows",
+                   ("BLOCK_M", "BLOCK_N", "GROUP_M"), group_ok),
+        Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
+                   lambda v: gemm_lds_bytes(v, target, dtype) <= target.lds_per_block),
+        Constraint("split_k leaves at least one BLOCK_K per split", ("BLOCK_K", "split_k"),
+                   lambda v: K // v["split_k"] >= v["BLOCK_K"]),
+        Constraint(f"split_k > 1 only when the M x N tiles cannot fill the {target.compute_units} CUs",
+                   ("BLOCK_M", "BLOCK_N", "split_k"),
+                   lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),
+    ]
+    if target.is_amd:
+        constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
+                                      ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
+                                      lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
+    return Space("gemm", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
+                 dtype_key(dtype))
+
+
+SPACES: dict[str, Callable[..., Space]] = {
+    "pointwise": pointwise_space,
+    "reduction": reduction_space,
+    "gemm": gemm_space,
+}
+
+
+def make_space(family: str, target: Target, **sizes) -> Space:
+    """The space of `family` ("pointwise" | "reduction" | "gemm") for `target` and the problem `sizes`."""
+    try:
+        build = SPACES[family]
+    except KeyError:
+        raise ValueError(f"no search space for family {family!r}; known: {', '.join(SPACES)}") from None
+    return build(target, **sizes)
+
+
+# --- what a Config implies ---------------------------------------------------------------------------------
+
+def program_count(config: Config, sizes: Mapping[str, int]) -> int:
+    """Programs (workgroups / thread blocks) in the launch grid."""
+    if config.family == "pointwise":
+        return math.ceil(sizes["numel"] / config["BLOCK"])
+    if config.family == "reduction":
+        return math.ceil(sizes["X"] / config["XBLOCK"])
+    if config.family == "gemm":
+        return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
+                * config.get("split_k", 1))
+    raise ValueError(f"no grid rule for family {config.family!r}")
+
+
+def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    """Iterations of the program's main loop (1 with no loop)."""
+    if config.family == "reduction" and not config["persistent"]:
+        return math.ceil(sizes["R"] / config["RBLOCK"])
+    if config.family == "gemm":
+        return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
+    return 1
+
+
+def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
+    """Work done including masked-off tile lanes over useful work (>= 1)."""
+    def pad(n: int, block: int) -> float:
+        return math.ceil(n / block) * block / n if n else 1.0
+
+    if config.family == "pointwise":
+        return pad(sizes["numel"], config["BLOCK"])
+    if config.family == "reduction":
+        return pad(sizes["X"], config["XBLOCK"]) * pad(sizes["R"], config["RBLOCK"])
+    if config.family == "gemm":
+        split = config.get("split_k", 1)
+        return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])
+                * pad(sizes["K"], config["BLOCK_K"] * split))
+    return 1.0

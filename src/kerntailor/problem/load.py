@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from kerntailor.errors import ProblemError
+from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.spec import DTYPES, ProblemSpec, Variant, input_specs
 
 
@@ -106,6 +106,9 @@ def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str |
     try:
         with torch.no_grad():
             model(*inputs)
+    except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
+        raise CaptureError(f"{problem}: forward() uses an op that cannot run on meta tensors, so kerntailor "
+                           f"cannot capture it ({_one_line(e)})") from None
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
     return model, inputs
@@ -136,7 +139,7 @@ def load_problem(path: str | Path, dtype: str | None = None) -> ProblemSpec:
 
     path = Path(path)
     if dtype is not None and dtype not in DTYPES:
-        raise ProblemError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
+        raise ProblemError(f"{path}: unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
     try:
         source = path.read_text()
     except (OSError, UnicodeDecodeError) as e:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from kerntailor.errors import ProblemError
+from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.load import run_on_meta
 from kerntailor.problem.spec import Variant
 
@@ -43,7 +43,7 @@ def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
     """The inputs and parameters of the model at these sizes, or None if it does not build and run."""
     try:
         model, inputs = run_on_meta(source, path, overrides, dtype, name)
-    except ProblemError:
+    except (ProblemError, CaptureError):  # a size this model cannot take
         return None
     return [v for v in inputs if isinstance(v, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
 

@@ -1,0 +1,421 @@
+"""Capture: every problem lowers to the IR; node families, FLOPs, bytes and floors against hand-computed
+values; unsupported ops are one-line CaptureErrors that name the op.
+
+Each problem is captured once per dtype (`captured`, cached; test_plan.py reuses it), and the floor on
+every target is computed from that one capture.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import textwrap
+from math import prod
+from pathlib import Path
+
+import pytest
+
+from kerntailor.capture import Capture, capture_problem
+from kerntailor.errors import CaptureError, KerntailorError
+from kerntailor.inspect import floor_of
+from kerntailor.ir.expr import CAST, Const, Index, Load, Op
+from kerntailor.ir.nodes import Attention, Conv, Graph, Matmul, Pointwise, Pool, Reduction, Scan
+from kerntailor.problem import load_problem
+from kerntailor.targets import all_targets, get_target
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEMS = ROOT / "problems"
+FILES = sorted(p for p in PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
+IDS = [str(p.relative_to(PROBLEMS)) for p in FILES]
+BY_NAME = {p.stem: p for p in FILES}
+
+BF16_SUBSET = ["softmax_long_rows", "layernorm", "rmsnorm", "cross_entropy", "matmul_square",
+               "matmul_transposed_b", "gemm_bias_relu", "conv2d", "sdpa", "swiglu_mlp", "llama_decoder_block"]
+
+
+@functools.lru_cache(maxsize=None)
+def spec_of(name: str, dtype: str | None = None):
+    return load_problem(BY_NAME[name], dtype=dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def captured(name: str, dtype: str | None = None) -> Capture:
+    """The default variant of problem `name` captured once per dtype."""
+    return capture_problem(spec_of(name, dtype))
+
+
+def constants(name: str) -> dict:
+    """The module-level size constants of a problem's default variant."""
+    return vars(spec_of(name).module())
+
+
+# --- helpers --------------------------------------------------------------------------------------------
+
+def walk(expr):
+    yield expr
+    if isinstance(expr, Op):
+        for a in expr.args:
+            yield from walk(a)
+    elif isinstance(expr, Load):
+        if expr.gather is not None:
+            yield from walk(expr.gather[1])
+        if expr.valid is not None:
+            yield from walk(expr.valid)
+
+
+def only(graph: Graph, cls):
+    nodes = [n for n in graph.nodes if isinstance(n, cls)]
+    assert len(nodes) == 1, [f"{n.name}: {n.family}" for n in graph.nodes]
+    return nodes[0]
+
+
+def check_well_formed(graph: Graph) -> None:
+    """Operands name known buffers defined earlier; Views stay in bounds of their buffers."""
+    known = {i.name: i.type for i in graph.inputs}
+    assert len(known) == len(graph.inputs)
+    for node in graph.nodes:
+        assert node.name not in known, f"{node.name} defined twice"
+        for view in node.operands:
+            assert view.base in known, f"{node.name} reads {view.base} before it is written"
+            assert len(view.shape) == len(view.strides)
+            size = known[view.base].numel
+            if view.numel:
+                lo = view.offset + sum((s - 1) * st for s, st in zip(view.shape, view.strides) if st < 0)
+                hi = view.offset + sum((s - 1) * st for s, st in zip(view.shape, view.strides) if st > 0)
+                # a gather adds an index to the address; a masked load (cat, padding) reads only where valid
+                guarded = isinstance(node, Pointwise) and any(
+                    isinstance(e, Load) and (e.gather is not None or e.valid is not None) for e in walk(node.expr))
+                assert (0 <= lo and hi < size) or guarded, f"{node.name} reads {view} outside {size} elements"
+        if isinstance(node, Pointwise):
+            for e in walk(node.expr):
+                if isinstance(e, Load):
+                    assert 0 <= e.operand < len(node.operands), f"{node.name}: load of operand {e.operand}"
+                    assert node.operands[e.operand].shape == node.out.shape
+        known[node.name] = node.out
+    for view, ttype in zip(graph.outputs, graph.output_types):
+        assert view.base in known and view.shape == ttype.shape
+
+
+# --- every problem captures -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_every_problem_captures_fp32_with_a_floor_on_every_target(path):
+    cap = captured(path.stem)
+    graph = cap.graph
+    assert graph.nodes and graph.outputs
+    check_well_formed(graph)
+    assert cap.cost.min_bytes > 0 and cap.cost.flops >= 0
+    assert cap.cost.unfused_bytes >= cap.cost.min_bytes or any(
+        i.type.numel > 1 and i.name not in {v.base for n in graph.nodes for v in n.operands} for i in graph.inputs)
+    assert cap.cost.matrix == any(n.family in ("matmul", "conv", "attention") for n in graph.nodes)
+    for target in all_targets():
+        floor = floor_of(cap, target)
+        assert math.isfinite(floor.microseconds) and floor.microseconds > 0, (target.name, floor)
+        assert floor.bound in ("memory", "compute")
+        assert floor.memory_seconds == pytest.approx(cap.cost.min_bytes / target.memory_bandwidth)
+
+
+@pytest.mark.parametrize("name", BF16_SUBSET)
+def test_bf16_subset_captures(name):
+    cap = captured(name, "bf16")
+    check_well_formed(cap.graph)
+    floats = [i for i in cap.graph.inputs if i.type.dtype in ("fp32", "bf16", "fp16")]
+    assert floats and all(i.type.dtype == "bf16" for i in floats), [str(i.type) for i in floats]
+    assert all(t.dtype == "bf16" for t in cap.graph.output_types if t.dtype != "i64")
+    fp32 = captured(name)
+    assert cap.cost.min_bytes < fp32.cost.min_bytes  # half the bytes for the floating tensors
+    assert cap.cost.flops_matrix == fp32.cost.flops_matrix
+    if cap.cost.matrix:
+        assert cap.cost.dtype == "bf16"
+    for target in all_targets():
+        assert floor_of(cap, target).microseconds > 0
+
+
+# --- node families ----------------------------------------------------------------------------------------
+
+def test_softmax_is_max_sub_exp_sum_div():
+    graph = captured("softmax_long_rows").graph
+    shape = [(n.family, n.op if isinstance(n, Reduction) else n.expr.op) for n in graph.nodes]
+    assert shape == [("reduction", "max"), ("pointwise", "sub"), ("pointwise", "exp"),
+                     ("reduction", "sum"), ("pointwise", "div")]
+    x = graph.inputs[0]
+    assert x.kind == "input" and x.type.shape == (4096, 393216)
+    mx, sub, _, total, div = graph.nodes
+    assert mx.axes == total.axes == (1,) and mx.out.shape == (4096,)
+    assert mx.operands[0].base == x.name and sub.operands[0].base == x.name
+    assert sub.operands[1].base == mx.name and sub.operands[1].strides == (1, 0)  # broadcast row max
+    assert div.operands[1].base == total.name and div.operands[1].is_broadcast
+    assert graph.outputs[0].base == div.name and graph.output_types[0].shape == (4096, 393216)
+
+
+def test_layernorm_is_two_sum_reductions_and_pointwise():
+    graph = captured("layernorm").graph
+    reductions = [n for n in graph.nodes if n.family == "reduction"]
+    assert [(r.op, r.axes) for r in reductions] == [("sum", (1,)), ("sum", (1,))]
+    assert {n.family for n in graph.nodes} == {"reduction", "pointwise"}
+    ops = {e.op for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr) if isinstance(e, Op)}
+    assert {"sub", "mul", "rsqrt", "add"} <= ops
+    params = {i.target for i in graph.inputs if i.kind == "parameter"}
+    assert params == {"ln.weight", "ln.bias"}
+    reads = {v.base for n in graph.nodes for v in n.operands}
+    assert {i.name for i in graph.inputs} <= reads
+
+
+@pytest.mark.parametrize("name,dims,transposed", [
+    ("matmul_square", lambda c: (c["n"], c["n"], c["n"]), None),
+    ("matmul_tall_skinny", lambda c: (c["m"], c["n"], c["k"]), None),
+    ("matvec", lambda c: (c["m"], 1, c["k"]), None),
+    ("matmul_transposed_a", lambda c: (c["m"], c["n"], c["k"]), 0),
+    ("matmul_transposed_b", lambda c: (c["m"], c["n"], c["k"]), 1),
+])
+def test_matmul_nodes(name, dims, transposed):
+    graph = captured(name).graph
+    mm = only(graph, Matmul)
+    m, n, k = dims(constants(name))
+    assert (mm.m, mm.n, mm.k) == (m, n, k) and mm.batch == ()
+    a, b = mm.operands
+    assert a.shape == (m, k) and b.shape == (k, n)
+    assert {a.base, b.base} == {i.name for i in graph.inputs}, "operands are the inputs: no copies"
+    for index, view in enumerate((a, b)):
+        rows, cols = view.shape
+        if index == transposed:  # read through the stored (cols x rows) buffer: column-major
+            assert view.strides == (1, rows), view
+        elif cols > 1:
+            assert view.strides == (cols, 1), view
+    assert mm.flops() == 2 * m * n * k
+    assert mm.describe().endswith({None: "[NN]", 0: "[TN]", 1: "[NT]"}[transposed])
+
+
+def test_bmm_is_a_batched_matmul():
+    c = constants("bmm")
+    mm = only(captured("bmm").graph, Matmul)
+    assert mm.batch == (c["batch_size"],) and (mm.m, mm.n, mm.k) == (c["m"], c["n"], c["k"])
+    assert mm.flops() == 2 * c["batch_size"] * c["m"] * c["n"] * c["k"]
+
+
+def test_linear_reads_the_weight_transposed():
+    c = constants("gemm_bias_relu")
+    graph = captured("gemm_bias_relu").graph
+    mm = only(graph, Matmul)
+    assert (mm.m, mm.n, mm.k) == (c["batch_size"], c["out_features"], c["in_features"])
+    weight = next(i for i in graph.inputs if i.target == "linear.weight")
+    assert weight.type.shape == (c["out_features"], c["in_features"])
+    assert mm.operands[1].base == weight.name and mm.operands[1].strides == (1, c["in_features"])
+
+
+def test_gemm_bias_relu_bf16_reads_bf16_and_rounds_once():
+    graph = captured("gemm_bias_relu", "bf16").graph
+    mm = only(graph, Matmul)
+    inputs = {i.name: i for i in graph.inputs}
+    for view in mm.operands:
+        assert view.base in inputs, f"the matmul reads {view.base}, a copy, not a graph input"
+        assert inputs[view.base].type.dtype == "bf16"
+    assert mm.out.dtype == "fp32", "the product accumulates in fp32"
+    casts = [(n.name, e.dtype) for n in graph.nodes if isinstance(n, Pointwise)
+             for e in walk(n.expr) if isinstance(e, Op) and e.op == CAST]
+    # one rounding, fp32 -> bf16, after the bias add; no upcast copies of the bf16 operands
+    assert len(casts) == 1 and casts[0][1] == "bf16", casts
+    cast_node = graph.node(casts[0][0])
+    assert cast_node.operands[0].base != mm.name, "the bias is added before rounding"
+    assert graph.output_types[0].dtype == "bf16"
+
+
+def test_conv2d_has_a_bias_epilogue():
+    c = constants("conv2d")
+    graph = captured("conv2d").graph
+    conv = only(graph, Conv)
+    assert conv.stride == (1, 1) and conv.padding == (1, 1) and conv.groups == 1 and not conv.transposed
+    weight, bias = (next(i for i in graph.inputs if i.target == f"conv.{t}") for t in ("weight", "bias"))
+    assert conv.operands[1].base == weight.name
+    assert conv.out.shape == (c["batch_size"], c["out_channels"], c["height"], c["width"])
+    epilogue = [n for n in graph.nodes if n is not conv]
+    assert len(epilogue) == 1 and isinstance(epilogue[0].expr, Op) and epilogue[0].expr.op == "add"
+    reads = {v.base: v for v in epilogue[0].operands}
+    assert set(reads) == {conv.name, bias.name}
+    assert reads[bias.name].strides == (0, 1, 0, 0)  # per channel
+    assert conv.flops() == 2 * prod(conv.out.shape) * c["in_channels"] * c["kernel_size"] ** 2
+
+
+def test_sdpa_is_one_attention_node():
+    c = constants("sdpa")
+    graph = captured("sdpa").graph
+    attn = only(graph, Attention)
+    assert len(graph.nodes) == 1
+    assert attn.scale == pytest.approx(1 / math.sqrt(c["head_dim"])) and not attn.causal
+    assert [v.base for v in attn.operands] == [i.name for i in graph.inputs]
+    b, h, s, d = c["batch_size"], c["num_heads"], c["seq_len"], c["head_dim"]
+    assert attn.flops() == 4 * b * h * s * s * d
+    causal = only(captured("causal_attention_sdpa").graph, Attention)
+    assert causal.causal
+
+
+def test_maxpool2d_is_a_pool():
+    pool = only(captured("maxpool2d").graph, Pool)
+    assert pool.kind == "max" and pool.kernel == (3, 3) and pool.stride == (2, 2) and pool.padding == (1, 1)
+    c = constants("maxpool2d")
+    assert pool.out.shape == (c["batch_size"], c["channels"], c["height"] // 2, c["width"] // 2)
+
+
+def test_cumsum_is_a_scan():
+    scan = only(captured("cumsum").graph, Scan)
+    assert scan.op == "sum" and scan.axis == 1 and not scan.reverse and not scan.exclusive
+    assert scan.out.shape == scan.operands[0].shape
+
+
+def test_cross_entropy_gathers_the_target_logit():
+    graph = captured("cross_entropy").graph
+    targets = next(i for i in graph.inputs if i.type.dtype == "i64")
+    logits = next(i for i in graph.inputs if i.type.dtype == "fp32")
+    gathers = [(n, e) for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr)
+               if isinstance(e, Load) and e.gather is not None]
+    assert len(gathers) == 1
+    node, load = gathers[0]
+    assert load.gather[0] == 1  # one logit per class along the row
+    index_loads = [e for e in walk(load.gather[1]) if isinstance(e, Load)]
+    assert index_loads and all(e.dtype == "i64" for e in index_loads)
+    # the index is the targets (with ignore_index=-100 replaced by 0): its producer reads `targets`
+    index_bases = {node.operands[e.operand].base for e in index_loads}
+    assert all(b == targets.name or targets.name in {v.base for v in graph.node(b).operands} for b in index_bases)
+    gathered = node.operands[load.operand]
+    assert gathered.base != targets.name and gathered.strides[-1] == 0  # the class axis comes from the index
+    reductions = [n for n in graph.nodes if isinstance(n, Reduction)]
+    assert {"max", "sum"} <= {r.op for r in reductions}
+    assert any(r.operands[0].base == logits.name and r.op == "max" for r in reductions)
+    assert graph.output_types[0].shape == ()
+
+
+def test_dtype_conversions_capture(tmp_path):
+    """x.float() / .to(dtype) insert aten._assert_tensor_metadata, which computes nothing."""
+    path = _write(tmp_path, "casts", "return ((x > 0).float() * x).to(torch.bfloat16).float()")
+    graph = capture_problem(load_problem(path)).graph
+    casts = [e.dtype for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr)
+             if isinstance(e, Op) and e.op == CAST]
+    assert sorted(casts) == ["bf16", "fp32", "fp32"]
+
+
+def test_arange_and_constants_fold_into_pointwise():
+    graph = captured("causal_attention_masked").graph
+    exprs = [e for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr)]
+    assert any(isinstance(e, Index) for e in exprs) and any(isinstance(e, Const) for e in exprs)
+    assert [n.family for n in graph.nodes].count("matmul") == 2
+
+
+# --- unsupported ops ---------------------------------------------------------------------------------------
+
+TEMPLATE = """
+import torch
+import torch.nn as nn
+
+batch_size = 64
+dim = 256
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        {body}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(TEMPLATE).replace("{body}", body))
+    return path
+
+
+@pytest.mark.parametrize("name,body,op", [
+    ("uses_sort", "return torch.sort(x, dim=-1).values", "sort"),
+    ("uses_argsort", "return torch.argsort(x, dim=-1)", "sort"),
+    ("uses_topk", "return torch.topk(x, 4, dim=-1).values", "topk"),
+    ("uses_median", "return torch.median(x, dim=-1).values", "median"),
+    ("uses_nonzero", "return torch.nonzero(x > 0).float()", "nonzero"),
+    ("uses_unique", "return torch.unique(x)", "unique"),
+])
+def test_unsupported_op_is_a_one_line_capture_error(tmp_path, name, body, op):
+    path = _write(tmp_path, name, body)
+    with pytest.raises(CaptureError) as info:
+        capture_problem(load_problem(path))
+    message = str(info.value)
+    assert isinstance(info.value, KerntailorError) and info.value.exit_code == 2
+    assert "\n" not in message and name in message and op in message, message
+    assert "Traceback" not in message
+
+
+# --- FLOPs and bytes, by hand ------------------------------------------------------------------------------
+
+def test_softmax_bytes_and_flops():
+    cost = captured("softmax_long_rows").cost
+    numel = 4096 * 393216
+    assert cost.min_bytes == 2 * numel * 4 == 12_884_901_888
+    assert cost.flops == 5 * numel and not cost.matrix  # max, sub, exp, sum, div
+    assert cost.unfused_bytes == (1 + 2 + 2 + 1 + 2) * numel * 4 + 4 * 4096 * 4  # each node alone
+
+
+def test_matmul_square_flops_and_bytes():
+    cost = captured("matmul_square").cost
+    assert cost.flops == cost.flops_matrix == 2 * 4096**3 and cost.flops_vector == 0
+    assert cost.min_bytes == 3 * 4096**2 * 4
+    assert cost.matrix and cost.dtype == "fp32"
+    assert cost.arithmetic_intensity == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 4))
+
+
+def test_gemm_bias_relu_flops_on_the_matrix_units():
+    c = constants("gemm_bias_relu")
+    m, k, n = c["batch_size"], c["in_features"], c["out_features"]
+    cost = captured("gemm_bias_relu").cost
+    assert cost.matrix and cost.flops_matrix == 2 * m * n * k
+    assert cost.flops_vector == 2 * m * n  # bias add and relu per output element
+    assert cost.min_bytes == (m * k + n * k + n + m * n) * 4
+    bf16 = captured("gemm_bias_relu", "bf16").cost
+    assert bf16.flops_matrix == 2 * m * n * k and bf16.min_bytes == (m * k + n * k + n + m * n) * 2
+
+
+def test_relu_bytes():
+    c = constants("relu")
+    numel = c["batch_size"] * c["dim"]
+    cost = captured("relu").cost
+    assert cost.min_bytes == 2 * numel * 4 and cost.flops == numel
+
+
+# --- floors against hand-computed values -------------------------------------------------------------------
+
+def test_softmax_floor_on_mi300x():
+    floor = floor_of(captured("softmax_long_rows"), get_target("mi300x"))
+    assert floor.bound == "memory" and floor.microseconds == pytest.approx(2431.1, abs=0.05)
+    assert round(floor.microseconds, 1) == 2431.1
+    assert floor.bandwidth == 5.3e12 and not floor.matrix
+
+
+def test_fp32_matmul_floor_on_h100_uses_the_vector_rate():
+    floor = floor_of(captured("matmul_square"), get_target("h100"))
+    assert floor.peak_flops == 67e12  # no fp32 matrix units on Hopper: CUDA-core rate
+    assert floor.bound == "compute"
+    assert floor.microseconds == pytest.approx(2 * 4096**3 / 67e12 * 1e6)  # 2051.3 us
+    assert round(floor.microseconds, 1) == 2051.3
+    assert floor.memory_seconds * 1e6 == pytest.approx(3 * 4096**2 * 4 / 3.35e12 * 1e6)  # 60.1 us
+
+
+def test_fp32_matmul_floor_on_mi300x_uses_fp32_matrix_cores():
+    floor = floor_of(captured("matmul_square"), get_target("mi300x"))
+    assert floor.peak_flops == 163.4e12 and floor.matrix and floor.rate_dtype == "fp32"
+    assert floor.bound == "compute" and round(floor.microseconds, 1) == 841.1  # 137.4 GFLOP / 163.4 TF
+
+
+def test_bf16_gemm_floor_on_mi300x():
+    cap = captured("gemm_bias_relu", "bf16")
+    floor = floor_of(cap, get_target("mi300x"))
+    assert floor.peak_flops == 1307.4e12 and floor.rate_dtype == "bf16" and floor.matrix
+    assert floor.bound == "compute"
+    matrix_us = 2 * 4096 * 4096 * 14336 / 1307.4e12 * 1e6  # 367.9 us; the epilogue adds < 0.1 us
+    assert matrix_us <= floor.microseconds <= matrix_us + 0.1
+    assert floor.memory_seconds * 1e6 == pytest.approx(cap.cost.min_bytes / 5.3e12 * 1e6)

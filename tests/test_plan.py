@@ -1,0 +1,171 @@
+"""The first fusion plan: the reduction, pointwise and GEMM-epilogue families fuse into one kernel moving
+the minimum bytes; on every problem the plan is a partition of the graph into an acyclic set of groups
+that writes every graph output."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from kerntailor.ir.nodes import Graph, Matmul, Reduction
+from kerntailor.plan import Plan, plan_fusion
+
+try:  # one capture per problem for the whole session: test_capture.py's cache
+    from test_capture import FILES, IDS, captured
+except ImportError:  # collected some other way: capture here
+    from pathlib import Path
+
+    from kerntailor.capture import capture_problem
+    from kerntailor.problem import load_problem
+
+    _PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
+    FILES = sorted(p for p in _PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
+    IDS = [str(p.relative_to(_PROBLEMS)) for p in FILES]
+
+    @functools.lru_cache(maxsize=None)
+    def captured(name: str, dtype: str | None = None):
+        return capture_problem(load_problem(next(p for p in FILES if p.stem == name), dtype=dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def planned(name: str) -> tuple[Graph, Plan, int]:
+    cap = captured(name)
+    return cap.graph, plan_fusion(cap.graph), cap.cost.min_bytes
+
+
+def check_partition(graph: Graph, plan: Plan) -> None:
+    """Every node in exactly one group, groups in topological order inside, acyclic between them,
+    every graph output written, inputs and outputs consistent with the graph."""
+    names = [n.name for n in graph.nodes]
+    members = [name for g in plan.groups for name in g.nodes]
+    assert sorted(members) == sorted(names), "each node in exactly one group"
+    owner = {name: g.name for g in plan.groups for name in g.nodes}
+    assert len({g.name for g in plan.groups}) == len(plan.groups)
+    producers = {n.name: n for n in graph.nodes}
+    graph_inputs = {i.name for i in graph.inputs}
+    consumers = graph.consumers()
+    graph_outputs = {v.base for v in graph.outputs}
+
+    deps: dict[str, set[str]] = {g.name: set() for g in plan.groups}
+    for g in plan.groups:
+        inside = set(g.nodes)
+        seen: set[str] = set()
+        reads: set[str] = set()
+        for name in g.nodes:
+            node = producers[name]
+            for view in node.operands:
+                if view.base in inside:
+                    assert view.base in seen, f"{g.name}: {name} reads {view.base} before the group computes it"
+                else:
+                    reads.add(view.base)
+                    if view.base not in graph_inputs:
+                        deps[g.name].add(owner[view.base])
+            seen.add(name)
+        assert set(g.inputs) == reads, (g.name, g.inputs, reads)
+        must_write = {n for n in g.nodes if n in graph_outputs or any(c not in inside for c in consumers[n])}
+        assert set(g.outputs) == must_write, (g.name, g.outputs, must_write)
+        assert g.bytes_moved > 0 or not g.outputs
+        families = {producers[n].family for n in g.nodes}
+        assert g.family in families, (g.name, g.family, families)
+        anchors = families - {"pointwise", "reduction"}
+        assert len(anchors) <= 1 and (not anchors or g.family in anchors), (g.name, g.family, families)
+
+    # acyclic: Kahn's algorithm orders every group
+    remaining = {k: set(v) for k, v in deps.items()}
+    order = []
+    while remaining:
+        ready = [k for k, v in remaining.items() if not v]
+        assert ready, f"cycle between groups {sorted(remaining)}"
+        for k in ready:
+            order.append(k)
+            del remaining[k]
+        for v in remaining.values():
+            v.difference_update(ready)
+    assert len(order) == len(plan.groups)
+
+    written = {o for g in plan.groups for o in g.outputs}
+    for view in graph.outputs:
+        assert view.base in written or view.base in graph_inputs, f"graph output {view.base} is never written"
+    assert plan.bytes_moved == sum(g.bytes_moved for g in plan.groups)
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_plan_partitions_every_problem(path):
+    graph, plan, _ = planned(path.stem)
+    assert plan.groups
+    check_partition(graph, plan)
+    for g in plan.groups:
+        assert plan.group_of(g.nodes[0]) is g
+
+
+# --- families that must fuse into one kernel ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["softmax_long_rows", "softmax_short_rows", "layernorm", "rmsnorm",
+                                  "log_softmax", "mse_loss"])
+def test_reduction_work_is_one_group_at_min_bytes(name):
+    graph, plan, min_bytes = planned(name)
+    reductions = [n for n in graph.nodes if isinstance(n, Reduction)]
+    assert reductions
+    assert len(plan.groups) == 1, [(g.family, g.nodes) for g in plan.groups]
+    group = plan.groups[0]
+    assert group.family == "reduction"
+    assert set(group.nodes) == {n.name for n in graph.nodes}
+    assert group.reduce_axes == reductions[0].axes
+    assert group.space == reductions[0].operands[0].shape
+    assert group.outputs == tuple(v.base for v in graph.outputs)
+    assert plan.bytes_moved == min_bytes
+
+
+def test_softmax_plan_reads_x_once_and_writes_once():
+    graph, plan, min_bytes = planned("softmax_long_rows")
+    (group,) = plan.groups
+    assert group.inputs == ("x",) and group.outputs == (graph.nodes[-1].name,)
+    assert group.bytes_moved == 2 * 4096 * 393216 * 4 == min_bytes
+
+
+def test_cross_entropy_row_reductions_share_one_group():
+    graph, plan, min_bytes = planned("cross_entropy")
+    assert len(plan.groups) <= 3, [(g.family, g.nodes) for g in plan.groups]
+    logits = next(i.name for i in graph.inputs if i.type.dtype == "fp32")
+    row = [n for n in graph.nodes if isinstance(n, Reduction) and n.operands[0].shape == (4096, 128256)]
+    assert {r.op for r in row} == {"max", "sum"}
+    groups = {plan.group_of(r.name).name for r in row}
+    assert len(groups) == 1
+    main = plan.group_of(row[0].name)
+    assert logits in main.inputs and sum(logits in g.inputs for g in plan.groups) == 1  # logits read once
+    # only per-row vectors and scalars travel between the kernels
+    assert plan.bytes_moved - min_bytes <= 8 * 4096 * 8
+    assert plan.bytes_moved >= min_bytes
+
+
+@pytest.mark.parametrize("name", ["gelu_tanh", "pointwise_chain", "gelu_erf", "mish", "bias_gelu_tanh"])
+def test_pointwise_chain_is_one_group_at_min_bytes(name):
+    graph, plan, min_bytes = planned(name)
+    assert {n.family for n in graph.nodes} == {"pointwise"} and len(graph.nodes) > 1
+    assert len(plan.groups) == 1, [(g.family, g.nodes) for g in plan.groups]
+    (group,) = plan.groups
+    assert group.family == "pointwise" and len(group.nodes) == len(graph.nodes)
+    assert group.space == graph.output_types[0].shape
+    assert plan.bytes_moved == min_bytes
+
+
+@pytest.mark.parametrize("name", ["gemm_bias_gelu", "gemm_bias_relu", "gemm_clamp", "gemm_scale_residual"])
+def test_gemm_epilogue_is_one_matmul_group_at_min_bytes(name):
+    graph, plan, min_bytes = planned(name)
+    assert len(plan.groups) == 1, [(g.family, g.nodes) for g in plan.groups]
+    (group,) = plan.groups
+    assert group.family == "matmul"
+    mm = graph.node(group.nodes[0])
+    assert isinstance(mm, Matmul), "the GEMM leads its group; the pointwise nodes are its epilogue"
+    assert len(group.nodes) == len(graph.nodes) > 1
+    assert group.space == mm.out.shape
+    assert mm.name not in group.outputs, "the accumulator never goes to memory"
+    assert plan.bytes_moved == min_bytes
+
+
+def test_unfused_plan_would_move_more():
+    """The plan's bytes beat one kernel per node wherever it fused something."""
+    for name in ("softmax_long_rows", "layernorm", "gelu_tanh", "gemm_bias_gelu"):
+        graph, plan, _ = planned(name)
+        assert plan.bytes_moved < captured(name).cost.unfused_bytes, name

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
+from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
 from kerntailor.ir.nodes import Graph
-from kerntailor.problem.spec import ProblemSpec
+from kerntailor.problem.spec import ProblemSpec, Variant
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Capture:
     cost: GraphCost
 
 
-def capture_problem(problem: ProblemSpec, variant: str = "default") -> Capture:
+def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") -> Capture:
     """Trace the problem's model on meta tensors of `variant`'s shapes and lower it to the IR.
 
     Raises CaptureError naming the ops the IR cannot express.
@@ -29,4 +30,23 @@ def capture_problem(problem: ProblemSpec, variant: str = "default") -> Capture:
     inputs = problem.make_inputs(variant, device="meta")
     program = export_on_meta(model, inputs, problem.name)
     graph = lower_program(program, problem.name)
-    return Capture(problem.name, variant, problem.dtype, graph, graph_cost(graph))
+    name = variant if isinstance(variant, str) else variant.name
+    return Capture(problem.name, name, problem.dtype, graph, graph_cost(graph))
+
+
+def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
+    """The default capture plus its sizes as functions of input dims, fitted over every variant.
+
+    Raises CaptureError when the structure changes between variants or a size cannot be fitted.
+    """
+    from kerntailor.problem.variants import probe_variant
+
+    captures = [capture_problem(problem, v) for v in problem.variants]
+    probe = probe_variant(problem)
+    if probe is not None:
+        try:
+            graphs = [c.graph for c in captures] + [capture_problem(problem, probe).graph]
+            return captures[0], generalize(graphs, problem.name)
+        except StructureChanged:
+            pass  # the probe's sizes changed the graph (e.g. GQA with as many kv heads as heads)
+    return captures[0], generalize([c.graph for c in captures], problem.name)

@@ -1,0 +1,58 @@
+"""Stage: codegen. A fusion group and a schedule → Triton source; a covered problem → kernel.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kerntailor.capture.generalize import Dim, Generalized
+from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
+from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel, generate_fused
+from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.plan.fusion import FusionGroup, Plan
+from kerntailor.problem.spec import ProblemSpec
+
+__all__ = ["CodegenUnsupported", "EmittedModule", "GeneratedKernel", "default_knobs", "generate_group",
+           "generate_module", "host_names"]
+
+
+def host_names(gen: Generalized) -> dict[Dim, str]:
+    return {d: f"d{i}" for i, d in enumerate(gen.dims)}
+
+
+def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+    """A reasonable schedule without search: persistent rows up to 16K elements, else 4K chunks."""
+    if group.family == "pointwise":
+        return {"XBLOCK": 1024, "num_warps": 4}
+    r = 1
+    for k in group.reduce_axes:
+        r *= group.space[k]
+    rblock = 1 << max(0, (r - 1).bit_length())
+    if rblock <= 16384:
+        return {"XBLOCK": 1, "RBLOCK": rblock, "persistent": True, "num_warps": max(1, min(16, rblock // 256))}
+    return {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8}
+
+
+def generate_group(gen: Generalized, group: FusionGroup, knobs: dict) -> tuple[GeneratedKernel, SizeArgs]:
+    names = host_names(gen)
+    kernel = generate_fused(gen, group, knobs, names, f"{group.name}_{group.family}_kernel")
+    sizes = SizeArgs(gen, names)
+    return kernel, sizes
+
+
+def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, knobs: dict[str, dict],
+                    target_name: str, arch: str, notes: list[str] | None = None) -> EmittedModule:
+    """kernel.py for a problem whose every fusion group this codegen covers (CodegenUnsupported if not)."""
+    names = host_names(gen)
+    kernels, sizes = [], []
+    buffers = {}
+    for group in plan.groups:
+        kernel = generate_fused(gen, group, knobs[group.name], names, f"{group.name}_{group.family}_kernel")
+        kernels.append(kernel)
+        sizes.append(SizeArgs(gen, names))
+        for out in group.outputs:
+            node = gen.graph.node(out)
+            shape = [gen.expr(("node", out, "out", k), s) for k, s in enumerate(node.out.shape)]
+            buffers[out] = (shape, node.out.dtype)
+    configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {knobs[g.name]}" for g in plan.groups}
+    header = header_text(problem, target_name, arch, configs, notes or [])
+    return emit_module(problem, gen, kernels, sizes, names, header, buffers)

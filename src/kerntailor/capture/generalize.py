@@ -1,0 +1,316 @@
+"""Shape generalization: from concrete captures of several variants to sizes as functions of input dims.
+
+A generated kernel must work for every shape the referee throws at it, not just the traced one. We
+capture the problem at each of its variants (default, small, odd), check that the graphs have the same
+structure, and fit every integer or float that differs between them (a size, a stride, an offset, the
+N of a mean, 1/sqrt(d) of attention) as `coeff · Π dim^exp + offset` over the graph inputs' dims:
+
+    x: (B, N) in three variants -> mean's divisor N is `x.shape[1]`, a stride of a transposed weight
+    (K, N) is `w.shape[1]`, var's N-1 is `x.shape[1] - 1`.
+
+Why not torch.export's dynamic shapes: module attributes (LayerNorm's normalized_shape, num_heads)
+specialize dims to the traced constant, and then the kernel would be wrong for another instance.
+Fitting over variants sees what really changes with the problem's size constants.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, fields
+from fractions import Fraction
+from typing import Any, Iterator
+
+from kerntailor.errors import CaptureError
+from kerntailor.ir.expr import Const, Index, Load, Op
+from kerntailor.ir.nodes import Graph, Node
+
+Path = tuple[Any, ...]
+
+
+class StructureChanged(CaptureError):
+    """The variants' graphs differ in more than sizes."""
+
+
+@dataclass(frozen=True)
+class Dim:
+    """Axis `axis` of graph input number `input` (in Graph.inputs order), or of anchor node `node`'s
+    output (conv and pool output sizes: the kernel computes them from its input by the op's formula)."""
+
+    input: int
+    axis: int
+    node: str = ""
+
+
+@dataclass(frozen=True)
+class SizeExpr:
+    """coeff · Π dim^exp + offset; a plain constant when `factors` is empty."""
+
+    coeff: Fraction | float
+    factors: tuple[tuple[Dim, Fraction], ...] = ()
+    offset: Fraction = Fraction(0)
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.factors
+
+    def evaluate(self, sizes: dict[Dim, int]) -> int | float:
+        value: Any = self.coeff
+        for dim, exp in self.factors:
+            value = value * (sizes[dim] ** exp if exp.denominator == 1 else math.pow(sizes[dim], float(exp)))
+        value = value + self.offset
+        if isinstance(value, Fraction):
+            return int(value) if value.denominator == 1 else float(value)
+        return value
+
+    def render(self, names: dict[Dim, str]) -> str:
+        """A Python expression over the names of the dims (ints stay ints: `//` where exact)."""
+        if self.is_constant:
+            return _literal(self.coeff + self.offset)
+        num = [names[d] if e == 1 else f"{names[d]} ** {e}" for d, e in self.factors if e > 0 and e.denominator == 1]
+        den = [names[d] if e == -1 else f"{names[d]} ** {-e}" for d, e in self.factors if e < 0 and e.denominator == 1]
+        roots = [f"{names[d]} ** {float(e)}" for d, e in self.factors if e.denominator != 1]
+        coeff = self.coeff
+        integral = not roots and isinstance(coeff, Fraction)
+        text = " * ".join(num) or "1"
+        if integral and coeff.denominator == 1 and not den:
+            text = text if coeff == 1 else f"{coeff.numerator} * {text}"
+        else:
+            parts = ([] if coeff == 1 else [_literal(coeff)]) + num + roots
+            text = " * ".join(parts) or "1"
+            if den:
+                op = " // " if integral and not roots else " / "
+                text = f"({text}){op}({' * '.join(den)})"
+        if self.offset:
+            text = f"{text} {'+' if self.offset > 0 else '-'} {_literal(abs(self.offset))}"
+        return text
+
+
+def _literal(value: Fraction | float) -> str:
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else repr(float(value))
+    return repr(float(value))
+
+
+@dataclass(frozen=True)
+class Generalized:
+    """The default variant's graph plus a size expression for every slot that varies."""
+
+    graph: Graph
+    exprs: tuple[tuple[Path, SizeExpr], ...]
+    dims: tuple[Dim, ...]                         # the dims the expressions use
+    equal_dims: tuple[tuple[Dim, Dim], ...]       # dims that were equal in every variant: assert at run time
+
+    def expr(self, path: Path, default: int | float) -> SizeExpr:
+        for p, e in self.exprs:
+            if p == path:
+                return e
+        return SizeExpr(Fraction(default) if isinstance(default, int) else default)
+
+
+# --- walking the slots of a graph ---------------------------------------------------------------------
+
+def _view_slots(prefix: Path, view) -> Iterator[tuple[Path, Any]]:
+    yield prefix + ("base",), view.base
+    for i, s in enumerate(view.shape):
+        yield prefix + ("shape", i), s
+    for i, s in enumerate(view.strides):
+        yield prefix + ("strides", i), s
+    yield prefix + ("offset",), view.offset
+
+
+def _expr_slots(prefix: Path, expr) -> Iterator[tuple[Path, Any]]:
+    counter = itertools.count()
+
+    def walk(e) -> Iterator[tuple[Path, Any]]:
+        i = next(counter)
+        if isinstance(e, Const):
+            yield prefix + ("const", i), e.value
+        elif isinstance(e, Index):
+            yield prefix + ("index", i, "axis"), e.axis
+            yield prefix + ("index", i, "start"), e.start
+            yield prefix + ("index", i, "step"), e.step
+        elif isinstance(e, Load):
+            yield prefix + ("load", i), e.operand
+            if e.gather is not None:
+                yield prefix + ("gather", i), e.gather[0]
+                yield from walk(e.gather[1])
+            if e.valid is not None:
+                yield from walk(e.valid)
+        elif isinstance(e, Op):
+            yield prefix + ("op", i), e.op
+            for a in e.args:
+                yield from walk(a)
+
+    yield from walk(expr)
+
+
+def _node_slots(node: Node) -> Iterator[tuple[Path, Any]]:
+    prefix: Path = ("node", node.name)
+    yield prefix + ("family",), node.family
+    yield prefix + ("dtype",), node.out.dtype
+    for i, s in enumerate(node.out.shape):
+        yield prefix + ("out", i), s
+    for j, view in enumerate(node.operands):
+        yield from _view_slots(prefix + ("operand", j), view)
+    for f in fields(node):
+        if f.name in ("name", "operands", "out", "origin"):
+            continue
+        value = getattr(node, f.name)
+        if f.name == "expr":
+            yield from _expr_slots(prefix, value)
+        elif isinstance(value, tuple):
+            for i, v in enumerate(value):
+                yield prefix + (f.name, i), v
+        else:
+            yield prefix + (f.name,), value
+
+
+def graph_slots(graph: Graph) -> Iterator[tuple[Path, Any]]:
+    for i, inp in enumerate(graph.inputs):
+        yield ("input", i, "kind"), (inp.name, inp.kind, inp.target)
+        for k, s in enumerate(inp.type.shape):
+            yield ("input", i, "shape", k), s
+    for node in graph.nodes:
+        yield from _node_slots(node)
+    for i, view in enumerate(graph.outputs):
+        yield from _view_slots(("output", i), view)
+
+
+# --- fitting ------------------------------------------------------------------------------------------
+
+_STRUCTURAL = ("base", "kind", "family", "dtype", "load", "op", "axes", "axis")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def generalize(graphs: list[Graph], name: str) -> Generalized:
+    """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims."""
+    slot_lists = [list(graph_slots(g)) for g in graphs]
+    paths = [p for p, _ in slot_lists[0]]
+    index = {p: k for k, p in enumerate(paths)}
+    for other in slot_lists[1:]:
+        if [p for p, _ in other] != paths:
+            raise StructureChanged(f"{name}: the graph's structure changes between variants; "
+                               "kerntailor needs one structure for all input sizes")
+    dims = _varying_dims(graphs)
+    exprs: list[tuple[Path, SizeExpr]] = []
+    derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
+    for k, path in enumerate(paths):
+        values = [slots[k][1] for slots in slot_lists]
+        if all(v == values[0] or (v != v and values[0] != values[0]) for v in values):
+            continue  # the same in every variant (NaN included)
+        if path[:3] in derived:
+            continue  # a conv/pool output size: computed by the op's formula at run time
+        mask = [True] * len(values)
+        if "strides" in path:
+            # the stride of a size-1 axis is arbitrary: that variant does not constrain it
+            shape_path = tuple("shape" if part == "strides" else part for part in path)
+            mask = [slots[index[shape_path]][1] != 1 for slots in slot_lists]
+        if any(part in _STRUCTURAL for part in path if isinstance(part, str)) or not all(map(_is_number, values)):
+            raise CaptureError(f"{name}: {'/'.join(map(str, path))} changes between variants ({values}); "
+                               "kerntailor needs one structure for all input sizes")
+        if not any(mask):
+            continue  # a size-1 axis in every variant: its stride is never used
+        fitted = _fit(values, mask, dims, graphs)
+        if fitted is None:
+            raise CaptureError(f"{name}: cannot express {'/'.join(map(str, path))} = {values} across variants "
+                               "as a function of input sizes")
+        exprs.append((path, fitted))
+    used = {d for _, e in exprs for d, _ in e.factors}
+    return Generalized(graphs[0], tuple(exprs), tuple(d for d in dims if d in used), _equal_dims(graphs))
+
+
+DERIVED_FAMILIES = ("conv", "pool")
+
+
+def _dim_values(graphs: list[Graph]) -> dict[Dim, tuple[int, ...]]:
+    out = {}
+    for i, inp in enumerate(graphs[0].inputs):
+        for axis in range(len(inp.type.shape)):
+            out[Dim(i, axis)] = tuple(g.inputs[i].type.shape[axis] for g in graphs)
+    for j, node in enumerate(graphs[0].nodes):
+        if node.family in DERIVED_FAMILIES:
+            for axis in range(len(node.out.shape)):
+                out[Dim(-1, axis, node.name)] = tuple(g.nodes[j].out.shape[axis] for g in graphs)
+    return out
+
+
+def _varying_dims(graphs: list[Graph]) -> list[Dim]:
+    """One representative dim per distinct varying value vector (user inputs first)."""
+    seen: dict[tuple[int, ...], Dim] = {}
+    def rank(dim: Dim) -> tuple:
+        if dim.node:
+            return (2, 0, dim.axis)
+        return (int(graphs[0].inputs[dim.input].kind != "input"), dim.input, dim.axis)
+
+    order = sorted(_dim_values(graphs).items(), key=lambda kv: rank(kv[0]))
+    for dim, values in order:
+        if len(set(values)) > 1 and values not in seen:
+            seen[values] = dim
+    return list(seen.values())
+
+
+def _equal_dims(graphs: list[Graph]) -> tuple[tuple[Dim, Dim], ...]:
+    reps: dict[tuple[int, ...], Dim] = {}
+    pairs = []
+    for dim, values in _dim_values(graphs).items():
+        if len(set(values)) == 1 or dim.node:
+            continue
+        if values in reps:
+            pairs.append((reps[values], dim))
+        else:
+            reps[values] = dim
+    return tuple(pairs)
+
+
+_EXPONENTS = (Fraction(1), Fraction(-1), Fraction(2), Fraction(3), Fraction(1, 2), Fraction(-1, 2))
+
+
+def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -> SizeExpr | None:
+    """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set."""
+    if sum(mask) < 2:
+        return None
+    values = [v for v, m in zip(values, mask) if m]
+    dim_values = _dim_values(graphs)
+    floats = any(isinstance(v, float) for v in values)
+    best = None
+    for n in (1, 2, 3):
+        for combo in itertools.combinations(dims, n):
+            for exps in itertools.product(_EXPONENTS, repeat=n):
+                if not floats and any(e.denominator != 1 for e in exps):
+                    continue
+                monomials = []
+                for k in (k for k, m in enumerate(mask) if m):
+                    m = 1.0
+                    for d, e in zip(combo, exps):
+                        m *= float(dim_values[d][k]) ** float(e)
+                    monomials.append(m)
+                for offset in (0, -1, 1, -2, 2):
+                    fitted = _check(values, monomials, offset, floats)
+                    if fitted is not None:
+                        candidate = SizeExpr(fitted, tuple(zip(combo, exps)), Fraction(offset))
+                        if best is None:
+                            best = candidate
+                        break
+                if best is not None:
+                    return best
+    return best
+
+
+def _check(values: list, monomials: list[float], offset: int, floats: bool) -> Fraction | float | None:
+    if monomials[0] == 0:
+        return None
+    coeff = (values[0] - offset) / monomials[0]
+    if not floats:
+        coeff = Fraction(coeff).limit_denominator(64)
+    for v, m in zip(values, monomials):
+        predicted = float(coeff) * m + offset
+        if not math.isclose(predicted, v, rel_tol=1e-9, abs_tol=1e-12):
+            return None
+    if not floats and not all(float(Fraction(coeff) * Fraction(m).limit_denominator(1 << 20) + offset).is_integer()
+                              for m in monomials):
+        return None
+    return coeff

@@ -1,0 +1,166 @@
+"""Assemble a standalone `kernel.py`: header, helpers, @triton.jit kernels, and `ModelNew`.
+
+`ModelNew.__init__` is the reference `Model.__init__`, copied from the problem file (so the constructor
+signature and parameter names match and a state_dict loads); `forward` reads input sizes, allocates
+outputs and launches the kernels. The module imports only torch and triton.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import textwrap
+from dataclasses import dataclass
+
+from kerntailor import __version__
+from kerntailor.capture.generalize import Dim, Generalized
+from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.ir.types import contiguous_strides
+from kerntailor.problem.spec import ProblemSpec
+
+TORCH_DTYPES = {"fp64": "torch.float64", "fp32": "torch.float32", "bf16": "torch.bfloat16",
+                "fp16": "torch.float16", "i64": "torch.int64", "i32": "torch.int32", "bool": "torch.bool",
+                "i8": "torch.int8", "u8": "torch.uint8", "i16": "torch.int16"}
+AMD_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+
+@dataclass(frozen=True)
+class EmittedModule:
+    source: str
+    kernels: tuple[GeneratedKernel, ...]
+
+
+def _reference_parts(problem: ProblemSpec) -> tuple[str, list[str]]:
+    """(ModelNew.__init__ source copied from Model, forward()'s argument names)."""
+    tree = ast.parse(problem.source)
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        raise CodegenUnsupported("the problem defines no class Model")
+    init = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    forward = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if forward is None:
+        raise CodegenUnsupported("Model has no forward()")
+    if forward.args.vararg or forward.args.kwonlyargs:
+        raise CodegenUnsupported("forward() with *args or keyword-only arguments")
+    names = [a.arg for a in forward.args.args[1:]]
+    if init is None:
+        return "def __init__(self):\n    super().__init__()\n", names
+    start = init.decorator_list[0].lineno if init.decorator_list else init.lineno
+    lines = problem.source.splitlines()[start - 1:init.end_lineno]
+    return textwrap.dedent("\n".join(lines)), names
+
+
+def _module_constants(problem: ProblemSpec, init_src: str) -> list[str]:
+    """Top-level `import math` and literal constants that the copied __init__ uses."""
+    tree = ast.parse(problem.source)
+    used = {n.id for n in ast.walk(ast.parse(init_src)) if isinstance(n, ast.Name)}
+    lines = []
+    for node in tree.body:
+        if isinstance(node, ast.Import) and all(a.name == "math" for a in node.names) and "math" in used:
+            lines.append(ast.get_source_segment(problem.source, node))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and all(isinstance(t, ast.Name) and t.id.isidentifier() for t in node.targets) \
+                and any(t.id in used for t in node.targets):
+            lines.append(ast.get_source_segment(problem.source, node))
+    return lines
+
+
+def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
+                host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
+    """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
+    graph = gen.graph
+    init_src, arg_names = _reference_parts(problem)
+    user_inputs = [i for i in graph.inputs if i.kind == "input"]
+    if len(user_inputs) != len(arg_names):
+        raise CodegenUnsupported("forward() takes non-tensor arguments")
+    var = {}
+    for inp, name in zip(user_inputs, arg_names):
+        var[inp.name] = name
+    lines = [f'"""{header}"""', "", "import torch", "import torch.nn as nn", "import triton",
+             "import triton.language as tl", ""]
+    lines += _module_constants(problem, init_src)
+    lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
+              "_AMD = torch.version.hip is not None", ""]
+    helpers: list[str] = []
+    for k in kernels:
+        for h in k.helpers:
+            if h not in helpers:
+                helpers.append(h)
+    lines += [h for h in helpers]
+    for k in kernels:
+        lines += ["", k.source]
+    lines += ["", "class ModelNew(nn.Module):",
+              f'    """{problem.name}, with its forward() computed by the Triton kernels above."""', ""]
+    lines += textwrap.indent(init_src, "    ").splitlines()
+    lines += ["", f"    def forward(self, {', '.join(arg_names)}):"]
+    body: list[str] = []
+    for inp in graph.inputs:
+        if inp.kind in ("parameter", "buffer"):
+            var[inp.name] = inp.name
+            body.append(f"{inp.name} = self.{inp.target}.contiguous()")
+        elif inp.kind == "input":
+            body.append(f"{var[inp.name]} = {var[inp.name]}.contiguous()")
+        else:
+            raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
+    for dim in gen.dims:
+        if dim.node:
+            raise CodegenUnsupported("sizes of conv/pool outputs")
+        body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
+    for a, b in gen.equal_dims:
+        if a.node or b.node:
+            continue
+        left = f"{var[graph.inputs[a.input].name]}.shape[{a.axis}]"
+        right = f"{var[graph.inputs[b.input].name]}.shape[{b.axis}]"
+        body.append(f"if {left} != {right}:")
+        body.append(f'    raise ValueError("generated for {left} == {right}")')
+    device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
+    for k, size in zip(kernels, sizes):
+        body.append(f"# {k.group}: {k.kernel_name}")
+        for buffer, (shape, dtype) in buffers.items():
+            if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
+                shape_text = ", ".join(size.host(e) for e in shape)
+                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
+                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
+                var[buffer] = buffer
+        args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
+        consts = [f"{n}={v}" for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
+        if k.persistent:  # the whole row in one block, whatever its length at run time
+            consts.append(f"RBLOCK=triton.next_power_of_2({size.host(k.row_size)})")
+        opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]
+        amd = {n: v for n, v in k.options if n in AMD_KNOBS}
+        grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
+        call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
+        call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
+        body.append(call)
+    outs = []
+    for i, (view, ttype) in enumerate(zip(graph.outputs, graph.output_types)):
+        base = var.get(view.base)
+        if base is None:
+            raise CodegenUnsupported(f"output {view.base} is not computed by any kernel")
+        shape = [gen.expr(("output", i, "shape", k), s) for k, s in enumerate(view.shape)]
+        strides = [gen.expr(("output", i, "strides", k), s) for k, s in enumerate(view.strides)]
+        offset = gen.expr(("output", i, "offset"), view.offset)
+        buffer_type = graph.buffer_type(view.base)
+        if tuple(view.shape) == buffer_type.shape and view.offset == 0 and \
+                tuple(view.strides) == contiguous_strides(buffer_type.shape):
+            outs.append(base)
+        else:
+            size = sizes[0] if sizes else SizeArgs(gen, host_names)
+            outs.append(f"torch.as_strided({base}, ({', '.join(size.host(e) for e in shape)},), "
+                        f"({', '.join(size.host(e) for e in strides)},), {size.host(offset)})")
+    body.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)")
+    lines += ["        " + line for line in body]
+    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+
+
+def header_text(problem: ProblemSpec, target_name: str, arch: str, configs: dict[str, str],
+                notes: list[str]) -> str:
+    date = datetime.date.today().isoformat()
+    lines = [f"{problem.name}: Triton kernels generated by kerntailor {__version__} on {date}.", "",
+             f"Target: {target_name} ({arch}). Reference: {problem.path.name} ({problem.description or 'no description'}).",
+             f"Problem hash {problem.content_hash[:16]}, dtype {problem.dtype or 'as written'}.", "", "Kernels:"]
+    lines += [f"  {name}: {cfg}" for name, cfg in configs.items()]
+    if notes:
+        lines += [""] + notes
+    return "\n".join(lines)

@@ -1,0 +1,170 @@
+"""Render IR expression trees to Triton (`tl.*`) source text.
+
+Arithmetic runs in fp32 for bf16/fp16 values (loads upcast, stores round once), as Inductor does.
+Functions without a portable `tl.*` form that also runs under the Triton interpreter (tanh, log1p,
+expm1) come from small `@triton.jit` helpers in HELPERS, written with Kahan's tricks so they stay
+accurate to a few ulp in fp32.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from kerntailor.ir.expr import CAST, Const, Expr, Index, Load, Op
+
+TL_DTYPES = {"fp64": "tl.float64", "fp32": "tl.float32", "bf16": "tl.bfloat16", "fp16": "tl.float16",
+             "i64": "tl.int64", "i32": "tl.int32", "i16": "tl.int16", "i8": "tl.int8", "u8": "tl.uint8",
+             "bool": "tl.int1"}
+# Triton signature types for pointers to each dtype (KernelSource.signature).
+PTR_TYPES = {"fp64": "*fp64", "fp32": "*fp32", "bf16": "*bf16", "fp16": "*fp16", "i64": "*i64",
+             "i32": "*i32", "i16": "*i16", "i8": "*i8", "u8": "*u8", "bool": "*i1"}
+FLOAT = ("fp64", "fp32", "bf16", "fp16")
+
+
+def compute_dtype(dtype: str) -> str:
+    """The dtype arithmetic runs in: fp32 for 16-bit floats."""
+    return "fp32" if dtype in ("bf16", "fp16") else dtype
+
+
+HELPERS = {
+    "tanh": '''@triton.jit
+def _tanh(x):
+    # tanh = sign(x)·(1 − e)/(1 + e), e = exp(−2|x|); a Taylor series near 0 keeps the relative error small
+    ax = tl.abs(x)
+    e = tl.exp(-2.0 * ax)
+    big = (1.0 - e) / (1.0 + e)
+    x2 = x * x
+    small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))))
+    t = tl.where(ax < 0.0625, small, big)
+    return tl.where(x < 0, -t, t)
+''',
+    "log1p": '''@triton.jit
+def _log1p(x):
+    # Kahan: log(u)·x/(u − 1) with u = 1 + x is accurate where log(1 + x) is not
+    u = 1.0 + x
+    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))
+''',
+    "expm1": '''@triton.jit
+def _expm1(x):
+    # Kahan: (u − 1)·x/log(u) with u = exp(x)
+    u = tl.exp(x)
+    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * (x / tl.log(u))))
+''',
+}
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
+          "ge": ">=", "and": "&", "or": "|", "xor": "^"}
+_TL_UNARY = {"exp": "tl.exp", "exp2": "tl.exp2", "log": "tl.log", "log2": "tl.log2", "sqrt": "tl.sqrt",
+             "rsqrt": "tl.rsqrt", "sin": "tl.sin", "cos": "tl.cos", "erf": "tl.erf", "sigmoid": "tl.sigmoid",
+             "abs": "tl.abs", "floor": "tl.floor", "ceil": "tl.ceil"}
+_HELPER_UNARY = {"tanh": "_tanh", "log1p": "_log1p", "expm1": "_expm1"}
+
+
+def literal(value, dtype: str) -> str:
+    if isinstance(value, bool) or dtype == "bool":
+        return "1" if value else "0"
+    if isinstance(value, float) or dtype in FLOAT:
+        v = float(value)
+        if math.isnan(v):
+            return 'float("nan")'
+        if math.isinf(v):
+            return 'float("inf")' if v > 0 else 'float("-inf")'
+        return repr(v)
+    return str(int(value))
+
+
+class ExprRenderer:
+    """Turns one node's expression into text; `leaf` renders a Load (a register value or a tl.load)."""
+
+    def __init__(self, leaf: Callable[[Load], str], index: Callable[[int], str]):
+        self.leaf = leaf
+        self.index = index
+        self.helpers: set[str] = set()
+
+    def render(self, e: Expr) -> str:
+        if isinstance(e, Load):
+            return self.leaf(e)
+        if isinstance(e, Const):
+            return literal(e.value, e.dtype)
+        if isinstance(e, Index):
+            base = self.index(e.axis)
+            if e.step != 1:
+                base = f"{base} * {e.step}"
+            return f"({base} + {e.start})" if e.start else base
+        return self._op(e)
+
+    def _op(self, e: Op) -> str:
+        args = [self.render(a) for a in e.args]
+        op = e.op
+        if op in _INFIX:
+            return f"({args[0]} {_INFIX[op]} {args[1]})"
+        if op == "div":
+            if e.dtype in FLOAT:
+                return f"({args[0]} / {args[1]})"
+            return f"({args[0]} // {args[1]})"
+        if op == "floordiv":
+            return f"tl.floor({args[0]} / {args[1]})" if e.dtype in FLOAT else f"({args[0]} // {args[1]})"
+        if op == "neg":
+            return f"(-{args[0]})"
+        if op == "not":
+            return f"({args[0]} == 0)"
+        if op == "reciprocal":
+            return f"(1.0 / {args[0]})"
+        if op == "square":
+            return f"({args[0]} * {args[0]})"
+        if op == "relu":
+            return f"tl.where({args[0]} > 0, {args[0]}, 0.0)"
+        if op in ("max", "min"):
+            fn = "tl.maximum" if op == "max" else "tl.minimum"
+            return f"{fn}({args[0]}, {args[1]})"
+        if op == "where":
+            return f"tl.where({args[0]}, {args[1]}, {args[2]})"
+        if op == "isnan":
+            return f"({args[0]} != {args[0]})"
+        if op == "isinf":
+            return f'(tl.abs({args[0]}) == float("inf"))'
+        if op == "sign":
+            return f"tl.where({args[0]} > 0, 1.0, tl.where({args[0]} < 0, -1.0, 0.0))"
+        if op in ("trunc", "round"):
+            a = args[0]
+            if op == "trunc":
+                return f"tl.where({a} < 0, tl.ceil({a}), tl.floor({a}))"
+            # round half to even, as torch.round
+            return (f"tl.where(tl.abs({a} - tl.floor({a}) - 0.5) == 0.0, "
+                    f"2.0 * tl.floor(0.5 * {a} + 0.5), tl.floor({a} + 0.5))")
+        if op == "pow":
+            return self._pow(e, args)
+        if op in ("fmod", "remainder"):
+            q = f"{args[0]} / {args[1]}"
+            if op == "fmod":
+                q = f"tl.where({q} < 0, tl.ceil({q}), tl.floor({q}))"
+            else:
+                q = f"tl.floor({q})"
+            return f"({args[0]} - {q} * {args[1]})"
+        if op == "atan2":
+            raise NotImplementedError("atan2 has no portable Triton form")
+        if op == CAST:
+            return f"{args[0]}.to({TL_DTYPES[compute_dtype(e.dtype)]})" if e.dtype != "bool" else f"({args[0]} != 0)"
+        if op in _TL_UNARY:
+            return f"{_TL_UNARY[op]}({args[0]})"
+        if op in _HELPER_UNARY:
+            self.helpers.add(op)
+            return f"{_HELPER_UNARY[op]}({args[0]})"
+        raise NotImplementedError(f"no Triton rendering for op {op!r}")
+
+    def _pow(self, e: Op, args: list[str]) -> str:
+        base, exponent = e.args
+        if isinstance(exponent, Const):
+            y = float(exponent.value)
+            table = {2.0: f"({args[0]} * {args[0]})", 3.0: f"({args[0]} * {args[0]} * {args[0]})",
+                     1.0: args[0], 0.5: f"tl.sqrt({args[0]})", -0.5: f"tl.rsqrt({args[0]})",
+                     -1.0: f"(1.0 / {args[0]})", 0.0: "1.0"}
+            if y in table:
+                return table[y]
+            if y.is_integer():
+                # exp(y·log|x|) with the sign of x^y for an integer exponent
+                mag = f"tl.exp({y!r} * tl.log(tl.abs({args[0]})))"
+                return mag if int(y) % 2 == 0 else f"tl.where({args[0]} < 0, -{mag}, {mag})"
+            return f"tl.exp({y!r} * tl.log({args[0]}))"
+        return f"tl.exp({args[1]} * tl.log({args[0]}))"

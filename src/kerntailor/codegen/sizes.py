@@ -1,0 +1,74 @@
+"""Sizes in generated code: SizeExprs become kernel arguments (or literals) and host expressions.
+
+A kernel never bakes a size that differs between the problem's variants: every such size or stride is
+a runtime argument, computed on the host from the input tensors' shapes (see capture/generalize.py).
+Contiguity is decided symbolically, so a fast path is only taken where it holds for every shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+
+Canon = tuple[Fraction, tuple[tuple[Dim, Fraction], ...]]
+
+
+def canon(e: SizeExpr) -> Canon | None:
+    """(coeff, sorted factors) of a monomial; None if it has an offset or a float coefficient."""
+    if e.offset or not isinstance(e.coeff, Fraction):
+        return None
+    merged: dict[Dim, Fraction] = {}
+    for d, x in e.factors:
+        merged[d] = merged.get(d, Fraction(0)) + x
+    return e.coeff, tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
+
+
+def product(exprs: list[SizeExpr]) -> SizeExpr | None:
+    coeff = Fraction(1)
+    factors: list[tuple[Dim, Fraction]] = []
+    for e in exprs:
+        c = canon(e)
+        if c is None:
+            return None
+        coeff *= c[0]
+        factors.extend(c[1])
+    merged = canon(SizeExpr(coeff, tuple(factors)))
+    return SizeExpr(merged[0], merged[1]) if merged else None
+
+
+def same(a: SizeExpr, b: SizeExpr) -> bool:
+    ca, cb = canon(a), canon(b)
+    return ca is not None and ca == cb
+
+
+def const(value: int) -> SizeExpr:
+    return SizeExpr(Fraction(value))
+
+
+@dataclass
+class SizeArgs:
+    """The runtime size arguments of one kernel: SizeExpr -> argument name, in order of first use."""
+
+    gen: Generalized
+    host_names: dict[Dim, str]
+    args: list[tuple[str, SizeExpr]] = field(default_factory=list)
+
+    def text(self, e: SizeExpr) -> str:
+        """Kernel-side text for a size: a literal if constant, else an argument."""
+        if e.is_constant:
+            return e.render({})
+        key = canon(e) or e
+        for name, other in self.args:
+            if (canon(other) or other) == key:
+                return name
+        name = f"s{len(self.args)}"
+        self.args.append((name, e))
+        return name
+
+    def host(self, e: SizeExpr) -> str:
+        return e.render(self.host_names)
+
+    def slot(self, path: tuple, default: int | float) -> SizeExpr:
+        return self.gen.expr(path, default)

@@ -51,6 +51,40 @@ def inspect(
         _fail(e)
 
 
+@app.command()
+def verify(
+    problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
+    candidate: Path = typer.Argument(..., help="candidate file defining ModelNew (same constructor as Model)"),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    allow_library: bool = typer.Option(False, "--allow-library", help="allow PyTorch compute ops in forward"),
+    tf32: bool = typer.Option(False, "--tf32", help="judge fp32 outputs by the tf32 tolerance row"),
+    time_it: bool = typer.Option(False, "--time", help="time vs eager, torch.compile and the roofline floor (GPU)"),
+    json_out: bool = typer.Option(False, "--json", help="print the verdict as JSON"),
+    timeout: float = typer.Option(300.0, "--timeout", help="seconds before a hanging candidate fails"),
+    device: str = typer.Option("auto", "--device", help="auto (GPU if present, else CPU interpreter), cuda, cpu"),
+    draws: int = typer.Option(3, "--draws", help="fresh input draws per variant (at least 3)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the draws"),
+    variant: Optional[list[str]] = typer.Option(None, "--variant", help="only these variants (repeatable)"),
+    max_autotune: bool = typer.Option(False, "--max-autotune", help="torch.compile baseline in max-autotune mode"),
+) -> None:
+    """Judge a candidate kernel against the problem's reference: exit 0 pass, 1 a failed check, 2 a bad file."""
+    import json
+
+    from kerntailor.problem import load_problem
+    from kerntailor.verify import VerifySettings, render_verdict, verify_candidate
+
+    try:
+        spec = load_problem(problem, dtype=dtype)
+        settings = VerifySettings(allow_library=allow_library, tf32=tf32, time=time_it, timeout_s=timeout,
+                                  draws=draws, seed=seed, device=device, variants=tuple(variant) if variant else None,
+                                  compile_mode="max-autotune" if max_autotune else "default")
+        verdict = verify_candidate(spec, candidate, settings)
+    except KerntailorError as e:
+        _fail(e)
+    typer.echo(json.dumps(verdict.to_dict(), indent=2, default=str) if json_out else render_verdict(verdict))
+    raise typer.Exit(0 if verdict.passed else 1)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,67 @@
+"""The roofline floor: no correct kernel runs much faster than max(flops / rate, min_bytes / bandwidth).
+
+Two floors, for two questions:
+
+- `roofline_floor_s` uses the ceilings *measured* on this machine (ceilings.py): the honest yardstick for
+  "how close to the limit is this kernel" (reported as time / floor; 1.0 is the limit).
+- `physics_floor_s` is the referee's "faster than physics" line. A measured ceiling can be beaten a little (a
+  Triton copy can edge out torch's), so this one uses the target's datasheet peaks when the targets table knows
+  the GPU, else the measured ceilings with generous slack (x1.25 bandwidth, x1.5 matmul rate). For fp32 matrix
+  work it uses the fastest rate an accurate fp32 method could use (tf32 units, as 3xTF32 does). A kernel under
+  this line is reading less than its inputs, skipping work, or timed wrongly: a bug, not a win.
+"""
+
+from __future__ import annotations
+
+BANDWIDTH_SLACK = 1.25
+RATE_SLACK = 1.5
+
+
+def _rate_name(dtype: str, tf32: bool) -> str:
+    if dtype == "fp32" and tf32:
+        return "tf32"
+    return dtype if dtype in ("fp32", "tf32", "bf16", "fp16") else "fp32"
+
+
+def roofline_floor_s(cost, ceilings, tf32: bool = False) -> float:
+    """max(flops / measured rate, min_bytes / measured copy bandwidth), in seconds.
+
+    Matrix FLOPs use the library matmul rate of the dtype (tf32 for fp32 under the tf32 policy); other FLOPs
+    use the fp32 matmul rate (close to the CUDA-core fp32 peak on NVIDIA; an approximation).
+    """
+    flops, min_bytes, dtype, matrix = cost
+    rate = ceilings.matmul(_rate_name(dtype, tf32) if matrix else "fp32")
+    compute = flops / rate if flops and rate else 0.0
+    memory = min_bytes / ceilings.copy_bandwidth if ceilings.copy_bandwidth else 0.0
+    return max(compute, memory)
+
+
+def local_target(device_name: str):
+    """The targets table's entry for this GPU, or None (the table is optional here)."""
+    try:
+        from kerntailor.targets import detect_local_target
+    except ImportError:
+        return None
+    try:
+        target = detect_local_target()
+    except Exception:
+        return None
+    return target
+
+
+def physics_floor_s(cost, ceilings, target=None) -> tuple[float, str]:
+    """(seconds, source): the line under which a measured time is "suspect: faster than physics"."""
+    flops, min_bytes, dtype, matrix = cost
+    if target is not None and getattr(target, "memory_bandwidth", 0):
+        names = ("fp32", "tf32") if dtype == "fp32" else (dtype,)
+        rate = max([target.peak(n, matrix=True) for n in names] + [target.peak(n, matrix=False) for n in names])
+        bandwidth = target.memory_bandwidth
+        source = f"datasheet ({target.display_name})"
+    else:
+        names = ("fp32", "tf32") if dtype == "fp32" else (dtype,)
+        rate = max(ceilings.matmul(n) for n in names) * RATE_SLACK
+        bandwidth = ceilings.copy_bandwidth * BANDWIDTH_SLACK
+        source = f"measured ceilings x{BANDWIDTH_SLACK} bandwidth, x{RATE_SLACK} rate"
+    compute = flops / rate if flops and rate else 0.0
+    memory = min_bytes / bandwidth if bandwidth else 0.0
+    return max(compute, memory), source

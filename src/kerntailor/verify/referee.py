@@ -1,0 +1,275 @@
+"""verify_candidate: judge a candidate file (defining ModelNew) against a problem's reference Model.
+
+The parent side of the referee. It reads and statically checks the candidate, picks the mode and the variants,
+then runs every dynamic check in a fresh worker process (worker.py) under a time limit, so that a crash, an
+illegal memory access or a hang becomes a failed Verdict with its reason, never a dead tool. Files that cannot
+be loaded at all (problem or candidate) raise ProblemError / CandidateError instead (exit code 2 in the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kerntailor.errors import CandidateError, ProblemError
+from kerntailor.verify.draws import draw_names
+from kerntailor.verify.static import parse_candidate, static_check
+from kerntailor.verify.tolerance import TOLERANCES
+from kerntailor.verify.verdict import CHECKS, CaseResult, Verdict, VerifySettings
+
+INTERPRETER_MAX_NUMEL = 1 << 16   # the interpreter runs variants whose largest input has at most this many elements
+POLL_S = 0.05
+
+
+def _gpu_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def choose_mode(settings: VerifySettings) -> tuple[str, bool]:
+    """(device, interpreter): "cuda:0" on a GPU machine, else "cpu" under TRITON_INTERPRET=1."""
+    if settings.device == "cpu" or (settings.device == "auto" and not _gpu_available()):
+        return "cpu", True
+    if settings.device not in ("auto", "cuda") and not settings.device.startswith("cuda"):
+        raise CandidateError(f"unknown device {settings.device!r}: use auto, cuda or cpu")
+    if not _gpu_available():
+        raise CandidateError("--device cuda asked for, but torch sees no GPU on this machine")
+    return ("cuda:0" if settings.device in ("auto", "cuda") else settings.device), False
+
+
+def _largest_numel(problem, variant: str) -> int:
+    import torch
+
+    inputs = problem.make_inputs(variant, "meta")
+    return max((x.numel() for x in inputs if isinstance(x, torch.Tensor)), default=0)
+
+
+def choose_variants(problem, settings: VerifySettings, interpreter: bool) -> tuple[list[str], list[str]]:
+    """(variants to run, variants skipped with why). GPU: all. Interpreter: those small enough."""
+    names = [v.name for v in problem.variants]
+    if settings.variants:
+        unknown = [v for v in settings.variants if v not in names]
+        if unknown:
+            raise ProblemError(f"{problem.name}: no variant {unknown[0]!r} (known: {', '.join(names)})")
+        names = list(settings.variants)
+    if not interpreter:
+        return names, []
+    sizes = {n: _largest_numel(problem, n) for n in names}
+    run = [n for n in names if sizes[n] <= INTERPRETER_MAX_NUMEL]
+    if not run:
+        smallest = min(names, key=lambda n: sizes[n])
+        run = [smallest]
+    skipped = [f"{n} (largest input {sizes[n]:,} elements: too big for the interpreter)"
+               for n in names if n not in run]
+    return run, skipped
+
+
+def _tolerance_text(tf32: bool) -> str:
+    rows = ["fp32", "bf16", "fp16"] if not tf32 else ["tf32", "bf16", "fp16"]
+    return "; ".join(f"{r}: norm ≤ {TOLERANCES[r].norm:g}, |Δ| ≤ {TOLERANCES[r].atol:g}·rms + "
+                     f"{TOLERANCES[r].rtol:g}·|ref|" for r in rows)
+
+
+def _worker_env(interpreter: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if interpreter:
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    src = str(Path(__file__).resolve().parents[2])  # the folder holding the kerntailor package
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        text = path.read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut by a crash
+    return out
+
+
+def run_worker(job: dict[str, Any], settings: VerifySettings, interpreter: bool) -> tuple[list[dict], str, str]:
+    """Run the worker; returns (events, how it ended: "ok" | "timeout" | "signal N" | "exit N", last log lines)."""
+    with tempfile.TemporaryDirectory(prefix="kerntailor-verify-") as tmp:
+        job_path, events_path, log_path = Path(tmp, "job.pkl"), Path(tmp, "events.jsonl"), Path(tmp, "log.txt")
+        job_path.write_bytes(pickle.dumps(job))
+        events_path.touch()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "kerntailor.verify.worker", str(job_path),
+                                     str(events_path)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=_worker_env(interpreter), start_new_session=True)
+            deadline = time.monotonic() + settings.timeout_s
+            extended = False
+            ended = "ok"
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    # the timing phase (torch.compile, many runs) gets its own allowance, once
+                    if not extended and any(e.get("step") == "timing" for e in _read_events(events_path)):
+                        deadline += settings.time_timeout_s
+                        extended = True
+                        continue
+                    _kill(proc)
+                    ended = "timeout"
+                    break
+                time.sleep(POLL_S)
+            if ended == "ok" and proc.returncode:
+                ended = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+        events = _read_events(events_path)
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-20:] if log_path.exists() else []
+    return events, ended, "\n".join(tail)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill the worker and whatever it started (its own process group, created by start_new_session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def _where(events: list[dict]) -> str:
+    for e in reversed(events):
+        if e.get("event") == "progress":
+            parts = [f"variant {e['variant']}" if e.get("variant") else "",
+                     f"draw {e['draw']}" if e.get("draw") else "", e.get("step", "")]
+            return ", ".join(p for p in parts if p)
+    return "loading the candidate"
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettings | None = None) -> Verdict:
+    """Judge `candidate_path` (a file defining ModelNew) against `problem` (a ProblemSpec or a problem file).
+
+    Returns a Verdict (passed, or the failed check with a one-line reason). Raises ProblemError or
+    CandidateError when a file cannot be loaded at all.
+    """
+    from kerntailor.problem import ProblemSpec, load_problem
+
+    started = time.monotonic()
+    settings = settings or VerifySettings()
+    if settings.draws < 3:
+        raise CandidateError(f"draws must be at least 3 (got {settings.draws})")
+    if not isinstance(problem, ProblemSpec):
+        problem = load_problem(problem)
+    candidate_path = Path(candidate_path)
+    source, tree = parse_candidate(candidate_path)
+    device, interpreter = choose_mode(settings)
+    mode = "cpu interpreter" if interpreter else f"gpu {device}"
+    base = dict(problem=problem.name, candidate=str(candidate_path), mode=mode,
+                tolerance=_tolerance_text(settings.tf32))
+
+    findings = static_check(source, tree, allow_library=settings.allow_library, problem_stem=problem.path.stem,
+                            tensor_args=[spec.shape is not None for spec in problem.inputs])
+    if findings:
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return Verdict(False, "static", findings[0].one_line() + more, checks=("static",),
+                       notes=tuple(f.one_line() for f in findings), wall_s=time.monotonic() - started, **base)
+
+    variants, skipped = choose_variants(problem, settings, interpreter)
+    job = dict(problem=problem, candidate=str(candidate_path.resolve()), variants=variants,
+               draws=list(draw_names(settings.draws)), seed=settings.seed, device=device, interpreter=interpreter,
+               tf32=settings.tf32, time=settings.time and not interpreter, compile_mode=settings.compile_mode)
+    events, ended, log_tail = run_worker(job, settings, interpreter)
+    return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
+                    time.monotonic() - started)
+
+
+def assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter, wall_s) -> Verdict:
+    """Turn the worker's events (and how it ended) into a Verdict."""
+    for e in events:
+        if e.get("event") == "bad_candidate":
+            raise CandidateError(f"{base['candidate']}: {e['reason']}")
+        if e.get("event") == "bad_problem":
+            raise ProblemError(e["reason"])
+        if e.get("event") == "mode":
+            base = {**base, "mode": e["mode"]}
+    notes = [e["text"] for e in events if e.get("event") == "note"]
+    if interpreter and settings.time:
+        notes.append("timing needs a GPU: not timed under the interpreter")
+    cases = tuple(CaseResult(e["variant"], e["draw"], e["rel_norm"], e["max_abs"], e["max_rel"], e["policy"],
+                             e.get("eager_rel_norm")) for e in events if e.get("event") == "case")
+    common = dict(cases=cases, variants_skipped=tuple(skipped), wall_s=wall_s, **base)
+    fail = next((e for e in events if e.get("event") == "fail"), None)
+    done = next((e for e in events if e.get("event") == "done"), None)
+
+    if fail is not None:
+        return Verdict(False, fail["check"], fail["reason"], checks=tuple(fail.get("checks", ())),
+                       variant=fail.get("variant"), draw=fail.get("draw"),
+                       where=tuple(fail["where_index"]) if fail.get("where_index") else None,
+                       output_index=fail.get("output_index"), max_abs_err=fail.get("max_abs"),
+                       max_rel_err=fail.get("max_rel"), rel_norm_err=fail.get("rel_norm"),
+                       notes=tuple(notes + ([fail["trace"]] if fail.get("trace") else [])), **common)
+    if done is None:
+        ran = _checks_until("timeout" if ended == "timeout" else "crash")
+        progress = [e for e in events if e.get("event") == "progress"]
+        last = progress[-1] if progress else {}
+        at = dict(variant=last.get("variant"), draw=last.get("draw"))
+        if ended == "timeout":
+            reason = f"no answer within {settings.timeout_s:g} s ({_where(events)}): a hang or an endless loop"
+            return Verdict(False, "timeout", reason, checks=ran, notes=tuple(notes), **at, **common)
+        if ended.startswith("signal"):
+            sig = _signal_name(int(ended.split()[1]))
+            what = f"the worker died of {sig}"
+        else:
+            what = f"the worker exited ({ended})"
+        last_line = log_tail.splitlines()[-1] if log_tail else ""
+        reason = f"{what} ({_where(events)})" + (f": {last_line[:200]}" if last_line else "")
+        return Verdict(False, "crash", reason, checks=ran, notes=tuple(notes + [log_tail[-2000:]]), **at, **common)
+
+    checks = list(done["checks"])
+    timing = None
+    timing_event = next((e for e in events if e.get("event") == "timing"), None)
+    timing_error = next((e for e in events if e.get("event") == "timing_error"), None)
+    if timing_error is not None:
+        notes.append(f"timing failed: {timing_error['reason']}")
+    if done is not None and ended == "timeout" and timing_event is None:
+        notes.append(f"timing did not finish within {settings.time_timeout_s:g} s")
+    worst = max(cases, key=lambda c: c.rel_norm, default=None)
+    summary = dict(variant=worst.variant if worst else None, draw=worst.draw if worst else None,
+                   max_abs_err=max((c.max_abs for c in cases), default=None),
+                   max_rel_err=max((c.max_rel for c in cases), default=None),
+                   rel_norm_err=worst.rel_norm if worst else None)
+    if timing_event is not None:
+        timing = timing_event["report"]
+        checks.append("speed")
+        cand = next(t for t in timing["timings"] if t["name"] == "candidate")
+        if cand["median_s"] < timing["physics_floor_s"]:
+            reason = (f"suspect: faster than physics: {cand['median_s'] * 1e6:.2f} µs < floor "
+                      f"{timing['physics_floor_s'] * 1e6:.2f} µs ({timing['physics_source']}); "
+                      "the kernel skips work, reads less than its inputs, or is timed wrongly")
+            return Verdict(False, "speed", reason, checks=tuple(checks), notes=tuple(notes), timing=timing,
+                           **summary, **common)
+    n_var = len({c.variant for c in cases})
+    reason = (f"all checks passed on {len(cases)} cases ({n_var} variant(s) x {settings.draws} draws); worst "
+              f"‖out−ref‖/‖ref‖ = {summary['rel_norm_err'] or 0:.2g} ({worst.policy if worst else 'exact'} "
+              f"policy)")
+    return Verdict(True, None, reason, checks=tuple(checks), notes=tuple(notes), timing=timing, **summary,
+                   **common)
+
+
+def _checks_until(name: str) -> tuple[str, ...]:
+    return CHECKS[:CHECKS.index(name) + 1]

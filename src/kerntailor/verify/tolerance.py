@@ -1,0 +1,228 @@
+"""One tolerance table per dtype, and the comparison of a candidate's output with the float64 reference.
+
+Two tests, both against the reference computed in float64 on inputs and parameters upcast exactly:
+
+    norm:  ‖out − ref‖₂ / ‖ref‖₂                   ≤ norm        (the whole tensor)
+    elem:  |out − ref| ≤ atol · rms(ref) + rtol · |ref|         (every element)
+
+`atol` is scaled by the reference's RMS so that one table serves outputs of any magnitude: an element near zero
+is judged against the tensor's typical size, not against zero (a cancelled sum has the error of its terms).
+
+Why these numbers (u = unit roundoff of the policy's dtype; "eager" = PyTorch itself in that dtype vs
+float64 on the 59 problems of problems/, small variants, CPU, 2026-11-29):
+
+- fp32 (u 6.0e-8): norm 1e-5, rtol = atol 1e-4. About 170 u; eager lands at 2e-8..1e-6 on regular draws
+  (4.5e-6 at worst, gemm_softmax on outliers). tf32 operands (7.8e-4) and bf16 ones (2e-3) fail by far.
+- tf32 (u 4.9e-4 on matmul operands; the hardware truncates): norm 2e-3, rtol = atol 1e-2. An H200 tf32 GEMM
+  (4096^3) measured 7.8e-4 norm and 4.8e-3 at its worst element (outliers draw); a bf16 GEMM (>= 3e-3) fails.
+- fp16 (u 4.9e-4): norm 2e-3 (4 u), rtol = atol 1e-2. The output rounding alone gives 0.58 u = 2.8e-4;
+  eager lands at 1.5e-4..4.9e-4.
+- bf16 (u 3.9e-3): norm 1.6e-2 (4 u), rtol = atol 3e-2 (8 u). One rounding gives 2.3e-3, three about u;
+  eager lands at 1.2e-3..3.9e-3 on regular draws.
+- fp64: norm 1e-12, rtol = atol 1e-10 (exact inputs, float64 both sides).
+
+A wrong kernel misses by O(1) (zeros: norm error 1.0), so the table separates right from wrong by orders of
+magnitude without being loose: bf16 arithmetic inside an fp32 problem (≈2e-3) fails fp32, and so does a tf32
+GEMM (≈7e-4) unless the tf32 policy is asked for. The test suite checks that the reference itself, run in its
+native dtype, passes its own row (so the table is not tighter than PyTorch).
+
+Never stricter than PyTorch itself: on each draw the reference also runs in its own dtype (strict fp32: no
+tf32 in matmul or cuDNN), and where that misses the table (an ill-conditioned draw: outliers of 1000 feeding a
+bf16 GEMM then a softmax give PyTorch itself 3e-2) the bounds of that draw widen to EAGER_FACTOR (4) times
+PyTorch's own error. A candidate may be as inaccurate as 4x the library, never more; on well-conditioned draws
+the table alone rules.
+
+NaN never passes (a NaN in the reference means the draw left the problem's domain; the referee redraws).
+Inf passes only where the reference, rounded to the output dtype, has the same Inf.
+Integer and bool outputs must match exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The bounds for one dtype policy (see the module docstring for the table and its reasoning)."""
+
+    policy: str   # "fp32", "tf32", "fp16", "bf16", "fp64", "exact"
+    norm: float   # bound on ‖out − ref‖ / ‖ref‖
+    rtol: float   # elementwise: |out − ref| ≤ atol·rms(ref) + rtol·|ref|
+    atol: float   # times rms(ref)
+
+
+TOLERANCES: dict[str, Tolerance] = {
+    "fp64": Tolerance("fp64", norm=1e-12, rtol=1e-10, atol=1e-10),
+    "fp32": Tolerance("fp32", norm=1e-5, rtol=1e-4, atol=1e-4),
+    "tf32": Tolerance("tf32", norm=2e-3, rtol=1e-2, atol=1e-2),
+    "fp16": Tolerance("fp16", norm=2e-3, rtol=1e-2, atol=1e-2),
+    "bf16": Tolerance("bf16", norm=1.6e-2, rtol=3e-2, atol=3e-2),
+    "exact": Tolerance("exact", norm=0.0, rtol=0.0, atol=0.0),
+}
+
+EAGER_FACTOR = 4.0  # a candidate may miss by this times PyTorch's own error on the same draw (never less strict)
+
+# Least precise first: the policy of a computation is that of its least precise floating tensor.
+_PRECISION_ORDER = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
+_POLICY_OF = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64"}
+
+
+def policy_dtype(dtypes: list[torch.dtype]) -> torch.dtype | None:
+    """The least precise floating dtype among the problem's inputs, parameters and outputs."""
+    floats = [d for d in dtypes if d in _PRECISION_ORDER]
+    if not floats:
+        return None
+    return min(floats, key=_PRECISION_ORDER.index)
+
+
+def tolerance_for(dtype: torch.dtype | None, tf32: bool = False) -> Tolerance:
+    """The row of the table for a policy dtype; `tf32` loosens fp32 (and only fp32) to the tf32 row."""
+    if dtype is None:
+        return TOLERANCES["exact"]
+    name = _POLICY_OF.get(dtype)
+    if name is None:
+        return TOLERANCES["exact"]
+    if name == "fp32" and tf32:
+        return TOLERANCES["tf32"]
+    return TOLERANCES[name]
+
+
+def relax(tol: Tolerance, eager: "Comparison", factor: float = EAGER_FACTOR) -> Tolerance:
+    """The bounds for one draw: the table's, widened to `factor` x the error of PyTorch in its own dtype.
+
+    Only a clean eager comparison (finite, no NaN/Inf disagreement) can widen the bounds.
+    """
+    if eager.problem in ("nan", "inf") or not (eager.rel_norm < float("inf") and eager.max_rel < float("inf")):
+        return tol
+    norm = max(tol.norm, factor * eager.rel_norm)
+    scale = max(1.0, factor * eager.max_rel / tol.rtol) if tol.rtol > 0 else 1.0
+    if norm == tol.norm and scale == 1.0:
+        return tol
+    return Tolerance(f"{tol.policy} widened to {factor:g}x PyTorch's own error", norm, tol.rtol * scale,
+                     tol.atol * scale)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one output tensor compares with the reference. `problem` names the first failed test."""
+
+    problem: str | None        # None, "nan", "inf", "accuracy"
+    detail: str                # one line, empty when problem is None
+    rel_norm: float            # ‖out − ref‖ / ‖ref‖ over finite elements
+    max_abs: float
+    max_rel: float             # max |out − ref| / (|ref| + rms(ref)·atol/rtol): ≤ rtol passes
+    where: tuple[int, ...] | None
+
+
+CHUNK = 1 << 24  # elements per chunk: a GPU default shape can hold over a billion elements
+
+
+def flat_index(flat_idx: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for size in reversed(shape):
+        out.append(flat_idx % size if size else 0)
+        flat_idx //= size if size else 1
+    return tuple(reversed(out))
+
+
+def _compare_exact(out: torch.Tensor, ref64: torch.Tensor) -> Comparison:
+    shape = tuple(out.shape)
+    ref_exact = ref64.to(out.dtype)
+    bad = out != ref_exact
+    if bool(bad.any()):
+        i = int(bad.reshape(-1).nonzero()[0, 0])
+        return Comparison("accuracy", f"{int(bad.sum())} of {out.numel()} elements differ from the reference "
+                          f"(exact match required for {str(out.dtype).removeprefix('torch.')}); first at "
+                          f"{flat_index(i, shape)}: {out.reshape(-1)[i].item()} vs {ref_exact.reshape(-1)[i].item()}",
+                          1.0, float("inf"), float("inf"), flat_index(i, shape))
+    return Comparison(None, "", 0.0, 0.0, 0.0, None)
+
+
+def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance) -> Comparison:
+    """Compare one candidate output with the float64 reference (same shape; checked by the caller).
+
+    Two passes over chunks: NaN/Inf and the norms first (the RMS scales atol), then the elementwise bound.
+    """
+    if not out.is_floating_point():
+        return _compare_exact(out, ref64)
+    shape = tuple(out.shape)
+    o_all, r_all = out.detach().reshape(-1), ref64.detach().reshape(-1)
+    n = o_all.numel()
+    ref_sq = diff_sq = 0.0
+    n_finite = 0
+    for s in range(0, n, CHUNK):
+        o = o_all[s:s + CHUNK].to(torch.float64)
+        r = r_all[s:s + CHUNK].to(torch.float64)
+        r_rounded = r_all[s:s + CHUNK].to(out.dtype).to(torch.float64)  # Inf where the output dtype overflows
+        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+        new_nan = nan_o & ~nan_r
+        if bool(new_nan.any()):
+            i = s + int(new_nan.nonzero()[0, 0])
+            return Comparison("nan", f"{int(torch.isnan(o_all).sum())} NaN elements, first at {flat_index(i, shape)} "
+                              f"where the reference is {r_all[i].item():.6g}", float("nan"), float("nan"),
+                              float("nan"), flat_index(i, shape))
+        inf_o, inf_r = torch.isinf(o), torch.isinf(r_rounded)
+        inf_bad = (inf_o | inf_r) & ~(inf_o & inf_r & (o == r_rounded))
+        if bool(inf_bad.any()):
+            j = int(inf_bad.nonzero()[0, 0])
+            i = s + j
+            return Comparison("inf", f"out and reference disagree on Inf at {flat_index(i, shape)}: out "
+                              f"{o[j].item():.6g}, reference {r_rounded[j].item():.6g} "
+                              f"({int(inf_bad.sum())}+ such elements)", float("inf"), float("inf"),
+                              float("inf"), flat_index(i, shape))
+        finite = torch.isfinite(r_rounded) & ~nan_r
+        rf = torch.where(finite, r, 0.0)
+        ref_sq += float((rf * rf).sum())
+        d = torch.where(finite, o - r, 0.0)
+        diff_sq += float((d * d).sum())
+        n_finite += int(finite.sum())
+    ref_norm, diff_norm = ref_sq ** 0.5, diff_sq ** 0.5
+    if ref_norm > 0:
+        rel_norm = diff_norm / ref_norm
+    else:
+        rel_norm = 0.0 if diff_norm == 0 else float("inf")
+    rms = ref_norm / max(n_finite, 1) ** 0.5
+    floor = rms * (tol.atol / tol.rtol) if tol.rtol > 0 else rms
+    max_abs, max_rel, worst, n_bad = 0.0, 0.0, 0, 0
+    for s in range(0, n, CHUNK):
+        o = o_all[s:s + CHUNK].to(torch.float64)
+        r = r_all[s:s + CHUNK].to(torch.float64)
+        finite = torch.isfinite(r_all[s:s + CHUNK].to(out.dtype).to(torch.float64)) & ~torch.isnan(r)
+        absdiff = torch.where(finite, (o - r).abs(), 0.0)
+        rabs = torch.where(finite, r.abs(), 0.0)
+        n_bad += int((absdiff > tol.atol * rms + tol.rtol * rabs).sum())
+        if floor > 0:
+            rel = absdiff / (rabs + floor)
+        else:
+            rel = torch.where(absdiff > 0, float("inf"), 0.0)
+        j = int(rel.argmax())
+        if s == 0 or float(rel[j]) > max_rel:
+            max_rel, worst = float(rel[j]), s + j
+        max_abs = max(max_abs, float(absdiff.max()))
+    where = flat_index(worst, shape) if n else None
+    worst_text = ""
+    if n:
+        out_w, ref_w = o_all[worst].item(), r_all[worst].item()
+        worst_text = f"worst element at {where}: out {out_w:.7g}, reference {ref_w:.7g}"
+    if rel_norm > tol.norm:
+        return Comparison("accuracy", f"‖out−ref‖/‖ref‖ = {rel_norm:.3g} > {tol.norm:.3g} ({tol.policy} policy); "
+                          f"{worst_text}", rel_norm, max_abs, max_rel, where)
+    if n_bad:
+        return Comparison("accuracy", f"{n_bad} of {n} elements outside |out−ref| ≤ {tol.atol:.3g}·rms(ref) + "
+                          f"{tol.rtol:.3g}·|ref| ({tol.policy} policy); {worst_text}", rel_norm, max_abs, max_rel,
+                          where)
+    return Comparison(None, "", rel_norm, max_abs, max_rel, where)
+
+
+def flatten_outputs(value: Any) -> list[Any]:
+    """A forward() result as a flat list (a tensor, or tuples/lists of them and of plain numbers)."""
+    if isinstance(value, (list, tuple)):
+        out: list[Any] = []
+        for v in value:
+            out.extend(flatten_outputs(v))
+        return out
+    return [value]

@@ -1,0 +1,85 @@
+"""What the referee takes (VerifySettings) and returns (Verdict): frozen, plain data."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+# Every check the referee can run, in the order it runs them. A failed verdict names one of these.
+CHECKS = (
+    "static",       # the forward path calls no library compute op (ast); never imports/calls the reference Model
+    "construct",    # ModelNew(*get_init_inputs()) builds
+    "state_dict",   # the reference's parameters and buffers load into ModelNew (same names, strict)
+    "timeout",      # every run finishes within the time limit
+    "crash",        # no segfault, illegal memory access (interpreter memcheck / CUDA), or dead worker
+    "exception",    # forward() raises nothing
+    "output",       # same number, kind, shape and dtype of outputs as the reference
+    "aliasing",     # no output shares memory with an input (unless the reference's does)
+    "inputs",       # inputs unchanged after the run (unless the reference changes them)
+    "unwritten",    # every output element written (poisoned allocations)
+    "determinism",  # two runs on the same inputs agree (races, reads of unwritten memory)
+    "nan",          # no NaN where the reference has a number
+    "inf",          # Inf only where the reference has the same Inf
+    "accuracy",     # within the tolerance table against the float64 reference
+    "speed",        # not faster than the roofline floor ("suspect: faster than physics")
+)
+REFEREE_ERROR = "referee"  # not a check: the referee itself failed (a bug to report), so nothing was judged
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """What the user sets for one verification. Nothing here is tuned."""
+
+    allow_library: bool = False   # switch the static library-call check off
+    tf32: bool = False            # fp32 outputs judged by the tf32 row of the tolerance table
+    time: bool = False            # time candidate vs eager vs torch.compile vs roofline floor (GPU only)
+    timeout_s: float = 300.0      # per verification worker (its runs, not counting timing)
+    time_timeout_s: float = 900.0  # extra allowance for the timing phase (torch.compile is slow to build)
+    draws: int = 3                # fresh draws per variant; cycles normal, uniform, outliers
+    seed: int = 0
+    device: str = "auto"          # "auto" (GPU if present, else CPU interpreter), "cuda", "cpu"
+    variants: tuple[str, ...] | None = None   # None: every variant that fits the mode
+    compile_mode: str = "default"  # torch.compile mode of the baseline: "default" or "max-autotune"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One (variant, draw) that was run: its worst errors over the outputs."""
+
+    variant: str
+    draw: str
+    rel_norm: float
+    max_abs: float
+    max_rel: float
+    policy: str
+    eager_rel_norm: float | None = None   # the reference in its own dtype vs float64, for scale
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The referee's answer. `check` and `reason` say what failed; `checks` lists what ran."""
+
+    passed: bool
+    check: str | None                 # the failed check (one of CHECKS), None when passed
+    reason: str                       # one line
+    problem: str
+    candidate: str
+    mode: str                         # "gpu cuda:0 (NVIDIA H200)" or "cpu interpreter"
+    checks: tuple[str, ...]           # checks that ran (all passed except the last, when failed)
+    variant: str | None = None        # where it failed (or the worst case when passed)
+    draw: str | None = None
+    where: tuple[int, ...] | None = None   # index of the worst element
+    output_index: int | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    rel_norm_err: float | None = None
+    tolerance: str | None = None      # the policy row used, e.g. "fp32: norm 1e-05, rtol 0.0001, atol 0.0001·rms"
+    cases: tuple[CaseResult, ...] = ()
+    variants_skipped: tuple[str, ...] = ()   # with why, e.g. "default (too big for the interpreter)"
+    notes: tuple[str, ...] = ()
+    timing: dict[str, Any] | None = None   # TimingReport.to_dict() when --time ran on a GPU
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

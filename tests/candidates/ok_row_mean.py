@@ -1,0 +1,28 @@
+"""Mean of each row, one program per row walking the row in blocks: a correct candidate for row_mean."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_mean_kernel(x_ptr, y_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + offs
+        acc += tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row, tl.sum(acc, axis=0) / n_cols)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        n_rows, n_cols = x.shape
+        y = torch.empty(n_rows, device=x.device, dtype=x.dtype)
+        _row_mean_kernel[(n_rows,)](x, y, n_cols, x.stride(0), BLOCK=128)
+        return y

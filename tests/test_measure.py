@@ -1,0 +1,158 @@
+"""The stopwatch, the ceilings cache, the problem cost and the floors.
+
+Unit tier: CUDA events are replaced by host-clock fakes so that the control flow (warm-up, interleaving,
+rotation, flushing, statistics, caching) runs on a CPU. GPU tier: the real thing, on small sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kerntailor.measure import baselines, ceilings, stopwatch
+from kerntailor.measure.ceilings import Ceilings, cache_key, cache_path, load_ceilings
+from kerntailor.measure.cost import estimate_cost, problem_cost
+from kerntailor.measure.floor import physics_floor_s, roofline_floor_s
+from kerntailor.measure.stopwatch import measure, summarize
+from kerntailor.problem import load_problem
+from kerntailor.verify import render_timing
+
+TINY = Path(__file__).parent / "candidates" / "problems"
+CEIL = Ceilings("Fake GPU", torch.__version__, copy_bandwidth=4e12,
+                matmul_flops=(("bf16", 800e12), ("fp16", 800e12), ("fp32", 50e12), ("tf32", 400e12)),
+                l2_bytes=60 << 20, measured_on="2026-11-29")
+
+
+class FakeEvent:
+    """A torch.cuda.Event stand-in on the host clock."""
+
+    def __init__(self, enable_timing: bool = False):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, end: "FakeEvent") -> float:
+        return (end.t - self.t) * 1e3
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake GPU")
+    monkeypatch.setattr(stopwatch, "l2_bytes", lambda device: 1 << 20)
+    monkeypatch.setattr(stopwatch, "FLUSH_MIN_BYTES", 1 << 20)
+
+
+def test_summarize_gives_median_and_spread():
+    t = summarize("x", [5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (t.median_s, t.min_s, t.max_s, t.runs) == (3.0, 1.0, 5.0, 5)
+    assert (t.q1_s, t.q3_s) == (2.0, 4.0) and t.iqr_s == 2.0
+
+
+def test_measure_interleaves_flushes_and_rotates(fake_cuda):
+    calls: list[tuple[str, int]] = []
+    sets = [[torch.full((4,), float(i))] for i in range(3)]
+
+    def make(name, seconds):
+        def fn(inputs):
+            calls.append((name, int(inputs[0][0])))
+            time.sleep(seconds)
+        return fn
+
+    timings = measure({"a": make("a", 0.002), "b": make("b", 0.0)}, sets, device="cpu", warmup=2,
+                      budget_s=0.05, min_runs=6, max_runs=9)
+    timed = calls[6:]                                   # after 2 warm-ups + 1 estimate per function
+    assert [n for n, _ in timed[:6]] == ["a", "b"] * 3  # A B A B ...
+    assert [i for n, i in timed if n == "a"][:4] == [0, 1, 2, 0]   # input sets rotate round by round
+    assert 6 <= timings["a"].runs <= 9 and timings["a"].runs == timings["b"].runs
+    assert timings["a"].median_s > timings["b"].median_s
+    assert timings["a"].min_s <= timings["a"].median_s <= timings["a"].max_s
+
+
+def test_ceilings_cache_is_keyed_and_read_from_env_at_call_time(tmp_path, monkeypatch, fake_cuda):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    assert cache_path() == tmp_path / "home" / "ceilings.json"
+    measured = []
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: measured.append(1) or CEIL)
+    first = load_ceilings("cpu")
+    second = load_ceilings("cpu")
+    assert first == second == CEIL and len(measured) == 1
+    table = json.loads(cache_path().read_text())
+    assert list(table) == [cache_key("Fake GPU", torch.__version__)]
+    assert Ceilings.from_dict(table[cache_key("Fake GPU", torch.__version__)]) == CEIL
+    load_ceilings("cpu", refresh=True)
+    assert len(measured) == 2
+
+
+def test_problem_cost_estimate_reads_hints_and_counts_bytes():
+    problem = load_problem(TINY / "linear_small.py")
+    cost = estimate_cost(problem)
+    # x (32x64) + W (48x64) + b (48) read, y (32x48) written, fp32
+    assert cost.min_bytes == 4 * (32 * 64 + 48 * 64 + 48 + 32 * 48)
+    assert cost.flops == 2 * 32 * 64 * 48 and cost.matrix and cost.dtype == "fp32"
+    assert estimate_cost(problem, "small").flops == 2 * 16 * 32 * 32     # FLOPS() sees the variant's sizes
+    flops, min_bytes, dtype, matrix = problem_cost(problem)              # capture or estimate: same shape
+    assert min_bytes > 0 and dtype == "fp32"
+    relu = estimate_cost(load_problem(TINY / "relu_small.py"))
+    assert relu == (0.0, 2 * 16 * 64 * 4, "fp32", False)
+
+
+def test_floors():
+    memory = (0.0, 4_000_000, "fp32", False)
+    assert roofline_floor_s(memory, CEIL) == pytest.approx(1e-6)
+    gemm = (2 * 4096**3, 3 * 4096**2 * 4, "fp32", True)
+    assert roofline_floor_s(gemm, CEIL) == pytest.approx(2 * 4096**3 / 50e12)
+    assert roofline_floor_s(gemm, CEIL, tf32=True) == pytest.approx(2 * 4096**3 / 400e12)
+    phys, source = physics_floor_s(memory, CEIL)
+    assert phys == pytest.approx(1e-6 / 1.25) and "measured" in source
+    target = SimpleNamespace(memory_bandwidth=4.8e12, display_name="NVIDIA H200",
+                             peak=lambda dtype, matrix=True: {"fp32": 67e12, "tf32": 495e12}.get(dtype, 0.0))
+    phys, source = physics_floor_s(gemm, CEIL, target)
+    assert phys == pytest.approx(2 * 4096**3 / 495e12) and "H200" in source   # fp32 work may use tf32 units
+
+
+def test_time_candidate_end_to_end_with_fakes(fake_cuda, monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: CEIL)
+    monkeypatch.setattr(torch, "compile", lambda model, mode=None: model)
+    problem = load_problem(TINY / "relu_small.py")
+    model = problem.make_model("default", "cpu")
+    report = baselines.time_candidate(problem, model, model, make_inputs=lambda i: problem.make_inputs(
+        "default", "cpu", i), device="cpu", budget_s=0.02)
+    d = report.to_dict()
+    assert [t["name"] for t in d["timings"]] == ["candidate", "eager", "compile"]
+    assert d["device_name"] == "Fake GPU" and d["floor_s"] == pytest.approx(2 * 16 * 64 * 4 / 4e12)
+    assert d["speedup_vs_eager"] > 0 and d["input_sets"] == 4        # a tiny set fits in cache: rotate
+    assert all(t["time_over_floor"] > 0 for t in d["timings"])
+    text = render_timing(d)
+    assert "measured on Fake GPU" in text and "candidate" in text and "floor" in text
+
+
+# ---- GPU tier ----
+
+@pytest.mark.gpu
+def test_gpu_measure_orders_one_copy_below_two():
+    x = torch.randn(1 << 26, device="cuda")
+    y = torch.empty_like(x)
+    t = measure({"one": lambda inp: y.copy_(inp[0]), "two": lambda inp: (y.copy_(inp[0]), y.copy_(inp[0]))},
+                [[x]], budget_s=0.5)
+    assert t["one"].median_s < t["two"].median_s
+    assert t["one"].min_s > 2 * x.numel() * 4 / 10e12          # under 10 TB/s: not faster than physics
+
+
+@pytest.mark.gpu
+def test_gpu_ceilings_are_measured_once_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))
+    monkeypatch.setattr(ceilings, "COPY_BYTES", 1 << 28)
+    monkeypatch.setattr(ceilings, "MATMUL_N", 2048)
+    c = load_ceilings()
+    assert c.copy_bandwidth > 1e11 and c.matmul("bf16") > c.matmul("fp32") > 0
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: pytest.fail("not cached"))
+    assert load_ceilings() == c

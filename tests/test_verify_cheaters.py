@@ -1,0 +1,146 @@
+"""The referee's adversarial suite: every deliberately broken candidate in tests/candidates/ must be rejected,
+by the check that names its bug; every correct one must pass.
+
+Interpreter tier: each verification runs in its own worker process under TRITON_INTERPRET=1 on tiny
+problems (tests/candidates/problems/); the verifications run concurrently (one per core), so the whole suite
+takes about a minute on a 2-core CI machine. GPU tier: the same candidates on the GPU (default shapes and
+variants of the same tiny problems); where a GPU may legitimately expose a bug through another check (a race
+that the hardware happens to order the same way twice is wrong, not non-deterministic), the case lists it.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kerntailor.problem import load_problem
+from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+
+HERE = Path(__file__).parent / "candidates"
+PROBLEMS = HERE / "problems"
+SLEEP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Case:
+    candidate: str
+    problem: str
+    check: str | None                  # None: must pass
+    variant: str | None = None         # where it must fail (None: any)
+    draw: str | None = None            # draw name prefix where it must fail
+    tf32: bool = False
+    timeout_s: float = 120.0
+    on_gpu: tuple[str, ...] = field(default=())   # further checks acceptable on a GPU
+
+    @property
+    def id(self) -> str:
+        return f"{self.candidate}{'+tf32' if self.tf32 else ''}"
+
+
+CHEATERS = [
+    Case("cheat_zeros", "row_mean", "accuracy"),
+    Case("cheat_partial", "relu_small", "unwritten"),
+    Case("cheat_stale", "softmax_rows", "accuracy", draw="uniform"),
+    Case("cheat_hardcoded", "softmax_rows", "unwritten", variant="small"),
+    Case("cheat_even_only", "relu_small", "unwritten", variant="odd"),
+    Case("cheat_race", "row_mean", "determinism", on_gpu=("accuracy",)),
+    Case("cheat_uninit", "row_mean", "determinism", on_gpu=("nan", "accuracy")),
+    Case("cheat_mutates_input", "softmax_rows", "inputs"),
+    Case("cheat_returns_input", "relu_small", "aliasing"),
+    Case("cheat_torch_op", "softmax_rows", "static"),
+    Case("cheat_calls_model", "softmax_rows", "static"),
+    Case("cheat_sleeps", "relu_small", "timeout", timeout_s=SLEEP_TIMEOUT_S),
+    Case("cheat_oob", "relu_small", "crash"),
+    Case("cheat_low_precision", "softmax_rows", "accuracy"),
+    Case("cheat_naive_softmax", "softmax_rows", "nan", draw="outliers", on_gpu=("inf", "accuracy")),
+    Case("cheat_state_dict", "linear_small", "state_dict"),
+    Case("cheat_wrong_dtype", "relu_small", "output"),
+    Case("tf32_linear", "linear_small", "accuracy"),          # tf32 GEMM under the default fp32 policy
+]
+CORRECT = [
+    Case("ok_relu", "relu_small", None),
+    Case("ok_softmax", "softmax_rows", None),
+    Case("ok_layernorm", "layernorm_small", None),
+    Case("ok_row_mean", "row_mean", None),
+    Case("ok_linear_ieee", "linear_small", None),
+    Case("tf32_linear", "linear_small", None, tf32=True),     # the same GEMM passes when tf32 is allowed
+]
+ALL = CHEATERS + CORRECT
+
+
+def _judge(case: Case, device: str) -> Verdict:
+    settings = VerifySettings(tf32=case.tf32, timeout_s=case.timeout_s, device=device)
+    return verify_candidate(load_problem(PROBLEMS / f"{case.problem}.py"), HERE / f"{case.candidate}.py", settings)
+
+
+def _judge_all(device: str) -> dict[str, Verdict]:
+    workers = max(2, os.cpu_count() or 2) if device == "cpu" else 4
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # the sleeper first: its wait overlaps the others
+        order = sorted(ALL, key=lambda c: c.check != "timeout")
+        futures = {c.id: pool.submit(_judge, c, device) for c in order}
+        return {k: f.result() for k, f in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def interpreter_verdicts() -> dict[str, Verdict]:
+    return _judge_all("cpu")
+
+
+@pytest.fixture(scope="module")
+def gpu_verdicts() -> dict[str, Verdict]:
+    return _judge_all("cuda")
+
+
+def _assert_case(case: Case, v: Verdict, gpu: bool) -> None:
+    label = f"{case.id}: {v.check} {v.reason}"
+    if case.check is None:
+        assert v.passed, label
+        assert v.checks[-1] == "accuracy" and "unwritten" in v.checks and "determinism" in v.checks
+        return
+    assert not v.passed, f"{case.id} passed but should fail [{case.check}]: {v.reason}"
+    allowed = (case.check,) + (case.on_gpu if gpu else ())
+    assert v.check in allowed, label
+    assert v.reason and "\n" not in v.reason, label
+    assert v.checks and v.checks[-1] == v.check, label
+    if case.variant and v.check == case.check:
+        assert v.variant == case.variant, label
+    if case.draw and v.check == case.check:
+        assert (v.draw or "").startswith(case.draw), label
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
+def test_interpreter(case: Case, interpreter_verdicts: dict[str, Verdict]) -> None:
+    v = interpreter_verdicts[case.id]
+    assert v.mode == "cpu interpreter"
+    _assert_case(case, v, gpu=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
+def test_gpu(case: Case, gpu_verdicts: dict[str, Verdict]) -> None:
+    v = gpu_verdicts[case.id]
+    assert v.mode.startswith("gpu cuda")
+    _assert_case(case, v, gpu=True)
+
+
+@pytest.mark.interpreter
+def test_suite_is_broad(interpreter_verdicts: dict[str, Verdict]) -> None:
+    """At least 12 cheaters over several problems, caught by at least 10 different checks."""
+    failed = [interpreter_verdicts[c.id] for c in CHEATERS]
+    assert len(failed) >= 12
+    assert len({c.problem for c in CHEATERS}) >= 4
+    assert len({v.check for v in failed}) >= 10
+
+
+@pytest.mark.interpreter
+def test_interpreter_skips_nothing_on_tiny_problems(interpreter_verdicts: dict[str, Verdict]) -> None:
+    v = interpreter_verdicts["ok_softmax"]
+    assert {c.variant for c in v.cases} == {"default", "small", "odd"}
+    assert {c.draw for c in v.cases} == {"normal", "uniform", "outliers"}
+    assert v.variants_skipped == ()

@@ -1,0 +1,67 @@
+"""`kerntailor verify`: exit 0 on pass, 1 on a failed check (one-line reason), 2 on a file that cannot load.
+Interpreter tier (each run starts a worker under TRITON_INTERPRET=1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kerntailor.cli import app
+
+HERE = Path(__file__).parent / "candidates"
+RELU = str(HERE / "problems" / "relu_small.py")
+runner = CliRunner()
+
+
+def verify(*args: str):
+    return runner.invoke(app, ["verify", *args, "--device", "cpu", "--timeout", "60"])
+
+
+@pytest.mark.interpreter
+def test_pass_exits_0_and_json_is_the_verdict():
+    r = verify(RELU, str(HERE / "ok_relu.py"), "--json", "--variant", "odd")
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.output)
+    assert v["passed"] is True and v["check"] is None and v["mode"] == "cpu interpreter"
+    assert [c["variant"] for c in v["cases"]] == ["odd"] * 3
+    assert "accuracy" in v["checks"] and "unwritten" in v["checks"]
+
+
+@pytest.mark.interpreter
+def test_failed_check_exits_1_with_the_reason_first(tmp_path):
+    cand = tmp_path / "raises.py"
+    cand.write_text("import torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+                    "    def forward(self, x):\n        raise ValueError('no kernel yet')\n")
+    r = verify(RELU, str(cand), "--variant", "small")
+    assert r.exit_code == 1, r.output
+    first = r.output.splitlines()[0]
+    assert first.startswith("FAIL [exception]") and "ValueError: no kernel yet" in first
+
+
+@pytest.mark.interpreter
+def test_candidate_that_cannot_import_exits_2(tmp_path):
+    cand = tmp_path / "broken_import.py"
+    cand.write_text("import torch.nn as nn\nimport not_a_module_anywhere\n\nclass ModelNew(nn.Module):\n    pass\n")
+    r = verify(RELU, str(cand), "--allow-library")
+    assert r.exit_code == 2
+    assert "not_a_module_anywhere" in r.output and "Traceback" not in r.output
+
+
+def test_bad_files_exit_2_without_a_worker(tmp_path):
+    bad = tmp_path / "syntax.py"
+    bad.write_text("class ModelNew(:\n")
+    r = verify(RELU, str(bad))
+    assert r.exit_code == 2 and "syntax error" in r.output
+    r = verify(str(tmp_path / "no_problem.py"), str(HERE / "ok_relu.py"))
+    assert r.exit_code == 2 and "cannot read" in r.output
+    r = verify(RELU, str(HERE / "ok_relu.py"), "--draws", "2")
+    assert r.exit_code == 2 and "at least 3" in r.output
+
+
+def test_static_failure_exits_1_fast():
+    r = verify(str(HERE / "problems" / "softmax_rows.py"), str(HERE / "cheat_torch_op.py"))
+    assert r.exit_code == 1
+    assert r.output.startswith("FAIL [static]") and "torch.softmax" in r.output.splitlines()[0]

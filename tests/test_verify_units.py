@@ -1,0 +1,268 @@
+"""The referee's parts, without running a candidate: tolerance table and comparison, draws, poison, checks.
+Unit tier: CPU, no interpreter."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+
+from kerntailor.problem import load_problem
+from kerntailor.verify import checks as C
+from kerntailor.verify.draws import DISTRIBUTIONS, draw_inputs, draw_names
+from kerntailor.verify.poison import GARBAGE_BYTE, NAN_BYTE, poison_value, poisoned_allocations
+from kerntailor.verify.tolerance import (TOLERANCES, compare, flatten_outputs, policy_dtype, relax,
+                                         tolerance_for)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "candidates" / "problems"
+
+
+def _tf32(t: torch.Tensor) -> torch.Tensor:
+    """fp32 -> tf32 by truncation (what the tensor cores do with fp32 operands)."""
+    return (t.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+# ---- the table ----
+
+def test_table_rows_are_ordered_by_precision():
+    t = TOLERANCES
+    assert t["fp64"].norm < t["fp32"].norm < t["tf32"].norm <= t["bf16"].norm
+    assert t["fp32"].norm < t["fp16"].norm < t["bf16"].norm
+    assert tolerance_for(torch.float32) is t["fp32"]
+    assert tolerance_for(torch.float32, tf32=True) is t["tf32"]
+    assert tolerance_for(torch.bfloat16, tf32=True) is t["bf16"]   # tf32 loosens fp32 only
+    assert tolerance_for(None).policy == "exact"
+    assert policy_dtype([torch.float32, torch.bfloat16, torch.int64]) is torch.bfloat16
+    assert policy_dtype([torch.int64]) is None
+
+
+def test_exact_answer_passes_and_zeros_fail_on_a_near_zero_answer():
+    ref = torch.randn(64, 512, dtype=torch.float64).mean(dim=1)        # ~0.04: zeros are "close"
+    assert compare(ref.float(), ref, TOLERANCES["fp32"]).problem is None
+    zeros = compare(torch.zeros(64), ref, TOLERANCES["fp32"])
+    assert zeros.problem == "accuracy" and zeros.rel_norm == pytest.approx(1.0)
+
+
+def test_nan_never_passes_and_inf_only_where_the_reference_has_it():
+    ref = torch.randn(100, dtype=torch.float64)
+    out = ref.float().clone()
+    out[7] = float("nan")
+    c = compare(out, ref, TOLERANCES["fp32"])
+    assert c.problem == "nan" and c.where == (7,)
+    out = ref.float().clone()
+    out[3] = float("inf")
+    assert compare(out, ref, TOLERANCES["fp32"]).problem == "inf"
+    ref_inf = ref.clone()
+    ref_inf[3] = float("inf")
+    assert compare(out, ref_inf, TOLERANCES["fp32"]).problem is None
+    assert compare(ref.float(), ref_inf, TOLERANCES["fp32"]).problem == "inf"      # missing Inf
+    big = ref.clone()
+    big[5] = 1e300                                  # finite in fp64, Inf once rounded to fp32
+    out = big.float()
+    assert torch.isinf(out[5]) and compare(out, big, TOLERANCES["fp32"]).problem is None
+
+
+def test_tf32_gemm_fails_fp32_and_passes_tf32_and_bf16_rounding_fails_fp32():
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 96), torch.randn(96, 48)
+    ref = a.double() @ b.double()
+    tf32 = (_tf32(a).double() @ _tf32(b).double()).float()
+    assert compare(tf32, ref, TOLERANCES["fp32"]).problem == "accuracy"
+    assert compare(tf32, ref, TOLERANCES["tf32"]).problem is None
+    assert compare(ref.float(), ref, TOLERANCES["fp32"]).problem is None
+    low = (a.bfloat16().double() @ b.bfloat16().double()).float()
+    assert compare(low, ref, TOLERANCES["fp32"]).problem == "accuracy"
+    assert compare(ref.bfloat16(), ref, TOLERANCES["bf16"]).problem is None
+    assert compare(ref.half(), ref, TOLERANCES["fp16"]).problem is None
+
+
+def test_integer_outputs_must_match_exactly():
+    ref = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    assert compare(torch.tensor([1, 2, 3]), ref, TOLERANCES["exact"]).problem is None
+    assert compare(torch.tensor([1, 2, 4]), ref, TOLERANCES["exact"]).problem == "accuracy"
+
+
+def test_relax_widens_only_to_a_multiple_of_a_clean_eager_error():
+    tol = TOLERANCES["bf16"]
+    ref = torch.randn(1000, dtype=torch.float64)
+    clean = compare(ref.bfloat16(), ref, tol)
+    assert relax(tol, clean) is tol                           # well-conditioned: the table rules
+    noisy = compare((ref * (1 + 0.05 * torch.randn(1000, dtype=torch.float64))).float(), ref, tol)
+    wide = relax(tol, noisy)
+    assert wide.norm == pytest.approx(4 * noisy.rel_norm) and wide.rtol > tol.rtol
+    bad = ref.float().clone()
+    bad[0] = float("nan")
+    assert relax(tol, compare(bad, ref, tol)) is tol          # a NaN never widens anything
+
+
+@pytest.mark.parametrize("path, dtype", [
+    (TINY / "softmax_rows.py", None), (TINY / "layernorm_small.py", "bf16"), (TINY / "linear_small.py", "fp16"),
+    (ROOT / "problems/level1/softmax_long_rows.py", "bf16"), (ROOT / "problems/level1/rmsnorm.py", None),
+    (ROOT / "problems/level1/matmul_square.py", "bf16"), (ROOT / "problems/level1/cross_entropy.py", "fp16"),
+])
+def test_pytorch_itself_passes_the_table_on_regular_draws(path, dtype):
+    """The table is not tighter than PyTorch: the reference in its own dtype vs float64 passes its row."""
+    if not path.exists():
+        pytest.skip(f"{path.name} not in this checkout")
+    problem = load_problem(path, dtype=dtype)
+    variant = "small"
+    model = problem.make_model(variant, "cpu", 1)
+    for dist in ("normal", "uniform"):
+        inputs = draw_inputs(problem, variant, dist, 3, "cpu")
+        with torch.no_grad():
+            out = flatten_outputs(model(*inputs))
+            ref = flatten_outputs(copy.deepcopy(model).double()(
+                *[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]))
+        floats = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+        for o, r in zip(out, ref):
+            tol = tolerance_for(policy_dtype(floats + [o.dtype]))
+            c = compare(o, r, tol)
+            assert c.problem is None, (path.name, dist, c.detail)
+            assert c.rel_norm < tol.norm / 2, (path.name, dist, c.rel_norm)
+
+
+# ---- draws ----
+
+def test_draws_cycle_distributions_and_keep_shape_dtype_stride():
+    assert draw_names(3) == DISTRIBUTIONS
+    assert draw_names(5) == ("normal", "uniform", "outliers", "normal#2", "uniform#2")
+    problem = load_problem(TINY / "softmax_rows.py")
+    base = problem.make_inputs("odd", "cpu", 0)[0]
+    seen = []
+    for dist in DISTRIBUTIONS:
+        x = draw_inputs(problem, "odd", dist, 11, "cpu")[0]
+        assert x.shape == base.shape and x.dtype == base.dtype and x.stride() == base.stride()
+        assert bool((x != 0).any()) and not torch.equal(x, base)
+        seen.append(x)
+    assert float(seen[1].abs().max()) <= 1.0                      # uniform in (-1, 1)
+    assert float(seen[2].abs().max()) >= 10.0                     # outliers
+    assert torch.equal(draw_inputs(problem, "odd", "normal", 11, "cpu")[0], seen[0])   # seeded
+
+
+def test_draws_keep_the_domain_and_the_structure(tmp_path):
+    src = tmp_path / "domains.py"
+    src.write_text('''
+import torch
+import torch.nn as nn
+n = 64
+VARIANTS = {"small": {"n": 32}, "odd": {"n": 33}}
+class Model(nn.Module):
+    def forward(self, p, q, labels, mask, k):
+        return torch.log(p).sum() + q.sqrt().sum() + labels.sum() + mask.sum() * k
+def get_inputs():
+    return [torch.rand(n), torch.rand(n) * 5, torch.randint(0, 3, (n,)), (torch.rand(n) > 0.5).float(), 3]
+def get_init_inputs():
+    return []
+''')
+    problem = load_problem(src)
+    base = problem.make_inputs("default", "cpu", 4)
+    for dist in DISTRIBUTIONS:
+        p, q, labels, mask, k = draw_inputs(problem, "default", dist, 4, "cpu")
+        assert 0 <= float(p.min()) and float(p.max()) <= 1            # unit interval stays there
+        assert float(q.min()) >= 0                                     # non-negative stays non-negative
+        assert torch.equal(labels, base[2]) and torch.equal(mask, base[3]) and k == 3   # structure kept
+
+
+# ---- poison and the tensor checks ----
+
+def test_poisoned_allocations_fill_and_restore():
+    empty = torch.empty
+    with poisoned_allocations(NAN_BYTE):
+        assert torch.isnan(torch.empty(4)).all()
+        assert torch.isnan(torch.empty_like(torch.ones(2, 3, dtype=torch.bfloat16))).all()
+        assert (torch.empty(3, dtype=torch.int32) == -1).all()
+        assert torch.isnan(torch.ones(1).new_empty(5)).all()
+        assert torch.isnan(torch.empty_strided((2, 2), (1, 2))).all()
+    with poisoned_allocations(GARBAGE_BYTE):
+        assert torch.isfinite(torch.empty(4, dtype=torch.float16)).all()
+    assert torch.empty is empty
+    assert poison_value(torch.float32, GARBAGE_BYTE).item() == pytest.approx(48.5647, rel=1e-4)
+
+
+def test_unwritten_needs_the_poison_in_both_runs():
+    with poisoned_allocations(NAN_BYTE):
+        r1 = torch.empty(10)
+    with poisoned_allocations(GARBAGE_BYTE):
+        r2 = torch.empty(10)
+    r1[:7], r2[:7] = 1.0, 1.0
+    assert C.unwritten(r1, r2) == (3, (7,))
+    r1[7:] = float("nan")                       # a computed NaN is not the poison pattern... unless bitwise equal
+    r2[7:] = 2.0
+    assert C.unwritten(r1, r2) is None
+    assert C.unwritten(torch.ones(3), torch.ones(3)) is None
+
+
+def test_disagreement_aliasing_mutation_and_structure():
+    ref = torch.randn(50, dtype=torch.float64)
+    a = ref.float()
+    tol = TOLERANCES["fp32"]
+    assert C.disagreement(a, a.clone(), ref, tol) is None
+    b = a.clone()
+    b[4] += 1.0
+    assert "differ in 1 elements" in C.disagreement(a, b, ref, tol)
+    c = a.clone()
+    c[1] = float("nan")
+    assert C.disagreement(a, c, ref, tol) is not None
+    x = torch.randn(4)
+    assert C.aliased([x.view(2, 2)], [x]) == (0, 0)
+    assert C.aliased([x.clone()], [x]) is None
+    y = x.clone()
+    y[0] += 1
+    assert C.changed_inputs([y], [x]) == 0 and C.changed_inputs([x.clone()], [x]) is None
+    specs = C.output_specs([torch.ones(2, 3)])
+    assert C.check_structure([torch.ones(2, 3)], specs) is None
+    assert "shape" in C.check_structure([torch.ones(3, 2)], specs)
+    assert "dtype" in C.check_structure([torch.ones(2, 3, dtype=torch.float64)], specs)
+    assert "2 output(s)" in C.check_structure([torch.ones(2, 3)] * 2, specs)
+
+
+# ---- events -> verdict (the parent side), including the speed check ----
+
+def _timing(candidate_s: float, physics_s: float) -> dict:
+    row = dict(name="candidate", median_s=candidate_s, q1_s=candidate_s, q3_s=candidate_s, min_s=candidate_s,
+               max_s=candidate_s, iqr_s=0.0, runs=10, time_over_floor=1.0, pct_of_roofline=100.0)
+    return dict(device_name="Fake GPU", torch_version="x", triton_version="y", date="2026-11-29",
+                timings=[row, {**row, "name": "eager"}], floor_s=physics_s * 1.1, physics_floor_s=physics_s,
+                physics_source="datasheet", flops=0.0, min_bytes=1, dtype="fp32", matrix=False,
+                ceilings={"copy_bandwidth": 4e12, "matmul_flops": {"fp32": 5e13}}, input_sets=1,
+                compile_mode="default", notes=[])
+
+
+def _assemble(events, ended="ok", tail=""):
+    from kerntailor.verify.referee import assemble
+    from kerntailor.verify.verdict import VerifySettings
+
+    base = dict(problem="p", candidate="c.py", mode="gpu cuda:0", tolerance="fp32")
+    return assemble(events, ended, tail, base, ["default"], [], VerifySettings(time=True, timeout_s=7),
+                    False, 1.0)
+
+
+CASE = dict(event="case", variant="default", draw="normal", rel_norm=1e-7, max_abs=1e-7, max_rel=1e-7,
+            policy="fp32")
+DONE = dict(event="done", checks=["static", "accuracy"])
+
+
+def test_assemble_pass_speed_and_physics():
+    from kerntailor.verify import render_verdict
+
+    ok = _assemble([CASE, DONE, dict(event="timing", report=_timing(2e-6, 1e-6))])
+    assert ok.passed and ok.checks[-1] == "speed" and ok.timing["device_name"] == "Fake GPU"
+    assert "measured on Fake GPU" in render_verdict(ok)
+    fast = _assemble([CASE, DONE, dict(event="timing", report=_timing(0.5e-6, 1e-6))])
+    assert not fast.passed and fast.check == "speed" and fast.reason.startswith("suspect: faster than physics")
+
+
+def test_assemble_timeout_crash_and_bad_candidate():
+    from kerntailor.errors import CandidateError
+
+    progress = dict(event="progress", variant="small", draw="uniform", step="run 2")
+    hung = _assemble([progress], ended="timeout")
+    assert hung.check == "timeout" and "7 s" in hung.reason and "run 2" in hung.reason
+    assert (hung.variant, hung.draw) == ("small", "uniform")
+    died = _assemble([progress], ended="signal 11", tail="Segmentation fault")
+    assert died.check == "crash" and "SIGSEGV" in died.reason and "\n" not in died.reason
+    with pytest.raises(CandidateError, match="no module"):
+        _assemble([dict(event="bad_candidate", reason="importing the candidate raised no module")])

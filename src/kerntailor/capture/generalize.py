@@ -71,16 +71,17 @@ class SizeExpr:
         den = [names[d] if e == -1 else f"{names[d]} ** {-e}" for d, e in self.factors if e < 0 and e.denominator == 1]
         roots = [f"{names[d]} ** {float(e)}" for d, e in self.factors if e.denominator != 1]
         coeff = self.coeff
-        integral = not roots and isinstance(coeff, Fraction)
-        text = " * ".join(num) or "1"
-        if integral and coeff.denominator == 1 and not den:
-            text = text if coeff == 1 else f"{coeff.numerator} * {text}"
+        if not roots and isinstance(coeff, Fraction):  # an integer: exact floor division
+            top = ([] if coeff.numerator == 1 else [str(coeff.numerator)]) + num
+            bottom = ([] if coeff.denominator == 1 else [str(coeff.denominator)]) + den
+            text = " * ".join(top) or "1"
+            if bottom:
+                text = f"({text}) // ({' * '.join(bottom)})" if len(top) > 1 or len(bottom) > 1 else f"{text} // {bottom[0]}"
         else:
             parts = ([] if coeff == 1 else [_literal(coeff)]) + num + roots
             text = " * ".join(parts) or "1"
             if den:
-                op = " // " if integral and not roots else " / "
-                text = f"({text}){op}({' * '.join(den)})"
+                text = f"({text}) / ({' * '.join(den)})"
         if self.offset:
             text = f"{text} {'+' if self.offset > 0 else '-'} {_literal(abs(self.offset))}"
         return text
@@ -127,9 +128,9 @@ def _expr_slots(prefix: Path, expr) -> Iterator[tuple[Path, Any]]:
         if isinstance(e, Const):
             yield prefix + ("const", i), e.value
         elif isinstance(e, Index):
-            yield prefix + ("index", i, "axis"), e.axis
-            yield prefix + ("index", i, "start"), e.start
-            yield prefix + ("index", i, "step"), e.step
+            yield prefix + ("axis", i), e.axis
+            yield prefix + ("start", i), e.start
+            yield prefix + ("step", i), e.step
         elif isinstance(e, Load):
             yield prefix + ("load", i), e.operand
             if e.gather is not None:

@@ -211,21 +211,28 @@ class _FusedWriter:
             return "xmask"
         return "xmask & rmask" if level == "full" else "xmask"
 
+    def slot(self, node: Node):
+        def render(kind: str, i: int, value, dtype: str) -> str:
+            e = self.sizes.slot(("node", node.name, kind, i), value)
+            return literal(value, dtype) if e.is_constant else self.sizes.text(e)
+        return render
+
+    def renderer(self, node: Node, level: str) -> ExprRenderer:
+        return ExprRenderer(self.leaf(node, level), self.coord, self.slot(node))
+
     def leaf(self, node: Node, level: str):
-        def render(load: Load) -> str:
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
             if view.base in self.members:
                 self._check_aligned(node, load.operand)
                 return f"v_{view.base}"
             dtype = self.graph.buffer_type(view.base).dtype
             offset = self.offset_text(node, load.operand, level)
-            if load.gather is not None:
-                gather_stride, index_expr = load.gather
-                idx = ExprRenderer(self.leaf(node, level), self.coord).render(index_expr)
-                offset = f"{offset} + ({idx}).to(tl.int64) * {literal(gather_stride, 'i64')}"
+            if gather is not None:
+                stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
+                offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
             mask = self.mask(level)
-            if load.valid is not None:
-                valid = ExprRenderer(self.leaf(node, level), self.coord).render(load.valid)
+            if valid is not None:
                 mask = f"{mask} & {valid}"
             text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other=0)"
             cdt = compute_dtype(dtype)
@@ -272,7 +279,7 @@ class _FusedWriter:
                     raise CodegenUnsupported(f"{node.name} needs {producer.name} before it is reduced")
                 self.compute(producer, done)
         level = self.level[node.name]
-        renderer = ExprRenderer(self.leaf(node, level), self.coord)
+        renderer = self.renderer(node, level)
         text = renderer.render(node.expr)
         self.helpers.update(renderer.helpers)
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
@@ -301,7 +308,7 @@ class _FusedWriter:
             done: set[str] = set()
             for node in self.nodes:
                 self.compute(node, done)
-            self._store_outputs("full")
+            self._store_outputs("full", done)
         return self._finish(xblock, rblock, rows)
 
     def _reduced_size(self) -> SizeExpr:
@@ -340,7 +347,7 @@ class _FusedWriter:
                     self._finish_accumulator(r)
                     done.add(r.name)
             self._compute_ready_reduced(done)
-        self._store_outputs("reduced")
+        self._store_outputs("reduced", done)
         full_outputs = [n for n in self._outputs() if self.level[n.name] == "full"]
         if full_outputs:
             if self.persistent:
@@ -495,9 +502,10 @@ class _FusedWriter:
             args.append(arg)
             signature.append((arg, PTR_TYPES[self.graph.buffer_type(buffer).dtype]))
             pointer_args.append((arg, buffer))
-        for name, _ in self.sizes.args:
+        for name, e in self.sizes.args:
             args.append(name)
-            signature.append((name, "i64" if self.big else "i32"))
+            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
+            signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
         constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
         for name, _ in constexprs:
             args.append(f"{name}: tl.constexpr")

@@ -75,23 +75,38 @@ def literal(value, dtype: str) -> str:
 
 
 class ExprRenderer:
-    """Turns one node's expression into text; `leaf` renders a Load (a register value or a tl.load)."""
+    """Turns one node's expression into text.
 
-    def __init__(self, leaf: Callable[[Load], str], index: Callable[[int], str]):
+    `leaf(load, gather_text, valid_text, i)` renders a Load (a register value or a tl.load); `slot(kind, i,
+    value)` renders a number found at pre-order position i (a Const, an Index start or step) — a literal,
+    or a runtime size argument where the number changes with the input sizes. The numbering is the one
+    capture.generalize uses for its slots.
+    """
+
+    def __init__(self, leaf: Callable[[Load, str | None, str | None, int], str], index: Callable[[int], str],
+                 slot: Callable[[str, int, object, str], str] | None = None):
         self.leaf = leaf
         self.index = index
+        self.slot = slot or (lambda kind, i, value, dtype: literal(value, dtype))
         self.helpers: set[str] = set()
+        self.counter = 0
 
     def render(self, e: Expr) -> str:
+        i = self.counter
+        self.counter += 1
         if isinstance(e, Load):
-            return self.leaf(e)
+            gather = self.render(e.gather[1]) if e.gather is not None else None
+            valid = self.render(e.valid) if e.valid is not None else None
+            return self.leaf(e, gather, valid, i)
         if isinstance(e, Const):
-            return literal(e.value, e.dtype)
+            return self.slot("const", i, e.value, e.dtype)
         if isinstance(e, Index):
             base = self.index(e.axis)
-            if e.step != 1:
-                base = f"{base} * {e.step}"
-            return f"({base} + {e.start})" if e.start else base
+            step = self.slot("step", i, e.step, "i64")
+            start = self.slot("start", i, e.start, "i64")
+            if step != "1":
+                base = f"{base} * {step}"
+            return f"({base} + {start})" if start != "0" else base
         return self._op(e)
 
     def _op(self, e: Op) -> str:

@@ -141,16 +141,20 @@ class _FusedWriter:
                 self.out(f"q{k} = {rest} // {size}")
                 rest = f"q{k}"
 
-    def offset_text(self, node: Node, j: int, at_level: str) -> str:
-        """Element offset of operand j of `node` at the current tile position."""
+    def offset_text(self, node: Node, j: int, at_level: str, gathered: dict[int, str] | None = None) -> str:
+        """Element offset of operand j of `node` at the current tile position (or, with `gathered`, at
+        the position whose coordinate along an axis is the given expression)."""
         v, shape, strides, offset = self.view_exprs(node, j)
         terms = []
+        coord = (lambda k: f"({gathered[k]})" if k in gathered else f"i{k}") if gathered else (lambda k: f"i{k}")
         if at_level == "full" or not self.reduce:
             space_axes = list(range(len(self.space)))
             if len(v.shape) != len(self.space):
                 raise CodegenUnsupported(f"{node.name} operand {j} has rank {len(v.shape)}, space {len(self.space)}")
             # fast paths: the reduced part (or the whole tile) is contiguous
-            if not self.reduce and self._contiguous(strides, range(len(self.space))):
+            if gathered:
+                pass
+            elif not self.reduce and self._contiguous(strides, range(len(self.space))):
                 terms.append("xindex")
                 space_axes = []
             elif self.reduce and self.axes == tuple(range(len(self.space) - len(self.axes), len(self.space))) \
@@ -162,7 +166,7 @@ class _FusedWriter:
                     continue
                 if v.shape[k] == 1 and shape[k].is_constant:
                     continue
-                terms.append(f"i{k} * {self.sizes.text(strides[k])}")
+                terms.append(f"{coord(k)} * {self.sizes.text(strides[k])}")
         else:  # a reduced-level value: one per row, indexed by the outer coordinates
             if len(v.shape) == len(self.space):      # keepdim: the view's axes are the space's
                 pairs = [(k, k) for k in self.outer]
@@ -176,9 +180,20 @@ class _FusedWriter:
                 if v.shape[pos] == 1 and shape[pos].is_constant:
                     continue
                 terms.append(f"i{k} * {self.sizes.text(strides[pos])}")
+        varying = any(t.startswith(("i", "xindex", "rindex", "(")) for t in terms)
         if not offset.is_constant or offset.coeff != 0:
             terms.append(self.sizes.text(offset))
-        return " + ".join(terms) or "0"
+        text = " + ".join(terms) or "0"
+        if not varying or (self.reduce and at_level == "full" and not gathered and
+                           not any(t.startswith(tuple(f"i{k} " for k in self.outer)) for t in terms)):
+            # a pointer block must have the mask's shape: broadcast an offset that lacks some axes
+            text = f"{text} + tl.zeros({self._tile(at_level, gathered)}, tl.int32)"
+        return text
+
+    def _tile(self, level: str, gathered) -> str:
+        if not self.reduce:
+            return "[XBLOCK]"
+        return "[XBLOCK, RBLOCK]" if level == "full" and not gathered else "[XBLOCK, 1]"
 
     def _contiguous(self, strides: list[SizeExpr], axes) -> bool:
         axes = list(axes)
@@ -224,6 +239,9 @@ class _FusedWriter:
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
             if view.base in self.members:
+                producer = self.graph.node(view.base)
+                if gather is not None and self.level[producer.name] == "full" and level == "reduced":
+                    return f"({self.gathered(producer, load.gather[0], gather)})"
                 self._check_aligned(node, load.operand)
                 return f"v_{view.base}"
             dtype = self.graph.buffer_type(view.base).dtype
@@ -240,6 +258,37 @@ class _FusedWriter:
                 text = f"{text}.to({TL_DTYPES[cdt]})"
             return self.cached_load(text)
         return render
+
+    def gathered(self, node: Node, stride: int, index: str) -> str:
+        """The value of full-row member `node` at one position per row, chosen by `index` (its buffer's
+        element stride `stride` picks the axis): cross-entropy's logp[target], recomputed, not stored."""
+        if isinstance(node, Reduction) or len(self.axes) != 1:
+            raise CodegenUnsupported(f"gather from {node.name}")
+        axis = self.axes[0]
+        if _contig(self.space_concrete)[axis] != stride:
+            raise CodegenUnsupported(f"gather from {node.name} along a kept axis")
+
+        def leaf(load: Load, gather: str | None, valid: str | None, i: int) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members:
+                producer = self.graph.node(view.base)
+                if self.level[producer.name] == "reduced":
+                    return f"v_{producer.name}"
+                self._check_aligned(node, load.operand)
+                return f"({self.gathered(producer, stride, index)})"
+            if gather is not None or valid is not None:
+                raise CodegenUnsupported(f"nested indirect load in {node.name}")
+            dtype = self.graph.buffer_type(view.base).dtype
+            offset = self.offset_text(node, load.operand, "full", gathered={axis: index})
+            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask=xmask, other=0)"
+            if compute_dtype(dtype) != dtype:
+                text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
+            return self.cached_load(text)
+
+        renderer = ExprRenderer(leaf, lambda a: f"({index})" if a == axis else f"i{a}", self.slot(node))
+        text = renderer.render(node.expr)
+        self.helpers.update(renderer.helpers)
+        return text
 
     def cached_load(self, text: str) -> str:
         """Each distinct load once per section (the whole kernel, or one loop body)."""
@@ -275,6 +324,8 @@ class _FusedWriter:
         for op in node.operands:
             if op.base in self.members and op.base not in done:
                 producer = self.graph.node(op.base)
+                if self.level[node.name] == "reduced" and self.level[producer.name] == "full":
+                    continue  # read one element per row through a gather, recomputed there
                 if isinstance(producer, Reduction):
                     raise CodegenUnsupported(f"{node.name} needs {producer.name} before it is reduced")
                 self.compute(producer, done)

@@ -11,8 +11,8 @@ from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec
 
-__all__ = ["CodegenUnsupported", "EmittedModule", "GeneratedKernel", "default_knobs", "generate_group",
-           "generate_module", "host_names"]
+__all__ = ["CodegenUnsupported", "EmittedModule", "GeneratedKernel", "default_knobs", "generate_kernel",
+           "generate_module", "host_names", "kernel_name"]
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:
@@ -32,11 +32,16 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     return {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8}
 
 
-def generate_group(gen: Generalized, group: FusionGroup, knobs: dict) -> tuple[GeneratedKernel, SizeArgs]:
-    names = host_names(gen)
-    kernel = generate_fused(gen, group, knobs, names, f"{group.name}_{group.family}_kernel")
-    sizes = SizeArgs(gen, names)
-    return kernel, sizes
+def generate_kernel(gen: Generalized, group: FusionGroup, knobs: dict, names: dict[Dim, str],
+                    kernel_name: str) -> GeneratedKernel:
+    """Triton source for one fusion group, by its family (CodegenUnsupported for families not covered)."""
+    if group.family in ("pointwise", "reduction"):
+        return generate_fused(gen, group, knobs, names, kernel_name)
+    raise CodegenUnsupported(f"{group.name}: no code generator for the {group.family} family yet")
+
+
+def kernel_name(group: FusionGroup) -> str:
+    return f"{group.name}_{group.family}_kernel"
 
 
 def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, knobs: dict[str, dict],
@@ -46,7 +51,7 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, knobs: d
     kernels, sizes = [], []
     buffers = {}
     for group in plan.groups:
-        kernel = generate_fused(gen, group, knobs[group.name], names, f"{group.name}_{group.family}_kernel")
+        kernel = generate_kernel(gen, group, knobs[group.name], names, kernel_name(group))
         kernels.append(kernel)
         sizes.append(SizeArgs(gen, names))
         for out in group.outputs:

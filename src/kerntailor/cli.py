@@ -85,6 +85,44 @@ def verify(
     raise typer.Exit(0 if verdict.passed else 1)
 
 
+@app.command()
+def generate(
+    problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
+    target: str = typer.Option("mi300x", "--target", "-t", help="target GPU (see `kerntailor targets`)"),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    budget: float = typer.Option(120.0, "--budget", help="search seconds, split over the kernels"),
+    candidates: int = typer.Option(48, "--candidates", help="most schedules tried per kernel"),
+    out: Path = typer.Option(Path("out"), "--out", help="directory for kernel.py and report.{json,md}"),
+    strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
+    no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
+) -> None:
+    """Generate a verified Triton kernel for PROBLEM on TARGET: kernel.py and a report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kerntailor.generate import GenerateSettings, generate as run_generate
+
+    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
+                                out_dir=out, strategy=strategy, use_store=not no_store)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.fields[best]}"), TimeElapsedColumn(), transient=True,
+                      console=None) as bar:
+            task = bar.add_task("loading", total=None, best="")
+
+            def progress(stage: str, done: int, total: int, best: float | None) -> None:
+                label = "" if best is None else f"best {best * 1e6:.1f} us"
+                bar.update(task, description=stage, completed=done, total=total or None, best=label)
+
+            result = run_generate(problem, settings, progress)
+    except KerntailorError as e:
+        _fail(e)
+    from kerntailor.generate.report import render_markdown
+
+    typer.echo(render_markdown(result.report) if result.report else "")
+    typer.echo(f"{result.status}: {result.message}")
+    typer.echo(f"wrote {result.kernel_path} and {result.report_path}")
+
+
 def main() -> None:
     try:
         app()

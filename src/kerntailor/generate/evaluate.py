@@ -1,0 +1,110 @@
+"""Evaluate candidate schedules of one fusion group: predicted (cross-compile + cost model) or measured.
+
+Both return search Trials (seconds, lower is better) and keep what they learned (ISA facts, errors) for
+the report and the store. Measured mode times whole candidate modules in a GPU worker process, so a
+kernel that crashes or hangs costs its batch a timeout, never the search.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerntailor.build import BuildResult, KernelSource, build_many
+from kerntailor.costmodel import AnalyticalModel, Candidate, Work
+from kerntailor.search.config import Config
+from kerntailor.search.strategy import Trial
+from kerntailor.targets import Target
+
+
+@dataclass
+class Evaluation:
+    """What one candidate taught us."""
+
+    config: Config
+    source: str
+    kernel: KernelSource | None = None
+    build: BuildResult | None = None
+    seconds: float | None = None
+    label: str = "predicted"
+    error: str = ""
+
+
+@dataclass
+class Evaluator:
+    """Turns configs of one group into Trials; `materialize(config)` gives (module source, KernelSource)."""
+
+    target: Target
+    work: Work
+    materialize: object
+    measured: bool = False
+    problem_path: str = ""
+    dtype: str | None = None
+    timeout_s: float = 300.0
+    seen: dict[Config, Evaluation] = field(default_factory=dict)
+
+    def __call__(self, configs: list[Config]) -> list[Trial]:
+        evals = []
+        for config in configs:
+            try:
+                source, kernel = self.materialize(config)
+                evals.append(Evaluation(config, source, kernel))
+            except Exception as e:  # a config the generator cannot realise
+                evals.append(Evaluation(config, "", error=f"codegen: {e}"))
+        ready = [e for e in evals if e.kernel is not None]
+        for e, result in zip(ready, build_many([e.kernel for e in ready], [self.target], timeout_s=120)):
+            e.build = result
+            if not result.ok:
+                e.error = f"build: {result.error}"
+            elif result.rejected_reason:
+                e.error = f"limits: {result.rejected_reason}"
+        usable = [e for e in evals if not e.error]
+        if self.measured:
+            self._measure(usable)
+        else:
+            model = AnalyticalModel(self.target)
+            for e in usable:
+                e.seconds = model.predict([Candidate(e.config, self.work, facts=e.build.facts)])[0]
+                e.label = "predicted"
+        trials = []
+        for e in evals:
+            self.seen[e.config] = e
+            ok = e.seconds is not None and not e.error
+            trials.append(Trial(e.config, ok, e.seconds if ok else None, e.error))
+        return trials
+
+    def _measure(self, evals: list[Evaluation]) -> None:
+        if not evals:
+            return
+        with tempfile.TemporaryDirectory(prefix="kt-bench-") as tmp:
+            paths = []
+            for i, e in enumerate(evals):
+                p = Path(tmp) / f"cand{i}.py"
+                p.write_text(e.source)
+                paths.append(str(p))
+            job = Path(tmp) / "job.json"
+            out = Path(tmp) / "out.jsonl"
+            job.write_text(json.dumps({"problem": self.problem_path, "dtype": self.dtype, "candidates": paths}))
+            try:
+                subprocess.run([sys.executable, "-m", "kerntailor.generate.gpu_bench", str(job), str(out)],
+                               timeout=self.timeout_s, capture_output=True)
+                crashed = ""
+            except subprocess.TimeoutExpired:
+                crashed = f"timeout after {self.timeout_s:.0f}s"
+            records = {}
+            if out.exists():
+                for line in out.read_text().splitlines():
+                    r = json.loads(line)
+                    records[r["path"]] = r
+            for path, e in zip(paths, evals):
+                r = records.get(path)
+                if r is None:
+                    e.error = f"gpu worker died before timing it{': ' + crashed if crashed else ''}"
+                elif not r["ok"]:
+                    e.error = r["error"]
+                else:
+                    e.seconds, e.label = r["median_s"], "measured"

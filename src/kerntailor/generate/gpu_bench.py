@@ -1,0 +1,69 @@
+"""GPU worker for the search in measured mode: times candidate modules, one process per batch.
+
+    python -m kerntailor.generate.gpu_bench JOB.json OUT.json
+
+JOB: {"problem": path, "dtype": str|null, "candidates": [kernel.py paths], "budget_s": float}
+OUT: one line of JSON per candidate, appended as each finishes (so a crash loses only the one in
+flight): {"path", "ok", "median_s", "error", "rel_err"}. Each candidate is checked against eager on the
+default inputs first (a sanity filter with a loose bound; the referee judges the winner strictly).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+
+
+def _load(path: str):
+    spec = importlib.util.spec_from_file_location(f"kt_candidate_{abs(hash(path))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(job_path: str, out_path: str) -> None:
+    import torch
+
+    from kerntailor.measure.stopwatch import measure
+    from kerntailor.problem import load_problem
+
+    job = json.loads(open(job_path).read())
+    problem = load_problem(job["problem"], dtype=job.get("dtype"))
+    reference = problem.make_model("default", device="cuda", seed=0)
+    inputs = problem.make_inputs("default", device="cuda", seed=0)
+    with torch.no_grad():
+        expected = reference(*inputs)
+    expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    bound = 3e-2 if (problem.dtype or "fp32") != "fp32" else 1e-3
+    init = problem.init_inputs("default")
+    for path in job["candidates"]:
+        record = {"path": path, "ok": False, "median_s": None, "error": "", "rel_err": None}
+        try:
+            with torch.device("cuda"):
+                model = _load(path).ModelNew(*init)
+            model.load_state_dict(reference.state_dict())
+            model = model.to("cuda").eval()
+            with torch.no_grad():
+                got = model(*inputs)
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            worst = 0.0
+            for g, e in zip(got, expected):
+                e64, g64 = e.double(), g.double()
+                worst = max(worst, float((g64 - e64).norm() / e64.norm().clamp_min(1e-30)))
+            record["rel_err"] = worst
+            if not worst <= bound:
+                record["error"] = f"wrong result on the default inputs: relative error {worst:.3g}"
+            else:
+                timing = measure({"candidate": lambda xs: model(*xs)}, [inputs], budget_s=job.get("budget_s", 0.5))
+                record.update(ok=True, median_s=timing["candidate"].median_s)
+        except Exception as e:  # the candidate's own failure: recorded, the batch goes on
+            lines = traceback.format_exception_only(type(e), e)
+            record["error"] = lines[-1].strip()[:300]
+        with open(out_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,292 @@
+"""`kerntailor generate`: problem + target in, the best verified kernel out, with a report.
+
+capture → plan → per fusion group: schedule space → search (build for the target; predict with the
+cost model, or time on the local GPU when it is the target) → emit kernel.py → referee (interpreter on
+CPU, the GPU when present; timed against eager and torch.compile on the GPU) → store → report.
+
+A generated module that fails the referee is never emitted as the answer: the next-best schedules are
+tried, and if none passes (or, measured, none beats the better baseline) the library path is emitted
+and the report says so. The user's model never gets slower.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from kerntailor.capture.capture import capture_generalized
+from kerntailor.codegen import (CodegenUnsupported, default_knobs, generate_kernel, generate_module, host_names,
+                                kernel_name)
+from kerntailor.costmodel import Work
+from kerntailor.errors import KerntailorError
+from kerntailor.generate.evaluate import Evaluation, Evaluator
+from kerntailor.generate.report import library_module, write_report
+from kerntailor.inspect import floor_of
+from kerntailor.plan import FusionGroup, plan_fusion
+from kerntailor.problem import ProblemSpec, load_problem
+from kerntailor.search.config import Config
+from kerntailor.search.families import make_space
+from kerntailor.search.registry import get_strategy
+from kerntailor.search.strategy import Budget
+from kerntailor.targets import Target, detect_local_target, resolve_target
+from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+
+
+@dataclass(frozen=True)
+class GenerateSettings:
+    """What the user sets (never tuned)."""
+
+    target: str = "mi300x"
+    dtype: str | None = None
+    budget_s: float = 120.0
+    max_candidates: int = 48        # per fusion group
+    out_dir: Path = Path("out")
+    strategy: str = "evolutionary"
+    seed: int = 0
+    use_store: bool = True
+    store_path: Path | None = None
+    runners_up: int = 3             # schedules tried in turn when the best fails the referee
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    group: str
+    family: str
+    nodes: tuple[str, ...]
+    config: dict
+    seconds: float | None
+    label: str                      # "measured on <gpu>" | "predicted for <target> (analytical model)"
+    facts: dict | None
+    trials: int
+    failed: int
+    runners_up: tuple[tuple[dict, float], ...]
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    problem: str
+    target: str
+    mode: str                       # "measured" | "predicted"
+    status: str                     # "generated" | "library" | "cached"
+    message: str
+    kernel_path: Path
+    report_path: Path
+    verdict: Verdict | None = None
+    groups: tuple[GroupResult, ...] = ()
+    report: dict = field(default_factory=dict, compare=False)
+
+
+Progress = Callable[[str, int, int, float | None], None]  # stage, done, total, best seconds
+
+
+def _work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
+    nodes = [gen.graph.node(n) for n in group.nodes]
+    flops = sum(n.flops() for n in nodes)
+    if group.family == "reduction":
+        r = 1
+        for k in group.reduce_axes:
+            r *= group.space[k]
+        x = 1
+        for s in group.space:
+            x *= s
+        sizes = {"R": r, "X": max(1, x // r)}
+    else:
+        numel = 1
+        for s in group.space:
+            numel *= s
+        sizes = {"numel": numel}
+    return Work(flops, group.bytes_moved, dtype, False, tuple(sizes.items())), sizes
+
+
+def _knobs(config: Config) -> dict:
+    knobs = dict(config.knobs)
+    if "BLOCK" in knobs:
+        knobs["XBLOCK"] = knobs.pop("BLOCK")
+    return knobs
+
+
+def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
+    started = time.monotonic()
+    progress = progress or (lambda *a: None)
+    target = resolve_target(settings.target)
+    problem = load_problem(problem_path, dtype=settings.dtype)
+    local = detect_local_target()
+    measured = local is not None and local.name == target.name
+    mode = "measured" if measured else "predicted"
+    out = Path(settings.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kernel_path, report_path = out / "kernel.py", out / "report.json"
+
+    store, run_id, pkey, toolchain = _open_store(settings, problem, target)
+    if store is not None:
+        hit = store.lookup_winner(pkey, toolchain)
+        if hit is not None:
+            source = store.candidate(hit.candidate_id).source
+            kernel_path.write_text(source)
+            report = dict(hit.report or {}) | {"served_from_store": True}
+            write_report(report, out)
+            return GenerateResult(problem.name, target.name, mode, "cached",
+                                  f"served from the store (winner of an earlier run, {hit.label})",
+                                  kernel_path, report_path, report=report)
+
+    progress("capture", 0, 1, None)
+    capture, gen = capture_generalized(problem)
+    plan = plan_fusion(gen.graph)
+    floor = floor_of(capture, target)
+    names = host_names(gen)
+    knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
+    try:
+        generate_module(problem, gen, plan, knobs, target.name, target.arch)
+    except CodegenUnsupported as e:
+        return _library(problem, target, mode, out, f"not covered by codegen: {e}", floor, [], None, store, run_id)
+
+    group_results: list[GroupResult] = []
+    evaluations: dict[str, dict[Config, Evaluation]] = {}
+    per_group_s = settings.budget_s / max(1, len(plan.groups))
+    for group in plan.groups:
+        work, sizes = _work(gen, group, capture.cost.dtype)
+        space = make_space(group.family, target, dtype=capture.cost.dtype, **sizes)
+
+        def materialize(config: Config, group=group):
+            trial = dict(knobs)
+            trial[group.name] = _knobs(config)
+            module = generate_module(problem, gen, plan, trial, target.name, target.arch)
+            k = next(k for k in module.kernels if k.group == group.name)
+            return module.source, _kernel_source(module.source, k, sizes)
+
+        evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype)
+        strategy = get_strategy(settings.strategy, seed=settings.seed) if settings.strategy != "exhaustive" \
+            else get_strategy("exhaustive")
+        budget = Budget(max_candidates=settings.max_candidates, max_seconds=per_group_s)
+
+        def on_progress(p, name=group.name):
+            progress(f"search {name}", p.done, p.total or settings.max_candidates,
+                     p.best.value if p.best is not None else None)
+
+        result = strategy.run(space, evaluator, budget, progress=on_progress)
+        evaluations[group.name] = evaluator.seen
+        ranked = sorted((t for t in result.trials if t.ok), key=lambda t: t.value)
+        if ranked:
+            knobs[group.name] = _knobs(ranked[0].config)
+        best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
+        label = (f"measured on {local.display_name}" if measured
+                 else f"predicted for {target.name} (analytical model)")
+        facts = None
+        if best_eval and best_eval.build and best_eval.build.facts:
+            facts = _facts_dict(best_eval.build.facts)
+        group_results.append(GroupResult(
+            group.name, group.family, group.nodes, knobs[group.name], ranked[0].value if ranked else None, label,
+            facts, len(result.trials), sum(1 for t in result.trials if not t.ok),
+            tuple((_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
+        if store is not None:
+            _record_trials(store, run_id, group, evaluator.seen)
+
+    # emit and judge; fall back to runners-up, then to the library path
+    attempts = [knobs] + [dict(knobs, **{g.group: cfg}) for g in group_results for cfg, _ in g.runners_up]
+    verdict = None
+    for attempt in attempts[:1 + settings.runners_up]:
+        module = generate_module(problem, gen, plan, attempt, target.name, target.arch,
+                                 notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
+        kernel_path.write_text(module.source)
+        progress("verify", 0, 1, None)
+        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured))
+        if verdict.passed:
+            knobs = attempt
+            break
+    report = _report(problem, target, mode, floor, capture, plan, group_results, verdict, started)
+    if verdict is None or not verdict.passed:
+        reason = f"no schedule passed the referee ({verdict.check}: {verdict.reason})" if verdict else "no candidate"
+        return _library(problem, target, mode, out, reason, floor, group_results, verdict, store, run_id, report)
+    medians = {t["name"]: t["median_s"] * 1e6 for t in (verdict.timing or {}).get("timings", [])}
+    if measured and medians:
+        cand = medians.get("candidate")
+        baselines = [v for k, v in medians.items() if k != "candidate" and v]
+        best_baseline = min(baselines) if baselines else None
+        if cand and best_baseline and cand > best_baseline:
+            return _library(problem, target, mode, out,
+                            f"the generated kernel ({cand:.1f} us) is slower than the library "
+                            f"({best_baseline:.1f} us)", floor, group_results, verdict, store, run_id, report)
+    write_report(report, out)
+    if store is not None:
+        cid = store.record_candidate(run_id, family="module", config={g: k for g, k in knobs.items()},
+                                     source=kernel_path.read_text())
+        store.record_verdict(cid, verdict)
+        total = sum(g.seconds or 0 for g in group_results)
+        store.record_winner(cid, report=report, median_us=total * 1e6,
+                            label="measured" if measured else "predicted")
+        store.finish_run(run_id, "done")
+    return GenerateResult(problem.name, target.name, mode, "generated",
+                          f"generated {len(plan.groups)} kernel(s); referee: passed ({verdict.mode})",
+                          kernel_path, report_path, verdict, tuple(group_results), report)
+
+
+def _kernel_source(source: str, k, sizes: dict) -> "object":
+    from kerntailor.build import KernelSource
+
+    constexprs = dict(k.constexprs)
+    if k.persistent and "R" in sizes:
+        constexprs["RBLOCK"] = 1 << max(0, (sizes["R"] - 1).bit_length())
+    options = dict(k.options)
+    return KernelSource(source=source, kernel_name=k.kernel_name, signature=k.signature, constexprs=constexprs,
+                        options=options)
+
+
+def _facts_dict(facts) -> dict:
+    from dataclasses import asdict
+
+    return {k: v for k, v in asdict(facts).items() if not isinstance(v, (dict, list)) or v}
+
+
+def _open_store(settings: GenerateSettings, problem: ProblemSpec, target: Target):
+    if not settings.use_store:
+        return None, None, None, None
+    from kerntailor.store import ProblemKey, Store, toolchain_fingerprint
+
+    store = Store(settings.store_path)
+    pkey = ProblemKey.of(problem, target)
+    toolchain = toolchain_fingerprint()
+    run_id = store.start_run("generate", pkey, toolchain)
+    return store, run_id, pkey, toolchain
+
+
+def _record_trials(store, run_id, group: FusionGroup, seen: dict) -> None:
+    for config, e in seen.items():
+        cid = store.record_candidate(run_id, e.kernel, family=group.family, config=config.to_json(),
+                                     source=e.source or None)
+        if e.build is not None:
+            store.record_build(cid, e.build)
+        if e.seconds is not None:
+            store.record_timing(cid, {"median_s": e.seconds, "label": e.label}, median_us=e.seconds * 1e6,
+                                label=e.label)
+
+
+def _report(problem, target, mode, floor, capture, plan, groups, verdict, started) -> dict:
+    return {
+        "problem": problem.name, "path": str(problem.path), "dtype": problem.dtype or "as written",
+        "target": {"name": target.name, "arch": target.arch}, "mode": mode,
+        "floor": {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}"},
+        "cost": {"flops": capture.cost.flops, "min_bytes": capture.cost.min_bytes, "plan_bytes": plan.bytes_moved},
+        "kernels": [{"group": g.group, "family": g.family, "nodes": list(g.nodes), "config": g.config,
+                     "seconds": g.seconds, "label": g.label, "isa": g.facts, "trials": g.trials,
+                     "failed": g.failed, "runners_up": [{"config": c, "seconds": s} for c, s in g.runners_up]}
+                    for g in groups],
+        "verdict": verdict.to_dict() if verdict is not None else None,
+        "wall_s": time.monotonic() - started,
+    }
+
+
+def _library(problem, target, mode, out, reason, floor, groups, verdict, store, run_id, report=None):
+    report = dict(report or {}) | {"status": "library", "reason": reason, "problem": problem.name,
+                                   "target": {"name": target.name, "arch": target.arch}, "mode": mode}
+    (out / "kernel.py").write_text(library_module(problem, reason))
+    write_report(report, out)
+    if store is not None:
+        store.finish_run(run_id, "library")
+    return GenerateResult(problem.name, target.name, mode, "library", f"library path emitted: {reason}",
+                          out / "kernel.py", out / "report.json", verdict, tuple(groups), report)
+
+
+__all__ = ["GenerateResult", "GenerateSettings", "GroupResult", "KerntailorError", "generate", "replace"]

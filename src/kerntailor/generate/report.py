@@ -1,0 +1,60 @@
+"""report.json and report.md for `generate`, and the library-path module."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kerntailor.problem import ProblemSpec
+
+
+def _us(seconds) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
+
+
+def render_markdown(report: dict) -> str:
+    t = report.get("target", {})
+    lines = [f"# {report.get('problem')} on {t.get('name')} ({t.get('arch')})", "",
+             f"Mode: **{report.get('mode')}**" + (" (times are predicted by kerntailor's analytical model from the "
+                                                  "cross-compiled ISA; nothing ran on this target)"
+                                                  if report.get("mode") == "predicted" else "")]
+    if report.get("status") == "library":
+        lines += ["", f"**Library path emitted**: {report.get('reason')}"]
+    floor = report.get("floor")
+    if floor:
+        lines += ["", f"Roofline floor on {t.get('name')}: {floor['us']:.1f} us, {floor['bound']}-bound "
+                      f"({floor['label']})."]
+    kernels = report.get("kernels") or []
+    if kernels:
+        lines += ["", "| kernel | family | config | time | ISA |", "|---|---|---|---|---|"]
+        for k in kernels:
+            isa = k.get("isa") or {}
+            facts = ", ".join(f"{n}={isa[n]}" for n in ("registers", "vgprs", "agprs", "spills", "lds_bytes",
+                                                         "occupancy_rule") if isa.get(n) is not None)
+            lines.append(f"| {k['group']} | {k['family']} | `{k['config']}` | {_us(k['seconds'])} ({k['label']}) | "
+                         f"{facts} |")
+        for k in kernels:
+            if k.get("runners_up"):
+                lines += ["", f"Runners-up for {k['group']}:"]
+                lines += [f"- `{r['config']}`: {_us(r['seconds'])}" for r in k["runners_up"]]
+    v = report.get("verdict")
+    if v:
+        lines += ["", f"Referee: **{'PASS' if v.get('passed') else 'FAIL'}** ({v.get('mode')}): "
+                      f"{v.get('reason') or 'all checks passed'}; worst relative error "
+                      f"{v.get('rel_norm_err')}"]
+        timing = v.get("timing")
+        if timing:
+            lines += ["", "Measured: " + ", ".join(f"{k} {val}" for k, val in timing.items()
+                                                  if isinstance(val, (int, float, str)))]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: dict, out: Path) -> None:
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
+    (out / "report.md").write_text(render_markdown(report))
+
+
+def library_module(problem: ProblemSpec, reason: str) -> str:
+    """kernel.py that runs the reference itself (vendor libraries): what the user keeps when we lose."""
+    return (f'"""{problem.name}: library path (no generated kernel is used).\n\nWhy: {reason}\n"""\n\n'
+            f"{problem.source}\n\nModelNew = Model\n")

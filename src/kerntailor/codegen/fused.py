@@ -372,6 +372,10 @@ class _FusedWriter:
         rnumel = self.sizes.text(self._reduced_size())
         reductions = [n for n in self.nodes if isinstance(n, Reduction)]
         stage = self._stages(reductions)
+        online = {} if self.persistent else self._online_pairs(reductions)
+        for m, s_node in online.items():
+            stage[s_node.name] = stage[m]
+        partners = {s_node.name for s_node in online.values()}
         done: set[str] = set()
         self._compute_ready_reduced(done)
         n_stages = max(stage.values()) + 1
@@ -391,12 +395,22 @@ class _FusedWriter:
                 self._emit_rindex("roffset", rnumel)
                 loop_done = {n for n in done if self.level[n] == "reduced"}
                 for r in group:
-                    self._accumulate(r, loop_done)
+                    if r.name in partners:
+                        continue
+                    if r.name in online:
+                        self._accumulate_online(r, online[r.name], loop_done)
+                    else:
+                        self._accumulate(r, loop_done)
                 self.loads = outer_loads
                 self.out.depth -= 1
                 for r in group:
+                    if r.name in partners:
+                        continue
                     self._finish_accumulator(r)
                     done.add(r.name)
+                    if r.name in online:
+                        self._finish_online(r, online[r.name])
+                        done.add(online[r.name].name)
             self._compute_ready_reduced(done)
         self._store_outputs("reduced", done)
         full_outputs = [n for n in self._outputs() if self.level[n.name] == "full"]
@@ -411,6 +425,38 @@ class _FusedWriter:
                 self._store_outputs("full", {n for n in done if self.level[n] == "reduced"})
                 self.loads = outer_loads
                 self.out.depth -= 1
+
+    def _online_pairs(self, reductions: list[Reduction]) -> dict[str, Reduction]:
+        """max M and sum S = Σ exp(x − M) over the same x: computed in one pass (online softmax)."""
+        pairs = {}
+        for s_node in reductions:
+            if s_node.op != "sum" or s_node.operands[0].base not in self.members:
+                continue
+            e = self.graph.node(s_node.operands[0].base)
+            if not (isinstance(e, Pointwise) and _is_op(e.expr, "exp") and e.operands[0].base in self.members):
+                continue
+            d = self.graph.node(e.operands[0].base)
+            if not (isinstance(d, Pointwise) and _is_op(d.expr, "sub") and len(d.operands) == 2):
+                continue
+            m = next((r for r in reductions if r.name == d.operands[1].base), None)
+            if m is None or m.op != "max" or m.axes != s_node.axes or d.operands[0] != m.operands[0]:
+                continue
+            if d.expr.args[0] != Load(0, d.expr.args[0].dtype) or d.expr.args[1] != Load(1, d.expr.args[1].dtype):
+                continue
+            pairs[m.name] = s_node
+        return pairs
+
+    def _accumulate_online(self, m: Reduction, s_node: Reduction, done: set[str]) -> None:
+        x = self._input_value(m, done)
+        am, as_ = f"acc_{m.name}", f"acc_{s_node.name}"
+        self.out(f"new_{m.name} = tl.maximum({am}, {x})")
+        self.out(f"{as_} = {as_} * tl.where({am} == new_{m.name}, 1.0, tl.exp({am} - new_{m.name})) + "
+                 f'tl.where({x} == float("-inf"), 0.0, tl.exp({x} - new_{m.name}))  # online: rescale the running sum')
+        self.out(f"{am} = new_{m.name}")
+
+    def _finish_online(self, m: Reduction, s_node: Reduction) -> None:
+        self.out(f'v_{s_node.name} = tl.sum(tl.where(acc_{m.name} == float("-inf"), 0.0, '
+                 f"acc_{s_node.name} * tl.exp(acc_{m.name} - v_{m.name})), axis=1, keep_dims=True)  # {s_node.describe()}")
 
     def _emit_rindex(self, start: str, rnumel: str) -> None:
         self.out(f"rindex = {start} + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")
@@ -577,6 +623,12 @@ class _FusedWriter:
                                tuple(self.sizes.args), tuple(signature), tuple(constexprs), tuple(options),
                                rows, xblock, helpers, self.reduce and self.persistent,
                                self._reduced_size() if self.reduce else None)
+
+
+def _is_op(expr, op: str) -> bool:
+    from kerntailor.ir.expr import Op
+
+    return isinstance(expr, Op) and expr.op == op
 
 
 def _contig(shape) -> list[int]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.pool import host_size_lines as pool_host_size_lines
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.problem.spec import ProblemSpec
@@ -104,9 +105,15 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         else:
             raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
     for dim in gen.dims:
-        if dim.node:
-            raise CodegenUnsupported("sizes of conv/pool outputs")
-        body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
+        if not dim.node:
+            body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
+    # output sizes of pools (derived dims), by the op's formula from the input's runtime size
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis)):
+        node = graph.node(dim.node)
+        if node.family != "pool":
+            raise CodegenUnsupported(f"sizes of {node.family} outputs")
+        body += pool_host_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
     for a, b in gen.equal_dims:
         if a.node or b.node:
             continue
@@ -123,6 +130,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
                             f"device={device}, dtype={TORCH_DTYPES[dtype]})")
                 var[buffer] = buffer
+        for buffer, dtype, count in k.scratch:  # zeroed per call: partial results and a counter
+            var[buffer] = f"{k.group}_{buffer}"
+            body.append(f"{var[buffer]} = torch.zeros({count}, device={device}, dtype={TORCH_DTYPES[dtype]})")
         args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
         consts = [f"{n}={v}" for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
         if k.persistent:  # the whole row in one block, whatever its length at run time

@@ -13,7 +13,7 @@ group are masked `tl.load`s through the operand's View, with sizes and strides a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
@@ -45,6 +45,7 @@ class GeneratedKernel:
     helpers: tuple[str, ...]
     persistent: bool = False                      # RBLOCK is chosen at launch to cover the row
     row_size: SizeExpr | None = None              # elements per row of a reduction
+    scratch: tuple[tuple[str, str, int], ...] = ()  # (buffer, dtype, elements): zeroed by the host per call
 
 
 class _Lines:
@@ -62,6 +63,14 @@ def generate_fused(gen: Generalized, group: FusionGroup, knobs: dict, host_names
     if group.family not in ("pointwise", "reduction"):
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
     return _FusedWriter(gen, group, knobs, host_names, kernel_name).write()
+
+
+def split_possible(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether `group` can be generated as a split (whole-tensor) reduction."""
+    try:
+        return not _FusedWriter(gen, group, {}, {}, "probe").split_ok()
+    except CodegenUnsupported:
+        return False
 
 
 class _FusedWriter:
@@ -346,6 +355,9 @@ class _FusedWriter:
             raise CodegenUnsupported("iteration sizes are not products of input dims")
         xnumel = self.sizes.text(rows)
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        split = int(self.knobs.get("SPLIT", 0))
+        if split:
+            return self._write_split(split, rblock, rows)
         if self.reduce:
             self.out(f"xindex = ({pid} * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
         else:
@@ -361,6 +373,74 @@ class _FusedWriter:
                 self.compute(node, done)
             self._store_outputs("full", done)
         return self._finish(xblock, rblock, rows)
+
+    def split_ok(self) -> str:
+        """Why this group cannot use a split reduction ("" if it can): one row, one stage, no row output."""
+        if not self.reduce or prod(self.space_concrete[k] for k in self.outer) != 1:
+            return "split reductions are for a whole-tensor reduction"
+        reductions = [n for n in self.nodes if isinstance(n, Reduction)]
+        if any(r.op not in ("sum", "max", "min") for r in reductions):
+            return "split reductions combine sum, max and min only"
+        if max(self._stages(reductions).values()) > 0:
+            return "split reductions need independent reductions (one pass)"
+        if any(self.level[n.name] == "full" for n in self._outputs()):
+            return "split reductions write per-row results only"
+        return ""
+
+    def _write_split(self, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
+        """A whole-tensor reduction over SPLIT programs: each reduces a chunk and stores its partial; the
+        last to finish (an atomic counter) combines the partials in a fixed order and runs the epilogue.
+        Deterministic: the combine order does not depend on which program finishes last."""
+        why = self.split_ok()
+        if why:
+            raise CodegenUnsupported(why)
+        rnumel = self.sizes.text(self._reduced_size())
+        reductions = [n for n in self.nodes if isinstance(n, Reduction)]
+        self.out("pid = tl.program_id(0)")
+        self.out("xindex = tl.zeros([XBLOCK, 1], tl.int32)  # the one row")
+        self.out("xmask = xindex < 1")
+        self._emit_coords(list(self.outer), "xindex")
+        self.out(f"chunk = tl.cdiv(tl.cdiv({rnumel}, SPLIT), RBLOCK) * RBLOCK")
+        self.out("start = pid * chunk")
+        done: set[str] = set()
+        self._compute_ready_reduced(done)
+        for r in reductions:
+            self._init_accumulator(r)
+        self.out("for roffset in range(0, chunk, RBLOCK):")
+        self.out.depth += 1
+        outer_loads, self.loads = self.loads, {}
+        self.out("rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]")
+        self.out(f"rmask = rindex < {rnumel}")
+        self._emit_coords(list(self.axes), "rindex")
+        loop_done = {n for n in done if self.level[n] == "reduced"}
+        for r in reductions:
+            self._accumulate(r, loop_done)
+        self.loads = outer_loads
+        self.out.depth -= 1
+        for k, r in enumerate(reductions):
+            self._finish_accumulator(r)
+            self.out(f"tl.store(partials_ptr + {k} * SPLIT + pid + xindex, v_{r.name})")
+        self.out('count = tl.atomic_add(counter_ptr, 1, sem="acq_rel")')
+        self.out("if count == SPLIT - 1:  # the last program: combine the partials in order, then the epilogue")
+        self.out.depth += 1
+        self.out("lanes = tl.arange(0, SPLIT)[None, :]")
+        for k, r in enumerate(reductions):
+            fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[r.op]
+            self.out(f"p_{r.name} = tl.load(partials_ptr + {k} * SPLIT + lanes + xindex, volatile=True)")
+            self.out(f"v_{r.name} = {fn}(p_{r.name}, axis=1, keep_dims=True)  # {r.describe()}")
+            done.add(r.name)
+        self._compute_ready_reduced(done)
+        self._store_outputs("reduced", done)
+        self.out.depth -= 1
+        self.scratch = (("partials", "fp32", len(reductions) * split), ("counter", "i32", 1))
+        self.pointer("partials")
+        self.pointer("counter")
+        kernel = self._finish(1, rblock, const(split))
+        constexprs = kernel.constexprs + (("SPLIT", split),)
+        signature = kernel.signature + (("SPLIT", "constexpr"),)
+        source = kernel.source.replace("RBLOCK: tl.constexpr)", "RBLOCK: tl.constexpr, SPLIT: tl.constexpr)", 1)
+        return replace(kernel, source=source, constexprs=constexprs, signature=signature, grid=const(split),
+                       grid_block=1, persistent=False, scratch=self.scratch)
 
     def _reduced_size(self) -> SizeExpr:
         r = product([self.space[k] for k in self.axes])
@@ -595,9 +675,11 @@ class _FusedWriter:
         args: list[str] = []
         signature: list[tuple[str, str]] = []
         pointer_args = []
+        scratch = {name: dtype for name, dtype, _ in getattr(self, "scratch", ())}
         for buffer, arg in self.pointers.items():
             args.append(arg)
-            signature.append((arg, PTR_TYPES[self.graph.buffer_type(buffer).dtype]))
+            dtype = scratch.get(buffer) or self.graph.buffer_type(buffer).dtype
+            signature.append((arg, PTR_TYPES[dtype]))
             pointer_args.append((arg, buffer))
         for name, e in self.sizes.args:
             args.append(name)

@@ -88,6 +88,10 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         for h in k.helpers:
             if h not in helpers:
                 helpers.append(h)
+    if helpers:
+        from kerntailor.codegen.render import HELPER_PRELUDE
+
+        lines += [HELPER_PRELUDE]
     lines += [h for h in helpers]
     for k in kernels:
         lines += ["", k.source]

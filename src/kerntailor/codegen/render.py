@@ -1,9 +1,8 @@
 """Render IR expression trees to Triton (`tl.*`) source text.
 
 Arithmetic runs in fp32 for bf16/fp16 values (loads upcast, stores round once), as Inductor does.
-Functions without a portable `tl.*` form that also runs under the Triton interpreter (tanh, log1p,
-expm1) come from small `@triton.jit` helpers in HELPERS, written with Kahan's tricks so they stay
-accurate to a few ulp in fp32.
+Functions without a `tl.*` form (tanh, log1p, expm1) come from helpers in HELPERS: libdevice on a GPU,
+and under the Triton interpreter (which lacks libdevice) portable forms written with Kahan's tricks.
 """
 
 from __future__ import annotations
@@ -27,31 +26,36 @@ def compute_dtype(dtype: str) -> str:
     return "fp32" if dtype in ("bf16", "fp16") else dtype
 
 
-HELPERS = {
-    "tanh": '''@triton.jit
-def _tanh(x):
-    # tanh = sign(x)·(1 − e)/(1 + e), e = exp(−2|x|); a Taylor series near 0 keeps the relative error small
+_PORTABLE = {
+    "tanh": """    # tanh = sign(x)·(1 − e)/(1 + e), e = exp(−2|x|); a Taylor series near 0 keeps the relative error small
     ax = tl.abs(x)
     e = tl.exp(-2.0 * ax)
     big = (1.0 - e) / (1.0 + e)
     x2 = x * x
     small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))))
     t = tl.where(ax < 0.0625, small, big)
-    return tl.where(x < 0, -t, t)
-''',
-    "log1p": '''@triton.jit
-def _log1p(x):
-    # Kahan: log(u)·x/(u − 1) with u = 1 + x is accurate where log(1 + x) is not
+    return tl.where(x < 0, -t, t)""",
+    "log1p": """    # Kahan: log(u)·x/(u − 1) with u = 1 + x is accurate where log(1 + x) is not
     u = 1.0 + x
-    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))
-''',
-    "expm1": '''@triton.jit
-def _expm1(x):
-    # Kahan: (u − 1)·x/log(u) with u = exp(x)
+    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))""",
+    "expm1": """    # Kahan: (u − 1)·x/log(u) with u = exp(x)
     u = tl.exp(x)
-    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * (x / tl.log(u))))
-''',
+    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * (x / tl.log(u))))""",
 }
+
+
+def _helper(name: str) -> str:
+    """The vendor library's function on a GPU; a portable form under the interpreter (which has no
+    libdevice). Both are accurate to a few ulp in fp32; the choice is made once, at import."""
+    return (f"@triton.jit\ndef _{name}_portable(x):\n{_PORTABLE[name]}\n\n\n"
+            f"@triton.jit\ndef _{name}_libdevice(x):\n    return libdevice.{name}(x)\n\n\n"
+            f"_{name} = _{name}_portable if _INTERPRET else _{name}_libdevice\n")
+
+
+HELPERS = {name: _helper(name) for name in _PORTABLE}
+HELPER_PRELUDE = ("import os\n\nfrom triton.language.extra import libdevice\n\n"
+                  "# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.\n"
+                  "_INTERPRET = os.environ.get(\"TRITON_INTERPRET\") == \"1\"\n")
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
           "ge": ">=", "and": "&", "or": "|", "xor": "^"}

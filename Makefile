@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-DEMO   ?= problems/level1/softmax_long_rows.py
+DEMO   ?= problems/level1/layernorm.py
 
 .PHONY: setup demo test clean
 setup: $(VENV)/.installed
@@ -20,6 +20,7 @@ $(VENV)/.installed: pyproject.toml
 
 demo: setup
 	$(VENV)/bin/kerntailor inspect $(DEMO) --target mi300x
+	$(VENV)/bin/kerntailor generate $(DEMO) --target mi300x --out out/demo --candidates 8 --budget 60
 
 test: setup
 	$(PY) -m pytest -q

@@ -1,0 +1,210 @@
+"""Triton source for a pooling group: max or average pooling over 1-3 spatial axes of (N, C, *spatial),
+plus its pointwise epilogue.
+
+Iteration: each program computes XBLOCK output elements (flattened, row-major), unravels them into
+(n, c, o_1..o_d), and walks the kernel window (unrolled: the window is a structural constant) with masked
+loads: padding is outside the input, so it reads -inf for max and is left out of an average's sum; the
+divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
+kernels do. Accumulation is fp32; max propagates NaN like torch.
+
+Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
+input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
+that the last window must start inside the input or its left padding.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import prod
+
+from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.scan import AnchorWriter
+from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.ir.nodes import Pool
+from kerntailor.plan.fusion import FusionGroup
+
+UNROLL_LIMIT = 64  # windows up to this many elements are unrolled; larger ones loop
+
+
+def derived_dim(node: Pool, axis: int) -> Dim:
+    return Dim(-1, axis, node.name)
+
+
+def output_shape(gen: Generalized, node: Pool) -> list[SizeExpr]:
+    """The pool's output shape as size expressions: N and C of its input, then the derived spatial dims
+    (computed on the host by `host_size_lines`)."""
+    shape = [gen.expr(("node", node.name, "operand", 0, "shape", k), s)
+             for k, s in enumerate(node.operands[0].shape[:2])]
+    return shape + [SizeExpr(Fraction(1), ((derived_dim(node, k), Fraction(1)),))
+                    for k in range(2, len(node.out.shape))]
+
+
+def derived_host_names(gen: Generalized) -> dict[Dim, str]:
+    """Host variable names for every pool's output spatial sizes (whether or not gen.dims uses them)."""
+    names = {}
+    for node in gen.graph.nodes:
+        if isinstance(node, Pool):
+            for k in range(2, len(node.out.shape)):
+                names[derived_dim(node, k)] = f"{node.name}_o{k}"
+    return names
+
+
+def host_size_lines(gen: Generalized, node: Pool, axis: int, name: str, sizes: SizeArgs) -> list[str]:
+    """Host Python lines that set `name` to output size `axis` of `node`, by PyTorch's
+    pooling_output_shape, from the input's runtime size along that axis."""
+    if axis < 2:
+        e = gen.expr(("node", node.name, "operand", 0, "shape", axis), node.operands[0].shape[axis])
+        return [f"{name} = {sizes.host(e)}"]
+    d = axis - 2
+    size = sizes.host(gen.expr(("node", node.name, "operand", 0, "shape", axis), node.operands[0].shape[axis]))
+    k, s, p, dil = _window(gen, node, d)
+    c = 2 * p - dil * (k - 1) - 1 + (s - 1 if node.ceil_mode else 0)
+    if s == 1:
+        c += 1
+        formula = f"{size} + {c}" if c > 0 else f"{size} - {-c}" if c < 0 else size
+    else:
+        top = f"{size} + {c}" if c > 0 else f"{size} - {-c}" if c < 0 else size
+        formula = f"({top}) // {s} + 1"
+    if node.ceil_mode:
+        return [f"{name} = {formula}",
+                f"{name} = {name} - 1 if ({name} - 1) * {s} >= {size}{f' + {p}' if p else ''} else {name}  "
+                "# the last window starts inside the input"]
+    return [f"{name} = {formula}"]
+
+
+def _window(gen: Generalized, node: Pool, d: int) -> tuple[int, int, int, int]:
+    """(kernel, stride, padding, dilation) along spatial axis d: structural constants."""
+    out = []
+    for field, values in (("kernel", node.kernel), ("stride", node.stride), ("padding", node.padding),
+                          ("dilation", node.dilation or (1,) * len(node.kernel))):
+        e = gen.expr(("node", node.name, field, d), values[d])
+        if not e.is_constant:
+            raise CodegenUnsupported(f"{node.name}: the pooling {field} changes with the input sizes")
+        out.append(int(e.evaluate({})))
+    return tuple(out)
+
+
+def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+    """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
+    many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
+    node = gen.graph.node(group.nodes[0])
+    window = prod(node.kernel) if node.kernel else 1
+    xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
+    xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
+    return {"XBLOCK": xblock, "num_warps": 4}
+
+
+def generate_pool(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
+                  kernel_name: str) -> GeneratedKernel:
+    """Triton source for a pool group under `knobs` (XBLOCK output elements per program)."""
+    if group.family != "pool":
+        raise CodegenUnsupported(f"{group.name} is a {group.family} group")
+    return _PoolWriter(gen, group, knobs, host_names, kernel_name).write()
+
+
+class _PoolWriter(AnchorWriter):
+    anchor_type = Pool
+
+    def write(self) -> GeneratedKernel:
+        pool: Pool = self.anchor
+        if pool.kind not in ("max", "avg"):
+            raise CodegenUnsupported(f"{pool.kind} pooling")
+        nd = len(pool.kernel)
+        rank = len(pool.out.shape)
+        if rank != nd + 2 or len(pool.operands[0].shape) != rank:
+            raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
+                                     "(only (N, C, *spatial) inputs)")
+        xblock = int(self.knobs.get("XBLOCK", 1024))
+        view, in_shape, in_strides, in_offset = self.view_exprs(pool, 0)
+        space = output_shape(self.gen, pool)
+        numel = product(space)
+        if numel is None:
+            raise CodegenUnsupported("output size is not a product of sizes")
+        windows = [_window(self.gen, pool, d) for d in range(nd)]
+        in_dtype = self.graph.buffer_type(view.base).dtype
+        acc = "tl.float64" if in_dtype == "fp64" else "tl.float32"
+
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        self.out(f"xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK)")
+        self.out(f"xmask = xindex < {self.sizes.text(numel)}")
+        self.coords = {k: f"i{k}" for k in range(rank)}
+        self.flat_index = "xindex"
+        self.unravel(list(range(rank)), space, "xindex")
+        # n and c as one coordinate (q2 = n·C + c) where the input is contiguous over them
+        merged = not (view.strides[1] == 0 and in_strides[1].is_constant) and \
+            same(in_strides[0], product([in_shape[1], in_strides[1]]) or const(-1))
+        terms = []
+        if merged:
+            terms.append(f"q2 * {self.sizes.text(in_strides[1])}")
+        else:
+            for k in (0, 1):
+                if view.strides[k] == 0 and in_strides[k].is_constant:
+                    continue
+                terms.append(f"i{k} * {self.sizes.text(in_strides[k])}")
+        if not in_offset.is_constant or in_offset.coeff + in_offset.offset != 0:
+            terms.append(self.sizes.text(in_offset))
+        self.out(f"base = {' + '.join(terms) or '0'}  # (n, c) in the input")
+        in_sizes = [self.sizes.text(in_shape[2 + d]) for d in range(nd)]
+        starts = []
+        for d, (k, s, p, dil) in enumerate(windows):
+            o = f"i{2 + d}"
+            start = f"{o} * {s}" if s != 1 else o
+            start = f"{start} - {p}" if p else start
+            self.out(f"start{d} = {start}")
+            starts.append(f"start{d}")
+        init = 'float("-inf")' if pool.kind == "max" else "0.0"
+        self.out(f"acc = tl.full([XBLOCK], {init}, {acc})")
+        unrolled = prod(w[0] for w in windows) <= UNROLL_LIMIT
+        loop = "tl.static_range" if unrolled else "range"
+        ptr = self.pointer(view.base)
+        for d, (k, s, p, dil) in enumerate(windows):
+            self.out(f"for k{d} in {loop}({k}):")
+            self.out.depth += 1
+            step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
+            self.out(f"p{d} = start{d} + {step}")
+            # a window leaves the input only through padding, or at the end in ceil mode
+            inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
+            prev = f"m{d - 1}" if d else "xmask"
+            self.out(f"m{d} = {' & '.join([prev] + inside)}")
+        offs = ["base"]
+        for d in range(nd):
+            st = self.sizes.text(in_strides[2 + d])
+            offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
+        other = 'float("-inf")' if pool.kind == "max" else "0.0"
+        self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
+        if pool.kind == "max":
+            self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
+        else:
+            self.out("acc = acc + v")
+        self.out.depth -= nd
+        if pool.kind == "max":
+            value = "acc"
+        else:
+            value = f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
+        self.out(f"v_{pool.name} = {value}  # {pool.describe()}")
+        self.compute_epilogue()
+        self.store_outputs(space)
+        shape_text = " x ".join(self.sizes.host(e) for e in space)
+        doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
+               "XBLOCK output elements per program; masked loads over the window.")
+        return self.finish(doc, [("XBLOCK", xblock)], numel, xblock)
+
+    def _divisor(self, pool: Pool, windows, in_sizes: list[str], acc: str) -> str:
+        if pool.divisor:
+            return repr(float(pool.divisor))
+        factors = []
+        for d, (k, s, p, dil) in enumerate(windows):
+            if pool.count_include_pad:
+                # the window clipped to the padded input (only ceil mode's last window reaches past it)
+                if pool.ceil_mode:
+                    self.out(f"n{d} = tl.minimum(start{d} + {k}, {in_sizes[d]} + {p}) - start{d}")
+                    factors.append(f"n{d}")
+                else:
+                    factors.append(str(k))
+            else:
+                self.out(f"n{d} = tl.minimum(start{d} + {k}, {in_sizes[d]}) - tl.maximum(start{d}, 0)")
+                factors.append(f"n{d}")
+        if all(f.isdigit() for f in factors):
+            return repr(float(prod(int(f) for f in factors)))
+        return f"({' * '.join(factors)}).to({acc})"

@@ -1,0 +1,32 @@
+"""MaxPool1d kernel 4, stride 2, padding 1 over (N, C, L)."""
+import torch
+import torch.nn as nn
+
+batch_size = 4
+channels = 16
+length = 64
+kernel_size = 4
+stride = 2
+padding = 1
+
+VARIANTS = {
+    "small": {"batch_size": 2, "channels": 8, "length": 32},
+    "odd": {"batch_size": 3, "channels": 5, "length": 45},
+}
+
+
+class Model(nn.Module):
+    def __init__(self, kernel_size: int, stride: int, padding: int):
+        super().__init__()
+        self.pool = nn.MaxPool1d(kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, length)]
+
+
+def get_init_inputs():
+    return [kernel_size, stride, padding]

@@ -85,20 +85,21 @@ Progress = Callable[[str, int, int, float | None], None]  # stage, done, total, 
 def _work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
     nodes = [gen.graph.node(n) for n in group.nodes]
     flops = sum(n.flops() for n in nodes)
-    if group.family == "reduction":
+    total = 1
+    for s in group.space:
+        total *= s
+    if group.family in ("reduction", "scan"):
+        axes = group.reduce_axes if group.family == "reduction" else (nodes[0].axis,)
         r = 1
-        for k in group.reduce_axes:
+        for k in axes:
             r *= group.space[k]
-        x = 1
-        for s in group.space:
-            x *= s
-        sizes = {"R": r, "X": max(1, x // r)}
+        sizes = {"R": r, "X": max(1, total // r)}
+    elif group.family == "pool":
+        sizes = {"numel": nodes[0].out.numel}
     else:
-        numel = 1
-        for s in group.space:
-            numel *= s
-        sizes = {"numel": numel}
-    return Work(flops, group.bytes_moved, dtype, False, tuple(sizes.items())), sizes
+        sizes = {"numel": total}
+    work_sizes = {"R": sizes["R"], "X": sizes["X"]} if "R" in sizes else {"numel": sizes["numel"]}
+    return Work(flops, group.bytes_moved, dtype, False, tuple(work_sizes.items())), sizes
 
 
 def _knobs(config: Config) -> dict:

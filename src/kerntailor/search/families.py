@@ -200,7 +200,30 @@ SPACES: dict[str, Callable[..., Space]] = {
     "pointwise": pointwise_space,
     "reduction": reduction_space,
     "gemm": gemm_space,
+    "scan": lambda target, **sizes: scan_space(target, **sizes),
+    "pool": lambda target, **sizes: pool_space(target, **sizes),
 }
+
+
+def scan_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:
+    """X rows scanned along R, XBLOCK rows per program, RBLOCK elements per chunk (a carry between
+    chunks). Knobs: XBLOCK, RBLOCK, num_warps (+ waves_per_eu on AMD)."""
+    r_top = next_power_of_two(R)
+    knobs = [Knob("XBLOCK", power_of_two_range(1, min(max(1, next_power_of_two(X)), 64))),
+             Knob("RBLOCK", power_of_two_range(min(256, r_top), min(4096, max(256, r_top)))),
+             Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
+    constraints = _common_constraints(target) + _tile_constraints(
+        target, lambda v: v["XBLOCK"] * v["RBLOCK"], ("XBLOCK", "RBLOCK", "num_warps"), dtype)
+    return Space("scan", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)), dtype_key(dtype))
+
+
+def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
+    """One program per XBLOCK output elements, each looping over its window. Knobs: XBLOCK, num_warps."""
+    knobs = [Knob("XBLOCK", power_of_two_range(128, min(1024, max(128, next_power_of_two(numel))))),
+             Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
+    constraints = _common_constraints(target) + _tile_constraints(
+        target, lambda v: v["XBLOCK"], ("XBLOCK", "num_warps"), dtype)
+    return Space("pool", tuple(knobs), tuple(constraints), target.name, (("numel", numel),), dtype_key(dtype))
 
 
 def make_space(family: str, target: Target, **sizes) -> Space:
@@ -218,8 +241,10 @@ def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     """Programs (workgroups / thread blocks) in the launch grid."""
     if config.family == "pointwise":
         return math.ceil(sizes["numel"] / config["BLOCK"])
-    if config.family == "reduction":
+    if config.family in ("reduction", "scan"):
         return math.ceil(sizes["X"] / config["XBLOCK"])
+    if config.family == "pool":
+        return math.ceil(sizes["numel"] / config["XBLOCK"])
     if config.family == "gemm":
         return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
                 * config.get("split_k", 1))
@@ -228,7 +253,7 @@ def program_count(config: Config, sizes: Mapping[str, int]) -> int:
 
 def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
     """Iterations of the program's main loop (1 with no loop)."""
-    if config.family == "reduction" and not config["persistent"]:
+    if (config.family == "reduction" and not config["persistent"]) or config.family == "scan":
         return math.ceil(sizes["R"] / config["RBLOCK"])
     if config.family == "gemm":
         return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
@@ -242,8 +267,10 @@ def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
 
     if config.family == "pointwise":
         return pad(sizes["numel"], config["BLOCK"])
-    if config.family == "reduction":
+    if config.family in ("reduction", "scan"):
         return pad(sizes["X"], config["XBLOCK"]) * pad(sizes["R"], config["RBLOCK"])
+    if config.family == "pool":
+        return pad(sizes["numel"], config["XBLOCK"])
     if config.family == "gemm":
         split = config.get("split_k", 1)
         return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])

@@ -36,6 +36,10 @@ def _schedules(gen, group, r_size: int) -> list[dict]:
 
 
 def _more_schedules(gen, group, r_size: int, first: dict) -> list[dict]:
+    if group.family == "scan":
+        return [dict(first, RBLOCK=1024, num_warps=4), dict(first, RBLOCK=4096, num_warps=8)]
+    if group.family == "pool":
+        return [dict(first, XBLOCK=256, num_warps=4), dict(first, XBLOCK=1024, num_warps=8)]
     if "SPLIT" in first:
         return [dict(first, SPLIT=256), dict(first, SPLIT=1024, RBLOCK=1024)]
     if first.get("XBLOCK", 1) > 1 and group.family == "reduction":
@@ -47,6 +51,10 @@ def _more_schedules(gen, group, r_size: int, first: dict) -> list[dict]:
     if rblock <= 32768:
         warps = max(1, min(16, rblock // 256))
         out.append({"XBLOCK": 1, "RBLOCK": rblock, "persistent": True, "num_warps": warps})
+        if warps >= 2:
+            out.append({"XBLOCK": 1, "RBLOCK": rblock, "persistent": True, "num_warps": warps // 2})
+        if rblock <= 8192:
+            out.append({"XBLOCK": 2, "RBLOCK": rblock, "persistent": True, "num_warps": min(16, warps * 2)})
         if rblock <= 1024:
             rows = max(1, 2048 // rblock)
             out.append({"XBLOCK": rows, "RBLOCK": rblock, "persistent": True, "num_warps": 4})
@@ -77,7 +85,7 @@ def prepare(args) -> None:
             print(f"skip {path.name}: {e}", file=sys.stderr)
             continue
         plan = plan_fusion(gen.graph)
-        if any(g.family not in ("pointwise", "reduction") for g in plan.groups):
+        if any(g.family not in ("pointwise", "reduction", "scan", "pool") for g in plan.groups):
             continue
         base = {g.name: default_knobs(gen, g) for g in plan.groups}
         candidates = []

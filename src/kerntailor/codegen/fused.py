@@ -342,7 +342,10 @@ class _FusedWriter:
         renderer = self.renderer(node, level)
         text = renderer.render(node.expr)
         self.helpers.update(renderer.helpers)
-        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
+        # the shape in the comment is symbolic too: no size of one variant appears in the kernel text
+        shape = ", ".join(self.sizes.host(self.sizes.slot(("node", node.name, "out", k), s))
+                          for k, s in enumerate(node.out.shape))
+        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out.dtype}[{shape}]")
         done.add(node.name)
 
     # --- the kernel --------------------------------------------------------------------------------
@@ -468,7 +471,10 @@ class _FusedWriter:
                     self._reduce_persistent(r, done)
             else:
                 for r in group:
-                    self._init_accumulator(r)
+                    if r.name in online:
+                        self._init_online(r, online[r.name])
+                    elif r.name not in partners:
+                        self._init_accumulator(r)
                 self.out(f"for roffset in range(0, {rnumel}, RBLOCK):")
                 self.out.depth += 1
                 outer_loads, self.loads = self.loads, {}
@@ -486,11 +492,12 @@ class _FusedWriter:
                 for r in group:
                     if r.name in partners:
                         continue
-                    self._finish_accumulator(r)
-                    done.add(r.name)
                     if r.name in online:
                         self._finish_online(r, online[r.name])
                         done.add(online[r.name].name)
+                    else:
+                        self._finish_accumulator(r)
+                    done.add(r.name)
             self._compute_ready_reduced(done)
         self._store_outputs("reduced", done)
         full_outputs = [n for n in self._outputs() if self.level[n.name] == "full"]
@@ -527,16 +534,23 @@ class _FusedWriter:
         return pairs
 
     def _accumulate_online(self, m: Reduction, s_node: Reduction, done: set[str]) -> None:
+        """Per chunk: the chunk's max moves the row's max; the row's sum is rescaled once per chunk, so
+        each element costs one exp (an exp per element and lane would make bf16 rows exp-bound)."""
         x = self._input_value(m, done)
         am, as_ = f"acc_{m.name}", f"acc_{s_node.name}"
-        self.out(f"new_{m.name} = tl.maximum({am}, {x})")
-        self.out(f"{as_} = {as_} * tl.where({am} == new_{m.name}, 1.0, tl.exp({am} - new_{m.name})) + "
-                 f'tl.where({x} == float("-inf"), 0.0, tl.exp({x} - new_{m.name}))  # online: rescale the running sum')
+        self.out(f"new_{m.name} = tl.maximum({am}, tl.max({x}, axis=1, keep_dims=True))")
+        self.out(f"{as_} = {as_} * tl.where({am} == new_{m.name}, 1.0, tl.exp({am} - new_{m.name})) + tl.sum("
+                 f'tl.where({x} == float("-inf"), 0.0, tl.exp({x} - new_{m.name})), axis=1, keep_dims=True)'
+                 "  # online: rescale the running sum")
         self.out(f"{am} = new_{m.name}")
 
+    def _init_online(self, m: Reduction, s_node: Reduction) -> None:
+        self.out(f'acc_{m.name} = tl.full([XBLOCK, 1], float("-inf"), tl.float32)  # running row max')
+        self.out(f"acc_{s_node.name} = tl.zeros([XBLOCK, 1], tl.float32)  # running sum of exp(x - max)")
+
     def _finish_online(self, m: Reduction, s_node: Reduction) -> None:
-        self.out(f'v_{s_node.name} = tl.sum(tl.where(acc_{m.name} == float("-inf"), 0.0, '
-                 f"acc_{s_node.name} * tl.exp(acc_{m.name} - v_{m.name})), axis=1, keep_dims=True)  # {s_node.describe()}")
+        self.out(f"v_{m.name} = acc_{m.name}  # {m.describe()}")
+        self.out(f"v_{s_node.name} = acc_{s_node.name}  # {s_node.describe()}")
 
     def _emit_rindex(self, start: str, rnumel: str) -> None:
         self.out(f"rindex = {start} + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")

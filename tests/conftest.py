@@ -21,3 +21,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--accept-golden", action="store_true", default=False,
+                     help="rewrite the golden files under tests/golden/ from the current output instead of comparing")
+
+
+@pytest.fixture
+def accept_golden(request) -> bool:
+    """True under `pytest --accept-golden`: golden tests rewrite their files instead of comparing."""
+    return bool(request.config.getoption("--accept-golden"))

@@ -384,6 +384,8 @@ class _FusedWriter:
         reductions = [n for n in self.nodes if isinstance(n, Reduction)]
         if any(r.op not in ("sum", "max", "min") for r in reductions):
             return "split reductions combine sum, max and min only"
+        if len({self._acc_dtype(r) for r in reductions}) > 1:
+            return "split reductions keep their partials in one dtype: integer and float reductions mixed"
         if max(self._stages(reductions).values()) > 0:
             return "split reductions need independent reductions (one pass)"
         if any(self.level[n.name] == "full" for n in self._outputs()):
@@ -435,7 +437,9 @@ class _FusedWriter:
         self._compute_ready_reduced(done)
         self._store_outputs("reduced", done)
         self.out.depth -= 1
-        self.scratch = (("partials", "fp32", len(reductions) * split), ("counter", "i32", 1))
+        # partials in the accumulator's dtype: an integer sum stays exact (fp32 partials would round it)
+        partials = "i64" if self._acc_dtype(reductions[0]) == "tl.int64" else "fp32"
+        self.scratch = (("partials", partials, len(reductions) * split), ("counter", "i32", 1))
         self.pointer("partials")
         self.pointer("counter")
         kernel = self._finish(1, rblock, const(split))
@@ -585,8 +589,17 @@ class _FusedWriter:
                 self.compute(node, done)
 
     def _acc_dtype(self, r: Reduction) -> str:
-        return "tl.int64" if r.out.dtype in ("i64", "i32", "bool") and r.op not in ("argmax", "argmin") \
-            else "tl.float32"
+        """int64 for integer data (exact), fp32 otherwise; argmax/argmin compare in the input's kind."""
+        source = r.out.dtype if r.op not in ("argmax", "argmin") else self.graph.buffer_type(r.operands[0].base).dtype
+        return "tl.int64" if source in ("i64", "i32", "i16", "i8", "u8", "bool") else "tl.float32"
+
+    _INT_IDENTITY = {"sum": "0", "max": "-9223372036854775807 - 1", "min": "9223372036854775807",
+                     "argmax": "-9223372036854775807 - 1", "argmin": "9223372036854775807", "any": "0", "all": "1"}
+
+    def _identity(self, r: Reduction) -> str:
+        if self._acc_dtype(r) == "tl.int64":
+            return self._INT_IDENTITY[r.op]
+        return self._IDENTITY[r.op]
 
     _IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0", "any": "0",
                  "all": "1", "argmax": 'float("-inf")', "argmin": 'float("inf")'}
@@ -604,10 +617,9 @@ class _FusedWriter:
             value = self.leaf(r, "full")(Load(0, self.graph.buffer_type(view.base).dtype))
         if r.op in ("any", "all"):
             value = f"({value} != 0).to(tl.int64)"
-        identity = self._IDENTITY[r.op]
-        if self._acc_dtype(r) == "tl.int64" and r.op == "sum":
-            identity = "0"
-        self.out(f"x_{r.name} = tl.where(xmask & rmask, {value}, {identity})")
+        if self._acc_dtype(r) == "tl.int64" and r.op not in ("any", "all"):
+            value = f"({value}).to(tl.int64)"
+        self.out(f"x_{r.name} = tl.where(xmask & rmask, {value}, {self._identity(r)})")
         return f"x_{r.name}"
 
     def _reduce_persistent(self, r: Reduction, done: set[str]) -> None:
@@ -630,11 +642,10 @@ class _FusedWriter:
     def _init_accumulator(self, r: Reduction) -> None:
         dt = self._acc_dtype(r)
         if r.op in ("argmax", "argmin"):
-            self.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {self._IDENTITY[r.op]}, tl.float32)")
+            self.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {self._identity(r)}, {dt})")
             self.out(f"idx_{r.name} = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)")
         elif r.op in ("sum", "max", "min", "any", "all"):
-            ident = "0" if (dt == "tl.int64" and r.op == "sum") else self._IDENTITY[r.op]
-            self.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {ident}, {dt})")
+            self.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {self._identity(r)}, {dt})")
         else:
             raise CodegenUnsupported(f"reduction {r.op}")
 
@@ -697,7 +708,7 @@ class _FusedWriter:
             pointer_args.append((arg, buffer))
         for name, e in self.sizes.args:
             args.append(name)
-            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
+            real = (isinstance(e.coeff, float) and not e.coeff.is_integer()) or any(x.denominator != 1 for _, x in e.factors)
             signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
         constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
         for name, _ in constexprs:

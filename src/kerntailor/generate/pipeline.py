@@ -149,11 +149,22 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     per_group_s = settings.budget_s / max(1, len(plan.groups))
     for group in plan.groups:
         work, sizes = _work(gen, group, capture.cost.dtype)
+        if "SPLIT" in knobs[group.name]:  # the cost model sees SPLIT rows of R/SPLIT
+            split = knobs[group.name]["SPLIT"]
+            work = replace(work, sizes=(("R", -(-sizes["R"] // split)), ("X", split)))
         space = make_space(group.family, target, dtype=capture.cost.dtype, **sizes)
 
-        def materialize(config: Config, group=group):
+        base = dict(knobs[group.name])
+
+        def to_knobs(config: Config, base=base) -> dict:
+            k = _knobs(config)
+            if "SPLIT" in base:  # a whole-tensor reduction: the search tunes the chunks, not the split
+                k.update(SPLIT=base["SPLIT"], persistent=False)
+            return k
+
+        def materialize(config: Config, group=group, to_knobs=to_knobs):
             trial = dict(knobs)
-            trial[group.name] = _knobs(config)
+            trial[group.name] = to_knobs(config)
             module = generate_module(problem, gen, plan, trial, target.name, target.arch)
             k = next(k for k in module.kernels if k.group == group.name)
             return module.source, _kernel_source(module.source, k, sizes)
@@ -161,17 +172,22 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
         evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype)
         strategy = get_strategy(settings.strategy, seed=settings.seed) if settings.strategy != "exhaustive" \
             else get_strategy("exhaustive")
-        budget = Budget(max_candidates=settings.max_candidates, max_seconds=per_group_s)
 
         def on_progress(p, name=group.name):
             progress(f"search {name}", p.done, p.total or settings.max_candidates,
                      p.best.value if p.best is not None else None)
 
+        # the heuristic schedule is always a candidate: the search can only improve on it
+        seed = Config(space.family, tuple((k.name, base.get("XBLOCK" if k.name == "BLOCK" else k.name, k.values[0]))
+                                          for k in space.knobs))
+        seed_trials = evaluator([seed]) if not space.violations(seed) else []
+        budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)
         result = strategy.run(space, evaluator, budget, progress=on_progress)
         evaluations[group.name] = evaluator.seen
-        ranked = sorted((t for t in result.trials if t.ok), key=lambda t: t.value)
+        all_trials = list(seed_trials) + [t for t in result.trials if t.config != seed]
+        ranked = sorted((t for t in all_trials if t.ok), key=lambda t: t.value)
         if ranked:
-            knobs[group.name] = _knobs(ranked[0].config)
+            knobs[group.name] = to_knobs(ranked[0].config)
         best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
         label = (f"measured on {local.display_name}" if measured
                  else f"predicted for {target.name} (analytical model)")
@@ -180,8 +196,8 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
             facts = _facts_dict(best_eval.build.facts)
         group_results.append(GroupResult(
             group.name, group.family, group.nodes, knobs[group.name], ranked[0].value if ranked else None, label,
-            facts, len(result.trials), sum(1 for t in result.trials if not t.ok),
-            tuple((_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
+            facts, len(all_trials), sum(1 for t in all_trials if not t.ok),
+            tuple((to_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
         if store is not None:
             _record_trials(store, run_id, group, evaluator.seen)
 

@@ -1,0 +1,148 @@
+"""`kerntailor generate` end to end on CPU: search (cross-compile + analytical model, "predicted" mode),
+emit, referee under the interpreter, store, report; the cache hit on a second run; the library path
+for a problem codegen does not cover; the CLI.
+
+Small problems of our own (tests/data/codegen_fused/) keep every run to a few seconds. KERNTAILOR_HOME
+points at a temporary directory in every test, so nothing here touches the user's store or build cache.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kerntailor.generate import GenerateSettings, generate
+from kerntailor.problem import load_problem
+from kerntailor.verify import verify_candidate
+
+DATA = Path(__file__).parent / "data" / "codegen_fused"
+SOFTMAX = DATA / "tiny_softmax.py"
+LINEAR = DATA / "tiny_linear_relu.py"
+
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("KERNTAILOR_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def no_local_gpu(monkeypatch):
+    """Predicted mode even on a machine whose GPU is the target."""
+    import kerntailor.generate.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "detect_local_target", lambda *a, **k: None)
+
+
+def settings(tmp_path: Path, **kw) -> GenerateSettings:
+    base = dict(target="mi300x", out_dir=tmp_path / "out", max_candidates=4, budget_s=30,
+                store_path=tmp_path / "store.sqlite")
+    return GenerateSettings(**(base | kw))
+
+
+def _load_module(path: Path):
+    spec = importlib.util.spec_from_file_location(f"kt_test_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.interpreter
+def test_generate_predicted_then_cached(tmp_path, no_local_gpu):
+    s = settings(tmp_path)
+    seen = []
+    result = generate(SOFTMAX, s, progress=lambda stage, done, total, best: seen.append(stage))
+    assert result.status == "generated", result.message
+    assert result.mode == "predicted"
+    assert result.target == "mi300x" and result.problem == "tiny_softmax"
+    assert "capture" in seen and "verify" in seen and any(st.startswith("search") for st in seen)
+
+    kernel = tmp_path / "out" / "kernel.py"
+    assert result.kernel_path == kernel and kernel.exists()
+    assert "class ModelNew" in kernel.read_text() and "@triton.jit" in kernel.read_text()
+    assert result.verdict is not None and result.verdict.passed
+    # the emitted file passes the referee on its own
+    verdict = verify_candidate(load_problem(SOFTMAX), kernel)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert (tmp_path / "out" / "report.md").exists()
+    assert report["mode"] == "predicted"
+    assert report["target"] == {"name": "mi300x", "arch": "gfx942"}
+    assert report["floor"]["us"] > 0 and report["floor"]["bound"] in ("memory", "compute")
+    assert "predicted" in report["floor"]["label"]
+    assert report["verdict"]["passed"] is True
+    k0 = report["kernels"][0]
+    assert k0["family"] == "reduction"
+    assert "predicted" in k0["label"] and "mi300x" in k0["label"]
+    assert k0["isa"]["registers"] > 0
+    assert 0 < k0["trials"] <= 4
+    assert k0["seconds"] > 0
+    assert s.store_path.exists()
+
+    # the same problem, target and toolchain again: served from the store, no search, no referee
+    first = kernel.read_text()
+    kernel.unlink()
+    again = generate(SOFTMAX, s)
+    assert again.status == "cached", again.message
+    assert "store" in again.message and again.verdict is None
+    assert kernel.read_text() == first
+    assert again.report.get("served_from_store") is True
+
+
+@pytest.mark.interpreter
+def test_no_store_writes_no_store(tmp_path, home, no_local_gpu):
+    s = settings(tmp_path, use_store=False, out_dir=tmp_path / "nostore")
+    result = generate(SOFTMAX, s)
+    assert result.status == "generated", result.message
+    assert not s.store_path.exists()
+    assert not (home / "store.sqlite").exists()
+    # and nothing is served from a store either: a second run generates again
+    assert generate(SOFTMAX, s).status == "generated"
+
+
+def test_matmul_takes_the_library_path(tmp_path):
+    result = generate(LINEAR, settings(tmp_path, out_dir=tmp_path / "lib"))
+    assert result.status == "library"
+    assert "not covered" in result.message and "matmul" in result.message
+    report = json.loads(result.report_path.read_text())
+    assert report["status"] == "library" and "not covered" in report["reason"]
+    module = _load_module(result.kernel_path)
+    assert module.ModelNew is module.Model        # the reference itself runs: never slower, never wrong
+    assert "library path" in result.kernel_path.read_text()
+
+
+def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, KERNTAILOR_HOME=str(home))
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "kerntailor", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+@pytest.mark.interpreter
+def test_cli_generate(tmp_path, home):
+    out = tmp_path / "cli-out"
+    proc = _cli(["generate", str(SOFTMAX), "--target", "mi300x", "--out", str(out), "--candidates", "4",
+                 "--budget", "20"], home, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "generated" in proc.stdout
+    assert (out / "kernel.py").exists() and (out / "report.json").exists()
+    assert (home / "store.sqlite").exists()      # the default store lives under KERNTAILOR_HOME
+
+
+def test_cli_unknown_target_is_one_line(tmp_path, home):
+    proc = _cli(["generate", str(SOFTMAX), "--target", "no-such-gpu", "--out", str(tmp_path / "x")], home, tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "unknown target" in lines[0] and "no-such-gpu" in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "x" / "kernel.py").exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from math import prod
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
-from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype, literal
-from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.sizes import const, product, same
+from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
-from kerntailor.ir.nodes import Graph, Node, Pointwise, Reduction
+from kerntailor.ir.nodes import Node, Pointwise, Reduction
 from kerntailor.plan.fusion import FusionGroup
 
 
@@ -48,15 +49,6 @@ class GeneratedKernel:
     scratch: tuple[tuple[str, str, int], ...] = ()  # (buffer, dtype, elements): zeroed by the host per call
 
 
-class _Lines:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def __call__(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-
 def generate_fused(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
                    kernel_name: str) -> GeneratedKernel:
     """Triton source for `group` under the schedule `knobs` (XBLOCK, RBLOCK, num_warps, ...)."""
@@ -73,15 +65,9 @@ def split_possible(gen: Generalized, group: FusionGroup) -> bool:
         return False
 
 
-class _FusedWriter:
+class _FusedWriter(KernelWriter):
     def __init__(self, gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, name: str):
-        self.gen, self.group, self.knobs, self.name = gen, group, knobs, name
-        self.graph: Graph = gen.graph
-        self.nodes: list[Node] = [self.graph.node(n) for n in group.nodes]
-        self.members = {n.name for n in self.nodes}
-        self.sizes = SizeArgs(gen, host_names)
-        self.pointers: dict[str, str] = {}   # buffer -> kernel pointer arg
-        self.out = _Lines()
+        super().__init__(gen, group, knobs, host_names, name)
         self.reduce = group.family == "reduction"
         self.axes = group.reduce_axes
         first = self.nodes[0]
@@ -96,8 +82,6 @@ class _FusedWriter:
         self.outer = [k for k in range(len(self.space)) if k not in self.axes]
         self.level = {n.name: self._level(n) for n in self.nodes}
         self.persistent = bool(knobs.get("persistent", not self.reduce))
-        self.loads: dict[str, str] = {}   # load text -> variable, in the current section
-        self.load_counter = 0
         self.big = prod(self.space_concrete) >= 2 ** 31 - 1
 
     # --- levels and alignment ------------------------------------------------------------------------
@@ -115,14 +99,6 @@ class _FusedWriter:
             return "reduced"
         raise CodegenUnsupported(f"node {node.name} of shape {shape} is neither the row space "
                                  f"{tuple(self.space_concrete)} nor its reduction")
-
-    def view_exprs(self, node: Node, j: int):
-        v = node.operands[j]
-        base = ("node", node.name, "operand", j)
-        shape = [self.sizes.slot(base + ("shape", k), s) for k, s in enumerate(v.shape)]
-        strides = [self.sizes.slot(base + ("strides", k), s) for k, s in enumerate(v.strides)]
-        offset = self.sizes.slot(base + ("offset",), v.offset)
-        return v, shape, strides, offset
 
     def contiguous_strides(self, shape: list[SizeExpr]) -> list[SizeExpr | None]:
         out = []
@@ -225,21 +201,10 @@ class _FusedWriter:
         return " + ".join(f"i{k} * {self.sizes.text(s)}" for k, s in enumerate(strides))
 
     # --- values ------------------------------------------------------------------------------------
-    def pointer(self, buffer: str) -> str:
-        if buffer not in self.pointers:
-            self.pointers[buffer] = f"{buffer}_ptr"
-        return self.pointers[buffer]
-
     def mask(self, level: str) -> str:
         if not self.reduce:
             return "xmask"
         return "xmask & rmask" if level == "full" else "xmask"
-
-    def slot(self, node: Node):
-        def render(kind: str, i: int, value, dtype: str) -> str:
-            e = self.sizes.slot(("node", node.name, kind, i), value)
-            return literal(value, dtype) if e.is_constant else self.sizes.text(e)
-        return render
 
     def renderer(self, node: Node, level: str) -> ExprRenderer:
         return ExprRenderer(self.leaf(node, level), self.coord, self.slot(node))
@@ -299,15 +264,6 @@ class _FusedWriter:
         self.helpers.update(renderer.helpers)
         return text
 
-    def cached_load(self, text: str) -> str:
-        """Each distinct load once per section (the whole kernel, or one loop body)."""
-        if text not in self.loads:
-            name = f"ld{self.load_counter}"
-            self.load_counter += 1
-            self.out(f"{name} = {text}")
-            self.loads[text] = name
-        return self.loads[text]
-
     def _check_aligned(self, node: Node, j: int) -> None:
         view = node.operands[j]
         producer = self.graph.node(view.base)
@@ -350,7 +306,6 @@ class _FusedWriter:
 
     # --- the kernel --------------------------------------------------------------------------------
     def write(self) -> GeneratedKernel:
-        self.helpers: set[str] = set()
         xblock = int(self.knobs.get("XBLOCK", 1024 if not self.reduce else 1))
         rblock = int(self.knobs.get("RBLOCK", 1))
         rows = product([self.space[k] for k in self.outer]) if self.reduce else product(self.space)

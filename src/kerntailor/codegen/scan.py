@@ -25,10 +25,11 @@ from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype, literal
-from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.writer import KernelWriter
+from kerntailor.codegen.sizes import const, product, same
 from kerntailor.ir.expr import Load
-from kerntailor.ir.nodes import Graph, Node, Pointwise, Scan
+from kerntailor.ir.nodes import Node, Pointwise, Scan
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
 
@@ -72,26 +73,14 @@ def generate_scan(gen: Generalized, group: FusionGroup, knobs: dict, host_names:
 
 # --- shared by the anchor families (scan, pool) ---------------------------------------------------------
 
-class Lines:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def __call__(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-
-class AnchorWriter:
+class AnchorWriter(KernelWriter):
     """Common parts of a kernel whose first node is an anchor and whose other nodes are a pointwise
     epilogue over the anchor's output shape."""
 
     anchor_type: type = Node
 
     def __init__(self, gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, name: str):
-        self.gen, self.group, self.knobs, self.name = gen, group, knobs, name
-        self.graph: Graph = gen.graph
-        self.nodes: list[Node] = [self.graph.node(n) for n in group.nodes]
-        self.members = set(group.nodes)
+        super().__init__(gen, group, knobs, host_names, name)
         self.anchor = self.nodes[0]
         if not isinstance(self.anchor, self.anchor_type):
             raise CodegenUnsupported(f"{group.name}: expected a {self.anchor_type.__name__} first, "
@@ -102,12 +91,6 @@ class AnchorWriter:
             if n.out.shape != self.anchor.out.shape:
                 raise CodegenUnsupported(f"{group.name}: epilogue {n.name} of shape {n.out.shape}, "
                                          f"not the {group.family} output's {self.anchor.out.shape}")
-        self.sizes = SizeArgs(gen, host_names)
-        self.pointers: dict[str, str] = {}
-        self.out = Lines()
-        self.loads: dict[str, str] = {}
-        self.load_counter = 0
-        self.helpers: set[str] = set()
         buffers = [self.graph.buffer_type(v.base).numel for n in self.nodes for v in n.operands]
         self.big = max([n.out.numel for n in self.nodes] + buffers) >= 2 ** 31 - 1
         # set by the family writer: axis -> coordinate text, the tile shape, the full-tile mask
@@ -117,14 +100,6 @@ class AnchorWriter:
         self.flat_index = ""  # a 1-d tile's flat position in the row-major iteration space, if any
 
     # --- sizes and views ---------------------------------------------------------------------------
-    def view_exprs(self, node: Node, j: int):
-        v = node.operands[j]
-        base = ("node", node.name, "operand", j)
-        shape = [self.sizes.slot(base + ("shape", k), s) for k, s in enumerate(v.shape)]
-        strides = [self.sizes.slot(base + ("strides", k), s) for k, s in enumerate(v.strides)]
-        offset = self.sizes.slot(base + ("offset",), v.offset)
-        return v, shape, strides, offset
-
     def operand_offset(self, node: Node, j: int, coords: dict[int, str]) -> str:
         """Element offset of operand j of `node` at the position whose coordinate along each of the view's
         axes is `coords[axis]` (strides may be negative: a flip; the offset then points at its end)."""
@@ -155,19 +130,6 @@ class AnchorWriter:
                 return False
         return True
 
-    def pointer(self, buffer: str) -> str:
-        if buffer not in self.pointers:
-            self.pointers[buffer] = f"{buffer}_ptr"
-        return self.pointers[buffer]
-
-    def cached_load(self, text: str) -> str:
-        if text not in self.loads:
-            name = f"ld{self.load_counter}"
-            self.load_counter += 1
-            self.out(f"{name} = {text}")
-            self.loads[text] = name
-        return self.loads[text]
-
     def full_tile(self, offset: str) -> str:
         """A pointer block must have the mask's shape: broadcast an offset that lacks some tile axis."""
         if all(any(_mentions(offset, n) for n in names) for names in self.tile_axes()):
@@ -187,12 +149,6 @@ class AnchorWriter:
         return text
 
     # --- the epilogue ------------------------------------------------------------------------------
-    def slot(self, node: Node):
-        def render(kind: str, i: int, value, dtype: str) -> str:
-            e = self.sizes.slot(("node", node.name, kind, i), value)
-            return literal(value, dtype) if e.is_constant else self.sizes.text(e)
-        return render
-
     def _check_aligned(self, node: Node, j: int) -> None:
         view = node.operands[j]
         producer = self.graph.node(view.base)

@@ -11,15 +11,13 @@ and the report says so. The user's model never gets slower.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import (CodegenUnsupported, default_knobs, generate_kernel, generate_module, host_names,
-                                kernel_name)
+from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
 from kerntailor.costmodel import Work
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.evaluate import Evaluation, Evaluator
@@ -137,7 +135,6 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     capture, gen = capture_generalized(problem)
     plan = plan_fusion(gen.graph)
     floor = floor_of(capture, target)
-    names = host_names(gen)
     knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
     try:
         generate_module(problem, gen, plan, knobs, target.name, target.arch)

@@ -123,6 +123,47 @@ def generate(
     typer.echo(f"wrote {result.kernel_path} and {result.report_path}")
 
 
+@app.command()
+def bench(
+    suite: Path = typer.Argument(..., help="directory of problem files (searched recursively)"),
+    target: str = typer.Option("mi300x", "--target", "-t", help="target GPU (see `kerntailor targets`)"),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    budget: float = typer.Option(60.0, "--budget", help="search seconds per problem"),
+    candidates: int = typer.Option(16, "--candidates", help="most schedules tried per kernel"),
+    out: Path = typer.Option(Path("out/bench"), "--out", help="directory for bench.{json,md} and each kernel"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
+) -> None:
+    """Generate over a whole suite; report correctness, fast_p, geomean speedups and roofline efficiency."""
+    from kerntailor.generate import GenerateSettings
+    from kerntailor.generate.bench import bench as run_bench, render_bench
+
+    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates, out_dir=out)
+    try:
+        result = run_bench(suite, settings, only,
+                           lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
+    except KerntailorError as e:
+        _fail(e)
+    typer.echo(render_bench(result))
+    typer.echo(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
+
+
+@app.command()
+def recheck() -> None:
+    """Re-verify (and on the target GPU re-time) every stored winner on the current toolchain."""
+    from kerntailor.generate.recheck import recheck as run_recheck
+
+    try:
+        rows = run_recheck(on_winner=lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
+    except KerntailorError as e:
+        _fail(e)
+    if not rows:
+        typer.echo("nothing to recheck: every stored winner is from the current toolchain")
+    for r in rows:
+        typer.echo(f"{'REGRESSION' if r.regression else 'ok':<10} {r.problem} on {r.target}: {r.reason}")
+    if any(r.regression for r in rows):
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,67 @@
+"""`kerntailor bench` over a tiny suite and `kerntailor recheck` after a toolchain change (CPU, predicted)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kerntailor.generate import GenerateSettings
+from kerntailor.generate.bench import bench, summarize
+from kerntailor.generate.recheck import recheck
+
+DATA = Path(__file__).parent / "data" / "codegen_fused"
+
+
+@pytest.fixture
+def suite(tmp_path):
+    level = tmp_path / "suite" / "level1"
+    level.mkdir(parents=True)
+    shutil.copy(DATA / "tiny_softmax.py", level)
+    shutil.copy(DATA / "tiny_linear_relu.py", level)   # a GEMM: not generated yet → library path
+    return tmp_path / "suite"
+
+
+def test_summary_arithmetic():
+    rows = [{"level": "a", "status": "generated", "correct": True, "time_us": 10.0, "eager_us": 20.0,
+             "compile_us": 11.0, "floor_us": 8.0},
+            {"level": "a", "status": "generated", "correct": False, "time_us": 5.0, "eager_us": 20.0,
+             "compile_us": 20.0, "floor_us": 4.0},
+            {"level": "a", "status": "library", "correct": False}]
+    s = summarize(rows)
+    assert s["problems"] == 3 and s["correct"] == 1 and s["library"] == 1
+    assert s["fast_1.0_vs_eager"] == pytest.approx(1 / 3)   # the wrong one is never fast
+    assert s["fast_1.5_vs_eager"] == pytest.approx(1 / 3)
+    assert s["fast_1.2_vs_compile"] == 0.0                   # 11/10 = 1.1
+    assert s["geomean_speedup_vs_eager"] == pytest.approx((2.0 * 4.0) ** 0.5)
+    assert s["geomean_floor_over_time"] == pytest.approx(0.8)
+
+
+@pytest.mark.interpreter
+def test_bench_then_recheck(suite, tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("kerntailor.generate.pipeline.detect_local_target", lambda: None)
+    out = tmp_path / "out"
+    settings = GenerateSettings(target="mi300x", out_dir=out, max_candidates=3, budget_s=20)
+    result = bench(suite, settings)
+    rows = {r["problem"]: r for r in result["rows"]}
+    assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
+    assert rows["tiny_softmax"]["label"] == "predicted for mi300x"
+    assert rows["tiny_linear_relu"]["status"] == "library" and not rows["tiny_linear_relu"]["correct"]
+    assert result["summary"]["overall"]["correct"] == 1
+    assert json.loads((out / "bench.json").read_text())["summary"]["level1"]["problems"] == 2
+    assert "tiny_softmax" in (out / "bench.md").read_text()
+    assert (out / "level1" / "tiny_softmax" / "kernel.py").exists()
+
+    # nothing is stale under the same toolchain
+    assert recheck() == []
+    # a new toolchain: the stored winner is judged again and still passes
+    from kerntailor.store import keys
+
+    real = keys.toolchain_fingerprint()
+    newer = type(real)(**{**real.to_dict(), "triton": real.triton + "+next"})
+    monkeypatch.setattr("kerntailor.store.toolchain_fingerprint", lambda *a, **k: newer)
+    rows = recheck()
+    assert [r.problem for r in rows] == ["tiny_softmax"]
+    assert rows[0].passed and not rows[0].regression, rows[0].reason
+    assert recheck() == []   # rechecked under the new toolchain: nothing left

@@ -278,9 +278,10 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
     dim_values = _dim_values(graphs)
     floats = any(isinstance(v, float) for v in values)
     best = None
-    for n in (1, 2, 3):
+    for n in (1, 2, 3, 4):
+        exponents = _EXPONENTS if n < 4 else _EXPONENTS[:2]  # 4 factors: plain products and quotients only
         for combo in itertools.combinations(dims, n):
-            for exps in itertools.product(_EXPONENTS, repeat=n):
+            for exps in itertools.product(exponents, repeat=n):
                 if not floats and any(e.denominator != 1 for e in exps):
                     continue
                 monomials = []

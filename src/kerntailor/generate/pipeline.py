@@ -188,6 +188,8 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
         best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
         label = (f"measured on {local.display_name}" if measured
                  else f"predicted for {target.name} (analytical model)")
+        if measured and len(plan.groups) > 1:
+            label += ", whole module with this kernel's schedule"
         facts = None
         if best_eval and best_eval.build and best_eval.build.facts:
             facts = _facts_dict(best_eval.build.facts)

@@ -22,6 +22,7 @@ from kerntailor.codegen.sizes import const, product, same
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Pointwise, Reduction
+from kerntailor.ir.types import contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
 
 
@@ -239,7 +240,7 @@ class _FusedWriter(KernelWriter):
         if isinstance(node, Reduction) or len(self.axes) != 1:
             raise CodegenUnsupported(f"gather from {node.name}")
         axis = self.axes[0]
-        if _contig(self.space_concrete)[axis] != stride:
+        if contiguous_strides(tuple(self.space_concrete))[axis] != stride:
             raise CodegenUnsupported(f"gather from {node.name} along a kept axis")
 
         def leaf(load: Load, gather: str | None, valid: str | None, i: int) -> str:
@@ -273,7 +274,7 @@ class _FusedWriter(KernelWriter):
         if mine == theirs:
             if view.shape != producer.out.shape and prod(view.shape) != prod(producer.out.shape):
                 raise CodegenUnsupported(f"{node.name} reads {producer.name} through a reshaping view")
-            if tuple(view.strides) != tuple(_contig(view.shape)) and not _unit_dims_only(view, producer):
+            if tuple(view.strides) != contiguous_strides(tuple(view.shape)) and not _unit_dims_only(view, producer):
                 raise CodegenUnsupported(f"{node.name} reads {producer.name} through a permuting view")
             return
         if theirs == "reduced" and mine == "full":
@@ -693,16 +694,8 @@ def _is_op(expr, op: str) -> bool:
     return isinstance(expr, Op) and expr.op == op
 
 
-def _contig(shape) -> list[int]:
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= s
-    return out[::-1]
-
-
 def _unit_dims_only(view, producer) -> bool:
     """A keepdim view (size-1 axes added or removed) of a contiguous producer."""
     kept = [(s, st) for s, st in zip(view.shape, view.strides) if s != 1]
-    expected = [(s, st) for s, st in zip(producer.out.shape, _contig(producer.out.shape)) if s != 1]
+    expected = [(s, st) for s, st in zip(producer.out.shape, contiguous_strides(producer.out.shape)) if s != 1]
     return kept == expected

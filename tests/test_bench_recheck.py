@@ -18,7 +18,7 @@ def suite(tmp_path):
     level = tmp_path / "suite" / "level1"
     level.mkdir(parents=True)
     shutil.copy(DATA / "tiny_softmax.py", level)
-    shutil.copy(DATA / "tiny_linear_relu.py", level)   # a GEMM: not generated yet → library path
+    shutil.copy(DATA / "tiny_sdpa.py", level)   # attention: no code generator → library path
     return tmp_path / "suite"
 
 
@@ -33,7 +33,8 @@ def test_summary_arithmetic():
     assert s["fast_1.0_vs_eager"] == pytest.approx(1 / 3)   # the wrong one is never fast
     assert s["fast_1.5_vs_eager"] == pytest.approx(1 / 3)
     assert s["fast_1.2_vs_compile"] == 0.0                   # 11/10 = 1.1
-    assert s["geomean_speedup_vs_eager"] == pytest.approx((2.0 * 4.0) ** 0.5)
+    assert s["geomean_speedup_vs_eager"] == pytest.approx((2.0 * 4.0 * 1.0) ** (1 / 3))  # library = 1.0
+    assert s["geomean_speedup_vs_eager_generated"] == pytest.approx((2.0 * 4.0) ** 0.5)
     assert s["geomean_floor_over_time"] == pytest.approx(0.8)
 
 
@@ -47,7 +48,7 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     rows = {r["problem"]: r for r in result["rows"]}
     assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
     assert rows["tiny_softmax"]["label"] == "predicted for mi300x"
-    assert rows["tiny_linear_relu"]["status"] == "library" and not rows["tiny_linear_relu"]["correct"]
+    assert rows["tiny_sdpa"]["status"] == "library" and not rows["tiny_sdpa"]["correct"]
     assert result["summary"]["overall"]["correct"] == 1
     assert json.loads((out / "bench.json").read_text())["summary"]["level1"]["problems"] == 2
     assert "tiny_softmax" in (out / "bench.md").read_text()
@@ -61,7 +62,7 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     real = keys.toolchain_fingerprint()
     newer = type(real)(**{**real.to_dict(), "triton": real.triton + "+next"})
     monkeypatch.setattr("kerntailor.store.toolchain_fingerprint", lambda *a, **k: newer)
-    rows = recheck()
-    assert [r.problem for r in rows] == ["tiny_softmax"]
-    assert rows[0].passed and not rows[0].regression, rows[0].reason
+    rows = recheck()   # the kernel and the library-path decision are both stored winners
+    assert sorted(r.problem for r in rows) == ["tiny_sdpa", "tiny_softmax"]
+    assert all(r.passed and not r.regression for r in rows), [r.reason for r in rows]
     assert recheck() == []   # rechecked under the new toolchain: nothing left

@@ -24,6 +24,7 @@ from kerntailor.verify import verify_candidate
 DATA = Path(__file__).parent / "data" / "codegen_fused"
 SOFTMAX = DATA / "tiny_softmax.py"
 LINEAR = DATA / "tiny_linear_relu.py"
+SDPA = DATA / "tiny_sdpa.py"
 
 
 
@@ -109,15 +110,27 @@ def test_no_store_writes_no_store(tmp_path, home, no_local_gpu):
     assert generate(SOFTMAX, s).status == "generated"
 
 
-def test_matmul_takes_the_library_path(tmp_path):
-    result = generate(LINEAR, settings(tmp_path, out_dir=tmp_path / "lib"))
+def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tmp_path, home):
+    s = settings(tmp_path, out_dir=tmp_path / "lib")
+    result = generate(SDPA, s)
     assert result.status == "library"
-    assert "not covered" in result.message and "matmul" in result.message
+    assert "not covered" in result.message and "attention" in result.message
     report = json.loads(result.report_path.read_text())
     assert report["status"] == "library" and "not covered" in report["reason"]
+    assert report["floor"]["us"] > 0
     module = _load_module(result.kernel_path)
     assert module.ModelNew is module.Model        # the reference itself runs: never slower, never wrong
     assert "library path" in result.kernel_path.read_text()
+
+    # the decision is a stored, verified winner: a second run is served from the store
+    from kerntailor.store import Store
+
+    winners = Store(s.store_path).winners()
+    assert [w.candidate.family for w in winners] == ["library"]
+    again = generate(SDPA, s)
+    assert again.status == "library" and "served from the store" in again.message, again.message
+    cached = _load_module(again.kernel_path)
+    assert cached.ModelNew is cached.Model
 
 
 def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess:

@@ -132,19 +132,63 @@ def bench(
     candidates: int = typer.Option(16, "--candidates", help="most schedules tried per kernel"),
     out: Path = typer.Option(Path("out/bench"), "--out", help="directory for bench.{json,md} and each kernel"),
     only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
+    part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
+    strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
 ) -> None:
     """Generate over a whole suite; report correctness, fast_p, geomean speedups and roofline efficiency."""
     from kerntailor.generate import GenerateSettings
     from kerntailor.generate.bench import bench as run_bench, render_bench
 
-    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates, out_dir=out)
+    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates, out_dir=out,
+                                strategy=strategy)
     try:
-        result = run_bench(suite, settings, only,
-                           lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
+        result = run_bench(suite, settings, only, part=part,
+                           on_problem=lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
     except KerntailorError as e:
         _fail(e)
     typer.echo(render_bench(result))
     typer.echo(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
+
+
+@app.command()
+def costmodel(
+    target: str = typer.Option(..., "--target", "-t", help="the target whose measurements to learn from"),
+    save: bool = typer.Option(False, "--save", help="fit on every row and save the model for generate's ranking"),
+    folds: int = typer.Option(5, "--folds", help="held-back folds, split by problem"),
+    json_out: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+) -> None:
+    """Train the learned cost model on the store's measurements for TARGET; report its ranking quality on
+    held-back problems beside the analytical model's (and, with --save, keep it for `generate`)."""
+    import json
+
+    from kerntailor.costmodel.persist import quality_report, rows_from_store, save_model
+    from kerntailor.store import Store
+    from kerntailor.targets import get_target
+
+    try:
+        t = get_target(target)
+        from kerntailor.costmodel.learned import LearnedModel
+
+        rows = rows_from_store(Store(), t.name)
+        try:
+            report = quality_report(rows, t, folds=folds)
+        except ValueError as e:
+            raise KerntailorError(f"not enough measurements of {t.name} in the store ({len(rows)} rows): {e}; "
+                                  f"run `kerntailor generate/bench --target {t.name}` on that GPU first") from None
+        if save:
+            report["saved"] = str(save_model(LearnedModel(t).fit(rows)))
+    except KerntailorError as e:
+        _fail(e)
+    if json_out:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    typer.echo(f"{report['rows']} measured schedules of {report['kernels']} kernels on {report['target']}; "
+               f"{report['folds']} folds, {report['split']}")
+    typer.echo(f"{'model':<12}{'top-1':>8}{'top-5':>8}{'Spearman':>10}")
+    for m in report["models"]:
+        typer.echo(f"{m['model']:<12}{m['top1_hit_rate']:>8.2f}{m['top5_hit_rate']:>8.2f}{m['spearman']:>10.2f}")
+    if report.get("saved"):
+        typer.echo(f"saved {report['saved']}: generate ranks schedules on {report['target']} with it")
 
 
 @app.command()

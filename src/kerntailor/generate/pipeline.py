@@ -19,6 +19,7 @@ from typing import Callable
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
 from kerntailor.costmodel import Work
+from kerntailor.costmodel.persist import load_ranker, work_to_json
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.evaluate import Evaluation, Evaluator
 from kerntailor.generate.report import library_module, write_report
@@ -31,6 +32,8 @@ from kerntailor.search.registry import get_strategy
 from kerntailor.search.strategy import Budget
 from kerntailor.targets import Target, detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+
+LIBRARY = "library"   # the store family of a library-path decision
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,14 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     if store is not None:
         hit = store.lookup_winner(pkey, toolchain)
         if hit is not None:
-            source = store.candidate(hit.candidate_id).source
-            kernel_path.write_text(source)
+            kernel_path.write_text(hit.candidate.source or "")
             report = dict(hit.report or {}) | {"served_from_store": True}
             write_report(report, out)
+            store.finish_run(run_id, "cached")
+            if hit.candidate.family == LIBRARY:
+                return GenerateResult(problem.name, target.name, mode, "library",
+                                      f"library path, served from the store (decided by an earlier run: "
+                                      f"{report.get('reason', '?')})", kernel_path, report_path, report=report)
             return GenerateResult(problem.name, target.name, mode, "cached",
                                   f"served from the store (winner of an earlier run, {hit.label})",
                                   kernel_path, report_path, report=report)
@@ -179,7 +186,9 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
                                           for k in space.knobs))
         seed_trials = evaluator([seed]) if not space.violations(seed) else []
         budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)
-        result = strategy.run(space, evaluator, budget, progress=on_progress)
+        # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed
+        rank = load_ranker(target, work) if measured else None
+        result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
         evaluations[group.name] = evaluator.seen
         all_trials = list(seed_trials) + [t for t in result.trials if t.config != seed]
         ranked = sorted((t for t in all_trials if t.ok), key=lambda t: t.value)
@@ -198,7 +207,7 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
             facts, len(all_trials), sum(1 for t in all_trials if not t.ok),
             tuple((to_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
         if store is not None:
-            _record_trials(store, run_id, group, evaluator.seen)
+            _record_trials(store, run_id, group, evaluator.seen, work)
 
     # emit and judge; fall back to runners-up, then to the library path
     attempts = [knobs] + [dict(knobs, **{g.group: cfg}) for g in group_results for cfg, _ in g.runners_up]
@@ -239,6 +248,23 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
                           kernel_path, report_path, verdict, tuple(group_results), report)
 
 
+def _store_library_decision(store, run_id, problem, path: Path, report: dict, mode: str) -> None:
+    """The library path as this problem's winner, so a second run is served from the store. It is judged
+    like any candidate (the static library-call check off: calling the reference is the point) and only
+    stored if it passes. Its time is the baseline the user keeps (eager), where one was measured."""
+    verdict = verify_candidate(problem, path, VerifySettings(allow_library=True, draws=3))
+    cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")},
+                                 source=path.read_text())
+    store.record_verdict(cid, verdict)
+    if not verdict.passed:  # the reference disagreeing with itself: nondeterministic problem; never cached
+        report["library_verdict"] = verdict.to_dict()
+        return
+    timings = {t["name"]: t["median_s"] * 1e6
+               for t in ((report.get("verdict") or {}).get("timing") or {}).get("timings", [])}
+    store.record_winner(cid, report=report, median_us=timings.get("eager"),
+                        label="measured" if mode == "measured" and "eager" in timings else "predicted")
+
+
 def _kernel_source(source: str, k, sizes: dict) -> "object":
     from kerntailor.build import KernelSource
 
@@ -268,10 +294,10 @@ def _open_store(settings: GenerateSettings, problem: ProblemSpec, target: Target
     return store, run_id, pkey, toolchain
 
 
-def _record_trials(store, run_id, group: FusionGroup, seen: dict) -> None:
+def _record_trials(store, run_id, group: FusionGroup, seen: dict, work: Work) -> None:
     for config, e in seen.items():
-        cid = store.record_candidate(run_id, e.kernel, family=group.family, config=config.to_json(),
-                                     source=e.source or None)
+        cid = store.record_candidate(run_id, e.kernel, family=group.family,
+                                     config=config.to_json() | {"work": work_to_json(work)}, source=e.source or None)
         if e.build is not None:
             store.record_build(cid, e.build)
         if e.seconds is not None:
@@ -297,9 +323,13 @@ def _report(problem, target, mode, floor, capture, plan, groups, verdict, starte
 def _library(problem, target, mode, out, reason, floor, groups, verdict, store, run_id, report=None):
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": problem.name,
                                    "target": {"name": target.name, "arch": target.arch}, "mode": mode}
+    if floor is not None and "floor" not in report:
+        report["floor"] = {"us": floor.microseconds, "bound": floor.bound,
+                           "label": f"predicted from {floor.ceiling_source}"}
     (out / "kernel.py").write_text(library_module(problem, reason))
     write_report(report, out)
     if store is not None:
+        _store_library_decision(store, run_id, problem, out / "kernel.py", report, mode)
         store.finish_run(run_id, "library")
     return GenerateResult(problem.name, target.name, mode, "library", f"library path emitted: {reason}",
                           out / "kernel.py", out / "report.json", verdict, tuple(groups), report)

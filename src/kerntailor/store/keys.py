@@ -1,12 +1,13 @@
 """What a stored result is keyed on: the problem (hash, dtype policy, input shapes, target) and the toolchain.
 
 A winner found under one toolchain is a cache hit only under the same toolchain; a new torch, Triton,
-CUDA/ROCm runtime, GPU driver or kerntailor version makes it *stale*: `kerntailor recheck` re-verifies and
+CUDA/ROCm runtime, GPU driver or kerntailor version (or source: `generator_digest`) makes it *stale*: `kerntailor recheck` re-verifies and
 re-times it before it is trusted again.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -88,6 +89,23 @@ def _gpu_name() -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def generator_digest() -> str:
+    """12 hex digits over kerntailor's own source (.py and prompt files): a winner chosen by an older
+    generator is a stale winner (recheck) and a library-path decision made before codegen covered a
+    family is not served again. Computed once per process: the code that runs is what was imported."""
+    import hashlib
+
+    import kerntailor
+
+    root = Path(kerntailor.__file__).parent
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".md", ".txt") and p.is_file()):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def toolchain_fingerprint(gpu: str | None | bool = True) -> Toolchain:
     """The toolchain of this process. `gpu=True` asks torch for GPU 0's name (initializing CUDA/HIP in
     this process); pass the name if it is already known, or False to leave it out."""
@@ -110,7 +128,7 @@ def toolchain_fingerprint(gpu: str | None | bool = True) -> Toolchain:
         torch=torch.__version__,
         triton=triton.__version__,
         python=platform.python_version(),
-        kerntailor=kerntailor.__version__,
+        kerntailor=f"{kerntailor.__version__}+{generator_digest()}",
         cuda=torch.version.cuda,
         hip=getattr(torch.version, "hip", None),
         driver=driver,

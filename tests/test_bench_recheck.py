@@ -66,3 +66,32 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     assert sorted(r.problem for r in rows) == ["tiny_sdpa", "tiny_softmax"]
     assert all(r.passed and not r.regression for r in rows), [r.reason for r in rows]
     assert recheck() == []   # rechecked under the new toolchain: nothing left
+
+
+@pytest.mark.interpreter
+def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    settings = GenerateSettings(target="mi300x", out_dir=tmp_path / "out", max_candidates=2, budget_s=20)
+    result = bench(suite, settings, jobs=2)
+    assert result["jobs"] == 2 and result["wall_s"] > 0
+    assert [r["problem"] for r in result["rows"]] == ["tiny_sdpa", "tiny_softmax"]   # suite order, not finish order
+    rows = {r["problem"]: r for r in result["rows"]}
+    assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
+    assert rows["tiny_sdpa"]["status"] == "library"
+    with pytest.raises(Exception, match="--jobs"):
+        bench(suite, settings, jobs=0)
+
+
+def test_gpu_lock_is_exclusive(tmp_path, monkeypatch):
+    import fcntl
+    import os
+
+    from kerntailor.measure import gpulock
+
+    monkeypatch.setattr(gpulock, "lock_path", lambda device: tmp_path / "gpu.lock")
+    with gpulock.gpu_lock(None) as path:
+        fd = os.open(path, os.O_RDWR)
+        with pytest.raises(BlockingIOError):   # another holder cannot take it while the block runs
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # released after the block
+    os.close(fd)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kerntailor.measure import baselines, ceilings, stopwatch
+from kerntailor.measure import baselines, ceilings, gpulock, stopwatch
 from kerntailor.measure.ceilings import Ceilings, cache_key, cache_path, load_ceilings
 from kerntailor.measure.cost import estimate_cost, problem_cost
 from kerntailor.measure.floor import physics_floor_s, roofline_floor_s
@@ -42,12 +42,13 @@ class FakeEvent:
 
 
 @pytest.fixture
-def fake_cuda(monkeypatch):
+def fake_cuda(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake GPU")
     monkeypatch.setattr(stopwatch, "l2_bytes", lambda device: 1 << 20)
     monkeypatch.setattr(stopwatch, "FLUSH_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(gpulock, "lock_path", lambda device: tmp_path / "gpu.lock")
 
 
 def test_summarize_gives_median_and_spread():

@@ -134,6 +134,8 @@ def bench(
     only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
     part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="problems at once, spread over the GPUs (timing is serialized "
+                                                     "per GPU)"),
 ) -> None:
     """Generate over a whole suite; report correctness, fast_p, geomean speedups and roofline efficiency."""
     from kerntailor.generate import GenerateSettings
@@ -142,7 +144,7 @@ def bench(
     settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates, out_dir=out,
                                 strategy=strategy)
     try:
-        result = run_bench(suite, settings, only, part=part,
+        result = run_bench(suite, settings, only, part=part, jobs=jobs,
                            on_problem=lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
     except KerntailorError as e:
         _fail(e)

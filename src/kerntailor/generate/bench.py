@@ -13,6 +13,7 @@ import datetime
 import json
 import math
 import platform
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -106,12 +107,64 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
     return "gemm" if families & set(COMPUTE_FAMILIES) == {"matmul"} else "other"
 
 
+def _one(path: Path, settings: GenerateSettings) -> dict:
+    level = path.parent.name
+    try:
+        return _row(path, level, generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem)))
+    except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run
+        return _row(path, level, None, str(e))
+
+
+def _pin_gpu(slots) -> None:
+    """Pool initializer: this worker (and the processes it starts) sees one GPU, taken round-robin."""
+    import os
+
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(slots.get())
+
+
+def _gpu_count() -> int:
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([v for v in visible.split(",") if v.strip()])
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _run_parallel(paths: list[Path], settings: GenerateSettings, jobs: int, on_problem) -> list[dict]:
+    """`jobs` problems at once, spread over the visible GPUs; timed sections are serialized per GPU by
+    the stopwatch's lock, so overlapping work never shares a GPU while it is being timed."""
+    import multiprocessing as mp
+    import os
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = mp.get_context("spawn")  # no CUDA state is inherited
+    slots = ctx.Queue()
+    gpus = _gpu_count()
+    visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or ",".join(map(str, range(gpus)))).split(",")
+    for i in range(jobs):
+        slots.put(visible[i % len(visible)].strip() if gpus else "")
+    rows: dict[Path, dict] = {}
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pin_gpu if gpus else None,
+                             initargs=(slots,) if gpus else ()) as pool:
+        futures = {pool.submit(_one, path, settings): path for path in paths}
+        for done, future in enumerate(as_completed(futures)):
+            rows[futures[future]] = future.result()
+            if on_problem:
+                on_problem(futures[future].stem, done, len(paths))
+    return [rows[p] for p in paths]
+
+
 def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None, *, part: str = "all",
-          on_problem: Callable[[str, int, int], None] | None = None) -> dict:
+          jobs: int = 1, on_problem: Callable[[str, int, int], None] | None = None) -> dict:
     """Run generate on every problem file under `suite` (recursively), or on one `part` of it; returns
-    the bench result."""
+    the bench result. `jobs` > 1 runs that many problems at once (see `_run_parallel`)."""
     if part not in PARTS:
         raise KerntailorError(f"unknown --part {part!r}: choose one of {', '.join(PARTS)}")
+    if jobs < 1:
+        raise KerntailorError(f"--jobs must be at least 1, got {jobs}")
     paths = sorted(p for p in Path(suite).rglob("*.py") if not p.name.startswith("_"))
     if only:
         paths = [p for p in paths if any(o in str(p) for o in only)]
@@ -120,19 +173,19 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     if not paths:
         raise KerntailorError(f"{suite}: no problem files (*.py) found")
     out_root = Path(settings.out_dir)
-    rows = []
-    for i, path in enumerate(paths):
-        if on_problem:
-            on_problem(path.stem, i, len(paths))
-        level = path.parent.name
-        try:
-            result = generate(path, replace(settings, out_dir=out_root / level / path.stem))
-            rows.append(_row(path, level, result))
-        except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run
-            rows.append(_row(path, level, None, str(e)))
+    started = time.monotonic()
+    if jobs == 1:
+        rows = []
+        for i, path in enumerate(paths):
+            if on_problem:
+                on_problem(path.stem, i, len(paths))
+            rows.append(_one(path, settings))
+    else:
+        rows = _run_parallel(paths, settings, jobs, on_problem)
     levels = sorted({r["level"] for r in rows})
     result = {
-        "suite": str(suite), "part": part, "target": settings.target, "dtype": settings.dtype or "as written",
+        "suite": str(suite), "part": part, "jobs": jobs, "wall_s": round(time.monotonic() - started, 1),
+        "target": settings.target, "dtype": settings.dtype or "as written",
         "date": datetime.date.today().isoformat(), "host": platform.node(), "rows": rows,
         "summary": {"overall": summarize(rows)} | {lv: summarize([r for r in rows if r["level"] == lv])
                                                    for lv in levels},

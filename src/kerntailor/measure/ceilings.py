@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kerntailor.measure.gpulock import gpu_lock
+
 COPY_BYTES = 2 << 30
 MATMUL_N = 8192
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16")
@@ -84,7 +86,7 @@ def measure_ceilings(device=None) -> Ceilings:
     from kerntailor.measure.stopwatch import l2_bytes
 
     device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
-    with torch.cuda.device(device):
+    with torch.cuda.device(device), gpu_lock(device):
         src = torch.randn(COPY_BYTES // 4, device=device)
         dst = torch.empty_like(src)
         copy_s = _median_time(lambda: dst.copy_(src), runs=10)

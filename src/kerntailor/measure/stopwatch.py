@@ -9,7 +9,8 @@
   fall on all of them alike;
 - before every timed run a buffer of max(2 x L2, 256 MiB) is overwritten, so no run finds its inputs in L2;
 - input sets rotate round by round (the caller passes several when one set fits in the cache);
-- each run is bracketed by CUDA events; the result is the median with the spread (quartiles, min, max).
+- each run is bracketed by CUDA events; the result is the median with the spread (quartiles, min, max);
+- the timed rounds hold the GPU's timing lock (`gpulock.py`): parallel bench jobs never time at once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
+
+from kerntailor.measure.gpulock import gpu_lock
 
 FLUSH_MIN_BYTES = 256 << 20
 
@@ -66,6 +69,29 @@ def flush_buffer(device, l2: int | None = None):
     return torch.empty(size, dtype=torch.uint8, device=device)
 
 
+def _runs_for_budget(fns, names, input_sets, buf, device, budget_s, min_runs, max_runs) -> int:
+    """Timed rounds that fill about `budget_s`, from one timed call of each function (and one flush)."""
+    import torch
+
+    estimate = 0.0
+    for name in names:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize(device)
+        start.record()
+        fns[name](input_sets[0])
+        end.record()
+        torch.cuda.synchronize(device)
+        estimate += start.elapsed_time(end) / 1e3
+    if buf is not None:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        buf.zero_()
+        end.record()
+        torch.cuda.synchronize(device)
+        estimate += len(names) * start.elapsed_time(end) / 1e3
+    return int(min(max(budget_s / max(estimate, 1e-6), min_runs), max_runs))
+
+
 def measure(fns: Mapping[str, Callable[[list[Any]], Any]], input_sets: Sequence[list[Any]], *,
             warmup: int = 3, budget_s: float = 2.0, min_runs: int = 10, max_runs: int = 300,
             flush: bool = True, device=None) -> dict[str, Timing]:
@@ -79,38 +105,24 @@ def measure(fns: Mapping[str, Callable[[list[Any]], Any]], input_sets: Sequence[
     names = list(fns)
 
     with torch.no_grad():
-        estimate = 0.0
-        for name in names:
+        for name in names:  # compilation and autotuning happen here, outside the GPU's timing lock
             for i in range(warmup):
                 fns[name](input_sets[i % len(input_sets)])
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize(device)
-            start.record()
-            fns[name](input_sets[0])
-            end.record()
-            torch.cuda.synchronize(device)
-            estimate += start.elapsed_time(end) / 1e3
-        if buf is not None:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            buf.zero_()
-            end.record()
-            torch.cuda.synchronize(device)
-            estimate += len(names) * start.elapsed_time(end) / 1e3
-        runs = int(min(max(budget_s / max(estimate, 1e-6), min_runs), max_runs))
-
-        events = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                      for _ in range(runs)] for n in names}
-        for r in range(runs):
-            inputs = input_sets[r % len(input_sets)]
-            for name in names:
-                if buf is not None:
-                    buf.zero_()
-                start, end = events[name][r]
-                start.record()
-                fns[name](inputs)
-                end.record()
-            if r % 32 == 31:
-                torch.cuda.synchronize(device)  # keep the queue of pending launches short
         torch.cuda.synchronize(device)
+        with gpu_lock(device):
+            runs = _runs_for_budget(fns, names, input_sets, buf, device, budget_s, min_runs, max_runs)
+            events = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                          for _ in range(runs)] for n in names}
+            for r in range(runs):
+                inputs = input_sets[r % len(input_sets)]
+                for name in names:
+                    if buf is not None:
+                        buf.zero_()
+                    start, end = events[name][r]
+                    start.record()
+                    fns[name](inputs)
+                    end.record()
+                if r % 32 == 31:
+                    torch.cuda.synchronize(device)  # keep the queue of pending launches short
+            torch.cuda.synchronize(device)
     return {n: summarize(n, [s.elapsed_time(e) / 1e3 for s, e in events[n]]) for n in names}

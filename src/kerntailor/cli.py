@@ -95,15 +95,16 @@ def generate(
     out: Path = typer.Option(Path("out"), "--out", help="directory for kernel.py and report.{json,md}"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
     no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
+    precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
 ) -> None:
     """Generate a verified Triton kernel for PROBLEM on TARGET: kernel.py and a report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kerntailor.generate import GenerateSettings, generate as run_generate
 
-    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
-                                out_dir=out, strategy=strategy, use_store=not no_store)
     try:
+        settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
+                                    out_dir=out, strategy=strategy, use_store=not no_store, precision=precision)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[best]}"), TimeElapsedColumn(), transient=True,
                       console=None) as bar:
@@ -134,6 +135,7 @@ def bench(
     only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
     part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
+    precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="problems at once, spread over the GPUs (timing is serialized "
                                                      "per GPU)"),
 ) -> None:
@@ -141,9 +143,9 @@ def bench(
     from kerntailor.generate import GenerateSettings
     from kerntailor.generate.bench import bench as run_bench, render_bench
 
-    settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates, out_dir=out,
-                                strategy=strategy)
     try:
+        settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
+                                    out_dir=out, strategy=strategy, precision=precision)
         result = run_bench(suite, settings, only, part=part, jobs=jobs,
                            on_problem=lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
     except KerntailorError as e:

@@ -34,6 +34,8 @@ from kerntailor.targets import Target, detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 
 LIBRARY = "library"   # the store family of a library-path decision
+PRECISIONS = ("ieee", "tf32x3", "tf32")
+SPACE_OF = {"matmul": "gemm"}   # the search space of a plan family, where the names differ
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,12 @@ class GenerateSettings:
     use_store: bool = True
     store_path: Path | None = None
     runners_up: int = 3             # schedules tried in turn when the best fails the referee
+    precision: str = "ieee"         # fp32 matrix products: ieee | tf32x3 (fp32-level accuracy) | tf32 (judged
+                                    # by the tf32 tolerance); 16-bit inputs always accumulate in fp32
+
+    def __post_init__(self):
+        if self.precision not in PRECISIONS:
+            raise KerntailorError(f"unknown precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,12 @@ def _work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
         sizes = {"R": r, "X": max(1, total // r)}
     elif group.family == "pool":
         sizes = {"numel": nodes[0].out.numel}
+    elif group.family == "matmul":
+        from kerntailor.codegen.gemm import work_sizes
+
+        sizes = work_sizes(gen, group)
+        matrix = sum(n.flops() for n in nodes[:1])
+        return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
     else:
         sizes = {"numel": total}
     work_sizes = {"R": sizes["R"], "X": sizes["X"]} if "R" in sizes else {"numel": sizes["numel"]}
@@ -156,14 +170,18 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
         if "SPLIT" in knobs[group.name]:  # the cost model sees SPLIT rows of R/SPLIT
             split = knobs[group.name]["SPLIT"]
             work = replace(work, sizes=(("R", -(-sizes["R"] // split)), ("X", split)))
-        space = make_space(group.family, target, dtype=capture.cost.dtype, **sizes)
+        space = make_space(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)
 
+        if group.family == "matmul":  # the user's precision policy is not a knob the search may change
+            knobs[group.name]["precision"] = settings.precision
         base = dict(knobs[group.name])
 
         def to_knobs(config: Config, base=base) -> dict:
             k = _knobs(config)
             if "SPLIT" in base:  # a whole-tensor reduction: the search tunes the chunks, not the split
                 k.update(SPLIT=base["SPLIT"], persistent=False)
+            if "precision" in base:
+                k["precision"] = base["precision"]
             return k
 
         def materialize(config: Config, group=group, to_knobs=to_knobs):
@@ -217,11 +235,12 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
                                  notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
         kernel_path.write_text(module.source)
         progress("verify", 0, 1, None)
-        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured))
+        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured, tf32=settings.precision == "tf32"))
         if verdict.passed:
             knobs = attempt
             break
-    report = _report(problem, target, mode, floor, capture, plan, group_results, verdict, started)
+    report = _report(problem, target, mode, floor, capture, plan, group_results, verdict, started,
+                     settings.precision if any(g.family == "matmul" for g in plan.groups) else None)
     if verdict is None or not verdict.passed:
         reason = f"no schedule passed the referee ({verdict.check}: {verdict.reason})" if verdict else "no candidate"
         return _library(problem, target, mode, out, reason, floor, group_results, verdict, store, run_id, report)
@@ -288,7 +307,7 @@ def _open_store(settings: GenerateSettings, problem: ProblemSpec, target: Target
     from kerntailor.store import ProblemKey, Store, toolchain_fingerprint
 
     store = Store(settings.store_path)
-    pkey = ProblemKey.of(problem, target)
+    pkey = ProblemKey.of(problem, target, settings.precision)
     toolchain = toolchain_fingerprint()
     run_id = store.start_run("generate", pkey, toolchain)
     return store, run_id, pkey, toolchain
@@ -305,9 +324,10 @@ def _record_trials(store, run_id, group: FusionGroup, seen: dict, work: Work) ->
                                 label=e.label)
 
 
-def _report(problem, target, mode, floor, capture, plan, groups, verdict, started) -> dict:
+def _report(problem, target, mode, floor, capture, plan, groups, verdict, started, precision="ieee") -> dict:
     return {
         "problem": problem.name, "path": str(problem.path), "dtype": problem.dtype or "as written",
+        "precision": precision,
         "target": {"name": target.name, "arch": target.arch}, "mode": mode,
         "floor": {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}"},
         "cost": {"flops": capture.cost.flops, "min_bytes": capture.cost.min_bytes, "plan_bytes": plan.bytes_moved},

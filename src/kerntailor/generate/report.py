@@ -18,6 +18,9 @@ def render_markdown(report: dict) -> str:
              f"Mode: **{report.get('mode')}**" + (" (times are predicted by kerntailor's analytical model from the "
                                                   "cross-compiled ISA; nothing ran on this target)"
                                                   if report.get("mode") == "predicted" else "")]
+    if report.get("precision"):
+        lines += ["", f"Precision policy for fp32 matrix products: **{report['precision']}** (the referee judges "
+                      f"by {'the tf32' if report['precision'] == 'tf32' else 'the fp32'} tolerance)"]
     if report.get("status") == "library":
         lines += ["", f"**Library path emitted**: {report.get('reason')}"]
     floor = report.get("floor")
@@ -30,7 +33,7 @@ def render_markdown(report: dict) -> str:
         for k in kernels:
             isa = k.get("isa") or {}
             facts = ", ".join(f"{n}={isa[n]}" for n in ("registers", "vgprs", "agprs", "spills", "lds_bytes",
-                                                         "occupancy_rule") if isa.get(n) is not None)
+                                                         "occupancy_rule", "matrix_instr_count") if isa.get(n) is not None)
             lines.append(f"| {k['group']} | {k['family']} | `{k['config']}` | {_us(k['seconds'])} ({k['label']}) | "
                          f"{facts} |")
         for k in kernels:
@@ -44,8 +47,18 @@ def render_markdown(report: dict) -> str:
                       f"{v.get('rel_norm_err')}"]
         timing = v.get("timing")
         if timing:
-            lines += ["", "Measured: " + ", ".join(f"{k} {val}" for k, val in timing.items()
-                                                  if isinstance(val, (int, float, str)))]
+            lines += ["", f"Measured on {timing.get('device_name')} (torch {timing.get('torch_version')}, triton "
+                          f"{timing.get('triton_version')}, {timing.get('date')}), median of interleaved runs with "
+                          "the L2 flushed:", "", "| what | median | quartiles | vs this kernel |", "|---|---|---|---|"]
+            rows = {r["name"]: r for r in timing.get("timings", [])}
+            cand = (rows.get("candidate") or {}).get("median_s")
+            for name, r in rows.items():
+                ratio = f"{r['median_s'] / cand:.2f}x" if cand else "-"
+                lines.append(f"| {name} | {_us(r['median_s'])} | {_us(r.get('q1_s'))} – {_us(r.get('q3_s'))} | "
+                             f"{ratio} |")
+            if timing.get("floor_s"):
+                lines.append(f"| roofline floor (measured ceilings) | {_us(timing['floor_s'])} | | "
+                             f"{timing['floor_s'] / cand:.2f}x |" if cand else "")
     return "\n".join(lines) + "\n"
 
 

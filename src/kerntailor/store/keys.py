@@ -150,30 +150,34 @@ class ProblemKey:
     target: str
     name: str = field(default="", compare=False)
     path: str = field(default="", compare=False)
+    precision: str = "ieee"                                   # fp32 matrix-product policy (generate --precision)
 
     def __post_init__(self):
         inputs = tuple((None if s is None else tuple(int(d) for d in s), dt, v) for s, dt, v in self.inputs)
         object.__setattr__(self, "inputs", inputs)
 
     @classmethod
-    def of(cls, spec, target) -> ProblemKey:
+    def of(cls, spec, target, precision: str = "ieee") -> ProblemKey:
         """The key of a ProblemSpec's default inputs on `target` (a Target or its name)."""
         target_name = target if isinstance(target, str) else target.name
         inputs = tuple((i.shape, i.dtype, i.value) for i in spec.inputs)
-        return cls(spec.content_hash, spec.dtype, inputs, target_name, spec.name, str(spec.path))
+        return cls(spec.content_hash, spec.dtype, inputs, target_name, spec.name, str(spec.path), precision)
 
     def key(self) -> str:
         """`target/hash16-dtype/digest16`: readable, and the digest covers every part of the key."""
         inputs = [[None if s is None else list(s), dt, v] for s, dt, v in self.inputs]
-        digest = _digest([KEY_FORMAT, self.content_hash, self.dtype, inputs, self.target])
+        parts = [KEY_FORMAT, self.content_hash, self.dtype, inputs, self.target]
+        if self.precision != "ieee":  # keys made before the policy existed stay valid for ieee
+            parts.append(self.precision)
+        digest = _digest(parts)
         return f"{self.target}/{self.content_hash[:16]}-{self.dtype or 'native'}/{digest[:16]}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"content_hash": self.content_hash, "dtype": self.dtype,
                 "inputs": [[None if s is None else list(s), dt, v] for s, dt, v in self.inputs],
-                "target": self.target, "name": self.name, "path": self.path}
+                "target": self.target, "name": self.name, "path": self.path, "precision": self.precision}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProblemKey:
         return cls(data["content_hash"], data.get("dtype"), tuple(tuple(i) for i in data.get("inputs", ())),
-                   data["target"], data.get("name", ""), data.get("path", ""))
+                   data["target"], data.get("name", ""), data.get("path", ""), data.get("precision", "ieee"))

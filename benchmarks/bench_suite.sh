@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `kerntailor bench` over one part of problems/ on a GPU machine, fp32 and bf16 side by side (one GPU each
+# when two are visible), then the same again to show the second run is served from the store.
+#
+#   PART=memory-bound JOBS=4 CANDIDATES=8 bash benchmarks/bench_suite.sh OUTDIR
+#
+# Writes OUTDIR/bench_{fp32,bf16}.json, OUTDIR/bench_{fp32,bf16}_again.json (Markdown: `kerntailor.generate.bench.render_bench`), OUTDIR/store.sqlite,
+# OUTDIR/kernels.tgz (every emitted kernel.py and report) and OUTDIR/env.txt (machine and toolchain).
+set -u
+OUTDIR=${1:?usage: bench_suite.sh OUTDIR}
+PART=${PART:-memory-bound}
+JOBS=${JOBS:-4}
+CANDIDATES=${CANDIDATES:-8}
+BUDGET=${BUDGET:-60}
+PRECISION=${PRECISION:-ieee}
+TARGET=${TARGET:-h200}
+ONLY=${ONLY:-}            # e.g. "--only relu --only softmax" to run a few problems
+export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
+export KERNTAILOR_HOME=${KERNTAILOR_HOME:-/tmp/kerntailor-home}
+WORK=${WORK:-/tmp/kerntailor-bench}
+mkdir -p "$OUTDIR" "$WORK"
+GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ; hostname; nproc
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
+  git rev-parse HEAD 2>/dev/null; git status --short 2>/dev/null | head -20
+} > "$OUTDIR/env.txt"
+
+run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
+  local dtype=$1 gpu=$2 suffix=$3 flag=""
+  [ "$dtype" != fp32 ] && flag="--dtype $dtype"
+  local cmd="python3 -m kerntailor bench problems --part $PART --target $TARGET $flag --precision $PRECISION \
+--candidates $CANDIDATES --budget $BUDGET --strategy random --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
+  echo "CUDA_VISIBLE_DEVICES=$gpu $cmd" > "$WORK/cmd_${dtype}${suffix}.txt"
+  CUDA_VISIBLE_DEVICES=$gpu $cmd > "$WORK/log_${dtype}${suffix}.txt" 2>&1
+  echo "$dtype$suffix rc=$? $(date -u +%T)" >> "$OUTDIR/env.txt"
+}
+
+both() {  # fp32 and bf16 at once on two GPUs, or one after the other on one
+  if [ "$GPUS" -ge 2 ]; then
+    run_dtype fp32 0 "$1" & run_dtype bf16 1 "$1" & wait
+  else
+    run_dtype fp32 0 "$1"; run_dtype bf16 0 "$1"
+  fi
+}
+
+both ""
+both "_again"
+for d in fp32 bf16; do
+  for s in "" _again; do
+    [ -f "$WORK/$d$s/bench.json" ] && python3 - "$WORK/$d$s/bench.json" "$WORK/cmd_$d$s.txt" "$OUTDIR/bench_$d$s.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+data["command"] = open(sys.argv[2]).read().strip()
+json.dump(data, open(sys.argv[3], "w"), indent=1, default=str)
+PY
+  done
+done
+python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" \
+  "$KERNTAILOR_HOME/store.sqlite" "$OUTDIR/store.sqlite"   # a consistent copy, WAL included
+tar czf "$OUTDIR/kernels.tgz" -C "$WORK" --exclude='*.pyc' . 2>/dev/null
+cat "$OUTDIR/env.txt"

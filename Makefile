@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "torch==2.13.0" "triton==3.6.0" "numpy>=1.26,<2.4"
-	$(PY) -m pip install -q -e ".[dev,learned]"
+	$(PY) -m pip install -q -e ".[dev,learned,llm]"
 	touch $@
 
 demo: setup

@@ -96,6 +96,12 @@ def generate(
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
     no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
     precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
+    proposer: str = typer.Option("template", "--proposer", help="template (our codegen), llm (an OpenAI-compatible "
+                                 "endpoint, see README) or all"),
+    seed_kernel: Optional[Path] = typer.Option(None, "--seed-kernel", help="your own kernel.py: judged, and a "
+                                               "contender (the LLM's starting point)"),
+    llm_attempts: int = typer.Option(2, "--llm-attempts", help="independent LLM conversations"),
+    llm_turns: int = typer.Option(3, "--llm-turns", help="requests per LLM conversation (first + refinements)"),
 ) -> None:
     """Generate a verified Triton kernel for PROBLEM on TARGET: kernel.py and a report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -104,7 +110,9 @@ def generate(
 
     try:
         settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
-                                    out_dir=out, strategy=strategy, use_store=not no_store, precision=precision)
+                                    out_dir=out, strategy=strategy, use_store=not no_store, precision=precision,
+                                    proposer=proposer, seed_kernel=seed_kernel, llm_attempts=llm_attempts,
+                                    llm_turns=llm_turns)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[best]}"), TimeElapsedColumn(), transient=True,
                       console=None) as bar:
@@ -136,6 +144,7 @@ def bench(
     part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
     precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
+    proposer: str = typer.Option("template", "--proposer", help="template, llm or all (see generate)"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="problems at once, spread over the GPUs (timing is serialized "
                                                      "per GPU)"),
 ) -> None:
@@ -145,7 +154,7 @@ def bench(
 
     try:
         settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
-                                    out_dir=out, strategy=strategy, precision=precision)
+                                    out_dir=out, strategy=strategy, precision=precision, proposer=proposer)
         result = run_bench(suite, settings, only, part=part, jobs=jobs,
                            on_problem=lambda name, i, n: typer.echo(f"[{i + 1}/{n}] {name}", err=True))
     except KerntailorError as e:

@@ -21,3 +21,7 @@ class CaptureError(KerntailorError):
 
 class CandidateError(KerntailorError):
     """A candidate file that cannot be loaded (no ModelNew, syntax error)."""
+
+
+class ProposerError(KerntailorError):
+    """The LLM proposer cannot run: the `llm` extra or an endpoint variable is missing, the endpoint fails."""

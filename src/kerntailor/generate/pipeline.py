@@ -23,6 +23,7 @@ from kerntailor.costmodel.persist import load_ranker, work_to_json
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.evaluate import Evaluation, Evaluator
 from kerntailor.generate.report import library_module, write_report
+from kerntailor.generate.sources import PROPOSERS, combine
 from kerntailor.inspect import floor_of
 from kerntailor.plan import FusionGroup, plan_fusion
 from kerntailor.problem import ProblemSpec, load_problem
@@ -55,7 +56,14 @@ class GenerateSettings:
     precision: str = "ieee"         # fp32 matrix products: ieee | tf32x3 (fp32-level accuracy) | tf32 (judged
                                     # by the tf32 tolerance); 16-bit inputs always accumulate in fp32
 
+    proposer: str = "template"      # template | llm | all (generate/sources.py)
+    seed_kernel: Path | None = None # a user's kernel file: judged, and a contender (the LLM's starting point)
+    llm_attempts: int = 2
+    llm_turns: int = 3
+
     def __post_init__(self):
+        if self.proposer not in PROPOSERS:
+            raise KerntailorError(f"unknown proposer {self.proposer!r}: choose one of {', '.join(PROPOSERS)}")
         if self.precision not in PRECISIONS:
             raise KerntailorError(f"unknown precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
 
@@ -125,6 +133,20 @@ def _knobs(config: Config) -> dict:
 
 
 def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
+    """The best verified kernel for the problem on the target (module docstring); with a seed kernel or the
+    LLM proposer, their kernels compete with the template's (generate/sources.py)."""
+    if settings.proposer == "template" and settings.seed_kernel is None:
+        return _generate_template(problem_path, settings, progress)
+    template = None
+    if settings.proposer != "llm":  # the store is not consulted: other sources were asked for
+        template = _generate_template(problem_path, replace(settings, use_store=False), progress)
+    local = detect_local_target()
+    measured = local is not None and local.name == resolve_target(settings.target).name
+    return combine(problem_path, settings, template, progress, measured=measured)
+
+
+def _generate_template(problem_path: str | Path, settings: GenerateSettings,
+                       progress: Progress | None = None) -> GenerateResult:
     started = time.monotonic()
     progress = progress or (lambda *a: None)
     target = resolve_target(settings.target)

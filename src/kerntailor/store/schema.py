@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -108,10 +108,47 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "CREATE INDEX rechecks_toolchain ON rechecks(toolchain_key, winner_id)",
     ),
+    # the LLM proposer (kerntailor.propose): every request, reply, extracted kernel and verdict, so that a
+    # run can be audited and resumed. A turn's kernel is also a row of `candidates` (family 'llm').
+    2: (
+        """CREATE TABLE llm_attempts (    -- one independent conversation (attempt 0: the user's seed kernel)
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id),
+            attempt INTEGER NOT NULL,
+            model TEXT NOT NULL,          -- the model name sent to the endpoint ('seed' for a user's kernel)
+            base_url TEXT NOT NULL,       -- the endpoint (never the API key)
+            prompt_version TEXT NOT NULL, -- the prompt files used, e.g. 'v1'
+            settings TEXT NOT NULL,       -- the ProposerSettings as JSON
+            created TEXT NOT NULL,
+            UNIQUE (run_id, attempt)
+        )""",
+        """CREATE TABLE llm_turns (       -- one request and its reply, the kernel extracted, and its verdict
+            id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL REFERENCES llm_attempts(id),
+            turn INTEGER NOT NULL,
+            messages TEXT NOT NULL,       -- the request's chat messages as JSON
+            reply TEXT NOT NULL,          -- the reply text as received
+            finish_reason TEXT,
+            code TEXT,                    -- the kernel module extracted from the reply (NULL: none found)
+            candidate_id INTEGER REFERENCES candidates(id),
+            outcome TEXT NOT NULL,        -- no_code | build | static | failed | passed
+            error TEXT,                   -- one line: why it did not pass
+            feedback TEXT NOT NULL,       -- the facts the next turn's prompt gives back
+            build TEXT,                   -- tagged JSON of the build outcome (probe + cross-compile, ISA facts)
+            verdict TEXT,                 -- tagged JSON of the Verdict, when the referee ran
+            median_us REAL,               -- the candidate's measured median, when timed
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            request_s REAL NOT NULL,      -- seconds waiting for the reply
+            judge_s REAL NOT NULL,        -- seconds building, verifying and timing the kernel
+            created TEXT NOT NULL,
+            UNIQUE (attempt_id, turn)
+        )""",
+    ),
 }
 
 TABLES = ("schema_version", "toolchains", "runs", "candidates", "builds", "verdicts", "timings", "winners",
-          "rechecks")
+          "rechecks", "llm_attempts", "llm_turns")
 
 
 def user_tables(conn: sqlite3.Connection) -> set[str]:

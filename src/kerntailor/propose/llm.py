@@ -1,0 +1,108 @@
+"""The chat client: any OpenAI-compatible endpoint (vLLM, SGLang, Ollama, llama.cpp's server, hosted APIs).
+
+    config = LLMConfig.from_env()          # KERNTAILOR_LLM_BASE_URL, KERNTAILOR_LLM_MODEL, KERNTAILOR_LLM_API_KEY
+    reply = ChatClient(config).complete([("system", ...), ("user", ...)], max_tokens=8192)
+
+The `openai` package is the optional extra `kerntailor[llm]`; it is imported only here, only when a client is
+made, so the core installs and runs without it. The only network destination is `base_url`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kerntailor.errors import ProposerError
+
+ENV_BASE_URL = "KERNTAILOR_LLM_BASE_URL"
+ENV_MODEL = "KERNTAILOR_LLM_MODEL"
+ENV_API_KEY = "KERNTAILOR_LLM_API_KEY"
+NO_KEY = "none"  # local servers (vLLM, Ollama, llama.cpp) accept any key; OPENAI_API_KEY is never sent elsewhere
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str
+    model: str
+    api_key: str = field(default=NO_KEY, repr=False)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMConfig:
+        env = os.environ if environ is None else environ
+        missing = [n for n in (ENV_BASE_URL, ENV_MODEL) if not env.get(n, "").strip()]
+        if missing:
+            raise ProposerError(f"the LLM proposer needs {' and '.join(missing)} (e.g. {ENV_BASE_URL}="
+                                f"http://localhost:8000/v1 {ENV_MODEL}=<served model name>); see the README")
+        return cls(env[ENV_BASE_URL].strip().rstrip("/"), env[ENV_MODEL].strip(),
+                   env.get(ENV_API_KEY, "").strip() or NO_KEY)
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+    seconds: float
+    usage_reported: bool = True   # False: the server sent no usage; the counts are estimates (4 chars a token)
+
+
+def require_openai():
+    try:
+        import openai
+    except ImportError:
+        raise ProposerError("the LLM proposer needs the openai client: pip install 'kerntailor[llm]'") from None
+    return openai
+
+
+class ChatClient:
+    """One endpoint and model. `complete` sends one chat request and returns the Reply, or raises
+    ProposerError in one line when the endpoint fails (unreachable, HTTP error, malformed answer)."""
+
+    def __init__(self, config: LLMConfig, *, timeout_s: float = 600.0, max_retries: int = 2):
+        self.config = config
+        self._openai = require_openai()
+        self._client = self._openai.OpenAI(base_url=config.base_url, api_key=config.api_key,
+                                           timeout=timeout_s, max_retries=max_retries)
+
+    def complete(self, messages: list[tuple[str, str]], *, max_tokens: int, temperature: float | None = None,
+                 seed: int | None = None, timeout_s: float | None = None) -> Reply:
+        kwargs: dict = dict(model=self.config.model, max_tokens=max(1, int(max_tokens)),
+                            messages=[{"role": r, "content": c} for r, c in messages])
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if seed is not None:
+            kwargs["seed"] = seed
+        if timeout_s is not None:
+            kwargs["timeout"] = max(1.0, timeout_s)
+        started = time.monotonic()
+        try:
+            try:
+                response = self._client.chat.completions.create(**kwargs)
+            except self._openai.BadRequestError as e:
+                if "max_completion_tokens" not in str(e):
+                    raise
+                # newer hosted models take the cap under its new name only
+                kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+                response = self._client.chat.completions.create(**kwargs)
+        except self._openai.APIError as e:
+            raise ProposerError(f"the LLM endpoint {self.config.base_url} failed: {_one_line(e)}") from None
+        seconds = time.monotonic() - started
+        try:
+            choice = response.choices[0]
+            text = choice.message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            raise ProposerError(f"the LLM endpoint {self.config.base_url} sent a reply with no message") from None
+        usage = getattr(response, "usage", None)
+        if usage is not None and usage.prompt_tokens is not None:
+            return Reply(text, int(usage.prompt_tokens), int(usage.completion_tokens or 0), choice.finish_reason,
+                         seconds)
+        prompt_chars = sum(len(c) for _, c in messages)
+        return Reply(text, prompt_chars // 4, len(text) // 4, choice.finish_reason, seconds, usage_reported=False)
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text[:300]}" if text else type(e).__name__

@@ -1,0 +1,74 @@
+"""`generate --seed-kernel` and `--proposer llm|all`: other kernels compete with the template's under the same
+referee; the winner is emitted and stored (predicted mode on CPU, interpreter referee)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_propose_llm import OK, WRONG, fenced, llm  # noqa: F401  (llm is a fixture)
+
+from kerntailor.errors import KerntailorError
+from kerntailor.generate import GenerateSettings, generate
+from kerntailor.store import Store
+
+HERE = Path(__file__).parent / "candidates"
+RELU = HERE / "problems" / "relu_small.py"
+SDPA = Path(__file__).parent / "data" / "codegen_fused" / "tiny_sdpa.py"
+
+pytestmark = pytest.mark.interpreter
+
+
+def _settings(tmp_path, **kw) -> GenerateSettings:
+    return GenerateSettings(target="mi300x", out_dir=tmp_path / "out", max_candidates=2, budget_s=20,
+                            store_path=tmp_path / "store.sqlite", **kw)
+
+
+def test_seed_kernel_competes_and_the_template_wins_in_predicted_mode(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    result = generate(RELU, _settings(tmp_path, seed_kernel=HERE / "ok_relu.py"))
+    assert result.status == "generated" and result.report["source"] == "template"
+    sources = result.report["sources"]
+    assert sources["passed"] is True and sources["seed_kernel"].endswith("ok_relu.py")
+    assert [c["source"] for c in sources["contenders"]] == ["template", "seed"]
+    assert json.loads(result.report_path.read_text())["source"] == "template"
+
+
+def test_a_failing_seed_kernel_is_reported_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    bad = tmp_path / "bad.py"
+    bad.write_text(WRONG)
+    result = generate(RELU, _settings(tmp_path, seed_kernel=bad))
+    assert result.status == "generated" and result.report["source"] == "template"
+    assert result.report["sources"]["passed"] is False and result.report["sources"]["error"]
+    with pytest.raises(KerntailorError, match="no such seed kernel"):
+        generate(RELU, _settings(tmp_path, seed_kernel=tmp_path / "missing.py"))
+
+
+def test_llm_proposer_alone_emits_and_stores_its_kernel(tmp_path, llm):
+    fake = llm([fenced(WRONG), fenced(OK)])
+    s = _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=2)
+    result = generate(RELU, s)
+    assert result.status == "generated" and result.report["source"] == "llm", result.message
+    assert result.kernel_path.read_text().strip() == OK.strip()
+    assert result.report["sources"]["turns"] == 2 and result.report["sources"]["template"] == "not run"
+    assert len(fake.requests) == 2
+    assert "mismatch" in fake.prompt(1).lower() or "accuracy" in fake.prompt(1).lower()
+    winners = Store(s.store_path).winners()
+    assert len(winners) == 1 and winners[0].candidate.family == "llm"
+    assert winners[0].candidate.source.strip() == OK.strip()
+
+
+def test_llm_that_never_passes_falls_back_to_the_library(tmp_path, llm):
+    llm([fenced(WRONG)])
+    result = generate(SDPA, _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=1))
+    assert result.status == "library" and "no kernel passed" in result.message
+    assert "library path" in result.kernel_path.read_text()
+
+
+def test_proposer_all_starts_the_llm_from_the_template_kernel(tmp_path, llm):
+    fake = llm([fenced(WRONG)])
+    result = generate(RELU, _settings(tmp_path, proposer="all", llm_attempts=1, llm_turns=1))
+    assert result.status == "generated" and result.report["source"] == "template"
+    assert (tmp_path / "out" / "template_kernel.py").read_text() in fake.prompt(0)

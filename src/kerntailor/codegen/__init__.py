@@ -7,6 +7,7 @@ from math import prod
 from kerntailor.capture.generalize import Dim, Generalized
 from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel, generate_fused, split_possible
+from kerntailor.codegen import gemm as _gemm
 from kerntailor.codegen import pool as _pool
 from kerntailor.codegen import scan as _scan
 from kerntailor.codegen.sizes import SizeArgs
@@ -32,6 +33,8 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
         return _scan.default_knobs(gen, group)
     if group.family == "pool":
         return _pool.default_knobs(gen, group)
+    if group.family == "matmul":
+        return _gemm.default_knobs(gen, group)
     r = 1
     for k in group.reduce_axes:
         r *= group.space[k]
@@ -48,14 +51,17 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
 
 
 def generate_kernel(gen: Generalized, group: FusionGroup, knobs: dict, names: dict[Dim, str],
-                    kernel_name: str) -> GeneratedKernel:
-    """Triton source for one fusion group, by its family (CodegenUnsupported for families not covered)."""
+                    kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for one fusion group, by its family (CodegenUnsupported for families not covered).
+    `arch` (the target's, when known) decides which matmul precisions are allowed."""
     if group.family in ("pointwise", "reduction"):
         return generate_fused(gen, group, knobs, names, kernel_name)
     if group.family == "scan":
         return _scan.generate_scan(gen, group, knobs, names, kernel_name)
     if group.family == "pool":
         return _pool.generate_pool(gen, group, knobs, names, kernel_name)
+    if group.family == "matmul":
+        return _gemm.generate_gemm(gen, group, knobs, names, kernel_name, arch)
     raise CodegenUnsupported(f"{group.name}: no code generator for the {group.family} family yet")
 
 
@@ -71,7 +77,7 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, knobs: d
     kernels, sizes = [], []
     buffers = {}
     for group in plan.groups:
-        kernel = generate_kernel(gen, group, knobs[group.name], names, kernel_name(group))
+        kernel = generate_kernel(gen, group, knobs[group.name], names, kernel_name(group), arch)
         kernels.append(kernel)
         sizes.append(SizeArgs(gen, names))
         for out in group.outputs:

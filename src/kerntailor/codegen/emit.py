@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass
 
 from kerntailor import __version__
-from kerntailor.capture.generalize import Dim, Generalized
+from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
 from kerntailor.codegen.pool import host_size_lines as pool_host_size_lines
 from kerntailor.codegen.sizes import SizeArgs
@@ -134,9 +134,13 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
                             f"device={device}, dtype={TORCH_DTYPES[dtype]})")
                 var[buffer] = buffer
-        for buffer, dtype, count in k.scratch:  # zeroed per call: partial results and a counter
+        # scratch: (buffer, dtype, count[, zeroed]): partial results and counters, allocated per call; zeroed
+        # unless the kernel writes every element before it reads it
+        for buffer, dtype, count, *zeroed in k.scratch:
             var[buffer] = f"{k.group}_{buffer}"
-            body.append(f"{var[buffer]} = torch.zeros({count}, device={device}, dtype={TORCH_DTYPES[dtype]})")
+            alloc = "torch.zeros" if not zeroed or zeroed[0] else "torch.empty"
+            body.append(f"{var[buffer]} = {alloc}({_count_text(size, count)}, device={device}, "
+                        f"dtype={TORCH_DTYPES[dtype]})")
         args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
         consts = [f"{n}={v}" for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
         if k.persistent:  # the whole row in one block, whatever its length at run time
@@ -144,6 +148,8 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]
         amd = {n: v for n, v in k.options if n in AMD_KNOBS}
         grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
+        if getattr(k, "grid_factors", ()):  # a product of ceil-divisions (GEMM tiles x batch x splits)
+            grid = f"({_count_text(size, k.grid_factors)},)"
         call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
         call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
         body.append(call)
@@ -166,6 +172,21 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     body.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)")
     lines += ["        " + line for line in body]
     return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+
+
+def _count_text(size: SizeArgs, count) -> str:
+    """Host text for a count: an int, a size expression, or a product of (size, block) ceil-divisions."""
+    if isinstance(count, int):
+        return str(count)
+    if isinstance(count, SizeExpr):
+        return size.host(count)
+    def factor(e: SizeExpr, block: int) -> str:
+        text = size.host(e)
+        if block != 1:
+            return f"triton.cdiv({text}, {block})"
+        return text if text.isidentifier() or text.isdigit() else f"({text})"
+
+    return " * ".join(factor(e, block) for e, block in count) or "1"
 
 
 def header_text(problem: ProblemSpec, target_name: str, arch: str, configs: dict[str, str],

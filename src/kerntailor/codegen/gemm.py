@@ -1,0 +1,531 @@
+"""Triton source for a GEMM group: a (batched) matrix product plus its pointwise epilogue.
+
+    out[b, m, n] = epilogue(Σ_k A[b, m, k] · B[b, k, n], bias[n], residual[b, m, n], ...)
+
+Iteration: one program per BLOCK_M x BLOCK_N output tile (per batch element, per K split), all in a
+1-D grid. Tiles are ordered in groups of GROUP_M tile rows, so programs running together share their
+A rows and B columns in L2 (Triton's matmul tutorial). A program walks K in BLOCK_K steps with
+`tl.dot` into an fp32 accumulator; A and B are read through their Views (any strides: transposed,
+sliced, batch-broadcast), sizes and strides are runtime arguments. The epilogue (bias, activation,
+scaling, residual: the group's pointwise nodes, rendered by ExprRenderer) runs on the fp32 tile with
+2-D row/column coordinates; each output is stored once, cast to its dtype.
+
+Split-K (split_k > 1): the K tiles are divided over split_k programs per output tile. Each stores its
+fp32 partial tile in a scratch buffer and bumps the tile's counter (an atomic); the last to arrive
+sums the split_k partials in a fixed order (0, 1, ...) and runs the epilogue. Deterministic: the sum
+does not depend on which program arrives last, and a non-linear epilogue sees the whole sum.
+
+Matrix-vector shapes (N == 1 or M == 1 in every variant) take a GEMV path: multiply-adds into a
+[BLOCK_M, BLOCK_K] (or [BLOCK_K, BLOCK_N]) fp32 tile and one `tl.sum` at the end, no `tl.dot` (whose
+smallest tile is 16 on a side: 15/16 of it would be padding).
+
+Precision (knob "precision", fp32 inputs only): "ieee" (default; full fp32 products), "tf32" or
+"tf32x3" (three tf32 products, about fp32 accuracy) through `tl.dot(input_precision=...)`. What each
+target accepts is triton 3.6.0's rule (DOT_PRECISIONS); anything else raises CodegenUnsupported
+rather than quietly computing in another precision. Triton's interpreter ignores input_precision
+(numpy matmul in fp32), so under TRITON_INTERPRET=1 the generated module emulates tf32 by rounding
+the operands (see DOT_HELPERS): the CPU referee then judges the precision the GPU will compute in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from kerntailor.capture.generalize import Generalized, SizeExpr
+from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, compute_dtype
+from kerntailor.codegen.scan import AnchorWriter, _mentions
+from kerntailor.codegen.sizes import const, product
+from kerntailor.ir.expr import Load
+from kerntailor.ir.nodes import Matmul, Node
+from kerntailor.plan.fusion import FusionGroup
+
+PRECISIONS = ("ieee", "tf32", "tf32x3")
+MATRIX_DTYPES = ("fp32", "bf16", "fp16")
+MIN_DOT = 16          # tl.dot's smallest tile side (triton 3.6 `min_dot_size`: 16 for 16/32-bit operands)
+AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+# input_precision values tl.dot accepts for fp32 operands, per target, in triton 3.6.0:
+#   backends/nvidia/compiler.py  CUDAOptions.allowed_dot_input_precisions = tf32, tf32x3, ieee, bf16x3, bf16x6
+#   backends/amd/compiler.py     HIPOptions.allowed_dot_input_precisions  = ieee, bf16x3, bf16x6, and
+#                                parse_options adds tf32 (XF32 MFMA) for gfx942 only; no tf32x3 on AMD.
+# (tests/test_codegen_gemm.py checks this table against the installed triton's backends.)
+DOT_PRECISIONS = {"cuda": ("ieee", "tf32", "tf32x3"), "gfx942": ("ieee", "tf32"), "hip": ("ieee",)}
+
+# tf32 keeps 10 of fp32's 23 mantissa bits. Rounding: NVIDIA's cvt.rna.tf32.f32 (round to nearest, ties
+# away from zero), which Triton uses to split operands for tf32x3; the plain tf32 emulation rounds the
+# same way (hardware that ignores the low 13 bits instead errs a little more: both are ~1e-3 relative,
+# two orders of magnitude above the fp32 tolerance). tf32x3 = a_hi·b_lo + a_lo·b_hi + a_hi·b_hi with
+# x_hi = tf32(x), x_lo = tf32(x - x_hi), as Triton's F32DotTC pass decomposes it; products of tf32
+# values are exact in fp32, so the emulation matches the hardware up to summation order.
+DOT_HELPERS = {
+    "round_tf32": '''@triton.jit
+def _round_tf32(x):
+    """fp32 -> the nearest tf32 (10-bit mantissa), ties away from zero, as cvt.rna.tf32.f32."""
+    bits = x.to(tl.int32, bitcast=True)
+    return ((bits + 0x1000) & -0x2000).to(tl.float32, bitcast=True)
+''',
+    "tf32": '''@triton.jit
+def _dot_tf32_emulated(a, b, acc):
+    return tl.dot(_round_tf32(a), _round_tf32(b), acc, input_precision="ieee")
+
+
+@triton.jit
+def _dot_tf32_hw(a, b, acc):
+    return tl.dot(a, b, acc, input_precision="tf32")
+
+
+# the interpreter ignores input_precision: emulate tf32 there, so the CPU referee sees its error
+_dot_tf32 = _dot_tf32_emulated if _INTERPRET else _dot_tf32_hw
+''',
+    "tf32x3": '''@triton.jit
+def _dot_tf32x3_emulated(a, b, acc):
+    a_hi = _round_tf32(a)
+    b_hi = _round_tf32(b)
+    a_lo = _round_tf32(a - a_hi)
+    b_lo = _round_tf32(b - b_hi)
+    small = tl.dot(a_hi, b_lo, tl.dot(a_lo, b_hi, tl.zeros_like(acc), input_precision="ieee"),
+                   input_precision="ieee")
+    return tl.dot(a_hi, b_hi, small, input_precision="ieee") + acc
+
+
+@triton.jit
+def _dot_tf32x3_hw(a, b, acc):
+    return tl.dot(a, b, acc, input_precision="tf32x3")
+
+
+# the interpreter ignores input_precision: emulate tf32x3 there, so the CPU referee sees its error
+_dot_tf32x3 = _dot_tf32x3_emulated if _INTERPRET else _dot_tf32x3_hw
+''',
+    "16bit": '''@triton.jit
+def _dot_16bit_upcast(a, b, acc):
+    return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+
+
+@triton.jit
+def _dot_16bit_hw(a, b, acc):
+    return tl.dot(a, b, acc)
+
+
+# the interpreter keeps bf16 as raw bits and its dot would multiply those: upcast there (exact: a product
+# of two 8- or 11-bit mantissas fits fp32's 24), fp32 accumulation like the matrix units
+_dot_16bit = _dot_16bit_upcast if _INTERPRET else _dot_16bit_hw
+''',
+}
+
+
+@dataclass(frozen=True)
+class GemmKernel(GeneratedKernel):
+    """A GEMM launch: the grid is the product of ceil(size / block) factors (not one size / block), and
+    scratch counts may be such products too (emit.py renders both)."""
+
+    grid_factors: tuple[tuple[SizeExpr, int], ...] = ()
+
+
+# --- what the pipeline and the search need ---------------------------------------------------------------
+
+def matmul_node(gen: Generalized, group: FusionGroup) -> Matmul:
+    node = gen.graph.node(group.nodes[0])
+    if not isinstance(node, Matmul):
+        raise CodegenUnsupported(f"{group.name}: a matmul group must start with its Matmul node")
+    return node
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
+    """{"M", "N", "K"} of the group's product at the traced shapes, the batch folded into M (the search's
+    gemm_space and cost model see B·M rows: the same tiles, the same program count up to rounding)."""
+    node = matmul_node(gen, group)
+    return {"M": prod(node.batch) * node.m, "N": node.n, "K": node.k}
+
+
+def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
+    node = matmul_node(gen, group)
+    return gen.graph.buffer_type(node.operands[0].base).dtype
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, (max(1, n) - 1).bit_length())
+
+
+def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+    """A schedule without search, portable across targets (default_knobs has none).
+
+    Big tiles: 128x128, BLOCK_K 32, 8 warps, GROUP_M 8 (Triton's matmul tutorial; Inductor's common mm
+    config). num_stages 3 for 16-bit operands and 2 for fp32: what fits the smallest LDS of the targets,
+    gfx942's 64 KiB, by the measured rule in search/families.py ((s - 1) x (A + B) tiles: 32 KiB for a
+    128x128x32 fp32 tile pair at 2 stages; sm_90 needs s x (A + B) of its 227 KiB). Small dims get
+    tiles rounded up from the size (never below tl.dot's 16). split_k 4 where the output tiles are too
+    few to fill a GPU (< 32) and K is long (>= 4096); matrix-vector shapes take the GEMV path with a
+    64 x 128 multiply-add tile per program. Every value lies in search/families.py's gemm_space, so the
+    pipeline can seed its search with it."""
+    node = matmul_node(gen, group)
+    batch = prod(node.batch)
+    dtype = operand_dtype(gen, group)
+    stages = 3 if dtype in ("bf16", "fp16") else 2
+    gemv = _gemv_axis(gen, node)
+    if gemv:  # the unused block side at 16: the smallest value search/families.py's gemm_space offers
+        rows = node.m if gemv == "n" else node.n
+        split = 4 if batch * -(-rows // 64) < 32 and node.k >= 4096 else 1
+        bm, bn = (64, 16) if gemv == "n" else (16, 64)
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": min(128, max(MIN_DOT, _pow2(node.k))), "GROUP_M": 1,
+                "num_warps": 4, "num_stages": 2, "split_k": split, "precision": "ieee"}
+    bm = min(128, max(MIN_DOT, _pow2(node.m)))
+    bn = min(128, max(MIN_DOT, _pow2(node.n)))
+    bk = min(32, max(MIN_DOT, _pow2(node.k)))
+    warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    tiles = batch * -(-node.m // bm) * -(-node.n // bn)
+    split = 4 if tiles < 32 and node.k >= 4096 else 1
+    # gemm_space's rule: a group no larger than needed to cover the tile rows, and only on a 2-D grid
+    tiles_m, tiles_n = -(-node.m // bm), -(-node.n // bn)
+    group_m = 1 if tiles_n == 1 else 8 if tiles_m > 4 else 4 if tiles_m > 1 else 1
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group_m, "num_warps": warps,
+            "num_stages": stages, "split_k": split, "precision": "ieee"}
+
+
+def check_precision(precision: str, dtype: str, arch: str | None) -> None:
+    """Raise CodegenUnsupported when `arch`'s tl.dot cannot compute fp32 products in `precision`."""
+    if precision not in PRECISIONS:
+        raise CodegenUnsupported(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+    if dtype != "fp32" or arch is None or precision == "ieee":
+        return
+    allowed = DOT_PRECISIONS["cuda"] if arch.startswith("sm_") else DOT_PRECISIONS.get(arch, DOT_PRECISIONS["hip"])
+    if precision not in allowed:
+        raise CodegenUnsupported(f"precision {precision} is not available for fp32 matmuls on {arch} "
+                                 f"(triton 3.6 tl.dot accepts {', '.join(allowed)} there); "
+                                 "use precision ieee")
+
+
+def generate_gemm(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, kernel_name: str,
+                  arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a matmul group under `knobs` (BLOCK_M/N/K, GROUP_M, split_k, num_warps,
+    num_stages, precision; AMD: waves_per_eu, matrix_instr_nonkdim, kpack). `arch` (gfx942, sm_90, ...)
+    only decides which precisions are allowed; the source is the same for every target."""
+    if group.family != "matmul":
+        raise CodegenUnsupported(f"{group.name} is a {group.family} group")
+    return _GemmWriter(gen, group, knobs, host_names, kernel_name, arch).write()
+
+
+def _gemv_axis(gen: Generalized, node: Matmul) -> str:
+    """"n" when N is 1 in every variant (matrix x vector), "m" when M is (vector x matrix), else ""."""
+    n = gen.expr(("node", node.name, "operand", 1, "shape", len(node.operands[1].shape) - 1), node.n)
+    m = gen.expr(("node", node.name, "operand", 0, "shape", len(node.operands[0].shape) - 2), node.m)
+    if n.is_constant and node.n == 1:
+        return "n"
+    if m.is_constant and node.m == 1:
+        return "m"
+    return ""
+
+
+# --- the writer ------------------------------------------------------------------------------------------
+
+class _GemmWriter(AnchorWriter):
+    anchor_type = Matmul
+
+    def __init__(self, gen, group, knobs, host_names, name, arch):
+        super().__init__(gen, group, knobs, host_names, name)
+        self.arch = arch
+        self.dot_helpers: list[str] = []
+        self.bases: dict[str, str] = {}
+
+    # --- knobs ---------------------------------------------------------------------------------------
+    def _knob(self, name: str, default: int) -> int:
+        value = int(self.knobs.get(name, default))
+        if value < 1:
+            raise CodegenUnsupported(f"{name}={value}")
+        return value
+
+    def _blocks(self, gemv: str) -> tuple[int, int, int]:
+        bm, bn, bk = (self._knob(k, d) for k, d in (("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 32)))
+        for name, v in (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)):
+            if v & (v - 1):
+                raise CodegenUnsupported(f"{name}={v} is not a power of two")
+        if gemv == "n":
+            return bm, 1, bk
+        if gemv == "m":
+            return 1, bn, bk
+        if min(bm, bn, bk) < MIN_DOT:
+            raise CodegenUnsupported(f"tl.dot needs tiles of at least {MIN_DOT} per side "
+                                     f"(BLOCK_M={bm}, BLOCK_N={bn}, BLOCK_K={bk})")
+        return bm, bn, bk
+
+    # --- index text ----------------------------------------------------------------------------------
+    def _times(self, index: str, stride: SizeExpr) -> str:
+        st = self.sizes.text(stride)
+        return index if st == "1" else f"{index} * {st}"
+
+    def _base(self, v, strides: list[SizeExpr], offset: SizeExpr, nb: int) -> str:
+        """Element offset of batch element (i0, ...) in an operand: its batch strides and view offset."""
+        terms = [self._times(f"i{j}", strides[j]) for j in range(nb)
+                 if not (v.strides[j] == 0 and strides[j].is_constant) and not (v.shape[j] == 1 and
+                                                                               strides[j].is_constant)]
+        if not offset.is_constant or offset.coeff + offset.offset != 0:
+            terms.append(self.sizes.text(offset))
+        return " + ".join(terms) or "0"
+
+    # --- the kernel ----------------------------------------------------------------------------------
+    def write(self) -> GeneratedKernel:
+        mm: Matmul = self.anchor
+        nb = len(mm.batch)
+        a, a_shape, a_strides, a_off = self.view_exprs(mm, 0)
+        b, b_shape, b_strides, b_off = self.view_exprs(mm, 1)
+        if len(a.shape) != nb + 2 or len(b.shape) != nb + 2 or len(mm.out.shape) != nb + 2:
+            raise CodegenUnsupported(f"{mm.name}: operands of rank {len(a.shape)}, {len(b.shape)} for "
+                                     f"{nb} batch dims")
+        dtype = self.graph.buffer_type(a.base).dtype
+        if dtype not in MATRIX_DTYPES or self.graph.buffer_type(b.base).dtype != dtype:
+            raise CodegenUnsupported(f"{mm.name}: matmul of {dtype} x {self.graph.buffer_type(b.base).dtype}")
+        precision = str(self.knobs.get("precision", "ieee"))
+        check_precision(precision, dtype, self.arch)
+        gemv = _gemv_axis(self.gen, mm) if self.knobs.get("gemv", True) else ""
+        bm, bn, bk = self._blocks(gemv)
+        split = self._knob("split_k", 1)
+        group_m = self._knob("GROUP_M", 1) if not gemv else 1
+        space = [self.sizes.slot(("node", mm.name, "out", k), s) for k, s in enumerate(mm.out.shape)]
+        M, N, K = self.sizes.text(a_shape[-2]), self.sizes.text(b_shape[-1]), self.sizes.text(a_shape[-1])
+
+        self._program_ids(nb, space, split, group_m, M, N)
+        self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
+        self._k_range(split, K)
+        operands = (a, a_strides, b, b_strides)
+        if gemv:
+            self._gemv_loop(gemv, operands, M, N, K)
+        else:
+            self._dot_loop(operands, M, N, K, dtype, precision)
+        self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
+        self.out("on = rn[None, :]  # output columns, (1, BLOCK_N)")
+        self.out(f"mmask = om < {M}")
+        self.out(f"nmask = on < {N}")
+        self.coords = {j: f"i{j}" for j in range(nb)} | {nb: "om", nb + 1: "on"}
+        self.tile = "[BLOCK_M, BLOCK_N]"
+        self.full_mask = "mmask & nmask"
+        if split > 1:
+            self._split_combine()
+        self.out(f"v_{mm.name} = acc  # {self._describe(mm, a_shape, b_shape, nb)}, fp32 accumulator")
+        self.compute_epilogue()
+        self.store_outputs(space)
+        if split > 1:
+            self.out.depth -= 1
+        return self._finish(mm, space, nb, (bm, bn, bk), group_m, split, gemv, precision,
+                            self._describe(mm, a_shape, b_shape, nb))
+
+    def _describe(self, mm: Matmul, a_shape: list[SizeExpr], b_shape: list[SizeExpr], nb: int) -> str:
+        """The product with symbolic sizes (no size of the traced variant in the kernel text)."""
+        host = self.sizes.host
+        batch = " x ".join(host(e) for e in a_shape[:nb])
+        layout = "".join("N" if op.strides[-1] == 1 else "T" for op in mm.operands[:2])
+        return (f"{batch + ' x ' if batch else ''}({host(a_shape[-2])} x {host(a_shape[-1])}) @ "
+                f"({host(b_shape[-2])} x {host(b_shape[-1])}) [{layout}]")
+
+    def _operand_bases(self, nb: int, *operands) -> None:
+        """a_base, b_base: where the program's batch element starts in A and B (and any view offset)."""
+        for name, (v, strides, offset) in zip(("a_base", "b_base"), operands):
+            base = self._base(v, strides, offset, nb)
+            self.bases[name] = f" + {name}" if base != "0" else ""
+            if base != "0":
+                self.out(f"{name} = {base}  # batch element and view offset")
+
+    def _k_range(self, split: int, K: str) -> None:
+        """The BLOCK_K steps this program covers: all of them, or its split's share."""
+        self.out(f"k_tiles = tl.cdiv({K}, BLOCK_K)")
+        if split > 1:
+            self.out("k_per_split = tl.cdiv(k_tiles, SPLIT_K)")
+            self.out("k_lo = split * k_per_split")
+            self.out("k_hi = tl.minimum(k_lo + k_per_split, k_tiles)")
+        else:
+            self.out("k_lo = 0")
+            self.out("k_hi = k_tiles")
+
+    def _program_ids(self, nb: int, space: list[SizeExpr], split: int, group_m: int, M: str, N: str) -> None:
+        """pid -> (batch coordinates, split, tile row pid_m, tile column pid_n); the K splits of one
+        tile are neighbours, then the tiles of one batch element in GROUP_M-row groups."""
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        self.out(f"pid = {pid}")
+        self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
+        self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+        rest = "pid"
+        if split > 1:
+            self.out("split = pid % SPLIT_K")
+            self.out("tile_id = pid // SPLIT_K  # the output tile (over all batch elements)")
+            rest = "tile_id"
+        if nb:
+            self.out(f"tile = {rest} % (num_m * num_n)")
+            self.out(f"bidx = {rest} // (num_m * num_n)")
+            self.unravel(list(range(nb)), space[:nb], "bidx")  # batch coordinates i0, i1, ...
+            rest = "tile"
+        if group_m > 1:
+            self.out("width = GROUP_M * num_n  # GROUP_M tile rows, swept column by column (L2 reuse)")
+            self.out(f"first_m = ({rest} // width) * GROUP_M")
+            self.out("rows = tl.minimum(num_m - first_m, GROUP_M)")
+            self.out(f"pid_m = first_m + ({rest} % width) % rows")
+            self.out(f"pid_n = ({rest} % width) // rows")
+        else:
+            self.out(f"pid_m = {rest} // num_n")
+            self.out(f"pid_n = {rest} % num_n")
+        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
+        self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+        self.out("rk = tl.arange(0, BLOCK_K)")
+
+    def _rows(self, index: str, size: str, stride: SizeExpr) -> tuple[str, str]:
+        """(index text, mask or "") for reading rows/columns of an operand: wrapped modulo the size where
+        the axis is not the contiguous one (no mask in the loop; edge tiles re-read valid rows and never
+        store them), masked where it is (a wrap would break the contiguity that vectorizes the loads)."""
+        if self.sizes.text(stride) == "1":
+            return index, f"{index} < {size}"
+        return f"({index} % {size})", ""
+
+    def _dot_loop(self, operands, M: str, N: str, K: str, dtype: str, precision: str) -> None:
+        a, a_strides, b, b_strides = operands
+        am, am_mask = self._rows("rm", M, a_strides[-2])
+        bn, bn_mask = self._rows("rn", N, b_strides[-1])
+        self.out("kk = k_lo * BLOCK_K + rk")
+        self._pointers("a", a, (f"{am}[:, None]", a_strides[-2]), ("kk[None, :]", a_strides[-1]))
+        self._pointers("b", b, ("kk[:, None]", b_strides[-2]), (f"{bn}[None, :]", b_strides[-1]))
+        self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        self.out("for kt in range(k_lo, k_hi):")
+        self.out.depth += 1
+        self.out(f"k_left = {K} - kt * BLOCK_K")
+        a_mask = f"(rk[None, :] < k_left) & ({am_mask})[:, None]" if am_mask else "rk[None, :] < k_left"
+        b_mask = f"(rk[:, None] < k_left) & ({bn_mask})[None, :]" if bn_mask else "rk[:, None] < k_left"
+        self.out(f"a = tl.load(a_ptrs, mask={a_mask}, other=0.0)")
+        self.out(f"b = tl.load(b_ptrs, mask={b_mask}, other=0.0)")
+        self.out(f"acc = {self._dot_text(dtype, precision)}")
+        self.out(f"a_ptrs += {self._times('BLOCK_K', a_strides[-1])}")
+        self.out(f"b_ptrs += {self._times('BLOCK_K', b_strides[-2])}")
+        self.out.depth -= 1
+
+    def _pointers(self, which: str, view, *terms: tuple[str, SizeExpr]) -> None:
+        """<which>_ptrs: the operand's base pointer, its batch/offset base, and index x stride terms."""
+        parts = " + ".join(self._times(index, stride) for index, stride in terms)
+        self.out(f"{which}_ptrs = {self.pointer(view.base)}{self.bases[which + '_base']} + {parts}")
+
+    def _dot_text(self, dtype: str, precision: str) -> str:
+        if dtype == "fp32" and precision == "ieee":
+            return 'tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products'
+        helper = precision if dtype == "fp32" else "16bit"
+        for name in (("round_tf32",) if helper != "16bit" else ()) + (helper,):
+            if DOT_HELPERS[name] not in self.dot_helpers:
+                self.dot_helpers.append(DOT_HELPERS[name])
+        what = f"input_precision={precision}" if dtype == "fp32" else f"{dtype} operands, fp32 accumulation"
+        return f"_dot_{helper}(a, b, acc)  # {what}"
+
+    def _gemv_loop(self, gemv: str, operands, M: str, N: str, K: str) -> None:
+        """Multiply-adds into a [rows, BLOCK_K] fp32 tile, one reduction at the end."""
+        a, a_strides, b, b_strides = operands
+        self.out("kk = k_lo * BLOCK_K + rk")
+        if gemv == "n":   # out[m] = Σ_k A[m, k] · B[k, 0]
+            am, am_mask = self._rows("rm", M, a_strides[-2])
+            self._pointers("a", a, (f"{am}[:, None]", a_strides[-2]), ("kk[None, :]", a_strides[-1]))
+            self._pointers("b", b, ("kk[None, :]", b_strides[-2]))
+            self.out("part = tl.zeros([BLOCK_M, BLOCK_K], dtype=tl.float32)")
+            k_mask, a_mask, b_mask = "rk[None, :] < k_left", am_mask and f"({am_mask})[:, None]", ""
+            a_step, b_step, axis = a_strides[-1], b_strides[-2], 1
+        else:             # out[n] = Σ_k A[0, k] · B[k, n]
+            bn, bn_mask = self._rows("rn", N, b_strides[-1])
+            self._pointers("a", a, ("kk[:, None]", a_strides[-1]))
+            self._pointers("b", b, ("kk[:, None]", b_strides[-2]), (f"{bn}[None, :]", b_strides[-1]))
+            self.out("part = tl.zeros([BLOCK_K, BLOCK_N], dtype=tl.float32)")
+            k_mask, a_mask, b_mask = "rk[:, None] < k_left", "", bn_mask and f"({bn_mask})[None, :]"
+            a_step, b_step, axis = a_strides[-1], b_strides[-2], 0
+        self.out("for kt in range(k_lo, k_hi):")
+        self.out.depth += 1
+        self.out(f"k_left = {K} - kt * BLOCK_K")
+        self.out(f"a = tl.load(a_ptrs, mask={_both(k_mask, a_mask)}, other=0.0).to(tl.float32)")
+        self.out(f"b = tl.load(b_ptrs, mask={_both(k_mask, b_mask)}, other=0.0).to(tl.float32)")
+        self.out("part += a * b")
+        self.out(f"a_ptrs += {self._times('BLOCK_K', a_step)}")
+        self.out(f"b_ptrs += {self._times('BLOCK_K', b_step)}")
+        self.out.depth -= 1
+        self.out(f"acc = tl.sum(part, axis={axis}, keep_dims=True)  # (BLOCK_M, BLOCK_N), one side 1")
+
+    def _split_combine(self) -> None:
+        """Store this split's partial tile; the last split of the tile sums all of them in order."""
+        self.pointer("partials")
+        self.pointer("counters")
+        self.out("local = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
+        self.out("tl.store(partials_ptr + pid.to(tl.int64) * (BLOCK_M * BLOCK_N) + local, acc)")
+        self.out("tl.debug_barrier()  # every thread's partial is written before the tile's counter moves")
+        self.out('arrived = tl.atomic_add(counters_ptr + tile_id, 1, sem="acq_rel")')
+        self.out("if arrived == SPLIT_K - 1:  # the last split: sum the partials in a fixed order, then the epilogue")
+        self.out.depth += 1
+        self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        self.out("for s in tl.static_range(SPLIT_K):")
+        self.out("    part_id = tile_id.to(tl.int64) * SPLIT_K + s")
+        self.out("    acc += tl.load(partials_ptr + part_id * (BLOCK_M * BLOCK_N) + local, volatile=True)")
+
+    # --- the epilogue's loads: only the tile axes an operand varies along ----------------------------
+    def tile_axes(self) -> list[list[str]]:
+        return [["om", "rm"], ["on", "rn"]]
+
+    def leaf(self, node: Node):
+        full = super().leaf(node)
+
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members or gather is not None or valid is not None:
+                return full(load, gather, valid, i)
+            if len(view.shape) != len(self.anchor.out.shape):
+                raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
+            offset = self.operand_offset(node, load.operand, self.coords)
+            # read only the tile axes the operand varies along: a bias is one (1, BLOCK_N) row, not a
+            # tile of repeated addresses; its mask is that axis's
+            masks = [m for name, m in (("om", "mmask"), ("on", "nmask")) if _mentions(offset, name)]
+            mask = f", mask={' & '.join(masks)}, other=0" if masks else ""
+            text = f"tl.load({self.pointer(view.base)} + ({offset}){mask})"
+            dtype = self.graph.buffer_type(view.base).dtype
+            if compute_dtype(dtype) != dtype:
+                text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
+            return self.cached_load(text)
+        return render
+
+    # --- the launch ----------------------------------------------------------------------------------
+    def _finish(self, mm: Matmul, space: list[SizeExpr], nb: int, blocks, group_m: int, split: int, gemv: str,
+                precision: str, product_text: str) -> GemmKernel:
+        bm, bn, bk = blocks
+        args, signature, pointer_args = [], [], []
+        scratch_types = {"partials": "fp32", "counters": "i32"}
+        for buffer, arg in self.pointers.items():
+            args.append(arg)
+            dtype = scratch_types[buffer] if buffer in scratch_types else self.graph.buffer_type(buffer).dtype
+            signature.append((arg, PTR_TYPES[dtype]))
+            pointer_args.append((arg, buffer))
+        for name, e in self.sizes.args:
+            args.append(name)
+            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
+            signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
+        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
+        constexprs += [("GROUP_M", group_m)] if group_m > 1 else []
+        constexprs += [("SPLIT_K", split)] if split > 1 else []
+        for name, _ in constexprs:
+            args.append(f"{name}: tl.constexpr")
+            signature.append((name, "constexpr"))
+        shape = " x ".join(self.sizes.host(e) for e in space)
+        fp32 = self.graph.buffer_type(mm.operands[0].base).dtype == "fp32"
+        path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
+        doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. One BLOCK_M x BLOCK_N tile per "
+               f"program, {path}" + (f", K split over {split} programs (last one sums, in order)" if split > 1
+                                     else "") + ".")
+        header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
+        helpers = tuple(HELPERS[h] for h in sorted(self.helpers)) + tuple(self.dot_helpers)
+        options = [("num_warps", self._knob("num_warps", 4)), ("num_stages", self._knob("num_stages", 2))]
+        options += [(k, int(self.knobs[k])) for k in AMD_OPTIONS if k in self.knobs]
+        batch = [space[j] for j in range(nb)]
+        factors = tuple((e, 1) for e in batch) + ((space[nb], bm), (space[nb + 1], bn))
+        tiles = factors
+        if split > 1:
+            factors = factors + ((const(split), 1),)
+        scratch = ()
+        if split > 1:  # partial tiles (every element written before it is read: not zeroed) and counters
+            scratch = (("partials", "fp32", factors + ((const(bm * bn), 1),), False), ("counters", "i32", tiles))
+        grid = product(batch + [space[nb], space[nb + 1]]) or const(1)
+        return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
+                          tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
+                          tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors)
+
+
+def _both(a: str, b: str) -> str:
+    return f"({a}) & {b}" if b else a
+
+
+__all__ = ["DOT_PRECISIONS", "GemmKernel", "PRECISIONS", "check_precision", "default_knobs", "generate_gemm",
+           "matmul_node", "work_sizes"]

@@ -247,7 +247,8 @@ def _warm_entry(work: str, entry: dict) -> tuple[str, float, list[str]]:
         for cand in entry["candidates"]:
             try:
                 with torch.device("cuda"):
-                    model = _load(Path(work) / cand["file"]).ModelNew(*problem.init_inputs("default"))
+                    model = problem.cast_candidate(_load(Path(work) / cand["file"]).ModelNew(
+                        *problem.init_inputs("default")))
                 model(*inputs)
                 torch.cuda.synchronize()
             except Exception as e:  # reported again (and recorded) by the timing process
@@ -324,7 +325,7 @@ def _best_candidate(work: Path, entry: dict, problem, reference, inputs, exact, 
             with torch.device(device):
                 model = _load(work / cand["file"]).ModelNew(*problem.init_inputs(variant))
             model.load_state_dict(reference.state_dict())
-            model = model.to(device).eval()
+            model = problem.cast_candidate(model.to(device)).eval()
             with torch.no_grad():
                 err = _rel_err(model(*inputs), exact)
             if not err <= bound:

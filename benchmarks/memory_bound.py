@@ -174,7 +174,7 @@ def run(args) -> None:
                     with torch.device("cuda"):
                         model = _load(work / cand["file"]).ModelNew(*problem.init_inputs("default"))
                     model.load_state_dict(reference.state_dict())
-                    model = model.cuda().eval()
+                    model = problem.cast_candidate(model.cuda()).eval()
                     with torch.no_grad():
                         err = _rel_err(model(*inputs), exact)
                     if not err <= max(bound, 4 * eager_err):

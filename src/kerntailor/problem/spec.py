@@ -118,6 +118,11 @@ class ProblemSpec:
         torch.manual_seed(INPUT_SEED_OFFSET + seed)  # not the parameters' stream
         return build_inputs(self.module(variant), device, self.dtype, self.name)
 
+    def cast_candidate(self, model: torch.nn.Module) -> torch.nn.Module:
+        """A candidate ModelNew in this problem's dtype policy (its floating parameters and buffers), as the
+        reference is: load_state_dict keeps the candidate's own dtypes, so a bf16 run needs this."""
+        return model.to(DTYPES[self.dtype]) if self.dtype is not None else model
+
     def init_inputs(self, variant: str | Variant = "default") -> list[Any]:
         from kerntailor.problem.load import call_checked
 

@@ -71,18 +71,11 @@ MAX_ACC_PER_THREAD = 128  # fp32 accumulators per thread without spills (search/
 # --- prepare -----------------------------------------------------------------------------------------------
 
 def _topological(plan):
-    """The plan's groups ordered so each runs after the groups it reads (plan_fusion lists them in order
-    of creation; in swiglu_mlp the gate GEMM's epilogue reads the later up-GEMM's output)."""
+    """The plan in launch order (codegen.launch_order: swiglu_mlp's gate GEMM reads the up GEMM's output)."""
+    from kerntailor.codegen import launch_order
     from kerntailor.plan.fusion import Plan
 
-    owner = {n: g.name for g in plan.groups for n in g.nodes}
-    done, ordered, pending = set(), [], list(plan.groups)
-    while pending:
-        ready = next(g for g in pending if {owner[b] for b in g.inputs if b in owner} - {g.name} <= done)
-        ordered.append(ready)
-        done.add(ready.name)
-        pending.remove(ready)
-    return Plan(tuple(ordered))
+    return Plan(tuple(launch_order(plan)))
 
 
 def _fits_h200(knobs: dict, dtype: str) -> bool:

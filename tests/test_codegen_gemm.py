@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
+from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module, launch_order
 from kerntailor.codegen import gemm as gemm_codegen
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.fusion import Plan
@@ -169,21 +169,9 @@ def own(tmp_path_factory) -> dict[str, Path]:
 # --- helpers ------------------------------------------------------------------------------------------------
 
 def topological(plan: Plan) -> Plan:
-    """The plan's groups in an order where each runs after the groups it reads from.
-
-    plan_fusion lists groups in order of creation, and an epilogue may join an earlier group while
-    reading a later one (swiglu_mlp: gate-GEMM group reads the up-GEMM's output; baddbmm: the GEMM group
-    reads the pointwise beta*bias group), so kernel.py would launch a reader first. Reported to the
-    planner's owner; until then, these tests order the groups themselves (a no-op for ordered plans)."""
-    owner = {n: g.name for g in plan.groups for n in g.nodes}
-    done: set[str] = set()
-    ordered, pending = [], list(plan.groups)
-    while pending:
-        ready = next(g for g in pending if {owner[b] for b in g.inputs if b in owner} - {g.name} <= done)
-        ordered.append(ready)
-        done.add(ready.name)
-        pending.remove(ready)
-    return Plan(tuple(ordered))
+    """The plan in launch order (swiglu_mlp's gate-GEMM group reads the up-GEMM's output): what
+    generate_module emits, so the search and these tests see the groups in the same order."""
+    return Plan(tuple(launch_order(plan)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -488,3 +476,19 @@ def test_amd_options_reach_the_compiler(built):
         kinds = built["amd", name].facts.matrix_instr_kinds
         assert kinds and all("16x16" in kind for kind in kinds), (name, kinds)
     assert built["amd", "h200"].ok      # the AMD options are dropped for NVIDIA
+
+
+def test_launch_order_puts_writers_before_readers():
+    """swiglu_mlp: the planner lists the gate GEMM (whose epilogue multiplies by the up GEMM's output) first;
+    kernel.py must launch the up GEMM first."""
+    spec = load_problem(L3 / "swiglu_mlp.py")
+    _, gen = capture_generalized(spec)
+    plan = plan_fusion(gen.graph)
+    writer = {out: g.name for g in plan.groups for out in g.outputs}
+    order = [g.name for g in launch_order(plan)]
+    for g in plan.groups:
+        for i in g.inputs:
+            if i in writer and writer[i] != g.name:
+                assert order.index(writer[i]) < order.index(g.name)
+    assert sorted(order) == sorted(g.name for g in plan.groups)
+    assert [g.name for g in plan.groups] != order   # the case this exists for

@@ -51,6 +51,8 @@ EXTRA = (("matmul_square_8192", L1 / "matmul_square.py", {"n": 8192}, ("bf16",))
 # (python/tutorials/03-matrix-multiplication.py, its CUDA autotune list) and Inductor's mm configs.
 DOT_CONFIGS = (
     (128, 256, 64, 8, 3),
+    (128, 256, 64, 8, 4),   # deeper pipelines: the H200 has 227 KiB of shared memory per block
+    (256, 128, 64, 8, 4),
     (128, 128, 64, 4, 4),
     (64, 256, 32, 4, 4),
     (128, 128, 32, 4, 4),

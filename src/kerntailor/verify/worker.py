@@ -154,11 +154,22 @@ class Referee:
             cand = self.construct(model_new, variant, ref_model, vseed)
             if variant == "default":
                 self.default_models = (cand, ref_model)
-            for di, draw in enumerate(job["draws"]):
-                seed = job["seed"] + 1000 * (vi + 1) + di
-                inputs = draw_inputs(self.problem, variant, draw, seed, self.device)
-                self.case(cand, ref_model, variant, draw, inputs, seed)
+            with self.gpu_exclusive():  # parallel bench jobs: no correctness work while another one times
+                for di, draw in enumerate(job["draws"]):
+                    seed = job["seed"] + 1000 * (vi + 1) + di
+                    inputs = draw_inputs(self.problem, variant, draw, seed, self.device)
+                    self.case(cand, ref_model, variant, draw, inputs, seed)
         self.events.emit(event="done", checks=self.checks)
+
+    def gpu_exclusive(self):
+        """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU."""
+        import contextlib
+
+        if self.device.type != "cuda":
+            return contextlib.nullcontext()
+        from kerntailor.measure.gpulock import gpu_lock
+
+        return gpu_lock(self.device)
 
     def construct(self, model_new, variant: str, ref_model, seed: int):
         import torch

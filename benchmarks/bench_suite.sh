@@ -15,6 +15,7 @@ BUDGET=${BUDGET:-60}
 PRECISION=${PRECISION:-ieee}
 TARGET=${TARGET:-h200}
 ONLY=${ONLY:-}            # e.g. "--only relu --only softmax" to run a few problems
+# TIMEOUT / TIMEOUT_AGAIN: seconds for each first / second pass (a cut pass keeps its rows in bench.rows.jsonl)
 export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
 export KERNTAILOR_HOME=${KERNTAILOR_HOME:-/tmp/kerntailor-home}
 WORK=${WORK:-/tmp/kerntailor-bench}
@@ -33,7 +34,8 @@ run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
   local cmd="python3 -m kerntailor bench problems --part $PART --target $TARGET $flag --precision $PRECISION \
 --candidates $CANDIDATES --budget $BUDGET --strategy random --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
   echo "CUDA_VISIBLE_DEVICES=$gpu $cmd" > "$WORK/cmd_${dtype}${suffix}.txt"
-  CUDA_VISIBLE_DEVICES=$gpu $cmd > "$WORK/log_${dtype}${suffix}.txt" 2>&1
+  local limit=${TIMEOUT:-0}; [ -n "$suffix" ] && limit=${TIMEOUT_AGAIN:-0}   # 0: no limit
+  CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" $cmd > "$WORK/log_${dtype}${suffix}.txt" 2>&1
   echo "$dtype$suffix rc=$? $(date -u +%T)" >> "$OUTDIR/env.txt"
 }
 

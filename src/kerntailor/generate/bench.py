@@ -89,6 +89,7 @@ def summarize(rows: list[dict]) -> dict:
 
 
 PARTS = ("all", "memory-bound", "gemm")
+ROWS_FILE = "bench.rows.jsonl"
 COMPUTE_FAMILIES = ("matmul", "conv", "attention")
 
 
@@ -110,9 +111,13 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
 def _one(path: Path, settings: GenerateSettings) -> dict:
     level = path.parent.name
     try:
-        return _row(path, level, generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem)))
+        row = _row(path, level, generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem)))
     except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run
-        return _row(path, level, None, str(e))
+        row = _row(path, level, None, str(e))
+    # each finished row at once: a run cut short keeps what it did (bench.rows.jsonl, one JSON per line)
+    with open(Path(settings.out_dir) / ROWS_FILE, "a") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+    return row
 
 
 def _pin_gpu(slots) -> None:
@@ -173,6 +178,8 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     if not paths:
         raise KerntailorError(f"{suite}: no problem files (*.py) found")
     out_root = Path(settings.out_dir)
+    out_root.mkdir(parents=True, exist_ok=True)
+    (out_root / ROWS_FILE).unlink(missing_ok=True)
     started = time.monotonic()
     if jobs == 1:
         rows = []

@@ -159,3 +159,24 @@ def test_cli_unknown_target_is_one_line(tmp_path, home):
     assert "unknown target" in lines[0] and "no-such-gpu" in lines[0]
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "x" / "kernel.py").exists()
+
+
+def test_compiled_library_module_runs_the_reference_compiled(monkeypatch, tmp_path):
+    """When torch.compile was measured faster than eager, the library path runs the reference compiled."""
+    import torch
+
+    from kerntailor.generate.report import library_module
+
+    compiled = []
+    monkeypatch.setattr(torch, "compile", lambda fn: compiled.append(fn) or fn)   # no C++ toolchain needed
+    path = tmp_path / "lib.py"
+    path.write_text(library_module(load_problem(SOFTMAX), "slower than torch.compile", compiled=True))
+    module = _load_module(path)
+    assert issubclass(module.ModelNew, module.Model) and module.ModelNew is not module.Model
+    spec = load_problem(SOFTMAX)
+    ref = spec.make_model("small", device="cpu", seed=0)
+    new = module.ModelNew(*spec.init_inputs("small"))
+    new.load_state_dict(ref.state_dict())
+    x = spec.make_inputs("small", device="cpu", seed=0)
+    assert torch.equal(new(*x), ref(*x)) and len(compiled) == 1
+    assert "torch.compile" in path.read_text() or "compile(" in path.read_text()

@@ -35,10 +35,14 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     row |= {"status": result.status, "mode": result.mode, "message": result.message,
             "served_from_store": bool(result.report.get("served_from_store")),
             "correct": passed and result.status != "library",
-            "floor_us": (result.report.get("floor") or {}).get("us")}
-    timings = {t["name"]: t["median_s"] * 1e6 for t in ((verdict or {}).get("timing") or {}).get("timings", [])}
-    if timings and result.status == "library":  # what runs is the reference (eager); the loser is kept
-        row |= {"time_us": timings.get("eager"), "rejected_candidate_us": timings.get("candidate"),
+            "floor_us": (result.report.get("floor") or {}).get("us"), "floor_label": "predicted from vendor peaks"}
+    timing = (verdict or {}).get("timing") or {}
+    timings = {t["name"]: t["median_s"] * 1e6 for t in timing.get("timings", [])}
+    if timing.get("floor_s"):  # measured ceilings of this GPU (copy bandwidth, matmul rates)
+        row |= {"floor_us": timing["floor_s"] * 1e6, "floor_label": "measured ceilings"}
+    if timings and result.status == "library":  # what runs is the reference (eager or compiled); the loser is kept
+        kept = "compile" if result.report.get("library") == "torch.compile" else "eager"
+        row |= {"time_us": timings.get(kept), "rejected_candidate_us": timings.get("candidate"),
                 "eager_us": timings.get("eager"), "compile_us": timings.get("compile"),
                 "label": f"measured ({result.target})"}
     elif timings:
@@ -52,13 +56,12 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
 
 
 def speedup(row: dict, base: str) -> float | None:
-    """What the user gains over `base` on this problem: 1.0 on the library path (they keep what they had,
-    and the emitted module is the reference itself), baseline / time for an emitted kernel."""
-    if row["status"] == "library":
-        return 1.0
-    if row["status"] in ("generated", "cached") and row.get(f"{base}_us") and row.get("time_us"):
+    """What the user gains over `base` on this problem: baseline / the time of what the emitted module runs
+    (the generated kernel, or on the library path the reference, eager or compiled). A library path with no
+    measurement counts 1.0: the user keeps what they had."""
+    if row["status"] in ("generated", "cached", "library") and row.get(f"{base}_us") and row.get("time_us"):
         return row[f"{base}_us"] / row["time_us"]
-    return None
+    return 1.0 if row["status"] == "library" else None
 
 
 def _geomean(values: list[float]) -> float | None:

@@ -44,7 +44,7 @@ class Evaluator:
     measured: bool = False
     problem_path: str = ""
     dtype: str | None = None
-    timeout_s: float = 300.0
+    timeout_s: float = 120.0       # one batch in the GPU worker: a hang costs this, never the search
     seen: dict[Config, Evaluation] = field(default_factory=dict)
 
     def __call__(self, configs: list[Config]) -> list[Trial]:

@@ -272,9 +272,11 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         baselines = [v for k, v in medians.items() if k != "candidate" and v]
         best_baseline = min(baselines) if baselines else None
         if cand and best_baseline and cand > best_baseline:
+            compiled = medians.get("compile") is not None and medians["compile"] < medians.get("eager", float("inf"))
             return _library(problem, target, mode, out,
                             f"the generated kernel ({cand:.1f} us) is slower than the library "
-                            f"({best_baseline:.1f} us)", floor, group_results, verdict, store, run_id, report)
+                            f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'})", floor,
+                            group_results, verdict, store, run_id, report, compiled=compiled)
     write_report(report, out)
     if store is not None:
         cid = store.record_candidate(run_id, family="module", config={g: k for g, k in knobs.items()},
@@ -292,7 +294,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
 def _store_library_decision(store, run_id, problem, path: Path, report: dict, mode: str) -> None:
     """The library path as this problem's winner, so a second run is served from the store. It is judged
     like any candidate (the static library-call check off: calling the reference is the point) and only
-    stored if it passes. Its time is the baseline the user keeps (eager), where one was measured."""
+    stored if it passes. Its time is the baseline it runs (eager or torch.compile), where measured."""
     verdict = verify_candidate(problem, path, VerifySettings(allow_library=True, draws=3))
     cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")},
                                  source=path.read_text())
@@ -302,8 +304,9 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
         return
     timings = {t["name"]: t["median_s"] * 1e6
                for t in ((report.get("verdict") or {}).get("timing") or {}).get("timings", [])}
-    store.record_winner(cid, report=report, median_us=timings.get("eager"),
-                        label="measured" if mode == "measured" and "eager" in timings else "predicted")
+    kept = timings.get("compile" if report.get("library") == "torch.compile" else "eager")
+    store.record_winner(cid, report=report, median_us=kept,
+                        label="measured" if mode == "measured" and kept is not None else "predicted")
 
 
 def _kernel_source(source: str, k, sizes: dict) -> "object":
@@ -362,13 +365,15 @@ def _report(problem, target, mode, floor, capture, plan, groups, verdict, starte
     }
 
 
-def _library(problem, target, mode, out, reason, floor, groups, verdict, store, run_id, report=None):
+def _library(problem, target, mode, out, reason, floor, groups, verdict, store, run_id, report=None,
+             compiled: bool = False):
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": problem.name,
+                                   "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": target.name, "arch": target.arch}, "mode": mode}
     if floor is not None and "floor" not in report:
         report["floor"] = {"us": floor.microseconds, "bound": floor.bound,
                            "label": f"predicted from {floor.ceiling_source}"}
-    (out / "kernel.py").write_text(library_module(problem, reason))
+    (out / "kernel.py").write_text(library_module(problem, reason, compiled))
     write_report(report, out)
     if store is not None:
         _store_library_decision(store, run_id, problem, out / "kernel.py", report, mode)

@@ -67,7 +67,18 @@ def write_report(report: dict, out: Path) -> None:
     (out / "report.md").write_text(render_markdown(report))
 
 
-def library_module(problem: ProblemSpec, reason: str) -> str:
-    """kernel.py that runs the reference itself (vendor libraries): what the user keeps when we lose."""
-    return (f'"""{problem.name}: library path (no generated kernel is used).\n\nWhy: {reason}\n"""\n\n'
-            f"{problem.source}\n\nModelNew = Model\n")
+def library_module(problem: ProblemSpec, reason: str, compiled: bool = False) -> str:
+    """kernel.py that runs the reference itself (vendor libraries): what the user keeps when we lose. With
+    `compiled` (torch.compile was measured faster than eager on the target) the reference runs compiled, so
+    a user who runs this module eagerly still gets the better of the two."""
+    head = f'"""{problem.name}: library path (no generated kernel is used).\n\nWhy: {reason}\n"""\n\n{problem.source}\n\n'
+    if not compiled:
+        return head + "ModelNew = Model\n"
+    return head + (
+        "class ModelNew(Model):\n"
+        '    """The reference under torch.compile: measured faster than eager on the target."""\n\n'
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "        self._library_forward = __import__('torch').compile(super().forward)\n\n"
+        "    def forward(self, *args):\n"
+        "        return self._library_forward(*args)\n")

@@ -25,7 +25,7 @@ GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
   date -u +%Y-%m-%dT%H:%M:%SZ; hostname; nproc
   nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null
   python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
-  git rev-parse HEAD 2>/dev/null; git status --short 2>/dev/null | head -20
+  echo "commit ${KT_COMMIT:-unknown}"   # the device copy has no .git: pass the commit
 } > "$OUTDIR/env.txt"
 
 run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix

@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_candidate, rel_err  # noqa: E402
 
 L1, L2, L3 = (ROOT / "problems" / f"level{i}" for i in (1, 2, 3))
 PROBLEMS = [L1 / f"{n}.py" for n in ("matmul_square", "matmul_tall_skinny", "matmul_transposed_a",
@@ -197,24 +199,9 @@ def prepare(args) -> None:
 
 # --- run ---------------------------------------------------------------------------------------------------
 
-def _load(path: Path):
-    import importlib.util
+_load = load_candidate
+_rel_err = rel_err
 
-    spec = importlib.util.spec_from_file_location(f"bench_{path.parent.name.replace('-', '_')}_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _rel_err(got, ref) -> float:
-    got = got if isinstance(got, (tuple, list)) else (got,)
-    ref = ref if isinstance(ref, (tuple, list)) else (ref,)
-    worst = 0.0
-    for g, r in zip(got, ref):
-        g64, r64 = g.double(), r.double()
-        err = float((g64 - r64).norm() / r64.norm().clamp_min(1e-30))
-        worst = max(worst, err if err == err else float("inf"))   # NaN never passes
-    return worst
 
 
 def _problem_path(work: Path, entry: dict) -> Path:

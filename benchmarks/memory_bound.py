@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_candidate, rel_err  # noqa: E402
 
 
 def _schedules(gen, group, r_size: int) -> list[dict]:
@@ -111,23 +113,9 @@ def prepare(args) -> None:
     print(f"prepared {len(manifest)} problems, {sum(len(m['candidates']) for m in manifest)} candidates in {work}")
 
 
-def _load(path: Path):
-    import importlib.util
+_load = load_candidate
+_rel_err = rel_err
 
-    spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _rel_err(got, ref) -> float:
-    got = got if isinstance(got, (tuple, list)) else (got,)
-    ref = ref if isinstance(ref, (tuple, list)) else (ref,)
-    worst = 0.0
-    for g, r in zip(got, ref):
-        g64, r64 = g.double(), r.double()
-        worst = max(worst, float((g64 - r64).norm() / r64.norm().clamp_min(1e-30)))
-    return worst
 
 
 def run(args) -> None:

@@ -28,6 +28,7 @@ from kerntailor.codegen import gemm as gemm_codegen
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.fusion import Plan
 from kerntailor.problem import load_problem
+from test_codegen_fused import _numbers as numbers_in_code  # integer literals in code
 from kerntailor.verify import verify_candidate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,15 +369,7 @@ def test_generation_is_deterministic():
     assert make_module(L2 / "gemm_scale_residual.py").source == make_module(L2 / "gemm_scale_residual.py").source
 
 
-def _numbers(source: str) -> set[int]:
-    out = set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.NUMBER:
-            try:
-                out.add(int(tok.string))
-            except ValueError:
-                pass
-    return out
+_numbers = numbers_in_code
 
 
 @pytest.mark.parametrize("name, distinctive", [("bmm", "2048"), ("matmul_transposed_b", "14336"),

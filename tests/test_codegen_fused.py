@@ -114,7 +114,10 @@ def test_looped_online_softmax_long_rows(tmp_path):
     assert not module.kernels[0].persistent
     assert "for roffset in range(0, " in source
     assert "online: rescale the running sum" in source   # max and sum in one pass
-    assert source.count("for roffset") == 2              # the online pass, then the store pass
+    assert "tl.max(x_max0, axis=1" not in source          # per lane: no cross-lane reduction inside the loop
+    # the online pass, then the store pass, which walks the row backwards (its first chunks are still in L2)
+    assert source.count("for roffset") == 1 and source.count("for rstep") == 1
+    assert source.index("for roffset") < source.index("for rstep")
     verify(path, module, tmp_path)
 
 
@@ -196,6 +199,70 @@ def test_persistent_and_looped_schedules_of_one_problem(schedule, tmp_path):
         assert "RBLOCK=triton.next_power_of_2(" in module.source   # the block covers the row at run time
     else:
         assert "for roffset" in k.source and "RBLOCK=64" in module.source
+    verify(path, module, tmp_path)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("schedule", [
+    None,
+    {"XBLOCK": 2, "RBLOCK": 64, "persistent": False, "num_warps": 4},
+    {"XBLOCK": 1, "RBLOCK": 1024, "persistent": True, "num_warps": 4},
+], ids=["default", "looped-small-chunks", "persistent"])
+def test_groupnorm_is_one_kernel(schedule, tmp_path):
+    """The per-channel affine on (N, C, H, W) joins the statistics over (N, G, C/G·H·W): one kernel over
+    (N, G, C/G, H·W); looped, a Welford pass then one normalize-and-affine pass (x read twice, y written
+    once), the channel a scalar loop around contiguous chunks (no division per element)."""
+    path = L1 / "groupnorm.py"
+    module = make_module(path, schedule)
+    (kernel,) = module.kernels
+    source = kernel.source
+    assert "p_gn_weight_ptr" in source and "p_gn_bias_ptr" in source
+    if schedule is None or not schedule["persistent"]:
+        assert "Welford" in source
+        assert source.count("for roffset") + source.count("for rstep") == 2     # statistics, then the output
+        assert source.count("tl.load(x_ptr") == 2
+        if schedule is None:   # chunks of 4096 fit H·W: the channel is a scalar loop, no per-element division
+            assert "for rq in range(" in source or "for rqq in range(" in source
+            assert not re.search(r"rindex (//|%)", source)
+    else:
+        assert "for roffset" not in source and source.count("tl.load(x_ptr") == 1
+    verify(path, module, tmp_path)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("dtype", [None, "bf16"])
+def test_rotary_embedding_is_one_tiled_kernel(dtype, tmp_path):
+    """-x[..., d/2:] is recomputed inside the cat that reads it (not written), and the kernel walks
+    [rows, head_dim] tiles: the only divisions are of row indices."""
+    path = ROOT / "problems" / "level3" / "rotary_embedding.py"
+    module = make_module(path, dtype=dtype)
+    (kernel,) = module.kernels
+    assert kernel.persistent and "RBLOCK=triton.next_power_of_2(" in module.source
+    for line in kernel.source.splitlines():
+        if "//" in line.split("#")[0] or " % " in line.split("#")[0]:
+            assert re.match(r"\s*i\d+ = xindex (//|%) s\d+$", line), line   # per row, not per element
+    assert "pw0_ptr" not in kernel.source
+    verify(path, module, tmp_path, dtype=dtype)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("dtype", [None, "bf16"])
+def test_mish_computes_tanh_of_softplus_from_one_exp(dtype, tmp_path):
+    path = L1 / "mish.py"
+    module = make_module(path, dtype=dtype)
+    source = module.kernels[0].source
+    assert "_tanh_softplus(" in source and "_log1p(" not in source and "_tanh(" not in source
+    assert source.count("tl.load(") == 1 and source.count("tl.store(") == 1
+    verify(path, module, tmp_path, dtype=dtype)
+
+
+@pytest.mark.interpreter
+def test_broadcast_operand_uses_row_tiles(tmp_path):
+    """A per-channel operand of batchnorm: long rows in chunks, the channel divided once per row."""
+    path = L1 / "batchnorm2d_eval.py"
+    module = make_module(path)
+    big = module.kernels[-1].source
+    assert "for roffset" in big and not re.search(r"rindex (//|%)", big)
     verify(path, module, tmp_path)
 
 

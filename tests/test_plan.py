@@ -169,3 +169,35 @@ def test_unfused_plan_would_move_more():
     for name in ("softmax_long_rows", "layernorm", "gelu_tanh", "gemm_bias_gelu"):
         graph, plan, _ = planned(name)
         assert plan.bytes_moved < captured(name).cost.unfused_bytes, name
+
+
+def test_groupnorm_affine_joins_its_statistics():
+    """GroupNorm's affine runs on (N, C, H, W), its statistics on (N, G, C/G·H·W): a reshape of the same
+    elements in the same order, so one group reads x and writes y once."""
+    graph, plan, min_bytes = planned("groupnorm")
+    assert len(plan.groups) == 1, [(g.family, g.nodes) for g in plan.groups]
+    (group,) = plan.groups
+    assert group.family == "reduction" and len(group.nodes) == len(graph.nodes)
+    assert group.outputs == tuple(v.base for v in graph.outputs)
+    assert plan.bytes_moved == min_bytes
+
+
+def test_rotary_half_is_recomputed_not_written():
+    """rotate_half's -x[..., d/2:] feeds only the cat, which reads it through a narrowing view."""
+    graph, plan, min_bytes = planned("rotary_embedding")
+    assert len(plan.groups) == 1, [(g.family, g.nodes) for g in plan.groups]
+    assert plan.bytes_moved == min_bytes
+
+
+def test_refinement_and_narrowing_views():
+    from kerntailor.ir.types import View
+    from kerntailor.plan.fusion import narrowing_shift, refinement, split_strides
+
+    assert refinement((16, 8, 524288), (16, 64, 256, 256)) == (16, 8, 8, 256, 256)
+    assert refinement((6, 4), (4, 6)) is None            # the row-major orders do not nest
+    assert refinement((2, 1, 3), (6,)) == (2, 3)
+    assert split_strides((16, 64, 256, 256), (0, 1, 0, 0), (16, 8, 8, 256, 256)) == (0, 8, 1, 0, 0)
+    half = View("p", (2, 3, 8), (12, 4, 1))                # a (2, 3, 4) buffer read as a cat's first half
+    assert narrowing_shift(half, (2, 3, 4)) == (-1, 0)
+    assert narrowing_shift(View("p", (2, 3, 8), (12, 4, 1), -4), (2, 3, 4)) == (2, -4)   # the second half
+    assert narrowing_shift(View("p", (2, 4, 3), (12, 1, 4)), (2, 3, 4)) is None          # a transpose

@@ -28,19 +28,18 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
     v_pw4 = (ld0 != -100)  # ne, bool[d0]
     v_pw5 = tl.where(v_pw4, ld0, 0)  # where, i64[d0]
     v_pw7 = (ld0 != -100)  # ne, bool[d0]
-    acc_max0 = tl.full([XBLOCK, 1], float("-inf"), tl.float32)  # running row max
-    acc_sum0 = tl.zeros([XBLOCK, 1], tl.float32)  # running sum of exp(x - max)
+    acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
+    acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
     for roffset in range(0, s1, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
         rmask = rindex < s1
-        i1 = rindex
         ld1 = tl.load(logits_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
         x_max0 = tl.where(xmask & rmask, ld1, float("-inf"))
-        new_max0 = tl.maximum(acc_max0, tl.max(x_max0, axis=1, keep_dims=True))
-        acc_sum0 = acc_sum0 * tl.where(acc_max0 == new_max0, 1.0, tl.exp(acc_max0 - new_max0)) + tl.sum(tl.where(x_max0 == float("-inf"), 0.0, tl.exp(x_max0 - new_max0)), axis=1, keep_dims=True)  # online: rescale the running sum
-        acc_max0 = new_max0
-    v_max0 = acc_max0  # max over axes [1]
-    v_sum0 = acc_sum0  # sum over axes [1]
+        e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
+        acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
+        acc_max0 = tl.maximum(acc_max0, x_max0)
+    v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+    v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
     v_pw2 = tl.log(v_sum0)  # log, fp32[d0, 1]
     ld2 = tl.load(logits_ptr + (i0 * s1 + (v_pw5) * 1), mask=xmask, other=0)
     v_gather0 = ((((ld2 - v_max0)) - v_pw2))  # gather, fp32[d0, 1]
@@ -56,7 +55,6 @@ def k1_reduction_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK:
     xmask = xindex < 1
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < s0
-    i0 = rindex
     ld0 = tl.load(targets_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
     v_pw9 = (ld0 != -100)  # ne, bool[d0]
     x_sum1 = tl.where(xmask & rmask, (v_pw9).to(tl.int64), 0)
@@ -72,7 +70,6 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
     xmask = xindex < 1
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < s0
-    i0 = rindex
     ld0 = tl.load(pw8_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
     x_sum2 = tl.where(xmask & rmask, ld0, 0.0)
     v_sum2 = tl.sum(x_sum2, axis=1, keep_dims=True)  # sum over axes [0]

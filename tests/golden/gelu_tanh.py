@@ -43,13 +43,10 @@ _tanh = _tanh_portable if _INTERPRET else _tanh_libdevice
 
 
 @triton.jit
-def k0_pointwise_kernel(x_ptr, pw8_ptr, s0, s1, s2, XBLOCK: tl.constexpr):
+def k0_pointwise_kernel(x_ptr, pw8_ptr, s0, XBLOCK: tl.constexpr):
     """pointwise over (d0 x d1): pw0, pw1, pw2, pw3, pw4, pw5, pw6, pw7, pw8."""
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
     xmask = xindex < s0
-    i1 = xindex % s1
-    q1 = xindex // s1
-    i0 = q1
     ld0 = tl.load(x_ptr + (xindex), mask=xmask, other=0)
     v_pw0 = (ld0 * ld0)  # mul, fp32[d0, d1]
     v_pw1 = (v_pw0 * ld0)  # mul, fp32[d0, d1]
@@ -75,5 +72,5 @@ class ModelNew(nn.Module):
         d1 = x.shape[1]
         # k0: k0_pointwise_kernel
         pw8 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-        k0_pointwise_kernel[(triton.cdiv(d0 * d1, 1024),)](x, pw8, d0 * d1, d1, d0, XBLOCK=1024, num_warps=4, num_stages=1)
+        k0_pointwise_kernel[(triton.cdiv(d0 * d1, 1024),)](x, pw8, d0 * d1, XBLOCK=1024, num_warps=4, num_stages=1)
         return pw8

@@ -25,7 +25,6 @@ def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, 
     i0 = xindex
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < s1
-    i1 = rindex
     ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
     x_sum0 = tl.where(xmask & rmask, ld0, 0.0)
     v_sum0 = tl.sum(x_sum0, axis=1, keep_dims=True)  # sum over axes [1]

@@ -24,7 +24,6 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
     i0 = xindex
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < s1
-    i1 = rindex
     ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
     x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
     v_max0 = tl.max(x_max0, axis=1, keep_dims=True)  # max over axes [1]

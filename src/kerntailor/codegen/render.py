@@ -187,3 +187,17 @@ class ExprRenderer:
                 return mag if int(y) % 2 == 0 else f"tl.where({args[0]} < 0, -{mag}, {mag})"
             return f"tl.exp({y!r} * tl.log({args[0]}))"
         return f"tl.exp({args[1]} * tl.log({args[0]}))"
+
+
+
+# tanh(softplus(x)) = tanh(log1p(e)) with e = exp(x) is ((1 + e)² − 1) / ((1 + e)² + 1) = e(e + 2) / (e(e + 2) + 2):
+# one exp and a division instead of log1p and tanh (about 70 PTX instructions: the bf16 Mish was compute-bound).
+# Accurate to a few ulp (no cancellation: for x → −∞ it is e(e + 2)/(2 + …) ≈ e). Past x = 20 tanh is 1.0 in
+# fp32; the exp is capped there so that e(e + 2) stays finite (a NaN x stays NaN: NaN > 20 is false).
+HELPERS["tanh_softplus"] = """@triton.jit
+def _tanh_softplus(x):
+    # tanh(log1p(exp(x))) = e(e + 2) / (e(e + 2) + 2), e = exp(x): one exp, no log1p and no tanh
+    e = tl.exp(tl.where(x > 20.0, 20.0, x))
+    n = e * (e + 2.0)
+    return n / (n + 2.0)
+"""

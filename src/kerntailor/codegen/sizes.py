@@ -72,3 +72,19 @@ class SizeArgs:
 
     def slot(self, path: tuple, default: int | float) -> SizeExpr:
         return self.gen.expr(path, default)
+
+
+def quotient(a: SizeExpr, b: SizeExpr) -> SizeExpr | None:
+    """a / b as a monomial (None when either is not a monomial or b is zero)."""
+    ca, cb = canon(a), canon(b)
+    if ca is None or cb is None or cb[0] == 0:
+        return None
+    merged = canon(SizeExpr(ca[0] / cb[0], tuple(ca[1]) + tuple((d, -x) for d, x in cb[1])))
+    return SizeExpr(merged[0], merged[1]) if merged else None
+
+
+def is_whole(e: SizeExpr) -> bool:
+    """A monomial with no negative exponent: a whole number for every size of the problem (its
+    coefficient may be a fraction the model itself divides by, as C / G in GroupNorm)."""
+    c = canon(e)
+    return c is not None and c[0] > 0 and all(x > 0 and x.denominator == 1 for _, x in c[1])

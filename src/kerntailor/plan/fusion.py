@@ -6,7 +6,13 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - a reduction joins the group of its producer when that group iterates over the reduction's input
   shape (a pointwise prologue) or already reduces the same shape over the same axes (softmax's max and
   sum, a norm's mean and variance); pointwise nodes at the full or the reduced shape join it;
+- a pointwise node whose shape is a reshape of a reduction group's space (the same elements in the same
+  row-major order, as GroupNorm's affine on (N, C, H, W) after statistics over (N, G, C/G·H·W)) joins it:
+  codegen iterates over the common refinement of the two shapes (N, G, C/G, H, W);
 - pointwise nodes of the same shape chain into one group;
+- a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
+  pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
+  node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
 - no merge may create a cycle between groups.
 """
 
@@ -16,7 +22,9 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.cost import view_bytes
+from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Reduction
+from kerntailor.ir.types import View, contiguous_strides
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan")
 
@@ -65,10 +73,75 @@ def _accepts_pointwise(group: _Group, node: Node) -> bool:
     if group.family == "pointwise":
         return shape == group.space
     if group.family == "reduction":
-        return shape == group.space or node.out.numel == group.reduced_numel
+        return shape == group.space or node.out.numel == group.reduced_numel or _reshape_member(group, node)
     if group.family in ANCHORS:
         return shape == group.space
     return False
+
+
+def refinement(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The coarsest shape that splits every one of `shapes` (all of one numel) into whole dims, or None
+    when their row-major orders do not nest ((6, 4) and (4, 6) share no such shape). Size-1 dims vanish."""
+    total = prod(shapes[0])
+    if any(prod(s) != total for s in shapes) or total == 0:
+        return None
+    bounds = {1, total}
+    for shape in shapes:
+        for k in range(len(shape)):
+            bounds.add(prod(shape[k:]))
+    ordered = sorted(bounds, reverse=True)
+    if any(a % b for a, b in zip(ordered, ordered[1:])):
+        return None
+    return tuple(a // b for a, b in zip(ordered, ordered[1:]))
+
+
+def split_strides(shape: tuple[int, ...], strides: tuple[int, ...], fine: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The strides of a view of `shape` over its refinement `fine` (splitting a dim always has strides)."""
+    out = []
+    k = 0
+    for size, stride in zip(shape, strides):
+        if size == 1:
+            continue
+        group, acc = [], 1
+        while acc < size and k < len(fine):
+            group.append(fine[k])
+            acc *= fine[k]
+            k += 1
+        if acc != size:
+            return None
+        sub, inner = [], stride   # row-major: the group's last fine dim keeps the view's stride
+        for f in reversed(group):
+            sub.append(inner)
+            inner *= f
+        out.extend(reversed(sub))
+    return tuple(out) if k == len(fine) else None
+
+
+def _reshape_member(group: _Group, node: Node) -> bool:
+    """A pointwise node whose shape is a reshape of the reduction space (same numel, nested orders), reading
+    full-level members contiguously and row values with stride 0 along the reduced dims."""
+    if node.out.numel != prod(group.space) or node.out.shape == group.space:
+        return False
+    fine = refinement(group.space, node.out.shape)
+    if fine is None:
+        return False
+    space_strides = split_strides(group.space, tuple(1 if k in group.axes else 0 for k in range(len(group.space))),
+                                  fine)  # nonzero exactly on the reduced dims of the refinement
+    if space_strides is None:
+        return False
+    members = {n.name: n for n in group.nodes}
+    for view in node.operands:
+        producer = members.get(view.base)
+        if producer is None:
+            continue
+        if producer.out.numel == prod(group.space):
+            if view.offset or tuple(view.strides) != contiguous_strides(view.shape) or view.shape != node.out.shape:
+                return False
+            continue
+        fine_strides = split_strides(view.shape, view.strides, fine)
+        if fine_strides is None or any(s and r for s, r in zip(fine_strides, space_strides)):
+            return False
+    return True
 
 
 def _accepts_reduction(group: _Group, node: Reduction) -> bool:
@@ -85,6 +158,8 @@ def plan_fusion(graph: Graph) -> Plan:
     groups: list[_Group] = []
     ancestors: dict[str, set[str]] = {i.name: set() for i in graph.inputs}
     order = {n.name: i for i, n in enumerate(graph.nodes)}
+    consumers = graph.consumers()
+    graph_outputs = {v.base for v in graph.outputs}
 
     def creates_cycle(group: _Group, node: Node) -> bool:
         members = {n.name for n in group.nodes}
@@ -146,7 +221,76 @@ def plan_fusion(graph: Graph) -> Plan:
             groups.append(target)
         target.nodes.append(node)
         group_of[node.name] = target
+        if node.family == "pointwise" and target.family == "pointwise" and node.out.shape == target.space:
+            # recompute, do not write: pointwise producers that only this node reads, through narrowing views
+            for g in producers:
+                if g is target or g not in groups or not _inlinable(graph, g, node, consumers, graph_outputs):
+                    continue
+                if can_merge(target, g):
+                    target.nodes = sorted(target.nodes + g.nodes, key=lambda n: order[n.name])
+                    for n in g.nodes:
+                        group_of[n.name] = target
+                    groups.remove(g)
     return Plan(tuple(_finish(graph, i, g) for i, g in enumerate(groups)))
+
+
+def narrowing_shift(view: View, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """(axis, shift) when `view` reads a contiguous buffer of `shape` at the same coordinates, shifted by
+    `shift` along at most one axis, with extents that may narrow or pad it (padding must be masked);
+    (-1, 0) for no shift; None for any other view (permuted, strided, broadcast)."""
+    if len(view.shape) != len(shape):
+        return None
+    contiguous = contiguous_strides(shape)
+    for k, (v, p, st) in enumerate(zip(view.shape, shape, view.strides)):
+        if v > 1 and (p == 1 or st != contiguous[k]):
+            return None
+    if view.offset == 0:
+        return (-1, 0)
+    differs = [k for k, (v, p) in enumerate(zip(view.shape, shape)) if v != p]
+    if len(differs) != 1 or view.offset % contiguous[differs[0]]:
+        return None
+    return (differs[0], view.offset // contiguous[differs[0]])
+
+
+def _loads_of(expr, operand: int) -> list[Load]:
+    out = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Load):
+            if e.operand == operand:
+                out.append(e)
+            stack += [x for x in ((e.gather[1] if e.gather else None), e.valid) if x is not None]
+        elif isinstance(e, Op):
+            stack += list(e.args)
+    return out
+
+
+def _inlinable(graph: Graph, g: _Group, node: Node, consumers: dict, outputs: set) -> bool:
+    """Whether pointwise group `g` can be recomputed inside `node`'s group: only `node` reads it, through
+    narrowing views (padding only under the load's own mask), and its members read each other as they are."""
+    if g.family != "pointwise" or g.space == node.out.shape or prod(g.space) == node.out.numel:
+        return False
+    names = {n.name: n for n in g.nodes}
+    for n in g.nodes:
+        if n.name in outputs or any(c not in names and c != node.name for c in consumers[n.name]):
+            return False
+        for view in n.operands:
+            producer = names.get(view.base)
+            if producer is not None and (view.shape != producer.out.shape or view.offset
+                                         or tuple(view.strides) != contiguous_strides(view.shape)):
+                return False
+    for j, view in enumerate(node.operands):
+        producer = names.get(view.base)
+        if producer is None:
+            continue
+        if narrowing_shift(view, producer.out.shape) is None:
+            return False
+        padded = any(v > p for v, p in zip(view.shape, producer.out.shape)) or view.offset
+        loads = _loads_of(node.expr, j)
+        if any(ld.gather is not None or (padded and ld.valid is None) for ld in loads):
+            return False
+    return True
 
 
 def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
@@ -154,12 +298,15 @@ def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
     inputs: list[str] = []
-    read = 0
+    reads: dict[str, int] = {}   # per buffer, the widest view the group reads it through
     for n in group.nodes:
         for op in n.operands:
-            if op.base not in members and op.base not in inputs:
-                inputs.append(op.base)
-                read += min(view_bytes(op, graph.buffer_type(op.base).dtype), graph.buffer_type(op.base).nbytes)
+            if op.base not in members:
+                if op.base not in inputs:
+                    inputs.append(op.base)
+                ttype = graph.buffer_type(op.base)
+                reads[op.base] = max(reads.get(op.base, 0), min(view_bytes(op, ttype.dtype), ttype.nbytes))
+    read = sum(reads.values())
     outputs = [n.name for n in group.nodes
                if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
     written = sum(graph.node(o).out.nbytes for o in outputs)

@@ -58,7 +58,7 @@ def main() -> None:
         for t in tried:
             knobs = t["knobs"][group.name]
             module = generate_module(problem, gen, plan, t["knobs"], target.name, target.arch)
-            sources.append(_kernel_source(module.source, module.kernels[0], sizes))
+            sources.append(_kernel_source(module.source, module.kernels[0], sizes, gen))
             named = {("BLOCK" if k == "XBLOCK" and group.family in ("pointwise",) else k): v for k, v in knobs.items()}
             configs.append(Config(group.family, tuple((k, v) for k, v in named.items() if k != "SPLIT")))
         builds = build_many(sources, [target], timeout_s=300)

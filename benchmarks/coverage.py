@@ -69,7 +69,7 @@ def main() -> None:
         sources = []
         for group, kernel in zip(plan.groups, module.kernels):
             _, sizes = _work(gen, group, capture.cost.dtype)
-            sources.append(_kernel_source(module.source, kernel, sizes))
+            sources.append(_kernel_source(module.source, kernel, sizes, gen))
         builds = build_many(sources, targets, timeout_s=300)
         row["kernels"] = []
         for i, (group, kernel) in enumerate(zip(plan.groups, module.kernels)):

@@ -22,6 +22,7 @@ from kerntailor.problem import load_problem
 from kerntailor.verify import verify_candidate
 
 DATA = Path(__file__).parent / "data" / "codegen_fused"
+ROOT = Path(__file__).resolve().parents[1]
 SOFTMAX = DATA / "tiny_softmax.py"
 LINEAR = DATA / "tiny_linear_relu.py"
 SDPA = DATA / "tiny_sdpa.py"
@@ -180,3 +181,25 @@ def test_compiled_library_module_runs_the_reference_compiled(monkeypatch, tmp_pa
     x = spec.make_inputs("small", device="cpu", seed=0)
     assert torch.equal(new(*x), ref(*x)) and len(compiled) == 1
     assert "torch.compile" in path.read_text() or "compile(" in path.read_text()
+
+
+def test_build_specializes_sizes_that_are_multiples_of_16():
+    """The ISA facts must describe the kernel that runs: Triton's launcher specializes integer arguments that
+    are multiples of 16 ("D"), so the build does the same for sizes that are at the traced shapes."""
+    from kerntailor.capture.capture import capture_generalized
+    from kerntailor.codegen import default_knobs, generate_module
+    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.plan import plan_fusion
+
+    spec = load_problem(ROOT / "problems" / "level1" / "layernorm.py")
+    cap, gen = capture_generalized(spec)
+    plan = plan_fusion(gen.graph)
+    module = generate_module(spec, gen, plan, {g.name: default_knobs(gen, g) for g in plan.groups}, "mi300x",
+                             "gfx942")
+    k = module.kernels[0]
+    _, sizes = _work(gen, plan.groups[0], cap.cost.dtype)
+    assert _kernel_source(module.source, k, sizes).specialization is None
+    codes = dict(_kernel_source(module.source, k, sizes, gen).specialization)
+    assert all(codes[name] == "DS" for name, ty in k.signature if ty.startswith("*"))
+    sized = [name for name, _ in k.size_args]
+    assert sized and all(codes.get(name) == "D" for name in sized)   # layernorm's sizes are all multiples of 16

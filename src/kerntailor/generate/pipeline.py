@@ -211,7 +211,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
             trial[group.name] = to_knobs(config)
             module = generate_module(problem, gen, plan, trial, target.name, target.arch)
             k = next(k for k in module.kernels if k.group == group.name)
-            return module.source, _kernel_source(module.source, k, sizes)
+            return module.source, _kernel_source(module.source, k, sizes, gen)
 
         evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype)
         strategy = get_strategy(settings.strategy, seed=settings.seed) if settings.strategy != "exhaustive" \
@@ -309,15 +309,42 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
                         label="measured" if mode == "measured" and kept is not None else "predicted")
 
 
-def _kernel_source(source: str, k, sizes: dict) -> "object":
+def _kernel_source(source: str, k, sizes: dict, gen=None) -> "object":
+    """What the build stage compiles for one kernel. With `gen`, size arguments that are multiples of 16 at
+    the traced shapes are specialized "D" as Triton's launcher does at run time, so the ISA facts (vector
+    widths, LDS, matrix instructions per loop) describe the kernel that will run."""
     from kerntailor.build import KernelSource
 
     constexprs = dict(k.constexprs)
     if k.persistent and "R" in sizes:
         constexprs["RBLOCK"] = 1 << max(0, (sizes["R"] - 1).bit_length())
     options = dict(k.options)
+    specialization = None
+    if gen is not None:
+        specialization = {name: "DS" for name, ty in k.signature if ty.startswith("*")}
+        for name, expr in k.size_args:
+            value = _traced_value(gen, expr)
+            if isinstance(value, int) and value % 16 == 0 and value > 0:
+                specialization[name] = "D"
     return KernelSource(source=source, kernel_name=k.kernel_name, signature=k.signature, constexprs=constexprs,
-                        options=options)
+                        options=options, specialization=specialization)
+
+
+def _traced_value(gen, expr) -> int | None:
+    """A size expression's value at the traced (default) shapes; None where a dim is not an input's axis."""
+    values = {}
+    for dim, _ in expr.factors:
+        if dim.node or dim.input >= len(gen.graph.inputs):
+            return None
+        shape = gen.graph.inputs[dim.input].type.shape
+        if dim.axis >= len(shape):
+            return None
+        values[dim] = shape[dim.axis]
+    try:
+        value = expr.evaluate(values)
+    except Exception:
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 def _facts_dict(facts) -> dict:

@@ -3,8 +3,8 @@
 `kerntailor bench --jobs N` runs several problems at once; their capture, builds, compiles and correctness
 checks overlap, but two processes timing on one GPU would slow each other and both times would be wrong.
 Every timed section (the stopwatch's timed rounds, the ceilings' measurement) and the referee's correctness
-phase on a GPU hold this lock, keyed by the
-GPU's UUID so that processes seeing the same GPU under different CUDA_VISIBLE_DEVICES indices still agree.
+phase on a GPU hold this lock, keyed by the GPU's UUID so that processes seeing the same GPU under different
+CUDA_VISIBLE_DEVICES indices still agree.
 The lock is an flock on a file in the temp directory: released by the kernel if the holder dies.
 """
 

@@ -38,6 +38,7 @@ from kerntailor.ir.expr import Const, Index, Load, Op
 from kerntailor.ir.nodes import Node, Pointwise, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup, narrowing_shift
+from kerntailor.search.space import next_power_of_two
 
 
 class CodegenUnsupported(Exception):
@@ -83,10 +84,6 @@ def split_possible(gen: Generalized, group: FusionGroup) -> bool:
         return not _FusedWriter(gen, group, {}, {}, "probe").split_ok()
     except CodegenUnsupported:
         return False
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
 def _walk(expr):
@@ -905,7 +902,7 @@ class _FusedWriter(KernelWriter):
             return ""
         last = self.space_concrete[-1]
         rows = prod(self.space_concrete[:-1])
-        block = _pow2(last)
+        block = next_power_of_two(last)
         if 8 <= last and block <= 8192 and last / block >= 0.75:
             return "persistent"
         if last >= int(self.knobs.get("XBLOCK", 1024)) and rows >= 1024:
@@ -916,7 +913,7 @@ class _FusedWriter(KernelWriter):
         xblock = int(self.knobs.get("XBLOCK", 1024 if not self.reduce else 1))
         rblock = int(self.knobs.get("RBLOCK", 1))
         if self.tiled == "persistent":   # XBLOCK counts elements per program: that many / RBLOCK rows
-            rblock = _pow2(self.space_concrete[-1])
+            rblock = next_power_of_two(self.space_concrete[-1])
             xblock = max(1, xblock // rblock)
         elif self.tiled:                   # one row per program, XBLOCK elements per chunk
             rblock, xblock = xblock, 1

@@ -40,6 +40,7 @@ from kerntailor.codegen.sizes import const, product
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.space import next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
@@ -144,10 +145,6 @@ def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
     return gen.graph.buffer_type(node.operands[0].base).dtype
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(0, (max(1, n) - 1).bit_length())
-
-
 def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     """A schedule without search, portable across targets (default_knobs has none).
 
@@ -168,11 +165,11 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
         rows = node.m if gemv == "n" else node.n
         split = 4 if batch * -(-rows // 64) < 32 and node.k >= 4096 else 1
         bm, bn = (64, 16) if gemv == "n" else (16, 64)
-        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": min(128, max(MIN_DOT, _pow2(node.k))), "GROUP_M": 1,
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": min(128, max(MIN_DOT, next_power_of_two(node.k))), "GROUP_M": 1,
                 "num_warps": 4, "num_stages": 2, "split_k": split, "precision": "ieee"}
-    bm = min(128, max(MIN_DOT, _pow2(node.m)))
-    bn = min(128, max(MIN_DOT, _pow2(node.n)))
-    bk = min(32, max(MIN_DOT, _pow2(node.k)))
+    bm = min(128, max(MIN_DOT, next_power_of_two(node.m)))
+    bn = min(128, max(MIN_DOT, next_power_of_two(node.n)))
+    bk = min(32, max(MIN_DOT, next_power_of_two(node.k)))
     warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     tiles = batch * -(-node.m // bm) * -(-node.n // bn)
     split = 4 if tiles < 32 and node.k >= 4096 else 1

@@ -32,12 +32,9 @@ from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Pointwise, Scan
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.space import next_power_of_two
 
 INT_DTYPES = ("i64", "i32", "i16", "i8", "u8", "bool")
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
 def _scan_node(gen: Generalized, group: FusionGroup) -> Scan:
@@ -55,11 +52,11 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     length = shape[node.axis] if shape else 1
     rows = max(1, prod(shape) // max(1, length))
     if abs(node.operands[0].strides[node.axis]) == 1 or length == 1:
-        rblock = min(_pow2(length), 2048)
-        xblock = max(1, min(_pow2(rows), 2048 // rblock, 64))
+        rblock = min(next_power_of_two(length), 2048)
+        xblock = max(1, min(next_power_of_two(rows), 2048 // rblock, 64))
     else:
-        xblock = min(64, _pow2(rows))
-        rblock = min(_pow2(length), max(16, 2048 // xblock))
+        xblock = min(64, next_power_of_two(rows))
+        rblock = min(next_power_of_two(length), max(16, 2048 // xblock))
     return {"XBLOCK": xblock, "RBLOCK": rblock, "num_warps": 8 if xblock * rblock >= 4096 else 4}
 
 

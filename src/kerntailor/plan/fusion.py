@@ -181,6 +181,13 @@ def plan_fusion(graph: Graph) -> Plan:
                         return False
         return True
 
+    def absorb(target: _Group, g: _Group) -> None:
+        """Merge group g into target (its nodes keep the graph's order)."""
+        target.nodes = sorted(target.nodes + g.nodes, key=lambda n: order[n.name])
+        for n in g.nodes:
+            group_of[n.name] = target
+        groups.remove(g)
+
     for node in graph.nodes:
         ancestors[node.name] = set().union(*({op.base} | ancestors.get(op.base, set()) for op in node.operands))
         producers = []
@@ -208,10 +215,7 @@ def plan_fusion(graph: Graph) -> Plan:
                 if g is target or g.family != "pointwise" or not _accepts_pointwise(target, g.nodes[-1]):
                     continue
                 if can_merge(target, g):
-                    target.nodes = sorted(target.nodes + g.nodes, key=lambda n: order[n.name])
-                    for n in g.nodes:
-                        group_of[n.name] = target
-                    groups.remove(g)
+                    absorb(target, g)
         if target is None:
             if node.family == "reduction":
                 target = _Group("reduction", [], node.operands[0].shape, node.axes)
@@ -227,10 +231,7 @@ def plan_fusion(graph: Graph) -> Plan:
                 if g is target or g not in groups or not _inlinable(graph, g, node, consumers, graph_outputs):
                     continue
                 if can_merge(target, g):
-                    target.nodes = sorted(target.nodes + g.nodes, key=lambda n: order[n.name])
-                    for n in g.nodes:
-                        group_of[n.name] = target
-                    groups.remove(g)
+                    absorb(target, g)
     return Plan(tuple(_finish(graph, i, g) for i, g in enumerate(groups)))
 
 

@@ -15,6 +15,9 @@ BUDGET=${BUDGET:-60}
 PRECISION=${PRECISION:-ieee}
 TARGET=${TARGET:-h200}
 ONLY=${ONLY:-}            # e.g. "--only relu --only softmax" to run a few problems
+DTYPES=${DTYPES:-"fp32 bf16"}   # one of them alone on a machine too small for both in one call
+RANKER_FROM=${RANKER_FROM:-}    # a store (.sqlite or .sqlite.gz) of earlier measurements on TARGET: train the
+                                # learned cost model on it first, so the search times only its top schedules
 # TIMEOUT / TIMEOUT_AGAIN: seconds for each first / second pass (a cut pass keeps its rows in bench.rows.jsonl)
 export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
 export KERNTAILOR_HOME=${KERNTAILOR_HOME:-/tmp/kerntailor-home}
@@ -40,16 +43,28 @@ run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
 }
 
 both() {  # fp32 and bf16 at once on two GPUs, or one after the other on one
-  if [ "$GPUS" -ge 2 ]; then
+  if [ "$GPUS" -ge 2 ] && [ "$DTYPES" = "fp32 bf16" ]; then
     run_dtype fp32 0 "$1" & run_dtype bf16 1 "$1" & wait
   else
-    run_dtype fp32 0 "$1"; run_dtype bf16 0 "$1"
+    for d in $DTYPES; do run_dtype "$d" 0 "$1"; done
   fi
 }
 
+if [ -n "$RANKER_FROM" ]; then   # the model is trained in its own home, and only the model file moves
+  mkdir -p /tmp/kerntailor-train/models "$KERNTAILOR_HOME/models"
+  case "$RANKER_FROM" in
+    *.gz) gunzip -c "$RANKER_FROM" > /tmp/kerntailor-train/store.sqlite ;;
+    *) cp "$RANKER_FROM" /tmp/kerntailor-train/store.sqlite ;;
+  esac
+  KERNTAILOR_HOME=/tmp/kerntailor-train python3 -m kerntailor costmodel --target "$TARGET" --save --json \
+    > "$OUTDIR/costmodel.json" 2>> "$OUTDIR/env.txt" \
+    && cp /tmp/kerntailor-train/models/*.pkl "$KERNTAILOR_HOME/models/" \
+    && echo "ranker: learned model trained on $RANKER_FROM" >> "$OUTDIR/env.txt"
+fi
+
 both ""
 both "_again"
-for d in fp32 bf16; do
+for d in $DTYPES; do
   for s in "" _again; do
     [ -f "$WORK/$d$s/bench.json" ] && python3 - "$WORK/$d$s/bench.json" "$WORK/cmd_$d$s.txt" "$OUTDIR/bench_$d$s.json" <<'PY'
 import json, sys

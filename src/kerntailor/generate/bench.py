@@ -113,10 +113,12 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
 
 def _one(path: Path, settings: GenerateSettings) -> dict:
     level = path.parent.name
+    started = time.monotonic()
     try:
         row = _row(path, level, generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem)))
     except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run
         row = _row(path, level, None, str(e))
+    row["seconds"] = round(time.monotonic() - started, 1)  # wall time of this problem's generate
     # each finished row at once: a run cut short keeps what it did (bench.rows.jsonl, one JSON per line)
     with open(Path(settings.out_dir) / ROWS_FILE, "a") as f:
         f.write(json.dumps(row, default=str) + "\n")
@@ -157,7 +159,10 @@ def _run_parallel(paths: list[Path], settings: GenerateSettings, jobs: int, on_p
     rows: dict[Path, dict] = {}
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pin_gpu if gpus else None,
                              initargs=(slots,) if gpus else ()) as pool:
-        futures = {pool.submit(_one, path, settings): path for path in paths}
+        # deeper levels first: fused problems plan more kernels and take longest, so they should not be
+        # the ones left running (or cut by a time limit) at the end
+        futures = {pool.submit(_one, path, settings): path
+                   for path in sorted(paths, key=lambda p: p.parent.name, reverse=True)}
         for done, future in enumerate(as_completed(futures)):
             rows[futures[future]] = future.result()
             if on_problem:

@@ -34,7 +34,7 @@ from kerntailor.search import (
     program_count,
     reduction_space,
 )
-from kerntailor.search.families import gemm_lds_bytes
+from kerntailor.search.families import gemm_lds_bytes, gemm_space, seed_knobs
 from kerntailor.search.space import next_power_of_two
 from kerntailor.targets import get_target
 
@@ -438,3 +438,32 @@ def test_progress_callback_sees_every_batch():
     assert sum(len(e.batch) for e in events) == result.evaluated
     assert events[-1].best == result.best
     assert events[-1].failed == len(result.failures)
+
+
+# --- known-good seeds ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target,shape", [
+    ("h200", dict(M=4096, N=14336, K=4096)), ("h100", dict(M=8192, N=8192, K=8192)),
+    ("h200", dict(M=32768, N=64, K=4096)), ("mi300x", dict(M=4096, N=14336, K=4096)),
+    ("mi355x", dict(M=4096, N=4096, K=4096)), ("mi250x", dict(M=4096, N=4096, K=4096)),
+])
+def test_gemm_seeds_are_valid_points_of_the_space(target, shape):
+    t = get_target(target)
+    space = gemm_space(t, dtype="bf16", **shape)
+    seeds = seed_knobs("gemm", t, dtype="bf16", **shape)
+    assert seeds, f"no known-good schedule for a bf16 GEMM on {target}"
+    names = {k.name for k in space.knobs}
+    for seed in seeds:
+        assert set(seed) <= names, f"{set(seed) - names} are not knobs of the gemm space"
+        config = Config("gemm", tuple((k.name, seed.get(k.name, k.values[0])) for k in space.knobs))
+        assert not space.violations(config), (seed, space.violations(config))
+    if t.arch == "gfx950":
+        assert all(s["kpack"] == 1 for s in seeds)   # the compiler forces it there
+    if shape["N"] <= 64:
+        assert all(s["BLOCK_N"] <= 64 for s in seeds)
+
+
+def test_gemm_seeds_only_where_they_were_measured_or_documented():
+    assert seed_knobs("gemm", get_target("h200"), dtype="fp32", M=4096, N=4096, K=4096) == []   # fp32: no evidence
+    assert seed_knobs("gemm", get_target("a100"), dtype="bf16", M=4096, N=4096, K=4096) == []   # sm_80: none measured
+    assert seed_knobs("reduction", get_target("h200"), R=4096, X=4096) == []

@@ -28,7 +28,7 @@ from kerntailor.inspect import floor_of
 from kerntailor.plan import FusionGroup, plan_fusion
 from kerntailor.problem import ProblemSpec, load_problem
 from kerntailor.search.config import Config
-from kerntailor.search.families import make_space
+from kerntailor.search.families import make_space, seed_knobs
 from kerntailor.search.registry import get_strategy
 from kerntailor.search.strategy import Budget
 from kerntailor.targets import Target, detect_local_target, resolve_target
@@ -221,16 +221,23 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
             progress(f"search {name}", p.done, p.total or settings.max_candidates,
                      p.best.value if p.best is not None else None)
 
-        # the heuristic schedule is always a candidate: the search can only improve on it
-        seed = Config(space.family, tuple((k.name, base.get("XBLOCK" if k.name == "BLOCK" else k.name, k.values[0]))
-                                          for k in space.knobs))
-        seed_trials = evaluator([seed]) if not space.violations(seed) else []
+        # the heuristic schedule is always a candidate, and so are the target's known-good ones: the search
+        # can only improve on them
+        def as_config(given: dict) -> Config:
+            return Config(space.family, tuple((k.name, given.get("XBLOCK" if k.name == "BLOCK" else k.name,
+                                                                 k.values[0])) for k in space.knobs))
+
+        seed = as_config(base)
+        seeds = [seed] + [as_config(base | known) for known in
+                          seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)]
+        seeds = [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
+        seed_trials = evaluator(seeds) if seeds else []
         budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)
         # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed
         rank = load_ranker(target, work) if measured else None
         result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
         evaluations[group.name] = evaluator.seen
-        all_trials = list(seed_trials) + [t for t in result.trials if t.config != seed]
+        all_trials = list(seed_trials) + [t for t in result.trials if t.config not in seeds]
         ranked = sorted((t for t in all_trials if t.ok), key=lambda t: t.value)
         if ranked:
             knobs[group.name] = to_knobs(ranked[0].config)

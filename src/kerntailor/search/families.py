@@ -196,6 +196,48 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                  dtype_key(dtype))
 
 
+def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> list[dict]:
+    """Schedules to time first on a GEMM of this shape, beside the portable heuristic (whichever of them
+    the space allows; the search then tries its own). Where each comes from:
+
+    - sm_90, 16-bit operands: 128x256x64 with 8 warps and 4 stages, and 256x128x64 with 8 warps and 3
+      stages, were the fastest of ten fixed schedules on every large bf16 GEMM on the H200 (measured
+      2026-11-30, benchmarks/data/gemm_h200_2026-11-30_bf16.json: 670-710 TFLOP/s on NN and TN, and the
+      best on NT); the portable 128x128x32 heuristic ran 15-20 % slower. With N <= 64 (tall-skinny,
+      memory-bound): 128 x N x 64, 4 warps, 4 stages was the fastest there.
+    - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
+      matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
+      (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
+      AMD hardware: predicted mode ranks them with the analytical model like any other schedule.
+    """
+    sixteen = dtype in ("bf16", "fp16")
+    seeds: list[dict] = []
+    if target.backend == "cuda" and target.arch.startswith("sm_90") and sixteen:
+        if N <= 64:
+            seeds.append({"BLOCK_M": 128, "BLOCK_N": max(16, next_power_of_two(N)), "BLOCK_K": 64, "GROUP_M": 1,
+                          "num_warps": 4, "num_stages": 4, "split_k": 1})
+        else:
+            seeds += [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
+                       "num_stages": 4, "split_k": 1},
+                      {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
+                       "num_stages": 3, "split_k": 1}]
+    elif target.is_amd and sixteen:
+        kpack = 1 if target.arch in KPACK_FORCED_1 else 2
+        amd = {"BLOCK_K": 64, "GROUP_M": 8, "num_stages": 2, "split_k": 1, "waves_per_eu": 0,
+               "matrix_instr_nonkdim": 16, "kpack": kpack}
+        seeds += [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4} | amd,
+                  {"BLOCK_M": 256, "BLOCK_N": 128, "num_warps": 8} | amd]
+    return seeds
+
+
+SEEDS: dict[str, Callable[..., list[dict]]] = {"gemm": gemm_seeds}
+
+
+def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
+    """Known-good schedules of `family` for `target` at these sizes (see gemm_seeds); [] for most."""
+    return SEEDS[family](target, **sizes) if family in SEEDS else []
+
+
 SPACES: dict[str, Callable[..., Space]] = {
     "pointwise": pointwise_space,
     "reduction": reduction_space,

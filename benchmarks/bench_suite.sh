@@ -18,7 +18,8 @@ ONLY=${ONLY:-}            # e.g. "--only relu --only softmax" to run a few probl
 DTYPES=${DTYPES:-"fp32 bf16"}   # one of them alone on a machine too small for both in one call
 RANKER_FROM=${RANKER_FROM:-}    # a store (.sqlite or .sqlite.gz) of earlier measurements on TARGET: train the
                                 # learned cost model on it first, so the search times only its top schedules
-# TIMEOUT / TIMEOUT_AGAIN: seconds for each first / second pass (a cut pass keeps its rows in bench.rows.jsonl)
+# TIMEOUT / TIMEOUT_AGAIN: seconds for each first / second pass (a cut pass keeps its rows in bench.rows.jsonl);
+# AGAIN=0 skips the second pass
 export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
 export KERNTAILOR_HOME=${KERNTAILOR_HOME:-/tmp/kerntailor-home}
 WORK=${WORK:-/tmp/kerntailor-bench}
@@ -63,7 +64,7 @@ if [ -n "$RANKER_FROM" ]; then   # the model is trained in its own home, and onl
 fi
 
 both ""
-both "_again"
+[ "${AGAIN:-1}" = 1 ] && both "_again"   # AGAIN=0: no second pass
 for d in $DTYPES; do
   for s in "" _again; do
     [ -f "$WORK/$d$s/bench.json" ] && python3 - "$WORK/$d$s/bench.json" "$WORK/cmd_$d$s.txt" "$OUTDIR/bench_$d$s.json" <<'PY'

@@ -6,6 +6,7 @@ Times, side by side in one process on one GPU, the same GEMM + bias + ReLU (gemm
   pointer_even   the same without the K mask (K a multiple of BLOCK_K)
   tma            TMA descriptors (host-side triton.tools.tensor_descriptor), one output tile per program
   tma_persist    TMA descriptors, one program per SM walking the tiles (GROUP_M order)
+  nn_pointer_no_epilogue   the same product with W stored K x N (NN) and no epilogue: is it the layout?
 
 against eager (F.linear + relu: cuBLAS, bias in the GEMM) and torch.compile of the same, plus the
 tall-skinny NN shape (matmul_tall_skinny) over pointer configs, since that one misses its memory floor.
@@ -171,6 +172,8 @@ def nt_case(name, M, N, K, smoke, sms):
             "pointer": lambda: nt_pointer[grid](x, w, bias, out, M, N, K, MASK_K=True, BIAS=True, **kw),
             "pointer_even": lambda: nt_pointer[grid](x, w, bias, out, M, N, K, MASK_K=False, BIAS=True, **kw),
         }
+        wt = w.t().contiguous()  # the same product with B stored K x N (NN), no epilogue: layout or shape?
+        variants["nn_pointer_no_epilogue"] = lambda: nn_pointer[grid](x, wt, out, M, N, K, **kw)
         if TensorDescriptor is not None:
             xd = TensorDescriptor.from_tensor(x, [bm, bk])
             wd = TensorDescriptor.from_tensor(w, [bn, bk])
@@ -183,7 +186,7 @@ def nt_case(name, M, N, K, smoke, sms):
             try:
                 out.zero_()
                 fn()
-                row["rel_err"] = _rel(out, ref)
+                row["rel_err"] = _rel(out, ref if "no_epilogue" not in variant else x @ wt)
                 row["us"] = _time(fn, smoke)
             except Exception as e:  # a config that does not compile or run is a row, not the end
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"

@@ -95,3 +95,18 @@ def test_gpu_lock_is_exclusive(tmp_path, monkeypatch):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # released after the block
     os.close(fd)
+
+
+def test_a_bug_on_one_problem_is_a_row_not_the_end_of_the_suite(suite, tmp_path, monkeypatch):
+    def broken(path, settings):
+        if "softmax" in str(path):
+            raise KeyError("pool config has no knob 'RBLOCK'")
+        raise RuntimeError("second\nline")
+
+    monkeypatch.setattr("kerntailor.generate.bench.generate", broken)
+    result = bench(suite, GenerateSettings(target="mi300x", out_dir=tmp_path / "out"))
+    rows = {r["problem"]: r for r in result["rows"]}
+    assert rows["tiny_softmax"]["status"] == "error" and not rows["tiny_softmax"]["correct"]
+    assert rows["tiny_softmax"]["error"] == "internal error: KeyError: \"pool config has no knob 'RBLOCK'\""
+    assert rows["tiny_sdpa"]["error"] == "internal error: RuntimeError: second"
+    assert len((tmp_path / "out" / "bench.rows.jsonl").read_text().splitlines()) == 2

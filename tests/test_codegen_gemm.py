@@ -267,6 +267,28 @@ def test_grouped_tile_order(tmp_path):
 
 
 @pytest.mark.interpreter
+@pytest.mark.parametrize("name,layout", [("gemm_bias_relu", "NT"), ("matmul_transposed_a", "TN"),
+                                         ("matmul_square", "NN")])
+def test_tma_path_and_its_pointer_fallback(name, layout, tmp_path):
+    """TMA=1 (sm_90's knob): tiles come through tensor descriptors, transposed after the load where the
+    operand is stored the other way round; the host picks that path per call only when every row stride
+    and base address is 16-byte aligned. The referee's odd variant (K = 4 mod 8 ... not a multiple of 4
+    fp32) takes the pointer path, the small one the TMA path: both are judged."""
+    path = next(p for p in GEMM_PROBLEMS if p.stem == name)
+    module = make_module(path, {"TMA": 1, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, arch="sm_90")
+    (kernel,) = matmul_kernels(path, module)
+    assert f"[{layout}]" in kernel.source
+    assert kernel.source.count("tl.make_tensor_descriptor(") == 2 and "if USE_TMA:" in kernel.source
+    assert kernel.source.count("tl.trans(") == layout.count("T")
+    assert ("USE_TMA", 1) in kernel.constexprs
+    assert "USE_TMA=(" in module.source and ".data_ptr() % 16 == 0" in module.source
+    assert "triton.set_allocator(_tma_scratch)" in module.source
+    verify(path, module, tmp_path)
+    plain = make_module(path, {"TMA": 0, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, arch="sm_90")
+    assert "USE_TMA" not in plain.source and "set_allocator" not in plain.source
+
+
+@pytest.mark.interpreter
 def test_tf32x3_passes_the_fp32_tolerance(tmp_path):
     path = L1 / "matmul_transposed_a.py"
     module = make_module(path, {"precision": "tf32x3"}, arch="sm_90")
@@ -401,7 +423,8 @@ def _cases(arch: str) -> dict[str, tuple]:
         "gemv": (L1 / "matvec.py", None, None),
         "ieee": (L1 / "matmul_square.py", None, None),
         "amd": (L1 / "matmul_square.py", {"matrix_instr_nonkdim": 16, "kpack": 2, "waves_per_eu": 2}, "bf16"),
-    }
+    } | ({"tma": (L2 / "gemm_bias_relu.py", {"TMA": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                                              "num_warps": 8, "num_stages": 4}, "bf16")} if arch == "sm_90" else {})
 
 
 @pytest.fixture(scope="module")
@@ -422,7 +445,7 @@ def built(tmp_path_factory) -> dict[tuple[str, str], object]:
             for path, knobs, dtype in cases.values():
                 module = make_module(path, knobs, dtype, arch=arch)
                 (kernel,) = matmul_kernels(path, module, dtype)
-                sources.append(_kernel_source(module.source, kernel, {}))
+                sources.append(_kernel_source(module.source, kernel, {}, prepared(path, dtype)[2]))
             for case, result in zip(cases, pool.build(sources, [target], cache=cache)):
                 out[case, name] = result
     return out
@@ -449,6 +472,9 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
     else:                                                                   # fp32 MFMA (ieee)
         assert all(kind.endswith("f32") and "xf32" not in kind for kind in fp32.matrix_instr_kinds)
     assert gemv.matrix_instr_count == 0      # the GEMV path: multiply-adds and one reduction
+    if arch == "sm_90":  # the TMA path: wgmma on bf16, and the tile buffers fit the block's shared memory
+        tma = built["tma", name].facts
+        assert tma.matrix_instr_count > 0 and tma.spills == 0 and tma.lds_bytes <= 227 * 1024, tma
 
 
 @pytest.mark.slow

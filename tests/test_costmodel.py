@@ -297,3 +297,16 @@ def test_learned_model_fits_and_ranks_an_easy_function():
     # the analytical model knows nothing of this synthetic ratio; the learned one must beat it
     analytical = score(AnalyticalModel(MI300X).predict([r.candidate for r in rows]), rows)
     assert quality.spearman > analytical.spearman
+
+
+@pytest.mark.parametrize("family,knobs,work", [
+    ("pool", {"XBLOCK": 256, "num_warps": 4}, Work.pointwise(numel=1 << 24, dtype="fp32")),
+    ("scan", {"XBLOCK": 4, "RBLOCK": 1024, "num_warps": 8}, Work.reduction(R=4096, X=4096, dtype="fp32"))])
+def test_estimate_facts_of_every_family(family, knobs, work):
+    """The learned ranker estimates facts of configs it has not built: pool (no RBLOCK) and scan too (a
+    KeyError here once ended a whole H200 bench run at the pooling problems)."""
+    config = Config(family, tuple(knobs.items()))
+    for target in (MI300X, get_target("h200")):
+        facts = estimate_facts(Candidate(config, work), target)
+        assert facts.registers > 16 and facts.spills == 0
+        assert math.isfinite(AnalyticalModel(target).explain(Candidate(config, work)).seconds)

@@ -142,7 +142,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             body.append(f"{var[buffer]} = {alloc}({_count_text(size, count)}, device={device}, "
                         f"dtype={TORCH_DTYPES[dtype]})")
         args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
-        consts = [f"{n}={v}" for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
+        decided = dict(getattr(k, "host_constexprs", ()))  # chosen per call from sizes and addresses
+        consts = [f"{n}={decided[n].format(**var)}" if n in decided else f"{n}={v}"
+                  for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
         if k.persistent:  # the whole row in one block, whatever its length at run time
             consts.append(f"RBLOCK=triton.next_power_of_2({size.host(k.row_size)})")
         opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]

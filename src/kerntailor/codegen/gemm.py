@@ -40,6 +40,7 @@ from kerntailor.codegen.sizes import const, product
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.families import ITEMSIZE
 from kerntailor.search.space import next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")
@@ -122,9 +123,22 @@ class GemmKernel(GeneratedKernel):
     scratch counts may be such products too (emit.py renders both)."""
 
     grid_factors: tuple[tuple[SizeExpr, int], ...] = ()
+    # constexprs the host decides per call: (name, Python expression over the host's sizes and {buffer}
+    # names); `constexprs` holds their value at the traced shapes (what the build compiles)
+    host_constexprs: tuple[tuple[str, str], ...] = ()
 
 
 # --- what the pipeline and the search need ---------------------------------------------------------------
+
+TMA_ALLOCATOR = '''def _tma_scratch(size: int, alignment: int, stream):
+    """Global memory for the TMA descriptors a kernel builds on the device (tl.make_tensor_descriptor)."""
+    return torch.empty(size, device="cuda", dtype=torch.int8)
+
+
+if torch.cuda.is_available() and torch.version.hip is None:
+    triton.set_allocator(_tma_scratch)
+'''
+
 
 def matmul_node(gen: Generalized, group: FusionGroup) -> Matmul:
     node = gen.graph.node(group.nodes[0])
@@ -288,7 +302,17 @@ class _GemmWriter(AnchorWriter):
         if gemv:
             self._gemv_loop(gemv, operands, M, N, K)
         else:
+            tma = self._tma_plan(nb, split, dtype, (a, a_strides, a_off), (b, b_strides, b_off))
+            if tma:
+                self.out("if USE_TMA:  # TMA descriptors: the copy engine fetches the tiles (sm_90)")
+                self.out.depth += 1
+                self._tma_loop(tma, M, N, K, dtype, precision)
+                self.out.depth -= 1
+                self.out("else:  # a stride or address TMA cannot take in this call: pointer tiles")
+                self.out.depth += 1
             self._dot_loop(operands, M, N, K, dtype, precision)
+            if tma:
+                self.out.depth -= 1
         self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
         self.out("on = rn[None, :]  # output columns, (1, BLOCK_N)")
         self.out(f"mmask = om < {M}")
@@ -370,6 +394,52 @@ class _GemmWriter(AnchorWriter):
         if self.sizes.text(stride) == "1":
             return index, f"{index} < {size}"
         return f"({index} % {size})", ""
+
+    def _tma_plan(self, nb: int, split: int, dtype: str, *operands) -> list[tuple] | None:
+        """How each operand is read through a TMA descriptor, or None when the TMA knob is off or the
+        product does not qualify: batched, split-K, a view offset, or no unit stride in a matrix axis.
+        Per operand: (pointer arg, rows stride, rows-axis text, whether the tile is transposed after the
+        load, the traced stride in elements). The host checks the rest per call (USE_TMA): strides and
+        base addresses 16-byte aligned, as the TMA unit requires."""
+        if not int(self.knobs.get("TMA", 0)) or nb or split > 1:
+            return None
+        plan = []
+        for which, (v, strides, offset) in zip("ab", operands):
+            if not offset.is_constant or offset.coeff + offset.offset != 0:
+                return None
+            inner = [self.sizes.text(st) == "1" for st in strides[-2:]]
+            if inner == [False, True]:    # rows x K (A) or K x N (B): loaded as stored
+                plan.append((which, v, strides[-2], False, v.strides[-2]))
+            elif inner == [True, False]:  # stored transposed: load the other way round, transpose the tile
+                plan.append((which, v, strides[-1], True, v.strides[-1]))
+            else:
+                return None
+        return plan
+
+    def _tma_loop(self, plan, M: str, N: str, K: str, dtype: str, precision: str) -> None:
+        self.helpers.add("tma_allocator")
+        (_, a, a_rows, a_t, _), (_, b, b_rows, b_t, _) = plan
+        # descriptor of A: [M, K] as stored, or [K, M] (A transposed); of B: [K, N], or [N, K] (x @ W.T)
+        a_shape, a_block, a_at = (f"[{K}, {M}]", "[BLOCK_K, BLOCK_M]", "[kt * BLOCK_K, pid_m * BLOCK_M]") if a_t \
+            else (f"[{M}, {K}]", "[BLOCK_M, BLOCK_K]", "[pid_m * BLOCK_M, kt * BLOCK_K]")
+        b_shape, b_block, b_at = (f"[{N}, {K}]", "[BLOCK_N, BLOCK_K]", "[pid_n * BLOCK_N, kt * BLOCK_K]") if b_t \
+            else (f"[{K}, {N}]", "[BLOCK_K, BLOCK_N]", "[kt * BLOCK_K, pid_n * BLOCK_N]")
+        self.out(f"a_desc = tl.make_tensor_descriptor({self.pointer(a.base)}, shape={a_shape}, "
+                 f"strides=[{self.sizes.text(a_rows)}, 1], block_shape={a_block})")
+        self.out(f"b_desc = tl.make_tensor_descriptor({self.pointer(b.base)}, shape={b_shape}, "
+                 f"strides=[{self.sizes.text(b_rows)}, 1], block_shape={b_block})")
+        self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        self.out("for kt in range(k_lo, k_hi):  # out-of-bounds rows and columns read as zeros")
+        self.out.depth += 1
+        self.out(f"a = {'tl.trans(' if a_t else ''}a_desc.load({a_at}){')' if a_t else ''}")
+        self.out(f"b = {'tl.trans(' if b_t else ''}b_desc.load({b_at}){')' if b_t else ''}")
+        self.out(f"acc = {self._dot_text(dtype, precision)}")
+        self.out.depth -= 1
+        align = 16 // ITEMSIZE[dtype]
+        host = [f"({self.sizes.host(rows)}) % {align} == 0" for _, _, rows, _, _ in plan]
+        host += [f"{{{v.base}}}.data_ptr() % 16 == 0" for _, v, _, _, _ in plan]
+        traced = all(stride % align == 0 for *_, stride in plan)
+        self.tma = ("USE_TMA", " and ".join(dict.fromkeys(host)), int(traced))
 
     def _dot_loop(self, operands, M: str, N: str, K: str, dtype: str, precision: str) -> None:
         a, a_strides, b, b_strides = operands
@@ -493,6 +563,8 @@ class _GemmWriter(AnchorWriter):
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
         constexprs += [("GROUP_M", group_m)] if group_m > 1 else []
         constexprs += [("SPLIT_K", split)] if split > 1 else []
+        tma = getattr(self, "tma", None)
+        constexprs += [(tma[0], tma[2])] if tma else []
         for name, _ in constexprs:
             args.append(f"{name}: tl.constexpr")
             signature.append((name, "constexpr"))
@@ -503,7 +575,8 @@ class _GemmWriter(AnchorWriter):
                f"program, {path}" + (f", K split over {split} programs (last one sums, in order)" if split > 1
                                      else "") + ".")
         header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
-        helpers = tuple(HELPERS[h] for h in sorted(self.helpers)) + tuple(self.dot_helpers)
+        helpers = tuple(TMA_ALLOCATOR if h == "tma_allocator" else HELPERS[h] for h in sorted(self.helpers)) \
+            + tuple(self.dot_helpers)
         options = [("num_warps", self._knob("num_warps", 4)), ("num_stages", self._knob("num_stages", 2))]
         options += [(k, int(self.knobs[k])) for k in AMD_OPTIONS if k in self.knobs]
         batch = [space[j] for j in range(nb)]
@@ -517,7 +590,8 @@ class _GemmWriter(AnchorWriter):
         grid = product(batch + [space[nb], space[nb + 1]]) or const(1)
         return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
-                          tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors)
+                          tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
+                          host_constexprs=((tma[0], tma[1]),) if tma else ())
 
 
 def _both(a: str, b: str) -> str:

@@ -128,7 +128,8 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
             regs = acc + operands * size / 4 + 40
         lds = gemm_lds_bytes(config.as_dict(), target, work.dtype)
     else:
-        tile = config["BLOCK"] if config.family == "pointwise" else config["XBLOCK"] * config["RBLOCK"]
+        # pointwise: BLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)
+        tile = config["BLOCK"] if config.family == "pointwise" else config["XBLOCK"] * config.get("RBLOCK", 1)
         regs = 16 + 2 * (tile / threads) * max(1, size // 4)
         if config.family == "reduction":
             lds = config["XBLOCK"] * config.get("num_warps", 4) * 4

@@ -84,6 +84,11 @@ def _amd_knobs(target: Target, *, matrix: bool) -> list[Knob]:
     return knobs
 
 
+def _tma_knobs(target: Target) -> list[Knob]:
+    """TMA (0, 1) on Hopper: the GEMM reads its tiles through tensor descriptors (codegen/gemm.py)."""
+    return [Knob("TMA", (0, 1))] if target.backend == "cuda" and target.arch.startswith("sm_90") else []
+
+
 def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], knobs: tuple[str, ...],
                       dtype: str) -> list[Constraint]:
     """Elements per thread within the register budget, and no idle lanes (one warp excepted)."""
@@ -164,7 +169,7 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     knobs = [
         Knob("BLOCK_M", tile_values(M)), Knob("BLOCK_N", tile_values(N)), Knob("BLOCK_K", tile_values(K)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
-        Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True),
+        Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True), *_tma_knobs(target),
     ]
 
     def group_ok(v) -> bool:
@@ -188,6 +193,9 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                    ("BLOCK_M", "BLOCK_N", "split_k"),
                    lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),
     ]
+    if _tma_knobs(target):
+        constraints.append(Constraint("TMA loads only without split_k", ("TMA", "split_k"),
+                                      lambda v: not v["TMA"] or v["split_k"] == 1))
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
@@ -203,8 +211,9 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     - sm_90, 16-bit operands: 128x256x64 with 8 warps and 4 stages, and 256x128x64 with 8 warps and 3
       stages, were the fastest of ten fixed schedules on every large bf16 GEMM on the H200 (measured
       2026-11-30, benchmarks/data/gemm_h200_2026-11-30_bf16.json: 670-710 TFLOP/s on NN and TN, and the
-      best on NT); the portable 128x128x32 heuristic ran 15-20 % slower. With N <= 64 (tall-skinny,
-      memory-bound): 128 x N x 64, 4 warps, 4 stages was the fastest there.
+      best on NT); the portable 128x128x32 heuristic ran 15-20 % slower. Both also with TMA loads, not yet
+      measured (NT ran at 525-565 TFLOP/s with pointer loads against 700 for NN). With N <= 64
+      (tall-skinny, memory-bound): 128 x N x 64, 4 warps, 4 stages was the fastest there.
     - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
       matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
       (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
@@ -217,10 +226,11 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
             seeds.append({"BLOCK_M": 128, "BLOCK_N": max(16, next_power_of_two(N)), "BLOCK_K": 64, "GROUP_M": 1,
                           "num_warps": 4, "num_stages": 4, "split_k": 1})
         else:
-            seeds += [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                       "num_stages": 4, "split_k": 1},
-                      {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                       "num_stages": 3, "split_k": 1}]
+            big = [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
+                    "num_stages": 4, "split_k": 1},
+                   {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
+                    "num_stages": 3, "split_k": 1}]
+            seeds += [c | {"TMA": 0} for c in big] + [c | {"TMA": 1} for c in big]
     elif target.is_amd and sixteen:
         kpack = 1 if target.arch in KPACK_FORCED_1 else 2
         amd = {"BLOCK_K": 64, "GROUP_M": 8, "num_stages": 2, "split_k": 1, "waves_per_eu": 0,

@@ -289,6 +289,24 @@ def test_tma_path_and_its_pointer_fallback(name, layout, tmp_path):
 
 
 @pytest.mark.interpreter
+@pytest.mark.parametrize("name,tma", [("gemm_bias_relu", 1), ("matmul_square", 0)])
+def test_persistent_programs_walk_every_tile(name, tma, tmp_path):
+    """PERSISTENT=1 (sm_90's knob): min(tiles, SMs) programs loop over the tiles (4 programs under the
+    interpreter, so each walks several), with the TMA descriptors built once per program."""
+    path = next(p for p in GEMM_PROBLEMS if p.stem == name)
+    module = make_module(path, {"TMA": tma, "PERSISTENT": 1, "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32},
+                         arch="sm_90")
+    (kernel,) = matmul_kernels(path, module)
+    src = kernel.source
+    assert "for pid in range(tl.program_id(0), num_m * num_n, NUM_PROGRAMS):" in src
+    assert ("NUM_PROGRAMS", 132) in kernel.constexprs
+    assert "NUM_PROGRAMS=_num_programs(" in module.source and ", _num_programs(" in module.source  # grid cap
+    if tma:
+        assert src.index("tl.make_tensor_descriptor(") < src.index("for pid in range(")
+    verify(path, module, tmp_path)
+
+
+@pytest.mark.interpreter
 def test_tf32x3_passes_the_fp32_tolerance(tmp_path):
     path = L1 / "matmul_transposed_a.py"
     module = make_module(path, {"precision": "tf32x3"}, arch="sm_90")
@@ -424,7 +442,10 @@ def _cases(arch: str) -> dict[str, tuple]:
         "ieee": (L1 / "matmul_square.py", None, None),
         "amd": (L1 / "matmul_square.py", {"matrix_instr_nonkdim": 16, "kpack": 2, "waves_per_eu": 2}, "bf16"),
     } | ({"tma": (L2 / "gemm_bias_relu.py", {"TMA": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
-                                              "num_warps": 8, "num_stages": 4}, "bf16")} if arch == "sm_90" else {})
+                                              "num_warps": 8, "num_stages": 4}, "bf16"),
+          "persistent": (L2 / "gemm_bias_relu.py", {"TMA": 1, "PERSISTENT": 1, "BLOCK_M": 256, "BLOCK_N": 128,
+                                                     "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}, "bf16")}
+         if arch == "sm_90" else {})
 
 
 @pytest.fixture(scope="module")
@@ -472,9 +493,11 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
     else:                                                                   # fp32 MFMA (ieee)
         assert all(kind.endswith("f32") and "xf32" not in kind for kind in fp32.matrix_instr_kinds)
     assert gemv.matrix_instr_count == 0      # the GEMV path: multiply-adds and one reduction
-    if arch == "sm_90":  # the TMA path: wgmma on bf16, and the tile buffers fit the block's shared memory
-        tma = built["tma", name].facts
-        assert tma.matrix_instr_count > 0 and tma.spills == 0 and tma.lds_bytes <= 227 * 1024, tma
+    if arch == "sm_90":  # the TMA paths: wgmma on bf16, bulk tensor copies, the stages fit shared memory
+        for case in ("tma", "persistent"):
+            facts = built[case, name].facts
+            assert facts.matrix_instr_count > 0 and facts.spills == 0 and facts.lds_bytes <= 227 * 1024, facts
+            assert any(w.startswith("cp.async.bulk.tensor") for w, _ in facts.global_load_widths), facts
 
 
 @pytest.mark.slow

@@ -469,11 +469,12 @@ def test_gemm_seeds_only_where_they_were_measured_or_documented():
     assert seed_knobs("reduction", get_target("h200"), R=4096, X=4096) == []
 
 
-def test_tma_knob_only_on_hopper_and_never_with_split_k():
+def test_tma_and_persistent_knobs_only_on_hopper_and_never_with_split_k():
     hopper = gemm_space(get_target("h200"), M=4096, N=4096, K=4096, dtype="bf16")
-    assert "TMA" in {k.name for k in hopper.knobs}
+    assert {"TMA", "PERSISTENT"} <= {k.name for k in hopper.knobs}
     for name in ("mi300x", "a100"):
-        assert "TMA" not in {k.name for k in gemm_space(get_target(name), M=4096, N=4096, K=4096).knobs}
+        assert not {"TMA", "PERSISTENT"} & {k.name for k in gemm_space(get_target(name), M=4096, N=4096, K=4096).knobs}
     base = {k.name: k.values[0] for k in hopper.knobs} | {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}
-    split = Config("gemm", tuple((k.name, (base | {"TMA": 1, "split_k": 2})[k.name]) for k in hopper.knobs))
-    assert any("TMA" in v for v in hopper.violations(split))
+    for knob in ("TMA", "PERSISTENT"):
+        split = Config("gemm", tuple((k.name, (base | {knob: 1, "split_k": 2})[k.name]) for k in hopper.knobs))
+        assert any("split_k" in v for v in hopper.violations(split))

@@ -143,7 +143,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                         f"dtype={TORCH_DTYPES[dtype]})")
         args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
         decided = dict(getattr(k, "host_constexprs", ()))  # chosen per call from sizes and addresses
-        consts = [f"{n}={decided[n].format(**var)}" if n in decided else f"{n}={v}"
+        consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
                   for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
         if k.persistent:  # the whole row in one block, whatever its length at run time
             consts.append(f"RBLOCK=triton.next_power_of_2({size.host(k.row_size)})")
@@ -152,6 +152,8 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
         if getattr(k, "grid_factors", ()):  # a product of ceil-divisions (GEMM tiles x batch x splits)
             grid = f"({_count_text(size, k.grid_factors)},)"
+            if getattr(k, "grid_cap", ""):  # a persistent kernel: no more programs than it was told to use
+                grid = f"(min({_count_text(size, k.grid_factors)}, {k.grid_cap.format(**var, device=device)}),)"
         call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
         call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
         body.append(call)

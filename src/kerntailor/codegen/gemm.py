@@ -126,6 +126,7 @@ class GemmKernel(GeneratedKernel):
     # constexprs the host decides per call: (name, Python expression over the host's sizes and {buffer}
     # names); `constexprs` holds their value at the traced shapes (what the build compiles)
     host_constexprs: tuple[tuple[str, str], ...] = ()
+    grid_cap: str = ""   # persistent kernels: at most this many programs (a host expression)
 
 
 # --- what the pipeline and the search need ---------------------------------------------------------------
@@ -138,6 +139,17 @@ TMA_ALLOCATOR = '''def _tma_scratch(size: int, alignment: int, stream):
 if torch.cuda.is_available() and torch.version.hip is None:
     triton.set_allocator(_tma_scratch)
 '''
+
+
+NUM_PROGRAMS_HELPER = '''def _num_programs(device) -> int:
+    """Programs of a persistent GEMM: one per SM (CU) of the GPU it runs on; 4 under the interpreter."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return 4
+    return torch.cuda.get_device_properties(device).multi_processor_count
+'''
+PERSISTENT_PROGRAMS = "_num_programs({device})"
+PERSISTENT_PROGRAMS_TRACED = 132   # what the build compiles for: an H100 / H200's SM count
 
 
 def matmul_node(gen: Generalized, group: FusionGroup) -> Matmul:
@@ -294,6 +306,14 @@ class _GemmWriter(AnchorWriter):
         group_m = self._knob("GROUP_M", 1) if not gemv else 1
         space = [self.sizes.slot(("node", mm.name, "out", k), s) for k, s in enumerate(mm.out.shape)]
         M, N, K = self.sizes.text(a_shape[-2]), self.sizes.text(b_shape[-1]), self.sizes.text(a_shape[-1])
+        # persistent (sm_90's knob): one program per SM walks the output tiles; plain 2-D products only
+        self.persistent = bool(int(self.knobs.get("PERSISTENT", 0))) and not nb and split == 1 and not gemv
+        tma = None if gemv else self._tma_plan(nb, split, dtype, (a, a_strides, a_off), (b, b_strides, b_off))
+        if self.persistent and tma:  # the descriptors once per program, before its tiles
+            self.out("if USE_TMA:")
+            self.out.depth += 1
+            self._tma_descriptors(tma, M, N, K)
+            self.out.depth -= 1
 
         self._program_ids(nb, space, split, group_m, M, N)
         self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
@@ -302,7 +322,6 @@ class _GemmWriter(AnchorWriter):
         if gemv:
             self._gemv_loop(gemv, operands, M, N, K)
         else:
-            tma = self._tma_plan(nb, split, dtype, (a, a_strides, a_off), (b, b_strides, b_off))
             if tma:
                 self.out("if USE_TMA:  # TMA descriptors: the copy engine fetches the tiles (sm_90)")
                 self.out.depth += 1
@@ -325,7 +344,7 @@ class _GemmWriter(AnchorWriter):
         self.out(f"v_{mm.name} = acc  # {self._describe(mm, a_shape, b_shape, nb)}, fp32 accumulator")
         self.compute_epilogue()
         self.store_outputs(space)
-        if split > 1:
+        if split > 1 or self.persistent:
             self.out.depth -= 1
         return self._finish(mm, space, nb, (bm, bn, bk), group_m, split, gemv, precision,
                             self._describe(mm, a_shape, b_shape, nb))
@@ -361,9 +380,15 @@ class _GemmWriter(AnchorWriter):
         """pid -> (batch coordinates, split, tile row pid_m, tile column pid_n); the K splits of one
         tile are neighbours, then the tiles of one batch element in GROUP_M-row groups."""
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
-        self.out(f"pid = {pid}")
-        self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
-        self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+        if self.persistent:  # NUM_PROGRAMS programs (one per SM) walk the tiles; the grid is capped on the host
+            self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
+            self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+            self.out(f"for pid in range({pid}, num_m * num_n, NUM_PROGRAMS):  # persistent: tile after tile")
+            self.out.depth += 1
+        else:
+            self.out(f"pid = {pid}")
+            self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
+            self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
         rest = "pid"
         if split > 1:
             self.out("split = pid % SPLIT_K")
@@ -416,18 +441,24 @@ class _GemmWriter(AnchorWriter):
                 return None
         return plan
 
-    def _tma_loop(self, plan, M: str, N: str, K: str, dtype: str, precision: str) -> None:
+    def _tma_descriptors(self, plan, M: str, N: str, K: str) -> None:
+        """a_desc: A as [M, K], or [K, M] when A is stored transposed; b_desc: B as [K, N], or [N, K]
+        (x @ W.T). Built on the device (global scratch from triton.set_allocator, see TMA_ALLOCATOR)."""
         self.helpers.add("tma_allocator")
         (_, a, a_rows, a_t, _), (_, b, b_rows, b_t, _) = plan
-        # descriptor of A: [M, K] as stored, or [K, M] (A transposed); of B: [K, N], or [N, K] (x @ W.T)
-        a_shape, a_block, a_at = (f"[{K}, {M}]", "[BLOCK_K, BLOCK_M]", "[kt * BLOCK_K, pid_m * BLOCK_M]") if a_t \
-            else (f"[{M}, {K}]", "[BLOCK_M, BLOCK_K]", "[pid_m * BLOCK_M, kt * BLOCK_K]")
-        b_shape, b_block, b_at = (f"[{N}, {K}]", "[BLOCK_N, BLOCK_K]", "[pid_n * BLOCK_N, kt * BLOCK_K]") if b_t \
-            else (f"[{K}, {N}]", "[BLOCK_K, BLOCK_N]", "[kt * BLOCK_K, pid_n * BLOCK_N]")
+        a_shape, a_block = (f"[{K}, {M}]", "[BLOCK_K, BLOCK_M]") if a_t else (f"[{M}, {K}]", "[BLOCK_M, BLOCK_K]")
+        b_shape, b_block = (f"[{N}, {K}]", "[BLOCK_N, BLOCK_K]") if b_t else (f"[{K}, {N}]", "[BLOCK_K, BLOCK_N]")
         self.out(f"a_desc = tl.make_tensor_descriptor({self.pointer(a.base)}, shape={a_shape}, "
                  f"strides=[{self.sizes.text(a_rows)}, 1], block_shape={a_block})")
         self.out(f"b_desc = tl.make_tensor_descriptor({self.pointer(b.base)}, shape={b_shape}, "
                  f"strides=[{self.sizes.text(b_rows)}, 1], block_shape={b_block})")
+
+    def _tma_loop(self, plan, M: str, N: str, K: str, dtype: str, precision: str) -> None:
+        (_, a, a_rows, a_t, _), (_, b, b_rows, b_t, _) = plan
+        a_at = "[kt * BLOCK_K, pid_m * BLOCK_M]" if a_t else "[pid_m * BLOCK_M, kt * BLOCK_K]"
+        b_at = "[pid_n * BLOCK_N, kt * BLOCK_K]" if b_t else "[kt * BLOCK_K, pid_n * BLOCK_N]"
+        if not self.persistent:
+            self._tma_descriptors(plan, M, N, K)
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
         self.out("for kt in range(k_lo, k_hi):  # out-of-bounds rows and columns read as zeros")
         self.out.depth += 1
@@ -565,18 +596,25 @@ class _GemmWriter(AnchorWriter):
         constexprs += [("SPLIT_K", split)] if split > 1 else []
         tma = getattr(self, "tma", None)
         constexprs += [(tma[0], tma[2])] if tma else []
+        host_constexprs = ((tma[0], tma[1]),) if tma else ()
+        if self.persistent:  # the build compiles for the traced GPU's count (an H200's 132 SMs)
+            constexprs += [("NUM_PROGRAMS", PERSISTENT_PROGRAMS_TRACED)]
+            host_constexprs += (("NUM_PROGRAMS", PERSISTENT_PROGRAMS),)
         for name, _ in constexprs:
             args.append(f"{name}: tl.constexpr")
             signature.append((name, "constexpr"))
         shape = " x ".join(self.sizes.host(e) for e in space)
         fp32 = self.graph.buffer_type(mm.operands[0].base).dtype == "fp32"
         path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
-        doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. One BLOCK_M x BLOCK_N tile per "
-               f"program, {path}" + (f", K split over {split} programs (last one sums, in order)" if split > 1
+        tiles_text = ("NUM_PROGRAMS programs (one per SM) walk the BLOCK_M x BLOCK_N tiles" if self.persistent
+                      else "One BLOCK_M x BLOCK_N tile per program")
+        doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. {tiles_text}, {path}" + (f", K split over {split} programs (last one sums, in order)" if split > 1
                                      else "") + ".")
         header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
-        helpers = tuple(TMA_ALLOCATOR if h == "tma_allocator" else HELPERS[h] for h in sorted(self.helpers)) \
-            + tuple(self.dot_helpers)
+        if self.persistent:
+            self.helpers.add("num_programs")
+        own = {"tma_allocator": TMA_ALLOCATOR, "num_programs": NUM_PROGRAMS_HELPER}
+        helpers = tuple(own[h] if h in own else HELPERS[h] for h in sorted(self.helpers)) + tuple(self.dot_helpers)
         options = [("num_warps", self._knob("num_warps", 4)), ("num_stages", self._knob("num_stages", 2))]
         options += [(k, int(self.knobs[k])) for k in AMD_OPTIONS if k in self.knobs]
         batch = [space[j] for j in range(nb)]
@@ -591,7 +629,7 @@ class _GemmWriter(AnchorWriter):
         return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
                           tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
-                          host_constexprs=((tma[0], tma[1]),) if tma else ())
+                          host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "")
 
 
 def _both(a: str, b: str) -> str:

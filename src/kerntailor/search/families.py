@@ -85,8 +85,10 @@ def _amd_knobs(target: Target, *, matrix: bool) -> list[Knob]:
 
 
 def _tma_knobs(target: Target) -> list[Knob]:
-    """TMA (0, 1) on Hopper: the GEMM reads its tiles through tensor descriptors (codegen/gemm.py)."""
-    return [Knob("TMA", (0, 1))] if target.backend == "cuda" and target.arch.startswith("sm_90") else []
+    """On Hopper (codegen/gemm.py): TMA (0, 1), tiles read through tensor descriptors; PERSISTENT (0, 1),
+    one program per SM walking the output tiles."""
+    hopper = target.backend == "cuda" and target.arch.startswith("sm_90")
+    return [Knob("TMA", (0, 1)), Knob("PERSISTENT", (0, 1))] if hopper else []
 
 
 def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], knobs: tuple[str, ...],
@@ -194,8 +196,9 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                    lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),
     ]
     if _tma_knobs(target):
-        constraints.append(Constraint("TMA loads only without split_k", ("TMA", "split_k"),
-                                      lambda v: not v["TMA"] or v["split_k"] == 1))
+        constraints.append(Constraint("TMA loads and persistent programs only without split_k",
+                                      ("TMA", "PERSISTENT", "split_k"),
+                                      lambda v: not (v["TMA"] or v["PERSISTENT"]) or v["split_k"] == 1))
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
@@ -211,9 +214,11 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     - sm_90, 16-bit operands: 128x256x64 with 8 warps and 4 stages, and 256x128x64 with 8 warps and 3
       stages, were the fastest of ten fixed schedules on every large bf16 GEMM on the H200 (measured
       2026-11-30, benchmarks/data/gemm_h200_2026-11-30_bf16.json: 670-710 TFLOP/s on NN and TN, and the
-      best on NT); the portable 128x128x32 heuristic ran 15-20 % slower. Both also with TMA loads, not yet
-      measured (NT ran at 525-565 TFLOP/s with pointer loads against 700 for NN). With N <= 64
-      (tall-skinny, memory-bound): 128 x N x 64, 4 warps, 4 stages was the fastest there.
+      best on NT); the portable 128x128x32 heuristic ran 15-20 % slower. On the NT layout (x @ W.T) TMA
+      loads ran 12 % faster than pointer tiles in the search, and persistent TMA programs faster still
+      (benchmarks/gemm_nt_probe.py, 2026-12-01: 256x128x64/8w/3s 737 us and 128x128x64/4w/4s 765 us
+      against 857 us for the best pointer kernel on gemm_bias_relu). With N <= 64 (tall-skinny,
+      memory-bound): 128 x N x 64/4w/4s and 128 x N x 128/8w/4s were the fastest.
     - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
       matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
       (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
@@ -222,15 +227,20 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     sixteen = dtype in ("bf16", "fp16")
     seeds: list[dict] = []
     if target.backend == "cuda" and target.arch.startswith("sm_90") and sixteen:
+        plain = {"GROUP_M": 8, "split_k": 1, "TMA": 0, "PERSISTENT": 0}
         if N <= 64:
-            seeds.append({"BLOCK_M": 128, "BLOCK_N": max(16, next_power_of_two(N)), "BLOCK_K": 64, "GROUP_M": 1,
-                          "num_warps": 4, "num_stages": 4, "split_k": 1})
+            n = max(16, next_power_of_two(N))
+            skinny = plain | {"BLOCK_M": 128, "BLOCK_N": n, "GROUP_M": 1}
+            seeds += [skinny | {"BLOCK_K": 64, "num_warps": 4, "num_stages": 4},
+                      skinny | {"BLOCK_K": 128, "num_warps": 8, "num_stages": 4},
+                      skinny | {"BLOCK_K": 128, "num_warps": 8, "num_stages": 4, "TMA": 1}]
         else:
-            big = [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                    "num_stages": 4, "split_k": 1},
-                   {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                    "num_stages": 3, "split_k": 1}]
-            seeds += [c | {"TMA": 0} for c in big] + [c | {"TMA": 1} for c in big]
+            wide = plain | {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}
+            seeds += [wide | {"TMA": 1, "PERSISTENT": 1},
+                      plain | {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4,
+                               "TMA": 1, "PERSISTENT": 1},
+                      wide | {"TMA": 1}, wide,
+                      plain | {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}]
     elif target.is_amd and sixteen:
         kpack = 1 if target.arch in KPACK_FORCED_1 else 2
         amd = {"BLOCK_K": 64, "GROUP_M": 8, "num_stages": 2, "split_k": 1, "waves_per_eu": 0,

@@ -181,6 +181,14 @@ def test_compiled_library_module_runs_the_reference_compiled(monkeypatch, tmp_pa
     x = spec.make_inputs("small", device="cpu", seed=0)
     assert torch.equal(new(*x), ref(*x)) and len(compiled) == 1
     assert "compile(super().forward)" in path.read_text()
+    # judged as a library decision (the library-call check off) it is clean, so it can be stored and served;
+    # as a candidate kernel it is the reference itself and fails
+    from kerntailor.verify.static import static_check
+
+    assert static_check(path.read_text(), library_path=True, problem_stem=SOFTMAX.stem) == []
+    assert {f.rule for f in static_check(path.read_text(), problem_stem=SOFTMAX.stem)} >= {"reference"}
+    assert {f.rule for f in static_check(path.read_text(), problem_stem=SOFTMAX.stem, allow_library=True)} \
+        == {"reference"}   # the user's --allow-library does not allow subclassing the reference
 
 
 def test_build_specializes_sizes_that_are_multiples_of_16():

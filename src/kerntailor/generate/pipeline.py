@@ -302,7 +302,7 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
     """The library path as this problem's winner, so a second run is served from the store. It is judged
     like any candidate (the static library-call check off: calling the reference is the point) and only
     stored if it passes. Its time is the baseline it runs (eager or torch.compile), where measured."""
-    verdict = verify_candidate(problem, path, VerifySettings(allow_library=True, draws=3))
+    verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3))
     cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")},
                                  source=path.read_text())
     store.record_verdict(cid, verdict)

@@ -53,7 +53,7 @@ def recheck(store_path: Path | None = None, on_winner: Callable[[str, int, int],
             path = Path(tmp) / "kernel.py"
             path.write_text(winner.candidate.source or "")
             library = winner.candidate.family == "library"  # the reference itself: library calls allowed
-            verdict = verify_candidate(problem, path, VerifySettings(time=timed, allow_library=library))
+            verdict = verify_candidate(problem, path, VerifySettings(time=timed, library_path=library))
         median_us, label = None, None
         if timed and verdict.timing:
             medians = {t["name"]: t["median_s"] * 1e6 for t in verdict.timing.get("timings", [])}

@@ -75,10 +75,11 @@ def library_module(problem: ProblemSpec, reason: str, compiled: bool = False) ->
     if not compiled:
         return head + "ModelNew = Model\n"
     return head + (
+        "import torch as _torch\n\n\n"
         "class ModelNew(Model):\n"
         '    """The reference under torch.compile: measured faster than eager on the target."""\n\n'
         "    def __init__(self, *args, **kwargs):\n"
         "        super().__init__(*args, **kwargs)\n"
-        "        self._library_forward = __import__('torch').compile(super().forward)\n\n"
+        "        self._library_forward = _torch.compile(super().forward)\n\n"
         "    def forward(self, *args):\n"
         "        return self._library_forward(*args)\n")

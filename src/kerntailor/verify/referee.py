@@ -182,7 +182,8 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     base = dict(problem=problem.name, candidate=str(candidate_path), mode=mode,
                 tolerance=_tolerance_text(settings.tf32))
 
-    findings = static_check(source, tree, allow_library=settings.allow_library, problem_stem=problem.path.stem,
+    findings = static_check(source, tree, allow_library=settings.allow_library or settings.library_path,
+                            problem_stem=problem.path.stem, library_path=settings.library_path,
                             tensor_args=[spec.shape is not None for spec in problem.inputs])
     if findings:
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -365,7 +365,8 @@ class _PathChecker:
             self.find("library", node, "looks up a PyTorch function by name (getattr on torch)")
 
 
-def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str | None) -> list[StaticFinding]:
+def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str | None,
+                        library_path: bool = False) -> list[StaticFinding]:
     findings = []
     module = _Module(tree, imports)
     for node in ast.walk(tree):
@@ -385,7 +386,7 @@ def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str |
             findings.append(StaticFinding("dynamic", node.lineno, f"calls {node.func.id}(): code built at run "
                                           "time cannot be checked"))
     cls = module.classes.get("ModelNew")
-    if cls is not None:
+    if cls is not None and not library_path:  # kerntailor's library path subclasses Model on purpose
         for node in ast.walk(cls):
             if isinstance(node, ast.Name) and node.id == "Model":
                 findings.append(StaticFinding("reference", node.lineno, "ModelNew uses the reference Model"))
@@ -409,15 +410,18 @@ def _third_party_imports(tree: ast.Module) -> list[StaticFinding]:
 
 
 def static_check(source: str, tree: ast.Module | None = None, *, allow_library: bool = False,
-                 problem_stem: str | None = None, tensor_args: list[bool] | None = None) -> list[StaticFinding]:
+                 problem_stem: str | None = None, tensor_args: list[bool] | None = None,
+                 library_path: bool = False) -> list[StaticFinding]:
     """Every rule the candidate source breaks (empty: clean). See the module docstring for the rules.
 
     `tensor_args[i]` says whether forward's i-th argument is a tensor (from the problem's inputs), so that
     arithmetic on it counts as a PyTorch op while arithmetic on an integer argument does not.
+    `library_path` (kerntailor's own library-path module, judged before it is stored) also lets ModelNew
+    subclass the reference Model; importing the problem file stays a finding.
     """
     tree = tree if tree is not None else ast.parse(source)
     imports = _Imports(tree)
-    findings = _reference_findings(tree, imports, problem_stem)
+    findings = _reference_findings(tree, imports, problem_stem, library_path)
     if not allow_library:
         findings += _third_party_imports(tree)
         findings += _PathChecker(tree, imports, tensor_args).run()

@@ -32,6 +32,7 @@ class VerifySettings:
     """What the user sets for one verification. Nothing here is tuned."""
 
     allow_library: bool = False   # switch the static library-call check off
+    library_path: bool = False    # the module is kerntailor's library path: running the reference Model is its point
     tf32: bool = False            # fp32 outputs judged by the tf32 row of the tolerance table
     time: bool = False            # time candidate vs eager vs torch.compile vs roofline floor (GPU only)
     timeout_s: float = 300.0      # per verification worker (its runs, not counting timing)

@@ -13,6 +13,7 @@ import datetime
 import json
 import math
 import platform
+import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -87,6 +88,7 @@ def summarize(rows: list[dict]) -> dict:
     efficient = [r["floor_us"] / r["time_us"] for r in rows if r.get("floor_us") and r.get("time_us")]
     if efficient:
         out["geomean_floor_over_time"] = _geomean(efficient)
+        out["median_time_over_floor"] = statistics.median(1 / e for e in efficient)
         out["efficiency_label"] = rows[0].get("label", "")
     return out
 
@@ -230,11 +232,11 @@ def render_bench(result: dict) -> str:
                      f"{_fmt(r.get('floor_us'), 1)} | {r.get('label') or r.get('error') or r.get('message', '')} |")
     lines += ["", "| scope | problems | correct | generated | library | fast_1.0 eager | fast_1.2 eager | "
                   "fast_1.5 eager | fast_1.0 compile | fast_1.2 compile | fast_1.5 compile | geomean vs eager | "
-                  "geomean vs compile | geomean floor/time |", "|" + "---|" * 14]
+                  "geomean vs compile | geomean floor/time | median time/floor |", "|" + "---|" * 15]
     for scope, s in result["summary"].items():
         cells = [s["problems"], s["correct"], s["generated"], s["library"]]
         cells += [s.get(f"fast_{p}_vs_{b}") for b in ("eager", "compile") for p in P_VALUES]
         cells += [s.get("geomean_speedup_vs_eager"), s.get("geomean_speedup_vs_compile"),
-                  s.get("geomean_floor_over_time")]
+                  s.get("geomean_floor_over_time"), s.get("median_time_over_floor")]
         lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,63 @@
+"""One bench result from the rows of several `kerntailor bench` passes (bench.rows.jsonl files): a pass that
+stopped early keeps its finished rows, and a later pass over the missing problems completes it.
+
+    python benchmarks/merge_bench.py --out F.json --md F.md --target h200 --dtype bf16 --part memory-bound \
+        --source ROWS.jsonl COMMIT "COMMAND" [--source ...] [--again ROWS.jsonl COMMIT "COMMAND"] --machine "..."
+
+Each row keeps the commit and command of the pass that produced it; a problem present in two sources takes
+the later one. The summary is `kerntailor.generate.bench.summarize` over the merged rows, per level and
+overall, as `kerntailor bench` writes it; the Markdown is `render_bench`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+from pathlib import Path
+
+
+def main() -> None:
+    from kerntailor.generate.bench import render_bench, summarize
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", nargs=3, action="append", required=True, metavar=("ROWS", "COMMIT", "COMMAND"))
+    ap.add_argument("--again", nargs=3, action="append", default=[], metavar=("ROWS", "COMMIT", "COMMAND"),
+                    help="a second pass on the same store: how many rows it served from the store")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--md")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--dtype", required=True)
+    ap.add_argument("--part", required=True)
+    ap.add_argument("--machine", required=True)
+    ap.add_argument("--note", default="")
+    args = ap.parse_args()
+    rows: dict[str, dict] = {}
+    for path, commit, command in args.source:
+        for line in Path(path).read_text().splitlines():
+            row = json.loads(line) | {"commit": commit, "command": command}
+            rows[row["problem"]] = row
+    ordered = sorted(rows.values(), key=lambda r: (r["level"], r["problem"]))
+    levels = sorted({r["level"] for r in ordered})
+    again = []
+    for path, commit, command in args.again:
+        served = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        again.append({"commit": commit, "command": command, "rows": len(served),
+                      "served_from_store": sum(bool(r.get("served_from_store")) for r in served),
+                      "regenerated": sorted(r["problem"] for r in served if not r.get("served_from_store")),
+                      "seconds": round(sum(r.get("seconds", 0) for r in served), 1)})
+    result = {
+        "suite": "problems", "part": args.part, "target": args.target, "dtype": args.dtype,
+        "date": datetime.date.today().isoformat(), "machine": args.machine, "note": args.note,
+        "sources": [{"rows": p, "commit": c, "command": cmd} for p, c, cmd in args.source], "again": again,
+        "complete": True, "rows": ordered,
+        "summary": {"overall": summarize(ordered)} | {lv: summarize([r for r in ordered if r["level"] == lv])
+                                                      for lv in levels},
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1, default=str))
+    if args.md:
+        Path(args.md).write_text(render_bench(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -49,6 +49,9 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     rows = {r["problem"]: r for r in result["rows"]}
     assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
     assert rows["tiny_softmax"]["label"] == "predicted for mi300x"
+    (kernel,) = rows["tiny_softmax"]["kernels"]          # what would run on the MI300X, from its gfx942 build
+    assert kernel["config"] and kernel["isa"]["vgprs"] > 0 and "occupancy_rule" in kernel["isa"]
+    assert rows["tiny_sdpa"]["kernels"] == []
     assert rows["tiny_sdpa"]["status"] == "library" and not rows["tiny_sdpa"]["correct"]
     assert result["summary"]["overall"]["correct"] == 1
     assert json.loads((out / "bench.json").read_text())["summary"]["level1"]["problems"] == 2

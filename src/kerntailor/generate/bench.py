@@ -24,6 +24,8 @@ from kerntailor.generate.pipeline import GenerateResult, GenerateSettings, gener
 from kerntailor.problem import load_problem
 
 P_VALUES = (1.0, 1.2, 1.5)
+ISA_FIELDS = ("registers", "vgprs", "agprs", "spills", "lds_bytes", "occupancy", "occupancy_rule",
+              "matrix_instr_count", "matrix_instr_kinds")
 
 
 def _row(path: Path, level: str, result: GenerateResult | None, error: str = "") -> dict:
@@ -37,6 +39,12 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
             "served_from_store": bool(result.report.get("served_from_store")),
             "correct": passed and result.status != "library",
             "floor_us": (result.report.get("floor") or {}).get("us"), "floor_label": "predicted from vendor peaks"}
+    # what would run: each kernel's schedule and the ISA facts of its build for the target (on a CPU-only
+    # machine, the cross-compiled code of an absent GPU: an MI300X's VGPRs, occupancy and MFMA kinds)
+    row["kernels"] = [{"group": k.get("group"), "family": k.get("family"), "config": k.get("config"),
+                       "isa": {f: (k.get("isa") or {}).get(f) for f in ISA_FIELDS if (k.get("isa") or {}).get(f)
+                               is not None}}
+                      for k in result.report.get("kernels", [])]
     timing = (verdict or {}).get("timing") or {}
     timings = {t["name"]: t["median_s"] * 1e6 for t in timing.get("timings", [])}
     if timing.get("floor_s"):  # measured ceilings of this GPU (copy bandwidth, matmul rates)

@@ -228,8 +228,11 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                                                                  k.values[0])) for k in space.knobs))
 
         seed = as_config(base)
-        seeds = [seed] + [as_config(base | known) for known in
-                          seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)]
+        # known-good first: where predictions tie (a compute-bound GEMM on an absent target) the ranking
+        # keeps this order, so measured or documented settings win over the portable heuristic
+        seeds = [as_config(base | known) for known in
+                 seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)]
+        seeds += [seed]
         seeds = [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
         seed_trials = evaluator(seeds) if seeds else []
         budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)

@@ -446,6 +446,7 @@ def test_progress_callback_sees_every_batch():
     ("h200", dict(M=4096, N=14336, K=4096)), ("h100", dict(M=8192, N=8192, K=8192)),
     ("h200", dict(M=32768, N=64, K=4096)), ("mi300x", dict(M=4096, N=14336, K=4096)),
     ("mi355x", dict(M=4096, N=4096, K=4096)), ("mi250x", dict(M=4096, N=4096, K=4096)),
+    ("h200", dict(M=28672, N=1, K=8192)), ("h200", dict(M=1, N=4096, K=4096)),
 ])
 def test_gemm_seeds_are_valid_points_of_the_space(target, shape):
     t = get_target(target)

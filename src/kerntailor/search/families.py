@@ -163,13 +163,16 @@ def gemm_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str) -> int
 def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> Space:
     """C (M x N) = A (M x K) @ B (K x N) in BLOCK_M x BLOCK_N tiles stepping BLOCK_K, rows of tiles
     grouped by GROUP_M for L2 reuse, K split over split_k programs (partials summed after)."""
-    def tile_values(n: int, hi: int = 256) -> tuple[int, ...]:
-        return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
+    def tile_values(n: int, hi: int = 256, lo: int = 16) -> tuple[int, ...]:
+        return power_of_two_range(lo, min(hi, max(lo, next_power_of_two(n))))
 
+    # matrix x vector takes the GEMV path (multiply-adds, no tl.dot): rows down to 8, K chunks up to 1024
+    gemv = 1 in (M, N)
     tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
     tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
     knobs = [
-        Knob("BLOCK_M", tile_values(M)), Knob("BLOCK_N", tile_values(N)), Knob("BLOCK_K", tile_values(K)),
+        Knob("BLOCK_M", tile_values(M, lo=8 if N == 1 else 16)), Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
+        Knob("BLOCK_K", tile_values(K, hi=1024 if gemv else 256)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
         Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True), *_tma_knobs(target),
     ]
@@ -219,6 +222,9 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
       (benchmarks/gemm_nt_probe.py, 2026-12-01: 256x128x64/8w/3s 737 us and 128x128x64/4w/4s 765 us
       against 857 us for the best pointer kernel on gemm_bias_relu). With N <= 64 (tall-skinny,
       memory-bound): 128 x N x 64/4w/4s and 128 x N x 128/8w/4s were the fastest.
+    - sm_90, matrix x vector (GEMV path), fp32 and bf16: 8 rows x 1024 of K and 16 x 512 (4 warps, 3 stages),
+      128 x 128 (8 warps, 2 stages): the three fastest on matvec, within 2 % of the best in each dtype
+      (gemm_h200_2026-11-30_*: bf16 118-121 us, fp32 222-226 us, floor 110 / 224 us).
     - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
       matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
       (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
@@ -226,7 +232,14 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     """
     sixteen = dtype in ("bf16", "fp16")
     seeds: list[dict] = []
-    if target.backend == "cuda" and target.arch.startswith("sm_90") and sixteen:
+    hopper = target.backend == "cuda" and target.arch.startswith("sm_90")
+    if hopper and 1 in (M, N):  # matrix x vector: the GEMV path, rows x BLOCK_K multiply-adds per program
+        rows, other = ("BLOCK_M", "BLOCK_N") if N == 1 else ("BLOCK_N", "BLOCK_M")
+        gemv = {other: 16, "GROUP_M": 1, "split_k": 1, "TMA": 0, "PERSISTENT": 0}
+        return [gemv | {rows: 8, "BLOCK_K": 1024, "num_warps": 4, "num_stages": 3},
+                gemv | {rows: 16, "BLOCK_K": 512, "num_warps": 4, "num_stages": 3},
+                gemv | {rows: 128, "BLOCK_K": 128, "num_warps": 8, "num_stages": 2}]
+    if hopper and sixteen:
         plain = {"GROUP_M": 8, "split_k": 1, "TMA": 0, "PERSISTENT": 0}
         if N <= 64:
             n = max(16, next_power_of_two(N))

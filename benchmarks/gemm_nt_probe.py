@@ -90,9 +90,10 @@ def nn_pointer(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.
 
 
 @triton.jit
-def nt_tma(x_desc, w_desc, b_ptr, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-           BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    pid_m, pid_n = _tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+def _nt_tma_tile(x_desc, w_desc, b_ptr, c_desc, t, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """Output tile t: its K loop through the descriptors, bias + ReLU, a TMA store."""
+    pid_m, pid_n = _tile(t, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     off_m = pid_m * BLOCK_M
     off_n = pid_n * BLOCK_N
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -106,21 +107,17 @@ def nt_tma(x_desc, w_desc, b_ptr, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_
 
 
 @triton.jit
+def nt_tma(x_desc, w_desc, b_ptr, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+           BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    _nt_tma_tile(x_desc, w_desc, b_ptr, c_desc, tl.program_id(0), M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+
+
+@triton.jit
 def nt_tma_persistent(x_desc, w_desc, b_ptr, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                       BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
     for t in range(tl.program_id(0), tiles, NUM_SMS):
-        pid_m, pid_n = _tile(t, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
-        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for kt in range(0, tl.cdiv(K, BLOCK_K)):
-            a = x_desc.load([off_m, kt * BLOCK_K])
-            b = w_desc.load([off_n, kt * BLOCK_K])
-            acc = tl.dot(a, b.T, acc)
-        rn = off_n + tl.arange(0, BLOCK_N)
-        acc = tl.maximum(acc + tl.load(b_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :], 0.0)
-        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+        _nt_tma_tile(x_desc, w_desc, b_ptr, c_desc, t, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
 
 
 NT_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages

@@ -1,0 +1,54 @@
+"""The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes)
+and gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _row(problem, level, status, time_us, eager_us, compile_us, floor_us, **extra):
+    return {"problem": problem, "level": level, "status": status, "correct": status == "generated",
+            "time_us": time_us, "eager_us": eager_us, "compile_us": compile_us, "floor_us": floor_us} | extra
+
+
+def test_merge_bench_takes_the_later_pass_and_keeps_each_rows_commit(tmp_path):
+    first, second, again = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    first.write_text("\n".join(json.dumps(r) for r in [
+        _row("relu", "level1", "library", 10.0, 10.0, 11.0, 10.0),
+        _row("pool", "level1", "error", None, None, None, None)]) + "\n")
+    second.write_text(json.dumps(_row("pool", "level1", "generated", 5.0, 10.0, 8.0, 4.0)) + "\n")
+    again.write_text(json.dumps({"problem": "relu", "served_from_store": True, "seconds": 0.1}) + "\n")
+    out = tmp_path / "m.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "merge_bench.py"), "--out", str(out),
+                    "--md", str(tmp_path / "m.md"), "--target", "h200", "--dtype", "fp32", "--part", "memory-bound",
+                    "--machine", "test", "--source", str(first), "c1", "cmd one", "--source", str(second), "c2",
+                    "cmd two", "--again", str(again), "c1", "again"], check=True, cwd=ROOT)
+    result = json.loads(out.read_text())
+    rows = {r["problem"]: r for r in result["rows"]}
+    assert rows["pool"]["status"] == "generated" and rows["pool"]["commit"] == "c2"
+    assert rows["relu"]["commit"] == "c1" and rows["relu"]["command"] == "cmd one"
+    overall = result["summary"]["overall"]
+    assert overall["problems"] == 2 and overall["correct"] == 1
+    assert overall["geomean_speedup_vs_compile"] == pytest.approx((1.1 * 1.6) ** 0.5)
+    assert overall["median_time_over_floor"] == pytest.approx(1.125)   # 1.0 and 1.25
+    assert result["again"][0]["served_from_store"] == 1
+    assert "median time/floor" in (tmp_path / "m.md").read_text()
+
+
+@pytest.mark.interpreter
+def test_gemm_nt_probe_smoke_checks_every_variant():
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gemm_nt_probe.py"), "--smoke"], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    kernels = [r for r in rows if r["variant"] not in ("eager", "torch.compile")]
+    assert {r["variant"] for r in kernels} >= {"pointer", "pointer_even", "tma", "tma_persist",
+                                               "nn_pointer_no_epilogue"}
+    assert all("error" not in r and r["rel_err"] < 1e-5 for r in kernels), kernels

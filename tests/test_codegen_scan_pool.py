@@ -180,6 +180,19 @@ def test_pool_output_sizes_follow_torch(kind, k, s, p, d, ceil):
 
 # --- cross-compilation ----------------------------------------------------------------------------------
 
+def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
+    """A 2-D grid of (rows x last-axis) tiles: only the YBLOCK row indices are divided by run-time sizes,
+    the columns are the last output axis itself (the flat 1-D tile paid three divisions per element)."""
+    _, module = _generate(LEVEL1 / "avgpool2d.py", "bf16", {"XBLOCK": 1024})
+    (kernel,) = module.kernels
+    src = kernel.source
+    assert dict(kernel.constexprs) == {"YBLOCK": 8, "XBLOCK": 128}     # the last output axis is 128 long
+    divisions = [line.split("=", 1)[1].split()[0] for line in src.splitlines() if " // " in line or " % " in line]
+    assert divisions and set(divisions) <= {"yindex", "q2"}, divisions   # row indices only, never i3 / xindex
+    assert "tl.full([YBLOCK, XBLOCK]" in src
+    assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
+
+
 def test_generated_kernels_compile_for_gfx942_and_sm90():
     from kerntailor.build import KernelSource, build_many
     from kerntailor.targets import get_target

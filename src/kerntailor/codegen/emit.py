@@ -150,6 +150,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]
         amd = {n: v for n, v in k.options if n in AMD_KNOBS}
         grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
+        if k.grid_rows is not None:  # rows x column blocks (a pool: no per-element division in the kernel)
+            grid = (f"(triton.cdiv({size.host(k.grid_rows)}, {k.grid_rows_block}), "
+                    f"triton.cdiv({size.host(k.grid)}, {k.grid_block}))")
         if getattr(k, "grid_factors", ()):  # a product of ceil-divisions (GEMM tiles x batch x splits)
             grid = f"({_count_text(size, k.grid_factors)},)"
             if getattr(k, "grid_cap", ""):  # a persistent kernel: no more programs than it was told to use

@@ -63,6 +63,9 @@ class GeneratedKernel:
     persistent: bool = False                      # RBLOCK is chosen at launch to cover the row
     row_size: SizeExpr | None = None              # elements per row of a reduction
     scratch: tuple[tuple[str, str, int], ...] = ()  # (buffer, dtype, elements): zeroed by the host per call
+    # a 2-D launch: cdiv(grid_rows, grid_rows_block) x cdiv(grid, grid_block) programs (pools: rows x columns)
+    grid_rows: SizeExpr | None = None
+    grid_rows_block: int = 1
 
 
 def generate_fused(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,

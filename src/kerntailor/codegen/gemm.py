@@ -250,6 +250,8 @@ class _GemmWriter(AnchorWriter):
         self.arch = arch
         self.dot_helpers: list[str] = []
         self.bases: dict[str, str] = {}
+        self.persistent = False                      # set by write(): the PERSISTENT knob, where it applies
+        self.tma: tuple[str, str, int] | None = None  # set by _tma_loop: (constexpr, host expression, traced value)
 
     # --- knobs ---------------------------------------------------------------------------------------
     def _knob(self, name: str, default: int) -> int:
@@ -454,7 +456,7 @@ class _GemmWriter(AnchorWriter):
                  f"strides=[{self.sizes.text(b_rows)}, 1], block_shape={b_block})")
 
     def _tma_loop(self, plan, M: str, N: str, K: str, dtype: str, precision: str) -> None:
-        (_, a, a_rows, a_t, _), (_, b, b_rows, b_t, _) = plan
+        (*_, a_t, _), (*_, b_t, _) = plan
         a_at = "[kt * BLOCK_K, pid_m * BLOCK_M]" if a_t else "[pid_m * BLOCK_M, kt * BLOCK_K]"
         b_at = "[pid_n * BLOCK_N, kt * BLOCK_K]" if b_t else "[kt * BLOCK_K, pid_n * BLOCK_N]"
         if not self.persistent:
@@ -594,7 +596,7 @@ class _GemmWriter(AnchorWriter):
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
         constexprs += [("GROUP_M", group_m)] if group_m > 1 else []
         constexprs += [("SPLIT_K", split)] if split > 1 else []
-        tma = getattr(self, "tma", None)
+        tma = self.tma
         constexprs += [(tma[0], tma[2])] if tma else []
         host_constexprs = ((tma[0], tma[1]),) if tma else ()
         if self.persistent:  # the build compiles for the traced GPU's count (an H200's 132 SMs)

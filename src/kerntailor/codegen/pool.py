@@ -5,7 +5,8 @@ Iteration: each program computes a YBLOCK x XBLOCK tile of the output seen as ro
 flattened) x the last output axis o_d, on a 2-D grid. Only the YBLOCK row indices are unravelled into
 (n, c, o_1..o_{d-1}) (integer division by run-time sizes costs tens of instructions, and a flat 1-D tile
 paid it three times per element: the bf16 pools ran 2.2x behind torch.compile on the H200). Then it walks
-the kernel window (unrolled: the window is a structural constant) with masked loads: padding is outside the input, so it reads -inf for max and is left out of an average's sum; the
+the kernel window (unrolled: the window is a structural constant) with masked loads: padding is outside
+the input, so it reads -inf for max and is left out of an average's sum; the
 divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
 kernels do. Accumulation is fp32; max propagates NaN like torch.
 

@@ -42,8 +42,7 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     # what would run: each kernel's schedule and the ISA facts of its build for the target (on a CPU-only
     # machine, the cross-compiled code of an absent GPU: an MI300X's VGPRs, occupancy and MFMA kinds)
     row["kernels"] = [{"group": k.get("group"), "family": k.get("family"), "config": k.get("config"),
-                       "isa": {f: (k.get("isa") or {}).get(f) for f in ISA_FIELDS if (k.get("isa") or {}).get(f)
-                               is not None}}
+                       "isa": {f: v for f, v in (k.get("isa") or {}).items() if f in ISA_FIELDS and v is not None}}
                       for k in result.report.get("kernels", [])]
     timing = (verdict or {}).get("timing") or {}
     timings = {t["name"]: t["median_s"] * 1e6 for t in timing.get("timings", [])}

@@ -84,11 +84,14 @@ def _amd_knobs(target: Target, *, matrix: bool) -> list[Knob]:
     return knobs
 
 
+def _hopper(target: Target) -> bool:
+    return target.backend == "cuda" and target.arch.startswith("sm_90")
+
+
 def _tma_knobs(target: Target) -> list[Knob]:
     """On Hopper (codegen/gemm.py): TMA (0, 1), tiles read through tensor descriptors; PERSISTENT (0, 1),
     one program per SM walking the output tiles."""
-    hopper = target.backend == "cuda" and target.arch.startswith("sm_90")
-    return [Knob("TMA", (0, 1)), Knob("PERSISTENT", (0, 1))] if hopper else []
+    return [Knob("TMA", (0, 1)), Knob("PERSISTENT", (0, 1))] if _hopper(target) else []
 
 
 def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], knobs: tuple[str, ...],
@@ -232,7 +235,7 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     """
     sixteen = dtype in ("bf16", "fp16")
     seeds: list[dict] = []
-    hopper = target.backend == "cuda" and target.arch.startswith("sm_90")
+    hopper = _hopper(target)
     if hopper and 1 in (M, N):  # matrix x vector: the GEMV path, rows x BLOCK_K multiply-adds per program
         rows, other = ("BLOCK_M", "BLOCK_N") if N == 1 else ("BLOCK_N", "BLOCK_M")
         gemv = {other: 16, "GROUP_M": 1, "split_k": 1, "TMA": 0, "PERSISTENT": 0}

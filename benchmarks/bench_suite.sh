@@ -37,9 +37,12 @@ run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
   [ "$dtype" != fp32 ] && flag="--dtype $dtype"
   local cmd="python3 -m kerntailor bench problems --part $PART --target $TARGET $flag --precision $PRECISION \
 --candidates $CANDIDATES --budget $BUDGET --strategy random --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
-  echo "CUDA_VISIBLE_DEVICES=$gpu $cmd" > "$WORK/cmd_${dtype}${suffix}.txt"
+  # GPU index $gpu among those this script was given (CUDA_VISIBLE_DEVICES set by the caller: two suites
+  # side by side, one GPU each), else among all
+  local dev=$gpu; [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && dev=$(echo "$CUDA_VISIBLE_DEVICES" | cut -d, -f$((gpu + 1)))
+  echo "CUDA_VISIBLE_DEVICES=$dev $cmd" > "$WORK/cmd_${dtype}${suffix}.txt"
   local limit=${TIMEOUT:-0}; [ -n "$suffix" ] && limit=${TIMEOUT_AGAIN:-0}   # 0: no limit
-  CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" $cmd > "$WORK/log_${dtype}${suffix}.txt" 2>&1
+  CUDA_VISIBLE_DEVICES=$dev timeout "$limit" $cmd > "$WORK/log_${dtype}${suffix}.txt" 2>&1
   echo "$dtype$suffix rc=$? $(date -u +%T)" >> "$OUTDIR/env.txt"
 }
 

@@ -441,10 +441,13 @@ def _cases(arch: str) -> dict[str, tuple]:
         "gemv": (L1 / "matvec.py", None, None),
         "ieee": (L1 / "matmul_square.py", None, None),
         "amd": (L1 / "matmul_square.py", {"matrix_instr_nonkdim": 16, "kpack": 2, "waves_per_eu": 2}, "bf16"),
+        "tail": (L2 / "gemm_logsumexp.py", None, "bf16"),   # the row tail: partials, atomics, the combine
     } | ({"tma": (L2 / "gemm_bias_relu.py", {"TMA": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
                                               "num_warps": 8, "num_stages": 4}, "bf16"),
           "persistent": (L2 / "gemm_bias_relu.py", {"TMA": 1, "PERSISTENT": 1, "BLOCK_M": 256, "BLOCK_N": 128,
-                                                     "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}, "bf16")}
+                                                     "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}, "bf16"),
+          "tail_persistent": (L2 / "gemm_logsumexp.py", {"TMA": 1, "PERSISTENT": 1, "BLOCK_M": 256, "BLOCK_N": 128,
+                                                          "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}, "bf16")}
          if arch == "sm_90" else {})
 
 
@@ -480,9 +483,9 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
         r = built[case, name]
         assert r.ok, f"{case} on {name}: {r.error}"
         assert r.facts.registers > 0
-    bf16, split, fp32, gemv = (built[case, name].facts for case in ("bf16", "split", "fp32", "gemv"))
+    bf16, split, fp32, gemv, tail = (built[case, name].facts for case in ("bf16", "split", "fp32", "gemv", "tail"))
     prefix = "wgmma" if arch == "sm_90" else "v_mfma"
-    for facts in (bf16, split, fp32):
+    for facts in (bf16, split, fp32, tail):
         assert facts.matrix_instr_count > 0, (name, facts)
         assert all(kind.startswith(prefix) for kind in facts.matrix_instr_kinds), facts.matrix_instr_kinds
     assert any("bf16" in kind for kind in bf16.matrix_instr_kinds)
@@ -494,7 +497,7 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
         assert all(kind.endswith("f32") and "xf32" not in kind for kind in fp32.matrix_instr_kinds)
     assert gemv.matrix_instr_count == 0      # the GEMV path: multiply-adds and one reduction
     if arch == "sm_90":  # the TMA paths: wgmma on bf16, bulk tensor copies, the stages fit shared memory
-        for case in ("tma", "persistent"):
+        for case in ("tma", "persistent", "tail_persistent"):
             facts = built[case, name].facts
             assert facts.matrix_instr_count > 0 and facts.spills == 0 and facts.lds_bytes <= 227 * 1024, facts
             assert any(w.startswith("cp.async.bulk.tensor") for w, _ in facts.global_load_widths), facts

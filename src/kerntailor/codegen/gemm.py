@@ -40,6 +40,7 @@ from kerntailor.codegen.sizes import const, product
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.row_tail import RowTail, row_tail
 from kerntailor.search.families import ITEMSIZE
 from kerntailor.search.space import next_power_of_two
 
@@ -253,6 +254,16 @@ class _GemmWriter(AnchorWriter):
         self.persistent = False                      # set by write(): the PERSISTENT knob, where it applies
         self.tma: tuple[str, str, int] | None = None  # set by _tma_loop: (constexpr, host expression, traced value)
 
+    def tail_names(self) -> set[str]:
+        """A group the planner gave row reductions (reduce_axes): its row tail (plan/row_tail.py)."""
+        self.row: RowTail | None = None
+        if not self.group.reduce_axes:
+            return set()
+        self.row = row_tail(self.graph, list(self.group.nodes), set(self.group.outputs))
+        if self.row is None:
+            raise CodegenUnsupported(f"{self.group.name}: its row reductions do not combine from tiles")
+        return set(self.row.nodes)
+
     # --- knobs ---------------------------------------------------------------------------------------
     def _knob(self, name: str, default: int) -> int:
         value = int(self.knobs.get(name, default))
@@ -345,7 +356,12 @@ class _GemmWriter(AnchorWriter):
             self._split_combine()
         self.out(f"v_{mm.name} = acc  # {self._describe(mm, a_shape, b_shape, nb)}, fp32 accumulator")
         self.compute_epilogue()
-        self.store_outputs(space)
+        if self.row is not None:
+            if gemv:
+                raise CodegenUnsupported(f"{self.group.name}: row reductions after a matrix-vector product")
+            self._row_tail(M, N)
+        else:
+            self.store_outputs(space)
         if split > 1 or self.persistent:
             self.out.depth -= 1
         return self._finish(mm, space, nb, (bm, bn, bk), group_m, split, gemv, precision,
@@ -553,6 +569,68 @@ class _GemmWriter(AnchorWriter):
         self.out("    part_id = tile_id.to(tl.int64) * SPLIT_K + s")
         self.out("    acc += tl.load(partials_ptr + part_id * (BLOCK_M * BLOCK_N) + local, volatile=True)")
 
+    # --- the row tail: reductions over N from per-tile partials ---------------------------------------
+    def _row_tail(self, M: str, N: str) -> None:
+        """Each tile reduces its own columns (its rows' partials, per channel of RowTail.channels) and
+        stores them; the last tile of the row block to arrive (a counter per row block, as split-K's)
+        combines the partials in tile order (deterministic), then computes and stores the row values.
+        Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C) (plan/row_tail.py)."""
+        row = self.row
+        by_name = {r.name: r for r in row.reductions}
+        channels = row.channels
+        self.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
+        needed = set(channels)
+        for name in reversed(row.nodes):   # what the partials need (not the row values after them)
+            if name in needed:
+                needed.update(v.base for v in self.graph.node(name).operands if v.base in row.nodes)
+        for name in (n for n in row.nodes if n in needed):
+            node = self.graph.node(name)
+            if name in by_name:
+                fn, ident = _TAIL_REDUCE[by_name[name].op]
+                self.out(f"v_{name} = {fn}(tl.where(nmask, v_{node.operands[0].base}, {ident}), axis=1, "
+                         f"keep_dims=True)  # {node.describe()} over this tile")
+            else:
+                self.compute_node(node)
+        parts, counters = self.pointer("row_partials"), self.pointer("row_counters")
+        self.out(f"tiles_n = tl.cdiv({N}, BLOCK_N)")
+        self.out(f"rows_pad = tl.cdiv({M}, BLOCK_M) * BLOCK_M")
+        for ch, name in enumerate(channels):
+            self.out(f"tl.store({parts} + {_channel_rows(ch)} * tiles_n + pid_n, v_{name})")
+        self.out("tl.debug_barrier()  # every thread's partials are written before the row block's counter moves")
+        self.out(f'row_arrived = tl.atomic_add({counters} + pid_m, 1, sem="acq_rel")')
+        self.out("if row_arrived == tiles_n - 1:  # the row block's last tile: combine its partials in tile order")
+        self.out.depth += 1
+        self.out("rt = tl.arange(0, ROW_PARTS)[None, :]")
+        for name in row.nodes:
+            node = self.graph.node(name)
+            if name not in by_name:
+                if name in row.reduced:
+                    self.compute_node(node)   # again, from the combined values
+                continue
+            r = by_name[name]
+            fn, ident = _TAIL_REDUCE[r.op]
+            at = f"{parts} + {{rows}} * tiles_n + t0 + rt"
+            self.out(f"acc_{name} = tl.full([BLOCK_M, ROW_PARTS], {ident if not r.shift else '0.0'}, tl.float32)")
+            self.out("for t0 in range(0, tiles_n, ROW_PARTS):")
+            self.out.depth += 1
+            self.out("tmask = t0 + rt < tiles_n")
+            part = f"tl.load({at.format(rows=_channel_rows(channels.index(name)))}, mask=tmask, other={ident}, volatile=True)"
+            if r.shift:   # Σ_t s_t · exp(c_t − C): each tile summed exp(u − c_t)
+                self.out(f"c_t = tl.load({at.format(rows=_channel_rows(channels.index(r.shift)))}, mask=tmask, "
+                         "other=0.0, volatile=True)")
+                self.out(f"acc_{name} += tl.where(tmask, {part} * tl.exp(c_t - v_{r.shift}), 0.0)")
+            else:
+                self.out(f"acc_{name} = {_TAIL_COMBINE[r.op].format(a=f'acc_{name}', b=part)}")
+            self.out.depth -= 1
+            self.out(f"v_{name} = {fn}(acc_{name}, axis=1, keep_dims=True)  # {node.describe()}")
+        for name in self.group.outputs:
+            node = self.graph.node(name)
+            value = f"v_{name}"
+            if node.out.dtype != compute_dtype(node.out.dtype):
+                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+            self.out(f"tl.store({self.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
+        self.out.depth -= 1
+
     # --- the epilogue's loads: only the tile axes an operand varies along ----------------------------
     def tile_axes(self) -> list[list[str]]:
         return [["om", "rm"], ["on", "rn"]]
@@ -562,6 +640,8 @@ class _GemmWriter(AnchorWriter):
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
+            if self.row is not None and view.base in self.row.reduced and gather is None and valid is None:
+                return f"v_{view.base}"   # a row value, (BLOCK_M, 1): row_tail checked how it is read
             if view.base in self.members or gather is not None or valid is not None:
                 return full(load, gather, valid, i)
             if len(view.shape) != len(self.anchor.out.shape):
@@ -583,7 +663,7 @@ class _GemmWriter(AnchorWriter):
                 precision: str, product_text: str) -> GemmKernel:
         bm, bn, bk = blocks
         args, signature, pointer_args = [], [], []
-        scratch_types = {"partials": "fp32", "counters": "i32"}
+        scratch_types = {"partials": "fp32", "counters": "i32", "row_partials": "fp32", "row_counters": "i32"}
         for buffer, arg in self.pointers.items():
             args.append(arg)
             dtype = scratch_types[buffer] if buffer in scratch_types else self.graph.buffer_type(buffer).dtype
@@ -596,6 +676,9 @@ class _GemmWriter(AnchorWriter):
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
         constexprs += [("GROUP_M", group_m)] if group_m > 1 else []
         constexprs += [("SPLIT_K", split)] if split > 1 else []
+        if self.row is not None:  # combine chunk: partials of this many tiles per load (any N)
+            tiles_n = -(-self.anchor.n // bn)
+            constexprs += [("ROW_PARTS", max(2, min(32, next_power_of_two(tiles_n))))]
         tma = self.tma
         constexprs += [(tma[0], tma[2])] if tma else []
         host_constexprs = ((tma[0], tma[1]),) if tma else ()
@@ -610,8 +693,10 @@ class _GemmWriter(AnchorWriter):
         path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
         tiles_text = ("NUM_PROGRAMS programs (one per SM) walk the BLOCK_M x BLOCK_N tiles" if self.persistent
                       else "One BLOCK_M x BLOCK_N tile per program")
-        doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. {tiles_text}, {path}" + (f", K split over {split} programs (last one sums, in order)" if split > 1
-                                     else "") + ".")
+        doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. {tiles_text}, {path}"
+               + (f", K split over {split} programs (last one sums, in order)" if split > 1 else "")
+               + (", then row reductions over N from per-tile partials (the row block's last tile combines "
+                  "them)" if self.row is not None else "") + ".")
         header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
         if self.persistent:
             self.helpers.add("num_programs")
@@ -627,11 +712,24 @@ class _GemmWriter(AnchorWriter):
         scratch = ()
         if split > 1:  # partial tiles (every element written before it is read: not zeroed) and counters
             scratch = (("partials", "fp32", factors + ((const(bm * bn), 1),), False), ("counters", "i32", tiles))
+        if self.row is not None:  # every partial is written before it is read; the counters start at 0
+            row_blocks = tuple((e, 1) for e in batch) + ((space[nb], bm),)
+            scratch += (("row_partials", "fp32", row_blocks + ((space[nb + 1], bn), (const(bm * len(self.row.channels)), 1)),
+                         False), ("row_counters", "i32", row_blocks))
         grid = product(batch + [space[nb], space[nb + 1]]) or const(1)
         return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
                           tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
                           host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "")
+
+
+_TAIL_REDUCE = {"sum": ("tl.sum", "0.0"), "max": ("tl.max", 'float("-inf")'), "min": ("tl.min", 'float("inf")')}
+_TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}
+
+
+def _channel_rows(ch: int) -> str:
+    """Row index, in int64, of the output rows `om` in partial channel `ch` (rows_pad rows per channel)."""
+    return f"(om + {ch} * rows_pad).to(tl.int64)" if ch else "om.to(tl.int64)"
 
 
 def _both(a: str, b: str) -> str:

@@ -82,7 +82,9 @@ class AnchorWriter(KernelWriter):
         if not isinstance(self.anchor, self.anchor_type):
             raise CodegenUnsupported(f"{group.name}: expected a {self.anchor_type.__name__} first, "
                                      f"got {type(self.anchor).__name__}")
-        for n in self.nodes[1:]:
+        tail = self.tail_names()
+        self.epilogue = [n for n in self.nodes[1:] if n.name not in tail]
+        for n in self.epilogue:
             if not isinstance(n, Pointwise):
                 raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} epilogue")
             if n.out.shape != self.anchor.out.shape:
@@ -95,6 +97,10 @@ class AnchorWriter(KernelWriter):
         self.tile = "[XBLOCK]"
         self.full_mask = "xmask"
         self.flat_index = ""  # a 1-d tile's flat position in the row-major iteration space, if any
+
+    def tail_names(self) -> set[str]:
+        """Members computed after the epilogue by the family's own code (a GEMM's row reductions)."""
+        return set()
 
     # --- sizes and views ---------------------------------------------------------------------------
     def operand_offset(self, node: Node, j: int, coords: dict[int, str]) -> str:
@@ -173,11 +179,15 @@ class AnchorWriter(KernelWriter):
         return render
 
     def compute_epilogue(self) -> None:
-        for node in self.nodes[1:]:
-            renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node))
-            text = renderer.render(node.expr)
-            self.helpers.update(renderer.helpers)
-            self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
+        for node in self.epilogue:
+            self.compute_node(node)
+
+    def compute_node(self, node: Node) -> None:
+        """v_<node> = its expression over the tile."""
+        renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node))
+        text = renderer.render(node.expr)
+        self.helpers.update(renderer.helpers)
+        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
 
     def store_outputs(self, space: list[SizeExpr]) -> None:
         strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]

@@ -13,7 +13,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
   node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
-- no merge may create a cycle between groups.
+- no merge may create a cycle between groups;
+- a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
+  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kerntailor.capture.cost import view_bytes
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Reduction
 from kerntailor.ir.types import View, contiguous_strides
+from kerntailor.plan.row_tail import row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan")
 
@@ -232,7 +235,40 @@ def plan_fusion(graph: Graph) -> Plan:
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
+    _attach_row_tails(graph, groups, order)
     return Plan(tuple(_finish(graph, i, g) for i, g in enumerate(groups)))
+
+
+def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
+    """Reduction groups that read only a matmul group's product (and each other), reducing its rows over
+    N, join that group when their reductions combine from per-tile partials (plan/row_tail.py): the
+    M x N product is then never written, only its row values. Nothing else may read the product (it would
+    have to be written anyway), so the merge cannot create a cycle."""
+    consumers = graph.consumers()
+    graph_outputs = {v.base for v in graph.outputs}
+    for g in [g for g in groups if g.family == "matmul"]:
+        names = {n.name for n in g.nodes}
+        tails: list[_Group] = []
+        grew = True
+        while grew:  # sibling reductions (a row's max and min) may read each other's results
+            grew = False
+            for r in groups:
+                if r.family != "reduction" or r in tails or r.space != g.space:
+                    continue
+                own = {n.name for n in r.nodes}
+                if {op.base for n in r.nodes for op in n.operands} - own <= names:
+                    tails.append(r)
+                    names |= own
+                    grew = True
+        if not tails:
+            continue
+        merged = sorted(g.nodes + [n for r in tails for n in r.nodes], key=lambda n: order[n.name])
+        outputs = {n.name for n in merged if n.name in graph_outputs or any(c not in names for c in consumers[n.name])}
+        if row_tail(graph, [n.name for n in merged], outputs) is None:
+            continue
+        g.nodes, g.axes = merged, tails[0].axes
+        for r in tails:
+            groups.remove(r)
 
 
 def narrowing_shift(view: View, shape: tuple[int, ...]) -> tuple[int, int] | None:

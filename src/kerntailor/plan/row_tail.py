@@ -1,0 +1,169 @@
+"""Row reductions after a matrix product, computed from the product's tiles (a GEMM "row tail").
+
+    out[m] = post(reduce_n f(C[m, n]))          C = A @ B plus its pointwise epilogue
+
+A kernel that writes C and a second kernel that reads it back to reduce its rows move 2·M·N elements
+through HBM that the output never needs. Instead, each BLOCK_M x BLOCK_N output tile reduces its own
+columns (a partial per row and tile), and the tiles of one row block combine their partials:
+
+- a *plain* reduction (sum, max, min of values that depend on no other reduction): partials combine
+  with the same operation (sigmoid-then-sum, amax, mean = sum / N);
+- a *shifted* sum Σ exp(u − c), where c is a row value computed from plain reductions (logsumexp's
+  max, guarded against ±inf): each tile uses its own c_t (from its partial max) and stores it beside its
+  partial sum; the combine rescales, Σ_t s_t · exp(c_t − C), with C from the combined reductions. Exact
+  algebra (exp(u − C) = exp(u − c_t) · exp(c_t − C)), as in online softmax.
+
+Anything else (a full-size value that needs the finished row, as softmax's normalized output; a sum of
+products of two reductions' values) is not a row tail: the planner keeps the reduction as its own
+kernel. So is a tail that reads a tensor other than the product's tile, or a batched product.
+
+Levels: a member is "full" (one value per element of the M x N product) or "reduced" (one per row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from kerntailor.ir.expr import Load, Op
+from kerntailor.ir.nodes import Graph, Matmul, Pointwise, Reduction
+
+TAIL_OPS = ("sum", "max", "min")
+FLOAT = ("fp32", "bf16", "fp16")
+
+
+@dataclass(frozen=True)
+class TailReduction:
+    name: str
+    op: str            # sum | max | min
+    shift: str = ""    # shifted sums: the row value c in Σ exp(u − c)
+
+
+@dataclass(frozen=True)
+class RowTail:
+    """The tail of a matmul group: which members are per-row values, and how each reduction combines.
+    `nodes` are the tail's members in graph order (reductions, the full-size values that feed them and
+    depend on another reduction, and the per-row values); the rest of the group is the GEMM epilogue."""
+
+    nodes: tuple[str, ...]
+    reduced: frozenset[str]
+    reductions: tuple[TailReduction, ...]
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The per-tile values each tile stores for the combine: every reduction, then every shift."""
+        shifts = tuple(dict.fromkeys(r.shift for r in self.reductions if r.shift))
+        return tuple(r.name for r in self.reductions) + shifts
+
+
+def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | None:
+    """The row tail of a group of `members` (graph order: a Matmul first, its epilogue, then reductions
+    over the product's last axis), or None when the group has no reduction or the reductions do not
+    combine from tiles. `outputs` are the members written for readers outside the group: all must be
+    per-row values."""
+    nodes = [graph.node(n) for n in members]
+    mm = nodes[0]
+    if not isinstance(mm, Matmul) or mm.batch or mm.m <= 1 or mm.n <= 1:
+        return None
+    space = tuple(mm.out.shape)
+    rows = prod(space[:-1])
+    names = set(members)
+    if not any(isinstance(n, Reduction) for n in nodes):
+        return None
+    level: dict[str, str] = {}
+    for n in nodes:
+        if isinstance(n, Reduction):
+            if n.op not in TAIL_OPS or n.axes != (len(space) - 1,) or n.out.dtype not in FLOAT:
+                return None
+            level[n.name] = "reduced"
+        elif n.out.shape == space:
+            level[n.name] = "full"
+        elif n.out.numel == rows:
+            level[n.name] = "reduced"
+        else:
+            return None
+    deps = {n.name: _reductions_before(graph, n.name, names) for n in nodes}
+    tail = [n.name for n in nodes[1:] if isinstance(n, Reduction) or deps[n.name]]
+    if any(level[o] != "reduced" for o in outputs if o in level) or set(outputs) - set(level):
+        return None
+    for n in nodes[1:]:
+        in_tail = n.name in tail
+        if level[n.name] == "reduced" and not in_tail:
+            return None   # a per-row value of something other than the product's rows
+        for view in n.operands:
+            if view.base not in names:
+                if in_tail:
+                    return None   # a tail member reading another tensor: not covered
+                continue
+            if not _reads_as(view, level[view.base], level[n.name] if not isinstance(n, Reduction) else "full",
+                             space, rows):
+                return None
+    reductions = []
+    plain: set[str] = set()
+    for r in (n for n in nodes if isinstance(n, Reduction)):
+        base = r.operands[0].base
+        if not deps[base]:
+            reductions.append(TailReduction(r.name, r.op))
+            plain.add(r.name)
+            continue
+        shift = _shifted_sum(graph, r, names, level, deps)
+        if shift is None or not deps[shift] <= plain:
+            return None
+        reductions.append(TailReduction(r.name, "sum", shift))
+    return RowTail(tuple(tail), frozenset(n for n in tail if level[n] == "reduced"), tuple(reductions))
+
+
+def _reads_as(view, source: str, reader: str, space: tuple[int, ...], rows: int) -> bool:
+    """Whether a member of level `source` is read by one of level `reader` as the tile code reads it: a
+    full value aligned with the product's elements, a row value broadcast along the last axis (strides
+    (1, 0)), or a row value reshaped (contiguous) by another row value."""
+    contiguous = tuple(prod(view.shape[k + 1:]) for k in range(len(view.shape)))
+    aligned = view.offset == 0 and all(st == c for s, st, c in zip(view.shape, view.strides, contiguous) if s != 1)
+    if source == "full":
+        return reader == "full" and tuple(view.shape) == space and aligned
+    if reader == "full":
+        return tuple(view.shape) == space and view.offset == 0 and tuple(view.strides) == (1, 0)
+    return prod(view.shape) == rows and aligned
+
+
+def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps: dict) -> str | None:
+    """c when reduction r is Σ exp(u − c) over a full-size u that depends on no reduction and a row value
+    c (read broadcast along the reduced axis); else None."""
+    if r.op != "sum":
+        return None
+    e = graph.node(r.operands[0].base)
+    if not (isinstance(e, Pointwise) and isinstance(e.expr, Op) and e.expr.op == "exp"
+            and e.expr.args[0] == Load(0, e.expr.args[0].dtype) and e.operands[0].base in names):
+        return None
+    d = graph.node(e.operands[0].base)
+    if not (isinstance(d, Pointwise) and len(d.operands) == 2 and isinstance(d.expr, Op) and d.expr.op == "sub"
+            and d.expr.args == (Load(0, d.expr.args[0].dtype), Load(1, d.expr.args[1].dtype))):
+        return None
+    u, c = d.operands
+    if u.base not in names or level.get(u.base) != "full" or deps[u.base]:
+        return None
+    if c.base not in names or level.get(c.base) != "reduced":
+        return None
+    if deps[e.name] != deps[c.base]:
+        return None
+    return c.base
+
+
+def _reductions_before(graph: Graph, name: str, names: set[str]) -> frozenset[str]:
+    """The group's reductions that member `name` depends on (not counting itself)."""
+    out: set[str] = set()
+    stack = [op.base for op in graph.node(name).operands]
+    seen: set[str] = set()
+    while stack:
+        n = stack.pop()
+        if n in seen or n not in names:
+            continue
+        seen.add(n)
+        node = graph.node(n)
+        if isinstance(node, Reduction):
+            out.add(n)
+        stack += [op.base for op in node.operands]
+    return frozenset(out)
+
+
+__all__ = ["RowTail", "TailReduction", "row_tail"]

@@ -111,6 +111,8 @@ def test_floors():
     gemm = (2 * 4096**3, 3 * 4096**2 * 4, "fp32", True)
     assert roofline_floor_s(gemm, CEIL) == pytest.approx(2 * 4096**3 / 50e12)
     assert roofline_floor_s(gemm, CEIL, tf32=True) == pytest.approx(2 * 4096**3 / 400e12)
+    # tf32x3: three tf32 products per fp32 product, so a third of the tf32 rate (not the ieee rate it skips)
+    assert roofline_floor_s(gemm, CEIL, precision="tf32x3") == pytest.approx(3 * 2 * 4096**3 / 400e12)
     phys, source = physics_floor_s(memory, CEIL)
     assert phys == pytest.approx(1e-6 / 1.25) and "measured" in source
     target = SimpleNamespace(memory_bandwidth=4.8e12, display_name="NVIDIA H200",

@@ -267,7 +267,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                                  notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
         kernel_path.write_text(module.source)
         progress("verify", 0, 1, None)
-        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured, tf32=settings.precision == "tf32"))
+        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured, tf32=settings.precision == "tf32",
+                                                                         precision=settings.precision))
         if verdict.passed:
             knobs = attempt
             break

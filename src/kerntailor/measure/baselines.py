@@ -75,7 +75,7 @@ def input_set_count(set_bytes: int, l2: int, most: int = 4) -> int:
 
 def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int], list[Any]],
                    compile_mode: str = "default", tf32: bool = False, device=None,
-                   budget_s: float = 2.0) -> TimingReport:
+                   budget_s: float = 2.0, precision: str = "ieee") -> TimingReport:
     """Time candidate vs eager vs torch.compile(reference) on the default variant; see the module docstring."""
     import torch
     import triton
@@ -113,7 +113,7 @@ def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int]
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     ceilings = load_ceilings(device)
     cost, cost_source = cost_with_source(problem, "default")
-    floor = roofline_floor_s(cost, ceilings, tf32=tf32)
+    floor = roofline_floor_s(cost, ceilings, tf32=tf32 or precision == "tf32", precision=precision)
     phys, source = physics_floor_s(cost, ceilings, local_target(ceilings.device_name))
     notes.append(f"FLOPs and bytes from {cost_source}")
     if not cost.flops:

@@ -23,14 +23,18 @@ def _rate_name(dtype: str, tf32: bool) -> str:
     return dtype if dtype in ("fp32", "tf32", "bf16", "fp16") else "fp32"
 
 
-def roofline_floor_s(cost, ceilings, tf32: bool = False) -> float:
+def roofline_floor_s(cost, ceilings, tf32: bool = False, precision: str = "ieee") -> float:
     """max(flops / measured rate, min_bytes / measured copy bandwidth), in seconds.
 
     Matrix FLOPs use the library matmul rate of the dtype (tf32 for fp32 under the tf32 policy); other FLOPs
-    use the fp32 matmul rate (close to the CUDA-core fp32 peak on NVIDIA; an approximation).
+    use the fp32 matmul rate (close to the CUDA-core fp32 peak on NVIDIA; an approximation). Under the
+    tf32x3 policy an fp32 product is three tf32 products (hi·lo + lo·hi + hi·hi): its floor is a third of
+    the tf32 rate, the least time that method can take (not the ieee rate, which it does not use).
     """
     flops, min_bytes, dtype, matrix = cost
-    rate = ceilings.matmul(_rate_name(dtype, tf32) if matrix else "fp32")
+    rate = ceilings.matmul(_rate_name(dtype, tf32 or precision == "tf32x3") if matrix else "fp32")
+    if matrix and dtype == "fp32" and precision == "tf32x3" and rate:
+        rate /= 3
     compute = flops / rate if flops and rate else 0.0
     memory = min_bytes / ceilings.copy_bandwidth if ceilings.copy_bandwidth else 0.0
     return max(compute, memory)

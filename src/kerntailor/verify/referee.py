@@ -193,7 +193,8 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     variants, skipped = choose_variants(problem, settings, interpreter)
     job = dict(problem=problem, candidate=str(candidate_path.resolve()), variants=variants,
                draws=list(draw_names(settings.draws)), seed=settings.seed, device=device, interpreter=interpreter,
-               tf32=settings.tf32, time=settings.time and not interpreter, compile_mode=settings.compile_mode)
+               tf32=settings.tf32, time=settings.time and not interpreter, compile_mode=settings.compile_mode,
+               precision=settings.precision)
     events, ended, log_tail = run_worker(job, settings, interpreter)
     return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
                     time.monotonic() - started)

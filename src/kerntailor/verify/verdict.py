@@ -42,6 +42,7 @@ class VerifySettings:
     device: str = "auto"          # "auto" (GPU if present, else CPU interpreter), "cuda", "cpu"
     variants: tuple[str, ...] | None = None   # None: every variant that fits the mode
     compile_mode: str = "default"  # torch.compile mode of the baseline: "default" or "max-autotune"
+    precision: str = "ieee"       # the fp32 matrix-product policy the candidate was generated under: its floor
 
 
 @dataclass(frozen=True)

@@ -310,7 +310,8 @@ class Referee:
             self.problem, cand, ref_model,
             make_inputs=lambda i: draw_inputs(self.problem, "default", "normal", self.job["seed"] + 99 + i,
                                               self.device),
-            compile_mode=self.job["compile_mode"], tf32=self.job["tf32"], device=self.device)
+            compile_mode=self.job["compile_mode"], tf32=self.job["tf32"], device=self.device,
+            precision=self.job.get("precision", "ieee"))
         self.events.emit(event="timing", report=report.to_dict())
 
 

@@ -350,3 +350,34 @@ def test_every_kernel_cross_compiles(name, tmp_path):
     for r in results:
         assert r.ok, f"{name} on {r.target}: {r.error}"
         assert r.facts is not None and r.facts.registers > 0, (r.target, r.facts)
+
+
+def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
+    """decode_attention's softmax, looped: the first pass takes the row max of x·s, the second computes
+    exp(x·s − max). With FMA contraction the second pass's x·s is unrounded (fma(x, s, −max)) while the
+    max was rounded: on the H200 the outlier draw failed the referee by 8.7e-4 (2026-12-01). Reduction
+    kernels are compiled with enable_fp_fusion=False, so both passes round alike: no fma in the PTX. The
+    same kernel with contraction allowed has them (the check is live)."""
+    from dataclasses import replace
+
+    from kerntailor.build import cross_compile
+    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.targets import get_target
+
+    path = ROOT / "problems" / "level3" / "decode_attention.py"
+    _, cap, gen, plan = prepared(path)
+    (index, group), = [(i, g) for i, g in enumerate(plan.groups) if g.family == "reduction"]
+    knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
+    knobs[group.name] = {"XBLOCK": 1, "RBLOCK": 512, "num_warps": 16, "persistent": False}
+    module = generate_module(load_problem(path), gen, plan, knobs, "test", "sm_90")
+    kernel = module.kernels[index]
+    assert ("enable_fp_fusion", False) in kernel.options and "enable_fp_fusion=False" in module.source
+    _, sizes = _work(gen, group, cap.cost.dtype)
+    source = _kernel_source(module.source, kernel, sizes)
+    target = get_target("h200")
+    off = cross_compile(source, target, timeout_s=None, keep_asm=True, use_cache=False)
+    on = cross_compile(replace(source, options=tuple((n, v) for n, v in source.options if n != "enable_fp_fusion")),
+                       target, timeout_s=None, keep_asm=True, use_cache=False)
+    assert off.ok and on.ok, (off.error, on.error)
+    assert "fma.rn.f32" not in off.asm["ptx"]
+    assert "fma.rn.f32" in on.asm["ptx"]

@@ -1406,6 +1406,12 @@ class _FusedWriter(KernelWriter):
                    ("num_stages", int(self.knobs.get("num_stages", 1)))]
         if "waves_per_eu" in self.knobs:
             options.append(("waves_per_eu", int(self.knobs["waves_per_eu"])))
+        if self.reduce:
+            # no FMA contraction: a reduction kernel computes a value (x·s) for the row max in one pass and
+            # again for exp(x·s − max) in the next; contracted there (fma(x, s, −max): the product unrounded)
+            # and not in the first, the two disagree by |x·s|·2⁻²⁴, which exp turns into a relative error
+            # (8.7e-4 on decode_attention's outlier draw, H200, 2026-12-01). Memory-bound: nothing to lose.
+            options.append(("enable_fp_fusion", False))
         return GeneratedKernel(self.group.name, self.name, header + "\n".join(body) + "\n", tuple(pointer_args),
                                tuple(self.sizes.args), tuple(signature), tuple(constexprs), tuple(options),
                                rows, xblock, helpers, self.reduce and self.persistent,

@@ -355,9 +355,11 @@ def test_every_kernel_cross_compiles(name, tmp_path):
 def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     """decode_attention's softmax, looped: the first pass takes the row max of x·s, the second computes
     exp(x·s − max). With FMA contraction the second pass's x·s is unrounded (fma(x, s, −max)) while the
-    max was rounded: on the H200 the outlier draw failed the referee by 8.7e-4 (2026-12-01). Reduction
-    kernels are compiled with enable_fp_fusion=False, so both passes round alike: no fma in the PTX. The
-    same kernel with contraction allowed has them (the check is live)."""
+    max was rounded: on the H200 the outlier draw failed the referee by 8.7e-4 (2026-12-01). Such kernels
+    (more than one pass, a product feeding a row max) are compiled with enable_fp_fusion=False, so both
+    passes round alike: no fma in the PTX; the same kernel with contraction allowed has them (the check
+    is live). Kernels without the hazard keep contraction (cross_entropy's looped kernel has no product
+    before its max; a persistent softmax computes x·s once)."""
     from dataclasses import replace
 
     from kerntailor.build import cross_compile
@@ -381,3 +383,8 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     assert off.ok and on.ok, (off.error, on.error)
     assert "fma.rn.f32" not in off.asm["ptx"]
     assert "fma.rn.f32" in on.asm["ptx"]
+    knobs[group.name] = {"XBLOCK": 1, "RBLOCK": 4096, "num_warps": 16, "persistent": True}
+    persistent = generate_module(load_problem(path), gen, plan, knobs, "test", "sm_90")
+    assert ("enable_fp_fusion", False) not in persistent.kernels[index].options
+    looped = make_module(L1 / "cross_entropy.py", {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False})
+    assert "enable_fp_fusion" not in looped.source

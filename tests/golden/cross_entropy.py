@@ -93,11 +93,11 @@ class ModelNew(nn.Module):
             raise ValueError("generated for logits.shape[0] == targets.shape[0]")
         # k0: k0_reduction_kernel
         pw8 = torch.empty((d0,), device=logits.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1, enable_fp_fusion=False)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)
         # k1: k1_reduction_kernel
         pw10 = torch.empty((), device=logits.device, dtype=torch.float32)
-        k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1, enable_fp_fusion=False)
+        k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1)
         # k2: k2_reduction_kernel
         pw11 = torch.empty((), device=logits.device, dtype=torch.float32)
-        k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1, enable_fp_fusion=False)
+        k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1)
         return pw11

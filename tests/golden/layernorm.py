@@ -67,5 +67,5 @@ class ModelNew(nn.Module):
             raise ValueError("generated for p_ln_weight.shape[0] == x.shape[1]")
         # k0: k0_reduction_kernel
         pw9 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), num_warps=16, num_stages=1, enable_fp_fusion=False)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), num_warps=16, num_stages=1)
         return pw9

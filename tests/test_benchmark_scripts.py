@@ -1,5 +1,6 @@
-"""The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes)
-and gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter)."""
+"""The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes),
+gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter) and
+fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should)."""
 
 import json
 import os
@@ -52,3 +53,23 @@ def test_gemm_nt_probe_smoke_checks_every_variant():
     assert {r["variant"] for r in kernels} >= {"pointer", "pointer_even", "tma", "tma_persist",
                                                "nn_pointer_no_epilogue"}
     assert all("error" not in r and r["rel_err"] < 1e-5 for r in kernels), kernels
+
+
+def test_fma_contraction_check_builds_the_schedule_it_judges():
+    import importlib.util
+
+    from kerntailor.capture.capture import capture_generalized
+    from kerntailor.codegen import generate_module, launch_order
+    from kerntailor.plan import plan_fusion
+    from kerntailor.plan.fusion import Plan
+    from kerntailor.problem import load_problem
+
+    spec_ = importlib.util.spec_from_file_location("fma_check", ROOT / "benchmarks" / "fma_contraction_check.py")
+    check = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(check)
+    spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
+    _, gen = capture_generalized(spec)
+    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
+    module = generate_module(spec, gen, plan, check.SCHEDULE, "check", "sm_90")
+    flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
+    assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1

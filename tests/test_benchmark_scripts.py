@@ -1,6 +1,7 @@
 """The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes),
 gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter) and
-fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should)."""
+fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should) and
+tf32x3_probe.py's CPU smoke mode."""
 
 import json
 import os
@@ -73,3 +74,12 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     module = generate_module(spec, gen, plan, check.SCHEDULE, "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1
+
+
+def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tf32x3_probe.py"), "--smoke"], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 2 and all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows

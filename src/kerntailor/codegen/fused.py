@@ -1109,23 +1109,14 @@ class _FusedWriter(KernelWriter):
         recomputes it inside exp(x·s − max), where the compiler may contract it to fma(x, s, −max) and
         keep the product unrounded. The two then disagree by |x·s|·2⁻²⁴, which exp turns into a relative
         error: 8.7e-4 on decode_attention's outlier draw (H200, 2026-12-01; the referee caught it). Only
-        there: turning contraction off everywhere cost cross_entropy bf16 25 % (371 -> 464 µs)."""
+        there: off, cross_entropy bf16 ran 2-5 % slower on one H200 with nothing to protect (A/B,
+        benchmarks/data/cross_entropy_fma_ab_h200_2026-12-01.json)."""
         if not self.reduce or self.persistent:
             return False
         shifts = [n for n in self.nodes if isinstance(n, Reduction) and n.op in ("max", "min")]
-        stack = [op.base for r in shifts for op in r.operands]
-        seen: set[str] = set()
-        while stack:
-            name = stack.pop()
-            if name in seen or name not in self.members:
-                continue
-            seen.add(name)
-            node = self.graph.node(name)
-            if isinstance(node, Pointwise) and _has_op(node.expr, ("mul", "div")):
-                return True
-            if not isinstance(node, Reduction):
-                stack += [op.base for op in node.operands]
-        return False
+        feeding = self.graph.upstream([op.base for r in shifts for op in r.operands], self.members,
+                                      through=lambda node: not isinstance(node, Reduction))
+        return any(isinstance(n, Pointwise) and _has_op(n.expr, ("mul", "div")) for n in feeding)
 
     def _online_pairs(self, reductions: list[Reduction]) -> dict[str, Reduction]:
         """max M and sum S = Σ exp(x − M) over the same x: computed in one pass (online softmax)."""
@@ -1180,19 +1171,7 @@ class _FusedWriter(KernelWriter):
 
     def _reductions_before(self, name: str) -> set[str]:
         """The group's reductions that member `name` depends on."""
-        out: set[str] = set()
-        stack = [name]
-        seen = set()
-        while stack:
-            n = stack.pop()
-            if n in seen or n not in self.members:
-                continue
-            seen.add(n)
-            node = self.graph.node(n)
-            if isinstance(node, Reduction):
-                out.add(n)
-            stack += [op.base for op in node.operands]
-        return out
+        return {n.name for n in self.graph.upstream([name], self.members) if isinstance(n, Reduction)}
 
     def _init_welford(self, s: Reduction) -> None:
         self.out(f"mean_{s.name} = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # per lane: running mean")

@@ -189,6 +189,22 @@ class Graph:
                 return i.type
         return self.node(name).out
 
+    def upstream(self, starts, members, through=lambda node: True) -> list["Node"]:
+        """The nodes among `members` (names) that `starts` (names) read, directly or through other members,
+        each once: a node's own operands are followed only when `through(node)`."""
+        out: list[Node] = []
+        stack, seen = list(starts), set()
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in members:
+                continue
+            seen.add(name)
+            node = self.node(name)
+            out.append(node)
+            if through(node):
+                stack += [op.base for op in node.operands]
+        return out
+
     def consumers(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
         out.update({i.name: [] for i in self.inputs})

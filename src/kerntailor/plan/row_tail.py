@@ -151,19 +151,8 @@ def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps:
 
 def _reductions_before(graph: Graph, name: str, names: set[str]) -> frozenset[str]:
     """The group's reductions that member `name` depends on (not counting itself)."""
-    out: set[str] = set()
-    stack = [op.base for op in graph.node(name).operands]
-    seen: set[str] = set()
-    while stack:
-        n = stack.pop()
-        if n in seen or n not in names:
-            continue
-        seen.add(n)
-        node = graph.node(n)
-        if isinstance(node, Reduction):
-            out.add(n)
-        stack += [op.base for op in node.operands]
-    return frozenset(out)
+    return frozenset(n.name for n in graph.upstream([op.base for op in graph.node(name).operands], names)
+                     if isinstance(n, Reduction))
 
 
 __all__ = ["RowTail", "TailReduction", "row_tail"]

@@ -171,6 +171,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
 
     # matrix x vector takes the GEMV path (multiply-adds, no tl.dot): rows down to 8, K chunks up to 1024
     gemv = 1 in (M, N)
+    # the GEMV path's vector side is one element wide, whatever its (unused) block knob says
+    gemv_tile = {"BLOCK_N": 1} if N == 1 else {"BLOCK_M": 1} if M == 1 else {}
     tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
     tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
     knobs = [
@@ -194,7 +196,7 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         Constraint("GROUP_M > 1 only on a 2-D tile grid, no larger than covers its rows",
                    ("BLOCK_M", "BLOCK_N", "GROUP_M"), group_ok),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
-                   lambda v: gemm_lds_bytes(v, target, dtype) <= target.lds_per_block),
+                   lambda v: gemm_lds_bytes(v | gemv_tile, target, dtype) <= target.lds_per_block),
         Constraint("split_k leaves at least one BLOCK_K per split", ("BLOCK_K", "split_k"),
                    lambda v: K // v["split_k"] >= v["BLOCK_K"]),
         Constraint(f"split_k > 1 only when the M x N tiles cannot fill the {target.compute_units} CUs",
@@ -228,6 +230,11 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     - sm_90, matrix x vector (GEMV path), fp32 and bf16: 8 rows x 1024 of K and 16 x 512 (4 warps, 3 stages),
       128 x 128 (8 warps, 2 stages): the three fastest on matvec, within 2 % of the best in each dtype
       (gemm_h200_2026-11-30_*: bf16 118-121 us, fp32 222-226 us, floor 110 / 224 us).
+    - sm_90, fp32 operands (for tf32x3, the policy that wins there; under ieee they are timed like any
+      other): 128x128x64 with 8 warps, 3 stages, TMA and persistent programs ran gemm_bias_relu in 5051 us,
+      128x128x32/8w/4s with TMA 6072 us, 128x128x32/8w/3s 6122 us, against 7549 us for the search's own
+      pick (128x128x32/8w/2s) and 9599 us for cuBLAS sgemm (benchmarks/tf32x3_probe.py, 21 schedules,
+      2026-12-01: benchmarks/data/tf32x3_probe_h200_2026-12-01.json).
     - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
       matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
       (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
@@ -257,6 +264,11 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                                "TMA": 1, "PERSISTENT": 1},
                       wide | {"TMA": 1}, wide,
                       plain | {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}]
+    elif hopper and dtype == "fp32" and N > 64:
+        plain = {"BLOCK_M": 128, "BLOCK_N": 128, "GROUP_M": 8, "split_k": 1, "num_warps": 8}
+        seeds += [plain | {"BLOCK_K": 64, "num_stages": 3, "TMA": 1, "PERSISTENT": 1},
+                  plain | {"BLOCK_K": 32, "num_stages": 4, "TMA": 1, "PERSISTENT": 0},
+                  plain | {"BLOCK_K": 32, "num_stages": 3, "TMA": 0, "PERSISTENT": 0}]
     elif target.is_amd and sixteen:
         kpack = 1 if target.arch in KPACK_FORCED_1 else 2
         amd = {"BLOCK_K": 64, "GROUP_M": 8, "num_stages": 2, "split_k": 1, "waves_per_eu": 0,

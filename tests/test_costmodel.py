@@ -201,6 +201,10 @@ def test_estimate_facts():
     nv = estimate_facts(Candidate(Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4,
                                                       num_stages=3, split_k=1)), GEMM_WORK), H200)
     assert 200 < nv.registers <= 255 and nv.lds_bytes == 98304
+    # the GEMV path (N == 1): the vector side is one element wide whatever BLOCK_N says (8 x 1024 fp32 seed)
+    gemv = Config("gemm", dict(BLOCK_M=8, BLOCK_N=16, BLOCK_K=1024, GROUP_M=1, num_warps=4, num_stages=3, split_k=1))
+    facts = estimate_facts(Candidate(gemv, Work.gemm(M=28672, N=1, K=8192, dtype="fp32")), H200)
+    assert facts.lds_bytes == 3 * (8 * 1024 + 1024 * 1) * 4
 
 
 def test_config_ranker_plugs_into_a_strategy():

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 from kerntailor.build.types import IsaFacts
 from kerntailor.costmodel.candidate import Candidate
-from kerntailor.search.families import gemm_lds_bytes, itemsize, loop_trips, padding_factor, program_count
+from kerntailor.search.families import gemm_lds_bytes, gemv_tile, itemsize, loop_trips, padding_factor, program_count
 from kerntailor.targets.occupancy import occupancy
 from kerntailor.targets.roofline import Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
@@ -126,7 +126,8 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
             regs = 1.5 * acc + operands * size / 2 + 23
         else:
             regs = acc + operands * size / 4 + 40
-        lds = gemm_lds_bytes(config.as_dict(), target, work.dtype)
+        sizes = dict(work.sizes)
+        lds = gemm_lds_bytes(config.as_dict() | gemv_tile(sizes.get("M", 0), sizes.get("N", 0)), target, work.dtype)
     else:
         # pointwise: BLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)
         tile = config["BLOCK"] if config.family == "pointwise" else config["XBLOCK"] * config.get("RBLOCK", 1)

@@ -152,6 +152,11 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
 
 # --- gemm --------------------------------------------------------------------------------------------------
 
+def gemv_tile(M: int, N: int) -> dict:
+    """The GEMV path's vector side is one element wide, whatever its (unused) block knob says."""
+    return {"BLOCK_N": 1} if N == 1 else {"BLOCK_M": 1} if M == 1 else {}
+
+
 def gemm_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str) -> int:
     """Estimated LDS per block of a Triton matmul tile (measured rule; module docstring)."""
     size = itemsize(dtype)
@@ -171,8 +176,6 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
 
     # matrix x vector takes the GEMV path (multiply-adds, no tl.dot): rows down to 8, K chunks up to 1024
     gemv = 1 in (M, N)
-    # the GEMV path's vector side is one element wide, whatever its (unused) block knob says
-    gemv_tile = {"BLOCK_N": 1} if N == 1 else {"BLOCK_M": 1} if M == 1 else {}
     tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
     tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
     knobs = [
@@ -196,7 +199,7 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         Constraint("GROUP_M > 1 only on a 2-D tile grid, no larger than covers its rows",
                    ("BLOCK_M", "BLOCK_N", "GROUP_M"), group_ok),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
-                   lambda v: gemm_lds_bytes(v | gemv_tile, target, dtype) <= target.lds_per_block),
+                   lambda v: gemm_lds_bytes(v | gemv_tile(M, N), target, dtype) <= target.lds_per_block),
         Constraint("split_k leaves at least one BLOCK_K per split", ("BLOCK_K", "split_k"),
                    lambda v: K // v["split_k"] >= v["BLOCK_K"]),
         Constraint(f"split_k > 1 only when the M x N tiles cannot fill the {target.compute_units} CUs",

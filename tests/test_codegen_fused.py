@@ -388,3 +388,38 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     assert ("enable_fp_fusion", False) not in persistent.kernels[index].options
     looped = make_module(L1 / "cross_entropy.py", {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False})
     assert "enable_fp_fusion" not in looped.source
+
+
+SIBLINGS = '''"""The range of each row: max minus min, two reductions of one input (one kernel, one read)."""
+import torch
+import torch.nn as nn
+
+rows = 96
+cols = 1000
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amax(x, dim=1) - torch.amin(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("knobs", [None, {"XBLOCK": 2, "RBLOCK": 128, "persistent": False, "num_warps": 4}],
+                         ids=["default", "looped"])
+def test_sibling_reductions_of_one_input_share_a_kernel(knobs, tmp_path):
+    path = tmp_path / "row_range.py"
+    path.write_text(SIBLINGS)
+    _, _, gen, plan = prepared(path)
+    assert [g.family for g in plan.groups] == ["reduction"] and plan.groups[0].inputs == ("x",)
+    module = make_module(path, knobs)
+    assert module.kernels[0].source.count("tl.load(") == 1   # x read once (per chunk when looped)
+    verify(path, module, tmp_path)

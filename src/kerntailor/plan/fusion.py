@@ -9,6 +9,8 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - a pointwise node whose shape is a reshape of a reduction group's space (the same elements in the same
   row-major order, as GroupNorm's affine on (N, C, H, W) after statistics over (N, G, C/G·H·W)) joins it:
   codegen iterates over the common refinement of the two shapes (N, G, C/G, H, W);
+- a reduction whose producer's group cannot take it joins a group that already reduces the same view over
+  the same axes (a row's max and min: one read of the input);
 - pointwise nodes of the same shape chain into one group;
 - a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
@@ -219,6 +221,13 @@ def plan_fusion(graph: Graph) -> Plan:
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
+        if target is None and node.family == "reduction":
+            # a sibling: another reduction of the same view over the same axes (a row's max and min) shares
+            # its kernel, so the input is read once
+            target = next((g for g in groups if g.family == "reduction" and g.axes == node.axes
+                           and g.space == node.operands[0].shape and not creates_cycle(g, node)
+                           and any(isinstance(n, Reduction) and n.operands[0] == node.operands[0] for n in g.nodes)),
+                          None)
         if target is None:
             if node.family == "reduction":
                 target = _Group("reduction", [], node.operands[0].shape, node.axes)

@@ -35,10 +35,13 @@ from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRendere
 from kerntailor.codegen.sizes import const, is_whole, product, quotient, same
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Const, Index, Load, Op
-from kerntailor.ir.nodes import Node, Pointwise, Reduction
+from kerntailor.ir.nodes import Node, Pointwise, Reduction, exp_of_difference
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup, narrowing_shift
 from kerntailor.search.space import next_power_of_two
+
+FLOAT_IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0", "any": "0",
+                  "all": "1", "argmax": 'float("-inf")', "argmin": 'float("inf")'}   # fp32 accumulators
 
 
 class CodegenUnsupported(Exception):
@@ -1124,16 +1127,12 @@ class _FusedWriter(KernelWriter):
         for s_node in reductions:
             if s_node.op != "sum" or s_node.operands[0].base not in self.members:
                 continue
-            e = self.graph.node(s_node.operands[0].base)
-            if not (isinstance(e, Pointwise) and _is_op(e.expr, "exp") and e.operands[0].base in self.members):
+            found = exp_of_difference(self.graph, s_node.operands[0].base)
+            if found is None or found[0] not in self.members:
                 continue
-            d = self.graph.node(e.operands[0].base)
-            if not (isinstance(d, Pointwise) and _is_op(d.expr, "sub") and len(d.operands) == 2):
-                continue
-            m = next((r for r in reductions if r.name == d.operands[1].base), None)
-            if m is None or m.op != "max" or m.axes != s_node.axes or d.operands[0] != m.operands[0]:
-                continue
-            if d.expr.args[0] != Load(0, d.expr.args[0].dtype) or d.expr.args[1] != Load(1, d.expr.args[1].dtype):
+            _, x, shift = found
+            m = next((r for r in reductions if r.name == shift.base), None)
+            if m is None or m.op != "max" or m.axes != s_node.axes or x != m.operands[0]:
                 continue
             pairs[m.name] = s_node
         return pairs
@@ -1272,8 +1271,7 @@ class _FusedWriter(KernelWriter):
             return self._INT_IDENTITY[r.op]
         return self._IDENTITY[r.op]
 
-    _IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0", "any": "0",
-                 "all": "1", "argmax": 'float("-inf")', "argmin": 'float("inf")'}
+    _IDENTITY = FLOAT_IDENTITY
 
     def _reduce_operand(self, r: Reduction, done: set[str]) -> str:
         """The value reduction `r` reads at the current tile position (cast for its accumulator)."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.fused import FLOAT_IDENTITY, CodegenUnsupported, GeneratedKernel
 from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, compute_dtype
 from kerntailor.codegen.scan import AnchorWriter, _mentions
 from kerntailor.codegen.sizes import const, product
@@ -560,14 +560,21 @@ class _GemmWriter(AnchorWriter):
         self.pointer("counters")
         self.out("local = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
         self.out("tl.store(partials_ptr + pid.to(tl.int64) * (BLOCK_M * BLOCK_N) + local, acc)")
-        self.out("tl.debug_barrier()  # every thread's partial is written before the tile's counter moves")
-        self.out('arrived = tl.atomic_add(counters_ptr + tile_id, 1, sem="acq_rel")')
-        self.out("if arrived == SPLIT_K - 1:  # the last split: sum the partials in a fixed order, then the epilogue")
-        self.out.depth += 1
+        self._last_to_arrive("arrived", "counters_ptr + tile_id", "SPLIT_K", "the tile's",
+                             "the last split: sum the partials in a fixed order, then the epilogue")
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
         self.out("for s in tl.static_range(SPLIT_K):")
         self.out("    part_id = tile_id.to(tl.int64) * SPLIT_K + s")
         self.out("    acc += tl.load(partials_ptr + part_id * (BLOCK_M * BLOCK_N) + local, volatile=True)")
+
+    def _last_to_arrive(self, name: str, counter: str, count: str, whose: str, then: str) -> None:
+        """Open `if <the program is the last of count to arrive>:` after this program's partials are
+        stored (split-K's tiles, the row tail's row blocks): every thread's stores come before the
+        counter moves (barrier, acq_rel atomic), so the last arriver reads them all."""
+        self.out(f"tl.debug_barrier()  # every thread's partials are written before {whose} counter moves")
+        self.out(f'{name} = tl.atomic_add({counter}, 1, sem="acq_rel")')
+        self.out(f"if {name} == {count} - 1:  # {then}")
+        self.out.depth += 1
 
     # --- the row tail: reductions over N from per-tile partials ---------------------------------------
     def _row_tail(self, M: str, N: str) -> None:
@@ -586,8 +593,8 @@ class _GemmWriter(AnchorWriter):
         for name in (n for n in row.nodes if n in needed):
             node = self.graph.node(name)
             if name in by_name:
-                fn, ident = _TAIL_REDUCE[by_name[name].op]
-                self.out(f"v_{name} = {fn}(tl.where(nmask, v_{node.operands[0].base}, {ident}), axis=1, "
+                op = by_name[name].op
+                self.out(f"v_{name} = tl.{op}(tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]}), axis=1, "
                          f"keep_dims=True)  # {node.describe()} over this tile")
             else:
                 self.compute_node(node)
@@ -596,10 +603,8 @@ class _GemmWriter(AnchorWriter):
         self.out(f"rows_pad = tl.cdiv({M}, BLOCK_M) * BLOCK_M")
         for ch, name in enumerate(channels):
             self.out(f"tl.store({parts} + {_channel_rows(ch)} * tiles_n + pid_n, v_{name})")
-        self.out("tl.debug_barrier()  # every thread's partials are written before the row block's counter moves")
-        self.out(f'row_arrived = tl.atomic_add({counters} + pid_m, 1, sem="acq_rel")')
-        self.out("if row_arrived == tiles_n - 1:  # the row block's last tile: combine its partials in tile order")
-        self.out.depth += 1
+        self._last_to_arrive("row_arrived", f"{counters} + pid_m", "tiles_n", "the row block's",
+                             "the row block's last tile: combine its partials in tile order")
         self.out("rt = tl.arange(0, ROW_PARTS)[None, :]")
         for name in row.nodes:
             node = self.graph.node(name)
@@ -608,7 +613,7 @@ class _GemmWriter(AnchorWriter):
                     self.compute_node(node)   # again, from the combined values
                 continue
             r = by_name[name]
-            fn, ident = _TAIL_REDUCE[r.op]
+            fn, ident = f"tl.{r.op}", FLOAT_IDENTITY[r.op]
             at = f"{parts} + {{rows}} * tiles_n + t0 + rt"
             self.out(f"acc_{name} = tl.full([BLOCK_M, ROW_PARTS], {ident if not r.shift else '0.0'}, tl.float32)")
             self.out("for t0 in range(0, tiles_n, ROW_PARTS):")
@@ -723,7 +728,6 @@ class _GemmWriter(AnchorWriter):
                           host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "")
 
 
-_TAIL_REDUCE = {"sum": ("tl.sum", "0.0"), "max": ("tl.max", 'float("-inf")'), "min": ("tl.min", 'float("inf")')}
 _TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}
 
 

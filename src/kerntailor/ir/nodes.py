@@ -162,6 +162,26 @@ class Scan(Node):
         return f"cum{self.op} axis {self.axis}{' reverse' if self.reverse else ''}"
 
 
+def exp_of_difference(graph: "Graph", name: str) -> tuple[str, View, View] | None:
+    """(d, u, c) when node `name` is exp(d) of a node d = u − c (each a single op on its operands, as
+    captured: exp(in0), (in0 − in1)), with u and c the views d reads; else None. The summand of softmax's
+    and logsumexp's Σ exp(x − max)."""
+    from kerntailor.ir.expr import Load, Op
+
+    e = graph.node(name)
+    if not (isinstance(e, Pointwise) and isinstance(e.expr, Op) and e.expr.op == "exp"
+            and e.expr.args[0] == Load(0, e.expr.args[0].dtype)):
+        return None
+    try:
+        d = graph.node(e.operands[0].base)
+    except KeyError:   # exp of a graph input
+        return None
+    if not (isinstance(d, Pointwise) and len(d.operands) == 2 and isinstance(d.expr, Op) and d.expr.op == "sub"
+            and d.expr.args == (Load(0, d.expr.args[0].dtype), Load(1, d.expr.args[1].dtype))):
+        return None
+    return d.name, d.operands[0], d.operands[1]
+
+
 @dataclass(frozen=True)
 class GraphInput:
     name: str

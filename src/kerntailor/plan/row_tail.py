@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from kerntailor.ir.expr import Load, Op
-from kerntailor.ir.nodes import Graph, Matmul, Pointwise, Reduction
+from kerntailor.ir.nodes import Graph, Matmul, Reduction, exp_of_difference
 
 TAIL_OPS = ("sum", "max", "min")
 FLOAT = ("fp32", "bf16", "fp16")
@@ -129,22 +128,15 @@ def _reads_as(view, source: str, reader: str, space: tuple[int, ...], rows: int)
 def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps: dict) -> str | None:
     """c when reduction r is Σ exp(u − c) over a full-size u that depends on no reduction and a row value
     c (read broadcast along the reduced axis); else None."""
-    if r.op != "sum":
+    found = exp_of_difference(graph, r.operands[0].base) if r.op == "sum" else None
+    if found is None or found[0] not in names:
         return None
-    e = graph.node(r.operands[0].base)
-    if not (isinstance(e, Pointwise) and isinstance(e.expr, Op) and e.expr.op == "exp"
-            and e.expr.args[0] == Load(0, e.expr.args[0].dtype) and e.operands[0].base in names):
-        return None
-    d = graph.node(e.operands[0].base)
-    if not (isinstance(d, Pointwise) and len(d.operands) == 2 and isinstance(d.expr, Op) and d.expr.op == "sub"
-            and d.expr.args == (Load(0, d.expr.args[0].dtype), Load(1, d.expr.args[1].dtype))):
-        return None
-    u, c = d.operands
+    _, u, c = found
     if u.base not in names or level.get(u.base) != "full" or deps[u.base]:
         return None
     if c.base not in names or level.get(c.base) != "reduced":
         return None
-    if deps[e.name] != deps[c.base]:
+    if deps[r.operands[0].base] != deps[c.base]:
         return None
     return c.base
 

@@ -33,21 +33,23 @@ GRID = [
 ]
 
 
-def _module(knobs: dict):
+def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit=None):
+    """(spec, the loaded module) that generate_module emits for sm_90 under `knobs`; `edit` rewrites the text."""
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import generate_module, launch_order
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
 
-    spec = load_problem(PROBLEM)
+    spec = load_problem(problem, dtype=dtype)
     _, gen = capture_generalized(spec)
     plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
     (group,) = plan.groups
     source = generate_module(spec, gen, plan, {group.name: knobs}, "probe", "sm_90").source
+    source = edit(source) if edit else source
     path = Path(tempfile.mkdtemp()) / "kernel.py"
     path.write_text(source)
-    loaded = importlib.util.spec_from_file_location(f"probe_{abs(hash(str(knobs)))}", path)
+    loaded = importlib.util.spec_from_file_location(f"probe_{abs(hash(source))}", path)
     module = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(module)
     return spec, module

@@ -430,6 +430,7 @@ def test_no_size_literals_of_varying_sizes(name, distinctive):
 
 TARGETS = {"mi300x": "gfx942", "mi355x": "gfx950", "mi250x": "gfx90a", "h200": "sm_90"}
 TF32_ARCHS = ("sm_90", "gfx942")   # where tl.dot takes tf32 for fp32 operands (DOT_PRECISIONS)
+FP8_ARCHS = {"sm_90": "e4m3", "gfx942": "fp8_fp8", "gfx950": "f8f6f4"}   # fp8 matrix instructions, by name
 
 
 def _cases(arch: str) -> dict[str, tuple]:
@@ -442,7 +443,11 @@ def _cases(arch: str) -> dict[str, tuple]:
         "ieee": (L1 / "matmul_square.py", None, None),
         "amd": (L1 / "matmul_square.py", {"matrix_instr_nonkdim": 16, "kpack": 2, "waves_per_eu": 2}, "bf16"),
         "tail": (L2 / "gemm_logsumexp.py", None, "bf16"),   # the row tail: partials, atomics, the combine
-    } | ({"tma": (L2 / "gemm_bias_relu.py", {"TMA": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+    } | ({"fp8": (L2 / "gemm_bias_relu.py", {"precision": "fp8-row", "BLOCK_K": 64}, "bf16")}
+         if arch in FP8_ARCHS else {}) | ({"fp8_persistent": (L2 / "gemm_bias_relu.py", {
+             "precision": "fp8-row", "TMA": 1, "PERSISTENT": 1, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128,
+             "num_warps": 8, "num_stages": 3}, "bf16"),
+           "tma": (L2 / "gemm_bias_relu.py", {"TMA": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
                                               "num_warps": 8, "num_stages": 4}, "bf16"),
           "persistent": (L2 / "gemm_bias_relu.py", {"TMA": 1, "PERSISTENT": 1, "BLOCK_M": 256, "BLOCK_N": 128,
                                                      "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}, "bf16"),
@@ -496,8 +501,12 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
     else:                                                                   # fp32 MFMA (ieee)
         assert all(kind.endswith("f32") and "xf32" not in kind for kind in fp32.matrix_instr_kinds)
     assert gemv.matrix_instr_count == 0      # the GEMV path: multiply-adds and one reduction
+    if arch in FP8_ARCHS:                    # fp8 products on the fp8 matrix units (precision fp8-row)
+        fp8 = built["fp8", name].facts
+        assert fp8.matrix_instr_count > 0 and all(FP8_ARCHS[arch] in kind for kind in fp8.matrix_instr_kinds), fp8
+        assert fp8.spills == 0
     if arch == "sm_90":  # the TMA paths: wgmma on bf16, bulk tensor copies, the stages fit shared memory
-        for case in ("tma", "persistent", "tail_persistent"):
+        for case in ("tma", "persistent", "tail_persistent", "fp8_persistent"):
             facts = built[case, name].facts
             assert facts.matrix_instr_count > 0 and facts.spills == 0 and facts.lds_bytes <= 227 * 1024, facts
             assert any(w.startswith("cp.async.bulk.tensor") for w, _ in facts.global_load_widths), facts

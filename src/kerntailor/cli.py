@@ -66,6 +66,9 @@ def verify(
     seed: int = typer.Option(0, "--seed", help="seed of the draws"),
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="only these variants (repeatable)"),
     max_autotune: bool = typer.Option(False, "--max-autotune", help="torch.compile baseline in max-autotune mode"),
+    precision: str = typer.Option("ieee", "--precision",
+                                  help="the policy the candidate computes in: ieee, tf32x3, tf32, fp8-row, fp8-tensor "
+                                       "(fp8: judged against a reference whose products are quantized the same way)"),
 ) -> None:
     """Judge a candidate kernel against the problem's reference: exit 0 pass, 1 a failed check, 2 a bad file."""
     import json
@@ -73,10 +76,14 @@ def verify(
     from kerntailor.problem import load_problem
     from kerntailor.verify import VerifySettings, render_verdict, verify_candidate
 
+    from kerntailor.precision import PRECISIONS
+
     try:
+        if precision not in PRECISIONS:
+            raise KerntailorError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
         spec = load_problem(problem, dtype=dtype)
-        settings = VerifySettings(allow_library=allow_library, tf32=tf32, time=time_it, timeout_s=timeout,
-                                  draws=draws, seed=seed, device=device, variants=tuple(variant) if variant else None,
+        settings = VerifySettings(allow_library=allow_library, tf32=tf32 or precision == "tf32", time=time_it,
+                                  timeout_s=timeout, precision=precision, draws=draws, seed=seed, device=device, variants=tuple(variant) if variant else None,
                                   compile_mode="max-autotune" if max_autotune else "default")
         verdict = verify_candidate(spec, candidate, settings)
     except KerntailorError as e:
@@ -95,7 +102,7 @@ def generate(
     out: Path = typer.Option(Path("out"), "--out", help="directory for kernel.py and report.{json,md}"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
     no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
-    precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
+    precision: str = typer.Option("ieee", "--precision", help="matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands with power-of-two scales per row or per tensor)"),
     proposer: str = typer.Option("template", "--proposer", help="template (our codegen), llm (an OpenAI-compatible "
                                  "endpoint, see README) or all"),
     seed_kernel: Optional[Path] = typer.Option(None, "--seed-kernel", help="your own kernel.py: judged, and a "
@@ -143,7 +150,7 @@ def bench(
     only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
     part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
-    precision: str = typer.Option("ieee", "--precision", help="fp32 matrix products: ieee, tf32x3 or tf32"),
+    precision: str = typer.Option("ieee", "--precision", help="matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands with power-of-two scales per row or per tensor)"),
     proposer: str = typer.Option("template", "--proposer", help="template, llm or all (see generate)"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="problems at once, spread over the GPUs (timing is serialized "
                                                      "per GPU)"),

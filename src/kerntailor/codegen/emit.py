@@ -83,6 +83,11 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += _module_constants(problem, init_src)
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
+    fp8 = sorted({k.fp8_format for k in kernels if getattr(k, "fp8_format", "")})
+    if len(fp8) > 1:
+        raise CodegenUnsupported(f"products in two fp8 formats ({', '.join(fp8)})")
+    if fp8:  # the referee emulates this format (precision.py)
+        lines += [f'FP8_FORMAT = "{fp8[0]}"   # matrix products quantized to fp8 (kerntailor precision fp8-*)', ""]
     helpers: list[str] = []
     for k in kernels:
         for h in k.helpers:
@@ -134,6 +139,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
                             f"device={device}, dtype={TORCH_DTYPES[dtype]})")
                 var[buffer] = buffer
+        for buffer in getattr(k, "host_buffers", ()):   # made by the host lines before the launch
+            var[buffer] = f"{k.group}_{buffer}"
+        body += [line.format(**var, device=device) for line in getattr(k, "host_prologue", ())]
         # scratch: (buffer, dtype, count[, zeroed]): partial results and counters, allocated per call; zeroed
         # unless the kernel writes every element before it reads it
         for buffer, dtype, count, *zeroed in k.scratch:

@@ -33,18 +33,22 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
+from kerntailor.codegen.fp8 import DOT_FP8, quantize_helpers
 from kerntailor.codegen.fused import FLOAT_IDENTITY, CodegenUnsupported, GeneratedKernel
 from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, compute_dtype
 from kerntailor.codegen.scan import AnchorWriter, _mentions
 from kerntailor.codegen.sizes import const, product
+from kerntailor.errors import KerntailorError
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
+from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.plan.row_tail import RowTail, row_tail
+from kerntailor.precision import FP8_PRECISIONS, Fp8Format, fp8_format, is_fp8
 from kerntailor.search.families import ITEMSIZE
 from kerntailor.search.space import next_power_of_two
 
-PRECISIONS = ("ieee", "tf32", "tf32x3")
+PRECISIONS = ("ieee", "tf32", "tf32x3") + FP8_PRECISIONS
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
 MIN_DOT = 16          # tl.dot's smallest tile side (triton 3.6 `min_dot_size`: 16 for 16/32-bit operands)
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
@@ -128,6 +132,11 @@ class GemmKernel(GeneratedKernel):
     # names); `constexprs` holds their value at the traced shapes (what the build compiles)
     host_constexprs: tuple[tuple[str, str], ...] = ()
     grid_cap: str = ""   # persistent kernels: at most this many programs (a host expression)
+    # host lines run before the launch (fp8: quantize the operands), formatted with the host's {buffer} names;
+    # they define the buffers in host_buffers (each as "<group>_<buffer>")
+    host_prologue: tuple[str, ...] = ()
+    host_buffers: tuple[str, ...] = ()
+    fp8_format: str = ""   # the fp8 format its products use (precision.FP8_FORMATS), "" when not fp8
 
 
 # --- what the pipeline and the search need ---------------------------------------------------------------
@@ -211,6 +220,9 @@ def check_precision(precision: str, dtype: str, arch: str | None) -> None:
     """Raise CodegenUnsupported when `arch`'s tl.dot cannot compute fp32 products in `precision`."""
     if precision not in PRECISIONS:
         raise CodegenUnsupported(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+    if is_fp8(precision):
+        fp8_format_of(arch)
+        return
     if dtype != "fp32" or arch is None or precision == "ieee":
         return
     allowed = DOT_PRECISIONS["cuda"] if arch.startswith("sm_") else DOT_PRECISIONS.get(arch, DOT_PRECISIONS["hip"])
@@ -218,6 +230,14 @@ def check_precision(precision: str, dtype: str, arch: str | None) -> None:
         raise CodegenUnsupported(f"precision {precision} is not available for fp32 matmuls on {arch} "
                                  f"(triton 3.6 tl.dot accepts {', '.join(allowed)} there); "
                                  "use precision ieee")
+
+
+def fp8_format_of(arch: str | None) -> Fp8Format:
+    """The fp8 format of `arch`'s matrix units; CodegenUnsupported where it has none."""
+    try:
+        return fp8_format(arch)
+    except KerntailorError as e:
+        raise CodegenUnsupported(str(e)) from None
 
 
 def generate_gemm(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, kernel_name: str,
@@ -314,6 +334,13 @@ class _GemmWriter(AnchorWriter):
         precision = str(self.knobs.get("precision", "ieee"))
         check_precision(precision, dtype, self.arch)
         gemv = _gemv_axis(self.gen, mm) if self.knobs.get("gemv", True) else ""
+        self.fp8: Fp8Format | None = None
+        if is_fp8(precision):  # the kernel reads quantized copies of A and B (and their scales)
+            self.fp8 = fp8_format_of(self.arch)
+            gemv = ""           # fp8 products take the matrix units (a GEMV reads what it multiplies once)
+            (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off) = self._fp8_operands(
+                nb, (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off), precision == "fp8-row")
+            dtype = "fp8"
         bm, bn, bk = self._blocks(gemv)
         split = self._knob("split_k", 1)
         group_m = self._knob("GROUP_M", 1) if not gemv else 1
@@ -354,6 +381,8 @@ class _GemmWriter(AnchorWriter):
         self.full_mask = "mmask & nmask"
         if split > 1:
             self._split_combine()
+        if self.fp8 is not None:
+            self._fp8_rescale(nb, M, N)
         self.out(f"v_{mm.name} = acc  # {self._describe(mm, a_shape, b_shape, nb)}, fp32 accumulator")
         self.compute_epilogue()
         if self.row is not None:
@@ -366,6 +395,49 @@ class _GemmWriter(AnchorWriter):
             self.out.depth -= 1
         return self._finish(mm, space, nb, (bm, bn, bk), group_m, split, gemv, precision,
                             self._describe(mm, a_shape, b_shape, nb))
+
+    # --- fp8: quantized operands (codegen/fp8.py) -------------------------------------------------------
+    def _fp8_operands(self, nb: int, a_parts, b_parts, per_row: bool):
+        """Host lines that quantize A (as ..., M, K) and B (as ..., N, K: K-major) along K before the launch,
+        and the views the kernel reads instead: fp8_a (B, M, K) and fp8_b (B, N, K) read as (B, K, N)."""
+        host = self.sizes.host
+        self.prologue: list[str] = []
+        views = []
+        for which, (v, shape, strides, offset) in zip("ab", (a_parts, b_parts)):
+            source = (f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
+                      f"({', '.join(host(e) for e in strides)},), {host(offset)})")
+            if which == "b":
+                source += ".transpose(-1, -2)"
+            self.prologue.append(f"{{fp8_{which}}}, {{fp8_s{which}}} = _fp8_quantize({source}, per_row={per_row})")
+            stored = list(shape[:nb]) + ([shape[-2], shape[-1]] if which == "a" else [shape[-1], shape[-2]])
+            concrete = tuple(v.shape[:nb]) + ((v.shape[-2], v.shape[-1]) if which == "a" else (v.shape[-1], v.shape[-2]))
+            steps = [product(stored[j + 1:]) if j + 1 < len(stored) else const(1) for j in range(len(stored))]
+            if any(st is None for st in steps):
+                raise CodegenUnsupported(f"{self.group.name}: fp8 operand sizes are not products of the inputs'")
+            conc = contiguous_strides(concrete)
+            if which == "b":  # (B, N, K) stored, read as (B, K, N)
+                steps[-1], steps[-2] = steps[-2], steps[-1]
+                conc = conc[:-2] + (conc[-1], conc[-2])
+            views.append((View(f"fp8_{which}", tuple(v.shape), tuple(conc), 0), list(shape), steps, const(0)))
+        if self.fp8 is None:
+            raise CodegenUnsupported("fp8 operands without an fp8 format")
+        if quantize_helpers(self.fp8) not in self.dot_helpers:
+            self.dot_helpers.append(quantize_helpers(self.fp8))
+        self.per_row = per_row
+        return views
+
+    def _fp8_rescale(self, nb: int, M: str, N: str) -> None:
+        """acc *= s_a[row] · s_b[column] (or the two tensor scales): powers of two, exact."""
+        sa, sb = self.pointer("fp8_sa"), self.pointer("fp8_sb")
+        if not self.per_row:
+            self.out(f"acc = acc * (tl.load({sa}) * tl.load({sb}))  # the operands' power-of-two scales")
+            return
+        batch = "bidx * " if nb else ""
+        self.out(f"s_rows = tl.load({sa} + {batch}{M} + rm, mask=rm < {M}, other=1.0)" if nb else
+                 f"s_rows = tl.load({sa} + rm, mask=rm < {M}, other=1.0)")
+        self.out(f"s_cols = tl.load({sb} + {batch}{N} + rn, mask=rn < {N}, other=1.0)" if nb else
+                 f"s_cols = tl.load({sb} + rn, mask=rn < {N}, other=1.0)")
+        self.out("acc = acc * s_rows[:, None] * s_cols[None, :]  # per-row and per-column power-of-two scales")
 
     def _describe(self, mm: Matmul, a_shape: list[SizeExpr], b_shape: list[SizeExpr], nb: int) -> str:
         """The product with symbolic sizes (no size of the traced variant in the kernel text)."""
@@ -516,6 +588,10 @@ class _GemmWriter(AnchorWriter):
         self.out(f"{which}_ptrs = {self.pointer(view.base)}{self.bases[which + '_base']} + {parts}")
 
     def _dot_text(self, dtype: str, precision: str) -> str:
+        if dtype == "fp8":
+            if DOT_FP8 not in self.dot_helpers:
+                self.dot_helpers.append(DOT_FP8)
+            return f"_dot_fp8(a, b, acc)  # {self.fp8.name} operands ({precision}), fp32 accumulation"
         if dtype == "fp32" and precision == "ieee":
             return 'tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products'
         helper = precision if dtype == "fp32" else "16bit"
@@ -669,6 +745,9 @@ class _GemmWriter(AnchorWriter):
         bm, bn, bk = blocks
         args, signature, pointer_args = [], [], []
         scratch_types = {"partials": "fp32", "counters": "i32", "row_partials": "fp32", "row_counters": "i32"}
+        if self.fp8 is not None:
+            scratch_types |= {"fp8_a": self.fp8.triton_type, "fp8_b": self.fp8.triton_type, "fp8_sa": "fp32",
+                              "fp8_sb": "fp32"}
         for buffer, arg in self.pointers.items():
             args.append(arg)
             dtype = scratch_types[buffer] if buffer in scratch_types else self.graph.buffer_type(buffer).dtype
@@ -696,6 +775,9 @@ class _GemmWriter(AnchorWriter):
         shape = " x ".join(self.sizes.host(e) for e in space)
         fp32 = self.graph.buffer_type(mm.operands[0].base).dtype == "fp32"
         path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
+        if self.fp8 is not None:
+            path = (f"tl.dot on {self.fp8.name} copies of A and B quantized by _fp8_quantize before the launch "
+                    f"({precision}: power-of-two scales, fp32 accumulation, rescaled before the epilogue)")
         tiles_text = ("NUM_PROGRAMS programs (one per SM) walk the BLOCK_M x BLOCK_N tiles" if self.persistent
                       else "One BLOCK_M x BLOCK_N tile per program")
         doc = (f"{product_text} -> ({shape}): {', '.join(self.group.nodes)}. {tiles_text}, {path}"
@@ -725,7 +807,10 @@ class _GemmWriter(AnchorWriter):
         return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
                           tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
-                          host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "")
+                          host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "",
+                          host_prologue=tuple(self.prologue) if self.fp8 is not None else (),
+                          host_buffers=("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else (),
+                          fp8_format=self.fp8.name if self.fp8 is not None else "")
 
 
 _TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}

@@ -17,7 +17,8 @@ TL_DTYPES = {"fp64": "tl.float64", "fp32": "tl.float32", "bf16": "tl.bfloat16", 
              "bool": "tl.int1"}
 # Triton signature types for pointers to each dtype (KernelSource.signature).
 PTR_TYPES = {"fp64": "*fp64", "fp32": "*fp32", "bf16": "*bf16", "fp16": "*fp16", "i64": "*i64",
-             "i32": "*i32", "i16": "*i16", "i8": "*i8", "u8": "*u8", "bool": "*i1"}
+             "i32": "*i32", "i16": "*i16", "i8": "*i8", "u8": "*u8", "bool": "*i1", "fp8e4nv": "*fp8e4nv",
+             "fp8e4b8": "*fp8e4b8"}
 FLOAT = ("fp64", "fp32", "bf16", "fp16")
 
 

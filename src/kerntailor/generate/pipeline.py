@@ -27,6 +27,7 @@ from kerntailor.generate.sources import PROPOSERS, combine
 from kerntailor.inspect import floor_of
 from kerntailor.plan import FusionGroup, plan_fusion
 from kerntailor.problem import ProblemSpec, load_problem
+from kerntailor.precision import PRECISIONS, fp8_format, is_fp8
 from kerntailor.search.config import Config
 from kerntailor.search.families import make_space, seed_knobs
 from kerntailor.search.registry import get_strategy
@@ -35,7 +36,6 @@ from kerntailor.targets import Target, detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 
 LIBRARY = "library"   # the store family of a library-path decision
-PRECISIONS = ("ieee", "tf32x3", "tf32")
 SPACE_OF = {"matmul": "gemm"}   # the search space of a plan family, where the names differ
 
 
@@ -53,8 +53,10 @@ class GenerateSettings:
     use_store: bool = True
     store_path: Path | None = None
     runners_up: int = 3             # schedules tried in turn when the best fails the referee
-    precision: str = "ieee"         # fp32 matrix products: ieee | tf32x3 (fp32-level accuracy) | tf32 (judged
-                                    # by the tf32 tolerance); 16-bit inputs always accumulate in fp32
+    precision: str = "ieee"         # matrix products: ieee | tf32x3 (fp32-level accuracy) | tf32 (judged by the
+                                    # tf32 tolerance) for fp32 operands; fp8-row | fp8-tensor (operands of
+                                    # every product quantized, precision.py) for any; 16-bit operands
+                                    # otherwise always multiply exactly and accumulate in fp32
 
     proposer: str = "template"      # template | llm | all (generate/sources.py)
     seed_kernel: Path | None = None # a user's kernel file: judged, and a contender (the LLM's starting point)
@@ -177,6 +179,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     progress("capture", 0, 1, None)
     capture, gen = capture_generalized(problem)
     plan = plan_fusion(gen.graph)
+    if is_fp8(settings.precision):
+        _check_fp8(plan, gen, target, settings.precision)
     floor = floor_of(capture, target)
     knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
     try:
@@ -188,11 +192,13 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     evaluations: dict[str, dict[Config, Evaluation]] = {}
     per_group_s = settings.budget_s / max(1, len(plan.groups))
     for group in plan.groups:
-        work, sizes = _work(gen, group, capture.cost.dtype)
+        # the operands a matmul group multiplies: fp8 copies under the fp8 policies (tiles, LDS, rate)
+        dtype = "fp8" if group.family == "matmul" and is_fp8(settings.precision) else capture.cost.dtype
+        work, sizes = _work(gen, group, dtype)
         if "SPLIT" in knobs[group.name]:  # the cost model sees SPLIT rows of R/SPLIT
             split = knobs[group.name]["SPLIT"]
             work = replace(work, sizes=(("R", -(-sizes["R"] // split)), ("X", split)))
-        space = make_space(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)
+        space = make_space(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)
 
         if group.family == "matmul":  # the user's precision policy is not a knob the search may change
             knobs[group.name]["precision"] = settings.precision
@@ -231,7 +237,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         # known-good first: where predictions tie (a compute-bound GEMM on an absent target) the ranking
         # keeps this order, so measured or documented settings win over the portable heuristic
         seeds = [as_config(base | known) for known in
-                 seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=capture.cost.dtype, **sizes)]
+                 seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)]
         seeds += [seed]
         seeds = [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
         seed_trials = evaluator(seeds) if seeds else []
@@ -318,6 +324,24 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
     kept = timings.get("compile" if report.get("library") == "torch.compile" else "eager")
     store.record_winner(cid, report=report, median_us=kept,
                         label="measured" if mode == "measured" and kept is not None else "predicted")
+
+
+def _check_fp8(plan, gen, target, precision: str) -> None:
+    """The fp8 policies quantize the operands of every matrix product, in GEMM kernels (codegen/gemm.py). A
+    product that the plan puts elsewhere (inside attention or a fused reduction) would stay unquantized while
+    the referee's reference quantizes it: refuse up front, with what to do instead."""
+    from kerntailor.ir.nodes import Matmul
+
+    fp8_format(target.arch)   # a target without fp8 matrix units: a clear error
+    anchors = {g.nodes[0] for g in plan.groups if g.family == "matmul"}
+    for node in gen.graph.nodes:
+        if isinstance(node, Matmul) and node.name not in anchors:
+            family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
+            raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel, "
+                                  "where fp8 is not built (only GEMM kernels quantize); use ieee")
+        if not isinstance(node, Matmul) and node.family in ("attention", "conv"):
+            raise KerntailorError(f"precision {precision}: {node.name} is a {node.family}, which fp8 does not "
+                                  "cover (only matrix products); use ieee")
 
 
 def _kernel_source(source: str, k, sizes: dict, gen=None) -> "object":

@@ -18,7 +18,12 @@ def render_markdown(report: dict) -> str:
              f"Mode: **{report.get('mode')}**" + (" (times are predicted by kerntailor's analytical model from the "
                                                   "cross-compiled ISA; nothing ran on this target)"
                                                   if report.get("mode") == "predicted" else "")]
-    if report.get("precision"):
+    if report.get("precision", "").startswith("fp8"):
+        lines += ["", f"Precision policy for matrix products: **{report['precision']}** (operands quantized to fp8 "
+                      "with power-of-two scales, fp32 accumulation; the referee judges against the float64 "
+                      "reference with the same quantization, by the output dtype's tolerance, and reports the "
+                      "error against the unquantized reference)"]
+    elif report.get("precision"):
         lines += ["", f"Precision policy for fp32 matrix products: **{report['precision']}** (the referee judges "
                       f"by {'the tf32' if report['precision'] == 'tf32' else 'the fp32'} tolerance)"]
     if report.get("status") == "library":

@@ -114,7 +114,7 @@ def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int]
     ceilings = load_ceilings(device)
     cost, cost_source = cost_with_source(problem, "default")
     floor = roofline_floor_s(cost, ceilings, tf32=tf32 or precision == "tf32", precision=precision)
-    phys, source = physics_floor_s(cost, ceilings, local_target(ceilings.device_name))
+    phys, source = physics_floor_s(cost, ceilings, local_target(ceilings.device_name), precision=precision)
     notes.append(f"FLOPs and bytes from {cost_source}")
     if not cost.flops:
         notes.append("no FLOPs counted: the floor counts bytes only")

@@ -105,9 +105,26 @@ def measure_ceilings(device=None) -> Ceilings:
                 del a, b
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved
+        rates["fp8"] = _fp8_rate(device)
         torch.cuda.empty_cache()
     return Ceilings(torch.cuda.get_device_name(device), torch.__version__, 2.0 * COPY_BYTES / copy_s,
                     tuple(sorted(rates.items())), l2_bytes(device), datetime.date.today().isoformat())
+
+
+def _fp8_rate(device) -> float:
+    """torch._scaled_mm's e4m3 rate (e4m3fnuz on ROCm) at MATMUL_N^3, unit scales, bf16 out; 0.0 where this
+    GPU or torch has no fp8 matmul."""
+    import torch
+
+    dtype = torch.float8_e4m3fnuz if torch.version.hip else torch.float8_e4m3fn
+    try:
+        a = torch.randn(MATMUL_N, MATMUL_N, device=device).to(dtype)
+        b = torch.randn(MATMUL_N, MATMUL_N, device=device).to(dtype).t()   # column-major, as _scaled_mm wants
+        one = torch.ones((), device=device)
+        t = _median_time(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), runs=5)
+    except (RuntimeError, AttributeError, TypeError):
+        return 0.0
+    return 2.0 * MATMUL_N ** 3 / t
 
 
 def load_ceilings(device=None, refresh: bool = False) -> Ceilings:
@@ -123,7 +140,7 @@ def load_ceilings(device=None, refresh: bool = False) -> Ceilings:
             table = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             table = {}
-    if key in table and not refresh:
+    if key in table and not refresh and "fp8" in table[key].get("matmul_flops", {}):   # older files lack fp8
         return Ceilings.from_dict(table[key])
     ceilings = measure_ceilings(device)
     table[key] = ceilings.to_dict()

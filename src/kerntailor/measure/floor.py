@@ -17,7 +17,9 @@ BANDWIDTH_SLACK = 1.25
 RATE_SLACK = 1.5
 
 
-def _rate_name(dtype: str, tf32: bool) -> str:
+def _rate_name(dtype: str, tf32: bool, precision: str = "ieee") -> str:
+    if precision in ("fp8-row", "fp8-tensor"):   # every product runs on the fp8 units (precision.py)
+        return "fp8"
     if dtype == "fp32" and tf32:
         return "tf32"
     return dtype if dtype in ("fp32", "tf32", "bf16", "fp16") else "fp32"
@@ -29,10 +31,12 @@ def roofline_floor_s(cost, ceilings, tf32: bool = False, precision: str = "ieee"
     Matrix FLOPs use the library matmul rate of the dtype (tf32 for fp32 under the tf32 policy); other FLOPs
     use the fp32 matmul rate (close to the CUDA-core fp32 peak on NVIDIA; an approximation). Under the
     tf32x3 policy an fp32 product is three tf32 products (hi·lo + lo·hi + hi·hi): its floor is a third of
-    the tf32 rate, the least time that method can take (not the ieee rate, which it does not use).
+    the tf32 rate, the least time that method can take (not the ieee rate, which it does not use). Under
+    the fp8 policies products run at the measured fp8 rate; the bytes stay the problem's (its inputs are
+    read in their own dtype before anything is quantized).
     """
     flops, min_bytes, dtype, matrix = cost
-    rate = ceilings.matmul(_rate_name(dtype, tf32 or precision == "tf32x3") if matrix else "fp32")
+    rate = ceilings.matmul(_rate_name(dtype, tf32 or precision == "tf32x3", precision) if matrix else "fp32")
     if matrix and dtype == "fp32" and precision == "tf32x3" and rate:
         rate /= 3
     compute = flops / rate if flops and rate else 0.0
@@ -53,9 +57,11 @@ def local_target(device_name: str):
     return target
 
 
-def physics_floor_s(cost, ceilings, target=None) -> tuple[float, str]:
+def physics_floor_s(cost, ceilings, target=None, precision: str = "ieee") -> tuple[float, str]:
     """(seconds, source): the line under which a measured time is "suspect: faster than physics"."""
     flops, min_bytes, dtype, matrix = cost
+    if matrix and _rate_name(dtype, False, precision) == "fp8":
+        dtype = "fp8"
     if target is not None and getattr(target, "memory_bandwidth", 0):
         names = ("fp32", "tf32") if dtype == "fp32" else (dtype,)
         rate = max([target.peak(n, matrix=True) for n in names] + [target.peak(n, matrix=False) for n in names])

@@ -73,10 +73,21 @@ def choose_variants(problem, settings: VerifySettings, interpreter: bool) -> tup
     return run, skipped
 
 
-def _tolerance_text(tf32: bool) -> str:
-    rows = ["fp32", "bf16", "fp16"] if not tf32 else ["tf32", "bf16", "fp16"]
-    return "; ".join(f"{r}: norm ≤ {TOLERANCES[r].norm:g}, |Δ| ≤ {TOLERANCES[r].atol:g}·rms + "
+def _tolerance_text(tf32: bool, precision: str = "ieee", fp8_format: str | None = None) -> str:
+    """The table rows in use, one line; under fp8 what the reference emulates (the format once the worker
+    has read the candidate's FP8_FORMAT)."""
+    from kerntailor.precision import is_fp8
+
+    fp8 = is_fp8(precision)
+    rows = ["tf32", "bf16", "fp16"] if tf32 and not fp8 else ["fp32", "bf16", "fp16"]
+    text = "; ".join(f"{r}: norm ≤ {TOLERANCES[r].norm:g}, |Δ| ≤ {TOLERANCES[r].atol:g}·rms + "
                      f"{TOLERANCES[r].rtol:g}·|ref|" for r in rows)
+    if not fp8:
+        return text
+    scales = "per row of A and column of B" if precision == "fp8-row" else "one per operand"
+    fmt = f"{fp8_format}, " if fp8_format else ""
+    return (f"{precision}: judged against the float64 reference with fp8-quantized products ({fmt}power-of-two "
+            f"scales {scales}), by the output dtype's row, never widened: {text}")
 
 
 def _worker_env(interpreter: bool) -> dict[str, str]:
@@ -180,7 +191,7 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     device, interpreter = choose_mode(settings)
     mode = "cpu interpreter" if interpreter else f"gpu {device}"
     base = dict(problem=problem.name, candidate=str(candidate_path), mode=mode,
-                tolerance=_tolerance_text(settings.tf32))
+                tolerance=_tolerance_text(settings.tf32, settings.precision))
 
     findings = static_check(source, tree, allow_library=settings.allow_library or settings.library_path,
                             problem_stem=problem.path.stem, library_path=settings.library_path,
@@ -209,11 +220,14 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
             raise ProblemError(e["reason"])
         if e.get("event") == "mode":
             base = {**base, "mode": e["mode"]}
+        if e.get("event") == "fp8":
+            base = {**base, "tolerance": _tolerance_text(settings.tf32, e["precision"], e["format"])}
     notes = [e["text"] for e in events if e.get("event") == "note"]
     if interpreter and settings.time:
         notes.append("timing needs a GPU: not timed under the interpreter")
     cases = tuple(CaseResult(e["variant"], e["draw"], e["rel_norm"], e["max_abs"], e["max_rel"], e["policy"],
-                             e.get("eager_rel_norm")) for e in events if e.get("event") == "case")
+                             e.get("eager_rel_norm"), e.get("exact_rel_norm"))
+                  for e in events if e.get("event") == "case")
     common = dict(cases=cases, variants_skipped=tuple(skipped), wall_s=wall_s, **base)
     fail = next((e for e in events if e.get("event") == "fail"), None)
     done = next((e for e in events if e.get("event") == "done"), None)
@@ -269,6 +283,9 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
     reason = (f"all checks passed on {len(cases)} cases ({n_var} variant(s) x {settings.draws} draws); worst "
               f"‖out−ref‖/‖ref‖ = {summary['rel_norm_err'] or 0:.2g} ({worst.policy if worst else 'exact'} "
               f"policy)")
+    exact = [c.exact_rel_norm for c in cases if c.exact_rel_norm is not None]
+    if exact:
+        reason += f"; vs the unquantized reference (what fp8 costs) ≤ {max(exact):.2g}"
     return Verdict(True, None, reason, checks=tuple(checks), notes=tuple(notes), timing=timing, **summary,
                    **common)
 

@@ -42,7 +42,8 @@ class VerifySettings:
     device: str = "auto"          # "auto" (GPU if present, else CPU interpreter), "cuda", "cpu"
     variants: tuple[str, ...] | None = None   # None: every variant that fits the mode
     compile_mode: str = "default"  # torch.compile mode of the baseline: "default" or "max-autotune"
-    precision: str = "ieee"       # the fp32 matrix-product policy the candidate was generated under: its floor
+    precision: str = "ieee"       # the fp32 matrix-product policy the candidate was generated under: its floor;
+    #                               fp8-row / fp8-tensor: judged against the reference with fp8-quantized products
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class CaseResult:
     max_rel: float
     policy: str
     eager_rel_norm: float | None = None   # the reference in its own dtype vs float64, for scale
+    exact_rel_norm: float | None = None   # fp8 precisions only: the candidate vs the unquantized float64
+    #                                       reference (worst output): what fp8 costs, for scale, never judged
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,23 @@ def _classify(exc: BaseException) -> tuple[str, str]:
     return "exception", f"forward raised {_one_line(exc)}"
 
 
+def fp8_policy(precision: str, module) -> tuple[bool, Any] | None:
+    """(per_row, Fp8Format) under fp8-row / fp8-tensor, from the candidate's module-level FP8_FORMAT (a key of
+    precision.FP8_FORMATS); None under the other precisions. A Stop ("construct") where the format is missing."""
+    from kerntailor.precision import FP8_FORMATS, is_fp8
+
+    if not is_fp8(precision):
+        return None
+    name = getattr(module, "FP8_FORMAT", None)
+    fmt = FP8_FORMATS.get(name) if isinstance(name, str) else None
+    if fmt is None:
+        known = " or ".join(f'"{n}"' for n in FP8_FORMATS)
+        what = "defines no FP8_FORMAT" if name is None else f"has FP8_FORMAT = {name!r}, not a known fp8 format"
+        raise Stop("construct", f"{precision} precision: the candidate {what} (a module-level {known}: the fp8 "
+                   "format of its matrix products, which the reference emulates)")
+    return precision == "fp8-row", fmt
+
+
 def load_candidate(path: str):
     path_obj = Path(path).resolve()
     name = f"kerntailor_candidate_{path_obj.stem}"
@@ -90,6 +107,8 @@ class Referee:
         self.device = torch.device(job["device"])
         self.checks: list[str] = ["static"]
         self.default_models = None
+        self.fp8 = None   # (per_row, Fp8Format) under the fp8 precisions: the reference's products are quantized
+        self.fp8_unquantized: set[str] = set()   # fused matrix ops the fp8 reference ran as they are (noted once)
 
     def ran(self, *names: str) -> None:
         for n in names:
@@ -117,17 +136,30 @@ class Referee:
             raise Stop(check, reason, **where) from None
         return out
 
-    def reference64(self, ref_model, inputs: list[Any]):
-        """The reference in float64 (params and floating inputs upcast); falls back to fp32, then native."""
+    def reference64(self, ref_model, inputs: list[Any], quantized: bool = True):
+        """The reference in float64 (params and floating inputs upcast); falls back to fp32, then native.
+
+        Under an fp8 precision (self.fp8) its matrix products are fp8-quantized (verify/fp8.py): that is what
+        the candidate is judged against; `quantized` False gives the exact one (reported for scale only)."""
+        import contextlib
+
         import torch
+
+        from kerntailor.verify.fp8 import fp8_products
 
         for dtype in (torch.float64, torch.float32, None):
             try:
                 model = ref_model if dtype is None else copy.deepcopy(ref_model).to(dtype)
                 ins = [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point()
                        else (x.clone() if isinstance(x, torch.Tensor) else x) for x in inputs]
-                with torch.no_grad():
+                mode = fp8_products(*self.fp8) if quantized and self.fp8 is not None else None
+                with torch.no_grad(), (mode if mode is not None else contextlib.nullcontext()):
                     out = model(*ins)
+                if mode is not None and mode.unquantized - self.fp8_unquantized:
+                    new = sorted(mode.unquantized - self.fp8_unquantized)
+                    self.fp8_unquantized |= mode.unquantized
+                    self.events.emit(event="note", text=f"fp8: the reference's {', '.join(new)} ran unquantized "
+                                     "(the fp8 reference quantizes mm, bmm, addmm, baddbmm, mv, addmv and dot)")
                 return out, dtype
             except Exception as e:  # noqa: PERF203 - an upcast the reference does not support
                 last = e
@@ -148,6 +180,9 @@ class Referee:
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             self.events.emit(event="bad_candidate", reason="ModelNew is not an nn.Module class")
             return
+        self.fp8 = fp8_policy(job.get("precision", "ieee"), module)
+        if self.fp8 is not None:
+            self.events.emit(event="fp8", precision=job["precision"], format=self.fp8[1].name)
         for vi, variant in enumerate(job["variants"]):
             vseed = job["seed"] + 7919 * (vi + 1)
             ref_model = self.problem.make_model(variant, self.device, vseed)
@@ -221,6 +256,8 @@ class Referee:
         if ref_dtype is not torch.float64:
             self.events.emit(event="note", text=f"variant {variant}: the reference does not run in float64; "
                              f"compared against it in {ref_dtype or 'its own dtype'}")
+        # fp8: the same reference with exact products, to report what fp8 costs (never judged against)
+        exact = flatten_outputs(self.reference64(ref_model, inputs, quantized=False)[0]) if self.fp8 else None
         # the reference in its own dtype: output structure, whether it mutates or aliases its inputs
         ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         with torch.no_grad():
@@ -231,11 +268,14 @@ class Referee:
         float_dtypes += [p.dtype for p in ref_model.state_dict().values() if p.is_floating_point()]
 
         def table_row(o):
-            return tolerance_for(policy_dtype(float_dtypes + [o.dtype]), tf32=self.job["tf32"])
+            # fp8: the output dtype's own row (the fp8 products are exact: only accumulation order is left)
+            return tolerance_for(policy_dtype(float_dtypes + [o.dtype]), tf32=self.job["tf32"] and not self.fp8)
 
-        # PyTorch's own error on this draw, in the problem's dtype: the bounds never get stricter than 4x it
+        # PyTorch's own error on this draw, in the problem's dtype: the bounds never get stricter than 4x it.
+        # Under fp8 it is against the exact reference and for scale only: eager has no fp8, so its error says
+        # nothing about an fp8 kernel, and widening by it would loosen the emulated reference's bounds
         eager = [compare(o, r, table_row(o)) if isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor)
-                 and o.shape == r.shape else None for o, r in zip(ref_native, r64)]
+                 and o.shape == r.shape else None for o, r in zip(ref_native, exact if self.fp8 else r64)]
         ref_shapes = C.output_specs(ref_native)
         out_bytes = sum(o.numel() * o.element_size() for o in ref_native if isinstance(o, torch.Tensor))
         del ref_in, ref_native
@@ -276,7 +316,7 @@ class Referee:
                            f"survived both runs), first at {hole[1]}", where_index=hole[1], output_index=k, **where)
             self.ran("unwritten")
             tol = table_row(o1)
-            if k < len(eager) and eager[k] is not None:
+            if k < len(eager) and eager[k] is not None and not self.fp8:
                 tol = relax(tol, eager[k])
             differ = C.disagreement(o1, o2, r, tol)
             if differ:
@@ -293,6 +333,10 @@ class Referee:
                 worst = dict(rel_norm=cmp.rel_norm, max_abs=cmp.max_abs, max_rel=cmp.max_rel, policy=tol.policy,
                              where_index=cmp.where, output_index=k,
                              eager_rel_norm=eager[k].rel_norm if k < len(eager) and eager[k] else None)
+                if exact is not None:
+                    e = exact[k] if k < len(exact) else None
+                    worst["exact_rel_norm"] = (compare(o1, e, tol).rel_norm if isinstance(e, torch.Tensor)
+                                               and e.shape == o1.shape else None)
         self.events.emit(event="case", **where, **(worst or dict(rel_norm=0.0, max_abs=0.0, max_rel=0.0,
                                                                  policy="exact")))
 

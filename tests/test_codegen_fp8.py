@@ -55,7 +55,7 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
         x = torch.randn(37, 300) * torch.logspace(-9, 3, 300)    # columns across the subnormal range
         x[5] = 0.0
         cases = {{"rows": x, "transposed": x.t().contiguous().t(), "columns": x.t(),
-                  "batch": torch.randn(3, 19, 70).to(torch.bfloat16)}}
+                  "batch": torch.randn(3, 19, 70).to(torch.bfloat16), "long rows (two passes)": torch.randn(5, 9000)}}
         bad = {{}}
         for name, t in cases.items():
             for per_row in (True, False):
@@ -64,6 +64,14 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
                 got = q.view(dtype).double().reshape(want_q.shape)
                 bad[f"{{name}} {{per_row}}"] = [int((got != want_q).sum()),
                                               bool(torch.equal(s.double().reshape(-1), want_s.reshape(-1).expand(s.numel())))]
+
+        # a parameter's copy is kept while it is unchanged, and made again after an in-place write
+        w = torch.randn(64, 96)
+        q1, s1 = h._fp8_quantize(w, True, weight=w)
+        q2, _ = h._fp8_quantize(w, True, weight=w)
+        w.mul_(4.0)
+        q3, s3 = h._fp8_quantize(w, True, weight=w)
+        bad["cache"] = [q2 is q1, q3 is not q1 and torch.equal(s3, 4 * s1) and torch.equal(q3, q1)]
 
         @triton.jit
         def decode(c_ptr, out_ptr):
@@ -80,6 +88,7 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
     ''')
     result = _run_interpreted(script, tmp_path)
     assert result.pop("decode") == 0
+    assert result.pop("cache") == [True, True]
     for case, (wrong, scales) in result.items():
         assert wrong == 0 and scales, (case, wrong, scales)
 
@@ -192,8 +201,11 @@ def test_quantize_kernels_cross_compile(tmp_path):
             fp8 = "*" + FP8_FORMATS[re.search(r'FP8_FORMAT = "(\w+)"', module.source).group(1)].triton_type
             sources = [KernelSource(module.source, "_fp8_quantize_kernel",
                                     (("x_ptr", "*bf16"), ("q_ptr", fp8), ("scale_ptr", "*fp32"), ("amax_ptr", "*i32"))
-                                    + sizes + (("PER_ROW", "constexpr"), ("BLOCK_R", "constexpr"), ("BLOCK_C", "constexpr")),
-                                    blocks | {"PER_ROW": per_row}, {"num_warps": 4}) for per_row in (1, 0)]
+                                    + sizes + (("PER_ROW", "constexpr"), ("BLOCK_R", "constexpr"), ("BLOCK_C", "constexpr"),
+                                               ("ONE_PASS", "constexpr")),
+                                    (blocks if not one else {"BLOCK_R": 2, "BLOCK_C": 4096}) | {"PER_ROW": per_row,
+                                                                                                "ONE_PASS": one},
+                                    {"num_warps": 8 if one else 4}) for per_row in (1, 0) for one in (0, 1)]
             sources.append(KernelSource(module.source, "_fp8_amax_kernel", (("x_ptr", "*bf16"), ("amax_ptr", "*i32"))
                                         + sizes + (("BLOCK_R", "constexpr"), ("BLOCK_C", "constexpr")), blocks,
                                         {"num_warps": 4}))

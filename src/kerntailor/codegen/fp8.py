@@ -22,6 +22,7 @@ from kerntailor.precision import Fp8Format
 
 QUANTIZE_BLOCK_R = 32
 QUANTIZE_BLOCK_C = 128
+QUANTIZE_ONE_PASS = 8192   # rows up to this long are read once (a block of 8192 // C rows per program)
 
 
 def quantize_helpers(fmt: Fp8Format) -> str:
@@ -46,12 +47,18 @@ def _fp8_scale(amax):
 
 
 @triton.jit
-def _fp8_encode(y):
-    """fp32 (|y| <= {fmt.max:g}) -> the {fmt.name} bit pattern (uint8) of its nearest value, ties to even."""
+def _fp8_round(y):
+    """fp32 (|y| <= {fmt.max:g}) -> the nearest {fmt.name} value, ties to even, still in fp32 (exact arithmetic)."""
     bits = y.to(tl.int32, bitcast=True)
     rounded = ((bits + 0x7FFFF + ((bits >> 20) & 1)) & -0x100000).to(tl.float32, bitcast=True)
     sub = (y + {magic!r}) - {magic!r}   # below 2^{fmt.min_normal_exp}: multiples of 2^{sub_step}
-    v = tl.where(tl.abs(y) < {2.0 ** fmt.min_normal_exp!r}, sub, rounded)
+    return tl.where(tl.abs(y) < {2.0 ** fmt.min_normal_exp!r}, sub, rounded)
+
+
+@triton.jit
+def _fp8_encode(y):
+    """fp32 (|y| <= {fmt.max:g}) -> the {fmt.name} bit pattern (uint8) of its nearest value, ties to even."""
+    v = _fp8_round(y)
     vb = v.to(tl.int32, bitcast=True)
     sign = (vb >> 24) & 0x80
     normal = ((((vb >> 23) & 0xFF) - {127 - bias}) << 3) | ((vb >> 20) & 7)
@@ -73,7 +80,9 @@ def _fp8_decode(code):
 
 @triton.jit
 def _to_fp8_hw(y):
-    return y.to(tl.{fmt.tl_type})   # round to nearest even, saturating (cvt.rn.satfinite on sm_90)
+    # rounded here, so the cast only converts exact values: on the H200 a plain cast of fp32 disagreed with
+    # round-to-nearest-even on a few products' worth of elements (the referee caught 46 of 58.7M on gemm_clamp)
+    return _fp8_round(y).to(tl.{fmt.tl_type})
 
 
 _to_fp8 = _fp8_encode if _INTERPRET else _to_fp8_hw
@@ -95,12 +104,27 @@ def _fp8_amax_kernel(x_ptr, amax_ptr, R, C, s_b, s_r, s_c, BLOCK_R: tl.constexpr
 
 @triton.jit
 def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c, PER_ROW: tl.constexpr,
-                         BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+                         BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, ONE_PASS: tl.constexpr):
     """q[b, r, :] = fp8(x[b, r, :] / s), s = the row's (PER_ROW) or the tensor's power-of-two scale (stored)."""
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     bt = tl.program_id(1).to(tl.int64)
     rmask = rows[:, None] < R
     base = x_ptr + bt * s_b + rows[:, None].to(tl.int64) * s_r
+    q_base = q_ptr + (bt * R + rows[:, None].to(tl.int64)) * C
+    if ONE_PASS:  # the rows fit one block (BLOCK_C >= C): read once, scale, cast, store
+        cols = tl.arange(0, BLOCK_C)
+        mask = rmask & (cols[None, :] < C)
+        block = tl.load(base + cols[None, :] * s_c, mask=mask, other=0.0).to(tl.float32)
+        if PER_ROW:
+            scale, inv = _fp8_scale(tl.max(tl.abs(block), axis=1))
+            tl.store(scale_ptr + bt * R + rows, scale, mask=rows < R)
+            inv = inv[:, None]
+        else:
+            scale, inv = _fp8_scale(tl.load(amax_ptr).to(tl.float32, bitcast=True))
+            if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
+                tl.store(scale_ptr, scale)
+        tl.store(q_base + cols[None, :], _to_fp8(block * inv), mask=mask)
+        return
     if PER_ROW:
         m = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
         for c0 in range(0, C, BLOCK_C):
@@ -114,7 +138,6 @@ def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c,
         scale, inv = _fp8_scale(tl.load(amax_ptr).to(tl.float32, bitcast=True))
         if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
             tl.store(scale_ptr, scale)
-    q_base = q_ptr + (bt * R + rows[:, None].to(tl.int64)) * C
     for c0 in range(0, C, BLOCK_C):
         cols = c0 + tl.arange(0, BLOCK_C)
         mask = rmask & (cols[None, :] < C)
@@ -122,19 +145,33 @@ def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c,
         tl.store(q_base + cols[None, :], _to_fp8(x.to(tl.float32) * inv), mask=mask)
 
 
-def _fp8_quantize(x, per_row: bool):
+def _fp8_quantize(x, per_row: bool, weight=None):
     """x (..., R, C), any strides -> (q (B, R, C) {fmt.name} quantized along C, fp32 scales (B, R) or (1,)).
-    Under the interpreter q holds the uint8 bit patterns (see _fp8_encode)."""
+    Under the interpreter q holds the uint8 bit patterns (see _fp8_encode). `weight`: the parameter x views;
+    its copy is kept on it and reused while the parameter is unchanged (same view, same torch version
+    counter: any in-place write, load_state_dict included, bumps it), as a server quantizes weights once."""
+    key = (x.data_ptr(), x.dtype, tuple(x.shape), tuple(x.stride()), per_row)   # a new .data: a new address
+    if weight is not None:
+        kept = getattr(weight, "_kt_fp8", {{}}).get(key)
+        if kept is not None and kept[0] == weight._version:
+            return kept[1], kept[2]
     x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
     nb, rows, cols = x3.shape
     q = torch.empty((nb, rows, cols), device=x.device, dtype=torch.uint8 if _INTERPRET else FP8_DTYPE)
     scale = torch.empty((nb, rows) if per_row else (1,), device=x.device, dtype=torch.float32)
     amax = torch.zeros((1,), device=x.device, dtype=torch.int32)
-    grid = (triton.cdiv(rows, {QUANTIZE_BLOCK_R}), nb)
+    one_pass = cols <= {QUANTIZE_ONE_PASS}
+    block_c = triton.next_power_of_2(cols) if one_pass else {QUANTIZE_BLOCK_C}
+    block_r = max(1, min({QUANTIZE_BLOCK_R}, {QUANTIZE_ONE_PASS} // block_c)) if one_pass else {QUANTIZE_BLOCK_R}
+    grid = (triton.cdiv(rows, block_r), nb)
     if not per_row:
-        _fp8_amax_kernel[grid](x3, amax, rows, cols, *x3.stride(), BLOCK_R={QUANTIZE_BLOCK_R}, BLOCK_C={QUANTIZE_BLOCK_C})
-    _fp8_quantize_kernel[grid](x3, q, scale, amax, rows, cols, *x3.stride(), PER_ROW=per_row,
-                               BLOCK_R={QUANTIZE_BLOCK_R}, BLOCK_C={QUANTIZE_BLOCK_C})
+        _fp8_amax_kernel[grid](x3, amax, rows, cols, *x3.stride(), BLOCK_R=block_r, BLOCK_C=min(block_c, 1024))
+    _fp8_quantize_kernel[grid](x3, q, scale, amax, rows, cols, *x3.stride(), PER_ROW=per_row, BLOCK_R=block_r,
+                               BLOCK_C=block_c, ONE_PASS=one_pass, num_warps=8 if one_pass else 4)
+    if weight is not None:
+        kept = dict(getattr(weight, "_kt_fp8", {{}}))
+        kept[key] = (weight._version, q, scale)
+        weight._kt_fp8 = kept
     return q, scale
 '''
 

@@ -408,7 +408,9 @@ class _GemmWriter(AnchorWriter):
                       f"({', '.join(host(e) for e in strides)},), {host(offset)})")
             if which == "b":
                 source += ".transpose(-1, -2)"
-            self.prologue.append(f"{{fp8_{which}}}, {{fp8_s{which}}} = _fp8_quantize({source}, per_row={per_row})")
+            kind = next((i.kind for i in self.graph.inputs if i.name == v.base), "")
+            weight = f", weight={{{v.base}}}" if kind in ("parameter", "buffer") else ""   # quantized once per version
+            self.prologue.append(f"{{fp8_{which}}}, {{fp8_s{which}}} = _fp8_quantize({source}, per_row={per_row}{weight})")
             stored = list(shape[:nb]) + ([shape[-2], shape[-1]] if which == "a" else [shape[-1], shape[-2]])
             concrete = tuple(v.shape[:nb]) + ((v.shape[-2], v.shape[-1]) if which == "a" else (v.shape[-1], v.shape[-2]))
             steps = [product(stored[j + 1:]) if j + 1 < len(stored) else const(1) for j in range(len(stored))]

@@ -44,6 +44,7 @@ class Evaluator:
     measured: bool = False
     problem_path: str = ""
     dtype: str | None = None
+    precision: str = "ieee"        # fp8: the sanity filter's bound allows fp8's own error (gpu_bench.py)
     timeout_s: float = 120.0       # one batch in the GPU worker: a hang costs this, never the search
     seen: dict[Config, Evaluation] = field(default_factory=dict)
 
@@ -88,7 +89,8 @@ class Evaluator:
                 paths.append(str(p))
             job = Path(tmp) / "job.json"
             out = Path(tmp) / "out.jsonl"
-            job.write_text(json.dumps({"problem": self.problem_path, "dtype": self.dtype, "candidates": paths}))
+            job.write_text(json.dumps({"problem": self.problem_path, "dtype": self.dtype, "candidates": paths,
+                                       "precision": self.precision}))
             try:
                 subprocess.run([sys.executable, "-m", "kerntailor.generate.gpu_bench", str(job), str(out)],
                                timeout=self.timeout_s, capture_output=True)

@@ -219,7 +219,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
             k = next(k for k in module.kernels if k.group == group.name)
             return module.source, _kernel_source(module.source, k, sizes, gen)
 
-        evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype)
+        evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype,
+                              settings.precision)
         strategy = get_strategy(settings.strategy, seed=settings.seed) if settings.strategy != "exhaustive" \
             else get_strategy("exhaustive")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kerntailor.capture import Capture, capture_problem
 from kerntailor.plan import Plan, plan_fusion
+from kerntailor.precision import is_fp8
 from kerntailor.problem import load_problem
 from kerntailor.targets import Floor, Target, resolve_target, roofline_floor
 
@@ -48,12 +49,14 @@ def _finite(v):
     return None if isinstance(v, float) and v == float("inf") else v
 
 
-def floor_of(capture: Capture, target: Target, ceilings=None) -> Floor:
-    """The roofline floor of a captured problem: matrix work on the matrix units, the rest on vectors."""
+def floor_of(capture: Capture, target: Target, ceilings=None, precision: str = "ieee") -> Floor:
+    """The roofline floor of a captured problem: matrix work on the matrix units (at the fp8 rate under the fp8
+    policies: the bytes stay the problem's), the rest on vectors."""
     cost = capture.cost
     if cost.matrix:
         return roofline_floor(target, flops=cost.flops_matrix, vector_flops=cost.flops_vector,
-                              min_bytes=cost.min_bytes, dtype=cost.dtype, matrix=True, ceilings=ceilings)
+                              min_bytes=cost.min_bytes, dtype="fp8" if is_fp8(precision) else cost.dtype,
+                              matrix=True, ceilings=ceilings)
     return roofline_floor(target, flops=cost.flops_vector, min_bytes=cost.min_bytes, dtype=cost.dtype,
                           matrix=False, ceilings=ceilings)
 

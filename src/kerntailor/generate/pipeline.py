@@ -181,7 +181,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     plan = plan_fusion(gen.graph)
     if is_fp8(settings.precision):
         _check_fp8(plan, gen, target, settings.precision)
-    floor = floor_of(capture, target)
+    floor = floor_of(capture, target, precision=settings.precision)
     knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
     try:
         generate_module(problem, gen, plan, knobs, target.name, target.arch)
@@ -330,12 +330,20 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
 def _check_fp8(plan, gen, target, precision: str) -> None:
     """The fp8 policies quantize the operands of every matrix product, in GEMM kernels (codegen/gemm.py). A
     product that the plan puts elsewhere (inside attention or a fused reduction) would stay unquantized while
-    the referee's reference quantizes it: refuse up front, with what to do instead."""
+    the referee's reference quantizes it, and a product of an intermediate would quantize a value already
+    rounded to its storage dtype (the H200 referee failed decode_attention and swiglu_mlp by that: 1.8e-2 and
+    1.6e-2 against 1.6e-2): refuse up front, with what to do instead."""
     from kerntailor.ir.nodes import Matmul
 
     fp8_format(target.arch)   # a target without fp8 matrix units: a clear error
     anchors = {g.nodes[0] for g in plan.groups if g.family == "matmul"}
+    stored = {i.name for i in gen.graph.inputs}
     for node in gen.graph.nodes:
+        computed = [v.base for v in node.operands[:2] if v.base not in stored] if isinstance(node, Matmul) else []
+        if computed:   # stored in the problem's dtype by the kernel before, then quantized: a second rounding
+            raise KerntailorError(f"precision {precision}: the product {node.name} multiplies {computed[0]}, which "
+                                  "the problem computes; fp8 covers products of inputs and parameters only (an "
+                                  "intermediate is rounded to its dtype before it could be quantized); use ieee")
         if isinstance(node, Matmul) and node.name not in anchors:
             family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
             raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel, "

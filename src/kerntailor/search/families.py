@@ -209,10 +209,6 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     if dtype_key(dtype) == "fp8":  # tl.dot on 8-bit operands: K steps of 32; no GEMV path (codegen/gemm.py)
         constraints.append(Constraint("fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16", ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
                                       lambda v: v["BLOCK_K"] >= 32 and min(v["BLOCK_M"], v["BLOCK_N"]) >= 16))
-        if not target.is_amd:  # sm_90 promotes the fp8 accumulator every BLOCK_K: a second fp32 tile
-            constraints.append(Constraint(f"fp8: promoted accumulator, 2 x tile <= {MAX_ACC_PER_THREAD} fp32 per thread",
-                                          ("BLOCK_M", "BLOCK_N", "num_warps"),
-                                          lambda v: 2 * v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)))
     if _tma_knobs(target):
         constraints.append(Constraint("TMA loads and persistent programs only without split_k",
                                       ("TMA", "PERSISTENT", "split_k"),
@@ -245,10 +241,12 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
       128x128x32/8w/4s with TMA 6072 us, 128x128x32/8w/3s 6122 us, against 7549 us for the search's own
       pick (128x128x32/8w/2s) and 9599 us for cuBLAS sgemm (benchmarks/tf32x3_probe.py, 21 schedules,
       2026-12-01: benchmarks/data/tf32x3_probe_h200_2026-12-01.json).
-    - sm_90, fp8 operands (the fp8 policies): 128x128x128 and 64x256x128 with 8 warps, 3-4 stages, TMA,
-      persistent or not: Triton's fp8 tutorial shapes (BLOCK_K 128), narrowed to 128 x 128 because the
-      promoted accumulator doubles the fp32 registers (128x256 spilled 240 B when cross-compiled). Not yet
-      measured when written (2026-12-01).
+    - sm_90, fp8 operands (the fp8 policies), 8 warps, TMA, persistent programs: 256x128x128/3s (492 us),
+      128x128x256/3s (516 us), 128x256x128/3s (545 us) and 128x128x128/4s (569 us) were the four fastest of 12
+      schedules on gemm_bias_relu bf16 under fp8-row, quantize kernels included, against 759 us for eager bf16
+      in the same probe the run before (benchmarks/fp8_probe.py, 2026-12-01:
+      benchmarks/data/fp8_probe_h200_2026-12-01_3b6d864.jsonl). The bigger tiles spill a little with the
+      promoted accumulator and are still the fastest.
     - gfx942 / gfx90a / gfx950: ROCm's Triton tuning guidance (gpu-facts.md): num_stages 2 for a GEMM,
       matrix_instr_nonkdim 16, kpack 2 (1 where the compiler forces it), 128x128x64 with 4 warps
       (cross-compiled for gfx942: 32 v_mfma, no spills) and 256x128x64 with 8 warps. Not measured on
@@ -284,11 +282,11 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                   plain | {"BLOCK_K": 32, "num_stages": 4, "TMA": 1, "PERSISTENT": 0},
                   plain | {"BLOCK_K": 32, "num_stages": 3, "TMA": 0, "PERSISTENT": 0}]
     elif hopper and dtype == "fp8" and min(M, N) > 64:
-        plain = {"GROUP_M": 8, "split_k": 1, "num_warps": 8, "BLOCK_K": 128}
-        seeds += [plain | {"BLOCK_M": 128, "BLOCK_N": 128, "num_stages": 3, "TMA": 1, "PERSISTENT": 1},
-                  plain | {"BLOCK_M": 128, "BLOCK_N": 128, "num_stages": 4, "TMA": 1, "PERSISTENT": 1},
-                  plain | {"BLOCK_M": 64, "BLOCK_N": 256, "num_stages": 3, "TMA": 1, "PERSISTENT": 1},
-                  plain | {"BLOCK_M": 128, "BLOCK_N": 128, "num_stages": 4, "TMA": 1, "PERSISTENT": 0}]
+        plain = {"GROUP_M": 8, "split_k": 1, "num_warps": 8, "num_stages": 3, "TMA": 1, "PERSISTENT": 1}
+        seeds += [plain | {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 128},
+                  plain | {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 256},
+                  plain | {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128},
+                  plain | {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 4}]
     elif target.is_amd and sixteen:
         kpack = 1 if target.arch in KPACK_FORCED_1 else 2
         amd = {"BLOCK_K": 64, "GROUP_M": 8, "num_stages": 2, "split_k": 1, "waves_per_eu": 0,

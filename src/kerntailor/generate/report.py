@@ -18,7 +18,7 @@ def render_markdown(report: dict) -> str:
              f"Mode: **{report.get('mode')}**" + (" (times are predicted by kerntailor's analytical model from the "
                                                   "cross-compiled ISA; nothing ran on this target)"
                                                   if report.get("mode") == "predicted" else "")]
-    if report.get("precision", "").startswith("fp8"):
+    if (report.get("precision") or "").startswith("fp8"):
         lines += ["", f"Precision policy for matrix products: **{report['precision']}** (operands quantized to fp8 "
                       "with power-of-two scales, fp32 accumulation; the referee judges against the float64 "
                       "reference with the same quantization, by the output dtype's tolerance, and reports the "

@@ -97,10 +97,18 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     if not smoke:
-        Path(sys.argv[1]).write_text(json.dumps({
-            "probe": "tf32x3 schedules, gemm_bias_relu fp32", "date": time.strftime("%Y-%m-%d"),
-            "machine": torch.cuda.get_device_name(), "toolchain": f"torch {torch.__version__}, triton {triton.__version__}",
-            "command": "PYTHONPATH=src python3 benchmarks/tf32x3_probe.py " + sys.argv[1], "rows": rows}, indent=1))
+        write_probe(sys.argv[1], "tf32x3 schedules, gemm_bias_relu fp32", "tf32x3_probe.py", rows)
+
+
+def write_probe(path: str, what: str, script: str, rows: list[dict]) -> None:
+    """The probe's JSON (to `path`, the first argument): rows with the date, GPU, toolchain and command."""
+    import torch
+    import triton
+
+    Path(path).write_text(json.dumps({
+        "probe": what, "date": time.strftime("%Y-%m-%d"), "machine": torch.cuda.get_device_name(),
+        "toolchain": f"torch {torch.__version__}, triton {triton.__version__}",
+        "command": f"PYTHONPATH=src python3 benchmarks/{script} {' '.join(sys.argv[1:])}", "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -169,6 +169,11 @@ def test_quantize_along_k_scales_rows_or_tensor(fmt):
 # other rows whole. With power-of-two scales the two policies share one fp8 grid and differ only below the
 # normal range (2^-15 of the amax and less), so on Gaussian draws they agree to about 1e-6: no referee can
 # tell them apart there, and the outlier channel is what makes them two answers.
+SPIKE = """def with_spike(x):
+    spike = torch.zeros(x.shape[0], 1, dtype=x.dtype, device=x.device)
+    spike[0] = 4096.0
+    return torch.cat([x, spike], dim=1)
+"""
 SPIKE_PROBLEM = """
 import torch
 import torch.nn as nn
@@ -178,12 +183,7 @@ in_features = 32
 out_features = 24
 VARIANTS = {"odd": {"batch_size": 13, "in_features": 40, "out_features": 24}}
 
-
-def with_spike(x):
-    spike = torch.zeros(x.shape[0], 1, dtype=x.dtype, device=x.device)
-    spike[0] = 4096.0
-    return torch.cat([x, spike], dim=1)
-
+{spike}
 
 class Model(nn.Module):
     def __init__(self, in_features, out_features):
@@ -214,12 +214,7 @@ import torch.nn as nn
 from kerntailor.precision import FP8_FORMATS, quantize_along_k
 """
 MODEL = """
-
-def with_spike(x):
-    spike = torch.zeros(x.shape[0], 1, dtype=x.dtype, device=x.device)
-    spike[0] = 4096.0
-    return torch.cat([x, spike], dim=1)
-
+{spike}
 
 class ModelNew(nn.Module):
     def __init__(self, in_features, out_features):
@@ -241,7 +236,7 @@ EXACT_BODY = """        return x @ self.linear.weight.t() + self.linear.bias"""
 def _candidate(tmp: Path, name: str, body: str, fp8_format: str | None, spike: bool = False) -> Path:
     decl = f"\nFP8_FORMAT = {fp8_format!r}\n" if fp8_format is not None else ""
     path = tmp / f"{name}.py"
-    path.write_text(HEAD + decl + MODEL.format(body=body, extra=int(spike), prologue="with_spike(x)" if spike
+    path.write_text(HEAD + decl + MODEL.format(body=body, spike=SPIKE, extra=int(spike), prologue="with_spike(x)" if spike
                                                else "x"))
     return path
 
@@ -255,7 +250,7 @@ def test_referee_judges_fp8_candidates_against_the_emulated_reference(tmp_path):
     from kerntailor.problem import load_problem
     from kerntailor.verify import VerifySettings, verify_candidate
 
-    (tmp_path / "spike_linear.py").write_text(SPIKE_PROBLEM)
+    (tmp_path / "spike_linear.py").write_text(SPIKE_PROBLEM.replace("{spike}", SPIKE))
     linear, spike = load_problem(LINEAR), load_problem(tmp_path / "spike_linear.py")
     row = _candidate(tmp_path, "fp8_row", _fp8("e4m3fn", True), "e4m3fn")
     exact = _candidate(tmp_path, "exact", EXACT_BODY, "e4m3fn")

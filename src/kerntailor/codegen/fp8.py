@@ -103,6 +103,23 @@ def _fp8_amax_kernel(x_ptr, amax_ptr, R, C, s_b, s_r, s_c, BLOCK_R: tl.constexpr
 
 
 @triton.jit
+def _fp8_row_scales(amax, scale_ptr, rows, R):
+    """Store each row's scale; its inverse as a (rows, 1) column to multiply the row block by."""
+    scale, inv = _fp8_scale(amax)
+    tl.store(scale_ptr + rows, scale, mask=rows < R)
+    return inv[:, None]
+
+
+@triton.jit
+def _fp8_tensor_scale(scale_ptr, amax_ptr):
+    """The tensor's scale from its amax (fp32 bits, _fp8_amax_kernel), stored by program (0, 0); its inverse."""
+    scale, inv = _fp8_scale(tl.load(amax_ptr).to(tl.float32, bitcast=True))
+    if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
+        tl.store(scale_ptr, scale)
+    return inv
+
+
+@triton.jit
 def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c, PER_ROW: tl.constexpr,
                          BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, ONE_PASS: tl.constexpr):
     """q[b, r, :] = fp8(x[b, r, :] / s), s = the row's (PER_ROW) or the tensor's power-of-two scale (stored)."""
@@ -116,13 +133,9 @@ def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c,
         mask = rmask & (cols[None, :] < C)
         block = tl.load(base + cols[None, :] * s_c, mask=mask, other=0.0).to(tl.float32)
         if PER_ROW:
-            scale, inv = _fp8_scale(tl.max(tl.abs(block), axis=1))
-            tl.store(scale_ptr + bt * R + rows, scale, mask=rows < R)
-            inv = inv[:, None]
+            inv = _fp8_row_scales(tl.max(tl.abs(block), axis=1), scale_ptr + bt * R, rows, R)
         else:
-            scale, inv = _fp8_scale(tl.load(amax_ptr).to(tl.float32, bitcast=True))
-            if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
-                tl.store(scale_ptr, scale)
+            inv = _fp8_tensor_scale(scale_ptr, amax_ptr)
         tl.store(q_base + cols[None, :], _to_fp8(block * inv), mask=mask)
         return
     if PER_ROW:
@@ -131,13 +144,9 @@ def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c,
             cols = c0 + tl.arange(0, BLOCK_C)
             x = tl.load(base + cols[None, :] * s_c, mask=rmask & (cols[None, :] < C), other=0.0)
             m = tl.maximum(m, tl.abs(x.to(tl.float32)))
-        scale, inv = _fp8_scale(tl.max(m, axis=1))
-        tl.store(scale_ptr + bt * R + rows, scale, mask=rows < R)
-        inv = inv[:, None]
+        inv = _fp8_row_scales(tl.max(m, axis=1), scale_ptr + bt * R, rows, R)
     else:
-        scale, inv = _fp8_scale(tl.load(amax_ptr).to(tl.float32, bitcast=True))
-        if (tl.program_id(0) == 0) & (tl.program_id(1) == 0):
-            tl.store(scale_ptr, scale)
+        inv = _fp8_tensor_scale(scale_ptr, amax_ptr)
     for c0 in range(0, C, BLOCK_C):
         cols = c0 + tl.arange(0, BLOCK_C)
         mask = rmask & (cols[None, :] < C)

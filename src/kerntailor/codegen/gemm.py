@@ -341,6 +341,13 @@ class _GemmWriter(AnchorWriter):
             (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off) = self._fp8_operands(
                 nb, (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off), precision == "fp8-row")
             dtype = "fp8"
+        # LIBRARY: the product is torch.matmul's (cuBLAS / hipBLASLt), this kernel only its epilogue and tail
+        self.library = bool(int(self.knobs.get("LIBRARY", 0)))
+        if self.library:
+            if self.fp8 is not None:
+                raise CodegenUnsupported(f"{self.group.name}: the library product under {precision} (not built)")
+            gemv = ""
+            self.knobs = dict(self.knobs, split_k=1, TMA=0, PERSISTENT=0)
         bm, bn, bk = self._blocks(gemv)
         split = self._knob("split_k", 1)
         group_m = self._knob("GROUP_M", 1) if not gemv else 1
@@ -356,12 +363,15 @@ class _GemmWriter(AnchorWriter):
             self.out.depth -= 1
 
         self._program_ids(nb, space, split, group_m, M, N)
-        self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
-        self._k_range(split, K)
         operands = (a, a_strides, b, b_strides)
+        if self.library:
+            self._library_product(nb, (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off), M, N)
+        else:
+            self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
+            self._k_range(split, K)
         if gemv:
             self._gemv_loop(gemv, operands, M, N, K)
-        else:
+        elif not self.library:
             if tma:
                 self.out("if USE_TMA:  # TMA descriptors: the copy engine fetches the tiles (sm_90)")
                 self.out.depth += 1
@@ -395,6 +405,20 @@ class _GemmWriter(AnchorWriter):
             self.out.depth -= 1
         return self._finish(mm, space, nb, (bm, bn, bk), group_m, split, gemv, precision,
                             self._describe(mm, a_shape, b_shape, nb))
+
+    # --- the library product: torch.matmul before the launch, this kernel reads it tile by tile --------
+    def _library_product(self, nb: int, a_parts, b_parts, M: str, N: str) -> None:
+        """Host: lib_prod = torch.matmul(A, B) over the operand views ((B, M, N), the library's output dtype).
+        Kernel: acc = this tile of it, in fp32; the epilogue and row tail then run as after tl.dot."""
+        host = self.sizes.host
+        views = [f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
+                 f"({', '.join(host(e) for e in strides)},), {host(offset)})" for v, shape, strides, offset in (a_parts, b_parts)]
+        self.prologue = [f"{{lib_prod}} = torch.matmul({views[0]}, {views[1]})  # the library's GEMM (cuBLAS, hipBLASLt)"]
+        prod = self.pointer("lib_prod")
+        batch = f"bidx.to(tl.int64) * {M} * {N} + " if nb else ""
+        self.out(f"prod_rows = rm[:, None].to(tl.int64) * {N}")
+        self.out(f"acc = tl.load({prod} + {batch}prod_rows + rn[None, :], mask=(rm[:, None] < {M}) & (rn[None, :] < {N}), "
+                 "other=0.0).to(tl.float32)  # the library's product, this tile")
 
     # --- fp8: quantized operands (codegen/fp8.py) -------------------------------------------------------
     def _fp8_operands(self, nb: int, a_parts, b_parts, per_row: bool):
@@ -750,6 +774,8 @@ class _GemmWriter(AnchorWriter):
         if self.fp8 is not None:
             scratch_types |= {"fp8_a": self.fp8.triton_type, "fp8_b": self.fp8.triton_type, "fp8_sa": "fp32",
                               "fp8_sb": "fp32"}
+        if self.library:   # torch.matmul's output: the operands' dtype
+            scratch_types["lib_prod"] = self.graph.buffer_type(mm.operands[0].base).dtype
         for buffer, arg in self.pointers.items():
             args.append(arg)
             dtype = scratch_types[buffer] if buffer in scratch_types else self.graph.buffer_type(buffer).dtype
@@ -777,6 +803,8 @@ class _GemmWriter(AnchorWriter):
         shape = " x ".join(self.sizes.host(e) for e in space)
         fp32 = self.graph.buffer_type(mm.operands[0].base).dtype == "fp32"
         path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
+        if self.library:
+            path = "the product from torch.matmul before the launch (the library's GEMM), read tile by tile"
         if self.fp8 is not None:
             path = (f"tl.dot on {self.fp8.name} copies of A and B quantized by _fp8_quantize before the launch "
                     f"({precision}: power-of-two scales, fp32 accumulation, rescaled before the epilogue)")
@@ -810,8 +838,9 @@ class _GemmWriter(AnchorWriter):
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
                           tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
                           host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "",
-                          host_prologue=tuple(self.prologue) if self.fp8 is not None else (),
-                          host_buffers=("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else (),
+                          host_prologue=tuple(self.prologue) if self.fp8 is not None or self.library else (),
+                          host_buffers=(("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else
+                                        ("lib_prod",) if self.library else ()),
                           fp8_format=self.fp8.name if self.fp8 is not None else "")
 
 

@@ -65,7 +65,7 @@ class Evaluator:
                 e.error = f"limits: {result.rejected_reason}"
         usable = [e for e in evals if not e.error]
         if self.measured:
-            self._measure(usable)
+            self.measure(usable)
         else:
             model = AnalyticalModel(self.target)
             for e in usable:
@@ -78,7 +78,8 @@ class Evaluator:
             trials.append(Trial(e.config, ok, e.seconds if ok else None, e.error))
         return trials
 
-    def _measure(self, evals: list[Evaluation]) -> None:
+    def measure(self, evals: list[Evaluation]) -> None:
+        """Time whole candidate modules (their `source`) in the GPU worker; fills seconds / error."""
         if not evals:
             return
         with tempfile.TemporaryDirectory(prefix="kt-bench-") as tmp:

@@ -1,0 +1,83 @@
+"""The issue's "library GEMM + fused tail": a matmul group whose product is torch.matmul's (cuBLAS / hipBLASLt) and
+whose epilogue and row tail run in one generated kernel over its tiles (knob LIBRARY, codegen/gemm.py), offered to
+the pipeline in measured mode beside the searched schedules (generate/pipeline.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kerntailor.generate.evaluate import Evaluation
+from kerntailor.generate.pipeline import _library_product_trial
+from kerntailor.search.config import Config
+from kerntailor.search.strategy import Trial
+from kerntailor.targets import get_target
+from kerntailor.verify import VerifySettings, verify_candidate
+
+from test_codegen_gemm import L1, L2, make_module, matmul_kernels, prepared
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name, dtype, knobs", [
+    ("gemm_logsumexp", "bf16", {"BLOCK_M": 32, "BLOCK_N": 32}),    # the row tail over the library's product
+    ("gemm_bias_gelu", None, {"BLOCK_M": 16, "BLOCK_N": 64}),
+    ("bmm", "bf16", {"BLOCK_M": 32, "BLOCK_N": 32}),               # batched
+    ("matmul_transposed_a", None, {"BLOCK_M": 32, "BLOCK_N": 32}),  # a transposed operand view
+])
+def test_library_product_with_generated_tail_passes_the_referee(name, dtype, knobs, tmp_path):
+    path = next(p for p in (*L1.glob("*.py"), *L2.glob("*.py")) if p.stem == name)
+    module = make_module(path, dict(knobs, LIBRARY=1, TMA=1, split_k=2), dtype, arch="sm_90")
+    (kernel,) = matmul_kernels(path, module, dtype)
+    assert "tl.dot" not in kernel.source and "lib_prod_ptr" in kernel.source
+    assert "SPLIT_K" not in kernel.source and "USE_TMA" not in kernel.source    # the product's knobs do not apply
+    assert "_lib_prod = torch.matmul(torch.as_strided(" in module.source
+    out = tmp_path / "kernel.py"
+    out.write_text(module.source)
+    spec = prepared(path, dtype)[0]
+    verdict = verify_candidate(spec, out, VerifySettings(allow_library=True))
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+    # the static check sees the library call: the pipeline allows it for its own module, nobody else's
+    strict = verify_candidate(spec, out, VerifySettings())
+    assert not strict.passed and strict.check == "static"
+
+
+def test_library_product_is_not_offered_under_fp8():
+    from kerntailor.codegen import CodegenUnsupported
+
+    with pytest.raises(CodegenUnsupported, match="library product under fp8-row"):
+        make_module(L2 / "gemm_bias_relu.py", {"LIBRARY": 1, "precision": "fp8-row"}, "bf16", arch="sm_90")
+
+
+class _Timer:
+    """A stand-in for the GPU worker: times every module at `seconds`, or fails it."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds, self.sources = seconds, []
+
+    def measure(self, evals: list[Evaluation]) -> None:
+        for e in evals:
+            self.sources.append(e.source)
+            if self.seconds is None:
+                e.error = "wrong result on the default inputs"
+            else:
+                e.seconds, e.label = self.seconds, "measured"
+
+
+def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule():
+    path = L2 / "gemm_bias_relu.py"
+    spec, _, gen, plan = prepared(path, "bf16")
+    (group,) = plan.groups
+    best = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3,
+            "split_k": 1, "TMA": 1, "PERSISTENT": 1, "precision": "ieee"}
+    ranked = [Trial(Config("gemm", best), True, 1e-3)]
+    timer = _Timer(5e-4)
+    ev = _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), timer, spec, gen, plan,
+                                get_target("h200"))
+    assert ev is not None and ev.seconds == 5e-4
+    chosen = dict(ev.config.knobs)
+    assert chosen["LIBRARY"] == 1 and chosen["BLOCK_M"] == 128 and chosen["BLOCK_N"] == 64
+    assert "TMA" not in chosen and "PERSISTENT" not in chosen
+    assert "torch.matmul(" in timer.sources[0]
+    assert _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), _Timer(None), spec,
+                                  gen, plan, get_target("h200")) is None

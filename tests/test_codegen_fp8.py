@@ -210,3 +210,20 @@ def test_quantize_kernels_cross_compile(tmp_path):
                                         {"num_warps": 4}))
             for result in pool.build(sources, [target], cache=BuildCache(tmp_path / name)):
                 assert result.ok and result.facts.spills == 0, (name, result.error)
+
+
+@pytest.mark.interpreter
+def test_verify_cli_takes_the_precision(tmp_path):
+    from typer.testing import CliRunner
+
+    from kerntailor.cli import app
+
+    path = L2 / "gemm_bias_relu.py"
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(make_module(path, {"BLOCK_K": 32}, "bf16", arch="sm_90").source)   # no fp8 in it
+    runner = CliRunner()
+    bad = runner.invoke(app, ["verify", str(path), str(kernel), "--dtype", "bf16", "--precision", "fp4"])
+    assert bad.exit_code == 2 and "unknown precision 'fp4'" in bad.output and "Traceback" not in bad.output
+    judged = runner.invoke(app, ["verify", str(path), str(kernel), "--dtype", "bf16", "--precision", "fp8-row",
+                                 "--variant", "small"])
+    assert judged.exit_code == 1 and "defines no FP8_FORMAT" in judged.output, judged.output

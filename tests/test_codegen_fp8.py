@@ -108,6 +108,7 @@ def _judge(path: Path, module, tmp_path: Path, precision: str, dtype: str | None
     ("matmul_transposed_a", {"BLOCK_K": 32}, "fp8-row", None),          # A stored transposed, fp32 in and out
     ("bmm", {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "split_k": 2}, "fp8-row", "bf16"),   # batch + split-K
     ("gemm_logsumexp", {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, "fp8-row", "bf16"),      # the row tail
+    ("matvec", {"BLOCK_M": 32, "BLOCK_N": 16, "BLOCK_K": 32}, "fp8-tensor", None),   # N = 1: tl.dot, not the GEMV path
 ])
 def test_fp8_modules_pass_the_referee(name, knobs, precision, dtype, tmp_path):
     path = next(p for p in (*L1.glob("*.py"), *L2.glob("*.py")) if p.stem == name)

@@ -24,7 +24,7 @@ from kerntailor.verify import render_timing
 
 TINY = Path(__file__).parent / "candidates" / "problems"
 CEIL = Ceilings("Fake GPU", torch.__version__, copy_bandwidth=4e12,
-                matmul_flops=(("bf16", 800e12), ("fp16", 800e12), ("fp32", 50e12), ("tf32", 400e12)),
+                matmul_flops=(("bf16", 800e12), ("fp16", 800e12), ("fp32", 50e12), ("fp8", 1600e12), ("tf32", 400e12)),
                 l2_bytes=60 << 20, measured_on="2026-11-29")
 
 
@@ -90,6 +90,11 @@ def test_ceilings_cache_is_keyed_and_read_from_env_at_call_time(tmp_path, monkey
     assert Ceilings.from_dict(table[cache_key("Fake GPU", torch.__version__)]) == CEIL
     load_ceilings("cpu", refresh=True)
     assert len(measured) == 2
+    # a file written before fp8 was measured lacks its rate: measured again rather than read as 0
+    old = CEIL.to_dict()
+    del old["matmul_flops"]["fp8"]
+    cache_path().write_text(json.dumps({cache_key("Fake GPU", torch.__version__): old}))
+    assert load_ceilings("cpu") == CEIL and len(measured) == 3
 
 
 def test_problem_cost_estimate_reads_hints_and_counts_bytes():

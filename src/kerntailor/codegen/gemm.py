@@ -48,7 +48,8 @@ from kerntailor.precision import FP8_PRECISIONS, Fp8Format, fp8_format, is_fp8
 from kerntailor.search.families import ITEMSIZE
 from kerntailor.search.space import next_power_of_two
 
-PRECISIONS = ("ieee", "tf32", "tf32x3") + FP8_PRECISIONS
+FP32_DOT_PRECISIONS = ("ieee", "tf32", "tf32x3")   # what tl.dot's input_precision may say for fp32 operands
+PRECISIONS = FP32_DOT_PRECISIONS + FP8_PRECISIONS
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
 MIN_DOT = 16          # tl.dot's smallest tile side (triton 3.6 `min_dot_size`: 16 for 16/32-bit operands)
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")

@@ -50,18 +50,19 @@ def test_library_product_is_not_offered_under_fp8():
 
 
 class _Timer:
-    """A stand-in for the GPU worker: times every module at `seconds`, or fails it."""
+    """A stand-in for the GPU worker: times each module by `seconds(knobs)`, or fails it where that is None."""
 
-    def __init__(self, seconds: float | None):
+    def __init__(self, seconds):
         self.seconds, self.sources = seconds, []
 
     def measure(self, evals: list[Evaluation]) -> None:
         for e in evals:
             self.sources.append(e.source)
-            if self.seconds is None:
+            value = self.seconds(dict(e.config.knobs))
+            if value is None:
                 e.error = "wrong result on the default inputs"
             else:
-                e.seconds, e.label = self.seconds, "measured"
+                e.seconds, e.label = value, "measured"
 
 
 def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule():
@@ -71,13 +72,18 @@ def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule():
     best = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3,
             "split_k": 1, "TMA": 1, "PERSISTENT": 1, "precision": "ieee"}
     ranked = [Trial(Config("gemm", best), True, 1e-3)]
-    timer = _Timer(5e-4)
+    # the best schedule's tiles and the tail tiles are all timed; the fastest is offered
+    timer = _Timer(lambda k: 4e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (64, 128) else 5e-4)
     ev = _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), timer, spec, gen, plan,
                                 get_target("h200"))
-    assert ev is not None and ev.seconds == 5e-4
+    assert ev is not None and ev.seconds == 4e-4 and len(timer.sources) == 4
     chosen = dict(ev.config.knobs)
-    assert chosen["LIBRARY"] == 1 and chosen["BLOCK_M"] == 128 and chosen["BLOCK_N"] == 64
+    assert chosen["LIBRARY"] == 1 and (chosen["BLOCK_M"], chosen["BLOCK_N"], chosen["num_warps"]) == (64, 128, 4)
     assert "TMA" not in chosen and "PERSISTENT" not in chosen
-    assert "torch.matmul(" in timer.sources[0]
-    assert _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), _Timer(None), spec,
-                                  gen, plan, get_target("h200")) is None
+    assert all("torch.matmul(" in source for source in timer.sources)
+    only_best = _Timer(lambda k: 5e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (128, 64) else None)
+    ev = _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), only_best, spec, gen,
+                                plan, get_target("h200"))
+    assert dict(ev.config.knobs)["BLOCK_N"] == 64
+    assert _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), _Timer(lambda k: None),
+                                  spec, gen, plan, get_target("h200")) is None

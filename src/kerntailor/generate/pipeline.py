@@ -338,23 +338,30 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
                         label="measured" if mode == "measured" and kept is not None else "predicted")
 
 
+LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))   # (BLOCK_M, BLOCK_N, num_warps): epilogue tiles
+
+
 def _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target):
-    """Measured mode: the issue's "library GEMM + fused tail" as one more candidate of a matmul group. The
-    product comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one
-    kernel over its tiles (codegen/gemm.py, knob LIBRARY), tiled like the best generated schedule. Timed as a
-    whole module by the same GPU worker as the search's candidates; None when it fails."""
+    """Measured mode: the issue's "library GEMM + fused tail" as more candidates of a matmul group. The product
+    comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one kernel over
+    its tiles (codegen/gemm.py, knob LIBRARY): tiled like the best generated schedule and like LIBRARY_TAIL_TILES
+    (a tail kernel only streams the product, so smaller tiles than a GEMM's may do better). Timed as whole modules
+    by the same GPU worker as the search's candidates; the fastest, or None when every one fails."""
     base = to_knobs(ranked[0].config) if ranked else dict(knobs[group.name])
-    lib = {k: v for k, v in base.items() if k not in ("TMA", "PERSISTENT", "split_k")} | {"LIBRARY": 1}
-    config = Config("gemm-library", tuple(sorted(lib.items())))
-    try:
+    base = {k: v for k, v in base.items() if k not in ("TMA", "PERSISTENT", "split_k")} | {"LIBRARY": 1}
+    tiles = [base] + [base | {"BLOCK_M": m, "BLOCK_N": n, "num_warps": w} for m, n, w in LIBRARY_TAIL_TILES]
+    evals = []
+    for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
         trial = dict(knobs)
         trial[group.name] = lib
-        source = generate_module(problem, gen, plan, trial, target.name, target.arch).source
-    except CodegenUnsupported:
-        return None
-    ev = Evaluation(config, source)
-    evaluator.measure([ev])   # not in evaluator.seen: the store's trials stay schedules of the search space
-    return ev if ev.seconds is not None and not ev.error else None
+        try:
+            source = generate_module(problem, gen, plan, trial, target.name, target.arch).source
+        except CodegenUnsupported:
+            continue
+        evals.append(Evaluation(Config("gemm-library", tuple(sorted(lib.items()))), source))
+    evaluator.measure(evals)   # not in evaluator.seen: the store's trials stay schedules of the search space
+    timed = [e for e in evals if e.seconds is not None and not e.error]
+    return min(timed, key=lambda e: e.seconds) if timed else None
 
 
 def _check_fp8(plan, gen, target, precision: str) -> None:

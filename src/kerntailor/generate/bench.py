@@ -212,7 +212,7 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     levels = sorted({r["level"] for r in rows})
     result = {
         "suite": str(suite), "part": part, "jobs": jobs, "wall_s": round(time.monotonic() - started, 1),
-        "target": settings.target, "dtype": settings.dtype or "as written",
+        "target": settings.target, "dtype": settings.dtype or "as written", "precision": settings.precision,
         "date": datetime.date.today().isoformat(), "host": platform.node(), "rows": rows,
         "summary": {"overall": summarize(rows)} | {lv: summarize([r for r in rows if r["level"] == lv])
                                                    for lv in levels},
@@ -230,9 +230,14 @@ def _fmt(v, digits: int = 2) -> str:
 
 
 def render_bench(result: dict) -> str:
-    lines = [f"# bench {result['suite']} on {result['target']} ({result['dtype']}, {result['date']})", "",
-             "| problem | level | status | correct | time µs | eager µs | compile µs | floor µs | label |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    precision = result.get("precision", "ieee")
+    lines = [f"# bench {result['suite']} on {result['target']} ({result['dtype']}, precision {precision}, "
+             f"{result['date']})", ""]
+    if precision.startswith("fp8"):
+        lines += [f"Generated kernels quantize their matrix products to fp8 ({precision}); eager and torch.compile "
+                  "run the problem in its own dtype.", ""]
+    lines += ["| problem | level | status | correct | time µs | eager µs | compile µs | floor µs | label |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         lines.append(f"| {r['problem']} | {r['level']} | {r['status']} | {'yes' if r['correct'] else 'no'} | "
                      f"{_fmt(r.get('time_us'), 1)} | {_fmt(r.get('eager_us'), 1)} | {_fmt(r.get('compile_us'), 1)} | "

@@ -167,8 +167,12 @@ def test_fp8_space_keeps_tl_dot_tiles():
     base = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 8, "num_stages": 3,
             "split_k": 1, "TMA": 1, "PERSISTENT": 1}
     assert not space.violations(space.config(**base))
-    assert space.violations(space.config(**(base | {"BLOCK_K": 16})))
-    assert space.violations(space.config(**(base | {"BLOCK_M": 16, "BLOCK_N": 8})))
+    assert space.violations(space.config(**(base | {"BLOCK_K": 16}))) == ["fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16"]
+    vecmat = gemm_space(h200, M=1, N=4096, K=4096, dtype="fp8")   # a GEMV shape offers 8-wide tiles; fp8 may not
+    assert vecmat.violations(vecmat.config(**(base | {"BLOCK_M": 16, "BLOCK_N": 8, "GROUP_M": 1, "num_warps": 1}))) == [
+        "fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16"]
+    bf16 = gemm_space(h200, M=1, N=4096, K=4096, dtype="bf16")       # the same tile is fine for the GEMV path
+    assert not bf16.violations(bf16.config(**(base | {"BLOCK_M": 16, "BLOCK_N": 8, "GROUP_M": 1, "num_warps": 1})))
     seeds = gemm_seeds(h200, M=4096, N=14336, K=4096, dtype="fp8")
     assert seeds and all(not space.violations(space.config(**(base | s))) for s in seeds)
 

@@ -274,6 +274,7 @@ class _GemmWriter(AnchorWriter):
         self.bases: dict[str, str] = {}
         self.persistent = False                      # set by write(): the PERSISTENT knob, where it applies
         self.tma: tuple[str, str, int] | None = None  # set by _tma_loop: (constexpr, host expression, traced value)
+        self.prologue: list[str] = []                # host lines before the launch (fp8 quantize, library product)
 
     def tail_names(self) -> set[str]:
         """A group the planner gave row reductions (reduce_axes): its row tail (plan/row_tail.py)."""
@@ -411,26 +412,27 @@ class _GemmWriter(AnchorWriter):
     def _library_product(self, nb: int, a_parts, b_parts, M: str, N: str) -> None:
         """Host: lib_prod = torch.matmul(A, B) over the operand views ((B, M, N), the library's output dtype).
         Kernel: acc = this tile of it, in fp32; the epilogue and row tail then run as after tl.dot."""
-        host = self.sizes.host
-        views = [f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
-                 f"({', '.join(host(e) for e in strides)},), {host(offset)})" for v, shape, strides, offset in (a_parts, b_parts)]
-        self.prologue = [f"{{lib_prod}} = torch.matmul({views[0]}, {views[1]})  # the library's GEMM (cuBLAS, hipBLASLt)"]
+        a, b = (self._host_view(*parts) for parts in (a_parts, b_parts))
+        self.prologue = [f"{{lib_prod}} = torch.matmul({a}, {b})  # the library's GEMM (cuBLAS, hipBLASLt)"]
         prod = self.pointer("lib_prod")
         batch = f"bidx.to(tl.int64) * {M} * {N} + " if nb else ""
         self.out(f"prod_rows = rm[:, None].to(tl.int64) * {N}")
         self.out(f"acc = tl.load({prod} + {batch}prod_rows + rn[None, :], mask=(rm[:, None] < {M}) & (rn[None, :] < {N}), "
                  "other=0.0).to(tl.float32)  # the library's product, this tile")
 
+    def _host_view(self, v, shape: list[SizeExpr], strides: list[SizeExpr], offset: SizeExpr) -> str:
+        """Host text of an operand view: torch.as_strided over its buffer ({buffer}: the host's name for it)."""
+        host = self.sizes.host
+        return (f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
+                f"({', '.join(host(e) for e in strides)},), {host(offset)})")
+
     # --- fp8: quantized operands (codegen/fp8.py) -------------------------------------------------------
     def _fp8_operands(self, nb: int, a_parts, b_parts, per_row: bool):
         """Host lines that quantize A (as ..., M, K) and B (as ..., N, K: K-major) along K before the launch,
         and the views the kernel reads instead: fp8_a (B, M, K) and fp8_b (B, N, K) read as (B, K, N)."""
-        host = self.sizes.host
-        self.prologue: list[str] = []
         views = []
         for which, (v, shape, strides, offset) in zip("ab", (a_parts, b_parts)):
-            source = (f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
-                      f"({', '.join(host(e) for e in strides)},), {host(offset)})")
+            source = self._host_view(v, shape, strides, offset)
             if which == "b":
                 source += ".transpose(-1, -2)"
             kind = next((i.kind for i in self.graph.inputs if i.name == v.base), "")
@@ -446,8 +448,6 @@ class _GemmWriter(AnchorWriter):
                 steps[-1], steps[-2] = steps[-2], steps[-1]
                 conc = conc[:-2] + (conc[-1], conc[-2])
             views.append((View(f"fp8_{which}", tuple(v.shape), tuple(conc), 0), list(shape), steps, const(0)))
-        if self.fp8 is None:
-            raise CodegenUnsupported("fp8 operands without an fp8 format")
         if quantize_helpers(self.fp8) not in self.dot_helpers:
             self.dot_helpers.append(quantize_helpers(self.fp8))
         self.per_row = per_row
@@ -459,11 +459,9 @@ class _GemmWriter(AnchorWriter):
         if not self.per_row:
             self.out(f"acc = acc * (tl.load({sa}) * tl.load({sb}))  # the operands' power-of-two scales")
             return
-        batch = "bidx * " if nb else ""
-        self.out(f"s_rows = tl.load({sa} + {batch}{M} + rm, mask=rm < {M}, other=1.0)" if nb else
-                 f"s_rows = tl.load({sa} + rm, mask=rm < {M}, other=1.0)")
-        self.out(f"s_cols = tl.load({sb} + {batch}{N} + rn, mask=rn < {N}, other=1.0)" if nb else
-                 f"s_cols = tl.load({sb} + rn, mask=rn < {N}, other=1.0)")
+        for name, ptr, index, size in (("s_rows", sa, "rm", M), ("s_cols", sb, "rn", N)):
+            batch = f"bidx * {size} + " if nb else ""   # one row of scales per batch element
+            self.out(f"{name} = tl.load({ptr} + {batch}{index}, mask={index} < {size}, other=1.0)")
         self.out("acc = acc * s_rows[:, None] * s_cols[None, :]  # per-row and per-column power-of-two scales")
 
     def _describe(self, mm: Matmul, a_shape: list[SizeExpr], b_shape: list[SizeExpr], nb: int) -> str:
@@ -839,7 +837,7 @@ class _GemmWriter(AnchorWriter):
                           tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
                           tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
                           host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "",
-                          host_prologue=tuple(self.prologue) if self.fp8 is not None or self.library else (),
+                          host_prologue=tuple(self.prologue),
                           host_buffers=(("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else
                                         ("lib_prod",) if self.library else ()),
                           fp8_format=self.fp8.name if self.fp8 is not None else "")

@@ -252,7 +252,6 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         if ranked:
             knobs[group.name] = to_knobs(ranked[0].config)
         best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
-        library = None
         if measured and group.family == "matmul" and not is_fp8(settings.precision):
             library = _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target)
             if library is not None and (not ranked or library.seconds < ranked[0].value):

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    from kerntailor.build import build_many
+    from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import generate_module
     from kerntailor.costmodel import AnalyticalModel, Candidate

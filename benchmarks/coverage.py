@@ -25,7 +25,7 @@ def main() -> None:
     import torch
     import triton
 
-    from kerntailor.build import build_many
+    from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import default_knobs, generate_module
     from kerntailor.errors import KerntailorError

@@ -192,7 +192,7 @@ def test_floor_uses_the_fp8_rate():
 def test_quantize_kernels_cross_compile(tmp_path):
     """The quantize kernels are module helpers (the build compiles each group's kernel): build them here for every
     fp8 target, per row and per tensor, with the target's fp8 type."""
-    from kerntailor.build import BuildCache, BuildPool, KernelSource
+    from kerntailor.builder import BuildCache, BuildPool, KernelSource
     from kerntailor.targets import get_target
 
     sizes = (("R", "i32"), ("C", "i32"), ("s_b", "i32"), ("s_r", "i32"), ("s_c", "i32"))

@@ -332,7 +332,7 @@ def test_no_size_literals_of_varying_sizes(name, knobs, distinctive):
 
 @pytest.mark.parametrize("name", ["softmax_short_rows", "cross_entropy"])
 def test_every_kernel_cross_compiles(name, tmp_path):
-    from kerntailor.build import build_many
+    from kerntailor.builder import build_many
     from kerntailor.generate.pipeline import _kernel_source, _work
     from kerntailor.targets import get_target
 
@@ -362,7 +362,7 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     before its max; a persistent softmax computes x·s once)."""
     from dataclasses import replace
 
-    from kerntailor.build import cross_compile
+    from kerntailor.builder import cross_compile
     from kerntailor.generate.pipeline import _kernel_source, _work
     from kerntailor.targets import get_target
 

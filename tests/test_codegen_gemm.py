@@ -459,7 +459,7 @@ def _cases(arch: str) -> dict[str, tuple]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[tuple[str, str], object]:
     """(case, target name) -> BuildResult: every case of _cases for every target, in one warm pool."""
-    from kerntailor.build import BuildCache, BuildPool
+    from kerntailor.builder import BuildCache, BuildPool
     from kerntailor.generate.pipeline import _kernel_source
     from kerntailor.targets import get_target
 

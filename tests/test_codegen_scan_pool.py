@@ -194,7 +194,7 @@ def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
 
 
 def test_generated_kernels_compile_for_gfx942_and_sm90():
-    from kerntailor.build import KernelSource, build_many
+    from kerntailor.builder import KernelSource, build_many
     from kerntailor.targets import get_target
 
     sources = []

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kerntailor.build.types import IsaFacts
+from kerntailor.builder.types import IsaFacts
 from kerntailor.costmodel import (
     AnalyticalModel,
     Candidate,

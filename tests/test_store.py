@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kerntailor.build.types import BuildResult, IsaFacts, KernelSource
+from kerntailor.builder.types import BuildResult, IsaFacts, KernelSource
 from kerntailor.errors import KerntailorError
 from kerntailor.measure.baselines import TimingReport
 from kerntailor.measure.stopwatch import Timing

@@ -66,7 +66,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kerntailor.build.types import IsaFacts
+from kerntailor.builder.types import IsaFacts
 from kerntailor.costmodel.candidate import Candidate
 from kerntailor.search.families import gemm_lds_bytes, gemv_tile, itemsize, loop_trips, padding_factor, program_count
 from kerntailor.targets.occupancy import occupancy

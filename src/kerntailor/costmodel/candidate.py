@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kerntailor.build.types import IsaFacts
+from kerntailor.builder.types import IsaFacts
 from kerntailor.search.config import Config
 from kerntailor.search.families import itemsize
 from kerntailor.targets.roofline import dtype_key

@@ -42,7 +42,7 @@ def work_from_json(data: dict) -> Work:
 def _facts(data: dict | None):
     if not data:
         return None
-    from kerntailor.build.types import IsaFacts
+    from kerntailor.builder.types import IsaFacts
 
     try:
         return IsaFacts.from_json(data)

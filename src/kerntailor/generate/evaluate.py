@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerntailor.build import BuildResult, KernelSource, build_many
+from kerntailor.builder import BuildResult, KernelSource, build_many
 from kerntailor.costmodel import AnalyticalModel, Candidate, Work
 from kerntailor.search.config import Config
 from kerntailor.search.strategy import Trial

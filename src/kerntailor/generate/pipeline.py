@@ -393,7 +393,7 @@ def _kernel_source(source: str, k, sizes: dict, gen=None) -> "object":
     """What the build stage compiles for one kernel. With `gen`, size arguments that are multiples of 16 at
     the traced shapes are specialized "D" as Triton's launcher does at run time, so the ISA facts (vector
     widths, LDS, matrix instructions per loop) describe the kernel that will run."""
-    from kerntailor.build import KernelSource
+    from kerntailor.builder import KernelSource
 
     constexprs = dict(k.constexprs)
     if k.persistent and "R" in sizes:

@@ -6,7 +6,7 @@
 Two steps, each in its own process under a time limit: probe.py imports the module and runs its forward
 once under Triton's interpreter on the smallest variant, recording every kernel launch (a failed import is a
 build error, with its traceback); then every launched `@triton.jit` kernel is cross-compiled for the target
-with the launch's argument types, constexprs and options (kerntailor.build), which gives its ISA facts
+with the launch's argument types, constexprs and options (kerntailor.builder), which gives its ISA facts
 (VGPRs, spills, LDS, occupancy) — or the compile error that makes it a build failure. A forward that raises
 is left to the referee, which reports it with its context.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kerntailor.build import KernelSource, build_many
+from kerntailor.builder import KernelSource, build_many
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Results as JSON with a type tag, so the store survives the types growing (or losing) fields.
 
-    encode(build_result) -> '{"type": "kerntailor.build.types.BuildResult", "data": {...}}'
+    encode(build_result) -> '{"type": "kerntailor.builder.types.BuildResult", "data": {...}}'
     decode(text)         -> BuildResult(...), or the plain dict when the type cannot be rebuilt
 
 Decoding drops fields the type no longer has, lets new fields take their defaults, and rebuilds nested

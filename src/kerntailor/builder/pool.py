@@ -1,7 +1,7 @@
 """Build many candidates in worker processes, each with a timeout; a hang or a crash costs one worker.
 
 A ProcessPoolExecutor cannot cancel a running task, so the pool here is a few long-lived worker
-processes (`python -m kerntailor.build.worker`), each fed one job at a time over its stdin and
+processes (`python -m kerntailor.builder.worker`), each fed one job at a time over its stdin and
 answering on its stdout. A worker that passes its job's deadline is killed and replaced (the job
 gets "timeout after Ns"); one that dies gets "worker crashed (...)" with the last line it wrote;
 the other jobs carry on. Workers stay warm between jobs, so the first-compile cost (starting Python,
@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
-from kerntailor.build.cache import BuildCache
-from kerntailor.build.limits import check_limits, rule_occupancy
-from kerntailor.build.types import BuildResult, KernelSource
+from kerntailor.builder.cache import BuildCache
+from kerntailor.builder.limits import check_limits, rule_occupancy
+from kerntailor.builder.types import BuildResult, KernelSource
 from kerntailor.targets.spec import Target
 
 _START_ATTEMPTS = 3
@@ -182,7 +182,7 @@ class BuildPool:
         tool_timeout = "none" if self.timeout_s is None else repr(float(self.timeout_s))
         with open(log_path, "w") as log:
             # its own session, so a kill takes its ptxas child with it (see _kill)
-            proc = subprocess.Popen([sys.executable, "-m", "kerntailor.build.worker", tool_timeout],
+            proc = subprocess.Popen([sys.executable, "-m", "kerntailor.builder.worker", tool_timeout],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                                     close_fds=True, start_new_session=True)
         jobs = Connection(os.dup(proc.stdin.fileno()), readable=False)
@@ -299,7 +299,7 @@ def cross_compile(kernel: KernelSource, target: Target, timeout_s: float | None 
     process (unless it runs Triton's interpreter, which cannot compile: then in a worker with no
     timeout). For many candidates use build_many or a BuildPool, which keep workers warm.
     """
-    from kerntailor.build.compile import compile_here, interpreter_mode
+    from kerntailor.builder.compile import compile_here, interpreter_mode
 
     if timeout_s is not None or interpreter_mode():
         return build_many([kernel], [target], workers=1, timeout_s=timeout_s, allow_spills=allow_spills,

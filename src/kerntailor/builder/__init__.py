@@ -5,10 +5,10 @@
     result.ok, result.error, result.facts.registers, result.rejected_reason
 """
 
-from kerntailor.build.cache import BuildCache, default_cache_dir
-from kerntailor.build.limits import check_limits
-from kerntailor.build.pool import BuildPool, build_many, cross_compile
-from kerntailor.build.types import BuildResult, IsaFacts, KernelSource
+from kerntailor.builder.cache import BuildCache, default_cache_dir
+from kerntailor.builder.limits import check_limits
+from kerntailor.builder.pool import BuildPool, build_many, cross_compile
+from kerntailor.builder.types import BuildResult, IsaFacts, KernelSource
 
 __all__ = [
     "BuildCache",

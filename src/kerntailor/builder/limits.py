@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kerntailor.build.types import IsaFacts
+from kerntailor.builder.types import IsaFacts
 from kerntailor.targets.occupancy import occupancy
 from kerntailor.targets.spec import Target
 

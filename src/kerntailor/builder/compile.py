@@ -19,8 +19,8 @@ import tempfile
 import time
 import warnings
 
-from kerntailor.build.isa import count_matrix_and_loads, elf_text_bytes, parse_amdgcn, parse_ptxas_log, ptx_arch
-from kerntailor.build.types import BuildResult, IsaFacts, KernelSource
+from kerntailor.builder.isa import count_matrix_and_loads, elf_text_bytes, parse_amdgcn, parse_ptxas_log, ptx_arch
+from kerntailor.builder.types import BuildResult, IsaFacts, KernelSource
 from kerntailor.targets.spec import Target
 
 _MAX_ERROR_CHARS = 400

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kerntailor.build import (
+from kerntailor.builder import (
     BuildCache,
     BuildPool,
     IsaFacts,
@@ -22,7 +22,7 @@ from kerntailor.build import (
     cross_compile,
     default_cache_dir,
 )
-from kerntailor.build.isa import count_matrix_and_loads, parse_amdgcn, parse_ptxas_log, ptx_arch
+from kerntailor.builder.isa import count_matrix_and_loads, parse_amdgcn, parse_ptxas_log, ptx_arch
 from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "isa"
@@ -290,7 +290,7 @@ def test_cache_hit_skips_the_compiler(tmp_path, monkeypatch):
     assert len(files) == 1 and files[0].stat().st_size < 4096
     assert json.loads(files[0].read_text())["facts"]["registers"] == first.facts.registers
 
-    import kerntailor.build.compile as compile_module
+    import kerntailor.builder.compile as compile_module
 
     def no_compiling(*args, **kwargs):
         raise AssertionError("compiled despite a cache hit")
@@ -337,7 +337,7 @@ def test_pool_is_reusable_and_works_under_the_interpreter(monkeypatch):
 
 
 def test_toolchain_failure_is_reported_and_not_cached(tmp_path, monkeypatch):
-    import kerntailor.build.compile as compile_module
+    import kerntailor.builder.compile as compile_module
 
     def missing(arch):
         raise compile_module._ToolError(f"ptxas not found for {arch}")

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from kerntailor.build.types import BuildResult, IsaFacts, KernelSource
+from kerntailor.builder.types import BuildResult, IsaFacts, KernelSource
 from kerntailor.targets.spec import Target
 
 CACHE_FORMAT = 1

@@ -1,4 +1,4 @@
-"""A build worker process: `python -m kerntailor.build.worker`, driven by BuildPool over its stdin/stdout.
+"""A build worker process: `python -m kerntailor.builder.worker`, driven by BuildPool over its stdin/stdout.
 
 The protocol is pickled messages (multiprocessing.connection framing) on the two pipes: the worker
 says ("ready",) once Triton is imported, then answers each job (index, kernel, target, keep_asm)
@@ -24,7 +24,7 @@ def main() -> None:
 
     import triton  # noqa: F401 - warm the import before saying ready
 
-    from kerntailor.build.compile import compile_here
+    from kerntailor.builder.compile import compile_here
 
     replies.send(("ready",))
     while True:

@@ -1,7 +1,7 @@
 """Assemble a standalone `kernel.py`: header, helpers, @triton.jit kernels, and `ModelNew`.
 
-`ModelNew.__init__` is the reference `Model.__init__`, copied from the problem file (so the constructor
-signature and parameter names match and a state_dict loads); `forward` reads input sizes, allocates
+`ModelNew` is built by the reference `Model`'s own constructor, copied with what it needs (constructor.py: the
+signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward` reads input sizes, allocates
 outputs and launches the kernels. The module imports only torch and triton.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
 from kerntailor.codegen.pool import host_size_lines as pool_host_size_lines
 from kerntailor.codegen.sizes import SizeArgs
@@ -32,55 +33,47 @@ class EmittedModule:
     kernels: tuple[GeneratedKernel, ...]
 
 
-def _reference_parts(problem: ProblemSpec) -> tuple[str, list[str]]:
-    """(ModelNew.__init__ source copied from Model, forward()'s argument names)."""
-    tree = ast.parse(problem.source)
-    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
-    if model is None:
-        raise CodegenUnsupported("the problem defines no class Model")
-    init = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-    forward = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
-    if forward is None:
-        raise CodegenUnsupported("Model has no forward()")
-    if forward.args.vararg or forward.args.kwonlyargs:
-        raise CodegenUnsupported("forward() with *args or keyword-only arguments")
-    names = [a.arg for a in forward.args.args[1:]]
-    if init is None:
-        return "def __init__(self):\n    super().__init__()\n", names
-    start = init.decorator_list[0].lineno if init.decorator_list else init.lineno
-    lines = problem.source.splitlines()[start - 1:init.end_lineno]
-    return textwrap.dedent("\n".join(lines)), names
-
-
-def _module_constants(problem: ProblemSpec, init_src: str) -> list[str]:
-    """Top-level `import math` and literal constants that the copied __init__ uses."""
-    tree = ast.parse(problem.source)
-    used = {n.id for n in ast.walk(ast.parse(init_src)) if isinstance(n, ast.Name)}
-    lines = []
-    for node in tree.body:
-        if isinstance(node, ast.Import) and all(a.name == "math" for a in node.names) and "math" in used:
-            lines.append(ast.get_source_segment(problem.source, node))
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
-                and all(isinstance(t, ast.Name) and t.id.isidentifier() for t in node.targets) \
-                and any(t.id in used for t in node.targets):
-            lines.append(ast.get_source_segment(problem.source, node))
-    return lines
+def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tuple[dict[int, str], list[str]]:
+    """Forward positions of tensor arguments -> names, and the host lines that check every non-tensor argument
+    has the value the kernels were generated for (it was a constant of the trace)."""
+    tensors, checks = {}, []
+    if len(problem.inputs) != len(arg_names):
+        raise CodegenUnsupported(f"get_inputs() gives {len(problem.inputs)} values, forward() takes "
+                                 f"{len(arg_names)}")
+    for i, (spec, name) in enumerate(zip(problem.inputs, arg_names)):
+        if spec.shape is not None:
+            tensors[i] = name
+            continue
+        try:
+            ast.literal_eval(spec.value)
+        except (ValueError, SyntaxError):
+            raise CodegenUnsupported(f"forward() argument {name} is {spec.value}, not a literal") from None
+        checks += [f"if {name} != {spec.value}:",
+                   f"    raise ValueError(f\"{name} is {{{name}!r}}: this kernel was generated for "
+                   f"{name} == {spec.value}\")"]
+    return tensors, checks
 
 
 def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
                 host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
     """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
     graph = gen.graph
-    init_src, arg_names = _reference_parts(problem)
+    ctor = reference_constructor(problem)
+    arg_names = ctor.forward_args
+    tensor_args, arg_checks = _forward_arg_checks(problem, arg_names)
     user_inputs = [i for i in graph.inputs if i.kind == "input"]
-    if len(user_inputs) != len(arg_names):
-        raise CodegenUnsupported("forward() takes non-tensor arguments")
     var = {}
-    for inp, name in zip(user_inputs, arg_names):
-        var[inp.name] = name
+    for inp in user_inputs:
+        position = int(inp.target.removeprefix("arg"))
+        if position not in tensor_args:
+            raise CodegenUnsupported(f"graph input {inp.name} ({inp.target}) is not a tensor argument of forward()")
+        var[inp.name] = tensor_args[position]
     lines = [f'"""{header}"""', "", "import torch", "import torch.nn as nn", "import triton",
              "import triton.language as tl", ""]
-    lines += _module_constants(problem, init_src)
+    if ctor.definitions:
+        lines += ["# From the reference file: what Model's constructor needs, so that ModelNew is built as Model is."]
+        for text in ctor.definitions:
+            lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
     fp8 = sorted({k.fp8_format for k in kernels if getattr(k, "fp8_format", "")})
@@ -100,15 +93,15 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += [h for h in helpers]
     for k in kernels:
         lines += ["", k.source]
-    lines += ["", "class ModelNew(nn.Module):",
-              f'    """{problem.name}, with its forward() computed by the Triton kernels above."""', ""]
-    lines += textwrap.indent(init_src, "    ").splitlines()
+    lines += ["", f"class ModelNew({ctor.bases}):",
+              f'    """{problem.name}: forward() runs the Triton kernels above; the constructor is Model\'s own."""', ""]
+    lines += textwrap.indent(ctor.body, "    ").splitlines()
     lines += ["", f"    def forward(self, {', '.join(arg_names)}):"]
-    body: list[str] = []
+    body: list[str] = list(arg_checks)
     for inp in graph.inputs:
-        if inp.kind in ("parameter", "buffer"):
+        if inp.kind in ("parameter", "buffer", "constant"):
             var[inp.name] = inp.name
-            body.append(f"{inp.name} = self.{inp.target}.contiguous()")
+            body.append(f"{inp.name} = {attribute_text(meta_model(problem), inp.target)}.contiguous()")
         elif inp.kind == "input":
             body.append(f"{var[inp.name]} = {var[inp.name]}.contiguous()")
         else:

@@ -244,10 +244,8 @@ class _PathChecker:
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 if node.attr in owner_methods and node.attr != "__init__":
                     yield owner_methods[node.attr], owner
-                if node.attr in instances:
-                    for name, m in self.module.methods(instances[node.attr]).items():
-                        if name != "__init__":
-                            yield m, instances[node.attr]
+            elif isinstance(node, ast.Call):   # an instance of a class of this file, called or a method of it
+                yield from self._instance_calls(node.func, instances)
             elif isinstance(node, ast.Attribute):
                 dotted = self.imports.dotted(node) or ""
                 if dotted.startswith("torch.ops.") and dotted.split(".")[2] not in LIBRARY_OP_NAMESPACES:
@@ -258,6 +256,22 @@ class _PathChecker:
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     if (self.imports.dotted(target) or "").startswith("torch.library."):
                         yield f, None
+
+    def _instance_calls(self, func: ast.AST, instances: dict[str, str]):
+        """`self.block(x)` reaches Block's methods; `self.block.f(x)` reaches f. Reading `self.block.fc.weight`
+        (a parameter of the instance, as generated modules do) runs none of its code and reaches nothing."""
+        chain = []
+        while isinstance(func, ast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not (isinstance(func, ast.Name) and func.id == "self" and chain and chain[-1] in instances):
+            return
+        cls = instances[chain[-1]]
+        methods = self.module.methods(cls)
+        if len(chain) == 1:   # the instance itself is called: its forward and everything it names
+            yield from ((m, cls) for name, m in methods.items() if name != "__init__")
+        elif len(chain) == 2 and chain[0] in methods:
+            yield methods[chain[0]], cls
 
     def _check_function(self, fn: ast.FunctionDef, is_forward: bool, attrs) -> None:
         layers, self_tensors, _ = attrs

@@ -37,6 +37,8 @@ def test_summary_arithmetic():
     assert s["geomean_speedup_vs_eager_generated"] == pytest.approx((2.0 * 4.0) ** 0.5)
     assert s["geomean_floor_over_time"] == pytest.approx(0.8)
     assert s["median_time_over_floor"] == pytest.approx(1.25)      # both rows at 10/8 and 5/4
+    assert s["kernelbench_correct"] == pytest.approx(2 / 3)         # the library path is the reference: correct
+    assert s["generated_share"] == pytest.approx(2 / 3)
 
 
 @pytest.mark.interpreter

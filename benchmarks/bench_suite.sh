@@ -8,6 +8,7 @@
 # OUTDIR/kernels.tgz (every emitted kernel.py and report) and OUTDIR/env.txt (machine and toolchain).
 set -u
 OUTDIR=${1:?usage: bench_suite.sh OUTDIR}
+SUITE=${SUITE:-problems}   # a folder of problem files: problems, or a KernelBench sample (benchmarks/kernelbench_sample.py)
 PART=${PART:-memory-bound}
 JOBS=${JOBS:-4}
 CANDIDATES=${CANDIDATES:-8}
@@ -35,7 +36,7 @@ GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
 run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
   local dtype=$1 gpu=$2 suffix=$3 flag=""
   [ "$dtype" != fp32 ] && flag="--dtype $dtype"
-  local cmd="python3 -m kerntailor bench problems --part $PART --target $TARGET $flag --precision $PRECISION \
+  local cmd="python3 -m kerntailor bench $SUITE --part $PART --target $TARGET $flag --precision $PRECISION \
 --candidates $CANDIDATES --budget $BUDGET --strategy random --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
   # GPU index $gpu among those this script was given (CUDA_VISIBLE_DEVICES set by the caller: two suites
   # side by side, one GPU each), else among all

@@ -96,7 +96,7 @@ def main() -> None:
 
     from triton.runtime.interpreter import InterpretedFunction
 
-    from kerntailor.verify.worker import load_candidate
+    from kerntailor.verify.candidate import load_candidate
 
     try:
         module = load_candidate(job["candidate"])

@@ -172,7 +172,7 @@ class CandidateProcess:
             self.chan.send(header, [pickle.dumps(payload)] if payload is not None else [])
             return self.chan.recv()
         except (ProtocolError, OSError) as e:
-            raise self.died(str(e), where or {}) from None
+            raise self.died(str(e), where or {}, during=str(header.get("op"))) from None
 
     def recv(self, where: dict | None = None):
         from kerntailor.verify.channel import ProtocolError
@@ -182,7 +182,7 @@ class CandidateProcess:
         except (ProtocolError, OSError) as e:
             raise self.died(str(e), where or {}) from None
 
-    def died(self, why: str, where: dict) -> Stop:
+    def died(self, why: str, where: dict, during: str | None = None) -> Stop:
         """A Stop ("crash") that says how the candidate process ended, with the last line it printed."""
         import signal
         import time
@@ -200,6 +200,9 @@ class CandidateProcess:
                 what = f"the candidate process died of signal {-code}"
         else:
             what = f"the candidate process exited ({code})"
+        steps = {"load": "while importing the candidate", "construct": "while constructing ModelNew",
+                 "run": "during forward", "time": "while timing"}
+        what += f" {steps[during]}" if during in steps else ""
         last = self.log_tail().splitlines()[-1:] or [""]
         return Stop("crash", f"{what}" + (f": {last[0][:200]}" if last[0] else ""), **where)
 

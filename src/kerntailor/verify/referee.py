@@ -222,6 +222,17 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     Returns a Verdict (passed, or the failed check with a one-line reason). Raises ProblemError or
     CandidateError when a file cannot be loaded at all.
     """
+    return _verify(problem, candidate_path, settings, static=True)
+
+
+def verify_dynamic(problem, candidate_path: str | Path, settings: VerifySettings | None = None) -> Verdict:
+    """The dynamic checks alone, with the static check skipped: how the judge and the sandbox hold against a
+    candidate that the static check would stop first (the adversarial tests use it). Not a way to judge a
+    kernel: a kernel's verdict is verify_candidate's."""
+    return _verify(problem, candidate_path, settings, static=False)
+
+
+def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None, static: bool) -> Verdict:
     from kerntailor.problem import ProblemSpec, load_problem
 
     started = time.monotonic()
@@ -240,7 +251,7 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     library_off = settings.allow_library or settings.library_path
     findings = static_check(source, tree, allow_library=library_off, problem_stem=problem.path.stem,
                             library_path=settings.library_path,
-                            tensor_args=[spec.shape is not None for spec in problem.inputs])
+                            tensor_args=[spec.shape is not None for spec in problem.inputs]) if static else []
     if settings.allowed_ops:   # names cannot be matched to operators: the observed check enforces the set
         findings = [f for f in findings if f.rule != "library"]
     if findings:

@@ -26,7 +26,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-CPU_MEMORY_BYTES = 8 << 30   # the candidate's address space under the interpreter (VmPeak of a run: ~0.8 GiB)
 PR_SET_DUMPABLE = 4
 
 
@@ -80,77 +79,23 @@ def fp8_policy(precision: str, fmt_name: str | None) -> tuple[bool, Any] | None:
 
 # --- the candidate process ---------------------------------------------------------------------------------
 
-def _real_caches(home: str) -> tuple[list[tuple[str, str]], str | None]:
-    """The compiler caches the candidate sees through overlays: [(mount point, real cache)], and the torch
-    inductor cache folder to point it at (None: a private one)."""
-    import getpass
-    import tempfile
-
-    real_home = os.path.expanduser("~")
-    triton = os.environ.get("TRITON_CACHE_DIR")
-    caches = [(triton, triton)] if triton else \
-        [(os.path.join(home, ".triton", "cache"), os.path.join(real_home, ".triton", "cache"))]
-    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if not inductor:
-        try:
-            user = getpass.getuser()
-        except (KeyError, OSError):
-            user = f"uid_{os.getuid()}"
-        inductor = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
-    if os.path.isdir(inductor):
-        caches.append((inductor, inductor))
-    else:
-        inductor = None
-    return caches, inductor
-
-
-def _credential_paths() -> list[str]:
-    import pwd
-
-    from kerntailor.verify.sandbox import CREDENTIAL_PATHS
-
-    homes = {os.path.expanduser("~")}
-    try:
-        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        pass
-    kt_home = os.environ.get("KERNTAILOR_HOME")
-    paths = [os.path.join(h, p) for h in sorted(homes) for p in CREDENTIAL_PATHS]
-    return paths + ([kt_home] if kt_home else [])
-
-
-def _python_path() -> str:
-    import site
-
-    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
-    if user_site and user_site in sys.path and os.path.isdir(user_site):
-        parts.append(user_site)   # the candidate's HOME moves, so the user's site folder is named explicitly
-    return os.pathsep.join(parts)
-
-
 class CandidateProcess:
     """The judge's handle on the sandboxed candidate process: start it, ask it things, end it."""
 
     def __init__(self, spawn: dict[str, Any], workdir: Path):
-        from kerntailor.verify.sandbox import candidate_env
+        from dataclasses import asdict
+
+        from kerntailor.verify.sandbox import sandbox_for
 
         self.workdir = workdir
         workdir.mkdir(mode=0o755)
-        home = workdir / "home"
-        home.mkdir(mode=0o700)
-        caches, inductor = _real_caches(str(home))
         gpu = not spawn["interpreter"]
-        sandbox = dict(home=str(home), parent_pid=os.getpid(), gpu=gpu,
-                       cpu_seconds=int(2 * (spawn["timeout_s"] + spawn["time_timeout_s"])) + 60,
-                       memory_bytes=None if gpu else CPU_MEMORY_BYTES, hide=_credential_paths(),
-                       caches=caches, private_shm=not gpu)
+        sandbox, env = sandbox_for(workdir / "home", parent_pid=os.getpid(), gpu=gpu,
+                                   cpu_seconds=int(2 * (spawn["timeout_s"] + spawn["time_timeout_s"])) + 60)
         parent, child = socket.socketpair()
         spec = dict(fd=child.fileno(), source=spawn["candidate"], device=spawn["device"],
-                    interpreter=spawn["interpreter"], allowed_ops=spawn["allowed_ops"], sandbox=sandbox)
+                    interpreter=spawn["interpreter"], allowed_ops=spawn["allowed_ops"], sandbox=asdict(sandbox))
         (workdir / "spec.json").write_text(json.dumps(spec))
-        env = candidate_env(dict(os.environ), str(home), interpreter=spawn["interpreter"], inductor_cache=inductor)
-        env["PYTHONPATH"] = _python_path()
         self.log_path = workdir / "candidate.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "kerntailor.verify.candidate",

@@ -12,6 +12,9 @@ cleared its own parent-death signal. The chain of deaths is the kernel's: CLI ->
 
 Where the system refuses namespaces, COMMAND runs as a plain child (it still dies with this launcher) and
 sees KERNTAILOR_PIDNS=0 in its environment, so that its report can say so.
+
+`start` and `stop` are the caller's side (the CLI's): start COMMAND through this launcher, and end it with
+everything it started.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import ctypes
 import os
 import select
 import signal
+import subprocess
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
@@ -55,6 +59,29 @@ def _own_proc() -> None:
     if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return
     libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def start(command: list[str], *, env: dict[str, str], log, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+    """Start `command` through the launcher, as a child of this process (in its own process group)."""
+    return subprocess.Popen([sys.executable, "-m", "kerntailor.verify.launch", str(os.getpid()), "--", *command],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, pass_fds=pass_fds,
+                            env=env, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Kill the launcher and its process group; the command's PID namespace dies with the launcher."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def exit_description(code: int) -> str:
+    """How the launched command ended, from the launcher's exit status: "exit N" or "signal N"."""
+    if code < 0:
+        return f"signal {-code}"
+    return f"signal {code - 128}" if code > 128 else f"exit {code}"
 
 
 def main(argv: list[str]) -> int:

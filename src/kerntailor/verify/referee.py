@@ -17,7 +17,6 @@ import os
 import pickle
 import select
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kerntailor.errors import CandidateError, ProblemError
+from kerntailor.verify import launch
 from kerntailor.verify.draws import draw_names
 from kerntailor.verify.static import parse_candidate, static_check
 from kerntailor.verify.tolerance import TOLERANCES
@@ -153,11 +153,8 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
         ended = "ok"
         try:
             with open(log_path, "wb") as log:
-                proc = subprocess.Popen([sys.executable, "-m", "kerntailor.verify.launch", str(os.getpid()), "--",
-                                         sys.executable, "-m", "kerntailor.verify.judge", str(job_dir),
-                                         str(events_w)], stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, pass_fds=(events_w,), env=_judge_env(),
-                                        start_new_session=True)
+                proc = launch.start([sys.executable, "-m", "kerntailor.verify.judge", str(job_dir), str(events_w)],
+                                    env=_judge_env(), log=log, pass_fds=(events_w,))
             os.close(events_w)
             events_w = -1
             deadline = time.monotonic() + settings.timeout_s
@@ -179,25 +176,15 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
                     ended = "timeout"
                     break
             if ended == "ok" and proc.returncode:
-                code = proc.returncode
-                ended = f"signal {code - 128}" if code > 128 else f"signal {-code}" if code < 0 else f"exit {code}"
+                ended = launch.exit_description(proc.returncode)
         finally:
             if proc is not None:
-                _kill(proc)
+                launch.stop(proc)
             if events_w >= 0:
                 os.close(events_w)
             os.close(events_r)
         tail = log_path.read_text(errors="replace").strip().splitlines()[-20:] if log_path.exists() else []
     return reader.events, ended, "\n".join(tail)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the launcher and its process group; the judge and its PID namespace die with the launcher."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
 
 
 def _where(events: list[dict]) -> str:

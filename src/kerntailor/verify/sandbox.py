@@ -93,6 +93,74 @@ def candidate_env(judge_env: dict[str, str], home: str, *, interpreter: bool,
     return env
 
 
+# --- the spec, on the judge's side --------------------------------------------------------------------------
+
+CPU_MEMORY_BYTES = 8 << 30   # address space under the interpreter (VmPeak of a verification run: ~0.8 GiB)
+
+
+def _real_caches(home: str) -> tuple[list[tuple[str, str]], str | None]:
+    """The compiler caches the candidate sees through overlays, [(mount point, real cache)], and the torch
+    inductor cache folder to point it at (None: a private one in its home)."""
+    import getpass
+    import tempfile
+
+    triton = os.environ.get("TRITON_CACHE_DIR")
+    caches = [(triton, triton)] if triton else \
+        [(os.path.join(home, ".triton", "cache"), os.path.join(os.path.expanduser("~"), ".triton", "cache"))]
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not inductor:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = f"uid_{os.getuid()}"
+        inductor = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
+    if not os.path.isdir(inductor):
+        return caches, None
+    return caches + [(inductor, inductor)], inductor
+
+
+def _credential_paths() -> list[str]:
+    """CREDENTIAL_PATHS under this user's homes ($HOME and the password database's), and KERNTAILOR_HOME."""
+    import pwd
+
+    homes = {os.path.expanduser("~")}
+    try:
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    paths = [os.path.join(h, p) for h in sorted(homes) for p in CREDENTIAL_PATHS]
+    kt_home = os.environ.get("KERNTAILOR_HOME")
+    return paths + ([kt_home] if kt_home else [])
+
+
+def _python_path() -> str:
+    """PYTHONPATH for the candidate: this kerntailor first, this process's PYTHONPATH, and the user's site
+    folder when it is in use (the candidate's HOME moves, so it is named explicitly)."""
+    import site
+    import sys
+
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds kerntailor/
+    parts = [src] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src]
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if user_site and user_site in sys.path and os.path.isdir(user_site):
+        parts.append(user_site)
+    return os.pathsep.join(parts)
+
+
+def sandbox_for(home, *, parent_pid: int, gpu: bool, cpu_seconds: int) -> tuple["SandboxSpec", dict[str, str]]:
+    """The spec and the environment of a candidate process whose private home will be `home` (created here,
+    empty); called by the process that starts it (the judge, the build probe's caller)."""
+    home = str(home)
+    os.makedirs(home, mode=0o700)
+    caches, inductor = _real_caches(home)
+    spec = SandboxSpec(home=home, parent_pid=parent_pid, gpu=gpu, cpu_seconds=cpu_seconds,
+                       memory_bytes=None if gpu else CPU_MEMORY_BYTES, hide=tuple(_credential_paths()),
+                       caches=tuple(caches), private_shm=not gpu)
+    env = candidate_env(dict(os.environ), home, interpreter=not gpu, inductor_cache=inductor)
+    env["PYTHONPATH"] = _python_path()
+    return spec, env
+
+
 # --- the candidate side ------------------------------------------------------------------------------------
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000

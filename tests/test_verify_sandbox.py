@@ -338,3 +338,37 @@ def test_killing_generate_or_bench_while_judging_leaves_no_process_and_no_kernel
     assert _survivors(referee, 10.0) == []
     assert _survivors(tree, 60.0) == []
     assert list(out.rglob("kernel.py")) == []   # killed before any verdict: nothing placed
+
+
+# --- GPU tier ------------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_sandbox_keeps_the_gpu_and_outputs_come_by_cuda_ipc(planted):
+    cand = _fill("sandbox_probe.py", planted["tmp"], planted)
+    v = verify_dynamic(load_problem(PROBLEMS / "softmax_rows.py"), cand, VerifySettings(device="cuda"))
+    assert v.passed, f"{v.check}: {v.reason}"
+    assert v.mode.startswith("gpu cuda") and v.sandbox.startswith("sandboxed:")
+    assert not [n for n in v.notes if "CUDA IPC failed" in n], v.notes   # outputs by IPC, not by bytes
+    assert planted["listener"].accepted == 0 and not any(Path(planted["canary"]).iterdir())
+
+
+@pytest.mark.gpu
+def test_gpu_a_hostile_candidate_leaves_nothing(planted):
+    cand = _fill("cheat_escape.py", planted["tmp"], planted)
+    verify_dynamic(load_problem(PROBLEMS / "softmax_rows.py"), cand, VerifySettings(device="cuda"))
+    assert _survivors(_pids_with(planted["token"]), 5.0) == []
+    assert planted["listener"].accepted == 0 and not any(Path(planted["canary"]).iterdir())
+
+
+@pytest.mark.gpu
+def test_gpu_timing_runs_in_the_sandbox_after_the_verdict():
+    """--time: candidate vs eager vs torch.compile timed in the candidate's process (the reference is sent
+    only after the verdict), the floors computed by the judge, the GPU's lock held by the judge."""
+    from kerntailor.verify import verify_candidate
+
+    v = verify_candidate(load_problem(PROBLEMS / "relu_small.py"), HERE / "ok_relu.py",
+                         VerifySettings(device="cuda", time=True))
+    assert v.passed and v.checks[-1] == "speed", f"{v.check}: {v.reason} {v.notes}"
+    names = [t["name"] for t in v.timing["timings"]]
+    assert names[:2] == ["candidate", "eager"] and v.timing["physics_floor_s"] > 0
+    assert v.sandbox.startswith("sandboxed:")

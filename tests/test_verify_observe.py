@@ -178,3 +178,21 @@ def test_frames_are_capped():
     Channel(cand_end).send({"ok": True}, [b"x" * 1000])
     with pytest.raises(ProtocolError):
         Channel(judge_end, max_bytes=100).recv()
+
+
+def test_a_shipped_tensor_keeps_its_view():
+    """Over CUDA IPC the judge copies a tensor's whole storage into a flat buffer the candidate allocated, and
+    the candidate rebuilds the view (a transposed or offset input stays transposed or offset). The same
+    rebuild, on the host."""
+    from kerntailor.verify.candidate import Server
+    from kerntailor.verify.channel import Slot
+    from kerntailor.verify.judge import CandidateProcess
+
+    base = torch.randn(6, 5)
+    view = base.t()[1:, :]                                    # strides (1, 5), offset 1
+    flat = CandidateProcess._flat_storage(view)
+    assert flat.numel() == 30 and torch.equal(flat.view(6, 5), base)
+    server = Server.__new__(Server)
+    server.slots, server.device = {7: flat.clone()}, torch.device("cpu")
+    rebuilt = server._unship([Slot(7, tuple(view.shape), view.stride(), view.storage_offset())])[0]
+    assert torch.equal(rebuilt, view) and rebuilt.stride() == view.stride()

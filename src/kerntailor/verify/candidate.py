@@ -141,8 +141,8 @@ class Server:
 
         dtypes = _dtypes()
         handles = []
-        for slot, (dtype, shape) in zip(header["ids"], header["specs"]):
-            t = torch.empty(tuple(shape), dtype=dtypes[dtype], device=self.device)
+        for slot, (dtype, numel) in zip(header["ids"], header["specs"]):
+            t = torch.empty(int(numel), dtype=dtypes[dtype], device=self.device)
             self.slots[slot] = t
             handles.append(export_cuda(t) if t.numel() else None)
         return {"ok": True, "handles": handles}, []
@@ -153,7 +153,7 @@ class Server:
         from kerntailor.verify.channel import Slot
 
         if isinstance(value, Slot):
-            return self.slots.pop(value.id)
+            return self.slots.pop(value.id).as_strided(value.shape, value.stride, value.offset)
         if isinstance(value, torch.Tensor):
             return value.to(self.device) if value.device != self.device and value.device.type == "cpu" else value
         if isinstance(value, list):

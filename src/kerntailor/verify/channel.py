@@ -264,13 +264,14 @@ def decode_values(descs: Any, segments: list[bytearray], device, *, max_numel: i
 
 
 class Slot:
-    """In a judge -> candidate payload: the tensor the candidate allocated under this id (request `alloc`)
-    and the judge filled through CUDA IPC."""
+    """In a judge -> candidate payload: a tensor whose storage the candidate allocated under this id (request
+    `alloc`, flat) and the judge filled through CUDA IPC; the candidate rebuilds the view from shape, strides
+    and offset."""
 
-    __slots__ = ("id",)
+    __slots__ = ("id", "shape", "stride", "offset")
 
-    def __init__(self, id: int):
-        self.id = id
+    def __init__(self, id: int, shape: tuple[int, ...], stride: tuple[int, ...], offset: int):
+        self.id, self.shape, self.stride, self.offset = id, shape, stride, offset
 
     def __reduce__(self):
-        return (Slot, (self.id,))
+        return (Slot, (self.id, self.shape, self.stride, self.offset))

@@ -161,8 +161,9 @@ class CandidateProcess:
             return ""
 
     def ship(self, value: Any, where: dict) -> Any:
-        """`value` made ready for a judge -> candidate payload: over CUDA IPC, top-level CUDA tensors are written
-        into memory the candidate allocates; otherwise tensors travel pickled (from the host)."""
+        """`value` made ready for a judge -> candidate payload: over CUDA IPC, the storage of each top-level CUDA
+        tensor is copied into memory the candidate allocates, and the candidate rebuilds the same view (shape,
+        strides, offset); otherwise tensors travel pickled from the host (strides kept)."""
         import torch
 
         from kerntailor.verify.channel import Slot, dtype_name, import_cuda
@@ -178,20 +179,29 @@ class CandidateProcess:
         if self.ipc and picks:
             ids = list(range(self._slot, self._slot + len(picks)))
             self._slot += len(picks)
-            specs = [[dtype_name(items[i].dtype), list(items[i].shape)] for i in picks]
+            flats = [self._flat_storage(items[i]) for i in picks]
+            specs = [[dtype_name(f.dtype), f.numel()] for f in flats]
             reply, _ = self.request({"op": "alloc", "ids": ids, "specs": specs}, where=where)
             handles = reply.get("handles")
             if not reply.get("ok") or not isinstance(handles, list) or len(handles) != len(picks):
                 raise Stop("crash", "the candidate process did not allocate its inputs", **where)
-            for slot, i, handle in zip(ids, picks, handles):
-                src = items[i].contiguous()
-                dst = import_cuda(handle, src.dtype, tuple(src.shape), src.device)
-                dst.copy_(src)
-                torch.cuda.synchronize(src.device)
+            for slot, i, flat, handle in zip(ids, picks, flats, handles):
+                dst = import_cuda(handle, flat.dtype, (flat.numel(),), flat.device)
+                dst.copy_(flat)
+                torch.cuda.synchronize(flat.device)
                 del dst
-                items[i] = Slot(slot)
+                t = items[i]
+                items[i] = Slot(slot, tuple(t.shape), tuple(t.stride()), t.storage_offset())
         items = [v.detach().cpu() if isinstance(v, torch.Tensor) and v.is_cuda else v for v in items]
         return type(value)(items) if isinstance(value, tuple) else items
+
+    @staticmethod
+    def _flat_storage(t):
+        """The whole storage under tensor `t`, as a flat tensor of its dtype."""
+        import torch
+
+        n = t.untyped_storage().nbytes() // t.element_size()
+        return torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (n,), (1,))
 
     def close(self) -> None:
         import signal

@@ -33,6 +33,7 @@ import ctypes
 import errno
 import json
 import os
+import re
 import resource
 import signal
 from dataclasses import asdict, dataclass, field
@@ -170,7 +171,7 @@ _MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "no
                 "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 28, 38, 47
 SECURE_NOROOT_ALL = 0x2F   # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each locked: uid 0 gains nothing by exec
-UNLIMITED_MOUNT_PREFIXES = ("/proc", "/sys", "/dev")   # left as they are: the GPU and the kernel's views
+LEFT_AS_THEY_ARE = ["/proc", "/sys", "/dev"]   # mounts not made read-only: the kernel's views and the GPU
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,7 @@ def _mountinfo() -> list[tuple[str, list[str]]]:
     with open("/proc/self/mountinfo") as f:
         for line in f:
             parts = line.split()
-            point = parts[4].encode().decode("unicode_escape")   # \040 for a space, etc.
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[4])   # \040: a space
             out.append((point, parts[5].split(",")))
     return out
 
@@ -314,7 +315,7 @@ def _filesystem(spec: SandboxSpec, userns: bool, notes: list[str]) -> str:
             notes.append(f"/dev/shm stays shared: {e}")
     failed = []
     for point, options in _mountinfo():
-        if "ro" in options or _inside(point, ours) or point.startswith(UNLIMITED_MOUNT_PREFIXES):
+        if "ro" in options or _inside(point, ours) or _inside(point, LEFT_AS_THEY_ARE):
             continue
         flags = MS_REMOUNT | MS_BIND | MS_RDONLY
         for opt in options:
@@ -340,7 +341,8 @@ def _limits(spec: SandboxSpec) -> str:
     if spec.memory_bytes:
         pairs.append((resource.RLIMIT_AS, spec.memory_bytes, f"{spec.memory_bytes >> 30} GiB address space"))
     pairs.append((resource.RLIMIT_NPROC, spec.processes,
-                  f"{spec.processes} processes per user" if _real_uid() != 0 else ""))
+                  f"{spec.processes} processes per user" if _real_uid() != 0 else
+                  "processes not counted (root: no per-user limit applies)"))
     for kind, value, text in pairs:
         try:
             _soft, hard = resource.getrlimit(kind)

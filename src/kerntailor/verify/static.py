@@ -15,7 +15,7 @@ Always on, whatever the flags: the candidate may not import or call the referenc
 file), and may not hide code behind exec/eval/importlib/runpy, which this check cannot see into. Nor may it,
 anywhere in the file (import-time code included), reach into the process or out of it (rule "reach"):
 frames and interpreter internals (sys._getframe, f_back, __globals__, gc, inspect, ctypes, builtins,
-sys.modules, globals()), kerntailor itself, the dispatcher's controls (torch._C, torch.overrides,
+sys.modules, globals()), kerntailor itself (but its fp8 helpers, kerntailor.precision), the dispatcher's controls (torch._C, torch.overrides,
 torch.utils._python_dispatch), other processes and the network (subprocess, socket, os.fork/kill/exec),
 or patch a module it imported (`torch.softmax = ...`). The referee does not depend on this rule: the
 candidate runs sandboxed in a process of its own, and what it runs is observed (observe.py); the rule
@@ -405,6 +405,7 @@ REACH_MODULES = frozenset({"kerntailor", "ctypes", "gc", "inspect", "builtins", 
                            "multiprocessing", "signal", "pty", "resource", "mmap", "marshal", "code", "codeop",
                            "threading", "_thread", "asyncio", "urllib", "http", "ftplib", "smtplib", "telnetlib",
                            "shutil", "pickle", "shelve", "tracemalloc", "faulthandler", "atexit", "sysconfig"})
+CANDIDATE_HELPERS = ("kerntailor.precision",)   # kerntailor modules a candidate may use: pure functions (fp8)
 REACH_ATTRS = frozenset({"_getframe", "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame",
                          "gi_frame", "cr_frame", "ag_frame", "__globals__", "__code__", "__closure__",
                          "__subclasses__", "__builtins__", "__dict__", "__mro__", "__bases__", "__import__",
@@ -430,11 +431,16 @@ def _reach_findings(tree: ast.Module, imports: _Imports) -> list[StaticFinding]:
                                    f"{what}: a candidate may not reach into the referee's process or out of "
                                    "its own (frames, modules, the dispatcher, files, other processes, the network)"))
 
+    def helper(name: str) -> bool:
+        return any(name == h or name.startswith(h + ".") for h in CANDIDATE_HELPERS)
+
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.level):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.module == "kerntailor":
+                mods = [f"kerntailor.{a.name}" for a in node.names]
             for mod in mods:
-                if mod.split(".")[0] in REACH_MODULES:
+                if mod.split(".")[0] in REACH_MODULES and not helper(mod):
                     add(node, f"imports {mod}")
             if isinstance(node, ast.ImportFrom):
                 for a in node.names:
@@ -445,7 +451,9 @@ def _reach_findings(tree: ast.Module, imports: _Imports) -> list[StaticFinding]:
             dotted = imports.dotted(node) or ""
             if node.attr in REACH_ATTRS:
                 add(node, f"uses .{node.attr}")
-            elif dotted.startswith(REACH_DOTTED_PREFIXES):
+            elif dotted.startswith(REACH_DOTTED_PREFIXES) or \
+                    (dotted.startswith("kerntailor.") and not helper(dotted) and
+                     not isinstance(getattr(node, "ctx", None), ast.Store)):
                 add(node, f"uses {dotted}")
         elif isinstance(node, ast.Name) and node.id in REACH_NAMES and node.id not in imports.alias:
             add(node, f"uses {node.id}")

@@ -196,3 +196,30 @@ def test_a_shipped_tensor_keeps_its_view():
     server.slots, server.device = {7: flat.clone()}, torch.device("cpu")
     rebuilt = server._unship([Slot(7, tuple(view.shape), view.stride(), view.storage_offset())])[0]
     assert torch.equal(rebuilt, view) and rebuilt.stride() == view.stride()
+
+
+@pytest.mark.interpreter
+def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(tmp_path):
+    """kerntailor's own GEMM + epilogue module with the LIBRARY knob takes its product from torch.matmul: the
+    pipeline allows exactly what that runs (LIBRARY_PRODUCT_OPS), and nothing else passes for it."""
+    from pathlib import Path
+
+    from kerntailor.capture.capture import capture_generalized
+    from kerntailor.codegen import default_knobs, generate_module
+    from kerntailor.generate.pipeline import LIBRARY_PRODUCT_OPS
+    from kerntailor.plan import plan_fusion
+    from kerntailor.problem import load_problem
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "level2" / "gemm_bias_relu.py")
+    _, gen = capture_generalized(problem)
+    plan = plan_fusion(gen.graph)
+    knobs = {g.name: default_knobs(gen, g) | ({"LIBRARY": 1} if g.family == "matmul" else {}) for g in plan.groups}
+    out = tmp_path / "kernel.py"
+    out.write_text(generate_module(problem, gen, plan, knobs, "h200", "sm_90").source)
+    small = ("small",)
+    v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS, variants=small))
+    assert v.passed, f"{v.check}: {v.reason}"
+    v = verify_candidate(problem, out, VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
+                                                      variants=small))
+    assert v.check == "library" and "aten.mm.default" in v.reason

@@ -19,7 +19,10 @@ the socket it inherited, one at a time:
 
 It holds no reference output and no reference module (until `time`), and nothing it says is a verdict:
 the judge compares the outputs it receives. What it reports about itself (an exception, an operator it
-ran, aliasing, a changed input) can only make the candidate fail.
+ran, aliasing, a changed input) can only make the candidate fail; a candidate that rewrote this process's
+own code (the observer, the poison) could keep such facts back, not change how its outputs are judged, and
+the static check's rule "reach" names the code it would take. Its timings (`time`) are its own report too:
+the judge checks them against the physics floor only.
 """
 
 from __future__ import annotations

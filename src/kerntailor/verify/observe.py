@@ -20,6 +20,11 @@ the host without an operator (numpy(), tolist(), numpy.asarray). Findings:
 Triton kernel launches do not go through the dispatcher. Under Triton's interpreter, what the interpreter
 itself does to its arguments (copies to and from the host) is not the candidate's: interp.py marks that
 bookkeeping and it is not recorded, while a kernel body's own calls are.
+
+The modes live in the candidate's own process, so a candidate that rewrites this module or pops the modes
+off the dispatcher's stack could hide its calls; doing so takes code the static check's rule "reach" names
+(sys.modules, kerntailor, torch._C, torch.utils._python_dispatch, frames, ...). The values it returns are
+judged in the judge's process either way.
 """
 
 from __future__ import annotations

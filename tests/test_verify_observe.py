@@ -186,7 +186,7 @@ def test_a_shipped_tensor_keeps_its_view():
     rebuild, on the host."""
     from kerntailor.verify.candidate import Server
     from kerntailor.verify.channel import Slot
-    from kerntailor.verify.judge import CandidateProcess
+    from kerntailor.verify.link import CandidateProcess
 
     base = torch.randn(6, 5)
     view = base.t()[1:, :]                                    # strides (1, 5), offset 1

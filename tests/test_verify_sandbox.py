@@ -186,7 +186,7 @@ def test_the_probe_is_not_blind(planted):
     found = " ".join(module.AT_IMPORT)
     for what in ("KERNTAILOR_LLM_API_KEY", "GITHUB_TOKEN", ".ssh/id_rsa", "listener", "outside its home"):
         assert what in found, found
-    assert planted["listener"].accepted >= 1
+    _wait_for(lambda: planted["listener"].accepted >= 1, 5, "the listener to count the probe's connection")
     (Path(planted["canary"]) / "kerntailor-escaped").unlink()
 
 

@@ -247,11 +247,12 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
                        notes=tuple(f.one_line() for f in findings), wall_s=time.monotonic() - started, **base)
 
     variants, skipped = choose_variants(problem, settings, interpreter)
-    return judge(problem, candidate_path, tree, settings, device, interpreter, variants, skipped, base, started)
+    return _judge_dynamic(problem, candidate_path, tree, settings, device, interpreter, variants, skipped, base,
+                          started)
 
 
-def judge(problem, candidate_path: Path, tree: ast.Module, settings: VerifySettings, device: str,
-          interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float) -> Verdict:
+def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: VerifySettings, device: str,
+                   interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float) -> Verdict:
     """The dynamic checks, in the judge and the sandboxed candidate process (after the static check)."""
     observe = None if settings.allow_library or settings.library_path else sorted(settings.allowed_ops)
     spawn = dict(candidate=str(candidate_path.resolve()), device=device, interpreter=interpreter,

@@ -111,12 +111,7 @@ class Server:
         try:
             module = load_candidate(self.spec["candidate"])
         except BaseException as e:  # the candidate's import can raise anything
-            import traceback
-
-            frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == self.spec["candidate"]]
-            trace = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(e), e))
-            return {"ok": False, "reason": f"importing the candidate raised {_one_line(e)}",
-                    "trace": trace[-3000:]}, []
+            return {"ok": False, "reason": f"importing the candidate raised {_one_line(e)}"}, []
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             return {"ok": False, "reason": "ModelNew is not an nn.Module class"}, []

@@ -89,6 +89,11 @@ class Server:
         self.slots: dict[int, Any] = {}
         self.keep: list[Any] = []
         self.ipc = False
+        # verification runs strict fp32, as the judge's reference does (PyTorch's defaults put cuDNN
+        # convolutions on tf32: an allowed library convolution must not be looser than the reference);
+        # `time` restores the defaults for the baselines
+        self.tf32_defaults = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
 
     def serve(self) -> None:
         while True:
@@ -240,6 +245,9 @@ class Server:
         if model is None:
             return {"ok": False, "reason": "the default variant was not constructed"}, []
         reference = problem.make_model("default", self.device, payload["model_seed"])
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.tf32_defaults
         stopwatch.gpu_lock = self._judge_lock   # the judge holds the real lock (this process cannot see it)
         timings, input_sets, notes = time_functions(
             model, reference, make_inputs=lambda i: draw_inputs(problem, "default", "normal", seed + 99 + i,

@@ -266,6 +266,8 @@ class Judge:
         out_bytes = sum(o.numel() * o.element_size() for o in ref_native if isinstance(o, torch.Tensor))
         self.max_numel = max([self.max_numel] + [4 * o.numel() + (1 << 20) for o in ref_native
                                                  if isinstance(o, torch.Tensor)])
+        # what one run's reply may weigh: outputs up to that size, 16 bytes an element, and some slack
+        self.cand.chan.max_bytes = 16 * self.max_numel * max(1, len(ref_native)) + (64 << 20)
         del ref_in, ref_native
         pool = 2 * out_bytes + (8 << 20)
 

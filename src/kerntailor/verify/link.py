@@ -52,7 +52,8 @@ class CandidateProcess:
         child.close()
         from kerntailor.verify.channel import Channel
 
-        self.chan = Channel(parent, max_bytes=1 << 40, alive=lambda: self.proc.poll() is None)
+        # replies are small but a run's outputs: the judge sets max_bytes to what they may weigh (Judge.case)
+        self.chan = Channel(parent, max_bytes=64 << 20, alive=lambda: self.proc.poll() is None)
         self.ipc = False
         self._slot = 0
 

@@ -174,8 +174,11 @@ def _int(d: dict, key: str) -> int:
 
 
 def import_cuda(ipc: dict, dtype, shape: tuple[int, ...], device):
-    """Judge side: map the candidate's exported memory as a tensor (checked against the storage's size)."""
+    """Judge side: map the candidate's exported memory as a contiguous tensor of `shape`, through torch's own
+    consumer (torch.multiprocessing.reductions.rebuild_cuda_tensor, with its cache of opened handles), from
+    fields checked here: nothing the candidate sent is unpickled."""
     import torch
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
 
     if not isinstance(ipc, dict):
         raise ProtocolError("bad IPC description")
@@ -190,11 +193,9 @@ def import_cuda(ipc: dict, dtype, shape: tuple[int, ...], device):
         numel *= s
     if (elem_offset + numel) * itemsize > size:
         raise ProtocolError("a CUDA IPC tensor larger than its storage")
-    storage = torch.UntypedStorage._new_shared_cuda(device.index or 0, handle, size, offset, ref_handle,
-                                                    ref_offset, event, bool(ipc.get("event_sync")))
-    t = torch.empty(0, dtype=dtype, device=device)
-    t.set_(storage, elem_offset, shape, _contiguous_strides(shape))
-    return t
+    return rebuild_cuda_tensor(torch.Tensor, torch.Size(shape), _contiguous_strides(shape), elem_offset,
+                               torch.UntypedStorage, dtype, device.index or 0, handle, size, offset, False,
+                               ref_handle, ref_offset, event, bool(ipc.get("event_sync")))
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,6 +1,11 @@
 """The referee's adversarial suite: every deliberately broken candidate in tests/candidates/ must be rejected,
 by the check that names its bug; every correct one must pass.
 
+The attacks of #15 (a candidate that forges the worker's events, walks frames to the reference, patches the
+referee, finds the reference Model, or calls the library however it can spell it) are judged twice: by
+verify_candidate (where the static check names most of them) and by verify_dynamic, with the static check
+skipped, which shows that the process boundary and the observed operators stop them on their own.
+
 Interpreter tier: each verification runs in its own worker process under TRITON_INTERPRET=1 on tiny
 problems (tests/candidates/problems/); the verifications run concurrently (one per core), so the whole suite
 takes about a minute on a 2-core CI machine. GPU tier: the same candidates on the GPU (default shapes and
@@ -19,6 +24,7 @@ import pytest
 
 from kerntailor.problem import load_problem
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+from kerntailor.verify.referee import verify_dynamic
 
 HERE = Path(__file__).parent / "candidates"
 PROBLEMS = HERE / "problems"
@@ -35,10 +41,11 @@ class Case:
     tf32: bool = False
     timeout_s: float = 120.0
     on_gpu: tuple[str, ...] = field(default=())   # further checks acceptable on a GPU
+    dynamic: bool = False              # judged with the static check skipped (verify_dynamic)
 
     @property
     def id(self) -> str:
-        return f"{self.candidate}{'+tf32' if self.tf32 else ''}"
+        return f"{self.candidate}{'+tf32' if self.tf32 else ''}{'+dynamic' if self.dynamic else ''}"
 
 
 CHEATERS = [
@@ -60,7 +67,30 @@ CHEATERS = [
     Case("cheat_state_dict", "linear_small", "state_dict"),
     Case("cheat_wrong_dtype", "relu_small", "output"),
     Case("tf32_linear", "linear_small", "accuracy"),          # tf32 GEMM under the default fp32 policy
+    # #15: each attack that passed `kerntailor verify` at 64ad185
+    Case("cheat_forged_done", "softmax_rows", "static"),
+    Case("cheat_forged_done", "softmax_rows", "crash", dynamic=True),
+    Case("cheat_frame_walk", "softmax_rows", "static"),
+    Case("cheat_frame_walk", "softmax_rows", "accuracy", dynamic=True),
+    Case("cheat_patch_referee", "softmax_rows", "static"),
+    Case("cheat_patch_referee", "softmax_rows", "accuracy", dynamic=True),
+    Case("cheat_find_model", "softmax_rows", "static"),
+    Case("cheat_find_model", "softmax_rows", "accuracy", dynamic=True),
+    Case("cheat_getattr_op", "softmax_rows", "library"),
+    Case("cheat_dict_op", "softmax_rows", "static"),
+    Case("cheat_dict_op", "softmax_rows", "library", dynamic=True),
+    Case("cheat_default_arg", "softmax_rows", "library"),
+    Case("cheat_builtins_getattr", "softmax_rows", "static"),
+    Case("cheat_builtins_getattr", "softmax_rows", "library", dynamic=True),
+    Case("cheat_numpy_host", "softmax_rows", "library"),
 ]
+# named by the static check's rule "reach" (its findings come before the library rule's)
+REACH_ATTACKS = {"cheat_forged_done", "cheat_frame_walk", "cheat_patch_referee", "cheat_find_model", "cheat_dict_op",
+                 "cheat_builtins_getattr"}
+# what the observed check must name, for the cases it rejects
+LIBRARY_NAMES = {"cheat_getattr_op": "aten._softmax", "cheat_dict_op": "aten._softmax",
+                 "cheat_default_arg": "aten._softmax", "cheat_builtins_getattr": "aten._softmax",
+                 "cheat_numpy_host": "on the host"}
 CORRECT = [
     Case("ok_relu", "relu_small", None),
     Case("ok_softmax", "softmax_rows", None),
@@ -74,7 +104,8 @@ ALL = CHEATERS + CORRECT
 
 def _judge(case: Case, device: str) -> Verdict:
     settings = VerifySettings(tf32=case.tf32, timeout_s=case.timeout_s, device=device)
-    return verify_candidate(load_problem(PROBLEMS / f"{case.problem}.py"), HERE / f"{case.candidate}.py", settings)
+    judge = verify_dynamic if case.dynamic else verify_candidate
+    return judge(load_problem(PROBLEMS / f"{case.problem}.py"), HERE / f"{case.candidate}.py", settings)
 
 
 def _judge_all(device: str) -> dict[str, Verdict]:
@@ -111,6 +142,10 @@ def _assert_case(case: Case, v: Verdict, gpu: bool) -> None:
         assert v.variant == case.variant, label
     if case.draw and v.check == case.check:
         assert (v.draw or "").startswith(case.draw), label
+    if v.check == "library":
+        assert LIBRARY_NAMES[case.candidate] in v.reason, label
+    if v.check == "static" and case.candidate in REACH_ATTACKS:
+        assert "may not reach" in v.reason, label
 
 
 @pytest.mark.interpreter

@@ -65,3 +65,15 @@ def test_static_failure_exits_1_fast():
     r = verify(str(HERE / "problems" / "softmax_rows.py"), str(HERE / "cheat_torch_op.py"))
     assert r.exit_code == 1
     assert r.output.startswith("FAIL [static]") and "torch.softmax" in r.output.splitlines()[0]
+
+
+@pytest.mark.interpreter
+def test_allow_library_switches_the_observed_check_off_too():
+    """cheat_getattr_op calls torch's softmax by a spelling the static check cannot read: the observed check
+    fails it (exit 1, check library, the operator named); --allow-library lets it through (exit 0)."""
+    softmax = str(HERE / "problems" / "softmax_rows.py")
+    r = verify(softmax, str(HERE / "cheat_getattr_op.py"), "--variant", "small")
+    assert r.exit_code == 1 and r.output.startswith("FAIL [library]") and "aten._softmax" in r.output
+    r = verify(softmax, str(HERE / "cheat_getattr_op.py"), "--variant", "small", "--allow-library", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["sandbox"].startswith("sandboxed:")

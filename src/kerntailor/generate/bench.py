@@ -21,6 +21,7 @@ from typing import Callable
 
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.pipeline import GenerateResult, GenerateSettings, generate
+from kerntailor.generate.report import place
 from kerntailor.problem import load_problem
 
 P_VALUES = (1.0, 1.2, 1.5)
@@ -159,11 +160,16 @@ def _admitted(path: Path, settings: GenerateSettings):
     return gpu_reservation(load_problem(path, dtype=settings.dtype))
 
 
-def _pin_gpu(slots) -> None:
-    """Pool initializer: this worker (and the processes it starts) sees one GPU, taken round-robin."""
+def _init_worker(parent_pid: int, slots) -> None:
+    """Pool initializer: this worker dies with the bench process (so a killed bench leaves no generate, and
+    so no referee, running), and sees one GPU, taken round-robin, when there are GPUs."""
     import os
 
-    os.environ["CUDA_VISIBLE_DEVICES"] = str(slots.get())
+    from kerntailor.verify.sandbox import die_with_parent
+
+    die_with_parent(parent_pid)
+    if slots is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(slots.get())
 
 
 def _gpu_count() -> int:
@@ -191,8 +197,8 @@ def _run_parallel(paths: list[Path], settings: GenerateSettings, jobs: int, on_p
     for i in range(jobs):
         slots.put(visible[i % len(visible)].strip() if gpus else "")
     rows: dict[Path, dict] = {}
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pin_gpu if gpus else None,
-                             initargs=(slots,) if gpus else ()) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+                             initargs=(os.getpid(), slots if gpus else None)) as pool:
         # deeper levels first: fused problems plan more kernels and take longest, so they should not be
         # the ones left running (or cut by a time limit) at the end
         futures = {pool.submit(_one, path, settings): path
@@ -240,8 +246,8 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
                                                    for lv in levels},
     }
     out_root.mkdir(parents=True, exist_ok=True)
-    (out_root / "bench.json").write_text(json.dumps(result, indent=1, default=str))
-    (out_root / "bench.md").write_text(render_bench(result))
+    place(out_root / "bench.json", json.dumps(result, indent=1, default=str))
+    place(out_root / "bench.md", render_bench(result))
     return result
 
 

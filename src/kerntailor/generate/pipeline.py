@@ -22,7 +22,7 @@ from kerntailor.costmodel import Work
 from kerntailor.costmodel.persist import load_ranker, work_to_json
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.evaluate import Evaluation, Evaluator
-from kerntailor.generate.report import library_module, write_report
+from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.sources import PROPOSERS, combine
 from kerntailor.inspect import floor_of
 from kerntailor.plan import FusionGroup, plan_fusion
@@ -36,6 +36,9 @@ from kerntailor.targets import Target, detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 
 LIBRARY = "library"   # the store family of a library-path decision
+# what torch.matmul runs for a matmul group with the LIBRARY knob (observed at the dispatcher, CPU and
+# problems/): the only operators the referee lets such a module run
+LIBRARY_PRODUCT_OPS = frozenset({"aten.mm.default", "aten.bmm.default"})
 SPACE_OF = {"matmul": "gemm"}   # the search space of a plan family, where the names differ
 
 
@@ -164,7 +167,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     if store is not None:
         hit = store.lookup_winner(pkey, toolchain)
         if hit is not None:
-            kernel_path.write_text(hit.candidate.source or "")
+            place(kernel_path, hit.candidate.source or "")
             report = dict(hit.report or {}) | {"served_from_store": True}
             write_report(report, out)
             store.finish_run(run_id, "cached")
@@ -274,18 +277,23 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         if store is not None:
             _record_trials(store, run_id, group, evaluator.seen, work)
 
-    # emit and judge; fall back to runners-up, then to the library path
+    # judge from a temporary folder, place kernel.py in --out only once it passed; fall back to runners-up,
+    # then to the library path
     attempts = [knobs] + [dict(knobs, **{g.group: cfg}) for g in group_results for cfg, _ in g.runners_up]
     verdict = None
+    judging = judging_folder()
+    candidate = Path(judging.name) / "kernel.py"
     for attempt in attempts[:1 + settings.runners_up]:
         module = generate_module(problem, gen, plan, attempt, target.name, target.arch,
                                  notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
-        kernel_path.write_text(module.source)
+        candidate.write_text(module.source)
         progress("verify", 0, 1, None)
         library_product = any(k.get("LIBRARY") for k in attempt.values())   # our module calls torch.matmul
-        verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured, tf32=settings.precision == "tf32",
-                                                                         precision=settings.precision,
-                                                                         allow_library=library_product))
+        verdict = verify_candidate(problem, candidate, VerifySettings(time=measured, tf32=settings.precision == "tf32",
+                                                                      precision=settings.precision,
+                                                                      allowed_ops=LIBRARY_PRODUCT_OPS
+                                                                      if library_product else frozenset()))
+        verdict = replace(verdict, candidate=str(kernel_path))
         if verdict.passed:
             knobs = attempt
             break
@@ -293,6 +301,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                      settings.precision if any(g.family == "matmul" for g in plan.groups) else None)
     if verdict is None or not verdict.passed:
         reason = f"no schedule passed the referee ({verdict.check}: {verdict.reason})" if verdict else "no candidate"
+        judging.cleanup()
         return _library(problem, target, mode, out, reason, floor, group_results, verdict, store, run_id, report)
     medians = {t["name"]: t["median_s"] * 1e6 for t in (verdict.timing or {}).get("timings", [])}
     if measured and medians:
@@ -301,10 +310,13 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         best_baseline = min(baselines) if baselines else None
         if cand and best_baseline and cand > best_baseline:
             compiled = medians.get("compile") is not None and medians["compile"] < medians.get("eager", float("inf"))
+            judging.cleanup()
             return _library(problem, target, mode, out,
                             f"the generated kernel ({cand:.1f} us) is slower than the library "
                             f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'})", floor,
                             group_results, verdict, store, run_id, report, compiled=compiled)
+    place(kernel_path, candidate.read_text())   # judged: into place
+    judging.cleanup()
     write_report(report, out)
     if store is not None:
         cid = store.record_candidate(run_id, family="module", config={g: k for g, k in knobs.items()},
@@ -319,16 +331,13 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                           kernel_path, report_path, verdict, tuple(group_results), report)
 
 
-def _store_library_decision(store, run_id, problem, path: Path, report: dict, mode: str) -> None:
-    """The library path as this problem's winner, so a second run is served from the store. It is judged
-    like any candidate (the static library-call check off: calling the reference is the point) and only
-    stored if it passes. Its time is the baseline it runs (eager or torch.compile), where measured."""
-    verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3))
-    cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")},
-                                 source=path.read_text())
+def _store_library_decision(store, run_id, source: str, verdict: Verdict, report: dict, mode: str) -> None:
+    """The library path as this problem's winner, so a second run is served from the store. It was judged
+    like any candidate (emit_library: the static library-call check off, calling the reference is the point)
+    and is only stored if it passed. Its time is the baseline it runs (eager or torch.compile), where measured."""
+    cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")}, source=source)
     store.record_verdict(cid, verdict)
     if not verdict.passed:  # the reference disagreeing with itself: nondeterministic problem; never cached
-        report["library_verdict"] = verdict.to_dict()
         return
     timings = {t["name"]: t["median_s"] * 1e6
                for t in ((report.get("verdict") or {}).get("timing") or {}).get("timings", [])}
@@ -480,12 +489,18 @@ def _library(problem, target, mode, out, reason, floor, groups, verdict, store, 
     if floor is not None and "floor" not in report:
         report["floor"] = {"us": floor.microseconds, "bound": floor.bound,
                            "label": f"predicted from {floor.ceiling_source}"}
-    (out / "kernel.py").write_text(library_module(problem, reason, compiled))
+    library_verdict = emit_library(problem, reason, out, compiled)   # kernel.py only if it passes
+    if not library_verdict.passed:
+        report["library_verdict"] = library_verdict.to_dict()
     write_report(report, out)
     if store is not None:
-        _store_library_decision(store, run_id, problem, out / "kernel.py", report, mode)
+        _store_library_decision(store, run_id, library_module(problem, reason, compiled), library_verdict, report,
+                                mode)
         store.finish_run(run_id, "library")
-    return GenerateResult(problem.name, target.name, mode, "library", f"library path emitted: {reason}",
+    message = f"library path emitted: {reason}" if library_verdict.passed else \
+        (f"library path NOT emitted (the reference fails its own referee: {library_verdict.check}: "
+         f"{library_verdict.reason}); {reason}")
+    return GenerateResult(problem.name, target.name, mode, "library", message,
                           out / "kernel.py", out / "report.json", verdict, tuple(groups), report)
 
 

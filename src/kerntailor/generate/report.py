@@ -1,8 +1,17 @@
-"""report.json and report.md for `generate`, and the library-path module."""
+"""report.json and report.md for `generate`, the library-path module, and how files land in --out.
+
+Nothing is written into --out in place: `place` writes beside the file and renames it over, so a killed run
+leaves the old file or the new one, never half of one; kernel.py is placed only after the referee passed
+what it holds (a candidate is judged from a temporary folder outside --out; `emit_library` judges the
+library-path module before it places it).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from kerntailor.problem import ProblemSpec
@@ -50,6 +59,8 @@ def render_markdown(report: dict) -> str:
         lines += ["", f"Referee: **{'PASS' if v.get('passed') else 'FAIL'}** ({v.get('mode')}): "
                       f"{v.get('reason') or 'all checks passed'}; worst relative error "
                       f"{v.get('rel_norm_err')}"]
+        if v.get("sandbox"):
+            lines += ["", f"The candidate ran {v['sandbox']}"]
         timing = v.get("timing")
         if timing:
             lines += ["", f"Measured on {timing.get('device_name')} (torch {timing.get('torch_version')}, triton "
@@ -67,9 +78,36 @@ def render_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def place(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all: written beside it, then renamed over it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def write_report(report: dict, out: Path) -> None:
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
-    (out / "report.md").write_text(render_markdown(report))
+    place(out / "report.json", json.dumps(report, indent=2, default=str))
+    place(out / "report.md", render_markdown(report))
+
+
+def judging_folder() -> tempfile.TemporaryDirectory:
+    """A temporary folder (outside --out) for a kernel.py the referee has not passed yet."""
+    return tempfile.TemporaryDirectory(prefix="kerntailor-judging-")
+
+
+def emit_library(problem: ProblemSpec, reason: str, out: Path, compiled: bool = False):
+    """Judge the library-path module (the static library check off: running the reference is its point) and
+    place it as out/kernel.py only if it passes. Returns the verdict, naming out/kernel.py."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    source = library_module(problem, reason, compiled)
+    with judging_folder() as tmp:
+        path = Path(tmp) / "kernel.py"
+        path.write_text(source)
+        verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3))
+    if verdict.passed:
+        place(out / "kernel.py", source)
+    return dataclasses.replace(verdict, candidate=str(out / "kernel.py"))
 
 
 def library_module(problem: ProblemSpec, reason: str, compiled: bool = False) -> str:

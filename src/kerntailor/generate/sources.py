@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
-from kerntailor.generate.report import library_module, write_report
+from kerntailor.generate.report import emit_library, place, write_report
 
 PROPOSERS = ("template", "llm", "all")
 
@@ -120,14 +120,16 @@ def combine(problem_path, settings, template, progress, *, measured: bool):
     if best is None:
         reason = why if template is None or template.status != "library" else template.report.get("reason", why)
         report |= {"status": "library", "reason": reason}
-        kernel_path.write_text(library_module(problem, reason))
+        library_verdict = emit_library(problem, reason, out)   # kernel.py only if it passes
+        if not library_verdict.passed:
+            report["library_verdict"] = library_verdict.to_dict()
         write_report(report, out)
         return GenerateResult(problem.name, target.name, mode, "library", f"library path emitted: {reason}",
                               kernel_path, report_path, None, template.groups if template else (), report)
     if best.source == "template":
         write_report(report | {"source": "template"}, out)
         return replace(template, report=report | {"source": "template"})
-    kernel_path.write_text(best.code)
+    place(kernel_path, best.code)   # the code the referee passed (as a seed or LLM turn)
     verdict = best.verdict
     report |= {"status": "generated", "source": best.source,
                "verdict": verdict.to_dict() if hasattr(verdict, "to_dict") else verdict}

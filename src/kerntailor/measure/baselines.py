@@ -2,7 +2,8 @@
 
 All three run interleaved in one process (stopwatch.measure), on the same rotated input sets, with the L2
 flushed before every run; the floor comes from the machine's measured ceilings (ceilings.py) and the
-problem's cost (cost.py). Called by the referee's worker on a GPU, after the candidate passed every check.
+problem's cost (cost.py). The referee splits it: `time_functions` runs in the candidate's sandboxed process
+after the verdict, `timing_report` in the judge.
 """
 
 from __future__ import annotations
@@ -77,12 +78,19 @@ def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int]
                    compile_mode: str = "default", tf32: bool = False, device=None,
                    budget_s: float = 2.0, precision: str = "ieee") -> TimingReport:
     """Time candidate vs eager vs torch.compile(reference) on the default variant; see the module docstring."""
-    import torch
-    import triton
+    timings, input_sets, notes = time_functions(candidate, reference, make_inputs=make_inputs,
+                                                compile_mode=compile_mode, tf32=tf32, device=device,
+                                                budget_s=budget_s)
+    return timing_report(problem, timings, input_sets, notes, compile_mode=compile_mode, tf32=tf32, device=device,
+                         precision=precision)
 
-    from kerntailor.measure.ceilings import load_ceilings
-    from kerntailor.measure.cost import cost_with_source
-    from kerntailor.measure.floor import local_target, physics_floor_s, roofline_floor_s
+
+def time_functions(candidate, reference, *, make_inputs: Callable[[int], list[Any]], compile_mode: str = "default",
+                   tf32: bool = False, device=None, budget_s: float = 2.0) -> tuple[dict[str, Timing], int, list[str]]:
+    """The stopwatch half of time_candidate: (timings of candidate, eager, compile; input sets; notes). The
+    referee runs it in the candidate's process, where the candidate module lives, after the verdict."""
+    import torch
+
     from kerntailor.measure.stopwatch import l2_bytes, measure
 
     device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
@@ -111,6 +119,24 @@ def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int]
         timings = measure(fns, sets, device=device, budget_s=budget_s)
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    return timings, len(sets), notes
+
+
+def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: list[str], *,
+                  compile_mode: str = "default", tf32: bool = False, device=None,
+                  precision: str = "ieee") -> TimingReport:
+    """The floors half of time_candidate: the measured ceilings, the problem's cost and the physics line around
+    `timings` (candidate first). The referee's judge computes it, so that the floors never come from the
+    candidate's process."""
+    import torch
+    import triton
+
+    from kerntailor.measure.ceilings import load_ceilings
+    from kerntailor.measure.cost import cost_with_source
+    from kerntailor.measure.floor import local_target, physics_floor_s, roofline_floor_s
+
+    device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+    notes = list(notes)
     ceilings = load_ceilings(device)
     cost, cost_source = cost_with_source(problem, "default")
     floor = roofline_floor_s(cost, ceilings, tf32=tf32 or precision == "tf32", precision=precision)
@@ -121,6 +147,6 @@ def time_candidate(problem, candidate, reference, *, make_inputs: Callable[[int]
     return TimingReport(
         device_name=torch.cuda.get_device_name(device), torch_version=torch.__version__,
         triton_version=triton.__version__, date=datetime.datetime.now().isoformat(timespec="seconds"),
-        timings=tuple(timings[n] for n in fns), floor_s=floor, physics_floor_s=phys, physics_source=source,
+        timings=tuple(timings[n] for n in timings), floor_s=floor, physics_floor_s=phys, physics_source=source,
         flops=cost.flops, min_bytes=cost.min_bytes, dtype=cost.dtype, matrix=cost.matrix,
-        ceilings=ceilings.to_dict(), input_sets=len(sets), compile_mode=compile_mode, notes=tuple(notes))
+        ceilings=ceilings.to_dict(), input_sets=input_sets, compile_mode=compile_mode, notes=tuple(notes))

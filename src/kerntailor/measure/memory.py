@@ -1,8 +1,8 @@
 """GPU memory a generate job needs, and admission of parallel jobs by it (`kerntailor bench --jobs N`).
 
 A job's peak is the referee's: the problem's inputs, parameters and outputs in their own dtype, the same again
-upcast to float64 for the reference, the candidate's outputs from two poisoned runs (kept to compare them), the
-poison pool, and the CUDA contexts of the judge's and the candidate's processes; the timing phase (candidate,
+upcast to float64 for the reference and its comparison (the judge's process), the candidate's inputs, its outputs
+from two poisoned runs and the poison pool (the candidate's process), and the CUDA contexts of both; the timing phase (candidate,
 eager and torch.compile interleaved on rotated input sets) needs less. The estimate is the sum of those terms
 (`job_need`); it is a planning figure, not a measurement, and errs high.
 
@@ -60,8 +60,11 @@ def job_need(problem) -> MemoryNeed:
     widest = max((v.element_size() for v in tensors if v.is_floating_point()), default=4)
     upcast = 8 / widest if widest < 8 else 1.0    # float64 copies of floating tensors, relative to their own size
     i, p, o = _nbytes(inputs), _nbytes(list(model.parameters()) + list(model.buffers())), _nbytes(outs)
-    referee = (i + p) * (2 + upcast) + o * (1 + upcast + 2 + 2)   # inputs cloned per run; outputs: native,
-    total = int(referee) + 2 * CONTEXT_BYTES                       # float64, two runs, the poison pool
+    # the judge: inputs and parameters native and float64, the reference's outputs native and float64, and a
+    # float64 difference while comparing; the candidate process: its inputs, parameters, two runs' outputs and
+    # the poison pool (verify/judge.py, verify/candidate.py)
+    referee = (i + p) * (2 + upcast) + o * (1 + 2 * upcast + 2 + 2)
+    total = int(referee) + 2 * CONTEXT_BYTES
     return MemoryNeed(i, p, o, total)
 
 

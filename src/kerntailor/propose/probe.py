@@ -1,20 +1,30 @@
-"""The build probe's worker: import a candidate, run its forward once under Triton's interpreter on the
-smallest variant, and record every kernel launch (name, argument types, constexprs, compile options), so
-that the parent can cross-compile exactly what the module launches.
+"""The build probe: the process that imports an LLM-written (or hand-written) module for its build, sandboxed.
 
-    python -m kerntailor.propose.probe JOB.pkl OUT.json      (TRITON_INTERPRET=1; see build.py)
+    python -m kerntailor.verify.launch PID -- python -m kerntailor.propose.probe record JOB_DIR OUT_FD
+    python -m kerntailor.verify.launch PID -- python -m kerntailor.propose.probe compile JOB_DIR OUT_FD
 
-OUT.json: {"import_error", "trace", "forward_error", "launches": [{kernel, signature, constexprs, options}]}.
-It runs arbitrary code, so it runs in its own process under a time limit; nothing here judges correctness.
+It enters the candidate's sandbox (verify/sandbox.py) before torch is imported, like the referee's candidate
+process, and writes one JSON object to OUT_FD (a pipe to the caller, build.py, which never unpickles it):
+
+- record (TRITON_INTERPRET=1): import the module, run its forward once on the smallest variant's inputs
+  (sent by the caller: the problem module is not here), and record every kernel launch (name, argument
+  types, constexprs, compile options): {"import_error", "trace", "forward_error", "launches": [...]};
+- compile (no interpreter: a process that imported triton under TRITON_INTERPRET=1 cannot compile):
+  cross-compile each launched kernel for the target: {"results": [{"ok", "error", "facts", "rejected"}]}.
+
+Nothing here judges correctness; what it reports (ISA facts included) comes from a process that ran the
+candidate's code, and is used as build feedback only.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import os
 import pickle
 import sys
 import traceback
+from pathlib import Path
 
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
                 "maxnreg")
@@ -76,37 +86,21 @@ def _record(fn, args, kwargs) -> dict:
     return launch
 
 
-def _smallest_variant(problem) -> str:
-    import torch
-
-    def numel(name: str) -> int:
-        return max((x.numel() for x in problem.make_inputs(name, "meta") if isinstance(x, torch.Tensor)), default=0)
-
-    return min((v.name for v in problem.variants), key=numel)
-
-
-def main() -> None:
-    job = pickle.loads(open(sys.argv[1], "rb").read())
-    out_path = sys.argv[2]
+def record(job: dict, path: Path) -> dict:
+    """Import the module at `path` and run its forward once, recording each kernel's first launch."""
     result: dict = {"import_error": None, "trace": None, "forward_error": None, "launches": []}
-
-    def write() -> None:
-        with open(out_path, "w") as f:
-            json.dump(result, f, default=repr)
-
     from triton.runtime.interpreter import InterpretedFunction
 
-    from kerntailor.verify.worker import load_candidate
+    from kerntailor.verify.candidate import load_candidate
 
     try:
-        module = load_candidate(job["candidate"])
+        module = load_candidate(str(path))
     except BaseException as e:  # the candidate's import can raise anything
         result["import_error"] = f"importing the candidate raised {_one_line(e)}"
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == job["candidate"]]
-        result["trace"] = ("".join(traceback.format_list(frames))
-                           + "".join(traceback.format_exception_only(type(e), e)))[-3000:]
-        write()
-        return
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == str(path)]
+        trace = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(e), e))
+        result["trace"] = trace.replace(str(path), job["name"])[-3000:]
+        return result
     seen: set[str] = set()
     original = InterpretedFunction.run
 
@@ -120,19 +114,58 @@ def main() -> None:
     try:
         import torch
 
-        problem = job["problem"]
-        variant = _smallest_variant(problem)
-        model = module.ModelNew(*problem.init_inputs(variant))
-        if problem.dtype is not None:  # as the referee builds it
+        model = module.ModelNew(*job["init"])
+        if job["dtype"] is not None:   # as the referee builds it
             from kerntailor.problem.spec import DTYPES
 
-            model = model.to(DTYPES[problem.dtype])
+            model = model.to(DTYPES[job["dtype"]])
         with torch.no_grad():
-            model(*problem.make_inputs(variant, "cpu", 0))
+            model(*job["inputs"])
     except BaseException as e:
         result["forward_error"] = _one_line(e)
-    write()
+    return result
+
+
+def compile_all(job: dict) -> dict:
+    """Cross-compile every KernelSource of the job for its target: the build's results as JSON."""
+    from kerntailor.builder.compile import compile_here
+    from kerntailor.builder.pool import finish
+
+    results = []
+    for kernel in job["kernels"]:
+        result, _ = compile_here(kernel, job["target"], tool_timeout_s=job["tool_timeout_s"])
+        result = finish(result, job["target"])
+        results.append({"ok": result.ok, "error": result.error, "rejected": result.rejected_reason,
+                        "facts": result.facts.to_json() if result.facts is not None else None})
+    return {"results": results}
+
+
+def main(argv: list[str]) -> int:
+    phase, job_dir, out_fd = argv[0], Path(argv[1]), int(argv[2])
+    os.set_inheritable(out_fd, False)
+    job = pickle.loads((job_dir / "job.pkl").read_bytes())   # written by the caller: trusted
+    from kerntailor.verify.sandbox import enter_sandbox, spec_from_json
+
+    spec = (job_dir / "sandbox.json").read_text()
+    enter_sandbox(spec_from_json(spec))
+    # sandboxed from here on
+    src = Path(json.loads(spec)["home"]) / "src"
+    src.mkdir(exist_ok=True)
+    path = src / job["name"]
+    path.write_text(job["source"])
+    if phase == "record":
+        out = record(job, path)
+    else:
+        out = compile_all(job)
+    data = json.dumps(out, default=repr).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out_fd, view):]
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -11,7 +11,9 @@ programs in the same order, so a race between programs never shows. `install()` 
   tensor cores do with fp32 operands (measured on an H200, 4096^3: 7.8e-4 relative norm error, against 3e-4
   for round-to-nearest); "tf32x3" splits them into a tf32 high and low part and sums three products;
   "ieee" stays exact;
-- program order: while `reversed_grid()` is active, program ids are handed out last to first.
+- program order: while `reversed_grid()` is active, program ids are handed out last to first;
+- bookkeeping: the interpreter's own copies of a launch's arguments to and from the host are marked
+  (`in_bookkeeping()`), so that observe.py does not count them as the candidate's.
 
 Written against triton 3.6's interpreter (runtime/interpreter.py); `install()` is a no-op if its names move.
 """
@@ -110,6 +112,8 @@ def install() -> bool:
         return False
 
     orig_call = executor_cls.__call__
+    orig_to_host = getattr(executor_cls, "_init_args_hst", None)
+    orig_from_host = getattr(executor_cls, "_restore_args_dev", None)
     orig_load = builder_cls.create_masked_load
     orig_store = builder_cls.create_masked_store
     orig_rmw = builder_cls.create_atomic_rmw
@@ -164,7 +168,19 @@ def install() -> bool:
         _state.grid_idx = (x, y, z)
         return orig_idx(self, x, y, z)
 
+    def marked(orig):
+        def run(self, *args, **kwargs):
+            _state.bookkeeping = getattr(_state, "bookkeeping", 0) + 1
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                _state.bookkeeping -= 1
+        return run
+
     executor_cls.__call__ = call
+    if orig_to_host is not None and orig_from_host is not None:
+        executor_cls._init_args_hst = marked(orig_to_host)
+        executor_cls._restore_args_dev = marked(orig_from_host)
     builder_cls.create_masked_load = load
     builder_cls.create_masked_store = store
     builder_cls.create_atomic_rmw = rmw
@@ -173,6 +189,11 @@ def install() -> bool:
     builder_cls.set_grid_idx = set_grid_idx
     _installed = True
     return True
+
+
+def in_bookkeeping() -> bool:
+    """True while the interpreter copies a launch's arguments to or from the host (not the candidate's doing)."""
+    return getattr(_state, "bookkeeping", 0) > 0
 
 
 @contextlib.contextmanager

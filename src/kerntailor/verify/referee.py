@@ -1,18 +1,22 @@
 """verify_candidate: judge a candidate file (defining ModelNew) against a problem's reference Model.
 
-The parent side of the referee. It reads and statically checks the candidate, picks the mode and the variants,
-then runs every dynamic check in a fresh worker process (worker.py) under a time limit, so that a crash, an
-illegal memory access or a hang becomes a failed Verdict with its reason, never a dead tool. Files that cannot
-be loaded at all (problem or candidate) raise ProblemError / CandidateError instead (exit code 2 in the CLI).
+The CLI side of the referee. It reads and statically checks the candidate's source (it never imports it),
+picks the mode and the variants, then starts the judge (judge.py) through the launcher (launch.py) under a
+time limit, with an environment scrubbed of credentials (sandbox.py), and reads the judge's events from a
+pipe: a crash, an illegal memory access or a hang becomes a failed Verdict with its reason, never a dead
+tool. Whatever ends this process (a verdict, Ctrl-C, SIGTERM, SIGKILL) ends the judge and the candidate's
+processes with it. Files that cannot be loaded at all (problem or candidate) raise ProblemError /
+CandidateError instead (exit code 2 in the CLI).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import pickle
+import select
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kerntailor.errors import CandidateError, ProblemError
+from kerntailor.verify import launch
 from kerntailor.verify.draws import draw_names
 from kerntailor.verify.static import parse_candidate, static_check
 from kerntailor.verify.tolerance import TOLERANCES
@@ -90,70 +95,96 @@ def _tolerance_text(tf32: bool, precision: str = "ieee", fp8_format: str | None 
             f"scales {scales}), by the output dtype's row, never widened: {text}")
 
 
-def _worker_env(interpreter: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    if interpreter:
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
+def _judge_env() -> dict[str, str]:
+    """The judge's environment: the allow-list (no API key, token or credential), HOME and the caches, and
+    PYTHONPATH with this kerntailor first."""
+    from kerntailor.verify.sandbox import scrubbed_env
+
+    env = scrubbed_env(judge=True)
+    env.pop("TRITON_INTERPRET", None)
     src = str(Path(__file__).resolve().parents[2])  # the folder holding the kerntailor package
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("PYTHONUNBUFFERED", "1")
+    env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
-def _read_events(path: Path) -> list[dict[str, Any]]:
-    out = []
-    try:
-        text = path.read_text()
-    except OSError:
-        return out
-    for line in text.splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a crash
-    return out
+class _EventReader:
+    """The judge's events, read from a pipe as they come (a line cut by a crash is dropped)."""
+
+    MAX_BYTES = 256 << 20
+
+    def __init__(self, fd: int):
+        self.fd, self.buf, self.events, self.total = fd, b"", [], 0
+
+    def pump(self, timeout: float) -> bool:
+        """Read what is there within `timeout`; False once the writer is gone."""
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return True
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            return False
+        self.total += len(chunk)
+        if self.total > self.MAX_BYTES:
+            return False
+        self.buf += chunk
+        *lines, self.buf = self.buf.split(b"\n")
+        for line in lines:
+            try:
+                self.events.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+        return True
 
 
-def run_worker(job: dict[str, Any], settings: VerifySettings, interpreter: bool) -> tuple[list[dict], str, str]:
-    """Run the worker; returns (events, how it ended: "ok" | "timeout" | "signal N" | "exit N", last log lines)."""
+def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettings) -> tuple[list[dict], str, str]:
+    """Run the judge; returns (events, how it ended: "ok" | "timeout" | "signal N" | "exit N", last log lines).
+
+    However this function is left (a verdict, a timeout, KeyboardInterrupt), the launcher's process group is
+    killed; if this process dies instead, the launcher and the judge die with it (launch.py)."""
     with tempfile.TemporaryDirectory(prefix="kerntailor-verify-") as tmp:
-        job_path, events_path, log_path = Path(tmp, "job.pkl"), Path(tmp, "events.jsonl"), Path(tmp, "log.txt")
-        job_path.write_bytes(pickle.dumps(job))
-        events_path.touch()
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "kerntailor.verify.worker", str(job_path),
-                                     str(events_path)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=_worker_env(interpreter), start_new_session=True)
+        job_dir = Path(tmp)
+        (job_dir / "job.pkl").write_bytes(pickle.dumps(job))
+        (job_dir / "job.json").write_text(json.dumps(spawn))
+        log_path = job_dir / "judge.log"
+        events_r, events_w = os.pipe()
+        reader = _EventReader(events_r)
+        proc = None
+        ended = "ok"
+        try:
+            with open(log_path, "wb") as log:
+                proc = launch.start([sys.executable, "-m", "kerntailor.verify.judge", str(job_dir), str(events_w)],
+                                    env=_judge_env(), log=log, pass_fds=(events_w,))
+            os.close(events_w)
+            events_w = -1
             deadline = time.monotonic() + settings.timeout_s
             extended = False
-            ended = "ok"
-            while proc.poll() is None:
+            open_pipe = True
+            while True:
+                if open_pipe:
+                    open_pipe = reader.pump(POLL_S)
+                elif proc.poll() is None:
+                    time.sleep(POLL_S)
+                if proc.poll() is not None and not open_pipe:
+                    break
                 if time.monotonic() > deadline:
                     # the timing phase (torch.compile, many runs) gets its own allowance, once
-                    if not extended and any(e.get("step") == "timing" for e in _read_events(events_path)):
+                    if not extended and any(e.get("step") == "timing" for e in reader.events):
                         deadline += settings.time_timeout_s
                         extended = True
                         continue
-                    _kill(proc)
                     ended = "timeout"
                     break
-                time.sleep(POLL_S)
             if ended == "ok" and proc.returncode:
-                ended = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
-        events = _read_events(events_path)
+                ended = launch.exit_description(proc.returncode)
+        finally:
+            if proc is not None:
+                launch.stop(proc)
+            if events_w >= 0:
+                os.close(events_w)
+            os.close(events_r)
         tail = log_path.read_text(errors="replace").strip().splitlines()[-20:] if log_path.exists() else []
-    return events, ended, "\n".join(tail)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the worker and whatever it started (its own process group, created by start_new_session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+    return reader.events, ended, "\n".join(tail)
 
 
 def _where(events: list[dict]) -> str:
@@ -178,6 +209,17 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     Returns a Verdict (passed, or the failed check with a one-line reason). Raises ProblemError or
     CandidateError when a file cannot be loaded at all.
     """
+    return _verify(problem, candidate_path, settings, static=True)
+
+
+def verify_dynamic(problem, candidate_path: str | Path, settings: VerifySettings | None = None) -> Verdict:
+    """The dynamic checks alone, with the static check skipped: how the judge and the sandbox hold against a
+    candidate that the static check would stop first (the adversarial tests use it). Not a way to judge a
+    kernel: a kernel's verdict is verify_candidate's."""
+    return _verify(problem, candidate_path, settings, static=False)
+
+
+def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None, static: bool) -> Verdict:
     from kerntailor.problem import ProblemSpec, load_problem
 
     started = time.monotonic()
@@ -193,26 +235,49 @@ def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettin
     base = dict(problem=problem.name, candidate=str(candidate_path), mode=mode,
                 tolerance=_tolerance_text(settings.tf32, settings.precision))
 
-    findings = static_check(source, tree, allow_library=settings.allow_library or settings.library_path,
-                            problem_stem=problem.path.stem, library_path=settings.library_path,
-                            tensor_args=[spec.shape is not None for spec in problem.inputs])
+    library_off = settings.allow_library or settings.library_path
+    findings = static_check(source, tree, allow_library=library_off, problem_stem=problem.path.stem,
+                            library_path=settings.library_path,
+                            tensor_args=[spec.shape is not None for spec in problem.inputs]) if static else []
+    if settings.allowed_ops:   # names cannot be matched to operators: the observed check enforces the set
+        findings = [f for f in findings if f.rule != "library"]
     if findings:
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
         return Verdict(False, "static", findings[0].one_line() + more, checks=("static",),
                        notes=tuple(f.one_line() for f in findings), wall_s=time.monotonic() - started, **base)
 
     variants, skipped = choose_variants(problem, settings, interpreter)
-    job = dict(problem=problem, candidate=str(candidate_path.resolve()), variants=variants,
-               draws=list(draw_names(settings.draws)), seed=settings.seed, device=device, interpreter=interpreter,
-               tf32=settings.tf32, time=settings.time and not interpreter, compile_mode=settings.compile_mode,
-               precision=settings.precision)
-    events, ended, log_tail = run_worker(job, settings, interpreter)
+    return _judge_dynamic(problem, candidate_path, tree, settings, device, interpreter, variants, skipped, base,
+                          started)
+
+
+def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: VerifySettings, device: str,
+                   interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float) -> Verdict:
+    """The dynamic checks, in the judge and the sandboxed candidate process (after the static check)."""
+    observe = None if settings.allow_library or settings.library_path else sorted(settings.allowed_ops)
+    spawn = dict(candidate=str(candidate_path.resolve()), device=device, interpreter=interpreter,
+                 allowed_ops=observe, timeout_s=settings.timeout_s, time_timeout_s=settings.time_timeout_s)
+    job = dict(problem=problem, variants=variants, draws=list(draw_names(settings.draws)), seed=settings.seed,
+               device=device, interpreter=interpreter, tf32=settings.tf32, time=settings.time and not interpreter,
+               compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree))
+    events, ended, log_tail = run_judge(job, spawn, settings)
     return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
                     time.monotonic() - started)
 
 
+def fp8_format_of(tree: ast.Module) -> str | None:
+    """The candidate's module-level `FP8_FORMAT = "..."` (read from its source, never by importing it)."""
+    value = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FP8_FORMAT"
+                                                for t in node.targets):
+            value = node.value.value if isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, str) else None
+    return value
+
+
 def assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter, wall_s) -> Verdict:
-    """Turn the worker's events (and how it ended) into a Verdict."""
+    """Turn the judge's events (and how it ended) into a Verdict."""
     for e in events:
         if e.get("event") == "bad_candidate":
             raise CandidateError(f"{base['candidate']}: {e['reason']}")
@@ -222,6 +287,8 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
             base = {**base, "mode": e["mode"]}
         if e.get("event") == "fp8":
             base = {**base, "tolerance": _tolerance_text(settings.tf32, e["precision"], e["format"])}
+        if e.get("event") == "sandbox":
+            base = {**base, "sandbox": e["line"]}
     notes = [e["text"] for e in events if e.get("event") == "note"]
     if interpreter and settings.time:
         notes.append("timing needs a GPU: not timed under the interpreter")
@@ -249,9 +316,9 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
             return Verdict(False, "timeout", reason, checks=ran, notes=tuple(notes), **at, **common)
         if ended.startswith("signal"):
             sig = _signal_name(int(ended.split()[1]))
-            what = f"the worker died of {sig}"
+            what = f"the judge died of {sig}"
         else:
-            what = f"the worker exited ({ended})"
+            what = f"the judge exited ({ended})"
         last_line = log_tail.splitlines()[-1] if log_tail else ""
         reason = f"{what} ({_where(events)})" + (f": {last_line[:200]}" if last_line else "")
         return Verdict(False, "crash", reason, checks=ran, notes=tuple(notes + [log_tail[-2000:]]), **at, **common)

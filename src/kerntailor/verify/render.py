@@ -29,6 +29,8 @@ def render_verdict(v: Verdict) -> str:
         lines.append(f"  skipped: {'; '.join(v.variants_skipped)}")
     if v.tolerance:
         lines.append(f"  tolerance: {v.tolerance}")
+    if v.sandbox:
+        lines.append(f"  candidate process: {v.sandbox}")
     for note in v.notes:
         first = note.strip().splitlines()[0] if note.strip() else ""
         if first:

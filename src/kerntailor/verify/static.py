@@ -12,7 +12,14 @@ kernel. Kernel launches (`kernel[grid](...)`), `triton.cdiv`, `math.*` and Pytho
 `--allow-library` turns these rules off.
 
 Always on, whatever the flags: the candidate may not import or call the reference `Model` (or the problem
-file), and may not hide code behind exec/eval/importlib/runpy, which this check cannot see into.
+file), and may not hide code behind exec/eval/importlib/runpy, which this check cannot see into. Nor may it,
+anywhere in the file (import-time code included), reach into the process or out of it (rule "reach"):
+frames and interpreter internals (sys._getframe, f_back, __globals__, gc, inspect, ctypes, builtins,
+sys.modules, globals()), kerntailor itself (but its fp8 helpers, kerntailor.precision), the dispatcher's controls (torch._C, torch.overrides,
+torch.utils._python_dispatch), other processes and the network (subprocess, socket, os.fork/kill/exec),
+or patch a module it imported (`torch.softmax = ...`). The referee does not depend on this rule: the
+candidate runs sandboxed in a process of its own, and what it runs is observed (observe.py); the rule
+names such code before it runs.
 This is a heuristic over source text: it errs towards flagging, and says where, so a person can judge.
 """
 
@@ -72,7 +79,7 @@ KERNEL_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "trit
 class StaticFinding:
     """One rule the candidate's source breaks: where, and why it is not allowed."""
 
-    rule: str      # "library" | "reference" | "dynamic"
+    rule: str      # "library" | "reference" | "reach" | "dynamic"
     line: int
     message: str
 
@@ -408,6 +415,75 @@ def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str |
     return findings
 
 
+REACH_MODULES = frozenset({"kerntailor", "ctypes", "gc", "inspect", "builtins", "subprocess", "socket", "ssl",
+                           "multiprocessing", "signal", "pty", "resource", "mmap", "marshal", "code", "codeop",
+                           "threading", "_thread", "asyncio", "urllib", "http", "ftplib", "smtplib", "telnetlib",
+                           "shutil", "pickle", "shelve", "tracemalloc", "faulthandler", "atexit", "sysconfig"})
+CANDIDATE_HELPERS = ("kerntailor.precision",)   # kerntailor modules a candidate may use: pure functions (fp8)
+REACH_ATTRS = frozenset({"_getframe", "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame",
+                         "gi_frame", "cr_frame", "ag_frame", "__globals__", "__code__", "__closure__",
+                         "__subclasses__", "__builtins__", "__dict__", "__mro__", "__bases__", "__import__",
+                         "__reduce__", "__reduce_ex__", "__getattribute__", "__class_getitem__"})
+REACH_DOTTED_PREFIXES = (
+    "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys.meta_path", "sys.path_hooks", "sys.argv",
+    "sys.stdin", "sys.exit", "torch._C", "torch.overrides", "torch.utils._python_dispatch", "torch._dynamo",
+    "torch._ops", "os.system", "os.popen", "os.fork", "os.forkpty", "os.exec", "os.spawn", "os.kill", "os.killpg",
+    "os.setsid", "os.setpgid", "os._exit", "os.posix_spawn", "os.write", "os.open", "os.dup", "os.pipe",
+    "os.unshare", "os.setns", "os.putenv", "os.chdir", "os.remove", "os.unlink", "os.rename", "os.replace",
+    "os.makedirs", "os.mkdir", "os.scandir", "os.listdir", "os.walk", "pathlib", "io.open", "importlib",
+    "types.CodeType", "types.FunctionType")
+REACH_NAMES = frozenset({"globals", "vars", "locals", "breakpoint", "open", "__builtins__", "__loader__",
+                         "__spec__"})
+
+
+def _reach_findings(tree: ast.Module, imports: _Imports) -> list[StaticFinding]:
+    """Rule "reach" (module docstring): whole file, import-time code included."""
+    found: list[StaticFinding] = []
+
+    def add(node: ast.AST, what: str) -> None:
+        found.append(StaticFinding("reach", getattr(node, "lineno", 0),
+                                   f"{what}: a candidate may not reach into the referee's process or out of "
+                                   "its own (frames, modules, the dispatcher, files, other processes, the network)"))
+
+    def helper(name: str) -> bool:
+        return any(name == h or name.startswith(h + ".") for h in CANDIDATE_HELPERS)
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.level):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.module == "kerntailor":
+                mods = [f"kerntailor.{a.name}" for a in node.names]
+            for mod in mods:
+                if mod.split(".")[0] in REACH_MODULES and not helper(mod):
+                    add(node, f"imports {mod}")
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    if full.startswith(REACH_DOTTED_PREFIXES) or a.name in REACH_ATTRS:
+                        add(node, f"imports {full}")
+        elif isinstance(node, ast.Attribute):
+            dotted = imports.dotted(node) or ""
+            if node.attr in REACH_ATTRS:
+                add(node, f"uses .{node.attr}")
+            elif dotted.startswith(REACH_DOTTED_PREFIXES) or \
+                    (dotted.startswith("kerntailor.") and not helper(dotted) and
+                     not isinstance(getattr(node, "ctx", None), ast.Store)):
+                add(node, f"uses {dotted}")
+        elif isinstance(node, ast.Name) and node.id in REACH_NAMES and node.id not in imports.alias:
+            add(node, f"uses {node.id}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "delattr") and node.args and \
+                not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+            add(node, f"calls {node.func.id}() on something other than self")
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                base = t.value if isinstance(t, (ast.Attribute, ast.Subscript)) else None
+                if base is not None and imports.dotted(base) is not None:
+                    add(node, f"changes {imports.dotted(base)}, which it imported")
+    return found
+
+
 def _third_party_imports(tree: ast.Module) -> list[StaticFinding]:
     allowed = set(sys.stdlib_module_names) | {"torch", "triton", "numpy", "kerntailor", "__future__"}
     out = []
@@ -436,8 +512,10 @@ def static_check(source: str, tree: ast.Module | None = None, *, allow_library: 
     tree = tree if tree is not None else ast.parse(source)
     imports = _Imports(tree)
     findings = _reference_findings(tree, imports, problem_stem, library_path)
+    if not library_path:   # kerntailor's library path is the user's own problem file, not a candidate
+        findings += _reach_findings(tree, imports)
     if not allow_library:
         findings += _third_party_imports(tree)
         findings += _PathChecker(tree, imports, tensor_args).run()
-    severity = {"reference": 0, "dynamic": 1, "library": 2}
+    severity = {"reference": 0, "reach": 1, "dynamic": 2, "library": 3}
     return sorted(set(findings), key=lambda f: (severity.get(f.rule, 3), f.line, f.message))

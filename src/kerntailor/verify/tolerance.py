@@ -30,7 +30,9 @@ Never stricter than PyTorch itself: on each draw the reference also runs in its 
 tf32 in matmul or cuDNN), and where that misses the table (an ill-conditioned draw: outliers of 1000 feeding a
 bf16 GEMM then a softmax give PyTorch itself 3e-2) the bounds of that draw widen to EAGER_FACTOR (4) times
 PyTorch's own error. A candidate may be as inaccurate as 4x the library, never more; on well-conditioned draws
-the table alone rules.
+the table alone rules. Randomness never widens it: a reference whose output changes with the generator state
+(dropout in training mode, torch.rand_like in forward) would make PyTorch's "error" O(1), so the judge
+refuses such a reference before any comparison (judge.Judge.refuse_random).
 
 NaN never passes (a NaN in the reference means the draw left the problem's domain; the referee redraws).
 Inf passes only where the reference, rounded to the output dtype, has the same Inf.

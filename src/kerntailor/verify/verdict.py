@@ -8,12 +8,15 @@ from typing import Any
 
 # Every check the referee can run, in the order it runs them. A failed verdict names one of these.
 CHECKS = (
-    "static",       # the forward path calls no library compute op (ast); never imports/calls the reference Model
+    "static",       # the forward path calls no library compute op (ast); never imports/calls the reference Model,
+    #                 never reaches into the referee (frames, modules, the dispatcher) or out of its sandbox
     "construct",    # ModelNew(*get_init_inputs()) builds
     "state_dict",   # the reference's parameters and buffers load into ModelNew (same names, strict)
     "timeout",      # every run finishes within the time limit
     "crash",        # no segfault, illegal memory access (interpreter memcheck / CUDA), or dead worker
     "exception",    # forward() raises nothing
+    "library",      # forward ran no PyTorch compute operator and read no tensor data on the host, however the
+    #                 call was spelled (observed at the dispatcher in the candidate's process)
     "output",       # same number, kind, shape and dtype of outputs as the reference
     "aliasing",     # no output shares memory with an input (unless the reference's does)
     "inputs",       # inputs unchanged after the run (unless the reference changes them)
@@ -31,7 +34,10 @@ REFEREE_ERROR = "referee"  # not a check: the referee itself failed (a bug to re
 class VerifySettings:
     """What the user sets for one verification. Nothing here is tuned."""
 
-    allow_library: bool = False   # switch the static library-call check off
+    allow_library: bool = False   # switch the library-call checks off (static and observed)
+    allowed_ops: frozenset[str] = frozenset()   # exactly these operators may run in forward ("aten.mm.default"):
+    #                                            a generated module's own library calls; the static library
+    #                                            rule is then left to the observed check
     library_path: bool = False    # the module is kerntailor's library path: running the reference Model is its point
     tf32: bool = False            # fp32 outputs judged by the tf32 row of the tolerance table
     time: bool = False            # time candidate vs eager vs torch.compile vs roofline floor (GPU only)
@@ -85,6 +91,8 @@ class Verdict:
     notes: tuple[str, ...] = ()
     timing: dict[str, Any] | None = None   # TimingReport.to_dict() when --time ran on a GPU
     wall_s: float = 0.0
+    sandbox: str | None = None        # how the candidate's process was confined: "sandboxed: ..." or
+    #                                   "unsandboxed: ..." (what the system refused)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -226,10 +226,10 @@ class Graph:
         return out
 
     def consumers(self) -> dict[str, list[str]]:
+        """Per buffer, the nodes that read it (each once, in graph order)."""
         out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
         out.update({i.name: [] for i in self.inputs})
         for n in self.nodes:
-            for op in n.operands:
-                if n.name not in out[op.base]:
-                    out[op.base].append(n.name)
+            for base in dict.fromkeys(op.base for op in n.operands):
+                out[base].append(n.name)
         return out

@@ -245,7 +245,8 @@ def plan_fusion(graph: Graph) -> Plan:
                 if can_merge(target, g):
                     absorb(target, g)
     _attach_row_tails(graph, groups, order)
-    return Plan(tuple(_finish(graph, i, g) for i, g in enumerate(groups)))
+    consumers = graph.consumers()
+    return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 
 
 def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
@@ -339,10 +340,9 @@ def _inlinable(graph: Graph, g: _Group, node: Node, consumers: dict, outputs: se
     return True
 
 
-def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
+def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],
+            graph_outputs: set[str]) -> FusionGroup:
     members = {n.name for n in group.nodes}
-    consumers = graph.consumers()
-    graph_outputs = {v.base for v in graph.outputs}
     inputs: list[str] = []
     reads: dict[str, int] = {}   # per buffer, the widest view the group reads it through
     for n in group.nodes:
@@ -355,6 +355,6 @@ def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
     read = sum(reads.values())
     outputs = [n.name for n in group.nodes
                if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
-    written = sum(graph.node(o).out.nbytes for o in outputs)
+    written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),
                        tuple(outputs), group.space, group.axes, read + written)

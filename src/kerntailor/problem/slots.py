@@ -124,7 +124,8 @@ def derive_from_slots(source: str, path: Path, module: types.ModuleType, dtype: 
             if odd == small:
                 for candidate in (value - 1, value + 1, value + 2):
                     trial = {**small, slot: candidate}
-                    if _is_odd(candidate) and candidate != small[slot] and _shapes(source, path, trial, dtype, name):
+                    if _is_odd(candidate) and candidate != small.get(slot, value) and \
+                            _shapes(source, path, trial, dtype, name):
                         odd = trial
                         break
     if odd == small:

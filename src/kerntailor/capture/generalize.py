@@ -299,7 +299,26 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
                         break
                 if best is not None:
                     return best
+    if best is None and not floats and len(values) >= 3:
+        return _fit_line(values, [k for k, m in enumerate(mask) if m], dims, dim_values)
     return best
+
+
+def _fit_line(values: list, kept: list[int], dims: list[Dim], dim_values) -> SizeExpr | None:
+    """coeff · dim + offset with any integer offset (a padded size: H + 3), from two variants where the dim
+    differs and checked on every other: only tried with three or more variants, so a line is not a guess."""
+    for d in dims:
+        xs = [dim_values[d][k] for k in kept]
+        j = next((j for j in range(1, len(xs)) if xs[j] != xs[0]), None)
+        if j is None:
+            continue
+        coeff = Fraction(values[j] - values[0], xs[j] - xs[0])
+        offset = values[0] - coeff * xs[0]
+        if coeff == 0 or offset.denominator != 1:
+            continue
+        if all(coeff * x + offset == v for x, v in zip(xs, values)):
+            return SizeExpr(coeff, ((d, Fraction(1)),), offset)
+    return None
 
 
 def _check(values: list, monomials: list[float], offset: int, floats: bool) -> Fraction | float | None:

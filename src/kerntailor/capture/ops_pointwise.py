@@ -229,3 +229,45 @@ def _cat(ctx: Lowering, tensors, dim: int = 0):
 
     node = Pointwise(ctx.fresh("cat"), tuple(views), out, "cat", build([]))
     return ctx.emit(node)
+
+
+@lowers(aten.constant_pad_nd.default)
+def _constant_pad(ctx: Lowering, x: View, pad, value=0):
+    """F.pad(x, pad, value=v): each padded axis reads x shifted by its low pad where the index is inside x,
+    and `value` elsewhere (the masked load of `cat`). Negative pads crop: a slice, no mask."""
+    out = ctx.out_type()
+    nd = len(x.shape)
+    pairs = [(pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]  # last axis first
+    lows = [0] * nd
+    for i, (low, high) in enumerate(pairs):
+        axis = nd - 1 - i
+        if low < 0 or high < 0:  # crop first: the remaining pads are non-negative
+            x = x.slice(axis, max(-low, 0), x.shape[axis] - max(-high, 0), 1)
+        lows[axis] = max(low, 0)
+    padded = [k for k in range(nd) if x.shape[k] != out.shape[k] or lows[k]]
+    if not padded:
+        return x
+    offset = x.offset - sum(lows[k] * x.strides[k] for k in padded)
+    view = View(x.base, out.shape, x.strides, offset)
+    valid = None
+    for k in padded:
+        index = Index(k, "i32")
+        inside = Op("and", (Op("ge", (index, Const(lows[k], "i32")), "bool"),
+                            Op("lt", (index, Const(lows[k] + x.shape[k], "i32")), "bool")), "bool")
+        valid = inside if valid is None else Op("and", (valid, inside), "bool")
+    load = Load(0, ctx.dtype(x), valid=valid)
+    fill = Const(value, out.dtype)
+    expr = load if value == 0 else Op("where", (valid, load, fill), out.dtype)
+    return ctx.emit(Pointwise(ctx.fresh("pad"), (view,), out, "constant_pad_nd", expr))
+
+
+@lowers(aten.copy.default)
+def _copy(ctx: Lowering, x: View, src, non_blocking: bool = False):
+    """The functional form of `x.copy_(src)`: src's values, broadcast to x's shape, in x's dtype."""
+    out = ctx.out_type()
+    if not isinstance(src, View):
+        return ctx.constant(src, out, "copy")
+    src = src.expand(out.shape)
+    if ctx.dtype(src) == out.dtype:
+        return src
+    return ctx.pointwise([src], lambda loads: Op(CAST, (loads[0],), out.dtype), out, f"cast to {out.dtype}")

@@ -1,7 +1,7 @@
 """A first fusion plan: partition the IR graph into groups, one kernel each.
 
 Rules (in the spirit of Inductor's scheduler, simplified):
-- an anchor (matmul, conv, attention, pool, scan) starts a group; pointwise nodes of its output shape
+- an anchor (matmul, conv, attention, pool, scan, recurrent) starts a group; pointwise nodes of its output shape
   that consume it join it as an epilogue;
 - a reduction joins the group of its producer when that group iterates over the reduction's input
   shape (a pointwise prologue) or already reduces the same shape over the same axes (softmax's max and
@@ -11,6 +11,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   codegen iterates over the common refinement of the two shapes (N, G, C/G, H, W);
 - a reduction whose producer's group cannot take it joins a group that already reduces the same view over
   the same axes (a row's max and min: one read of the input);
+- the results of one recurrent call (its output sequence, h_n, c_n) are one group;
 - pointwise nodes of the same shape chain into one group;
 - a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
@@ -31,7 +32,7 @@ from kerntailor.ir.nodes import Graph, Node, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.row_tail import row_tail
 
-ANCHORS = ("matmul", "conv", "attention", "pool", "scan")
+ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,10 @@ def plan_fusion(graph: Graph) -> Plan:
                            and g.space == node.operands[0].shape and not creates_cycle(g, node)
                            and any(isinstance(n, Reduction) and n.operands[0] == node.operands[0] for n in g.nodes)),
                           None)
+        if target is None and node.family == "recurrent":
+            # the results of one recurrent call (output, h_n, c_n) are one library call: one group
+            target = next((g for g in groups if g.family == "recurrent"
+                           and any(getattr(n, "call", None) == node.call for n in g.nodes)), None)
         if target is None:
             if node.family == "reduction":
                 target = _Group("reduction", [], node.operands[0].shape, node.axes)

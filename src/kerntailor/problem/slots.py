@@ -19,11 +19,8 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
-import torch
-
-from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.literals import literal_slots
-from kerntailor.problem.load import run_on_meta
+from kerntailor.problem.load import MetaShapes, meta_shapes
 from kerntailor.problem.spec import Variant
 
 Slot = tuple[str, str]   # ("const", name) or ("literal", "LINE:COL")
@@ -35,29 +32,10 @@ def _split(values: dict[Slot, int]) -> tuple[dict[str, int], dict[str, int]]:
     return consts, literals
 
 
-def _shapes(source: str, path: Path, values: dict[Slot, int], dtype: str | None,
-            name: str) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]] | None:
-    """(input shapes, parameter and buffer shapes) of the model built at `values`, or None if it fails."""
+def _shapes(source: str, path: Path, values: dict[Slot, int], dtype: str | None, name: str) -> MetaShapes | None:
+    """The shapes of the model built at `values` (inputs; parameters and buffers), or None if it fails."""
     consts, literals = _split(values)
-    try:
-        model, inputs = run_on_meta(source, path, consts, dtype, name, literals)
-    except (ProblemError, CaptureError):
-        return None
-    ins = tuple(tuple(v.shape) for v in inputs if isinstance(v, torch.Tensor))
-    state = tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers()))
-    return ins, state
-
-
-def _largest(shapes) -> int:
-    numels = [1 if not s else _prod(s) for group in shapes for s in group]
-    return max(numels, default=0)
-
-
-def _prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    return meta_shapes(source, path, tuple(sorted(consts.items())), tuple(sorted(literals.items())), dtype, name)
 
 
 def _all_slots(source: str, module: types.ModuleType) -> dict[Slot, int]:
@@ -86,7 +64,7 @@ def derive_from_slots(source: str, path: Path, module: types.ModuleType, dtype: 
     units = [tuple(s for s in sizes if sizes[s] == value) for value in sorted(set(sizes.values()), reverse=True)]
     current, shapes = dict(sizes), default
     frozen: set[tuple[Slot, ...]] = set()
-    while _largest(shapes) > SMALL_NUMEL:
+    while shapes.largest > SMALL_NUMEL:
         open_units = [u for u in units if u not in frozen and current[u[0]] > FLOOR]
         if not open_units:
             break
@@ -150,7 +128,7 @@ def _batch_slot(source, path, every: dict[Slot, int], small: dict[Slot, int], ba
         if slot in small or not 2 <= value < MIN_SIZE:
             continue
         moved = _shapes(source, path, {**small, slot: value + 1}, dtype, name)
-        if moved is not None and moved[1] == base[1] and moved[0] != base[0]:
+        if moved is not None and moved.state == base.state and moved.inputs != base.inputs:
             return slot, value
     return None
 

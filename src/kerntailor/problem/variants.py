@@ -18,10 +18,8 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
-import torch
-
-from kerntailor.errors import CaptureError, ProblemError
-from kerntailor.problem.load import run_on_meta
+from kerntailor.errors import ProblemError
+from kerntailor.problem.load import MetaShapes, meta_shapes
 from kerntailor.problem.spec import Variant
 
 MIN_SIZE = 16          # constants below this are structural and never rescaled
@@ -40,18 +38,9 @@ def size_constants(module: types.ModuleType) -> dict[str, int]:
     return out
 
 
-def _largest_numel(tensors: list[torch.Tensor]) -> int:
-    return max((t.numel() for t in tensors), default=0)
-
-
-def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
-         name: str) -> list[torch.Tensor] | None:
-    """The inputs and parameters of the model at these sizes, or None if it does not build and run."""
-    try:
-        model, inputs = run_on_meta(source, path, overrides, dtype, name)
-    except (ProblemError, CaptureError):  # a size this model cannot take
-        return None
-    return [v for v in inputs if isinstance(v, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str) -> MetaShapes | None:
+    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run."""
+    return meta_shapes(source, path, tuple(sorted(overrides.items())), (), dtype, name)
 
 
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
@@ -64,7 +53,7 @@ def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
     if inputs is None:
         return None
     frozen: set[str] = set()
-    while _largest_numel(inputs) > SMALL_NUMEL:
+    while inputs.largest > SMALL_NUMEL:
         shrinkable = [k for k, v in current.items() if k not in frozen and v > FLOOR]
         if not shrinkable:
             break

@@ -291,3 +291,29 @@ def test_random_numbers_in_forward_are_a_one_line_refusal(tmp_path):
         capture_problem(spec)
     message = str(info.value)
     assert "\n" not in message and "random" in message and "randn" in message
+
+
+def test_inspect_prints_the_new_anchors(tmp_path):
+    from kerntailor.inspect import inspect_problem, render_inspection
+
+    spec = problem(tmp_path, "convt_lstm", "y = self.conv(x).flatten(2)\nout, (h, c) = self.rnn(y)\nreturn out, c",
+                   "torch.randn(2, 4, 5, 6)",
+                   init="self.conv = nn.ConvTranspose2d(4, 3, 3, stride=2, output_padding=1)\n"
+                        "self.rnn = nn.LSTM(168, 16, 2, batch_first=True)")
+    text = render_inspection(inspect_problem(spec.path, "mi300x"))
+    assert "transposed conv2d kernel (3, 3) stride (2, 2) pad (0, 0) output_padding (1, 1) groups 1" in text
+    assert "lstm x2 batch_first -> output sequence (call lstm0)" in text and "-> c_n (call lstm0)" in text
+    assert "recurrent [lstm0_0, lstm0_2]" in text
+
+
+@pytest.mark.parametrize("name,body,inputs", [
+    ("index_rows", "return self.table[self.idx.view(-1)].view(7, 7, -1) * x", "torch.randn(2, 7, 7, 5)"),
+    ("index_middle_negative", "return x[:, self.picks] * 2", "torch.randn(3, 6, 5)"),
+])
+def test_advanced_indexing_with_one_index_tensor(tmp_path, name, body, inputs):
+    """x[idx] (aten.index.Tensor): Swin's relative position bias table; negative indices count from the end."""
+    init = ("self.table = nn.Parameter(torch.randn(169, 5))\n"
+            "self.register_buffer('idx', torch.randint(0, 169, (7, 7)))\n"
+            "self.register_buffer('picks', torch.tensor([0, -1, 2, -3]))")
+    graph = captured_matches_eager(problem(tmp_path, name, body, inputs, init=init))
+    assert any(n.origin == "index" for n in graph.nodes)

@@ -182,6 +182,17 @@ def _gather(ctx: Lowering, x: View, dim: int, index: View, sparse_grad: bool = F
     return ctx.emit(node)
 
 
+@lowers(aten.index.Tensor)
+def _index(ctx: Lowering, x: View, indices):
+    """x[..., idx, ...] with one index tensor (any shape) at one axis: an index_select (Swin's relative position
+    bias table). Several index tensors broadcast against each other: not lowered."""
+    given = [(k, t) for k, t in enumerate(indices) if t is not None]
+    if len(given) != 1 or not isinstance(given[0][1], View) or ctx.dtype(given[0][1]) == "bool":
+        raise Unsupported("advanced indexing with several or boolean index tensors")
+    dim, index = given[0]
+    return _gather_rows(ctx, x, dim, index, "index", wrap_negative=True)
+
+
 @lowers(aten.embedding.default, aten.index_select.default)
 def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None, *rest):
     name = ctx.fx_node.target.__name__
@@ -189,6 +200,13 @@ def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None,
         dim, index = 0, indices_or_dim
     else:
         dim, index = indices_or_dim % len(weight.shape), maybe_index
+    return _gather_rows(ctx, weight, dim, index, name.split(".")[0])
+
+
+def _gather_rows(ctx: Lowering, weight: View, dim: int, index: View, origin: str,
+                 wrap_negative: bool = False) -> View:
+    """out[lead..., idx..., trail...] = weight[lead..., index[idx...], trail...]; with `wrap_negative` an index
+    below zero counts from the end (x[idx]; index_select and embedding take no negative indices)."""
     out = ctx.out_type()
     # out[lead..., idx..., trail...] = weight[lead..., index[idx...], trail...]
     n_idx = len(index.shape)
@@ -197,8 +215,13 @@ def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None,
     w_view = View(weight.base, out.shape, weight.strides[:dim] + (0,) * n_idx + weight.strides[dim + 1:],
                   weight.offset)
     idx_view = View(index.base, out.shape, (0,) * lead + index.strides + (0,) * trail, index.offset)
-    node = Pointwise(ctx.fresh("gather"), (w_view, idx_view), out, name.split(".")[0],
-                     Load(0, ctx.dtype(weight), gather=(weight.strides[dim], Load(1, ctx.dtype(index)))))
+    i = Load(1, ctx.dtype(index))
+    if wrap_negative:
+        i_dtype = ctx.dtype(index)
+        i = Op("where", (Op("lt", (i, Const(0, i_dtype)), "bool"), Op("add", (i, Const(weight.shape[dim], i_dtype)), i_dtype),
+                         i), i_dtype)
+    node = Pointwise(ctx.fresh("gather"), (w_view, idx_view), out, origin,
+                     Load(0, ctx.dtype(weight), gather=(weight.strides[dim], i)))
     return ctx.emit(node)
 
 

@@ -1,9 +1,9 @@
 """KernelBench as a suite on the CPU: every problem file through load → capture → plan (what
 `kerntailor inspect` does), one child process per file, killed at the time limit.
 
-    python benchmarks/kernelbench_sweep.py [DIR ...] --out benchmarks/data/kernelbench_sweep_cpu_DATE [--jobs 1]
+    python benchmarks/kernelbench_sweep.py [DIR_OR_FILE ...] --out benchmarks/data/kernelbench_sweep_cpu_DATE [--jobs 1]
 
-DIRs default to ../shared/kernelbench/level1..3 next to the repository. Per file it records the status
+Directories default to ../shared/kernelbench/level1..3 next to the repository. Per file it records the status
 (captured / refused / timeout / crash), the one-line reason, the seconds the child worked, the plan's
 group families, the number of groups and the families that have no code generator yet. A refusal is a
 KerntailorError (what the CLI prints as one line); a crash is anything else (a traceback, a dead child).
@@ -59,9 +59,11 @@ def _inspect_file(path: str, target: str, conn) -> None:
         families = [g.family for g in plan.groups]
         row = {"status": "captured", "reason": "", "families": sorted(set(families)), "groups": len(families),
                "no_generator": sorted({f for f in families if f not in GENERATED_FAMILIES}),
-               "nodes": len(capture.graph.nodes), "variants": [v.name for v in problem.variants]}
+               "nodes": len(capture.graph.nodes),
+               "variants": {v.name: v.describe() for v in problem.variants if not v.is_default}}
     except KerntailorError as e:
-        conn.send({"status": "refused", "reason": one_line(str(e)), "seconds": time.monotonic() - started})
+        conn.send({"status": "refused", "reason": one_line(str(e)), "reason_lines": len(str(e).strip().splitlines()),
+                   "seconds": time.monotonic() - started})
         return
     except BaseException as e:  # a traceback: exactly what must not happen
         conn.send({"status": "crash", "reason": f"{type(e).__name__}: {one_line(str(e))}",
@@ -130,13 +132,16 @@ def _receive(recv, child, limit_s: float, what: str) -> dict:
 
 # --- the suite ----------------------------------------------------------------------------------------
 
-def problem_files(dirs) -> list[Path]:
+def problem_files(paths) -> list[Path]:
+    """Every problem file of each directory (sorted by name), or the file itself."""
     files = []
-    for d in dirs:
-        d = Path(d)
-        if not d.is_dir():
-            raise SystemExit(f"kernelbench_sweep: error: {d} is not a directory")
-        files += sorted(p for p in d.glob("*.py") if not p.name.startswith("_"))
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(f for f in p.glob("*.py") if not f.name.startswith("_"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise SystemExit(f"kernelbench_sweep: error: {p} is neither a directory nor a file")
     return files
 
 
@@ -175,7 +180,9 @@ def toolchain() -> dict:
 def render_markdown(result: dict) -> str:
     s = result["summary"]
     lines = [f"# KernelBench sweep on the CPU ({result['date']})", "",
-             f"Command: `{result['command']}`  ", f"Machine: {result['machine']}  ",
+             f"Command: `{result['command']}`  ",
+             f"Machine: {result['machine']}; 1-minute load average {result['load_average']['start']} at the start, "
+             f"{result['load_average']['end']} at the end (the cores are shared)  ",
              "Toolchain: " + ", ".join(f"{k} {v}" for k, v in result["toolchain"].items()) + "  ",
              f"Limit: {result['limit_s']:g} s per file (load + capture + plan, in a child process killed at the "
              f"limit); target {result['target']}", "",
@@ -215,7 +222,7 @@ def _short(file: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dirs", nargs="*", default=[str(d) for d in DEFAULT_DIRS])
+    parser.add_argument("paths", nargs="*", default=[str(d) for d in DEFAULT_DIRS], metavar="DIR_OR_FILE")
     parser.add_argument("--out", required=True, help="path prefix: writes OUT.json and OUT.md")
     parser.add_argument("--jobs", type=int, default=1, help="files at once (each its own child process)")
     parser.add_argument("--limit", type=float, default=30.0, help="seconds per file before its child is killed")
@@ -224,11 +231,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import torch  # noqa: F401  (imported once here: every forked child shares it)
 
-    import kerntailor.capture.capture  # noqa: F401
+    import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
     import kerntailor.plan  # noqa: F401
+    import kerntailor.problem.slots  # noqa: F401
 
-    files = problem_files(args.dirs)
+    files = problem_files(args.paths)
     started = datetime.datetime.now(datetime.timezone.utc)
+    load_before = os.getloadavg()
     rows: list[dict] = []
 
     def run(path: Path) -> dict:
@@ -247,6 +256,7 @@ def main(argv: list[str] | None = None) -> None:
     result = {"command": " ".join(["python"] + [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
               "date": started.date().isoformat(), "started_utc": started.isoformat(timespec="seconds"),
               "machine": f"CPU only, {os.cpu_count()} cores ({platform.machine()}, {platform.system()})",
+              "load_average": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
               "toolchain": toolchain(), "target": args.target, "limit_s": args.limit, "jobs": args.jobs,
               "summary": summarize(rows), "rows": rows}
     out = Path(args.out)

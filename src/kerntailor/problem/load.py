@@ -104,7 +104,7 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
     except Exception as e:
         if not (str(torch.device(device)) == "meta" and _reads_values(e)):
             raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
-        model = _build_on_cpu(cls, init, problem)
+        model = _build_reading_values(cls, init, problem)
     if dtype is not None:
         model = model.to(DTYPES[dtype])
     return model.eval()
@@ -139,7 +139,7 @@ def _small_on_cpu():
     return SmallOnCpu()
 
 
-def _build_on_cpu(cls: type, init, problem: str) -> torch.nn.Module:
+def _build_reading_values(cls: type, init, problem: str) -> torch.nn.Module:
     """The model of a constructor that reads tensor values, moved to meta: built with small tensors on the CPU
     and large ones on meta; where that fails (a value read from a large tensor, devices mixed in one op), built
     on the CPU, its parameters initialised in host memory (0.3-1 s for the 20-28 M parameters of the Swin

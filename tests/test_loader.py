@@ -201,10 +201,30 @@ def test_a_variant_that_breaks_forward_names_the_variant(tmp_path):
     assert "variant odd" in message
 
 
-def test_no_size_constants_and_no_variants(tmp_path):
-    source = replace("batch_size = 64\ndim = 1024", "batch_size = 4\ndim = 8")
-    message = load_error(write(tmp_path, "tiny_no_variants", source))
-    assert "VARIANTS" in message
+def test_no_integer_sizes_and_no_variants(tmp_path):
+    """Sizes nowhere (a scalar input): no variant can be built, a one-line refusal that says what to declare."""
+    source = replace("batch_size = 64\ndim = 1024", "").replace("torch.randn(batch_size, dim)", "torch.randn(())")
+    message = load_error(write(tmp_path, "scalar_no_variants", source))
+    assert "cannot derive variants" in message and "VARIANTS" in message
+
+
+def test_sizes_that_cannot_move_and_no_variants(tmp_path):
+    """Every size fixed by forward() itself (a hard-coded view): no variant builds, a one-line refusal."""
+    source = replace("return torch.relu(x)", "return torch.relu(x.view(64, 2, 512))")
+    message = load_error(write(tmp_path, "fixed_sizes", source))
+    assert "variant" in message and "VARIANTS" in message
+
+
+def test_derived_variants_unchanged():
+    """The variants of the bundled KernelBench files are what they were before sizes were also taken from
+    literals (tests/data/derived_variants.json, written by the loader at 963675c): results are keyed on them."""
+    expected = json.loads((KERNELBENCH.parent / "derived_variants.json").read_text())["tests/data/kernelbench"]
+    assert len(expected) == len(list(KERNELBENCH.glob("*.py")))
+    for name, variants in expected.items():
+        spec = load_problem(KERNELBENCH / name)
+        got = {v.name: dict(v.overrides) for v in spec.variants if not v.is_default}
+        assert got == variants, name
+        assert all(not v.literals for v in spec.variants), name
 
 
 def test_unsupported_op_without_a_meta_kernel_is_a_capture_error(tmp_path):

@@ -8,7 +8,7 @@ from math import prod
 from kerntailor.ir.nodes import Graph, Node
 from kerntailor.ir.types import ITEMSIZE, View
 
-MATRIX_FAMILIES = ("matmul", "conv", "attention")
+MATRIX_FAMILIES = ("matmul", "conv", "attention", "recurrent")
 
 
 @dataclass(frozen=True)

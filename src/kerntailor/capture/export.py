@@ -7,6 +7,7 @@ import warnings
 import torch
 
 from kerntailor.errors import CaptureError
+from kerntailor.problem.meta import recurrent_by_shape
 
 aten = torch.ops.aten
 
@@ -16,9 +17,12 @@ _DECOMPOSE = [aten._softmax, aten._log_softmax, aten.gelu, aten.mish, aten.hards
               aten.mse_loss, aten.huber_loss, aten.smooth_l1_loss, aten.logsumexp,
               aten.l1_loss, aten.binary_cross_entropy, aten.binary_cross_entropy_with_logits]
 
-# Kept whole: lowered by kerntailor (norms into reductions; attention as an anchor). addmm/baddbmm are
-# not in _DECOMPOSE because torch's decomposition upcasts bf16 operands to fp32 before the product.
-_KEEP = ("scaled_dot_product", "layer_norm", "group_norm", "batch_norm", "aten.var.", "aten.var_mean.")
+# Kept whole: lowered by kerntailor (norms into reductions; attention and recurrent layers as anchors: a
+# recurrent op would otherwise be unrolled into one cell per time step and layer, see problem/meta.py).
+# addmm/baddbmm are not in _DECOMPOSE because torch's decomposition upcasts bf16 operands to fp32 before
+# the product.
+_KEEP = ("scaled_dot_product", "layer_norm", "group_norm", "batch_norm", "aten.var.", "aten.var_mean.",
+         "aten.lstm.input", "aten.gru.input", "aten.rnn_tanh.input", "aten.rnn_relu.input")
 
 
 def decomposition_table() -> dict:
@@ -32,13 +36,37 @@ def decomposition_table() -> dict:
     return table
 
 
+def _buffers_for_mutated_constants(model: torch.nn.Module) -> None:
+    """Register plain tensor attributes as (non-persistent) buffers, in place.
+
+    torch.export refuses a forward that writes a tensor attribute that is not a buffer ("Constant hidden is
+    mutated", a hidden state kept as `self.hidden`); as a buffer, the write becomes a buffer mutation, whose
+    new value the graph computes and capture ignores (only forward()'s return values are outputs)."""
+    for module in model.modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter) \
+                    and not name.startswith("_"):
+                delattr(module, name)
+                module.register_buffer(name, value, persistent=False)
+
+
 def export_on_meta(model: torch.nn.Module, inputs: list, name: str) -> torch.export.ExportedProgram:
     """Trace `model(*inputs)` (meta tensors) to a core-ATen ExportedProgram."""
     try:
-        with warnings.catch_warnings(), torch.device("meta"):
-            warnings.simplefilter("ignore")
-            program = torch.export.export(model, tuple(inputs), strict=False)
-            return program.run_decompositions(decomposition_table())
+        return _export(model, inputs)
     except Exception as e:  # torch.export raises many types; the user needs one line
+        if "is mutated in the forward method" in str(e):
+            _buffers_for_mutated_constants(model)
+            try:
+                return _export(model, inputs)
+            except Exception as again:
+                e = again
         first = (str(e).strip().splitlines() or [""])[0][:300]
         raise CaptureError(f"{name}: torch.export could not trace the model ({type(e).__name__}: {first})") from None
+
+
+def _export(model: torch.nn.Module, inputs: list) -> torch.export.ExportedProgram:
+    with warnings.catch_warnings(), torch.device("meta"), recurrent_by_shape():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(model, tuple(inputs), strict=False)
+        return program.run_decompositions(decomposition_table())

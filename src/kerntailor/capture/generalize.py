@@ -277,18 +277,20 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
     values = [v for v, m in zip(values, mask) if m]
     dim_values = _dim_values(graphs)
     floats = any(isinstance(v, float) for v in values)
+    kept = [k for k, m in enumerate(mask) if m]
+    sizes = {d: [float(dim_values[d][k]) for k in kept] for d in dims}   # floats once, not per candidate
     best = None
     for n in (1, 2, 3, 4):
         exponents = _EXPONENTS if n < 4 else _EXPONENTS[:2]  # 4 factors: plain products and quotients only
+        powers = [(exps, [float(e) for e in exps]) for exps in itertools.product(exponents, repeat=n)
+                  if floats or all(e.denominator == 1 for e in exps)]
         for combo in itertools.combinations(dims, n):
-            for exps in itertools.product(exponents, repeat=n):
-                if not floats and any(e.denominator != 1 for e in exps):
-                    continue
+            for exps, fexps in powers:
                 monomials = []
-                for k in (k for k, m in enumerate(mask) if m):
+                for i in range(len(kept)):
                     m = 1.0
-                    for d, e in zip(combo, exps):
-                        m *= float(dim_values[d][k]) ** float(e)
+                    for d, e in zip(combo, fexps):
+                        m *= sizes[d][i] ** e
                     monomials.append(m)
                 for offset in (0, -1, 1, -2, 2):
                     fitted = _check(values, monomials, offset, floats)
@@ -299,13 +301,37 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
                         break
                 if best is not None:
                     return best
+    if best is None and not floats and len(values) >= 3:
+        return _fit_line(values, kept, dims, dim_values)
     return best
+
+
+def _fit_line(values: list, kept: list[int], dims: list[Dim], dim_values) -> SizeExpr | None:
+    """coeff · dim + offset with any integer offset (a padded size: H + 3), from two variants where the dim
+    differs and checked on every other: only tried with three or more variants, so a line is not a guess."""
+    for d in dims:
+        xs = [dim_values[d][k] for k in kept]
+        j = next((j for j in range(1, len(xs)) if xs[j] != xs[0]), None)
+        if j is None:
+            continue
+        coeff = Fraction(values[j] - values[0], xs[j] - xs[0])
+        offset = values[0] - coeff * xs[0]
+        if coeff == 0 or offset.denominator != 1:
+            continue
+        if all(coeff * x + offset == v for x, v in zip(xs, values)):
+            return SizeExpr(coeff, ((d, Fraction(1)),), offset)
+    return None
 
 
 def _check(values: list, monomials: list[float], offset: int, floats: bool) -> Fraction | float | None:
     if monomials[0] == 0:
         return None
     coeff = (values[0] - offset) / monomials[0]
+    # a float test first, a thousand times looser than the exact one below, so it never rejects a fit that one
+    # takes: most candidates fail here, without building Fractions (a 3-D conv's 145 slots took 100 s of
+    # Fraction arithmetic in 3 M candidate checks, 2026-12-01)
+    if not all(math.isclose(coeff * m + offset, v, rel_tol=1e-6, abs_tol=1e-9) for v, m in zip(values, monomials)):
+        return None
     if not floats:
         coeff = Fraction(coeff).limit_denominator(64)
     for v, m in zip(values, monomials):

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 
 from kerntailor.errors import CaptureError
 from kerntailor.ir.expr import Const, Expr, Load
@@ -160,7 +160,9 @@ def lower_program(program: ExportedProgram, name: str) -> Graph:
                 unsupported.setdefault(f"{op_name} ({e})", fx.name)
                 env[fx.name] = FAILED
         elif fx.op == "output":
-            outputs = tuple(_resolve(a, env) for a in fx.args[0])
+            # only what forward() returns: buffer mutations (a hidden state kept on the module) are not outputs
+            kinds = [spec.kind for spec in program.graph_signature.output_specs]
+            outputs = tuple(_resolve(a, env) for a, kind in zip(fx.args[0], kinds) if kind == OutputKind.USER_OUTPUT)
     if unsupported:
         ops = ", ".join(sorted(unsupported))
         raise CaptureError(f"{name}: unsupported op(s) {ops}; kerntailor cannot lower these yet")

@@ -1,4 +1,4 @@
-"""Anchor ops that codegen treats as whole kernels: matmul, convolution, attention, pooling."""
+"""Anchor ops that codegen treats as whole kernels: matmul, convolution, attention, pooling, recurrent layers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
 from kerntailor.capture.ops_pointwise import apply
-from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool
+from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool, Recurrent
 from kerntailor.ir.expr import CAST, Op
 from kerntailor.ir.types import TensorType, View
 
@@ -54,11 +54,10 @@ def _tuple(v, n: int) -> tuple[int, ...]:
 def _convolution(ctx: Lowering, x: View, w: View, bias, stride, padding, dilation, transposed: bool,
                  output_padding, groups: int):
     nd = len(w.shape) - 2
-    if transposed and any(output_padding):
-        raise Unsupported("transposed convolution with output_padding")
     out = ctx.out_type()
     y = ctx.emit(Conv(ctx.fresh("conv"), (x, w), out, "convolution", _tuple(stride, nd), _tuple(padding, nd),
-                      _tuple(dilation, nd), groups, transposed))
+                      _tuple(dilation, nd), groups, bool(transposed),
+                      _tuple(output_padding, nd) if transposed else (0,) * nd))
     if bias is not None:
         y = apply(ctx, "add", y, bias.reshape((bias.shape[0],) + (1,) * nd), origin="conv bias", out=out)
     return y
@@ -100,6 +99,29 @@ def _avg_pool(ctx: Lowering, x: View, kernel, stride=(), padding=0, ceil_mode=Fa
                          _tuple(padding, nd), (1,) * nd, bool(ceil_mode), bool(count_include_pad), divisor_override))
 
 
+@lowers(aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input)
+def _recurrent(ctx: Lowering, x: View, hx, params, has_biases: bool, num_layers: int, dropout: float,
+               train: bool, bidirectional: bool, batch_first: bool):
+    """A whole recurrent layer stack, one Recurrent node per result (they share `call`; unused ones are
+    dropped with the other dead nodes). Kept whole by capture/export.py (never unrolled step by step)."""
+    if train and dropout:
+        raise Unsupported("recurrent dropout in training mode")
+    mode = ctx.fx_node.target.__name__.split(".")[0]
+    states = tuple(hx) if isinstance(hx, (list, tuple)) else (hx,)
+    call = ctx.fresh(mode)
+    operands = (x,) + states + tuple(params)
+    results = []
+    for index in range(len(states) + 1):
+        node = Recurrent(f"{call}_{index}", operands, ctx.out_type(index), mode, mode, call, index, len(states),
+                         bool(has_biases), int(num_layers), float(dropout), bool(train), bool(bidirectional),
+                         bool(batch_first))
+        results.append(ctx.emit(node))
+    return tuple(results)
 
 
-
+@lowers(aten.randn.default, aten.rand.default, aten.randn_like.default, aten.rand_like.default,
+        aten.randint.low, aten.randint.default, aten.normal.float_float, aten.bernoulli.p, aten.bernoulli.default,
+        aten.native_dropout.default)
+def _random(ctx: Lowering, *args, **kwargs):
+    raise Unsupported("forward() draws random numbers, so its output is not a function of its inputs and no "
+                      "kernel can be checked against it")

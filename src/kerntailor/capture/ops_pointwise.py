@@ -182,6 +182,17 @@ def _gather(ctx: Lowering, x: View, dim: int, index: View, sparse_grad: bool = F
     return ctx.emit(node)
 
 
+@lowers(aten.index.Tensor)
+def _index(ctx: Lowering, x: View, indices):
+    """x[..., idx, ...] with one index tensor (any shape) at one axis: an index_select (Swin's relative position
+    bias table). Several index tensors broadcast against each other: not lowered."""
+    given = [(k, t) for k, t in enumerate(indices) if t is not None]
+    if len(given) != 1 or not isinstance(given[0][1], View) or ctx.dtype(given[0][1]) == "bool":
+        raise Unsupported("advanced indexing with several or boolean index tensors")
+    dim, index = given[0]
+    return _gather_rows(ctx, x, dim, index, "index", wrap_negative=True)
+
+
 @lowers(aten.embedding.default, aten.index_select.default)
 def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None, *rest):
     name = ctx.fx_node.target.__name__
@@ -189,6 +200,13 @@ def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None,
         dim, index = 0, indices_or_dim
     else:
         dim, index = indices_or_dim % len(weight.shape), maybe_index
+    return _gather_rows(ctx, weight, dim, index, name.split(".")[0])
+
+
+def _gather_rows(ctx: Lowering, weight: View, dim: int, index: View, origin: str,
+                 wrap_negative: bool = False) -> View:
+    """out[lead..., idx..., trail...] = weight[lead..., index[idx...], trail...]; with `wrap_negative` an index
+    below zero counts from the end (x[idx]; index_select and embedding take no negative indices)."""
     out = ctx.out_type()
     # out[lead..., idx..., trail...] = weight[lead..., index[idx...], trail...]
     n_idx = len(index.shape)
@@ -197,8 +215,13 @@ def _index_select(ctx: Lowering, weight: View, indices_or_dim, maybe_index=None,
     w_view = View(weight.base, out.shape, weight.strides[:dim] + (0,) * n_idx + weight.strides[dim + 1:],
                   weight.offset)
     idx_view = View(index.base, out.shape, (0,) * lead + index.strides + (0,) * trail, index.offset)
-    node = Pointwise(ctx.fresh("gather"), (w_view, idx_view), out, name.split(".")[0],
-                     Load(0, ctx.dtype(weight), gather=(weight.strides[dim], Load(1, ctx.dtype(index)))))
+    i = Load(1, ctx.dtype(index))
+    if wrap_negative:
+        i_dtype = ctx.dtype(index)
+        i = Op("where", (Op("lt", (i, Const(0, i_dtype)), "bool"), Op("add", (i, Const(weight.shape[dim], i_dtype)), i_dtype),
+                         i), i_dtype)
+    node = Pointwise(ctx.fresh("gather"), (w_view, idx_view), out, origin,
+                     Load(0, ctx.dtype(weight), gather=(weight.strides[dim], i)))
     return ctx.emit(node)
 
 
@@ -229,3 +252,45 @@ def _cat(ctx: Lowering, tensors, dim: int = 0):
 
     node = Pointwise(ctx.fresh("cat"), tuple(views), out, "cat", build([]))
     return ctx.emit(node)
+
+
+@lowers(aten.constant_pad_nd.default)
+def _constant_pad(ctx: Lowering, x: View, pad, value=0):
+    """F.pad(x, pad, value=v): each padded axis reads x shifted by its low pad where the index is inside x,
+    and `value` elsewhere (the masked load of `cat`). Negative pads crop: a slice, no mask."""
+    out = ctx.out_type()
+    nd = len(x.shape)
+    pairs = [(pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]  # last axis first
+    lows = [0] * nd
+    for i, (low, high) in enumerate(pairs):
+        axis = nd - 1 - i
+        if low < 0 or high < 0:  # crop first: the remaining pads are non-negative
+            x = x.slice(axis, max(-low, 0), x.shape[axis] - max(-high, 0), 1)
+        lows[axis] = max(low, 0)
+    padded = [k for k in range(nd) if x.shape[k] != out.shape[k] or lows[k]]
+    if not padded:
+        return x
+    offset = x.offset - sum(lows[k] * x.strides[k] for k in padded)
+    view = View(x.base, out.shape, x.strides, offset)
+    valid = None
+    for k in padded:
+        index = Index(k, "i32")
+        inside = Op("and", (Op("ge", (index, Const(lows[k], "i32")), "bool"),
+                            Op("lt", (index, Const(lows[k] + x.shape[k], "i32")), "bool")), "bool")
+        valid = inside if valid is None else Op("and", (valid, inside), "bool")
+    load = Load(0, ctx.dtype(x), valid=valid)
+    fill = Const(value, out.dtype)
+    expr = load if value == 0 else Op("where", (valid, load, fill), out.dtype)
+    return ctx.emit(Pointwise(ctx.fresh("pad"), (view,), out, "constant_pad_nd", expr))
+
+
+@lowers(aten.copy.default)
+def _copy(ctx: Lowering, x: View, src, non_blocking: bool = False):
+    """The functional form of `x.copy_(src)`: src's values, broadcast to x's shape, in x's dtype."""
+    out = ctx.out_type()
+    if not isinstance(src, View):
+        return ctx.constant(src, out, "copy")
+    src = src.expand(out.shape)
+    if ctx.dtype(src) == out.dtype:
+        return src
+    return ctx.pointwise([src], lambda loads: Op(CAST, (loads[0],), out.dtype), out, f"cast to {out.dtype}")

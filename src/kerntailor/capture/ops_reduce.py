@@ -1,11 +1,15 @@
-"""Reductions, and the composites lowered into them: mean, var, LayerNorm, GroupNorm, BatchNorm (eval)."""
+"""Reductions, and the composites lowered into them: mean, var, vector norms, LayerNorm, GroupNorm, BatchNorm
+(eval, or by batch statistics: InstanceNorm)."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
 from kerntailor.capture.ops_pointwise import apply
+from kerntailor.ir.expr import CAST, Op
 from kerntailor.ir.nodes import Reduction, Scan
 from kerntailor.ir.types import TensorType, View
 
@@ -165,6 +169,43 @@ def _batch_norm_eval(ctx: Lowering, x: View, weight, bias, running_mean: View, r
     y = apply(ctx, "mul", centred, rstd, origin="batch_norm", out=TensorType(x.shape, dtype))
     y = affine(ctx, y, weight, bias, channel, dtype)
     return (y, unusable("batch_norm saved mean"), unusable("batch_norm saved rstd"))
+
+
+@lowers(aten._native_batch_norm_legit.no_stats)
+def _batch_norm_batch_stats(ctx: Lowering, x: View, weight, bias, training: bool, momentum: float, eps: float):
+    """Normalized by the batch's own statistics over every axis but the channels (axis 1), biased variance:
+    InstanceNorm (torch views the input as (1, N*C, *spatial)) and BatchNorm without running statistics."""
+    dtype = ctx.out_type(0).dtype
+    axes = tuple(k for k in range(len(x.shape)) if k != 1)
+    y = normalize(ctx, x, axes, eps, dtype)
+    y = affine(ctx, y, weight, bias, (x.shape[1],) + (1,) * (len(x.shape) - 2), dtype)
+    return (y, unusable("batch_norm saved mean"), unusable("batch_norm saved rstd"))
+
+
+@lowers(aten.linalg_vector_norm.default)
+def _vector_norm(ctx: Lowering, x: View, ord=2, dims=None, keepdim: bool = False, *, dtype=None):
+    """‖x‖_p over `dims`: p = 2 (and Frobenius) sqrt(Σ x²); 1 Σ|x|; ±inf max/min |x|; 0 the count of
+    non-zeros; any other p (Σ|x|^p)^(1/p)."""
+    out = ctx.out_type()
+    axes = _axes(dims, len(x.shape))
+    full = TensorType(x.shape, out.dtype)
+    if ord == 2:
+        summand = apply(ctx, "mul", x, x, origin="vector_norm", out=full)
+    elif ord == 0:
+        nonzero = apply(ctx, "ne", x, 0, origin="vector_norm", out=TensorType(x.shape, "bool"))
+        summand = ctx.pointwise([nonzero], lambda loads: Op(CAST, (loads[0],), out.dtype), full, "vector_norm")
+    else:
+        summand = apply(ctx, "abs", x, origin="vector_norm", out=full)
+        if math.isinf(ord):
+            return reduce(ctx, "max" if ord > 0 else "min", summand, axes, keepdim, out.dtype, "vector_norm")
+        if ord != 1:
+            summand = apply(ctx, "pow", summand, float(ord), origin="vector_norm", out=full)
+    total = reduce(ctx, "sum", summand, axes, keepdim, out.dtype, "vector_norm")
+    if ord in (0, 1):
+        return total
+    if ord == 2:
+        return apply(ctx, "sqrt", total, origin="vector_norm", out=TensorType(total.shape, out.dtype))
+    return apply(ctx, "pow", total, 1.0 / float(ord), origin="vector_norm", out=TensorType(total.shape, out.dtype))
 
 
 @lowers(aten.cumsum.default, aten.cumprod.default)

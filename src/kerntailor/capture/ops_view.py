@@ -98,3 +98,58 @@ def _as_strided(ctx: Lowering, x: View, size, stride, offset=None) -> View:
 def _assert_metadata(ctx: Lowering, *args, **kwargs) -> None:
     # torch.export inserts this check before a dtype conversion (x.float(), x.to(dtype)); it computes nothing
     return None
+
+
+@lowers(aten.split_with_sizes.default, aten.split_with_sizes_copy.default)
+def _split_with_sizes(ctx: Lowering, x: View, sizes, dim: int = 0) -> list[View]:
+    dim = dim % len(x.shape)
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(x.slice(dim, start, start + size, 1))
+        start += size
+    return parts
+
+
+@lowers(aten.split.Tensor, aten.split_copy.Tensor)
+def _split(ctx: Lowering, x: View, size: int, dim: int = 0) -> list[View]:
+    """torch.split / torch.chunk: pieces of `size` along `dim`, the last one shorter."""
+    dim = dim % len(x.shape)
+    total = x.shape[dim]
+    return [x.slice(dim, start, min(start + size, total), 1) for start in range(0, max(total, 1), size)]
+
+
+@lowers(aten.unbind.int, aten.unbind_copy.int)
+def _unbind(ctx: Lowering, x: View, dim: int = 0) -> list[View]:
+    dim = dim % len(x.shape)
+    return [x.select(dim, i) for i in range(x.shape[dim])]
+
+
+@lowers(aten.unfold.default, aten.unfold_copy.default)
+def _unfold(ctx: Lowering, x: View, dim: int, size: int, step: int) -> View:
+    """Tensor.unfold: windows of `size` every `step` along `dim`, as a new last axis (a view: no copy)."""
+    if not x.shape:
+        return View(x.base, (size,), (1,), x.offset)
+    dim = dim % len(x.shape)
+    count = (x.shape[dim] - size) // step + 1
+    shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
+    strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
+    return View(x.base, shape, strides, x.offset)
+
+
+@lowers(aten.repeat.default)
+def _repeat(ctx: Lowering, x: View, repeats) -> View:
+    """x tiled `repeats` times per axis: a copy through a view (repeat_k, size_k)... with stride 0 on each
+    repeat axis, then read as the tiled shape (InstanceNorm's affine weight, repeated once per sample)."""
+    repeats = tuple(repeats)
+    lead = len(repeats) - len(x.shape)
+    shape = (1,) * lead + x.shape
+    strides = (0,) * lead + x.strides
+    tiled_shape, tiled_strides = [], []
+    for r, s, st in zip(repeats, shape, strides):
+        tiled_shape += [r, s]
+        tiled_strides += [0, st]
+    out = ctx.out_type()
+    if all(r == 1 for r in repeats):
+        return x.reshape(out.shape) or ctx.materialize(x, out.dtype, "repeat").reshape(out.shape)
+    tiled = View(x.base, tuple(tiled_shape), tuple(tiled_strides), x.offset)
+    return ctx.materialize(tiled, out.dtype, "repeat").reshape(out.shape)

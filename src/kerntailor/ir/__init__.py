@@ -2,8 +2,8 @@
 
 from kerntailor.ir.expr import Const, Expr, Index, Load, Op
 from kerntailor.ir.nodes import (Attention, Conv, Graph, GraphInput, Matmul, Node, Pointwise, Pool,
-                                 Reduction, Scan)
+                                 Recurrent, Reduction, Scan)
 from kerntailor.ir.types import TensorType, View
 
 __all__ = ["Attention", "Const", "Conv", "Expr", "Graph", "GraphInput", "Index", "Load", "Matmul", "Node",
-           "Op", "Pointwise", "Pool", "Reduction", "Scan", "TensorType", "View"]
+           "Op", "Pointwise", "Pool", "Recurrent", "Reduction", "Scan", "TensorType", "View"]

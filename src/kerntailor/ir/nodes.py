@@ -1,7 +1,8 @@
 """IR nodes and the graph. One node per operation; fusion is the planner's job, not the IR's.
 
 Families: pointwise (an expression tree), reduction (over any set of axes), and anchors that codegen
-treats as whole kernels: matmul, conv, attention, pool, scan. Every operand is a View, so layout changes
+treats as whole kernels: matmul, conv, attention, pool, scan, recurrent. Anchors without a generator carry
+their ATen op's arguments, so a module can call the library for them. Every operand is a View, so layout changes
 cost nothing until a kernel reads through them.
 """
 
@@ -87,24 +88,32 @@ class Matmul(Node):
 
 @dataclass(frozen=True)
 class Conv(Node):
-    """N-d convolution of operand 0 (N, C, *spatial) with weight operand 1 (no bias: that is an epilogue)."""
+    """N-d convolution of operand 0 (N, C, *spatial) with weight operand 1 (no bias: that is an epilogue).
+
+    The fields are `aten.convolution`'s own arguments, so the library call is
+    `aten.convolution(x, w, None, stride, padding, dilation, transposed, output_padding, groups)`.
+    """
 
     stride: tuple[int, ...] = ()
     padding: tuple[int, ...] = ()
     dilation: tuple[int, ...] = ()
     groups: int = 1
     transposed: bool = False
+    output_padding: tuple[int, ...] = ()   # transposed only: extra rows/columns on the high side
     family = "conv"
 
     def flops(self) -> int:
         weight = self.operands[1].shape  # (Cout, Cin/groups, *kernel) or transposed (Cin, Cout/g, *k)
-        per_out = 2 * prod(weight[1:]) if not self.transposed else 2 * weight[0] // self.groups * prod(weight[2:])
-        return self.out.numel * per_out
+        if self.transposed:  # every input element scatters into Cout/g channels times the kernel
+            return 2 * self.operands[0].numel * prod(weight[1:])
+        return 2 * self.out.numel * prod(weight[1:])
 
     def describe(self) -> str:
         w = self.operands[1].shape
+        extra = f" output_padding {self.output_padding}" if any(self.output_padding) else ""
+        dilated = f" dilation {self.dilation}" if any(d != 1 for d in self.dilation) else ""
         return (f"{'transposed ' if self.transposed else ''}conv{len(w) - 2}d kernel {tuple(w[2:])} "
-                f"stride {self.stride} pad {self.padding} groups {self.groups}")
+                f"stride {self.stride} pad {self.padding}{dilated}{extra} groups {self.groups}")
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,49 @@ class Attention(Node):
 
     def describe(self) -> str:
         return f"attention q{list(self.operands[0].shape)} scale {self.scale:.4g}{' causal' if self.causal else ''}"
+
+
+@dataclass(frozen=True)
+class Recurrent(Node):
+    """One result of a whole recurrent layer stack (`aten.lstm`/`gru`/`rnn_tanh`/`rnn_relu`, `.input` overload).
+
+    Operands: the sequence input, then the `hidden` initial states (2 for lstm: h0, c0; else 1), then the
+    weights in `aten.<mode>.input`'s order (per layer and direction: w_ih, w_hh[, b_ih, b_hh][, w_hr]).
+    The library call is `aten.<mode>.input(x, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional, batch_first)[result]`, with hx a list for lstm and a tensor otherwise. The results of one
+    call share `call`, so a plan can run the call once for all of them.
+    """
+
+    mode: str = "lstm"            # "lstm" | "gru" | "rnn_tanh" | "rnn_relu"
+    call: str = ""                # the name shared by every result of one call
+    result: int = 0               # 0: the output sequence; 1: h_n; 2: c_n (lstm)
+    hidden: int = 1               # how many operands after the input are initial states
+    has_biases: bool = True
+    num_layers: int = 1
+    dropout: float = 0.0
+    train: bool = False
+    bidirectional: bool = False
+    batch_first: bool = False
+    family = "recurrent"
+
+    def flops(self) -> int:
+        """The whole call's matrix products (counted on result 0 only, so a graph counts a call once):
+        per step and direction, gates·H·(in + H_out) multiply-adds per batch row."""
+        if self.result != 0:
+            return 0
+        x = self.operands[0].shape
+        steps, batch = (x[1], x[0]) if self.batch_first else (x[0], x[1])
+        weights = self.operands[1 + self.hidden:]
+        per_layer = len(weights) // (self.num_layers * (2 if self.bidirectional else 1))
+        w_ih = weights[::per_layer]
+        w_hh = weights[1::per_layer]
+        macs = sum(prod(w.shape) for w in w_ih) + sum(prod(w.shape) for w in w_hh)
+        return 2 * steps * batch * macs
+
+    def describe(self) -> str:
+        what = ("output sequence", "h_n", "c_n")[self.result]
+        return (f"{self.mode} x{self.num_layers}{' bidirectional' if self.bidirectional else ''}"
+                f"{' batch_first' if self.batch_first else ''} -> {what} (call {self.call})")
 
 
 @dataclass(frozen=True)
@@ -226,10 +278,10 @@ class Graph:
         return out
 
     def consumers(self) -> dict[str, list[str]]:
+        """Per buffer, the nodes that read it (each once, in graph order)."""
         out: dict[str, list[str]] = {n.name: [] for n in self.nodes}
         out.update({i.name: [] for i in self.inputs})
         for n in self.nodes:
-            for op in n.operands:
-                if n.name not in out[op.base]:
-                    out[op.base].append(n.name)
+            for base in dict.fromkeys(op.base for op in n.operands):
+                out[base].append(n.name)
         return out

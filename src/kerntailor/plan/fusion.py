@@ -1,7 +1,7 @@
 """A first fusion plan: partition the IR graph into groups, one kernel each.
 
 Rules (in the spirit of Inductor's scheduler, simplified):
-- an anchor (matmul, conv, attention, pool, scan) starts a group; pointwise nodes of its output shape
+- an anchor (matmul, conv, attention, pool, scan, recurrent) starts a group; pointwise nodes of its output shape
   that consume it join it as an epilogue;
 - a reduction joins the group of its producer when that group iterates over the reduction's input
   shape (a pointwise prologue) or already reduces the same shape over the same axes (softmax's max and
@@ -11,6 +11,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   codegen iterates over the common refinement of the two shapes (N, G, C/G, H, W);
 - a reduction whose producer's group cannot take it joins a group that already reduces the same view over
   the same axes (a row's max and min: one read of the input);
+- the results of one recurrent call (its output sequence, h_n, c_n) are one group;
 - pointwise nodes of the same shape chain into one group;
 - a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
@@ -31,7 +32,7 @@ from kerntailor.ir.nodes import Graph, Node, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.row_tail import row_tail
 
-ANCHORS = ("matmul", "conv", "attention", "pool", "scan")
+ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,10 @@ def plan_fusion(graph: Graph) -> Plan:
                            and g.space == node.operands[0].shape and not creates_cycle(g, node)
                            and any(isinstance(n, Reduction) and n.operands[0] == node.operands[0] for n in g.nodes)),
                           None)
+        if target is None and node.family == "recurrent":
+            # the results of one recurrent call (output, h_n, c_n) are one library call: one group
+            target = next((g for g in groups if g.family == "recurrent"
+                           and any(getattr(n, "call", None) == node.call for n in g.nodes)), None)
         if target is None:
             if node.family == "reduction":
                 target = _Group("reduction", [], node.operands[0].shape, node.axes)
@@ -245,7 +250,8 @@ def plan_fusion(graph: Graph) -> Plan:
                 if can_merge(target, g):
                     absorb(target, g)
     _attach_row_tails(graph, groups, order)
-    return Plan(tuple(_finish(graph, i, g) for i, g in enumerate(groups)))
+    consumers = graph.consumers()
+    return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 
 
 def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
@@ -339,10 +345,9 @@ def _inlinable(graph: Graph, g: _Group, node: Node, consumers: dict, outputs: se
     return True
 
 
-def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
+def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],
+            graph_outputs: set[str]) -> FusionGroup:
     members = {n.name for n in group.nodes}
-    consumers = graph.consumers()
-    graph_outputs = {v.base for v in graph.outputs}
     inputs: list[str] = []
     reads: dict[str, int] = {}   # per buffer, the widest view the group reads it through
     for n in group.nodes:
@@ -355,6 +360,6 @@ def _finish(graph: Graph, index: int, group: _Group) -> FusionGroup:
     read = sum(reads.values())
     outputs = [n.name for n in group.nodes
                if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
-    written = sum(graph.node(o).out.nbytes for o in outputs)
+    written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),
                        tuple(outputs), group.space, group.axes, read + written)

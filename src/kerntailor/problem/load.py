@@ -6,20 +6,26 @@ Our superset adds optional module-level names, all ignored by KernelBench:
     DESCRIPTION = "one line"
 
 A variant overrides module-level integer size constants; `get_inputs` and `Model` read them at call time.
-When a file declares no VARIANTS, they are derived (see variants.py) and checked by a forward on meta.
+When a file declares no VARIANTS, they are derived (see variants.py) and checked by a forward on meta; a file
+that writes its sizes as literals gets variants that rewrite those literals (literals.py).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import types
+from dataclasses import dataclass
+from math import prod
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kerntailor.errors import CaptureError, ProblemError
+from kerntailor.problem.literals import compile_with_literals
+from kerntailor.problem.meta import eager_recurrent_by_shape
 from kerntailor.problem.spec import DTYPES, ProblemSpec, Variant, input_specs
 
 
@@ -28,17 +34,22 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg[0] if msg else ''}".rstrip(": ")
 
 
-def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None) -> types.ModuleType:
-    """Execute the problem source in a fresh module, then apply size-constant overrides."""
+def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None,
+                literals: dict[str, int] | None = None) -> types.ModuleType:
+    """Execute the problem source in a fresh module, its integer literals at `literals`' positions rewritten
+    (problem/literals.py), then apply size-constant overrides."""
     name = f"kerntailor_problem_{path.stem}"
     module = types.ModuleType(name)
     module.__file__ = str(path)
     # registered so that dataclasses and `from __future__ import annotations` resolve the module
     sys.modules[name] = module
     try:
-        code = compile(source, str(path), "exec")
+        code = compile_with_literals(source, str(path), literals) if literals else compile(source, str(path), "exec")
     except SyntaxError as e:
         raise ProblemError(f"{path}: syntax error at line {e.lineno}: {e.msg}") from None
+    except KeyError as e:
+        raise ProblemError(f"{path}: a variant rewrites the literal at {e.args[0]}, which is not an integer "
+                           "literal of this file") from None
     try:
         exec(code, module.__dict__)
     except Exception as e:  # a user's file can raise anything at import
@@ -91,20 +102,69 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
         with torch.device(device):
             model = cls(*init)
     except Exception as e:
-        raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
+        if not (str(torch.device(device)) == "meta" and _reads_values(e)):
+            raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
+        model = _build_reading_values(cls, init, problem)
     if dtype is not None:
         model = model.to(DTYPES[dtype])
     return model.eval()
 
 
+def _reads_values(exc: Exception) -> bool:
+    """Whether a constructor failed on meta tensors because it reads a value (`.item()`, `.tolist()`, `float(t)`:
+    SwinMLP's `[x.item() for x in torch.linspace(0, rate, n)]`), which meta tensors do not hold."""
+    text = str(exc).lower()
+    return "meta tensor" in text or "meta device" in text
+
+
+SMALL_ON_CPU = 1 << 16   # tensors up to this many elements are made on the CPU by _small_on_cpu
+
+
+def _small_on_cpu():
+    """A torch-function mode under which tensor factories without a device make small tensors on the CPU (their
+    values can be read: a linspace's .item()) and large ones on meta (parameters, never initialised in memory)."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._device import _device_constructors
+
+    class SmallOnCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in _device_constructors() and kwargs.get("device") is None:
+                out = func(*args, **{**kwargs, "device": "meta"})
+                if isinstance(out, torch.Tensor) and out.numel() <= SMALL_ON_CPU:
+                    out = func(*args, **{**kwargs, "device": "cpu"})
+                return out
+            return func(*args, **kwargs)
+
+    return SmallOnCpu()
+
+
+def _build_reading_values(cls: type, init, problem: str) -> torch.nn.Module:
+    """The model of a constructor that reads tensor values, moved to meta: built with small tensors on the CPU
+    and large ones on meta; where that fails (a value read from a large tensor, devices mixed in one op), built
+    on the CPU, its parameters initialised in host memory (0.3-1 s for the 20-28 M parameters of the Swin
+    models, 2026-12-01)."""
+    try:
+        with _small_on_cpu():
+            return cls(*init).to("meta")
+    except Exception:
+        pass
+    try:
+        with torch.device("cpu"):
+            model = cls(*init)
+    except Exception as e:
+        raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
+    return model.to("meta")
+
+
 def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
-                problem: str) -> tuple[torch.nn.Module, list[Any]]:
+                problem: str, literals: dict[str, int] | None = None) -> tuple[torch.nn.Module, list[Any]]:
     """Build the model and its inputs on the meta device and run forward; returns both."""
-    module = exec_module(source, path, overrides)
+    module = exec_module(source, path, overrides, literals)
     model = build_model(module, "meta", dtype, problem)
     inputs = build_inputs(module, "meta", dtype, problem)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), eager_recurrent_by_shape(model):
             model(*inputs)
     except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
         raise CaptureError(f"{problem}: forward() uses an op that cannot run on meta tensors, so kerntailor "
@@ -112,6 +172,31 @@ def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str |
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
     return model, inputs
+
+
+@dataclass(frozen=True)
+class MetaShapes:
+    """The shapes of a model built and run on meta tensors: its tensor inputs, its parameters and buffers."""
+
+    inputs: tuple[tuple[int, ...], ...]
+    state: tuple[tuple[int, ...], ...]
+
+    @property
+    def largest(self) -> int:
+        return max((prod(s) for s in self.inputs + self.state), default=0)
+
+
+@functools.lru_cache(maxsize=512)
+def meta_shapes(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
+                literals: tuple[tuple[str, int], ...], dtype: str | None, problem: str) -> MetaShapes | None:
+    """run_on_meta's shapes, or None where the model does not build or run at these sizes. Remembered: deriving
+    variants tries the same sizes more than once (a 28 M-parameter model built on the CPU takes 0.7 s)."""
+    try:
+        model, inputs = run_on_meta(source, path, dict(overrides), dtype, problem, dict(literals))
+    except (ProblemError, CaptureError):
+        return None
+    return MetaShapes(tuple(tuple(v.shape) for v in inputs if isinstance(v, torch.Tensor)),
+                      tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers())))
 
 
 def _declared_variants(module: types.ModuleType, problem: str) -> tuple[Variant, ...] | None:

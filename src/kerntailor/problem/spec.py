@@ -36,14 +36,21 @@ INPUT_SEED_OFFSET = 1_000_003
 
 @dataclass(frozen=True)
 class Variant:
-    """One set of input shapes: the module-level size constants it overrides (none for "default")."""
+    """One set of input shapes: the module-level size constants it overrides, and the integer literals of the
+    source it rewrites ("LINE:COL" -> value, problem/literals.py: sizes written as literals in get_inputs(),
+    get_init_inputs() or a module-level tuple); none of either for "default"."""
 
     name: str
     overrides: tuple[tuple[str, int], ...] = ()
+    literals: tuple[tuple[str, int], ...] = ()
 
     @property
     def is_default(self) -> bool:
-        return not self.overrides
+        return not self.overrides and not self.literals
+
+    def describe(self) -> str:
+        """The variant's changes in one line: `batch_size=8, 12:31=64` (a literal by its position)."""
+        return ", ".join(f"{k}={v}" for k, v in self.overrides + self.literals) or "as written"
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ class ProblemSpec:
         from kerntailor.problem.load import exec_module
 
         v = variant if isinstance(variant, Variant) else self.variant(variant)
-        return exec_module(self.source, self.path, dict(v.overrides))
+        return exec_module(self.source, self.path, dict(v.overrides), dict(v.literals))
 
     def make_model(self, variant: str | Variant = "default", device: str | torch.device = "meta",
                    seed: int = 0) -> torch.nn.Module:

@@ -5,6 +5,12 @@ KernelBench files size their tensors with module-level integer constants (`batch
 Triton interpreter ("small"), then make as many of them odd as the model allows ("odd"). Small
 constants (kernel sizes, strides, axes, group counts) are left alone: they are structure, not size.
 Every candidate variant is checked by building the model and running forward on meta tensors.
+
+Where that finds no variant (no such constants; or sizes that must move together, as a hinge loss whose
+`batch_size` must equal `input_shape[0]`), the sizes are taken more widely (`_derive_from_slots`): the
+integer literals of get_inputs(), get_init_inputs() and module-level tuples too (literals.py), equal sizes
+moved together first, and for the odd variant also a small size that only the inputs have (a batch of 10).
+Files the first way serves keep exactly the variants they had: stored results are keyed on them.
 """
 
 from __future__ import annotations
@@ -12,10 +18,8 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
-import torch
-
-from kerntailor.errors import CaptureError, ProblemError
-from kerntailor.problem.load import run_on_meta
+from kerntailor.errors import ProblemError
+from kerntailor.problem.load import MetaShapes, meta_shapes
 from kerntailor.problem.spec import Variant
 
 MIN_SIZE = 16          # constants below this are structural and never rescaled
@@ -34,18 +38,9 @@ def size_constants(module: types.ModuleType) -> dict[str, int]:
     return out
 
 
-def _largest_numel(tensors: list[torch.Tensor]) -> int:
-    return max((t.numel() for t in tensors), default=0)
-
-
-def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
-         name: str) -> list[torch.Tensor] | None:
-    """The inputs and parameters of the model at these sizes, or None if it does not build and run."""
-    try:
-        model, inputs = run_on_meta(source, path, overrides, dtype, name)
-    except (ProblemError, CaptureError):  # a size this model cannot take
-        return None
-    return [v for v in inputs if isinstance(v, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str) -> MetaShapes | None:
+    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run."""
+    return meta_shapes(source, path, tuple(sorted(overrides.items())), (), dtype, name)
 
 
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
@@ -58,7 +53,7 @@ def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
     if inputs is None:
         return None
     frozen: set[str] = set()
-    while _largest_numel(inputs) > SMALL_NUMEL:
+    while inputs.largest > SMALL_NUMEL:
         shrinkable = [k for k, v in current.items() if k not in frozen and v > FLOOR]
         if not shrinkable:
             break
@@ -90,12 +85,26 @@ def _oddify(source, path, small: dict[str, int], dtype, name) -> dict[str, int]:
 
 def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: str | None,
                     name: str) -> tuple[Variant, ...]:
-    """A "small" and an "odd" variant from the file's size constants, both checked on meta."""
+    """A "small" and an "odd" variant, both checked on meta: from the file's size constants where they give
+    both, else from every integer size of the file (module docstring)."""
+    from kerntailor.problem.slots import derive_from_slots
+
+    try:
+        return _derive_from_constants(source, path, module, dtype, name)
+    except ProblemError as first:
+        wider = derive_from_slots(source, path, module, dtype, name)
+        if wider is None:
+            raise first from None
+        return wider
+
+
+def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,
+                           name: str) -> tuple[Variant, ...]:
     sizes = size_constants(module)
     if not sizes:
         raise ProblemError(
-            f"{name}: cannot derive variants (no module-level integer size constants >= {MIN_SIZE}); "
-            "declare VARIANTS = {'small': {...}, 'odd': {...}} in the file")
+            f"{name}: cannot derive variants (no integer sizes >= {MIN_SIZE} in module-level constants, "
+            "get_inputs() or get_init_inputs()); declare VARIANTS = {'small': {...}, 'odd': {...}} in the file")
     small = _shrink(source, path, sizes, dtype, name)
     if small is None:
         raise ProblemError(f"{name}: no smaller variant of the size constants builds; declare VARIANTS")
@@ -118,6 +127,10 @@ def probe_variant(problem) -> Variant | None:
     base_variant = next((v for v in problem.variants if not v.is_default), None)
     if base_variant is None:
         return None
+    if base_variant.literals:
+        from kerntailor.problem.slots import probe_slots
+
+        return probe_slots(problem, base_variant)
     base = dict(base_variant.overrides)
     probe = dict(base)
     for i, key in enumerate(sorted(base)):

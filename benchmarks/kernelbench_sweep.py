@@ -1,0 +1,270 @@
+"""KernelBench as a suite on the CPU: every problem file through load → capture → plan (what
+`kerntailor inspect` does), one child process per file, killed at the time limit.
+
+    python benchmarks/kernelbench_sweep.py [DIR_OR_FILE ...] --out benchmarks/data/kernelbench_sweep_cpu_DATE [--jobs 1]
+
+Directories default to ../shared/kernelbench/level1..3 next to the repository. Per file it records the status
+(captured / refused / timeout / crash), the one-line reason, the seconds the child worked, the plan's
+group families, the number of groups and the families that have no code generator yet. A refusal is a
+KerntailorError (what the CLI prints as one line); a crash is anything else (a traceback, a dead child).
+After the plan, each captured file is also taken through shape generalization over its variants (what
+`generate` does next), under its own limit; that result is a separate column and never changes the status.
+Writes OUT.json (every row, the command, machine, toolchain, date) and OUT.md (the summary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import multiprocessing
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DIRS = tuple(ROOT.parent / "shared" / "kernelbench" / f"level{k}" for k in (1, 2, 3))
+# The plan families kerntailor.codegen.generate_kernel has a generator for (checked by
+# tests/test_kernelbench_sample.py against codegen's own refusal for the others).
+GENERATED_FAMILIES = ("pointwise", "reduction", "scan", "pool", "matmul")
+STATUSES = ("captured", "refused", "timeout", "crash")
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return (lines[0] if lines else "")[:limit]
+
+
+# --- the child: one file ------------------------------------------------------------------------------
+
+def _inspect_file(path: str, target: str, conn) -> None:
+    """Runs in the child: load → capture → plan, then generalization; sends one dict per stage."""
+    from kerntailor.errors import KerntailorError
+
+    started = time.monotonic()
+    try:
+        from kerntailor.capture import capture_problem
+        from kerntailor.plan import plan_fusion
+        from kerntailor.problem import load_problem
+        from kerntailor.targets import resolve_target
+
+        resolve_target(target)
+        problem = load_problem(path)
+        capture = capture_problem(problem)
+        plan = plan_fusion(capture.graph)
+        families = [g.family for g in plan.groups]
+        row = {"status": "captured", "reason": "", "families": sorted(set(families)), "groups": len(families),
+               "no_generator": sorted({f for f in families if f not in GENERATED_FAMILIES}),
+               "nodes": len(capture.graph.nodes),
+               "variants": {v.name: v.describe() for v in problem.variants if not v.is_default}}
+    except KerntailorError as e:
+        conn.send({"status": "refused", "reason": one_line(str(e)), "reason_lines": len(str(e).strip().splitlines()),
+                   "seconds": time.monotonic() - started})
+        return
+    except BaseException as e:  # a traceback: exactly what must not happen
+        conn.send({"status": "crash", "reason": f"{type(e).__name__}: {one_line(str(e))}",
+                   "traceback": traceback.format_exc()[-2000:], "seconds": time.monotonic() - started})
+        return
+    row["seconds"] = time.monotonic() - started
+    conn.send(row)
+    started = time.monotonic()
+    try:
+        from kerntailor.capture.capture import capture_generalized
+
+        _, gen = capture_generalized(problem)
+        result = {"generalized": "ok", "generalize_reason": "", "fitted_sizes": len(gen.exprs)}
+    except KerntailorError as e:
+        result = {"generalized": "refused", "generalize_reason": one_line(str(e))}
+    except BaseException as e:
+        result = {"generalized": "crash", "generalize_reason": f"{type(e).__name__}: {one_line(str(e))}"}
+    result["generalize_seconds"] = time.monotonic() - started
+    conn.send(result)
+
+
+def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True) -> dict:
+    """One file in a forked child (torch is imported once, in the parent); killed at `limit_s` per stage."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_inspect_file, args=(str(path), target, send), daemon=True)
+    started = time.monotonic()
+    child.start()
+    send.close()
+    row: dict = {"file": str(path)}
+    try:
+        row.update(_receive(recv, child, limit_s, "load, capture and plan"))
+        if row["status"] == "captured" and generalize:
+            extra = _receive(recv, child, limit_s, "generalization")
+            if extra.get("status") == "timeout":
+                extra = {"generalized": "timeout", "generalize_reason": extra["reason"],
+                         "generalize_seconds": limit_s}
+            elif "generalized" not in extra:
+                extra = {"generalized": "crash", "generalize_reason": extra.get("reason", "")}
+            row.update(extra)
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        recv.close()
+    row["wall_seconds"] = round(time.monotonic() - started, 2)
+    for key in ("seconds", "generalize_seconds"):
+        if key in row:
+            row[key] = round(row[key], 2)
+    return row
+
+
+def _receive(recv, child, limit_s: float, what: str) -> dict:
+    if recv.poll(limit_s):
+        try:
+            return recv.recv()
+        except EOFError:
+            pass
+    if child.is_alive():
+        child.kill()
+        return {"status": "timeout", "reason": f"{what} ran past the {limit_s:g} s limit", "seconds": limit_s}
+    child.join()
+    return {"status": "crash", "reason": f"the child process died (exit code {child.exitcode}) during {what}",
+            "seconds": None}
+
+
+# --- the suite ----------------------------------------------------------------------------------------
+
+def problem_files(paths) -> list[Path]:
+    """Every problem file of each directory (sorted by name), or the file itself."""
+    files = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(f for f in p.glob("*.py") if not f.name.startswith("_"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise SystemExit(f"kernelbench_sweep: error: {p} is neither a directory nor a file")
+    return files
+
+
+def summarize(rows: list[dict]) -> dict:
+    by_level: dict[str, dict[str, int]] = {}
+    for r in rows:
+        level = Path(r["file"]).parent.name
+        counts = by_level.setdefault(level, {s: 0 for s in STATUSES})
+        counts[r["status"]] += 1
+    total = {s: sum(c[s] for c in by_level.values()) for s in STATUSES}
+    captured = [r for r in rows if r["status"] == "captured"]
+    no_gen: dict[str, int] = {}
+    for r in captured:
+        for f in r["no_generator"]:
+            no_gen[f] = no_gen.get(f, 0) + 1
+    return {"files": len(rows), "by_level": by_level, "total": total,
+            "coverage": round(total["captured"] / len(rows), 4) if rows else 0.0,
+            "all_generated_families": sum(1 for r in captured if not r["no_generator"]),
+            "no_generator_files": dict(sorted(no_gen.items())),
+            "generalized": sum(1 for r in captured if r.get("generalized") == "ok"),
+            "max_seconds": max((r["seconds"] or 0 for r in rows), default=0)}
+
+
+def toolchain() -> dict:
+    import torch
+    import triton
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return {"python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__,
+            "commit": commit + ("+dirty" if dirty else "")}
+
+
+def render_markdown(result: dict) -> str:
+    s = result["summary"]
+    lines = [f"# KernelBench sweep on the CPU ({result['date']})", "",
+             f"Command: `{result['command']}`  ",
+             f"Machine: {result['machine']}; 1-minute load average {result['load_average']['start']} at the start, "
+             f"{result['load_average']['end']} at the end (the cores are shared)  ",
+             "Toolchain: " + ", ".join(f"{k} {v}" for k, v in result["toolchain"].items()) + "  ",
+             f"Limit: {result['limit_s']:g} s per file (load + capture + plan, in a child process killed at the "
+             f"limit); target {result['target']}", "",
+             f"**{s['total']['captured']} of {s['files']} captured ({100 * s['coverage']:.1f} %)**; "
+             f"{s['total']['refused']} refused, {s['total']['timeout']} timed out, {s['total']['crash']} crashed; "
+             f"slowest {s['max_seconds']:.1f} s. Every group has a generator in {s['all_generated_families']} of "
+             f"the captured; {s['generalized']} generalize over their variants.", "",
+             "| level | files | captured | refused | timeout | crash |", "|---|---|---|---|---|---|"]
+    for level, c in sorted(s["by_level"].items()):
+        lines.append(f"| {level} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in STATUSES) + " |")
+    lines += ["", "Families without a generator (files): "
+              + (", ".join(f"{f} {n}" for f, n in s["no_generator_files"].items()) or "none"), "",
+              "## Not captured", "", "| file | status | seconds | reason |", "|---|---|---|---|"]
+    for r in result["rows"]:
+        if r["status"] != "captured":
+            lines.append(f"| {_short(r['file'])} | {r['status']} | {r['seconds'] or '-'} | "
+                         f"{r['reason'].replace('|', '/')} |")
+    lines += ["", "## Captured, not generalized over the variants", "", "| file | result | reason |",
+              "|---|---|---|"]
+    for r in result["rows"]:
+        if r["status"] == "captured" and r.get("generalized") != "ok":
+            lines.append(f"| {_short(r['file'])} | {r.get('generalized')} | "
+                         f"{r.get('generalize_reason', '').replace('|', '/')} |")
+    lines += ["", "## Every file", "", "| file | status | s | groups | families | no generator | generalized |",
+              "|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {_short(r['file'])} | {r['status']} | {r['seconds'] or '-'} | {r.get('groups', '-')} | "
+                     f"{' '.join(r.get('families', [])) or '-'} | {' '.join(r.get('no_generator', [])) or '-'} | "
+                     f"{r.get('generalized', '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _short(file: str) -> str:
+    p = Path(file)
+    return f"{p.parent.name}/{p.name}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", default=[str(d) for d in DEFAULT_DIRS], metavar="DIR_OR_FILE")
+    parser.add_argument("--out", required=True, help="path prefix: writes OUT.json and OUT.md")
+    parser.add_argument("--jobs", type=int, default=1, help="files at once (each its own child process)")
+    parser.add_argument("--limit", type=float, default=30.0, help="seconds per file before its child is killed")
+    parser.add_argument("--target", default="mi300x")
+    parser.add_argument("--no-generalize", action="store_true", help="skip the generalization column")
+    args = parser.parse_args(argv)
+    import torch  # noqa: F401  (imported once here: every forked child shares it)
+
+    import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
+    import kerntailor.plan  # noqa: F401
+    import kerntailor.problem.slots  # noqa: F401
+
+    files = problem_files(args.paths)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_before = os.getloadavg()
+    rows: list[dict] = []
+
+    def run(path: Path) -> dict:
+        row = sweep_file(path, args.target, args.limit, not args.no_generalize)
+        print(json.dumps({k: row.get(k) for k in ("file", "status", "seconds", "reason", "generalized")}),
+              flush=True)
+        return row
+
+    if args.jobs <= 1:
+        rows = [run(p) for p in files]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(run, files))
+    result = {"command": " ".join(["python"] + [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+              "date": started.date().isoformat(), "started_utc": started.isoformat(timespec="seconds"),
+              "machine": f"CPU only, {os.cpu_count()} cores ({platform.machine()}, {platform.system()})",
+              "load_average": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
+              "toolchain": toolchain(), "target": args.target, "limit_s": args.limit, "jobs": args.jobs,
+              "summary": summarize(rows), "rows": rows}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{out}.json").write_text(json.dumps(result, indent=1) + "\n")
+    Path(f"{out}.md").write_text(render_markdown(result))
+    print(json.dumps(result["summary"]), flush=True)
+
+
+if __name__ == "__main__":
+    main()

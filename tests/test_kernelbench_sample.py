@@ -1,0 +1,87 @@
+"""KernelBench as a suite, on the CPU (#14 item 6): a fixed sample of ../shared/kernelbench chosen by a rule
+(every file whose content's sha256 ends in the hex digit 0: 10 of the 221, across the three levels) goes
+through load -> capture -> plan, each file in its own child process killed at 30 s, by the sweep script
+(benchmarks/kernelbench_sweep.py, the same code that wrote the committed sweep of all 221 files).
+
+Each file must capture, or be refused in one line with a reason; never time out, never crash; and every file
+the committed sweep captured must capture here. 16 s with two jobs on two shared cores (1-minute load
+average 2.2, 2026-12-01). Skipped where ../shared/kernelbench is not next to the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT.parent / "shared" / "kernelbench"
+SWEEP = ROOT / "benchmarks" / "kernelbench_sweep.py"
+COMMITTED = ROOT / "benchmarks" / "data" / "kernelbench_sweep_cpu_2026-12-01.json"
+
+
+def sample(suite: Path | None = None) -> list[Path]:
+    """The rule: every problem file whose sha256 (of its bytes) ends in "0", in sorted order."""
+    files = sorted(p for p in (suite or SUITE).glob("level*/*.py") if not p.name.startswith("_"))
+    return [p for p in files if hashlib.sha256(p.read_bytes()).hexdigest().endswith("0")]
+
+
+def _name(path: str | Path) -> str:
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}"
+
+
+def _sweep_module():
+    spec = importlib.util.spec_from_file_location("kernelbench_sweep", SWEEP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"{SUITE} is not next to the repository")
+
+
+@needs_suite
+def test_kernelbench_sample_captures_or_refuses_in_one_line(tmp_path):
+    files = sample()
+    assert len(files) >= 8 and {p.parent.name for p in files} == {"level1", "level2", "level3"}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    out = tmp_path / "sample"
+    subprocess.run([sys.executable, str(SWEEP), *map(str, files), "--out", str(out), "--jobs", "2",
+                    "--no-generalize"], check=True, cwd=ROOT, env=env, timeout=600, capture_output=True)
+    result = json.loads(Path(f"{out}.json").read_text())
+    rows = {_name(r["file"]): r for r in result["rows"]}
+    assert set(rows) == {_name(p) for p in files}
+    committed = {_name(r["file"]): r for r in json.loads(COMMITTED.read_text())["rows"]}
+    for name, row in rows.items():
+        assert row["status"] in ("captured", "refused"), (name, row["status"], row["reason"])
+        if row["status"] == "refused":
+            assert row["reason"] and row["reason_lines"] == 1 and "Traceback" not in row["reason"], row
+            assert name.split("/")[1].removesuffix(".py") in row["reason"], "the reason names the problem"
+        else:
+            assert row["groups"] >= 1 and row["families"]
+        if committed[name]["status"] == "captured":
+            assert row["status"] == "captured", (name, row["reason"])
+
+
+def test_families_without_a_generator_are_codegens_own_refusals():
+    """The sweep's list of generated families agrees with codegen: every family the committed sweep lists as
+    having no generator is one codegen refuses by name, and none of the listed generated families is."""
+    from kerntailor.codegen import CodegenUnsupported, generate_kernel
+    from kerntailor.plan import FusionGroup
+
+    generated = _sweep_module().GENERATED_FAMILIES
+    committed = json.loads(COMMITTED.read_text())
+    missing = {f for r in committed["rows"] if r["status"] == "captured" for f in r["no_generator"]}
+    seen = {f for r in committed["rows"] if r["status"] == "captured" for f in r["families"]}
+    assert missing and missing == seen - set(generated)
+    for family in missing:
+        group = FusionGroup("k0", family, (), (), (), ())
+        with pytest.raises(CodegenUnsupported, match=f"no code generator for the {family} family"):
+            generate_kernel(None, group, {}, {}, "k0_kernel")

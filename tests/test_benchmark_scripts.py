@@ -76,6 +76,7 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1
 
 
+@pytest.mark.interpreter
 def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tf32x3_probe.py"), "--smoke"], env=env,

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import L1, L2, L3, matmul_kernels, prepared
+from helpers import gemm_module as make_module
 from kerntailor.codegen import CodegenUnsupported
 from kerntailor.codegen.fp8 import quantize_helpers
 from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.precision import FP8_FORMATS
 from kerntailor.verify import VerifySettings, verify_candidate
-
-from test_codegen_gemm import L1, L2, L3, make_module, matmul_kernels, prepared
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,6 +188,7 @@ def test_floor_uses_the_fp8_rate():
     assert physics_floor_s(cost, ceilings, None, "fp8-tensor")[0] < physics_floor_s(cost, ceilings, None)[0]
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_quantize_kernels_cross_compile(tmp_path):
     """The quantize kernels are module helpers (the build compiles each group's kernel): build them here for every

@@ -13,46 +13,20 @@ meta tensors; the referee runs the small variants).
 
 from __future__ import annotations
 
-import functools
-import io
 import re
-import tokenize
-from pathlib import Path
 
 import pytest
 
-from kerntailor.capture.capture import capture_generalized
+from helpers import DATA, L1, ROOT, make_module, numbers_in_code, prepared, verify
 from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
-from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
-from kerntailor.verify import verify_candidate
 
-ROOT = Path(__file__).resolve().parent.parent
-L1 = ROOT / "problems" / "level1"
-DATA = Path(__file__).parent / "data" / "codegen_fused"
+FUSED = DATA / "codegen_fused"
 
 
-@functools.lru_cache(maxsize=None)
-def prepared(path: Path, dtype: str | None = None):
-    spec = load_problem(path, dtype=dtype)
-    cap, gen = capture_generalized(spec)
-    return spec, cap, gen, plan_fusion(gen.graph)
-
-
-def make_module(path: Path, knobs: dict | None = None, dtype: str | None = None, target=("mi300x", "gfx942")):
-    """The generated module; `knobs` (one schedule for every group) replaces default_knobs."""
-    spec, _, gen, plan = prepared(path, dtype)
-    all_knobs = {g.name: dict(knobs) if knobs is not None else default_knobs(gen, g) for g in plan.groups}
-    return generate_module(spec, gen, plan, all_knobs, *target)
-
-
-def verify(path: Path, module, tmp_path: Path, dtype: str | None = None):
-    spec = prepared(path, dtype)[0]
-    out = tmp_path / "kernel.py"
-    out.write_text(module.source)
-    verdict = verify_candidate(spec, out)
-    assert verdict.passed, f"{spec.name}: {verdict.check}: {verdict.reason}\n{module.source}"
-    return verdict
+def reduction_module(path, knobs: dict | None = None, dtype: str | None = None):
+    """The generated module with `knobs` merged into the default schedule of every reduction group."""
+    return make_module(path, {"reduction": knobs} if knobs else None, dtype)
 
 
 def test_generation_is_deterministic():
@@ -76,7 +50,7 @@ def test_looped_online_softmax_long_rows(tmp_path):
     spec, _, gen, plan = prepared(path)
     # the declared variants make rows longer than one block: default knobs already loop; force a small block
     assert default_knobs(gen, plan.groups[0])["persistent"] is False
-    module = make_module(path, {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False, "num_warps": 4})
+    module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False, "num_warps": 4})
     source = module.kernels[0].source
     assert not module.kernels[0].persistent
     assert "for roffset in range(0, " in source
@@ -102,8 +76,8 @@ def test_cross_entropy_gather_recompute(tmp_path):
 
 @pytest.mark.interpreter
 def test_split_whole_tensor_sum(tmp_path):
-    path = DATA / "tiny_sum_all.py"
-    module = make_module(path, {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False, "num_warps": 4})
+    path = FUSED / "tiny_sum_all.py"
+    module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False, "num_warps": 4})
     k = module.kernels[0]
     assert "tl.atomic_add(counter_ptr" in k.source
     assert dict(k.constexprs)["SPLIT"] == 8
@@ -116,25 +90,25 @@ def test_split_whole_tensor_sum(tmp_path):
 @pytest.mark.interpreter
 def test_split_integer_sum_stays_exact(tmp_path):
     # int64 values near 2**30: fp32 partials would round the total (the referee wants an exact match)
-    path = DATA / "tiny_int_sum_all.py"
-    module = make_module(path, {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False, "num_warps": 4})
+    path = FUSED / "tiny_int_sum_all.py"
+    module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False, "num_warps": 4})
     assert dict((b, d) for b, d, _ in module.kernels[0].scratch)["partials"] == "i64"
     verify(path, module, tmp_path)
 
 
 @pytest.mark.interpreter
 def test_integer_row_max_is_exact(tmp_path):
-    path = DATA / "tiny_int_amax.py"
+    path = FUSED / "tiny_int_amax.py"
     verify(path, make_module(path), tmp_path)
 
 
 @pytest.mark.interpreter
 def test_non_trailing_reduction_with_many_rows_per_program(tmp_path):
-    path = DATA / "tiny_sum_axis0.py"
+    path = FUSED / "tiny_sum_axis0.py"
     _, _, gen, plan = prepared(path)
     assert plan.groups[0].reduce_axes == (0,)
     assert default_knobs(gen, plan.groups[0])["XBLOCK"] > 1
-    module = make_module(path, {"XBLOCK": 16, "RBLOCK": 32, "persistent": False, "num_warps": 4})
+    module = reduction_module(path, {"XBLOCK": 16, "RBLOCK": 32, "persistent": False, "num_warps": 4})
     assert "XBLOCK=16" in module.source
     verify(path, module, tmp_path)
 
@@ -157,8 +131,8 @@ def test_layernorm_bf16(tmp_path):
     {"XBLOCK": 2, "RBLOCK": 64, "persistent": False, "num_warps": 4},
 ], ids=["persistent", "looped"])
 def test_persistent_and_looped_schedules_of_one_problem(schedule, tmp_path):
-    path = DATA / "tiny_layernorm.py"
-    module = make_module(path, schedule)
+    path = FUSED / "tiny_layernorm.py"
+    module = reduction_module(path, schedule)
     k = module.kernels[0]
     assert k.persistent == schedule["persistent"]
     if schedule["persistent"]:
@@ -180,7 +154,7 @@ def test_groupnorm_is_one_kernel(schedule, tmp_path):
     (N, G, C/G, H·W); looped, a Welford pass then one normalize-and-affine pass (x read twice, y written
     once), the channel a scalar loop around contiguous chunks (no division per element)."""
     path = L1 / "groupnorm.py"
-    module = make_module(path, schedule)
+    module = reduction_module(path, schedule)
     (kernel,) = module.kernels
     source = kernel.source
     assert "p_gn_weight_ptr" in source and "p_gn_bias_ptr" in source
@@ -237,7 +211,7 @@ def test_broadcast_operand_uses_row_tiles(tmp_path):
 
 def test_attention_is_not_covered():
     with pytest.raises(CodegenUnsupported, match="attention"):   # matmul is: codegen/gemm.py
-        make_module(DATA / "tiny_sdpa.py")
+        make_module(FUSED / "tiny_sdpa.py")
 
 
 def test_an_integer_whole_tensor_sum_can_be_split():
@@ -251,22 +225,10 @@ def test_an_integer_whole_tensor_sum_can_be_split():
 
 def test_split_needs_a_whole_tensor_reduction():
     with pytest.raises(CodegenUnsupported, match="whole-tensor"):
-        make_module(DATA / "tiny_softmax.py", {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False})
+        reduction_module(FUSED / "tiny_softmax.py", {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False})
 
 
 # --- sizes are runtime arguments ---------------------------------------------------------------------------
-
-def _numbers(source: str) -> set[int]:
-    """Integer literals in code (not in comments or strings)."""
-    out = set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.NUMBER:
-            try:
-                out.add(int(tok.string))
-            except ValueError:
-                pass
-    return out
-
 
 def _varying_default_sizes(gen) -> set[int]:
     return {gen.graph.inputs[d.input].type.shape[d.axis] for d in gen.dims if not d.node}
@@ -281,7 +243,7 @@ def _varying_default_sizes(gen) -> set[int]:
 def test_no_size_literals_of_varying_sizes(name, knobs, distinctive):
     path = L1 / f"{name}.py"
     _, _, gen, _ = prepared(path)
-    module = make_module(path, knobs)
+    module = reduction_module(path, knobs)
     # nowhere after the header (which quotes the problem's description), comments included
     body = module.source.split('"""', 2)[2]
     assert distinctive not in body
@@ -289,14 +251,15 @@ def test_no_size_literals_of_varying_sizes(name, knobs, distinctive):
     varying = _varying_default_sizes(gen)
     assert varying
     for k in module.kernels:
-        assert not (_numbers(k.source) & varying), (k.kernel_name, _numbers(k.source) & varying)
+        assert not (numbers_in_code(k.source) & varying), (k.kernel_name, numbers_in_code(k.source) & varying)
         assert k.size_args   # the sizes travel as arguments
     if knobs is not None:  # no block size that happens to equal a dim: nothing varying anywhere in the code
-        assert not (_numbers(module.source) & varying)
+        assert not (numbers_in_code(module.source) & varying)
 
 
 # --- cross-compilation of every generated kernel ----------------------------------------------------------
 
+@pytest.mark.compile
 @pytest.mark.parametrize("name", ["softmax_short_rows", "cross_entropy"])
 def test_every_kernel_cross_compiles(name, tmp_path):
     from kerntailor.builder import build_many
@@ -319,6 +282,7 @@ def test_every_kernel_cross_compiles(name, tmp_path):
         assert r.facts is not None and r.facts.registers > 0, (r.target, r.facts)
 
 
+@pytest.mark.compile
 def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     """decode_attention's softmax, looped: the first pass takes the row max of x·s, the second computes
     exp(x·s − max). With FMA contraction the second pass's x·s is unrounded (fma(x, s, −max)) while the
@@ -353,7 +317,7 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     knobs[group.name] = {"XBLOCK": 1, "RBLOCK": 4096, "num_warps": 16, "persistent": True}
     persistent = generate_module(load_problem(path), gen, plan, knobs, "test", "sm_90")
     assert ("enable_fp_fusion", False) not in persistent.kernels[index].options
-    looped = make_module(L1 / "cross_entropy.py", {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False})
+    looped = reduction_module(L1 / "cross_entropy.py", {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False})
     assert "enable_fp_fusion" not in looped.source
 
 
@@ -387,6 +351,6 @@ def test_sibling_reductions_of_one_input_share_a_kernel(knobs, tmp_path):
     path.write_text(SIBLINGS)
     _, _, gen, plan = prepared(path)
     assert [g.family for g in plan.groups] == ["reduction"] and plan.groups[0].inputs == ("x",)
-    module = make_module(path, knobs)
+    module = reduction_module(path, knobs)
     assert module.kernels[0].source.count("tl.load(") == 1   # x read once (per chunk when looped)
     verify(path, module, tmp_path)

@@ -15,24 +15,17 @@
 
 from __future__ import annotations
 
-import functools
-import io
-import tokenize
 from pathlib import Path
 
 import pytest
 
+import helpers
+from helpers import L1, L2, L3, judge, matmul_kernels, numbers_in_code, prepared
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module, launch_order
+from kerntailor.codegen import CodegenUnsupported, default_knobs, launch_order
 from kerntailor.codegen import gemm as gemm_codegen
 from kerntailor.plan import plan_fusion
-from kerntailor.plan.fusion import Plan
 from kerntailor.problem import load_problem
-from test_codegen_fused import _numbers as numbers_in_code  # integer literals in code
-from kerntailor.verify import verify_candidate
-
-ROOT = Path(__file__).resolve().parent.parent
-L1, L2, L3 = (ROOT / "problems" / f"level{i}" for i in (1, 2, 3))
 
 GEMM_PROBLEMS = [L1 / f"{n}.py" for n in ("matmul_square", "matmul_tall_skinny", "matmul_transposed_a",
                                            "matmul_transposed_b", "matvec", "bmm")]
@@ -169,47 +162,13 @@ def own(tmp_path_factory) -> dict[str, Path]:
 
 # --- helpers ------------------------------------------------------------------------------------------------
 
-def topological(plan: Plan) -> Plan:
-    """The plan in launch order (swiglu_mlp's gate-GEMM group reads the up-GEMM's output): what
-    generate_module emits, so the search and these tests see the groups in the same order."""
-    return Plan(tuple(launch_order(plan)))
-
-
-@functools.lru_cache(maxsize=None)
-def prepared(path: Path, dtype: str | None = None):
-    spec = load_problem(path, dtype=dtype)
-    cap, gen = capture_generalized(spec)
-    return spec, cap, gen, topological(plan_fusion(gen.graph))
-
-
-def make_module(path: Path, knobs: dict | None = None, dtype: str | None = None, arch: str = "gfx942"):
-    """The generated module; `knobs` override default_knobs of the matmul groups only."""
-    spec, _, gen, plan = prepared(path, dtype)
-    all_knobs = {}
-    for g in plan.groups:
-        all_knobs[g.name] = default_knobs(gen, g)
-        if g.family == "matmul" and knobs:
-            all_knobs[g.name] = dict(all_knobs[g.name], **knobs)
-    return generate_module(spec, gen, plan, all_knobs, "test", arch)
-
-
-def judge(path: Path, module, tmp_path: Path, dtype: str | None = None):
-    spec = prepared(path, dtype)[0]
-    out = tmp_path / "kernel.py"
-    out.write_text(module.source)
-    return verify_candidate(spec, out)
+make_module = helpers.gemm_module   # knob overrides for the matmul groups
 
 
 def verify(path: Path, module, tmp_path: Path, dtype: str | None = None):
-    verdict = judge(path, module, tmp_path, dtype)
-    assert verdict.passed, f"{path.stem}: {verdict.check}: {verdict.reason}\n{module.source}"
+    verdict = helpers.verify(path, module, tmp_path, dtype)
     assert "interpreter" in verdict.mode
     return verdict
-
-
-def matmul_kernels(path: Path, module, dtype: str | None = None):
-    plan = prepared(path, dtype)[3]
-    return [k for g, k in zip(plan.groups, module.kernels) if g.family == "matmul"]
 
 
 # --- the referee under the interpreter ----------------------------------------------------------------------
@@ -409,9 +368,6 @@ def test_generation_is_deterministic():
     assert make_module(L2 / "gemm_scale_residual.py").source == make_module(L2 / "gemm_scale_residual.py").source
 
 
-_numbers = numbers_in_code
-
-
 @pytest.mark.parametrize("name, distinctive", [("bmm", "2048"), ("matmul_transposed_b", "14336"),
                                               ("matvec", "28672")])
 def test_no_size_literals_of_varying_sizes(name, distinctive):
@@ -422,7 +378,7 @@ def test_no_size_literals_of_varying_sizes(name, distinctive):
     # nowhere after the header (which quotes the problem's description), comments and docstrings included
     assert distinctive not in module.source.split('"""', 2)[2]
     for k in module.kernels:
-        assert not (_numbers(k.source) & varying), (k.kernel_name, _numbers(k.source) & varying)
+        assert not (numbers_in_code(k.source) & varying), (k.kernel_name, numbers_in_code(k.source) & varying)
         assert k.size_args
 
 
@@ -480,6 +436,7 @@ def built(tmp_path_factory) -> dict[tuple[str, str], object]:
     return out
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(TARGETS))
 def test_kernels_cross_compile_with_matrix_instructions(built, name):
@@ -512,6 +469,7 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
             assert any(w.startswith("cp.async.bulk.tensor") for w, _ in facts.global_load_widths), facts
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_fp32_ieee_is_fma_on_sm90_and_mfma_on_cdna(built):
     """Hopper's tensor cores take tf32, not fp32: an ieee fp32 dot is FMAs there, while CDNA has fp32
@@ -522,6 +480,7 @@ def test_fp32_ieee_is_fma_on_sm90_and_mfma_on_cdna(built):
         assert facts.matrix_instr_count > 0 and all(k.endswith("f32") for k in facts.matrix_instr_kinds)
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_amd_options_reach_the_compiler(built):
     module = make_module(L1 / "matmul_square.py", _cases("gfx942")["amd"][1], "bf16")

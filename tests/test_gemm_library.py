@@ -4,18 +4,16 @@ the pipeline in measured mode beside the searched schedules (generate/pipeline.p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from helpers import L1, L2, matmul_kernels, prepared
+from helpers import gemm_module as make_module
 from kerntailor.generate.evaluate import Evaluation
 from kerntailor.generate.pipeline import _library_product_trial
 from kerntailor.search.config import Config
 from kerntailor.search.strategy import Trial
 from kerntailor.targets import get_target
 from kerntailor.verify import VerifySettings, verify_candidate
-
-from test_codegen_gemm import L1, L2, make_module, matmul_kernels, prepared
 
 
 @pytest.mark.interpreter

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import L2, judge, matmul_kernels
+from helpers import gemm_module as make_module
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.row_tail import TailReduction, row_tail
 from kerntailor.problem import load_problem
-from test_codegen_gemm import L2, judge, make_module, matmul_kernels
 
 TEMPLATE = '''"""{doc}"""
 import torch

@@ -35,8 +35,8 @@ from kerntailor.search import (
     reduction_space,
 )
 from kerntailor.search.families import gemm_lds_bytes, gemm_space, seed_knobs
-from kerntailor.search.space import next_power_of_two
 from kerntailor.targets import get_target
+from kerntailor.units import next_power_of_two
 
 MI300X, H200, MI355X = get_target("mi300x"), get_target("h200"), get_target("mi355x")
 AMD_KNOBS = {"waves_per_eu", "matrix_instr_nonkdim", "kpack"}

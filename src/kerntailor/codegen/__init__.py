@@ -5,11 +5,11 @@ from __future__ import annotations
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized
-from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel, generate_fused, split_possible
 from kerntailor.codegen import gemm as _gemm
 from kerntailor.codegen import pool as _pool
 from kerntailor.codegen import scan as _scan
+from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
+from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel, generate_fused, split_possible
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec

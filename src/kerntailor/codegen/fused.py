@@ -38,7 +38,7 @@ from kerntailor.ir.expr import Const, Index, Load, Op
 from kerntailor.ir.nodes import Node, Pointwise, Reduction, exp_of_difference
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup, narrowing_shift
-from kerntailor.search.space import next_power_of_two
+from kerntailor.units import next_power_of_two
 
 FLOAT_IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0", "any": "0",
                   "all": "1", "argmax": 'float("-inf")', "argmin": 'float("inf")'}   # fp32 accumulators

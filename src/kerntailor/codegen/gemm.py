@@ -45,8 +45,7 @@ from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.plan.row_tail import RowTail, row_tail
 from kerntailor.precision import FP8_PRECISIONS, Fp8Format, fp8_format, is_fp8
-from kerntailor.search.families import ITEMSIZE
-from kerntailor.search.space import next_power_of_two
+from kerntailor.units import ITEMSIZE, next_power_of_two
 
 FP32_DOT_PRECISIONS = ("ieee", "tf32", "tf32x3")   # what tl.dot's input_precision may say for fp32 operands
 PRECISIONS = FP32_DOT_PRECISIONS + FP8_PRECISIONS

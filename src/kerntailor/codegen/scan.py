@@ -26,13 +26,13 @@ from math import prod
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
 from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype
-from kerntailor.codegen.writer import KernelWriter
 from kerntailor.codegen.sizes import const, product, same
+from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Pointwise, Scan
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.search.space import next_power_of_two
+from kerntailor.units import next_power_of_two
 
 INT_DTYPES = ("i64", "i32", "i16", "i8", "u8", "bool")
 

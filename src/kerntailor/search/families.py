@@ -39,14 +39,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kerntailor.search.config import Config
-from kerntailor.search.space import Constraint, Knob, Space, next_power_of_two, power_of_two_range
+from kerntailor.search.space import Constraint, Knob, Space, power_of_two_range
 from kerntailor.targets.roofline import dtype_key
 from kerntailor.targets.spec import Target
+from kerntailor.units import ITEMSIZE, next_power_of_two
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_TILE_REGS_PER_THREAD = 64      # non-matrix families; see the module docstring
 MAX_ACC_PER_THREAD = 128           # gemm fp32 accumulators per thread; see the module docstring
-ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 NUM_WARPS = (1, 2, 4, 8, 16, 32)
 WAVES_PER_EU = (0, 1, 2, 4)

@@ -222,10 +222,6 @@ def power_of_two_range(lo: int, hi: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def next_power_of_two(n: int) -> int:
-    return 1 << max(0, int(n) - 1).bit_length()
-
-
 def constraint(name: str, knobs: Sequence[str]):
     """Decorator: `@constraint("threads <= 1024", ["num_warps"])` over a function of the values."""
     def wrap(fn: Callable[[Mapping[str, Any]], bool]) -> Constraint:

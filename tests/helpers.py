@@ -17,7 +17,6 @@ from pathlib import Path
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import default_knobs, generate_module, launch_order
 from kerntailor.plan import plan_fusion
-from kerntailor.plan.fusion import Plan
 from kerntailor.problem import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +32,11 @@ TARGET_OF_ARCH = {"gfx942": "mi300x", "gfx950": "mi355x", "gfx90a": "mi250x", "s
 
 @functools.lru_cache(maxsize=None)
 def prepared(path: Path, dtype: str | None = None):
-    """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan's groups in launch order (the order
-    generate_module emits its kernels in). Captured once per session: capture is the slow part of most tests."""
+    """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
+    header lists its groups in this order). Captured once per session: capture is the slow part of most tests."""
     spec = load_problem(path, dtype=dtype)
     cap, gen = capture_generalized(spec)
-    return spec, cap, gen, Plan(tuple(launch_order(plan_fusion(gen.graph))))
+    return spec, cap, gen, plan_fusion(gen.graph)
 
 
 def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):
@@ -54,9 +53,9 @@ def gemm_module(path: Path, knobs: dict | None = None, dtype: str | None = None,
 
 
 def matmul_kernels(path: Path, module, dtype: str | None = None):
-    """The kernels of a module's matmul groups."""
+    """The kernels of a module's matmul groups (module.kernels are in launch order)."""
     plan = prepared(path, dtype)[3]
-    return [k for g, k in zip(plan.groups, module.kernels) if g.family == "matmul"]
+    return [k for g, k in zip(launch_order(plan), module.kernels) if g.family == "matmul"]
 
 
 def judge(path: Path, module, tmp_path: Path, dtype: str | None = None, settings=None):

@@ -20,6 +20,9 @@ import math
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import schedules_of  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -57,10 +60,9 @@ def main() -> None:
         sources, configs = [], []
         for t in tried:
             knobs = t["knobs"][group.name]
-            module = generate_module(problem, gen, plan, t["knobs"], target.name, target.arch)
+            module = generate_module(problem, gen, plan, schedules_of(plan, t["knobs"]), target.name, target.arch)
             sources.append(_kernel_source(module.source, module.kernels[0], sizes, gen))
-            named = {("BLOCK" if k == "XBLOCK" and group.family in ("pointwise",) else k): v for k, v in knobs.items()}
-            configs.append(Config(group.family, tuple((k, v) for k, v in named.items() if k != "SPLIT")))
+            configs.append(Config(group.family, tuple((k, v) for k, v in knobs.items() if k != "SPLIT")))
         builds = build_many(sources, [target], timeout_s=300)
         predicted = []
         for t, config, build in zip(tried, configs, builds):

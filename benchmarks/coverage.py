@@ -27,7 +27,7 @@ def main() -> None:
 
     from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module
+    from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.errors import KerntailorError
     from kerntailor.generate.pipeline import _kernel_source, _work
     from kerntailor.plan import plan_fusion
@@ -56,8 +56,8 @@ def main() -> None:
             row["skipped"] = f"not memory-bound (families {families})"
             rows.append(row)
             continue
-        knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
-        module = generate_module(problem, gen, plan, knobs, "mi300x", "gfx942")
+        schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+        module = generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
         with tempfile.TemporaryDirectory() as tmp:
             kernel_path = Path(tmp) / "kernel.py"
             kernel_path.write_text(module.source)
@@ -73,7 +73,8 @@ def main() -> None:
         builds = build_many(sources, targets, timeout_s=300)
         row["kernels"] = []
         for i, (group, kernel) in enumerate(zip(plan.groups, module.kernels)):
-            entry = {"group": group.name, "family": group.family, "knobs": knobs[group.name], "targets": {}}
+            entry = {"group": group.name, "family": group.family, "knobs": schedules[group.name].knobs(),
+                     "targets": {}}
             for j, target in enumerate(targets):
                 b = builds[i * len(targets) + j]
                 f = b.facts

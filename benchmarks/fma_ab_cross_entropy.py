@@ -24,7 +24,8 @@ def main() -> None:
     import triton
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module, launch_order
+    from kerntailor.codegen import default_schedule, generate_module, launch_order
+    from kerntailor.codegen.fused import ReductionSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -36,8 +37,8 @@ def main() -> None:
     inputs = spec.make_inputs("default", "cuda")
     out: dict = {"device": torch.cuda.get_device_name()}
     for schedule in SCHEDULES:
-        knobs = {g.name: default_knobs(gen, g) for g in plan.groups} | {"k0": schedule}
-        source = generate_module(spec, gen, plan, knobs, "h200", "sm_90").source
+        schedules = {g.name: default_schedule(gen, g) for g in plan.groups} | {"k0": ReductionSchedule(**schedule)}
+        source = generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
         launch = f"num_warps={schedule['num_warps']}, num_stages=1)"
         for fusion in (True, False):
             text = source if fusion else source.replace(launch, launch[:-1] + ", enable_fp_fusion=False)", 1)

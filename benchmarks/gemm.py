@@ -94,11 +94,11 @@ def _fits_h200(knobs: dict, dtype: str) -> bool:
 
 def schedules(gen, group, dtype: str, precision: str, limit: int) -> list[dict]:
     """The default knobs, then the fixed configs that fit this problem and the H200, at most `limit`."""
-    from kerntailor.codegen import default_knobs
+    from kerntailor.codegen import default_schedule
     from kerntailor.codegen.gemm import _gemv_axis, matmul_node
 
     node = matmul_node(gen, group)
-    first = dict(default_knobs(gen, group), precision=precision)
+    first = dict(default_schedule(gen, group).knobs(), precision=precision)
     out = [first]
     if _gemv_axis(gen, node):
         for bm, bk, warps, stages, split in GEMV_CONFIGS:
@@ -148,8 +148,8 @@ def _problem_files(work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
-    from kerntailor.codegen.gemm import _gemv_axis, matmul_node
+    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+    from kerntailor.codegen.gemm import MatmulSchedule, _gemv_axis, matmul_node
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -169,15 +169,15 @@ def prepare(args) -> None:
                 continue
             plan = _topological(plan_fusion(gen.graph))
             gemms = [g for g in plan.groups if g.family == "matmul"]
-            base = {g.name: default_knobs(gen, g) for g in plan.groups}
+            base = {g.name: default_schedule(gen, g) for g in plan.groups}
             folder = work / setting
             folder.mkdir(parents=True, exist_ok=True)
             candidates = []
             # one schedule for every matmul group of the problem (swiglu_mlp has three)
             for sched in schedules(gen, gemms[0], dtype or "fp32", precision, args.max_candidates):
-                knobs = dict(base, **{g.name: dict(sched) for g in gemms})
                 try:
-                    module = generate_module(problem, gen, plan, knobs, "h200", "sm_90")
+                    chosen = dict(base, **{g.name: MatmulSchedule.from_knobs(sched) for g in gemms})
+                    module = generate_module(problem, gen, plan, chosen, "h200", "sm_90")
                 except CodegenUnsupported as e:
                     print(f"skip a schedule of {name} {setting}: {e}", file=sys.stderr)
                     continue

@@ -26,13 +26,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_candidate, rel_err  # noqa: E402
+from _common import load_candidate, rel_err, schedules_of  # noqa: E402
 
 
 def _schedules(gen, group, r_size: int) -> list[dict]:
-    from kerntailor.codegen import default_knobs
+    from kerntailor.codegen import default_schedule
 
-    first = default_knobs(gen, group)
+    first = default_schedule(gen, group).knobs()
     out = [first] + [k for k in _more_schedules(gen, group, r_size, first) if k != first]
     return out
 
@@ -71,7 +71,7 @@ def _more_schedules(gen, group, r_size: int, first: dict) -> list[dict]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
+    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -89,7 +89,7 @@ def prepare(args) -> None:
         plan = plan_fusion(gen.graph)
         if any(g.family not in ("pointwise", "reduction", "scan", "pool") for g in plan.groups):
             continue
-        base = {g.name: default_knobs(gen, g) for g in plan.groups}
+        base = {g.name: default_schedule(gen, g).knobs() for g in plan.groups}
         candidates = []
         for g in plan.groups:
             r = 1
@@ -98,7 +98,7 @@ def prepare(args) -> None:
             for sched in _schedules(gen, g, r):
                 knobs = dict(base, **{g.name: sched})
                 try:
-                    module = generate_module(problem, gen, plan, knobs, "h200", "sm_90")
+                    module = generate_module(problem, gen, plan, schedules_of(plan, knobs), "h200", "sm_90")
                 except CodegenUnsupported as e:
                     print(f"skip {path.name}: {e}", file=sys.stderr)
                     break

@@ -37,6 +37,7 @@ def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit
     """(spec, the loaded module) that generate_module emits for sm_90 under `knobs`; `edit` rewrites the text."""
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import generate_module, launch_order
+    from kerntailor.codegen.gemm import MatmulSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -45,7 +46,7 @@ def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit
     _, gen = capture_generalized(spec)
     plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
     (group,) = plan.groups
-    source = generate_module(spec, gen, plan, {group.name: knobs}, "probe", "sm_90").source
+    source = generate_module(spec, gen, plan, {group.name: MatmulSchedule.from_knobs(knobs)}, "probe", "sm_90").source
     source = edit(source) if edit else source
     path = Path(tempfile.mkdtemp()) / "kernel.py"
     path.write_text(source)

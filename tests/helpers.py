@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import default_knobs, generate_module, launch_order
+from kerntailor.codegen import default_schedule, generate_module, launch_order
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
 
@@ -41,9 +41,9 @@ def prepared(path: Path, dtype: str | None = None):
 
 def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):
     """The generated module of a problem: every group under its default schedule, with `knobs[family]` (a
-    family's knob overrides) merged into the default of each group of that family."""
+    family's knob overrides) in place of those knobs of each group of that family."""
     spec, _, gen, plan = prepared(path, dtype)
-    schedules = {g.name: {**default_knobs(gen, g), **(knobs or {}).get(g.family, {})} for g in plan.groups}
+    schedules = {g.name: default_schedule(gen, g).retune((knobs or {}).get(g.family, {})) for g in plan.groups}
     return generate_module(spec, gen, plan, schedules, TARGET_OF_ARCH.get(arch, arch), arch)
 
 

@@ -71,7 +71,7 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
     _, gen = capture_generalized(spec)
     plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
-    module = generate_module(spec, gen, plan, check.SCHEDULE, "check", "sm_90")
+    module = generate_module(spec, gen, plan, check.schedules_of(plan, check.SCHEDULE), "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1
 

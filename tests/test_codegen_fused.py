@@ -18,7 +18,8 @@ import re
 import pytest
 
 from helpers import DATA, L1, ROOT, make_module, numbers_in_code, prepared, verify
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
+from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+from kerntailor.codegen.fused import ReductionSchedule
 from kerntailor.problem import load_problem
 
 FUSED = DATA / "codegen_fused"
@@ -49,10 +50,10 @@ def test_looped_online_softmax_long_rows(tmp_path):
     path = L1 / "softmax_long_rows.py"
     spec, _, gen, plan = prepared(path)
     # the declared variants make rows longer than one block: default knobs already loop; force a small block
-    assert default_knobs(gen, plan.groups[0])["persistent"] is False
+    assert default_schedule(gen, plan.groups[0]).persistent is False
     module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False, "num_warps": 4})
     source = module.kernels[0].source
-    assert not module.kernels[0].persistent
+    assert "RBLOCK" not in dict(module.kernels[0].launch.host_constexprs)   # a looped kernel: RBLOCK is the knob's
     assert "for roffset in range(0, " in source
     assert "online: rescale the running sum" in source   # max and sum in one pass
     assert "tl.max(x_max0, axis=1" not in source          # per lane: no cross-lane reduction inside the loop
@@ -81,8 +82,10 @@ def test_split_whole_tensor_sum(tmp_path):
     k = module.kernels[0]
     assert "tl.atomic_add(counter_ptr" in k.source
     assert dict(k.constexprs)["SPLIT"] == 8
-    assert k.grid.evaluate({}) == 8 and k.grid_block == 1
-    assert {name for name, _, _ in k.scratch} == {"partials", "counter"}
+    (axis,) = k.launch.grid
+    ((programs, block),) = axis.factors
+    assert programs.evaluate({}) == 8 and block == 1
+    assert {s.buffer for s in k.scratch} == {"partials", "counter"}
     assert "torch.zeros(8," in module.source     # partials zeroed per call
     verify(path, module, tmp_path)
 
@@ -92,7 +95,7 @@ def test_split_integer_sum_stays_exact(tmp_path):
     # int64 values near 2**30: fp32 partials would round the total (the referee wants an exact match)
     path = FUSED / "tiny_int_sum_all.py"
     module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False, "num_warps": 4})
-    assert dict((b, d) for b, d, _ in module.kernels[0].scratch)["partials"] == "i64"
+    assert {s.buffer: s.dtype for s in module.kernels[0].scratch}["partials"] == "i64"
     verify(path, module, tmp_path)
 
 
@@ -107,7 +110,7 @@ def test_non_trailing_reduction_with_many_rows_per_program(tmp_path):
     path = FUSED / "tiny_sum_axis0.py"
     _, _, gen, plan = prepared(path)
     assert plan.groups[0].reduce_axes == (0,)
-    assert default_knobs(gen, plan.groups[0])["XBLOCK"] > 1
+    assert default_schedule(gen, plan.groups[0]).XBLOCK > 1
     module = reduction_module(path, {"XBLOCK": 16, "RBLOCK": 32, "persistent": False, "num_warps": 4})
     assert "XBLOCK=16" in module.source
     verify(path, module, tmp_path)
@@ -134,7 +137,7 @@ def test_persistent_and_looped_schedules_of_one_problem(schedule, tmp_path):
     path = FUSED / "tiny_layernorm.py"
     module = reduction_module(path, schedule)
     k = module.kernels[0]
-    assert k.persistent == schedule["persistent"]
+    assert ("RBLOCK" in dict(k.launch.host_constexprs)) == schedule["persistent"]   # chosen per call to cover the row
     if schedule["persistent"]:
         assert "for roffset" not in k.source
         assert "RBLOCK=triton.next_power_of_2(" in module.source   # the block covers the row at run time
@@ -178,7 +181,7 @@ def test_rotary_embedding_is_one_tiled_kernel(dtype, tmp_path):
     path = ROOT / "problems" / "level3" / "rotary_embedding.py"
     module = make_module(path, dtype=dtype)
     (kernel,) = module.kernels
-    assert kernel.persistent and "RBLOCK=triton.next_power_of_2(" in module.source
+    assert "RBLOCK" in dict(kernel.launch.host_constexprs) and "RBLOCK=triton.next_power_of_2(" in module.source
     for line in kernel.source.splitlines():
         if "//" in line.split("#")[0] or " % " in line.split("#")[0]:
             assert re.match(r"\s*i\d+ = xindex (//|%) s\d+$", line), line   # per row, not per element
@@ -300,9 +303,9 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     path = ROOT / "problems" / "level3" / "decode_attention.py"
     _, cap, gen, plan = prepared(path)
     (index, group), = [(i, g) for i, g in enumerate(plan.groups) if g.family == "reduction"]
-    knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
-    knobs[group.name] = {"XBLOCK": 1, "RBLOCK": 512, "num_warps": 16, "persistent": False}
-    module = generate_module(load_problem(path), gen, plan, knobs, "test", "sm_90")
+    schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+    schedules[group.name] = ReductionSchedule(XBLOCK=1, RBLOCK=512, num_warps=16, persistent=False)
+    module = generate_module(load_problem(path), gen, plan, schedules, "test", "sm_90")
     kernel = module.kernels[index]
     assert ("enable_fp_fusion", False) in kernel.options and "enable_fp_fusion=False" in module.source
     _, sizes = _work(gen, group, cap.cost.dtype)
@@ -314,8 +317,8 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     assert off.ok and on.ok, (off.error, on.error)
     assert "fma.rn.f32" not in off.asm["ptx"]
     assert "fma.rn.f32" in on.asm["ptx"]
-    knobs[group.name] = {"XBLOCK": 1, "RBLOCK": 4096, "num_warps": 16, "persistent": True}
-    persistent = generate_module(load_problem(path), gen, plan, knobs, "test", "sm_90")
+    schedules[group.name] = ReductionSchedule(XBLOCK=1, RBLOCK=4096, num_warps=16, persistent=True)
+    persistent = generate_module(load_problem(path), gen, plan, schedules, "test", "sm_90")
     assert ("enable_fp_fusion", False) not in persistent.kernels[index].options
     looped = reduction_module(L1 / "cross_entropy.py", {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False})
     assert "enable_fp_fusion" not in looped.source

@@ -22,7 +22,7 @@ import pytest
 import helpers
 from helpers import L1, L2, L3, judge, matmul_kernels, numbers_in_code, prepared
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, launch_order
+from kerntailor.codegen import CodegenUnsupported, ScheduleError, default_schedule, launch_order
 from kerntailor.codegen import gemm as gemm_codegen
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
@@ -306,15 +306,15 @@ def test_own_problems(own, name, knobs, tmp_path):
 
 # --- units -------------------------------------------------------------------------------------------------
 
-def test_default_knobs():
+def test_default_schedule():
     _, _, gen, plan = prepared(L2 / "gemm_bias_gelu.py")
-    k = default_knobs(gen, plan.groups[0])
-    assert (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], k["num_warps"]) == (128, 128, 32, 8, 8)
-    assert k["split_k"] == 1 and k["precision"] == "ieee" and k["num_stages"] == 2   # fp32: 2 stages
+    s = default_schedule(gen, plan.groups[0])
+    assert (s.BLOCK_M, s.BLOCK_N, s.BLOCK_K, s.GROUP_M, s.num_warps) == (128, 128, 32, 8, 8)
+    assert s.split_k == 1 and s.precision == "ieee" and s.num_stages == 2   # fp32: 2 stages
     _, _, gen, plan = prepared(L2 / "gemm_bias_gelu.py", "bf16")
-    assert default_knobs(gen, plan.groups[0])["num_stages"] == 3
+    assert default_schedule(gen, plan.groups[0]).num_stages == 3
     _, _, gen, plan = prepared(L1 / "matmul_tall_skinny.py")
-    assert default_knobs(gen, plan.groups[0])["BLOCK_N"] == 64      # N = 64: no wasted half tile
+    assert default_schedule(gen, plan.groups[0]).BLOCK_N == 64      # N = 64: no wasted half tile
     _, _, gen, plan = prepared(L1 / "matvec.py")
     assert gemm_codegen._gemv_axis(gen, gen.graph.node(plan.groups[0].nodes[0])) == "n"
 
@@ -352,11 +352,20 @@ def test_unsupported_precision_is_refused_not_lowered():
     make_module(L1 / "matmul_square.py", {"precision": "tf32x3"}, dtype="bf16", arch="gfx950")
 
 
-@pytest.mark.parametrize("knobs, match", [({"BLOCK_M": 8}, "at least 16"), ({"BLOCK_K": 48}, "power of two"),
-                                          ({"split_k": 0}, "split_k=0")])
-def test_bad_knobs_are_refused(knobs, match):
-    with pytest.raises(CodegenUnsupported, match=match):
-        make_module(L1 / "matmul_square.py", knobs)
+@pytest.mark.parametrize("knobs, match", [({"BLOCK_K": 48}, "BLOCK_K=48 is not a power of two"),
+                                          ({"split_k": 0}, "split_k=0"), ({"precision": "fp16"}, "expected one of"),
+                                          ({"TMA": 2}, "TMA=2"), ({"tiles": False}, "no knob tiles")])
+def test_bad_knobs_fail_where_the_schedule_is_made(knobs, match):
+    _, _, gen, plan = prepared(L1 / "matmul_square.py")
+    with pytest.raises(ScheduleError, match=match):
+        default_schedule(gen, plan.groups[0]).retune(knobs)
+
+
+def test_tiles_the_product_cannot_take_fail_in_the_writer():
+    """8 rows is a valid tile (the GEMV path takes it); tl.dot's 16 is the writer's to check."""
+    with pytest.raises(CodegenUnsupported, match="at least 16") as refused:
+        make_module(L1 / "matmul_square.py", {"BLOCK_M": 8})
+    assert not isinstance(refused.value, ScheduleError)
 
 
 def test_bias_is_read_as_one_row_per_tile():

@@ -195,14 +195,14 @@ def test_build_specializes_sizes_that_are_multiples_of_16():
     """The ISA facts must describe the kernel that runs: Triton's launcher specializes integer arguments that
     are multiples of 16 ("D"), so the build does the same for sizes that are at the traced shapes."""
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module
+    from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.generate.pipeline import _kernel_source, _work
     from kerntailor.plan import plan_fusion
 
     spec = load_problem(ROOT / "problems" / "level1" / "layernorm.py")
     cap, gen = capture_generalized(spec)
     plan = plan_fusion(gen.graph)
-    module = generate_module(spec, gen, plan, {g.name: default_knobs(gen, g) for g in plan.groups}, "mi300x",
+    module = generate_module(spec, gen, plan, {g.name: default_schedule(gen, g) for g in plan.groups}, "mi300x",
                              "gfx942")
     k = module.kernels[0]
     _, sizes = _work(gen, plan.groups[0], cap.cost.dtype)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.pool import host_size_lines as pool_host_size_lines
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.families import FAMILIES
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.problem.spec import ProblemSpec
@@ -76,7 +77,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
-    fp8 = sorted({k.fp8_format for k in kernels if getattr(k, "fp8_format", "")})
+    fp8 = sorted({k.fp8_format for k in kernels if k.fp8_format})
     if len(fp8) > 1:
         raise CodegenUnsupported(f"products in two fp8 formats ({', '.join(fp8)})")
     if fp8:  # the referee emulates this format (precision.py)
@@ -109,13 +110,14 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     for dim in gen.dims:
         if not dim.node:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
-    # output sizes of pools (derived dims), by the op's formula from the input's runtime size
+    # derived output sizes (a pool's), by the op's formula from the input's runtime size
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis)):
         node = graph.node(dim.node)
-        if node.family != "pool":
+        fam = FAMILIES.get(node.family)
+        if fam is None or fam.derived_size_lines is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
-        body += pool_host_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
+        body += fam.derived_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
     for a, b in gen.equal_dims:
         if a.node or b.node:
             continue
@@ -132,35 +134,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
                             f"device={device}, dtype={TORCH_DTYPES[dtype]})")
                 var[buffer] = buffer
-        for buffer in getattr(k, "host_buffers", ()):   # made by the host lines before the launch
-            var[buffer] = f"{k.group}_{buffer}"
-        body += [line.format(**var, device=device) for line in getattr(k, "host_prologue", ())]
-        # scratch: (buffer, dtype, count[, zeroed]): partial results and counters, allocated per call; zeroed
-        # unless the kernel writes every element before it reads it
-        for buffer, dtype, count, *zeroed in k.scratch:
-            var[buffer] = f"{k.group}_{buffer}"
-            alloc = "torch.zeros" if not zeroed or zeroed[0] else "torch.empty"
-            body.append(f"{var[buffer]} = {alloc}({_count_text(size, count)}, device={device}, "
-                        f"dtype={TORCH_DTYPES[dtype]})")
-        args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
-        decided = dict(getattr(k, "host_constexprs", ()))  # chosen per call from sizes and addresses
-        consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
-                  for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
-        if k.persistent:  # the whole row in one block, whatever its length at run time
-            consts.append(f"RBLOCK=triton.next_power_of_2({size.host(k.row_size)})")
-        opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]
-        amd = {n: v for n, v in k.options if n in AMD_KNOBS}
-        grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
-        if k.grid_rows is not None:  # rows x column blocks (a pool: no per-element division in the kernel)
-            grid = (f"(triton.cdiv({size.host(k.grid_rows)}, {k.grid_rows_block}), "
-                    f"triton.cdiv({size.host(k.grid)}, {k.grid_block}))")
-        if getattr(k, "grid_factors", ()):  # a product of ceil-divisions (GEMM tiles x batch x splits)
-            grid = f"({_count_text(size, k.grid_factors)},)"
-            if getattr(k, "grid_cap", ""):  # a persistent kernel: no more programs than it was told to use
-                grid = f"(min({_count_text(size, k.grid_factors)}, {k.grid_cap.format(**var, device=device)}),)"
-        call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
-        call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
-        body.append(call)
+        body += _launch_lines(k, size, var, device)
     outs = []
     for i, (view, ttype) in enumerate(zip(graph.outputs, graph.output_types)):
         base = var.get(view.base)
@@ -182,12 +156,47 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
 
 
+def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], device: str) -> list[str]:
+    """Host lines for one kernel: the buffers its host lines define, those lines, its scratch, then the call.
+    `var` (buffer -> host variable) gains the buffers defined here."""
+    launch = k.launch
+    for buffer in launch.host_buffers:   # made by the host lines before the launch
+        var[buffer] = f"{k.group}_{buffer}"
+    lines = [line.format(**var, device=device) for line in launch.host_prologue]
+    # partial results and counters, allocated per call; zeroed unless the kernel writes every element first
+    for s in launch.scratch:
+        var[s.buffer] = f"{k.group}_{s.buffer}"
+        alloc = "torch.zeros" if s.zeroed else "torch.empty"
+        lines.append(f"{var[s.buffer]} = {alloc}({_count_text(size, s.count)}, device={device}, "
+                     f"dtype={TORCH_DTYPES[s.dtype]})")
+    if not k.source:   # host lines only (a library call)
+        return lines
+    args = [var[b] for _, b in launch.pointer_args] + [size.host(e) for _, e in launch.size_args]
+    decided = dict(launch.host_constexprs)  # chosen per call from sizes and addresses
+    consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
+              for n, v in launch.constexprs]
+    opts = [f"{n}={v}" for n, v in launch.options if n not in AMD_KNOBS]
+    amd = {n: v for n, v in launch.options if n in AMD_KNOBS}
+    axes = [_grid_text(size, axis) for axis in launch.grid]
+    if launch.grid_cap:  # a persistent kernel: no more programs than it was told to use
+        axes = [f"min({axes[0]}, {launch.grid_cap.format(**var, device=device)})"]
+    grid = f"({axes[0]},)" if len(axes) == 1 else f"({', '.join(axes)})"
+    call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
+    call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
+    return lines + [call]
+
+
+def _grid_text(size: SizeArgs, axis: GridAxis) -> str:
+    """Host text for the programs along one grid axis: triton.cdiv(n, block) for one factor (block 1 included),
+    a product of ceil-divisions for several (GEMM tiles x batch x splits)."""
+    if len(axis.factors) == 1:
+        (e, block), = axis.factors
+        return f"triton.cdiv({size.host(e)}, {block})"
+    return _count_text(size, axis.factors)
+
+
 def _count_text(size: SizeArgs, count) -> str:
-    """Host text for a count: an int, a size expression, or a product of (size, block) ceil-divisions."""
-    if isinstance(count, int):
-        return str(count)
-    if isinstance(count, SizeExpr):
-        return size.host(count)
+    """Host text for a product of (size, block) ceil-divisions."""
     def factor(e: SizeExpr, block: int) -> str:
         text = size.host(e)
         if block != 1:

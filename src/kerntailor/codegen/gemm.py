@@ -29,14 +29,19 @@ the operands (see DOT_HELPERS): the CPU referee then judges the precision the GP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
+from typing import ClassVar
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.fp8 import DOT_FP8, quantize_helpers
-from kerntailor.codegen.fused import FLOAT_IDENTITY, CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, compute_dtype
+from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.fused import FLOAT_IDENTITY
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.render import HELPERS, TL_DTYPES, compute_dtype
 from kerntailor.codegen.scan import AnchorWriter, _mentions
+from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product
 from kerntailor.errors import KerntailorError
 from kerntailor.ir.expr import Load
@@ -122,23 +127,6 @@ _dot_16bit = _dot_16bit_upcast if _INTERPRET else _dot_16bit_hw
 }
 
 
-@dataclass(frozen=True)
-class GemmKernel(GeneratedKernel):
-    """A GEMM launch: the grid is the product of ceil(size / block) factors (not one size / block), and
-    scratch counts may be such products too (emit.py renders both)."""
-
-    grid_factors: tuple[tuple[SizeExpr, int], ...] = ()
-    # constexprs the host decides per call: (name, Python expression over the host's sizes and {buffer}
-    # names); `constexprs` holds their value at the traced shapes (what the build compiles)
-    host_constexprs: tuple[tuple[str, str], ...] = ()
-    grid_cap: str = ""   # persistent kernels: at most this many programs (a host expression)
-    # host lines run before the launch (fp8: quantize the operands), formatted with the host's {buffer} names;
-    # they define the buffers in host_buffers (each as "<group>_<buffer>")
-    host_prologue: tuple[str, ...] = ()
-    host_buffers: tuple[str, ...] = ()
-    fp8_format: str = ""   # the fp8 format its products use (precision.FP8_FORMATS), "" when not fp8
-
-
 # --- what the pipeline and the search need ---------------------------------------------------------------
 
 TMA_ALLOCATOR = '''def _tma_scratch(size: int, alignment: int, stream):
@@ -181,8 +169,52 @@ def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
     return gen.graph.buffer_type(node.operands[0].base).dtype
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
-    """A schedule without search, portable across targets (default_knobs has none).
+@dataclass(frozen=True, kw_only=True)
+class MatmulSchedule(Schedule):
+    """BLOCK_M x BLOCK_N output tiles stepping K by BLOCK_K, GROUP_M tile rows swept together (L2 reuse), K
+    split over split_k programs, products in `precision` (the user's policy, never tuned). sm_90: TMA tile loads
+    and PERSISTENT programs; AMD: matrix_instr_nonkdim and kpack. LIBRARY: the product is torch.matmul's, the
+    kernel its epilogue; gemv=False keeps tl.dot for matrix-vector shapes."""
+
+    family: ClassVar[str] = "matmul"
+    order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages",
+                                        "split_k", "precision", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                                        "TMA", "PERSISTENT", "LIBRARY", "gemv")
+    shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages",
+                                        "split_k", "precision")
+
+    BLOCK_M: int
+    BLOCK_N: int
+    BLOCK_K: int
+    GROUP_M: int = 1
+    num_stages: int = 2
+    split_k: int = 1
+    precision: str = "ieee"
+    matrix_instr_nonkdim: int | None = None
+    kpack: int | None = None
+    TMA: int = 0
+    PERSISTENT: int = 0
+    LIBRARY: int = 0
+    gemv: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
+            self.power_of_two(name)
+        self.at_least("GROUP_M", 1)
+        self.at_least("split_k", 1)
+        self.one_of("precision", PRECISIONS)
+        for name in ("TMA", "PERSISTENT", "LIBRARY"):
+            self.one_of(name, (0, 1))
+        self.one_of("gemv", (True, False))
+        if self.kpack is not None:
+            self.one_of("kpack", (1, 2))
+        if self.matrix_instr_nonkdim is not None:
+            self.at_least("matrix_instr_nonkdim", 0)
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
+    """A schedule without search, portable across targets.
 
     Big tiles: 128x128, BLOCK_K 32, 8 warps, GROUP_M 8 (Triton's matmul tutorial; Inductor's common mm
     config). num_stages 3 for 16-bit operands and 2 for fp32: what fits the smallest LDS of the targets,
@@ -201,8 +233,8 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
         rows = node.m if gemv == "n" else node.n
         split = 4 if batch * -(-rows // 64) < 32 and node.k >= 4096 else 1
         bm, bn = (64, 16) if gemv == "n" else (16, 64)
-        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": min(128, max(MIN_DOT, next_power_of_two(node.k))), "GROUP_M": 1,
-                "num_warps": 4, "num_stages": 2, "split_k": split, "precision": "ieee"}
+        return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=min(128, max(MIN_DOT, next_power_of_two(node.k))),
+                              GROUP_M=1, num_warps=4, num_stages=2, split_k=split, precision="ieee")
     bm = min(128, max(MIN_DOT, next_power_of_two(node.m)))
     bn = min(128, max(MIN_DOT, next_power_of_two(node.n)))
     bk = min(32, max(MIN_DOT, next_power_of_two(node.k)))
@@ -212,8 +244,8 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     # gemm_space's rule: a group no larger than needed to cover the tile rows, and only on a 2-D grid
     tiles_m, tiles_n = -(-node.m // bm), -(-node.n // bn)
     group_m = 1 if tiles_n == 1 else 8 if tiles_m > 4 else 4 if tiles_m > 1 else 1
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group_m, "num_warps": warps,
-            "num_stages": stages, "split_k": split, "precision": "ieee"}
+    return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m, num_warps=warps, num_stages=stages,
+                          split_k=split, precision="ieee")
 
 
 def check_precision(precision: str, dtype: str, arch: str | None) -> None:
@@ -240,14 +272,13 @@ def fp8_format_of(arch: str | None) -> Fp8Format:
         raise CodegenUnsupported(str(e)) from None
 
 
-def generate_gemm(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, kernel_name: str,
-                  arch: str | None = None) -> GeneratedKernel:
-    """Triton source for a matmul group under `knobs` (BLOCK_M/N/K, GROUP_M, split_k, num_warps,
-    num_stages, precision; AMD: waves_per_eu, matrix_instr_nonkdim, kpack). `arch` (gfx942, sm_90, ...)
-    only decides which precisions are allowed; the source is the same for every target."""
+def generate_gemm(gen: Generalized, group: FusionGroup, schedule: MatmulSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a matmul group under `schedule`. `arch` (gfx942, sm_90, ...) only decides which
+    precisions are allowed (and the fp8 format); the source is otherwise the same for every target."""
     if group.family != "matmul":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _GemmWriter(gen, group, knobs, host_names, kernel_name, arch).write()
+    return _GemmWriter(gen, group, schedule, host_names, kernel_name, arch).write()
 
 
 def _gemv_axis(gen: Generalized, node: Matmul) -> str:
@@ -266,8 +297,8 @@ def _gemv_axis(gen: Generalized, node: Matmul) -> str:
 class _GemmWriter(AnchorWriter):
     anchor_type = Matmul
 
-    def __init__(self, gen, group, knobs, host_names, name, arch):
-        super().__init__(gen, group, knobs, host_names, name)
+    def __init__(self, gen, group, schedule: MatmulSchedule, host_names, name, arch):
+        super().__init__(gen, group, schedule, host_names, name)
         self.arch = arch
         self.dot_helpers: list[str] = []
         self.bases: dict[str, str] = {}
@@ -285,18 +316,10 @@ class _GemmWriter(AnchorWriter):
             raise CodegenUnsupported(f"{self.group.name}: its row reductions do not combine from tiles")
         return set(self.row.nodes)
 
-    # --- knobs ---------------------------------------------------------------------------------------
-    def _knob(self, name: str, default: int) -> int:
-        value = int(self.knobs.get(name, default))
-        if value < 1:
-            raise CodegenUnsupported(f"{name}={value}")
-        return value
-
+    # --- tiles -------------------------------------------------------------------------------------------
     def _blocks(self, gemv: str) -> tuple[int, int, int]:
-        bm, bn, bk = (self._knob(k, d) for k, d in (("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 32)))
-        for name, v in (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)):
-            if v & (v - 1):
-                raise CodegenUnsupported(f"{name}={v} is not a power of two")
+        s = self.schedule
+        bm, bn, bk = s.BLOCK_M, s.BLOCK_N, s.BLOCK_K
         if gemv == "n":
             return bm, 1, bk
         if gemv == "m":
@@ -332,9 +355,9 @@ class _GemmWriter(AnchorWriter):
         dtype = self.graph.buffer_type(a.base).dtype
         if dtype not in MATRIX_DTYPES or self.graph.buffer_type(b.base).dtype != dtype:
             raise CodegenUnsupported(f"{mm.name}: matmul of {dtype} x {self.graph.buffer_type(b.base).dtype}")
-        precision = str(self.knobs.get("precision", "ieee"))
+        precision = self.schedule.precision
         check_precision(precision, dtype, self.arch)
-        gemv = _gemv_axis(self.gen, mm) if self.knobs.get("gemv", True) else ""
+        gemv = _gemv_axis(self.gen, mm) if self.schedule.gemv else ""
         self.fp8: Fp8Format | None = None
         if is_fp8(precision):  # the kernel reads quantized copies of A and B (and their scales)
             self.fp8 = fp8_format_of(self.arch)
@@ -343,19 +366,19 @@ class _GemmWriter(AnchorWriter):
                 nb, (a, a_shape, a_strides, a_off), (b, b_shape, b_strides, b_off), precision == "fp8-row")
             dtype = "fp8"
         # LIBRARY: the product is torch.matmul's (cuBLAS / hipBLASLt), this kernel only its epilogue and tail
-        self.library = bool(int(self.knobs.get("LIBRARY", 0)))
+        self.library = bool(self.schedule.LIBRARY)
         if self.library:
             if self.fp8 is not None:
                 raise CodegenUnsupported(f"{self.group.name}: the library product under {precision} (not built)")
             gemv = ""
-            self.knobs = dict(self.knobs, split_k=1, TMA=0, PERSISTENT=0)
+            self.schedule = replace(self.schedule, split_k=1, TMA=0, PERSISTENT=0)
         bm, bn, bk = self._blocks(gemv)
-        split = self._knob("split_k", 1)
-        group_m = self._knob("GROUP_M", 1) if not gemv else 1
+        split = self.schedule.split_k
+        group_m = self.schedule.GROUP_M if not gemv else 1
         space = [self.sizes.slot(("node", mm.name, "out", k), s) for k, s in enumerate(mm.out.shape)]
         M, N, K = self.sizes.text(a_shape[-2]), self.sizes.text(b_shape[-1]), self.sizes.text(a_shape[-1])
         # persistent (sm_90's knob): one program per SM walks the output tiles; plain 2-D products only
-        self.persistent = bool(int(self.knobs.get("PERSISTENT", 0))) and not nb and split == 1 and not gemv
+        self.persistent = bool(self.schedule.PERSISTENT) and not nb and split == 1 and not gemv
         tma = None if gemv else self._tma_plan(nb, split, dtype, (a, a_strides, a_off), (b, b_strides, b_off))
         if self.persistent and tma:  # the descriptors once per program, before its tiles
             self.out("if USE_TMA:")
@@ -540,7 +563,7 @@ class _GemmWriter(AnchorWriter):
         Per operand: (pointer arg, rows stride, rows-axis text, whether the tile is transposed after the
         load, the traced stride in elements). The host checks the rest per call (USE_TMA): strides and
         base addresses 16-byte aligned, as the TMA unit requires."""
-        if not int(self.knobs.get("TMA", 0)) or nb or split > 1:
+        if not self.schedule.TMA or nb or split > 1:
             return None
         plan = []
         for which, (v, strides, offset) in zip("ab", operands):
@@ -765,24 +788,15 @@ class _GemmWriter(AnchorWriter):
 
     # --- the launch ----------------------------------------------------------------------------------
     def _finish(self, mm: Matmul, space: list[SizeExpr], nb: int, blocks, group_m: int, split: int, gemv: str,
-                precision: str, product_text: str) -> GemmKernel:
+                precision: str, product_text: str) -> GeneratedKernel:
         bm, bn, bk = blocks
-        args, signature, pointer_args = [], [], []
-        scratch_types = {"partials": "fp32", "counters": "i32", "row_partials": "fp32", "row_counters": "i32"}
+        dtypes = {"partials": "fp32", "counters": "i32", "row_partials": "fp32", "row_counters": "i32"}
         if self.fp8 is not None:
-            scratch_types |= {"fp8_a": self.fp8.triton_type, "fp8_b": self.fp8.triton_type, "fp8_sa": "fp32",
-                              "fp8_sb": "fp32"}
+            dtypes |= {"fp8_a": self.fp8.triton_type, "fp8_b": self.fp8.triton_type, "fp8_sa": "fp32",
+                       "fp8_sb": "fp32"}
         if self.library:   # torch.matmul's output: the operands' dtype
-            scratch_types["lib_prod"] = self.graph.buffer_type(mm.operands[0].base).dtype
-        for buffer, arg in self.pointers.items():
-            args.append(arg)
-            dtype = scratch_types[buffer] if buffer in scratch_types else self.graph.buffer_type(buffer).dtype
-            signature.append((arg, PTR_TYPES[dtype]))
-            pointer_args.append((arg, buffer))
-        for name, e in self.sizes.args:
-            args.append(name)
-            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
-            signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
+            dtypes["lib_prod"] = self.graph.buffer_type(mm.operands[0].base).dtype
+        dtypes = {b: dtypes[b] if b in dtypes else self.graph.buffer_type(b).dtype for b in self.pointers}
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
         constexprs += [("GROUP_M", group_m)] if group_m > 1 else []
         constexprs += [("SPLIT_K", split)] if split > 1 else []
@@ -795,9 +809,6 @@ class _GemmWriter(AnchorWriter):
         if self.persistent:  # the build compiles for the traced GPU's count (an H200's 132 SMs)
             constexprs += [("NUM_PROGRAMS", PERSISTENT_PROGRAMS_TRACED)]
             host_constexprs += (("NUM_PROGRAMS", PERSISTENT_PROGRAMS),)
-        for name, _ in constexprs:
-            args.append(f"{name}: tl.constexpr")
-            signature.append((name, "constexpr"))
         shape = " x ".join(self.sizes.host(e) for e in space)
         fp32 = self.graph.buffer_type(mm.operands[0].base).dtype == "fp32"
         path = "GEMV (multiply-adds, one tl.sum)" if gemv else f"tl.dot ({precision if fp32 else 'fp32 accumulator'})"
@@ -812,34 +823,31 @@ class _GemmWriter(AnchorWriter):
                + (f", K split over {split} programs (last one sums, in order)" if split > 1 else "")
                + (", then row reductions over N from per-tile partials (the row block's last tile combines "
                   "them)" if self.row is not None else "") + ".")
-        header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
         if self.persistent:
             self.helpers.add("num_programs")
         own = {"tma_allocator": TMA_ALLOCATOR, "num_programs": NUM_PROGRAMS_HELPER}
         helpers = tuple(own[h] if h in own else HELPERS[h] for h in sorted(self.helpers)) + tuple(self.dot_helpers)
-        options = [("num_warps", self._knob("num_warps", 4)), ("num_stages", self._knob("num_stages", 2))]
-        options += [(k, int(self.knobs[k])) for k in AMD_OPTIONS if k in self.knobs]
         batch = [space[j] for j in range(nb)]
-        factors = tuple((e, 1) for e in batch) + ((space[nb], bm), (space[nb + 1], bn))
-        tiles = factors
-        if split > 1:
-            factors = factors + ((const(split), 1),)
+        tiles = tuple((e, 1) for e in batch) + ((space[nb], bm), (space[nb + 1], bn))
+        factors = tiles + (((const(split), 1),) if split > 1 else ())
         scratch = ()
         if split > 1:  # partial tiles (every element written before it is read: not zeroed) and counters
-            scratch = (("partials", "fp32", factors + ((const(bm * bn), 1),), False), ("counters", "i32", tiles))
+            scratch = (Scratch("partials", "fp32", factors + ((const(bm * bn), 1),), False),
+                       Scratch("counters", "i32", tiles))
         if self.row is not None:  # every partial is written before it is read; the counters start at 0
             row_blocks = tuple((e, 1) for e in batch) + ((space[nb], bm),)
-            scratch += (("row_partials", "fp32", row_blocks + ((space[nb + 1], bn), (const(bm * len(self.row.channels)), 1)),
-                         False), ("row_counters", "i32", row_blocks))
-        grid = product(batch + [space[nb], space[nb + 1]]) or const(1)
-        return GemmKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
-                          tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
-                          tuple(options), grid, bm * bn, helpers, scratch=scratch, grid_factors=factors,
-                          host_constexprs=host_constexprs, grid_cap=PERSISTENT_PROGRAMS if self.persistent else "",
-                          host_prologue=tuple(self.prologue),
-                          host_buffers=(("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else
-                                        ("lib_prod",) if self.library else ()),
-                          fp8_format=self.fp8.name if self.fp8 is not None else "")
+            channels = const(bm * len(self.row.channels))
+            scratch += (Scratch("row_partials", "fp32", row_blocks + ((space[nb + 1], bn), (channels, 1)), False),
+                        Scratch("row_counters", "i32", row_blocks))
+        host_buffers = (("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if self.fp8 is not None else
+                        ("lib_prod",) if self.library else ())
+        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
+                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
+                        options=self.schedule.options(),
+                        grid=(GridAxis(factors),), host_constexprs=host_constexprs,
+                        grid_cap=PERSISTENT_PROGRAMS if self.persistent else "", scratch=scratch,
+                        host_prologue=self.prologue, host_buffers=host_buffers, helpers=helpers,
+                        fp8_format=self.fp8.name if self.fp8 is not None else "")
 
 
 _TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}
@@ -854,5 +862,5 @@ def _both(a: str, b: str) -> str:
     return f"({a}) & {b}" if b else a
 
 
-__all__ = ["DOT_PRECISIONS", "GemmKernel", "PRECISIONS", "check_precision", "default_knobs", "generate_gemm",
+__all__ = ["DOT_PRECISIONS", "PRECISIONS", "MatmulSchedule", "check_precision", "default_schedule", "generate_gemm",
            "matmul_node", "work_sizes"]

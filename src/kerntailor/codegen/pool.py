@@ -17,13 +17,17 @@ that the last window must start inside the input or its left padding.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
+from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
+from kerntailor.codegen.assemble import one_dim
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.scan import AnchorWriter
+from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
@@ -89,14 +93,29 @@ def _window(gen: Generalized, node: Pool, d: int) -> tuple[int, int, int, int]:
     return tuple(out)
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class PoolSchedule(Schedule):
+    """About XBLOCK output elements per program: a (YBLOCK rows x XBLOCK columns) tile (`tile_shape`)."""
+
+    family: ClassVar[str] = "pool"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
+
+    XBLOCK: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
     many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
     node = gen.graph.node(group.nodes[0])
     window = prod(node.kernel) if node.kernel else 1
     xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
-    return {"XBLOCK": xblock, "num_warps": 4}
+    return PoolSchedule(XBLOCK=xblock, num_warps=4)
 
 
 def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
@@ -107,12 +126,12 @@ def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
     return max(1, xblock // cols), cols
 
 
-def generate_pool(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
-                  kernel_name: str) -> GeneratedKernel:
-    """Triton source for a pool group under `knobs` (XBLOCK output elements per program)."""
+def generate_pool(gen: Generalized, group: FusionGroup, schedule: PoolSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a pool group under `schedule`."""
     if group.family != "pool":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _PoolWriter(gen, group, knobs, host_names, kernel_name).write()
+    return _PoolWriter(gen, group, schedule, host_names, kernel_name).write()
 
 
 class _PoolWriter(AnchorWriter):
@@ -127,7 +146,7 @@ class _PoolWriter(AnchorWriter):
         if rank != nd + 2 or len(pool.operands[0].shape) != rank:
             raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
                                      "(only (N, C, *spatial) inputs)")
-        xblock = int(self.knobs.get("XBLOCK", 1024))
+        xblock = self.schedule.XBLOCK
         view, in_shape, in_strides, in_offset = self.view_exprs(pool, 0)
         space = output_shape(self.gen, pool)
         numel = product(space)
@@ -210,8 +229,8 @@ class _PoolWriter(AnchorWriter):
         shape_text = " x ".join(self.sizes.host(e) for e in space)
         doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
                "A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window.")
-        kernel = self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], space[-1], cols)
-        return replace(kernel, grid_rows=n_rows, grid_rows_block=rows)
+        # a 2-D launch, rows x column blocks: no per-element division in the kernel
+        return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], (one_dim(n_rows, rows), one_dim(space[-1], cols)))
 
     def tile_axes(self) -> list[list[str]]:
         """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex."""

@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
+from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.assemble import assemble, one_dim
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.render import HELPERS, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, same
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
@@ -44,7 +49,24 @@ def _scan_node(gen: Generalized, group: FusionGroup) -> Scan:
     return node
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class ScanSchedule(Schedule):
+    """XBLOCK rows per program, RBLOCK elements of each row per chunk (a carry between chunks)."""
+
+    family: ClassVar[str] = "scan"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "num_warps", "num_stages", "waves_per_eu")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "num_warps")
+
+    XBLOCK: int
+    RBLOCK: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+        self.power_of_two("RBLOCK")
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> ScanSchedule:
     """A schedule without search: long chunks along a contiguous row, else many rows side by side (the
     rows are then what is contiguous in memory, so a tile's loads coalesce across rows)."""
     node = _scan_node(gen, group)
@@ -57,15 +79,15 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     else:
         xblock = min(64, next_power_of_two(rows))
         rblock = min(next_power_of_two(length), max(16, 2048 // xblock))
-    return {"XBLOCK": xblock, "RBLOCK": rblock, "num_warps": 8 if xblock * rblock >= 4096 else 4}
+    return ScanSchedule(XBLOCK=xblock, RBLOCK=rblock, num_warps=8 if xblock * rblock >= 4096 else 4)
 
 
-def generate_scan(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
-                  kernel_name: str) -> GeneratedKernel:
-    """Triton source for a scan group under `knobs` (XBLOCK rows x RBLOCK elements per chunk)."""
+def generate_scan(gen: Generalized, group: FusionGroup, schedule: ScanSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a scan group under `schedule`."""
     if group.family != "scan":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _ScanWriter(gen, group, knobs, host_names, kernel_name).write()
+    return _ScanWriter(gen, group, schedule, host_names, kernel_name).write()
 
 
 # --- shared by the anchor families (scan, pool) ---------------------------------------------------------
@@ -76,8 +98,8 @@ class AnchorWriter(KernelWriter):
 
     anchor_type: type = Node
 
-    def __init__(self, gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, name: str):
-        super().__init__(gen, group, knobs, host_names, name)
+    def __init__(self, gen: Generalized, group: FusionGroup, schedule: Schedule, host_names: dict, name: str):
+        super().__init__(gen, group, schedule, host_names, name)
         self.anchor = self.nodes[0]
         if not isinstance(self.anchor, self.anchor_type):
             raise CodegenUnsupported(f"{group.name}: expected a {self.anchor_type.__name__} first, "
@@ -208,30 +230,11 @@ class AnchorWriter(KernelWriter):
             self.out(f"tl.store({self.pointer(name)} + ({offset}), {value}, mask={self.full_mask})")
 
     # --- the kernel --------------------------------------------------------------------------------
-    def finish(self, doc: str, constexprs: list[tuple[str, int]], grid: SizeExpr, grid_block: int) -> GeneratedKernel:
-        args: list[str] = []
-        signature: list[tuple[str, str]] = []
-        pointer_args = []
-        for buffer, arg in self.pointers.items():
-            args.append(arg)
-            signature.append((arg, PTR_TYPES[self.graph.buffer_type(buffer).dtype]))
-            pointer_args.append((arg, buffer))
-        for name, e in self.sizes.args:
-            args.append(name)
-            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
-            signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
-        for name, _ in constexprs:
-            args.append(f"{name}: tl.constexpr")
-            signature.append((name, "constexpr"))
-        header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
-        helpers = tuple(HELPERS[h] for h in sorted(self.helpers))
-        options = [("num_warps", int(self.knobs.get("num_warps", 4))),
-                   ("num_stages", int(self.knobs.get("num_stages", 1)))]
-        if "waves_per_eu" in self.knobs:
-            options.append(("waves_per_eu", int(self.knobs["waves_per_eu"])))
-        return GeneratedKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
-                               tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
-                               tuple(options), grid, grid_block, helpers)
+    def finish(self, doc: str, constexprs: list[tuple[str, int]], grid: tuple[GridAxis, ...]) -> GeneratedKernel:
+        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
+                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
+                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=grid,
+                        helpers=tuple(HELPERS[h] for h in sorted(self.helpers)))
 
     def unravel(self, axes: list[int], sizes: list[SizeExpr], flat: str) -> None:
         """Coordinates i<axis> of `flat`, row-major over `axes` (of sizes `sizes`)."""
@@ -266,8 +269,7 @@ class _ScanWriter(AnchorWriter):
         scan: Scan = self.anchor
         if scan.op not in ("sum", "prod"):
             raise CodegenUnsupported(f"scan op {scan.op}")
-        xblock = int(self.knobs.get("XBLOCK", 1))
-        rblock = int(self.knobs.get("RBLOCK", 1024))
+        xblock, rblock = self.schedule.XBLOCK, self.schedule.RBLOCK
         rank = len(scan.out.shape)
         axis = scan.axis % rank if rank else 0
         space = [self.sizes.slot(("node", scan.name, "out", k), s) for k, s in enumerate(scan.out.shape)]
@@ -327,7 +329,7 @@ class _ScanWriter(AnchorWriter):
         doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
                f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
                f"XBLOCK rows per program, RBLOCK-element chunks with a carry.")
-        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], rows, xblock)
+        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
 
     def tile_axes(self) -> list[list[str]]:
         return [self._outer + ["xindex"], [self._axis_coord, "ip", "rindex"]]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
+from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
 from kerntailor.costmodel import Work
 from kerntailor.costmodel.persist import load_ranker, work_to_json
 from kerntailor.errors import KerntailorError
@@ -36,7 +36,6 @@ from kerntailor.targets import Target, detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 
 LIBRARY = "library"   # the store family of a library-path decision
-SPACE_OF = {"matmul": "gemm"}   # the search space of a plan family, where the names differ
 
 
 @dataclass(frozen=True)
@@ -127,13 +126,6 @@ def _work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
     return Work(flops, group.bytes_moved, dtype, False, tuple(work_sizes.items())), sizes
 
 
-def _knobs(config: Config) -> dict:
-    knobs = dict(config.knobs)
-    if "BLOCK" in knobs:
-        knobs["XBLOCK"] = knobs.pop("BLOCK")
-    return knobs
-
-
 def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
     """The best verified kernel for the problem on the target (module docstring); with a seed kernel or the
     LLM proposer, their kernels compete with the template's (generate/sources.py)."""
@@ -182,39 +174,30 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     if is_fp8(settings.precision):
         _check_fp8(plan, gen, target, settings.precision)
     floor = floor_of(capture, target, precision=settings.precision)
-    knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
     try:
-        generate_module(problem, gen, plan, knobs, target.name, target.arch)
+        schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+        for g in plan.groups:   # the user's precision policy is not a knob the search may change
+            if g.family == "matmul":
+                schedules[g.name] = replace(schedules[g.name], precision=settings.precision)
+        generate_module(problem, gen, plan, schedules, target.name, target.arch)
     except CodegenUnsupported as e:
         return _library(problem, target, mode, out, f"not covered by codegen: {e}", floor, [], None, store, run_id)
 
     group_results: list[GroupResult] = []
-    evaluations: dict[str, dict[Config, Evaluation]] = {}
+    runner_ups: dict[str, list] = {}
     per_group_s = settings.budget_s / max(1, len(plan.groups))
     for group in plan.groups:
         # the operands a matmul group multiplies: fp8 copies under the fp8 policies (tiles, LDS, rate)
         dtype = "fp8" if group.family == "matmul" and is_fp8(settings.precision) else capture.cost.dtype
         work, sizes = _work(gen, group, dtype)
-        if "SPLIT" in knobs[group.name]:  # the cost model sees SPLIT rows of R/SPLIT
-            split = knobs[group.name]["SPLIT"]
-            work = replace(work, sizes=(("R", -(-sizes["R"] // split)), ("X", split)))
-        space = make_space(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)
+        base = schedules[group.name]
+        if getattr(base, "SPLIT", 0):  # the cost model sees SPLIT rows of R/SPLIT
+            work = replace(work, sizes=(("R", -(-sizes["R"] // base.SPLIT)), ("X", base.SPLIT)))
+        space = make_space(group.family, target, dtype=dtype, **sizes)
 
-        if group.family == "matmul":  # the user's precision policy is not a knob the search may change
-            knobs[group.name]["precision"] = settings.precision
-        base = dict(knobs[group.name])
-
-        def to_knobs(config: Config, base=base) -> dict:
-            k = _knobs(config)
-            if "SPLIT" in base:  # a whole-tensor reduction: the search tunes the chunks, not the split
-                k.update(SPLIT=base["SPLIT"], persistent=False)
-            if "precision" in base:
-                k["precision"] = base["precision"]
-            return k
-
-        def materialize(config: Config, group=group, to_knobs=to_knobs):
-            trial = dict(knobs)
-            trial[group.name] = to_knobs(config)
+        def materialize(config: Config, group=group, space=space, base=base):
+            trial = dict(schedules)
+            trial[group.name] = space.schedule(config, base)
             module = generate_module(problem, gen, plan, trial, target.name, target.arch)
             k = next(k for k in module.kernels if k.group == group.name)
             return module.source, _kernel_source(module.source, k, sizes, gen)
@@ -229,65 +212,61 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                      p.best.value if p.best is not None else None)
 
         # the heuristic schedule is always a candidate, and so are the target's known-good ones: the search
-        # can only improve on them
-        def as_config(given: dict) -> Config:
-            return Config(space.family, tuple((k.name, given.get("XBLOCK" if k.name == "BLOCK" else k.name,
-                                                                 k.values[0])) for k in space.knobs))
-
-        seed = as_config(base)
-        # known-good first: where predictions tie (a compute-bound GEMM on an absent target) the ranking
-        # keeps this order, so measured or documented settings win over the portable heuristic
-        seeds = [as_config(base | known) for known in
-                 seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)]
-        seeds += [seed]
+        # can only improve on them; known-good first: where predictions tie (a compute-bound GEMM on an absent
+        # target) the ranking keeps this order, so measured or documented settings win over the heuristic
+        seeds = [space.config_of(base.retune(known)) for known in
+                 seed_knobs(group.family, target, dtype=dtype, **sizes)]
+        seeds += [space.config_of(base)]
         seeds = [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
         seed_trials = evaluator(seeds) if seeds else []
         budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)
         # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed
         rank = load_ranker(target, work) if measured else None
         result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
-        evaluations[group.name] = evaluator.seen
         all_trials = list(seed_trials) + [t for t in result.trials if t.config not in seeds]
         ranked = sorted((t for t in all_trials if t.ok), key=lambda t: t.value)
+        ranked_schedules = [space.schedule(t.config, base) for t in ranked]
         if ranked:
-            knobs[group.name] = to_knobs(ranked[0].config)
+            schedules[group.name] = ranked_schedules[0]
         best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
         if measured and group.family == "matmul" and not is_fp8(settings.precision):
-            library = _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target)
-            if library is not None and (not ranked or library.seconds < ranked[0].value):
-                knobs[group.name] = dict(library.config.knobs)
-                ranked = [Trial(library.config, True, library.seconds)] + ranked
-                best_eval = library
+            library = _library_product_trial(group, schedules, evaluator, problem, gen, plan, target)
+            if library is not None and (not ranked or library[1].seconds < ranked[0].value):
+                schedules[group.name] = library[0]
+                ranked = [Trial(library[1].config, True, library[1].seconds)] + ranked
+                ranked_schedules = [library[0]] + ranked_schedules
+                best_eval = library[1]
         label = (f"measured on {local.display_name}" if measured
                  else f"predicted for {target.name} (analytical model)")
-        if knobs[group.name].get("LIBRARY"):
+        if getattr(schedules[group.name], "LIBRARY", 0):
             label += "; the product is the library's (torch.matmul), this kernel its epilogue"
         if measured and len(plan.groups) > 1:
             label += ", whole module with this kernel's schedule"
         facts = None
         if best_eval and best_eval.build and best_eval.build.facts:
             facts = _facts_dict(best_eval.build.facts)
+        runner_ups[group.name] = ranked_schedules[1:1 + settings.runners_up]
         group_results.append(GroupResult(
-            group.name, group.family, group.nodes, knobs[group.name], ranked[0].value if ranked else None, label,
-            facts, len(all_trials), sum(1 for t in all_trials if not t.ok),
-            tuple((to_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
+            group.name, group.family, group.nodes, schedules[group.name].knobs(), ranked[0].value if ranked else None,
+            label, facts, len(all_trials), sum(1 for t in all_trials if not t.ok),
+            tuple((s.knobs(), t.value) for s, t in zip(ranked_schedules[1:], ranked[1:1 + settings.runners_up]))))
         if store is not None:
             _record_trials(store, run_id, group, evaluator.seen, work)
 
     # emit and judge; fall back to runners-up, then to the library path
-    attempts = [knobs] + [dict(knobs, **{g.group: cfg}) for g in group_results for cfg, _ in g.runners_up]
+    attempts = [schedules] + [dict(schedules, **{g.group: s}) for g in group_results for s in runner_ups[g.group]]
     verdict = None
     for attempt in attempts[:1 + settings.runners_up]:
         module = generate_module(problem, gen, plan, attempt, target.name, target.arch,
                                  notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
         kernel_path.write_text(module.source)
         progress("verify", 0, 1, None)
-        library_product = any(k.get("LIBRARY") for k in attempt.values())   # our module calls torch.matmul
+        library_product = any(getattr(s, "LIBRARY", 0) for s in attempt.values())   # our module calls torch.matmul
         verdict = verify_candidate(problem, kernel_path, VerifySettings(time=measured, tf32=settings.precision == "tf32",
                                                                          precision=settings.precision,
                                                                          allow_library=library_product))
         if verdict.passed:
-            knobs = attempt
+            schedules = attempt
             break
     report = _report(problem, target, mode, floor, capture, plan, group_results, verdict, started,
                      settings.precision if any(g.family == "matmul" for g in plan.groups) else None)
@@ -307,7 +286,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                             group_results, verdict, store, run_id, report, compiled=compiled)
     write_report(report, out)
     if store is not None:
-        cid = store.record_candidate(run_id, family="module", config={g: k for g, k in knobs.items()},
+        cid = store.record_candidate(run_id, family="module", config={g: s.knobs() for g, s in schedules.items()},
                                      source=kernel_path.read_text())
         store.record_verdict(cid, verdict)
         total = sum(g.seconds or 0 for g in group_results)
@@ -340,27 +319,26 @@ def _store_library_decision(store, run_id, problem, path: Path, report: dict, mo
 LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))   # (BLOCK_M, BLOCK_N, num_warps): epilogue tiles
 
 
-def _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target):
+def _library_product_trial(group, schedules, evaluator, problem, gen, plan, target):
     """Measured mode: the issue's "library GEMM + fused tail" as more candidates of a matmul group. The product
     comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one kernel over
     its tiles (codegen/gemm.py, knob LIBRARY): tiled like the best generated schedule and like LIBRARY_TAIL_TILES
     (a tail kernel only streams the product, so smaller tiles than a GEMM's may do better). Timed as whole modules
-    by the same GPU worker as the search's candidates; the fastest, or None when every one fails."""
-    base = to_knobs(ranked[0].config) if ranked else dict(knobs[group.name])
-    base = {k: v for k, v in base.items() if k not in ("TMA", "PERSISTENT", "split_k")} | {"LIBRARY": 1}
-    tiles = [base] + [base | {"BLOCK_M": m, "BLOCK_N": n, "num_warps": w} for m, n, w in LIBRARY_TAIL_TILES]
-    evals = []
+    by the same GPU worker as the search's candidates; (schedule, Evaluation) of the fastest, or None when every
+    one fails."""
+    base = replace(schedules[group.name], TMA=0, PERSISTENT=0, split_k=1, LIBRARY=1)
+    tiles = [base] + [replace(base, BLOCK_M=m, BLOCK_N=n, num_warps=w) for m, n, w in LIBRARY_TAIL_TILES]
+    candidates = []
     for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
-        trial = dict(knobs)
-        trial[group.name] = lib
         try:
-            source = generate_module(problem, gen, plan, trial, target.name, target.arch).source
+            source = generate_module(problem, gen, plan, dict(schedules, **{group.name: lib}), target.name,
+                                     target.arch).source
         except CodegenUnsupported:
             continue
-        evals.append(Evaluation(Config("gemm-library", tuple(sorted(lib.items()))), source))
-    evaluator.measure(evals)   # not in evaluator.seen: the store's trials stay schedules of the search space
-    timed = [e for e in evals if e.seconds is not None and not e.error]
-    return min(timed, key=lambda e: e.seconds) if timed else None
+        candidates.append((lib, Evaluation(Config("matmul-library", tuple(sorted(lib.knobs().items()))), source)))
+    evaluator.measure([e for _, e in candidates])   # not in evaluator.seen: the store's trials stay the search's
+    timed = [(s, e) for s, e in candidates if e.seconds is not None and not e.error]
+    return min(timed, key=lambda se: se[1].seconds) if timed else None
 
 
 def _check_fp8(plan, gen, target, precision: str) -> None:
@@ -395,9 +373,7 @@ def _kernel_source(source: str, k, sizes: dict, gen=None) -> "object":
     widths, LDS, matrix instructions per loop) describe the kernel that will run."""
     from kerntailor.builder import KernelSource
 
-    constexprs = dict(k.constexprs)
-    if k.persistent and "R" in sizes:
-        constexprs["RBLOCK"] = 1 << max(0, (sizes["R"] - 1).bit_length())
+    constexprs = dict(k.constexprs)   # their values at the traced shapes
     options = dict(k.options)
     specialization = None
     if gen is not None:

@@ -3,7 +3,7 @@
     space = gemm_space(get_target("mi300x"), M=8192, N=8192, K=8192, dtype="fp16")
     space = reduction_space(get_target("h200"), R=4096, X=16384)        # rows of R reduced, X rows
     space = pointwise_space(get_target("mi355x"), numel=1 << 24)
-    space = make_space("gemm", target, M=..., N=..., K=...)
+    space = make_space("matmul", target, M=..., N=..., K=...)
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
@@ -110,12 +110,12 @@ def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], 
 # --- pointwise -------------------------------------------------------------------------------------------
 
 def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
-    """One program per BLOCK elements. Knobs: BLOCK, num_warps (+ waves_per_eu on AMD)."""
+    """One program per XBLOCK elements. Knobs: XBLOCK, num_warps (+ waves_per_eu on AMD)."""
     top = max(64, next_power_of_two(numel))
-    knobs = [Knob("BLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
+    knobs = [Knob("XBLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
              *_amd_knobs(target, matrix=False)]
     constraints = _common_constraints(target) + _tile_constraints(
-        target, lambda v: v["BLOCK"], ("BLOCK", "num_warps"), dtype)
+        target, lambda v: v["XBLOCK"], ("XBLOCK", "num_warps"), dtype)
     return Space("pointwise", tuple(knobs), tuple(constraints), target.name, (("numel", numel),),
                  dtype_key(dtype))
 
@@ -217,7 +217,7 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
-    return Space("gemm", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
+    return Space("matmul", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
                  dtype_key(dtype))
 
 
@@ -296,7 +296,7 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     return seeds
 
 
-SEEDS: dict[str, Callable[..., list[dict]]] = {"gemm": gemm_seeds}
+SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds}
 
 
 def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
@@ -307,7 +307,7 @@ def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
 SPACES: dict[str, Callable[..., Space]] = {
     "pointwise": pointwise_space,
     "reduction": reduction_space,
-    "gemm": gemm_space,
+    "matmul": gemm_space,
     "scan": lambda target, **sizes: scan_space(target, **sizes),
     "pool": lambda target, **sizes: pool_space(target, **sizes),
 }
@@ -335,7 +335,8 @@ def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
 
 
 def make_space(family: str, target: Target, **sizes) -> Space:
-    """The space of `family` ("pointwise" | "reduction" | "gemm") for `target` and the problem `sizes`."""
+    """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool")
+    for `target` and the problem `sizes`."""
     try:
         build = SPACES[family]
     except KeyError:
@@ -348,12 +349,12 @@ def make_space(family: str, target: Target, **sizes) -> Space:
 def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     """Programs (workgroups / thread blocks) in the launch grid."""
     if config.family == "pointwise":
-        return math.ceil(sizes["numel"] / config["BLOCK"])
+        return math.ceil(sizes["numel"] / config["XBLOCK"])
     if config.family in ("reduction", "scan"):
         return math.ceil(sizes["X"] / config["XBLOCK"])
     if config.family == "pool":
         return math.ceil(sizes["numel"] / config["XBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
                 * config.get("split_k", 1))
     raise ValueError(f"no grid rule for family {config.family!r}")
@@ -363,7 +364,7 @@ def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
     """Iterations of the program's main loop (1 with no loop)."""
     if (config.family == "reduction" and not config["persistent"]) or config.family == "scan":
         return math.ceil(sizes["R"] / config["RBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
     return 1
 
@@ -374,12 +375,12 @@ def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
         return math.ceil(n / block) * block / n if n else 1.0
 
     if config.family == "pointwise":
-        return pad(sizes["numel"], config["BLOCK"])
+        return pad(sizes["numel"], config["XBLOCK"])
     if config.family in ("reduction", "scan"):
         return pad(sizes["X"], config["XBLOCK"]) * pad(sizes["R"], config["RBLOCK"])
     if config.family == "pool":
         return pad(sizes["numel"], config["XBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         split = config.get("split_k", 1)
         return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])
                 * pad(sizes["K"], config["BLOCK_K"] * split))

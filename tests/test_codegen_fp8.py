@@ -17,7 +17,7 @@ import pytest
 from helpers import L1, L2, L3, matmul_kernels, prepared
 from helpers import gemm_module as make_module
 from kerntailor.codegen import CodegenUnsupported
-from kerntailor.codegen.fp8 import quantize_helpers
+from kerntailor.codegen.helpers import fp8_helpers
 from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.precision import FP8_FORMATS
 from kerntailor.verify import VerifySettings, verify_candidate
@@ -41,7 +41,7 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
     """_fp8_quantize (the Triton kernels, interpreter encoding) == precision.quantize_along_k on every layout the
     GEMM hands it: rows and columns, a transposed (strided) view, a batch, a zero row, values spanning the
     subnormal range; per row and per tensor; and every fp8 code decodes to torch's value."""
-    helpers = HELPER_PRELUDE + "\nimport torch\nimport triton\nimport triton.language as tl\n\n" + quantize_helpers(FP8_FORMATS[fmt])
+    helpers = HELPER_PRELUDE + "\nimport torch\nimport triton\nimport triton.language as tl\n\n" + fp8_helpers(FP8_FORMATS[fmt])
     (tmp_path / "helpers.py").write_text(helpers)
     script = textwrap.dedent(f'''
         import json, sys, torch

@@ -148,7 +148,7 @@ def _fp8_quantize_kernel(x_ptr, q_ptr, scale_ptr, amax_ptr, R, C, s_b, s_r, s_c,
 
 
 def _fp8_quantize(x, per_row: bool, weight=None):
-    """x (..., R, C), any strides -> (q (B, R, C) e4m3fnuz quantized along C, fp32 scales (B, R) or (1,)).
+    """x (..., R, C), any strides -> (q (B, R, C) FP8_DTYPE quantized along C, fp32 scales (B, R) or (1,)).
     Under the interpreter q holds the uint8 bit patterns (see _fp8_encode). `weight`: the parameter x views;
     its copy is kept on it and reused while the parameter is unchanged (same view, same torch version
     counter: any in-place write, load_state_dict included, bumps it), as a server quantizes weights once."""

@@ -35,7 +35,8 @@ from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.assemble import assemble, one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel, Scratch
-from kerntailor.codegen.render import HELPERS, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, is_whole, product, quotient, same
 from kerntailor.codegen.writer import KernelWriter
@@ -928,7 +929,7 @@ class _FusedWriter(KernelWriter):
                 self.compute(producer, done)
         level = self.level[node.name]
         softplus = self._softplus_of(node)
-        if softplus is not None:  # tanh(softplus(x)) from one exp (Mish): see render.HELPERS["tanh_softplus"]
+        if softplus is not None:  # tanh(softplus(x)) from one exp (Mish): see codegen/helpers/math.py
             producer, j = softplus
             x = self.leaf(producer, level)(Load(j, self.graph.buffer_type(producer.operands[j].base).dtype))
             self.helpers.add("tanh_softplus")
@@ -1443,7 +1444,7 @@ class _FusedWriter(KernelWriter):
         return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,
                         pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                         options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
-                        helpers=tuple(HELPERS[h] for h in sorted(self.helpers)))
+                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)))
 
 
 def _has_op(expr, ops: tuple[str, ...]) -> bool:

@@ -24,7 +24,7 @@ Precision (knob "precision", fp32 inputs only): "ieee" (default; full fp32 produ
 target accepts is triton 3.6.0's rule (DOT_PRECISIONS); anything else raises CodegenUnsupported
 rather than quietly computing in another precision. Triton's interpreter ignores input_precision
 (numpy matmul in fp32), so under TRITON_INTERPRET=1 the generated module emulates tf32 by rounding
-the operands (see DOT_HELPERS): the CPU referee then judges the precision the GPU will compute in.
+the operands (codegen/helpers/dot.py): the CPU referee then judges the precision the GPU will compute in.
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
-from kerntailor.codegen.fp8 import DOT_FP8, quantize_helpers
+from kerntailor.codegen.helpers import dot_helper, fp8_helpers, math_helper, num_programs, tma_allocator
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused import FLOAT_IDENTITY
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
-from kerntailor.codegen.render import HELPERS, TL_DTYPES, compute_dtype
+from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.scan import AnchorWriter, _mentions
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product
@@ -65,87 +65,8 @@ AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 # (tests/test_codegen_gemm.py checks this table against the installed triton's backends.)
 DOT_PRECISIONS = {"cuda": ("ieee", "tf32", "tf32x3"), "gfx942": ("ieee", "tf32"), "hip": ("ieee",)}
 
-# tf32 keeps 10 of fp32's 23 mantissa bits. Rounding: NVIDIA's cvt.rna.tf32.f32 (round to nearest, ties
-# away from zero), which Triton uses to split operands for tf32x3; the plain tf32 emulation rounds the
-# same way (hardware that ignores the low 13 bits instead errs a little more: both are ~1e-3 relative,
-# two orders of magnitude above the fp32 tolerance). tf32x3 = a_hi·b_lo + a_lo·b_hi + a_hi·b_hi with
-# x_hi = tf32(x), x_lo = tf32(x - x_hi), as Triton's F32DotTC pass decomposes it; products of tf32
-# values are exact in fp32, so the emulation matches the hardware up to summation order.
-DOT_HELPERS = {
-    "round_tf32": '''@triton.jit
-def _round_tf32(x):
-    """fp32 -> the nearest tf32 (10-bit mantissa), ties away from zero, as cvt.rna.tf32.f32."""
-    bits = x.to(tl.int32, bitcast=True)
-    return ((bits + 0x1000) & -0x2000).to(tl.float32, bitcast=True)
-''',
-    "tf32": '''@triton.jit
-def _dot_tf32_emulated(a, b, acc):
-    return tl.dot(_round_tf32(a), _round_tf32(b), acc, input_precision="ieee")
-
-
-@triton.jit
-def _dot_tf32_hw(a, b, acc):
-    return tl.dot(a, b, acc, input_precision="tf32")
-
-
-# the interpreter ignores input_precision: emulate tf32 there, so the CPU referee sees its error
-_dot_tf32 = _dot_tf32_emulated if _INTERPRET else _dot_tf32_hw
-''',
-    "tf32x3": '''@triton.jit
-def _dot_tf32x3_emulated(a, b, acc):
-    a_hi = _round_tf32(a)
-    b_hi = _round_tf32(b)
-    a_lo = _round_tf32(a - a_hi)
-    b_lo = _round_tf32(b - b_hi)
-    small = tl.dot(a_hi, b_lo, tl.dot(a_lo, b_hi, tl.zeros_like(acc), input_precision="ieee"),
-                   input_precision="ieee")
-    return tl.dot(a_hi, b_hi, small, input_precision="ieee") + acc
-
-
-@triton.jit
-def _dot_tf32x3_hw(a, b, acc):
-    return tl.dot(a, b, acc, input_precision="tf32x3")
-
-
-# the interpreter ignores input_precision: emulate tf32x3 there, so the CPU referee sees its error
-_dot_tf32x3 = _dot_tf32x3_emulated if _INTERPRET else _dot_tf32x3_hw
-''',
-    "16bit": '''@triton.jit
-def _dot_16bit_upcast(a, b, acc):
-    return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
-
-
-@triton.jit
-def _dot_16bit_hw(a, b, acc):
-    return tl.dot(a, b, acc)
-
-
-# the interpreter keeps bf16 as raw bits and its dot would multiply those: upcast there (exact: a product
-# of two 8- or 11-bit mantissas fits fp32's 24), fp32 accumulation like the matrix units
-_dot_16bit = _dot_16bit_upcast if _INTERPRET else _dot_16bit_hw
-''',
-}
-
-
 # --- what the pipeline and the search need ---------------------------------------------------------------
 
-TMA_ALLOCATOR = '''def _tma_scratch(size: int, alignment: int, stream):
-    """Global memory for the TMA descriptors a kernel builds on the device (tl.make_tensor_descriptor)."""
-    return torch.empty(size, device="cuda", dtype=torch.int8)
-
-
-if torch.cuda.is_available() and torch.version.hip is None:
-    triton.set_allocator(_tma_scratch)
-'''
-
-
-NUM_PROGRAMS_HELPER = '''def _num_programs(device) -> int:
-    """Programs of a persistent GEMM: one per SM (CU) of the GPU it runs on; 4 under the interpreter."""
-    device = torch.device(device)
-    if device.type != "cuda":
-        return 4
-    return torch.cuda.get_device_properties(device).multi_processor_count
-'''
 PERSISTENT_PROGRAMS = "_num_programs({device})"
 PERSISTENT_PROGRAMS_TRACED = 132   # what the build compiles for: an H100 / H200's SM count
 
@@ -448,7 +369,7 @@ class _GemmWriter(AnchorWriter):
         return (f"torch.as_strided({{{v.base}}}, ({', '.join(host(e) for e in shape)},), "
                 f"({', '.join(host(e) for e in strides)},), {host(offset)})")
 
-    # --- fp8: quantized operands (codegen/fp8.py) -------------------------------------------------------
+    # --- fp8: quantized operands (codegen/helpers/fp8_quantize.py) ------------------------------------
     def _fp8_operands(self, nb: int, a_parts, b_parts, per_row: bool):
         """Host lines that quantize A (as ..., M, K) and B (as ..., N, K: K-major) along K before the launch,
         and the views the kernel reads instead: fp8_a (B, M, K) and fp8_b (B, N, K) read as (B, K, N)."""
@@ -470,8 +391,8 @@ class _GemmWriter(AnchorWriter):
                 steps[-1], steps[-2] = steps[-2], steps[-1]
                 conc = conc[:-2] + (conc[-1], conc[-2])
             views.append((View(f"fp8_{which}", tuple(v.shape), tuple(conc), 0), list(shape), steps, const(0)))
-        if quantize_helpers(self.fp8) not in self.dot_helpers:
-            self.dot_helpers.append(quantize_helpers(self.fp8))
+        if fp8_helpers(self.fp8) not in self.dot_helpers:
+            self.dot_helpers.append(fp8_helpers(self.fp8))
         self.per_row = per_row
         return views
 
@@ -580,7 +501,7 @@ class _GemmWriter(AnchorWriter):
 
     def _tma_descriptors(self, plan, M: str, N: str, K: str) -> None:
         """a_desc: A as [M, K], or [K, M] when A is stored transposed; b_desc: B as [K, N], or [N, K]
-        (x @ W.T). Built on the device (global scratch from triton.set_allocator, see TMA_ALLOCATOR)."""
+        (x @ W.T). Built on the device (global scratch from triton.set_allocator: helpers/host.py)."""
         self.helpers.add("tma_allocator")
         (_, a, a_rows, a_t, _), (_, b, b_rows, b_t, _) = plan
         a_shape, a_block = (f"[{K}, {M}]", "[BLOCK_K, BLOCK_M]") if a_t else (f"[{M}, {K}]", "[BLOCK_M, BLOCK_K]")
@@ -636,15 +557,15 @@ class _GemmWriter(AnchorWriter):
 
     def _dot_text(self, dtype: str, precision: str) -> str:
         if dtype == "fp8":
-            if DOT_FP8 not in self.dot_helpers:
-                self.dot_helpers.append(DOT_FP8)
+            if dot_helper("fp8") not in self.dot_helpers:
+                self.dot_helpers.append(dot_helper("fp8"))
             return f"_dot_fp8(a, b, acc)  # {self.fp8.name} operands ({precision}), fp32 accumulation"
         if dtype == "fp32" and precision == "ieee":
             return 'tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products'
         helper = precision if dtype == "fp32" else "16bit"
         for name in (("round_tf32",) if helper != "16bit" else ()) + (helper,):
-            if DOT_HELPERS[name] not in self.dot_helpers:
-                self.dot_helpers.append(DOT_HELPERS[name])
+            if dot_helper(name) not in self.dot_helpers:
+                self.dot_helpers.append(dot_helper(name))
         what = f"input_precision={precision}" if dtype == "fp32" else f"{dtype} operands, fp32 accumulation"
         return f"_dot_{helper}(a, b, acc)  # {what}"
 
@@ -825,8 +746,8 @@ class _GemmWriter(AnchorWriter):
                   "them)" if self.row is not None else "") + ".")
         if self.persistent:
             self.helpers.add("num_programs")
-        own = {"tma_allocator": TMA_ALLOCATOR, "num_programs": NUM_PROGRAMS_HELPER}
-        helpers = tuple(own[h] if h in own else HELPERS[h] for h in sorted(self.helpers)) + tuple(self.dot_helpers)
+        own = {"tma_allocator": tma_allocator, "num_programs": num_programs}
+        helpers = tuple(own[h]() if h in own else math_helper(h) for h in sorted(self.helpers)) + tuple(self.dot_helpers)
         batch = [space[j] for j in range(nb)]
         tiles = tuple((e, 1) for e in batch) + ((space[nb], bm), (space[nb + 1], bn))
         factors = tiles + (((const(split), 1),) if split > 1 else ())

@@ -29,7 +29,8 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.assemble import assemble, one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
-from kerntailor.codegen.render import HELPERS, TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, same
 from kerntailor.codegen.writer import KernelWriter
@@ -234,7 +235,7 @@ class AnchorWriter(KernelWriter):
         return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                         pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
                         big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=grid,
-                        helpers=tuple(HELPERS[h] for h in sorted(self.helpers)))
+                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)))
 
     def unravel(self, axes: list[int], sizes: list[SizeExpr], flat: str) -> None:
         """Coordinates i<axis> of `flat`, row-major over `axes` (of sizes `sizes`)."""

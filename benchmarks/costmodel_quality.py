@@ -32,7 +32,7 @@ def main() -> None:
     from kerntailor.codegen import generate_module
     from kerntailor.costmodel import AnalyticalModel, Candidate
     from kerntailor.costmodel.quality import Row, score
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import group_work, kernel_source
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.search.config import Config
@@ -56,12 +56,12 @@ def main() -> None:
         capture, gen = capture_generalized(problem)
         plan = plan_fusion(gen.graph)
         group = plan.groups[0]
-        work, sizes = _work(gen, group, capture.cost.dtype)
+        work, sizes = group_work(gen, group, capture.cost.dtype)
         sources, configs = [], []
         for t in tried:
             knobs = t["knobs"][group.name]
             module = generate_module(problem, gen, plan, schedules_of(plan, t["knobs"]), target.name, target.arch)
-            sources.append(_kernel_source(module.source, module.kernels[0], sizes, gen))
+            sources.append(kernel_source(module.source, module.kernels[0], gen))
             configs.append(Config(group.family, tuple((k, v) for k, v in knobs.items() if k != "SPLIT")))
         builds = build_many(sources, [target], timeout_s=300)
         predicted = []

@@ -29,7 +29,7 @@ def main() -> None:
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.errors import KerntailorError
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.targets import get_target
@@ -68,8 +68,7 @@ def main() -> None:
                               "seconds": round(time.monotonic() - started, 1)}
         sources = []
         for group, kernel in zip(plan.groups, module.kernels):
-            _, sizes = _work(gen, group, capture.cost.dtype)
-            sources.append(_kernel_source(module.source, kernel, sizes, gen))
+            sources.append(kernel_source(module.source, kernel, gen))
         builds = build_many(sources, targets, timeout_s=300)
         row["kernels"] = []
         for i, (group, kernel) in enumerate(zip(plan.groups, module.kernels)):

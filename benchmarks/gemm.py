@@ -75,11 +75,10 @@ MAX_ACC_PER_THREAD = 128  # fp32 accumulators per thread without spills (search/
 # --- prepare -----------------------------------------------------------------------------------------------
 
 def _topological(plan):
-    """The plan in launch order (codegen.launch_order: swiglu_mlp's gate GEMM reads the up GEMM's output)."""
-    from kerntailor.codegen import launch_order
+    """The plan in launch order (swiglu_mlp's gate GEMM reads the up GEMM's output)."""
     from kerntailor.plan.fusion import Plan
 
-    return Plan(tuple(launch_order(plan)))
+    return Plan(plan.launch_order())
 
 
 def _fits_h200(knobs: dict, dtype: str) -> bool:
@@ -281,7 +280,7 @@ class _Clock:
 def _floors(problem, target, ceilings, precision: str, variant: str) -> dict:
     """The roofline floor in µs; for tf32x3 also the floor at the tf32 rate for its three products."""
     from kerntailor.capture import capture_problem
-    from kerntailor.inspect import floor_of
+    from kerntailor.measure.floor import floor_of
     from kerntailor.targets.roofline import roofline_floor
 
     capture = capture_problem(problem, variant)

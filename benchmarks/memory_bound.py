@@ -123,7 +123,7 @@ def run(args) -> None:
     import triton
 
     from kerntailor.capture import capture_problem
-    from kerntailor.inspect import floor_of
+    from kerntailor.measure.floor import floor_of
     from kerntailor.measure.ceilings import load_ceilings
     from kerntailor.measure.stopwatch import measure
     from kerntailor.problem import load_problem

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import default_schedule, generate_module, launch_order
+from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
 
@@ -55,7 +55,7 @@ def gemm_module(path: Path, knobs: dict | None = None, dtype: str | None = None,
 def matmul_kernels(path: Path, module, dtype: str | None = None):
     """The kernels of a module's matmul groups (module.kernels are in launch order)."""
     plan = prepared(path, dtype)[3]
-    return [k for g, k in zip(launch_order(plan), module.kernels) if g.family == "matmul"]
+    return [k for g, k in zip(plan.launch_order(), module.kernels) if g.family == "matmul"]
 
 
 def judge(path: Path, module, tmp_path: Path, dtype: str | None = None, settings=None):

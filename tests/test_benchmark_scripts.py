@@ -60,7 +60,7 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     import importlib.util
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module, launch_order
+    from kerntailor.codegen import generate_module
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -70,7 +70,7 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     spec_.loader.exec_module(check)
     spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
     _, gen = capture_generalized(spec)
-    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
+    plan = Plan(plan_fusion(gen.graph).launch_order())
     module = generate_module(spec, gen, plan, check.schedules_of(plan, check.SCHEDULE), "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1

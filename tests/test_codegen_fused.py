@@ -266,7 +266,7 @@ def test_no_size_literals_of_varying_sizes(name, knobs, distinctive):
 @pytest.mark.parametrize("name", ["softmax_short_rows", "cross_entropy"])
 def test_every_kernel_cross_compiles(name, tmp_path):
     from kerntailor.builder import build_many
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
     path = L1 / f"{name}.py"
@@ -274,8 +274,7 @@ def test_every_kernel_cross_compiles(name, tmp_path):
     module = make_module(path)
     sources = []
     for group, kernel in zip(plan.groups, module.kernels):
-        _, sizes = _work(gen, group, cap.cost.dtype)
-        sources.append(_kernel_source(module.source, kernel, sizes))
+        sources.append(kernel_source(module.source, kernel))
     targets = [get_target("mi300x"), get_target("h200")]
     assert [t.arch for t in targets] == ["gfx942", "sm_90"]
     results = build_many(sources, targets, cache_dir=tmp_path / "build-cache")
@@ -297,7 +296,7 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     from dataclasses import replace
 
     from kerntailor.builder import cross_compile
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
     path = ROOT / "problems" / "level3" / "decode_attention.py"
@@ -308,8 +307,7 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     module = generate_module(load_problem(path), gen, plan, schedules, "test", "sm_90")
     kernel = module.kernels[index]
     assert ("enable_fp_fusion", False) in kernel.options and "enable_fp_fusion=False" in module.source
-    _, sizes = _work(gen, group, cap.cost.dtype)
-    source = _kernel_source(module.source, kernel, sizes)
+    source = kernel_source(module.source, kernel)
     target = get_target("h200")
     off = cross_compile(source, target, timeout_s=None, keep_asm=True, use_cache=False)
     on = cross_compile(replace(source, options=tuple((n, v) for n, v in source.options if n != "enable_fp_fusion")),

@@ -22,7 +22,7 @@ import pytest
 import helpers
 from helpers import L1, L2, L3, judge, matmul_kernels, numbers_in_code, prepared
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, ScheduleError, default_schedule, launch_order
+from kerntailor.codegen import CodegenUnsupported, ScheduleError, default_schedule
 from kerntailor.codegen import gemm as gemm_codegen
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
@@ -425,7 +425,7 @@ def _cases(arch: str) -> dict[str, tuple]:
 def built(tmp_path_factory) -> dict[tuple[str, str], object]:
     """(case, target name) -> BuildResult: every case of _cases for every target, in one warm pool."""
     from kerntailor.builder import BuildCache, BuildPool
-    from kerntailor.generate.pipeline import _kernel_source
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
     cache = BuildCache(tmp_path_factory.mktemp("gemm-build-cache"))
@@ -439,7 +439,7 @@ def built(tmp_path_factory) -> dict[tuple[str, str], object]:
             for path, knobs, dtype in cases.values():
                 module = make_module(path, knobs, dtype, arch=arch)
                 (kernel,) = matmul_kernels(path, module, dtype)
-                sources.append(_kernel_source(module.source, kernel, {}, prepared(path, dtype)[2]))
+                sources.append(kernel_source(module.source, kernel, prepared(path, dtype)[2]))
             for case, result in zip(cases, pool.build(sources, [target], cache=cache)):
                 out[case, name] = result
     return out
@@ -507,7 +507,7 @@ def test_launch_order_puts_writers_before_readers():
     _, gen = capture_generalized(spec)
     plan = plan_fusion(gen.graph)
     writer = {out: g.name for g in plan.groups for out in g.outputs}
-    order = [g.name for g in launch_order(plan)]
+    order = [g.name for g in plan.launch_order()]
     for g in plan.groups:
         for i in g.inputs:
             if i in writer and writer[i] != g.name:

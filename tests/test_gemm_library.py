@@ -9,7 +9,8 @@ import pytest
 from helpers import L1, L2, matmul_kernels, prepared
 from helpers import gemm_module as make_module
 from kerntailor.generate.evaluate import Evaluation
-from kerntailor.generate.pipeline import _library_product_trial
+from kerntailor.generate.group_search import library_product_trial
+from kerntailor.generate.run import Run
 from kerntailor.codegen.gemm import MatmulSchedule
 from kerntailor.targets import get_target
 from kerntailor.verify import VerifySettings, verify_candidate
@@ -62,22 +63,22 @@ class _Timer:
                 e.seconds, e.label = value, "measured"
 
 
-def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule():
+def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule(tmp_path):
     path = L2 / "gemm_bias_relu.py"
     spec, _, gen, plan = prepared(path, "bf16")
     (group,) = plan.groups
     best = MatmulSchedule(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, split_k=1,
                           TMA=1, PERSISTENT=1, precision="ieee")
-    h200 = get_target("h200")
+    run = Run(None, get_target("h200"), spec, None, tmp_path, lambda *a: None, gen=gen, plan=plan)
     # the best schedule's tiles and the tail tiles are all timed; the fastest is offered
     timer = _Timer(lambda k: 4e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (64, 128) else 5e-4)
-    chosen, ev = _library_product_trial(group, {group.name: best}, timer, spec, gen, plan, h200)
+    chosen, ev = library_product_trial(run, {group.name: best}, group, timer)
     assert ev.seconds == 4e-4 and len(timer.sources) == 4
     assert chosen.LIBRARY == 1 and (chosen.BLOCK_M, chosen.BLOCK_N, chosen.num_warps) == (64, 128, 4)
     assert (chosen.TMA, chosen.PERSISTENT, chosen.split_k) == (0, 0, 1)   # the product's knobs do not apply
     assert "TMA" not in chosen.knobs() and "PERSISTENT" not in chosen.knobs()
     assert all("torch.matmul(" in source for source in timer.sources)
     only_best = _Timer(lambda k: 5e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (128, 64) else None)
-    chosen, _ = _library_product_trial(group, {group.name: best}, only_best, spec, gen, plan, h200)
+    chosen, _ = library_product_trial(run, {group.name: best}, group, only_best)
     assert chosen.BLOCK_N == 64
-    assert _library_product_trial(group, {group.name: best}, _Timer(lambda k: None), spec, gen, plan, h200) is None
+    assert library_product_trial(run, {group.name: best}, group, _Timer(lambda k: None)) is None

@@ -42,8 +42,7 @@ from kerntailor.plan.fusion import FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec
 
 __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "Launch", "Schedule",
-           "ScheduleError", "default_schedule", "generate_kernel", "generate_module", "host_names", "kernel_name",
-           "launch_order"]
+           "ScheduleError", "default_schedule", "generate_kernel", "generate_module", "host_names", "kernel_name"]
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:
@@ -75,25 +74,6 @@ def kernel_name(group: FusionGroup) -> str:
     return f"{group.name}_{group.family}_kernel"
 
 
-def launch_order(plan: Plan) -> list[FusionGroup]:
-    """The groups in an order where each runs after every group whose outputs it reads (the plan's own
-    order where it already is: a stable topological sort). Two parallel branches that merge (SwiGLU's gate
-    and up projections) can leave the plan's order with a reader before its writer."""
-    writer = {out: g.name for g in plan.groups for out in g.outputs}
-    pending = list(plan.groups)
-    done: set[str] = set()
-    ordered = []
-    while pending:
-        ready = next((g for g in pending
-                      if all(writer.get(i) in (None, g.name) or writer[i] in done for i in g.inputs)), None)
-        if ready is None:
-            raise CodegenUnsupported("the fusion plan has a cycle between groups")
-        ordered.append(ready)
-        done.add(ready.name)
-        pending.remove(ready)
-    return ordered
-
-
 def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule],
                     target_name: str, arch: str, notes: list[str] | None = None) -> EmittedModule:
     """kernel.py for a problem whose every fusion group this codegen covers (CodegenUnsupported if not),
@@ -104,7 +84,11 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
     names = host_names(gen)
     kernels, sizes = [], []
     buffers = {}
-    for group in launch_order(plan):
+    try:
+        order = plan.launch_order()
+    except ValueError as e:
+        raise CodegenUnsupported(str(e)) from None
+    for group in order:
         kernels.append(generate_kernel(gen, group, schedules[group.name], names, kernel_name(group), arch))
         sizes.append(SizeArgs(gen, names))
         fam = FAMILIES[group.family]

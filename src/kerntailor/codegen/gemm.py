@@ -37,7 +37,7 @@ from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.helpers import dot_helper, fp8_helpers, math_helper, num_programs, tma_allocator
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.fused import FLOAT_IDENTITY
+from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.scan import AnchorWriter, _mentions

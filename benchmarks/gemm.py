@@ -94,12 +94,12 @@ def _fits_h200(knobs: dict, dtype: str) -> bool:
 def schedules(gen, group, dtype: str, precision: str, limit: int) -> list[dict]:
     """The default knobs, then the fixed configs that fit this problem and the H200, at most `limit`."""
     from kerntailor.codegen import default_schedule
-    from kerntailor.codegen.gemm import _gemv_axis, matmul_node
+    from kerntailor.codegen.gemm import gemv_axis, matmul_node
 
     node = matmul_node(gen, group)
     first = dict(default_schedule(gen, group).knobs(), precision=precision)
     out = [first]
-    if _gemv_axis(gen, node):
+    if gemv_axis(gen, node):
         for bm, bk, warps, stages, split in GEMV_CONFIGS:
             out.append(dict(first, BLOCK_M=bm, BLOCK_K=bk, num_warps=warps, num_stages=stages, split_k=split))
     else:
@@ -148,7 +148,7 @@ def _problem_files(work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
-    from kerntailor.codegen.gemm import MatmulSchedule, _gemv_axis, matmul_node
+    from kerntailor.codegen.gemm import MatmulSchedule, gemv_axis, matmul_node
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -185,7 +185,7 @@ def prepare(args) -> None:
                 candidates.append({"file": f"{setting}/{file}", "knobs": sched})
             if candidates:
                 rel = str(path.relative_to(work)) if path.is_relative_to(work) else str(path.relative_to(ROOT))
-                gemv = bool(_gemv_axis(gen, matmul_node(gen, gemms[0])))
+                gemv = bool(gemv_axis(gen, matmul_node(gen, gemms[0])))
                 entries.append({"name": name, "problem": rel, "in_work": path.is_relative_to(work),
                                 "level": path.parent.name if not path.is_relative_to(work) else "extra",
                                 "gemv": gemv, "setting": setting, "dtype": dtype or "fp32",

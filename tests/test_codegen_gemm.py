@@ -316,7 +316,7 @@ def test_default_schedule():
     _, _, gen, plan = prepared(L1 / "matmul_tall_skinny.py")
     assert default_schedule(gen, plan.groups[0]).BLOCK_N == 64      # N = 64: no wasted half tile
     _, _, gen, plan = prepared(L1 / "matvec.py")
-    assert gemm_codegen._gemv_axis(gen, gen.graph.node(plan.groups[0].nodes[0])) == "n"
+    assert gemm_codegen.gemv_axis(gen, gen.graph.node(plan.groups[0].nodes[0])) == "n"
 
 
 def test_work_sizes_fold_the_batch_into_m():

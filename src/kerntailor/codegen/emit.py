@@ -16,8 +16,8 @@ from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.families import FAMILIES
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.problem.spec import ProblemSpec

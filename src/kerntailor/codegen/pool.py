@@ -23,10 +23,10 @@ from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.codegen.anchor import AnchorWriter
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
-from kerntailor.codegen.scan import AnchorWriter
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.nodes import Pool

@@ -14,7 +14,7 @@ the emulation matches the hardware up to summation order.
 import triton
 import triton.language as tl
 
-from kerntailor.codegen.helpers.fp8_e4m3fn import _fp8_decode   # kernel.py: the target format's
+from kerntailor.codegen.helpers.fp8_e4m3fn import _fp8_decode  # kernel.py: the target format's
 
 
 @triton.jit

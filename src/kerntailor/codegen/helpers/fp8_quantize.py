@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kerntailor.codegen.helpers.fp8_e4m3fn import _fp8_encode as _to_fp8   # kernel.py: the target's form
+from kerntailor.codegen.helpers.fp8_e4m3fn import _fp8_encode as _to_fp8  # kernel.py: the target's form
 from kerntailor.codegen.helpers.fp8_e4m3fn import _fp8_scale
 
 FP8_DTYPE = torch.float8_e4m3fn   # kernel.py: the target's format

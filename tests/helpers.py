@@ -5,8 +5,11 @@ generated modules, the referee, and the fake LLM server. Test modules import fro
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import json
+import os
+import pickle
 import re
 import threading
 import time
@@ -30,12 +33,51 @@ TARGET_OF_ARCH = {"gfx942": "mi300x", "gfx950": "mi355x", "gfx90a": "mi250x", "s
 
 # --- captured problems and generated modules -------------------------------------------------------------
 
+# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost) are kept on
+# disk between runs, keyed by the problem file's text, the dtype, torch's version and the source of every module a
+# capture runs (capture/, ir/, problem/ and the leaf modules): an edit there, or in the problem, captures afresh.
+# test_capture.py and test_generalize.py test capture itself and never read this cache.
+# KERNTAILOR_TEST_CAPTURE_CACHE=0 turns it off.
+CAPTURE_CACHE = ROOT / ".pytest_cache" / "kerntailor-captures"
+_CAPTURE_SOURCES = ("capture", "ir", "problem", "errors.py", "precision.py", "units.py")
+
+
+@functools.cache
+def _capture_code_digest() -> str:
+    import torch
+
+    h = hashlib.sha256(torch.__version__.encode())
+    for name in _CAPTURE_SOURCES:
+        root = ROOT / "src" / "kerntailor" / name
+        for f in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(str(f.relative_to(ROOT)).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def captured(spec):
+    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+    if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
+        return capture_generalized(spec)
+    key = hashlib.sha256(f"{_capture_code_digest()} {spec.content_hash} {spec.name} {spec.dtype}".encode())
+    file = CAPTURE_CACHE / f"{key.hexdigest()[:32]}.pickle"
+    try:
+        return pickle.loads(file.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        pass
+    result = capture_generalized(spec)
+    CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(result))
+    tmp.replace(file)   # atomic: a reader never sees half a file
+    return result
+
+
 @functools.lru_cache(maxsize=None)
 def prepared(path: Path, dtype: str | None = None):
     """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
-    header lists its groups in this order). Captured once per session: capture is the slow part of most tests."""
+    header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
     spec = load_problem(path, dtype=dtype)
-    cap, gen = capture_generalized(spec)
+    cap, gen = captured(spec)
     return spec, cap, gen, plan_fusion(gen.graph)
 
 

@@ -59,18 +59,15 @@ def test_gemm_nt_probe_smoke_checks_every_variant():
 def test_fma_contraction_check_builds_the_schedule_it_judges():
     import importlib.util
 
-    from kerntailor.capture.capture import capture_generalized
+    from helpers import prepared
     from kerntailor.codegen import generate_module
-    from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
-    from kerntailor.problem import load_problem
 
     spec_ = importlib.util.spec_from_file_location("fma_check", ROOT / "benchmarks" / "fma_contraction_check.py")
     check = importlib.util.module_from_spec(spec_)
     spec_.loader.exec_module(check)
-    spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
-    _, gen = capture_generalized(spec)
-    plan = Plan(plan_fusion(gen.graph).launch_order())
+    spec, _, gen, plan = prepared(ROOT / "problems" / "level3" / "decode_attention.py")
+    plan = Plan(plan.launch_order())
     module = generate_module(spec, gen, plan, check.schedules_of(plan, check.SCHEDULE), "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1

@@ -21,11 +21,8 @@ import pytest
 
 import helpers
 from helpers import L1, L2, L3, judge, matmul_kernels, numbers_in_code, prepared
-from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import CodegenUnsupported, ScheduleError, default_schedule
 from kerntailor.codegen import gemm as gemm_codegen
-from kerntailor.plan import plan_fusion
-from kerntailor.problem import load_problem
 
 GEMM_PROBLEMS = [L1 / f"{n}.py" for n in ("matmul_square", "matmul_tall_skinny", "matmul_transposed_a",
                                            "matmul_transposed_b", "matvec", "bmm")]
@@ -503,9 +500,7 @@ def test_amd_options_reach_the_compiler(built):
 def test_launch_order_puts_writers_before_readers():
     """swiglu_mlp: the planner lists the gate GEMM (whose epilogue multiplies by the up GEMM's output) first;
     kernel.py must launch the up GEMM first."""
-    spec = load_problem(L3 / "swiglu_mlp.py")
-    _, gen = capture_generalized(spec)
-    plan = plan_fusion(gen.graph)
+    _, _, gen, plan = prepared(L3 / "swiglu_mlp.py")
     writer = {out: g.name for g in plan.groups for out in g.outputs}
     order = [g.name for g in plan.launch_order()]
     for g in plan.groups:

@@ -10,8 +10,15 @@ import pytest
 
 from helpers import ROOT
 from kerntailor.costmodel import AnalyticalModel, Candidate, Work
-from kerntailor.costmodel.persist import (load_model, load_ranker, quality_report, rows_from_store, save_model,
-                                          work_from_json, work_to_json)
+from kerntailor.costmodel.persist import (
+    load_model,
+    load_ranker,
+    quality_report,
+    rows_from_store,
+    save_model,
+    work_from_json,
+    work_to_json,
+)
 from kerntailor.search import reduction_space
 from kerntailor.store import ProblemKey, Store, Toolchain
 from kerntailor.targets import get_target

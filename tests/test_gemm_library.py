@@ -8,10 +8,10 @@ import pytest
 
 from helpers import L1, L2, matmul_kernels, prepared
 from helpers import gemm_module as make_module
+from kerntailor.codegen.gemm import MatmulSchedule
 from kerntailor.generate.evaluate import Evaluation
 from kerntailor.generate.group_search import library_product_trial
 from kerntailor.generate.run import Run
-from kerntailor.codegen.gemm import MatmulSchedule
 from kerntailor.targets import get_target
 from kerntailor.verify import VerifySettings, verify_candidate
 

@@ -194,14 +194,11 @@ def test_compiled_library_module_runs_the_reference_compiled(monkeypatch, tmp_pa
 def test_build_specializes_sizes_that_are_multiples_of_16():
     """The ISA facts must describe the kernel that runs: Triton's launcher specializes integer arguments that
     are multiples of 16 ("D"), so the build does the same for sizes that are at the traced shapes."""
-    from kerntailor.capture.capture import capture_generalized
+    from helpers import prepared
     from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.generate.kernels import kernel_source
-    from kerntailor.plan import plan_fusion
 
-    spec = load_problem(ROOT / "problems" / "level1" / "layernorm.py")
-    cap, gen = capture_generalized(spec)
-    plan = plan_fusion(gen.graph)
+    spec, _, gen, plan = prepared(ROOT / "problems" / "level1" / "layernorm.py")
     module = generate_module(spec, gen, plan, {g.name: default_schedule(gen, g) for g in plan.groups}, "mi300x",
                              "gfx942")
     k = module.kernels[0]

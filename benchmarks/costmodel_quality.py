@@ -44,7 +44,6 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     data = json.loads(Path(args.results).read_text())
-    manifest = {m["problem"]: m for m in json.loads((Path(args.work) / "manifest.json").read_text())["problems"]}
     target = get_target("h200")
     model = AnalyticalModel(target)
     rows, details = [], []

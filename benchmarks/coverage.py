@@ -66,12 +66,11 @@ def main() -> None:
             row["verdict"] = {"passed": verdict.passed, "check": verdict.check, "reason": verdict.reason,
                               "mode": verdict.mode, "rel_norm_err": verdict.rel_norm_err,
                               "seconds": round(time.monotonic() - started, 1)}
-        sources = []
-        for group, kernel in zip(plan.groups, module.kernels):
-            sources.append(kernel_source(module.source, kernel, gen))
+        sources = [kernel_source(module.source, kernel, gen) for kernel in module.kernels]
         builds = build_many(sources, targets, timeout_s=300)
         row["kernels"] = []
-        for i, (group, kernel) in enumerate(zip(plan.groups, module.kernels)):
+        groups = {g.name: g for g in plan.groups}
+        for i, group in enumerate(groups[k.group] for k in module.kernels):   # kernels in launch order
             entry = {"group": group.name, "family": group.family, "knobs": schedules[group.name].knobs(),
                      "targets": {}}
             for j, target in enumerate(targets):

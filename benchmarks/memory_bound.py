@@ -120,11 +120,10 @@ _rel_err = rel_err
 
 def run(args) -> None:
     import torch
-    import triton
 
     from kerntailor.capture import capture_problem
-    from kerntailor.measure.floor import floor_of
     from kerntailor.measure.ceilings import load_ceilings
+    from kerntailor.measure.floor import floor_of
     from kerntailor.measure.stopwatch import measure
     from kerntailor.problem import load_problem
     from kerntailor.targets import Ceilings, detect_local_target
@@ -182,8 +181,8 @@ def run(args) -> None:
             compiled = torch.compile(reference)
             with torch.no_grad():
                 compiled(*inputs)
-            fns = {"generated": lambda xs: best[1](*xs), "eager": lambda xs: reference(*xs),
-                   "compile": lambda xs: compiled(*xs)}
+            fns = {"generated": lambda xs, m=best[1]: m(*xs), "eager": lambda xs, m=reference: m(*xs),
+                   "compile": lambda xs, m=compiled: m(*xs)}
             timings = measure(fns, [inputs], budget_s=1.5)
             for name, t in timings.items():
                 row[f"{name}_us"] = t.median_s * 1e6
@@ -223,9 +222,11 @@ def report(args) -> None:
     for path in args.results:
         data = json.loads(Path(path).read_text())
         rows = [r for r in data["rows"] if "generated_us" in r]
-        print(f"### {data['dtype']}, {data['label']} ({data['date']}; torch {data['torch']}, triton {data['triton']})\n")
+        print(f"### {data['dtype']}, {data['label']} ({data['date']}; torch {data['torch']}, "
+              f"triton {data['triton']})\n")
         print(f"Command: `{data['command']}`  \n{data['floor_note']}.\n")
-        print("| problem | generated µs | eager µs | compile µs | floor µs | gen/floor | gen vs best lib | rel. err |")
+        print("| problem | generated µs | eager µs | compile µs | floor µs | gen/floor | gen vs best lib "
+              "| rel. err |")
         print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             lib = min(r["eager_us"], r["compile_us"])

@@ -72,7 +72,7 @@ def captured(spec):
     return result
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def prepared(path: Path, dtype: str | None = None):
     """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
     header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""

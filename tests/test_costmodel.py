@@ -90,7 +90,8 @@ def test_spilling_ranks_below_clean():
     assert p_spill.seconds > p_clean.seconds
     assert rank([spilled, clean], model) == [clean, spilled]
     # NVIDIA: ptxas spill bytes per thread, every trip
-    nv_cfg = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3, split_k=1))
+    nv_cfg = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3,
+                                   split_k=1))
     nv = AnalyticalModel(H200)
     a = nv.explain(Candidate(nv_cfg, GEMM_WORK, nv_facts(registers=236, lds=98304, mma=64)))
     b = nv.explain(Candidate(nv_cfg, GEMM_WORK, nv_facts(registers=255, lds=98304, spill_bytes=1416, mma=64)))

@@ -34,7 +34,7 @@ from kerntailor.search import (
     program_count,
     reduction_space,
 )
-from kerntailor.search.families import gemm_lds_bytes, gemm_space, seed_knobs
+from kerntailor.search.families import gemm_lds_bytes, seed_knobs
 from kerntailor.targets import get_target
 from kerntailor.units import next_power_of_two
 
@@ -469,7 +469,8 @@ def test_gemm_seeds_are_valid_points_of_the_space(target, shape, dtype):
 
 
 def test_gemm_seeds_only_where_they_were_measured_or_documented():
-    assert seed_knobs("matmul", get_target("h200"), dtype="fp32", M=32768, N=64, K=4096) == []   # fp32 skinny: no evidence
+    # fp32 skinny: no evidence
+    assert seed_knobs("matmul", get_target("h200"), dtype="fp32", M=32768, N=64, K=4096) == []
     fp32 = seed_knobs("matmul", get_target("h200"), dtype="fp32", M=4096, N=14336, K=4096)          # tf32x3_probe.py
     assert fp32[0] == {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "split_k": 1, "num_warps": 8,
                        "num_stages": 3, "TMA": 1, "PERSISTENT": 1}

@@ -3,7 +3,8 @@
 A writer decides what the kernel does; the assembler writes what every kernel has the same way: the
 argument list (pointers in order of first use, then size arguments, then constexprs), the Triton signature
 the build compiles (a size argument is fp32 where its host value is a float, i64 for kernels that index past
-2^31 elements, else i32), the docstring, and the Launch emit.py turns into host lines.
+2^31 elements, else i32: what Triton's launcher passes at run time), the docstring, and the Launch emit.py turns
+into host lines.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Launch, Scratch
 from kerntailor.codegen.render import PTR_TYPES
-from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.codegen.sizes import SizeArgs, host_value_is_float
 
 
 def size_type(e: SizeExpr, big: bool) -> str:
-    """The Triton type of a size argument: fp32 where the host computes a float (a float coefficient or a
-    fractional power renders as one), else an integer wide enough for the kernel's indices."""
-    if isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors):
+    """The Triton type of a size argument: what the launcher makes of the host's value (fp32 for a float),
+    else an integer wide enough for the kernel's indices."""
+    if host_value_is_float(e):
         return "fp32"
     return "i64" if big else "i32"
 

@@ -1,8 +1,9 @@
 """Assemble a standalone `kernel.py`: header, helpers, @triton.jit kernels, and `ModelNew`.
 
 `ModelNew` is built by the reference `Model`'s own constructor, copied with what it needs (constructor.py: the
-signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward` reads input sizes, allocates
-outputs and launches the kernels. The module imports only torch and triton.
+signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward`
+reads input sizes, allocates outputs and launches the kernels, each as its Launch says. The module imports only
+torch and triton.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kerntailor.codegen.constructor import attribute_text, meta_model, reference
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.problem.spec import ProblemSpec
@@ -58,13 +60,10 @@ def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tup
 def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
                 host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
     """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
-    graph = gen.graph
     ctor = reference_constructor(problem)
-    arg_names = ctor.forward_args
-    tensor_args, arg_checks = _forward_arg_checks(problem, arg_names)
-    user_inputs = [i for i in graph.inputs if i.kind == "input"]
-    var = {}
-    for inp in user_inputs:
+    tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args)
+    var = {}   # graph input or buffer -> its name in forward()
+    for inp in (i for i in gen.graph.inputs if i.kind == "input"):
         position = int(inp.target.removeprefix("arg"))
         if position not in tensor_args:
             raise CodegenUnsupported(f"graph input {inp.name} ({inp.target}) is not a tensor argument of forward()")
@@ -77,28 +76,50 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
+    lines += _module_level(kernels)
+    lines += ["", f"class ModelNew({ctor.bases}):",
+              f'    """{problem.name}: forward() runs the Triton kernels above; '
+              "the constructor is Model's own.\"\"\"", ""]
+    lines += textwrap.indent(ctor.body, "    ").splitlines()
+    lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+    body = list(arg_checks) + _forward_sizes(problem, gen, host_names, var)
+    user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
+    device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
+    for k, size in zip(kernels, sizes):
+        body.append(f"# {k.group}: {k.kernel_name}")
+        for buffer, (shape, dtype) in buffers.items():
+            if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
+                shape_text = ", ".join(size.host(e) for e in shape)
+                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
+                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
+                var[buffer] = buffer
+        body += _launch_lines(k, size, var, device)
+    body.append(_return_line(gen, var, sizes[0] if sizes else SizeArgs(gen, host_names)))
+    lines += ["        " + line for line in body]
+    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+
+
+def _module_level(kernels: list[GeneratedKernel]) -> list[str]:
+    """The fp8 format line, the helpers (each once, in first use order, after their prelude), the kernels."""
+    lines = []
     fp8 = sorted({k.fp8_format for k in kernels if k.fp8_format})
     if len(fp8) > 1:
         raise CodegenUnsupported(f"products in two fp8 formats ({', '.join(fp8)})")
     if fp8:  # the referee emulates this format (precision.py)
         lines += [f'FP8_FORMAT = "{fp8[0]}"   # matrix products quantized to fp8 (kerntailor precision fp8-*)', ""]
-    helpers: list[str] = []
-    for k in kernels:
-        for h in k.helpers:
-            if h not in helpers:
-                helpers.append(h)
+    helpers = list(dict.fromkeys(h for k in kernels for h in k.helpers))
     if helpers:
-        from kerntailor.codegen.render import HELPER_PRELUDE
-
         lines += [HELPER_PRELUDE]
-    lines += [h for h in helpers]
+    lines += helpers
     for k in kernels:
         lines += ["", k.source]
-    lines += ["", f"class ModelNew({ctor.bases}):",
-              f'    """{problem.name}: forward() runs the Triton kernels above; the constructor is Model\'s own."""', ""]
-    lines += textwrap.indent(ctor.body, "    ").splitlines()
-    lines += ["", f"    def forward(self, {', '.join(arg_names)}):"]
-    body: list[str] = list(arg_checks)
+    return lines
+
+
+def _forward_sizes(problem: ProblemSpec, gen: Generalized, host_names: dict[Dim, str], var: dict) -> list[str]:
+    """forward()'s first lines: contiguous inputs and parameters (`var` gains their names), the problem's dims,
+    the sizes families derive on the host (a pool's output sizes), and checks of dims that must be equal."""
+    graph, body = gen.graph, []
     for inp in graph.inputs:
         if inp.kind in ("parameter", "buffer", "constant"):
             var[inp.name] = inp.name
@@ -125,18 +146,13 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         right = f"{var[graph.inputs[b.input].name]}.shape[{b.axis}]"
         body.append(f"if {left} != {right}:")
         body.append(f'    raise ValueError("generated for {left} == {right}")')
-    device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
-    for k, size in zip(kernels, sizes):
-        body.append(f"# {k.group}: {k.kernel_name}")
-        for buffer, (shape, dtype) in buffers.items():
-            if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
-                shape_text = ", ".join(size.host(e) for e in shape)
-                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
-                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
-                var[buffer] = buffer
-        body += _launch_lines(k, size, var, device)
-    outs = []
-    for i, (view, ttype) in enumerate(zip(graph.outputs, graph.output_types)):
+    return body
+
+
+def _return_line(gen: Generalized, var: dict[str, str], size: SizeArgs) -> str:
+    """forward()'s return: each output's buffer, or a view of it (torch.as_strided)."""
+    graph, outs = gen.graph, []
+    for i, view in enumerate(graph.outputs):
         base = var.get(view.base)
         if base is None:
             raise CodegenUnsupported(f"output {view.base} is not computed by any kernel")
@@ -148,12 +164,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 tuple(view.strides) == contiguous_strides(buffer_type.shape):
             outs.append(base)
         else:
-            size = sizes[0] if sizes else SizeArgs(gen, host_names)
             outs.append(f"torch.as_strided({base}, ({', '.join(size.host(e) for e in shape)},), "
                         f"({', '.join(size.host(e) for e in strides)},), {size.host(offset)})")
-    body.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)")
-    lines += ["        " + line for line in body]
-    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+    return f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)"
 
 
 def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], device: str) -> list[str]:
@@ -210,7 +223,8 @@ def header_text(problem: ProblemSpec, target_name: str, arch: str, configs: dict
                 notes: list[str]) -> str:
     date = datetime.date.today().isoformat()
     lines = [f"{problem.name}: Triton kernels generated by kerntailor {__version__} on {date}.", "",
-             f"Target: {target_name} ({arch}). Reference: {problem.path.name} ({problem.description or 'no description'}).",
+             f"Target: {target_name} ({arch}). Reference: {problem.path.name} "
+             f"({problem.description or 'no description'}).",
              f"Problem hash {problem.content_hash[:16]}, dtype {problem.dtype or 'as written'}.", "", "Kernels:"]
     lines += [f"  {name}: {cfg}" for name, cfg in configs.items()]
     if notes:

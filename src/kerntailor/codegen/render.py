@@ -8,7 +8,7 @@ libdevice on a GPU, and under the Triton interpreter (which lacks libdevice) por
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from kerntailor.ir.expr import CAST, Const, Expr, Index, Load, Op
 

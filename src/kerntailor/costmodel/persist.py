@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from kerntailor.costmodel.analytical import AnalyticalModel
 from kerntailor.costmodel.candidate import Candidate, Work

@@ -179,7 +179,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
     tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
     knobs = [
-        Knob("BLOCK_M", tile_values(M, lo=8 if N == 1 else 16)), Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
+        Knob("BLOCK_M", tile_values(M, lo=8 if N == 1 else 16)),
+        Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
         Knob("BLOCK_K", tile_values(K, hi=1024 if gemv else 256)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
         Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True), *_tma_knobs(target),
@@ -207,7 +208,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                    lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),
     ]
     if dtype_key(dtype) == "fp8":  # tl.dot on 8-bit operands: K steps of 32; no GEMV path (codegen/gemm.py)
-        constraints.append(Constraint("fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16", ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
+        constraints.append(Constraint("fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16",
+                                      ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
                                       lambda v: v["BLOCK_K"] >= 32 and min(v["BLOCK_M"], v["BLOCK_N"]) >= 16))
     if _tma_knobs(target):
         constraints.append(Constraint("TMA loads and persistent programs only without split_k",

@@ -26,3 +26,10 @@ def rel_err(got, ref) -> float:
         err = float((g64 - r64).norm() / r64.norm().clamp_min(1e-30))
         worst = max(worst, err if err == err else float("inf"))
     return worst
+
+
+def schedules_of(plan, knobs: dict) -> dict:
+    """The typed schedules of a plan's groups from knob dicts by group name (the manifests keep knobs as data)."""
+    from kerntailor.codegen import FAMILIES
+
+    return {g.name: FAMILIES[g.family].schedule.from_knobs(knobs[g.name]) for g in plan.groups}

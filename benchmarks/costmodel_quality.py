@@ -20,6 +20,9 @@ import math
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import schedules_of  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,7 +32,7 @@ def main() -> None:
     from kerntailor.codegen import generate_module
     from kerntailor.costmodel import AnalyticalModel, Candidate
     from kerntailor.costmodel.quality import Row, score
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import group_work, kernel_source
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.search.config import Config
@@ -41,7 +44,6 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     data = json.loads(Path(args.results).read_text())
-    manifest = {m["problem"]: m for m in json.loads((Path(args.work) / "manifest.json").read_text())["problems"]}
     target = get_target("h200")
     model = AnalyticalModel(target)
     rows, details = [], []
@@ -53,14 +55,13 @@ def main() -> None:
         capture, gen = capture_generalized(problem)
         plan = plan_fusion(gen.graph)
         group = plan.groups[0]
-        work, sizes = _work(gen, group, capture.cost.dtype)
+        work, sizes = group_work(gen, group, capture.cost.dtype)
         sources, configs = [], []
         for t in tried:
             knobs = t["knobs"][group.name]
-            module = generate_module(problem, gen, plan, t["knobs"], target.name, target.arch)
-            sources.append(_kernel_source(module.source, module.kernels[0], sizes, gen))
-            named = {("BLOCK" if k == "XBLOCK" and group.family in ("pointwise",) else k): v for k, v in knobs.items()}
-            configs.append(Config(group.family, tuple((k, v) for k, v in named.items() if k != "SPLIT")))
+            module = generate_module(problem, gen, plan, schedules_of(plan, t["knobs"]), target.name, target.arch)
+            sources.append(kernel_source(module.source, module.kernels[0], gen))
+            configs.append(Config(group.family, tuple((k, v) for k, v in knobs.items() if k != "SPLIT")))
         builds = build_many(sources, [target], timeout_s=300)
         predicted = []
         for t, config, build in zip(tried, configs, builds):

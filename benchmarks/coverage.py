@@ -27,9 +27,9 @@ def main() -> None:
 
     from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module
+    from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.errors import KerntailorError
-    from kerntailor.generate.pipeline import _kernel_source, _work
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.targets import get_target
@@ -56,8 +56,8 @@ def main() -> None:
             row["skipped"] = f"not memory-bound (families {families})"
             rows.append(row)
             continue
-        knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
-        module = generate_module(problem, gen, plan, knobs, "mi300x", "gfx942")
+        schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+        module = generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
         with tempfile.TemporaryDirectory() as tmp:
             kernel_path = Path(tmp) / "kernel.py"
             kernel_path.write_text(module.source)
@@ -66,14 +66,13 @@ def main() -> None:
             row["verdict"] = {"passed": verdict.passed, "check": verdict.check, "reason": verdict.reason,
                               "mode": verdict.mode, "rel_norm_err": verdict.rel_norm_err,
                               "seconds": round(time.monotonic() - started, 1)}
-        sources = []
-        for group, kernel in zip(plan.groups, module.kernels):
-            _, sizes = _work(gen, group, capture.cost.dtype)
-            sources.append(_kernel_source(module.source, kernel, sizes, gen))
+        sources = [kernel_source(module.source, kernel, gen) for kernel in module.kernels]
         builds = build_many(sources, targets, timeout_s=300)
         row["kernels"] = []
-        for i, (group, kernel) in enumerate(zip(plan.groups, module.kernels)):
-            entry = {"group": group.name, "family": group.family, "knobs": knobs[group.name], "targets": {}}
+        groups = {g.name: g for g in plan.groups}
+        for i, group in enumerate(groups[k.group] for k in module.kernels):   # kernels in launch order
+            entry = {"group": group.name, "family": group.family, "knobs": schedules[group.name].knobs(),
+                     "targets": {}}
             for j, target in enumerate(targets):
                 b = builds[i * len(targets) + j]
                 f = b.facts

@@ -24,20 +24,21 @@ def main() -> None:
     import triton
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module, launch_order
+    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.codegen.fused import ReductionSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
 
     spec = load_problem(ROOT / "problems" / "level1" / "cross_entropy.py", dtype="bf16")
     _, gen = capture_generalized(spec)
-    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
+    plan = Plan(plan_fusion(gen.graph).launch_order())
     ref = spec.make_model("default", "cuda").eval()
     inputs = spec.make_inputs("default", "cuda")
     out: dict = {"device": torch.cuda.get_device_name()}
     for schedule in SCHEDULES:
-        knobs = {g.name: default_knobs(gen, g) for g in plan.groups} | {"k0": schedule}
-        source = generate_module(spec, gen, plan, knobs, "h200", "sm_90").source
+        schedules = {g.name: default_schedule(gen, g) for g in plan.groups} | {"k0": ReductionSchedule(**schedule)}
+        source = generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
         launch = f"num_warps={schedule['num_warps']}, num_stages=1)"
         for fusion in (True, False):
             text = source if fusion else source.replace(launch, launch[:-1] + ", enable_fp_fusion=False)", 1)
@@ -49,7 +50,7 @@ def main() -> None:
             cand = module.ModelNew(*spec.init_inputs("default")).cuda().to(torch.bfloat16)
             cand.load_state_dict(ref.state_dict())
             with torch.no_grad():
-                us = triton.testing.do_bench(lambda: cand(*inputs), return_mode="median") * 1e3
+                us = triton.testing.do_bench(lambda m=cand: m(*inputs), return_mode="median") * 1e3
             key = (f"{schedule['XBLOCK']}x{schedule['RBLOCK']} w{schedule['num_warps']} "
                    f"fusion={'on' if fusion else 'off'} flagged={'enable_fp_fusion=False' in text}")
             out[key] = us

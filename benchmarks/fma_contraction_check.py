@@ -13,6 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import schedules_of  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEDULE = {  # the ieee pass's winners at d398287 (report.json of decode_attention)
     "k0": {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 16, "num_stages": 4,
@@ -28,7 +31,7 @@ def main() -> None:
     import triton
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module, launch_order
+    from kerntailor.codegen import generate_module
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -36,8 +39,8 @@ def main() -> None:
 
     spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
     _, gen = capture_generalized(spec)
-    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
-    module = generate_module(spec, gen, plan, SCHEDULE, "check", "sm_90")
+    plan = Plan(plan_fusion(gen.graph).launch_order())
+    module = generate_module(spec, gen, plan, schedules_of(plan, SCHEDULE), "check", "sm_90")
     out: dict = {}
     for name, text in (("no_contraction", module.source),
                        ("contraction_allowed", module.source.replace(", enable_fp_fusion=False", ""))):

@@ -75,11 +75,10 @@ MAX_ACC_PER_THREAD = 128  # fp32 accumulators per thread without spills (search/
 # --- prepare -----------------------------------------------------------------------------------------------
 
 def _topological(plan):
-    """The plan in launch order (codegen.launch_order: swiglu_mlp's gate GEMM reads the up GEMM's output)."""
-    from kerntailor.codegen import launch_order
+    """The plan in launch order (swiglu_mlp's gate GEMM reads the up GEMM's output)."""
     from kerntailor.plan.fusion import Plan
 
-    return Plan(tuple(launch_order(plan)))
+    return Plan(plan.launch_order())
 
 
 def _fits_h200(knobs: dict, dtype: str) -> bool:
@@ -94,13 +93,13 @@ def _fits_h200(knobs: dict, dtype: str) -> bool:
 
 def schedules(gen, group, dtype: str, precision: str, limit: int) -> list[dict]:
     """The default knobs, then the fixed configs that fit this problem and the H200, at most `limit`."""
-    from kerntailor.codegen import default_knobs
-    from kerntailor.codegen.gemm import _gemv_axis, matmul_node
+    from kerntailor.codegen import default_schedule
+    from kerntailor.codegen.gemm import gemv_axis, matmul_node
 
     node = matmul_node(gen, group)
-    first = dict(default_knobs(gen, group), precision=precision)
+    first = dict(default_schedule(gen, group).knobs(), precision=precision)
     out = [first]
-    if _gemv_axis(gen, node):
+    if gemv_axis(gen, node):
         for bm, bk, warps, stages, split in GEMV_CONFIGS:
             out.append(dict(first, BLOCK_M=bm, BLOCK_K=bk, num_warps=warps, num_stages=stages, split_k=split))
     else:
@@ -148,8 +147,8 @@ def _problem_files(work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
-    from kerntailor.codegen.gemm import _gemv_axis, matmul_node
+    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+    from kerntailor.codegen.gemm import MatmulSchedule, gemv_axis, matmul_node
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -169,15 +168,15 @@ def prepare(args) -> None:
                 continue
             plan = _topological(plan_fusion(gen.graph))
             gemms = [g for g in plan.groups if g.family == "matmul"]
-            base = {g.name: default_knobs(gen, g) for g in plan.groups}
+            base = {g.name: default_schedule(gen, g) for g in plan.groups}
             folder = work / setting
             folder.mkdir(parents=True, exist_ok=True)
             candidates = []
             # one schedule for every matmul group of the problem (swiglu_mlp has three)
             for sched in schedules(gen, gemms[0], dtype or "fp32", precision, args.max_candidates):
-                knobs = dict(base, **{g.name: dict(sched) for g in gemms})
                 try:
-                    module = generate_module(problem, gen, plan, knobs, "h200", "sm_90")
+                    chosen = dict(base, **{g.name: MatmulSchedule.from_knobs(sched) for g in gemms})
+                    module = generate_module(problem, gen, plan, chosen, "h200", "sm_90")
                 except CodegenUnsupported as e:
                     print(f"skip a schedule of {name} {setting}: {e}", file=sys.stderr)
                     continue
@@ -186,7 +185,7 @@ def prepare(args) -> None:
                 candidates.append({"file": f"{setting}/{file}", "knobs": sched})
             if candidates:
                 rel = str(path.relative_to(work)) if path.is_relative_to(work) else str(path.relative_to(ROOT))
-                gemv = bool(_gemv_axis(gen, matmul_node(gen, gemms[0])))
+                gemv = bool(gemv_axis(gen, matmul_node(gen, gemms[0])))
                 entries.append({"name": name, "problem": rel, "in_work": path.is_relative_to(work),
                                 "level": path.parent.name if not path.is_relative_to(work) else "extra",
                                 "gemv": gemv, "setting": setting, "dtype": dtype or "fp32",
@@ -281,7 +280,7 @@ class _Clock:
 def _floors(problem, target, ceilings, precision: str, variant: str) -> dict:
     """The roofline floor in µs; for tf32x3 also the floor at the tf32 rate for its three products."""
     from kerntailor.capture import capture_problem
-    from kerntailor.inspect import floor_of
+    from kerntailor.measure.floor import floor_of
     from kerntailor.targets.roofline import roofline_floor
 
     capture = capture_problem(problem, variant)

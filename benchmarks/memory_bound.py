@@ -26,13 +26,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_candidate, rel_err  # noqa: E402
+from _common import load_candidate, rel_err, schedules_of  # noqa: E402
 
 
 def _schedules(gen, group, r_size: int) -> list[dict]:
-    from kerntailor.codegen import default_knobs
+    from kerntailor.codegen import default_schedule
 
-    first = default_knobs(gen, group)
+    first = default_schedule(gen, group).knobs()
     out = [first] + [k for k in _more_schedules(gen, group, r_size, first) if k != first]
     return out
 
@@ -71,7 +71,7 @@ def _more_schedules(gen, group, r_size: int, first: dict) -> list[dict]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
+    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -89,7 +89,7 @@ def prepare(args) -> None:
         plan = plan_fusion(gen.graph)
         if any(g.family not in ("pointwise", "reduction", "scan", "pool") for g in plan.groups):
             continue
-        base = {g.name: default_knobs(gen, g) for g in plan.groups}
+        base = {g.name: default_schedule(gen, g).knobs() for g in plan.groups}
         candidates = []
         for g in plan.groups:
             r = 1
@@ -98,7 +98,7 @@ def prepare(args) -> None:
             for sched in _schedules(gen, g, r):
                 knobs = dict(base, **{g.name: sched})
                 try:
-                    module = generate_module(problem, gen, plan, knobs, "h200", "sm_90")
+                    module = generate_module(problem, gen, plan, schedules_of(plan, knobs), "h200", "sm_90")
                 except CodegenUnsupported as e:
                     print(f"skip {path.name}: {e}", file=sys.stderr)
                     break
@@ -120,11 +120,10 @@ _rel_err = rel_err
 
 def run(args) -> None:
     import torch
-    import triton
 
     from kerntailor.capture import capture_problem
-    from kerntailor.inspect import floor_of
     from kerntailor.measure.ceilings import load_ceilings
+    from kerntailor.measure.floor import floor_of
     from kerntailor.measure.stopwatch import measure
     from kerntailor.problem import load_problem
     from kerntailor.targets import Ceilings, detect_local_target
@@ -182,8 +181,8 @@ def run(args) -> None:
             compiled = torch.compile(reference)
             with torch.no_grad():
                 compiled(*inputs)
-            fns = {"generated": lambda xs: best[1](*xs), "eager": lambda xs: reference(*xs),
-                   "compile": lambda xs: compiled(*xs)}
+            fns = {"generated": lambda xs, m=best[1]: m(*xs), "eager": lambda xs, m=reference: m(*xs),
+                   "compile": lambda xs, m=compiled: m(*xs)}
             timings = measure(fns, [inputs], budget_s=1.5)
             for name, t in timings.items():
                 row[f"{name}_us"] = t.median_s * 1e6
@@ -223,9 +222,11 @@ def report(args) -> None:
     for path in args.results:
         data = json.loads(Path(path).read_text())
         rows = [r for r in data["rows"] if "generated_us" in r]
-        print(f"### {data['dtype']}, {data['label']} ({data['date']}; torch {data['torch']}, triton {data['triton']})\n")
+        print(f"### {data['dtype']}, {data['label']} ({data['date']}; torch {data['torch']}, "
+              f"triton {data['triton']})\n")
         print(f"Command: `{data['command']}`  \n{data['floor_note']}.\n")
-        print("| problem | generated µs | eager µs | compile µs | floor µs | gen/floor | gen vs best lib | rel. err |")
+        print("| problem | generated µs | eager µs | compile µs | floor µs | gen/floor | gen vs best lib "
+              "| rel. err |")
         print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             lib = min(r["eager_us"], r["compile_us"])

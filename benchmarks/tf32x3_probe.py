@@ -36,16 +36,17 @@ GRID = [
 def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit=None):
     """(spec, the loaded module) that generate_module emits for sm_90 under `knobs`; `edit` rewrites the text."""
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module, launch_order
+    from kerntailor.codegen import generate_module
+    from kerntailor.codegen.gemm import MatmulSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
 
     spec = load_problem(problem, dtype=dtype)
     _, gen = capture_generalized(spec)
-    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
+    plan = Plan(plan_fusion(gen.graph).launch_order())
     (group,) = plan.groups
-    source = generate_module(spec, gen, plan, {group.name: knobs}, "probe", "sm_90").source
+    source = generate_module(spec, gen, plan, {group.name: MatmulSchedule.from_knobs(knobs)}, "probe", "sm_90").source
     source = edit(source) if edit else source
     path = Path(tempfile.mkdtemp()) / "kernel.py"
     path.write_text(source)
@@ -73,7 +74,8 @@ def main() -> None:
     for bm, bn, bk, warps, stages, tma, persistent in grid:
         knobs = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": warps, "num_stages": stages,
                  "split_k": 1, "precision": "tf32x3", "TMA": tma, "PERSISTENT": persistent}
-        row = {"variant": f"{bm}x{bn}x{bk} w{warps} s{stages}" + (" TMA" if tma else "") + (" persistent" if persistent else "")}
+        row = {"variant": f"{bm}x{bn}x{bk} w{warps} s{stages}" + (" TMA" if tma else "")
+               + (" persistent" if persistent else "")}
         try:
             spec, module = _module(knobs)
             if ref_model is None:
@@ -84,14 +86,14 @@ def main() -> None:
                 ref_model = ref_model.float()
                 if device == "cuda":
                     rows.append({"variant": "eager (cuBLAS sgemm)", "us": triton.testing.do_bench(
-                        lambda: ref_model(*inputs), return_mode="median") * 1e3,
+                        lambda m=ref_model, xs=inputs: m(*xs), return_mode="median") * 1e3,
                         "rel_err": _rel(ref_model(*inputs), out_ref)})
             cand = module.ModelNew(*spec.init_inputs(variant)).to(device)
             cand.load_state_dict(ref_model.state_dict())
             with torch.no_grad():
                 row["rel_err"] = _rel(cand(*inputs), out_ref)
                 if device == "cuda":
-                    row["us"] = triton.testing.do_bench(lambda: cand(*inputs), return_mode="median") * 1e3
+                    row["us"] = triton.testing.do_bench(lambda m=cand, xs=inputs: m(*xs), return_mode="median") * 1e3
         except Exception as e:  # one schedule failing (shared memory, a compiler error) is a row, not the end
             row["error"] = " ".join(str(e).split())[:300]
         print(json.dumps(row), flush=True)

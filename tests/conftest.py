@@ -1,5 +1,6 @@
-"""Test tiers (see pyproject markers): unit (no mark), interpreter (TRITON_INTERPRET=1 in worker processes,
-CPU), gpu (needs a CUDA or ROCm GPU: skipped where torch sees none)."""
+"""Test tiers (see pyproject markers and the README): unit (no mark), interpreter (TRITON_INTERPRET=1 in worker
+processes, CPU), compile (cross-compiles with Triton, CPU), gpu (needs a CUDA or ROCm GPU: skipped where torch
+sees none). Shared helpers live in tests/helpers.py; shared fixtures here."""
 
 from __future__ import annotations
 
@@ -32,3 +33,29 @@ def pytest_addoption(parser):
 def accept_golden(request) -> bool:
     """True under `pytest --accept-golden`: golden tests rewrite their files instead of comparing."""
     return bool(request.config.getoption("--accept-golden"))
+
+
+@pytest.fixture
+def llm(monkeypatch, tmp_path):
+    """Start a FakeLLM (tests/helpers.py) with a script and point the proposer at it through the environment.
+    Skipped without the `llm` extra (the openai client)."""
+    pytest.importorskip("openai")
+    from helpers import FakeLLM
+
+    servers = []
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                 "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+    def start(script: list):
+        fake = FakeLLM(script)
+        servers.append(fake)
+        monkeypatch.setenv("KERNTAILOR_LLM_BASE_URL", fake.url)
+        monkeypatch.setenv("KERNTAILOR_LLM_MODEL", fake.model)
+        monkeypatch.setenv("KERNTAILOR_LLM_API_KEY", "test-key")
+        return fake
+
+    yield start
+    for fake in servers:
+        fake.close()

@@ -59,23 +59,21 @@ def test_gemm_nt_probe_smoke_checks_every_variant():
 def test_fma_contraction_check_builds_the_schedule_it_judges():
     import importlib.util
 
-    from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module, launch_order
-    from kerntailor.plan import plan_fusion
+    from helpers import prepared
+    from kerntailor.codegen import generate_module
     from kerntailor.plan.fusion import Plan
-    from kerntailor.problem import load_problem
 
     spec_ = importlib.util.spec_from_file_location("fma_check", ROOT / "benchmarks" / "fma_contraction_check.py")
     check = importlib.util.module_from_spec(spec_)
     spec_.loader.exec_module(check)
-    spec = load_problem(ROOT / "problems" / "level3" / "decode_attention.py")
-    _, gen = capture_generalized(spec)
-    plan = Plan(tuple(launch_order(plan_fusion(gen.graph))))
-    module = generate_module(spec, gen, plan, check.SCHEDULE, "check", "sm_90")
+    spec, _, gen, plan = prepared(ROOT / "problems" / "level3" / "decode_attention.py")
+    plan = Plan(plan.launch_order())
+    module = generate_module(spec, gen, plan, check.schedules_of(plan, check.SCHEDULE), "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]
     assert flagged == ["k1"] and module.source.count(", enable_fp_fusion=False") == 1
 
 
+@pytest.mark.interpreter
 def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tf32x3_probe.py"), "--smoke"], env=env,

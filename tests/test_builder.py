@@ -215,6 +215,7 @@ def built(tmp_path_factory):
     return dict(zip(pairs, results))
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("target", TARGETS)
 def test_relu_builds(built, target):
     r = built["relu", target]
@@ -231,6 +232,7 @@ def test_relu_builds(built, target):
         assert dict(f.global_load_widths) == {"ld.global.v4.b32": 2}
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("target", TARGETS)
 def test_gemm_builds_with_matrix_instructions(built, target):
     r = built["gemm", target]
@@ -252,6 +254,7 @@ def test_gemm_builds_with_matrix_instructions(built, target):
         assert any("kpack" in w and "dropped" in w for w in r.warnings)
 
 
+@pytest.mark.compile
 def test_compile_error_is_one_line():
     bad = KernelSource(BAD_SRC, "bad_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 64})
     r = cross_compile(bad, get_target("mi300x"), timeout_s=None, use_cache=False)
@@ -273,6 +276,7 @@ def test_compile_error_is_one_line():
     assert r.error == "ValueError: signature lacks argument 'n' of relu_kernel"
 
 
+@pytest.mark.compile
 def test_lds_over_the_block_limit_is_rejected():
     # 64 x 512 bf16 tiles of A and B: 128 KiB of LDS, over the 64 KiB per workgroup of MI300X.
     r = cross_compile(gemm(64, 64, 512), get_target("mi300x"), timeout_s=None, use_cache=False)
@@ -282,6 +286,7 @@ def test_lds_over_the_block_limit_is_rejected():
     assert r.facts.occupancy_rule == 0 and r.facts.occupancy_limited_by == "lds"
 
 
+@pytest.mark.compile
 def test_cache_hit_skips_the_compiler(tmp_path, monkeypatch):
     target = get_target("mi300x")
     first = cross_compile(relu(), target, timeout_s=None, cache_dir=tmp_path)
@@ -306,6 +311,7 @@ def test_cache_hit_skips_the_compiler(tmp_path, monkeypatch):
     assert BuildCache(tmp_path).get(relu(), get_target("mi250x")) is None
 
 
+@pytest.mark.compile
 def test_keep_asm_returns_the_text():
     r = cross_compile(relu(), get_target("h100"), timeout_s=None, keep_asm=True, use_cache=False)
     assert ".target sm_90a" in r.asm["ptx"]
@@ -315,6 +321,7 @@ SLOW_SRC = "import time\ntime.sleep(60)\n" + RELU_SRC
 CRASH_SRC = "import os\nos._exit(3)\n" + RELU_SRC
 
 
+@pytest.mark.compile
 def test_build_many_times_out_and_survives_crashes(tmp_path):
     slow = replace(relu(), source=SLOW_SRC)
     crash = replace(relu(), source=CRASH_SRC)
@@ -328,6 +335,7 @@ def test_build_many_times_out_and_survives_crashes(tmp_path):
     assert len(list(tmp_path.rglob("*.json"))) == 2
 
 
+@pytest.mark.compile
 def test_pool_is_reusable_and_works_under_the_interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")   # the verify stage's CPU mode must not leak into builds
     with BuildPool(workers=1, timeout_s=60) as pool:
@@ -336,6 +344,7 @@ def test_pool_is_reusable_and_works_under_the_interpreter(monkeypatch):
     assert first[0].ok and second[0].ok, (first[0].error, second[0].error)
 
 
+@pytest.mark.compile
 def test_toolchain_failure_is_reported_and_not_cached(tmp_path, monkeypatch):
     import kerntailor.builder.compile as compile_module
 

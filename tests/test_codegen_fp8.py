@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import L1, L2, L3, matmul_kernels, prepared
+from helpers import gemm_module as make_module
 from kerntailor.codegen import CodegenUnsupported
-from kerntailor.codegen.fp8 import quantize_helpers
+from kerntailor.codegen.helpers import fp8_helpers
 from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.precision import FP8_FORMATS
 from kerntailor.verify import VerifySettings, verify_candidate
-
-from test_codegen_gemm import L1, L2, L3, make_module, matmul_kernels, prepared
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,7 +41,8 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
     """_fp8_quantize (the Triton kernels, interpreter encoding) == precision.quantize_along_k on every layout the
     GEMM hands it: rows and columns, a transposed (strided) view, a batch, a zero row, values spanning the
     subnormal range; per row and per tensor; and every fp8 code decodes to torch's value."""
-    helpers = HELPER_PRELUDE + "\nimport torch\nimport triton\nimport triton.language as tl\n\n" + quantize_helpers(FP8_FORMATS[fmt])
+    imports = "\nimport torch\nimport triton\nimport triton.language as tl\n\n"
+    helpers = HELPER_PRELUDE + imports + fp8_helpers(FP8_FORMATS[fmt])
     (tmp_path / "helpers.py").write_text(helpers)
     script = textwrap.dedent(f'''
         import json, sys, torch
@@ -62,8 +63,8 @@ def test_quantize_kernels_match_the_policy_bit_for_bit(fmt, tmp_path):
                 q, s = h._fp8_quantize(t, per_row)
                 want_q, want_s = quantize_along_k(t.double(), -1, per_row, fmt)
                 got = q.view(dtype).double().reshape(want_q.shape)
-                bad[f"{{name}} {{per_row}}"] = [int((got != want_q).sum()),
-                                              bool(torch.equal(s.double().reshape(-1), want_s.reshape(-1).expand(s.numel())))]
+                same_scales = torch.equal(s.double().reshape(-1), want_s.reshape(-1).expand(s.numel()))
+                bad[f"{{name}} {{per_row}}"] = [int((got != want_q).sum()), bool(same_scales)]
 
         # a parameter's copy is kept while it is unchanged, and made again after an in-place write
         w = torch.randn(64, 96)
@@ -167,7 +168,8 @@ def test_fp8_space_keeps_tl_dot_tiles():
     base = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 8, "num_stages": 3,
             "split_k": 1, "TMA": 1, "PERSISTENT": 1}
     assert not space.violations(space.config(**base))
-    assert space.violations(space.config(**(base | {"BLOCK_K": 16}))) == ["fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16"]
+    assert space.violations(space.config(**(base | {"BLOCK_K": 16}))) == \
+        ["fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16"]
     vecmat = gemm_space(h200, M=1, N=4096, K=4096, dtype="fp8")   # a GEMV shape offers 8-wide tiles; fp8 may not
     assert vecmat.violations(vecmat.config(**(base | {"BLOCK_M": 16, "BLOCK_N": 8, "GROUP_M": 1, "num_warps": 1}))) == [
         "fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16"]
@@ -188,6 +190,7 @@ def test_floor_uses_the_fp8_rate():
     assert physics_floor_s(cost, ceilings, None, "fp8-tensor")[0] < physics_floor_s(cost, ceilings, None)[0]
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_quantize_kernels_cross_compile(tmp_path):
     """The quantize kernels are module helpers (the build compiles each group's kernel): build them here for every
@@ -205,8 +208,8 @@ def test_quantize_kernels_cross_compile(tmp_path):
             fp8 = "*" + FP8_FORMATS[re.search(r'FP8_FORMAT = "(\w+)"', module.source).group(1)].triton_type
             sources = [KernelSource(module.source, "_fp8_quantize_kernel",
                                     (("x_ptr", "*bf16"), ("q_ptr", fp8), ("scale_ptr", "*fp32"), ("amax_ptr", "*i32"))
-                                    + sizes + (("PER_ROW", "constexpr"), ("BLOCK_R", "constexpr"), ("BLOCK_C", "constexpr"),
-                                               ("ONE_PASS", "constexpr")),
+                                    + sizes + (("PER_ROW", "constexpr"), ("BLOCK_R", "constexpr"),
+                                               ("BLOCK_C", "constexpr"), ("ONE_PASS", "constexpr")),
                                     (blocks if not one else {"BLOCK_R": 2, "BLOCK_C": 4096}) | {"PER_ROW": per_row,
                                                                                                 "ONE_PASS": one},
                                     {"num_warps": 8 if one else 4}) for per_row in (1, 0) for one in (0, 1)]

@@ -15,24 +15,14 @@
 
 from __future__ import annotations
 
-import functools
-import io
-import tokenize
 from pathlib import Path
 
 import pytest
 
-from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module, launch_order
+import helpers
+from helpers import L1, L2, L3, judge, matmul_kernels, numbers_in_code, prepared
+from kerntailor.codegen import CodegenUnsupported, ScheduleError, default_schedule
 from kerntailor.codegen import gemm as gemm_codegen
-from kerntailor.plan import plan_fusion
-from kerntailor.plan.fusion import Plan
-from kerntailor.problem import load_problem
-from test_codegen_fused import _numbers as numbers_in_code  # integer literals in code
-from kerntailor.verify import verify_candidate
-
-ROOT = Path(__file__).resolve().parent.parent
-L1, L2, L3 = (ROOT / "problems" / f"level{i}" for i in (1, 2, 3))
 
 GEMM_PROBLEMS = [L1 / f"{n}.py" for n in ("matmul_square", "matmul_tall_skinny", "matmul_transposed_a",
                                            "matmul_transposed_b", "matvec", "bmm")]
@@ -169,47 +159,13 @@ def own(tmp_path_factory) -> dict[str, Path]:
 
 # --- helpers ------------------------------------------------------------------------------------------------
 
-def topological(plan: Plan) -> Plan:
-    """The plan in launch order (swiglu_mlp's gate-GEMM group reads the up-GEMM's output): what
-    generate_module emits, so the search and these tests see the groups in the same order."""
-    return Plan(tuple(launch_order(plan)))
-
-
-@functools.lru_cache(maxsize=None)
-def prepared(path: Path, dtype: str | None = None):
-    spec = load_problem(path, dtype=dtype)
-    cap, gen = capture_generalized(spec)
-    return spec, cap, gen, topological(plan_fusion(gen.graph))
-
-
-def make_module(path: Path, knobs: dict | None = None, dtype: str | None = None, arch: str = "gfx942"):
-    """The generated module; `knobs` override default_knobs of the matmul groups only."""
-    spec, _, gen, plan = prepared(path, dtype)
-    all_knobs = {}
-    for g in plan.groups:
-        all_knobs[g.name] = default_knobs(gen, g)
-        if g.family == "matmul" and knobs:
-            all_knobs[g.name] = dict(all_knobs[g.name], **knobs)
-    return generate_module(spec, gen, plan, all_knobs, "test", arch)
-
-
-def judge(path: Path, module, tmp_path: Path, dtype: str | None = None):
-    spec = prepared(path, dtype)[0]
-    out = tmp_path / "kernel.py"
-    out.write_text(module.source)
-    return verify_candidate(spec, out)
+make_module = helpers.gemm_module   # knob overrides for the matmul groups
 
 
 def verify(path: Path, module, tmp_path: Path, dtype: str | None = None):
-    verdict = judge(path, module, tmp_path, dtype)
-    assert verdict.passed, f"{path.stem}: {verdict.check}: {verdict.reason}\n{module.source}"
+    verdict = helpers.verify(path, module, tmp_path, dtype)
     assert "interpreter" in verdict.mode
     return verdict
-
-
-def matmul_kernels(path: Path, module, dtype: str | None = None):
-    plan = prepared(path, dtype)[3]
-    return [k for g, k in zip(plan.groups, module.kernels) if g.family == "matmul"]
 
 
 # --- the referee under the interpreter ----------------------------------------------------------------------
@@ -347,17 +303,17 @@ def test_own_problems(own, name, knobs, tmp_path):
 
 # --- units -------------------------------------------------------------------------------------------------
 
-def test_default_knobs():
+def test_default_schedule():
     _, _, gen, plan = prepared(L2 / "gemm_bias_gelu.py")
-    k = default_knobs(gen, plan.groups[0])
-    assert (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], k["num_warps"]) == (128, 128, 32, 8, 8)
-    assert k["split_k"] == 1 and k["precision"] == "ieee" and k["num_stages"] == 2   # fp32: 2 stages
+    s = default_schedule(gen, plan.groups[0])
+    assert (s.BLOCK_M, s.BLOCK_N, s.BLOCK_K, s.GROUP_M, s.num_warps) == (128, 128, 32, 8, 8)
+    assert s.split_k == 1 and s.precision == "ieee" and s.num_stages == 2   # fp32: 2 stages
     _, _, gen, plan = prepared(L2 / "gemm_bias_gelu.py", "bf16")
-    assert default_knobs(gen, plan.groups[0])["num_stages"] == 3
+    assert default_schedule(gen, plan.groups[0]).num_stages == 3
     _, _, gen, plan = prepared(L1 / "matmul_tall_skinny.py")
-    assert default_knobs(gen, plan.groups[0])["BLOCK_N"] == 64      # N = 64: no wasted half tile
+    assert default_schedule(gen, plan.groups[0]).BLOCK_N == 64      # N = 64: no wasted half tile
     _, _, gen, plan = prepared(L1 / "matvec.py")
-    assert gemm_codegen._gemv_axis(gen, gen.graph.node(plan.groups[0].nodes[0])) == "n"
+    assert gemm_codegen.gemv_axis(gen, gen.graph.node(plan.groups[0].nodes[0])) == "n"
 
 
 def test_work_sizes_fold_the_batch_into_m():
@@ -393,11 +349,20 @@ def test_unsupported_precision_is_refused_not_lowered():
     make_module(L1 / "matmul_square.py", {"precision": "tf32x3"}, dtype="bf16", arch="gfx950")
 
 
-@pytest.mark.parametrize("knobs, match", [({"BLOCK_M": 8}, "at least 16"), ({"BLOCK_K": 48}, "power of two"),
-                                          ({"split_k": 0}, "split_k=0")])
-def test_bad_knobs_are_refused(knobs, match):
-    with pytest.raises(CodegenUnsupported, match=match):
-        make_module(L1 / "matmul_square.py", knobs)
+@pytest.mark.parametrize("knobs, match", [({"BLOCK_K": 48}, "BLOCK_K=48 is not a power of two"),
+                                          ({"split_k": 0}, "split_k=0"), ({"precision": "fp16"}, "expected one of"),
+                                          ({"TMA": 2}, "TMA=2"), ({"tiles": False}, "no knob tiles")])
+def test_bad_knobs_fail_where_the_schedule_is_made(knobs, match):
+    _, _, gen, plan = prepared(L1 / "matmul_square.py")
+    with pytest.raises(ScheduleError, match=match):
+        default_schedule(gen, plan.groups[0]).retune(knobs)
+
+
+def test_tiles_the_product_cannot_take_fail_in_the_writer():
+    """8 rows is a valid tile (the GEMV path takes it); tl.dot's 16 is the writer's to check."""
+    with pytest.raises(CodegenUnsupported, match="at least 16") as refused:
+        make_module(L1 / "matmul_square.py", {"BLOCK_M": 8})
+    assert not isinstance(refused.value, ScheduleError)
 
 
 def test_bias_is_read_as_one_row_per_tile():
@@ -407,9 +372,6 @@ def test_bias_is_read_as_one_row_per_tile():
 
 def test_generation_is_deterministic():
     assert make_module(L2 / "gemm_scale_residual.py").source == make_module(L2 / "gemm_scale_residual.py").source
-
-
-_numbers = numbers_in_code
 
 
 @pytest.mark.parametrize("name, distinctive", [("bmm", "2048"), ("matmul_transposed_b", "14336"),
@@ -422,7 +384,7 @@ def test_no_size_literals_of_varying_sizes(name, distinctive):
     # nowhere after the header (which quotes the problem's description), comments and docstrings included
     assert distinctive not in module.source.split('"""', 2)[2]
     for k in module.kernels:
-        assert not (_numbers(k.source) & varying), (k.kernel_name, _numbers(k.source) & varying)
+        assert not (numbers_in_code(k.source) & varying), (k.kernel_name, numbers_in_code(k.source) & varying)
         assert k.size_args
 
 
@@ -460,7 +422,7 @@ def _cases(arch: str) -> dict[str, tuple]:
 def built(tmp_path_factory) -> dict[tuple[str, str], object]:
     """(case, target name) -> BuildResult: every case of _cases for every target, in one warm pool."""
     from kerntailor.builder import BuildCache, BuildPool
-    from kerntailor.generate.pipeline import _kernel_source
+    from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
     cache = BuildCache(tmp_path_factory.mktemp("gemm-build-cache"))
@@ -474,12 +436,13 @@ def built(tmp_path_factory) -> dict[tuple[str, str], object]:
             for path, knobs, dtype in cases.values():
                 module = make_module(path, knobs, dtype, arch=arch)
                 (kernel,) = matmul_kernels(path, module, dtype)
-                sources.append(_kernel_source(module.source, kernel, {}, prepared(path, dtype)[2]))
+                sources.append(kernel_source(module.source, kernel, prepared(path, dtype)[2]))
             for case, result in zip(cases, pool.build(sources, [target], cache=cache)):
                 out[case, name] = result
     return out
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(TARGETS))
 def test_kernels_cross_compile_with_matrix_instructions(built, name):
@@ -512,6 +475,7 @@ def test_kernels_cross_compile_with_matrix_instructions(built, name):
             assert any(w.startswith("cp.async.bulk.tensor") for w, _ in facts.global_load_widths), facts
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_fp32_ieee_is_fma_on_sm90_and_mfma_on_cdna(built):
     """Hopper's tensor cores take tf32, not fp32: an ieee fp32 dot is FMAs there, while CDNA has fp32
@@ -522,6 +486,7 @@ def test_fp32_ieee_is_fma_on_sm90_and_mfma_on_cdna(built):
         assert facts.matrix_instr_count > 0 and all(k.endswith("f32") for k in facts.matrix_instr_kinds)
 
 
+@pytest.mark.compile
 @pytest.mark.slow
 def test_amd_options_reach_the_compiler(built):
     module = make_module(L1 / "matmul_square.py", _cases("gfx942")["amd"][1], "bf16")
@@ -535,11 +500,9 @@ def test_amd_options_reach_the_compiler(built):
 def test_launch_order_puts_writers_before_readers():
     """swiglu_mlp: the planner lists the gate GEMM (whose epilogue multiplies by the up GEMM's output) first;
     kernel.py must launch the up GEMM first."""
-    spec = load_problem(L3 / "swiglu_mlp.py")
-    _, gen = capture_generalized(spec)
-    plan = plan_fusion(gen.graph)
+    _, _, gen, plan = prepared(L3 / "swiglu_mlp.py")
     writer = {out: g.name for g in plan.groups for out in g.outputs}
-    order = [g.name for g in launch_order(plan)]
+    order = [g.name for g in plan.launch_order()]
     for g in plan.groups:
         for i in g.inputs:
             if i in writer and writer[i] != g.name:

@@ -14,16 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from kerntailor.capture.capture import capture_generalized
+from helpers import prepared
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import default_knobs, generate_module
+from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.codegen.pool import host_size_lines
 from kerntailor.codegen.scan import fold_flipped_scans
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.nodes import Graph, GraphInput, Pool, Scan
 from kerntailor.ir.types import TensorType, View
 from kerntailor.plan import plan_fusion
-from kerntailor.problem import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVEL1 = ROOT / "problems" / "level1"
@@ -31,12 +30,13 @@ DATA = ROOT / "tests" / "data" / "codegen"
 
 
 def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None):
-    problem = load_problem(path, dtype=dtype) if dtype else load_problem(path)
-    _, gen = capture_generalized(problem)
+    """(problem, module) with `knobs` merged into every group's default schedule; `rewrite` edits the captured
+    problem before it is planned."""
+    problem, _, gen, _ = prepared(path, dtype)
     if rewrite is not None:
         gen = rewrite(gen)
     plan = plan_fusion(gen.graph)
-    chosen = {g.name: {**default_knobs(gen, g), **(knobs or {})} for g in plan.groups}
+    chosen = {g.name: default_schedule(gen, g).retune(knobs or {}) for g in plan.groups}
     return problem, generate_module(problem, gen, plan, chosen, "mi300x", "gfx942")
 
 
@@ -132,8 +132,7 @@ def test_scan_reverse_and_exclusive_flags(tmp_path):
 # --- host-side pieces ------------------------------------------------------------------------------------
 
 def test_flip_scan_flip_folds_into_a_reverse_scan():
-    problem = load_problem(DATA / "cumsum_reverse.py")
-    _, gen = capture_generalized(problem)
+    _, _, gen, _ = prepared(DATA / "cumsum_reverse.py")
     scan = next(n for n in gen.graph.nodes if isinstance(n, Scan))
     assert scan.operands[0].strides[-1] == -1 and gen.graph.outputs[0].strides[-1] == -1
     folded = fold_flipped_scans(gen)
@@ -193,6 +192,7 @@ def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
     assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
 
 
+@pytest.mark.compile
 def test_generated_kernels_compile_for_gfx942_and_sm90():
     from kerntailor.builder import KernelSource, build_many
     from kerntailor.targets import get_target

@@ -44,7 +44,7 @@ def nv_facts(*, num_warps=4, registers=64, lds=0, spill_bytes=0, mma=0) -> IsaFa
 
 
 GEMM_WORK = Work.gemm(M=4096, N=4096, K=4096, dtype="fp16")
-GEMM_CFG = Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=2,
+GEMM_CFG = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=2,
                                split_k=1, waves_per_eu=0, matrix_instr_nonkdim=16, kpack=2))
 
 
@@ -90,7 +90,8 @@ def test_spilling_ranks_below_clean():
     assert p_spill.seconds > p_clean.seconds
     assert rank([spilled, clean], model) == [clean, spilled]
     # NVIDIA: ptxas spill bytes per thread, every trip
-    nv_cfg = Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3, split_k=1))
+    nv_cfg = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3,
+                                   split_k=1))
     nv = AnalyticalModel(H200)
     a = nv.explain(Candidate(nv_cfg, GEMM_WORK, nv_facts(registers=236, lds=98304, mma=64)))
     b = nv.explain(Candidate(nv_cfg, GEMM_WORK, nv_facts(registers=255, lds=98304, spill_bytes=1416, mma=64)))
@@ -107,7 +108,7 @@ def test_sgpr_spills_cost_nothing():
 def test_low_occupancy_slows_memory_bound_kernels_only():
     model = AnalyticalModel(MI300X)
     work = Work.pointwise(numel=1 << 28)                                   # 2 GiB of traffic: memory-bound
-    cfg = Config("pointwise", dict(BLOCK=1024, num_warps=4, waves_per_eu=0))
+    cfg = Config("pointwise", dict(XBLOCK=1024, num_warps=4, waves_per_eu=0))
     high = model.explain(Candidate(cfg, work, amd_facts(registers=32)))   # 8 waves per SIMD
     low = model.explain(Candidate(cfg, work, amd_facts(registers=256)))   # 2 waves per SIMD
     assert high.occupancy_penalty == 1 and low.occupancy_penalty == pytest.approx(math.sqrt(4 / 2))
@@ -120,7 +121,7 @@ def test_low_occupancy_slows_memory_bound_kernels_only():
         max(g.compute_seconds, g.memory_seconds, g.l2_seconds) * g.quantization + g.launch_seconds)
     # NVIDIA: below 25 % of 64 warps per SM
     nv = AnalyticalModel(H200)
-    ncfg = Config("pointwise", dict(BLOCK=1024, num_warps=4))
+    ncfg = Config("pointwise", dict(XBLOCK=1024, num_warps=4))
     assert nv.explain(Candidate(ncfg, work, nv_facts(registers=32))).occupancy_penalty == 1
     assert nv.explain(Candidate(ncfg, work, nv_facts(registers=255))).occupancy_penalty > 1
 
@@ -149,7 +150,7 @@ def test_badly_quantized_ranks_below_clean():
 
 def test_matrix_work_without_matrix_instructions_runs_at_the_vector_rate():
     nv = AnalyticalModel(H200)
-    cfg = Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, split_k=1))
+    cfg = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, split_k=1))
     with_mma = nv.explain(Candidate(cfg, GEMM_WORK, nv_facts(registers=128, lds=98304, mma=64)))
     without = nv.explain(Candidate(cfg, GEMM_WORK, nv_facts(registers=128, lds=98304, mma=0)))
     # fp16 on H200: 989.4 TF on tensor cores; without them, the 67 TF fp32 CUDA-core rate (upcast)
@@ -198,11 +199,11 @@ def test_estimate_facts():
     assert capped.registers == 128 and capped.vgpr_spills > 0              # waves_per_eu=4 caps at 512/4
     plain = estimate_facts(Candidate(GEMM_CFG, GEMM_WORK), MI300X)
     assert 150 < plain.registers < 260 and plain.lds_bytes == 32768 and plain.vgpr_spills == 0
-    nv = estimate_facts(Candidate(Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4,
+    nv = estimate_facts(Candidate(Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4,
                                                       num_stages=3, split_k=1)), GEMM_WORK), H200)
     assert 200 < nv.registers <= 255 and nv.lds_bytes == 98304
     # the GEMV path (N == 1): the vector side is one element wide whatever BLOCK_N says (8 x 1024 fp32 seed)
-    gemv = Config("gemm", dict(BLOCK_M=8, BLOCK_N=16, BLOCK_K=1024, GROUP_M=1, num_warps=4, num_stages=3, split_k=1))
+    gemv = Config("matmul", dict(BLOCK_M=8, BLOCK_N=16, BLOCK_K=1024, GROUP_M=1, num_warps=4, num_stages=3, split_k=1))
     facts = estimate_facts(Candidate(gemv, Work.gemm(M=28672, N=1, K=8192, dtype="fp32")), H200)
     assert facts.lds_bytes == 3 * (8 * 1024 + 1024 * 1) * 4
 

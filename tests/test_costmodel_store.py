@@ -8,9 +8,17 @@ import random
 
 import pytest
 
+from helpers import ROOT
 from kerntailor.costmodel import AnalyticalModel, Candidate, Work
-from kerntailor.costmodel.persist import (load_model, load_ranker, quality_report, rows_from_store, save_model,
-                                          work_from_json, work_to_json)
+from kerntailor.costmodel.persist import (
+    load_model,
+    load_ranker,
+    quality_report,
+    rows_from_store,
+    save_model,
+    work_from_json,
+    work_to_json,
+)
 from kerntailor.search import reduction_space
 from kerntailor.store import ProblemKey, Store, Toolchain
 from kerntailor.targets import get_target
@@ -90,3 +98,37 @@ def test_a_corrupt_model_file_is_ignored(tmp_path, monkeypatch):
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "h200.pkl").write_bytes(b"not a pickle")
     assert load_model(H200) is None
+
+
+@pytest.mark.parametrize("stored, families", [
+    ("bench_gemm_h200_2026-12-01_bf16_run3_store", {"matmul"}),
+    ("bench_memory_bound_h200_2026-11-30_run1_store", {"pointwise", "reduction", "pool", "scan"}),
+])
+def test_stores_written_in_the_old_vocabulary_are_training_rows(stored, families, tmp_path):
+    """Stores written before #16 name the matmul space "gemm" and the pointwise block "BLOCK" (benchmarks/data
+    holds such stores: the learned model's training data). They read back in today's names, which are the
+    search spaces' knobs, and the cost model predicts every row."""
+    import gzip
+    import json
+    import sqlite3
+
+    from kerntailor.search import make_space
+
+    path = tmp_path / f"{stored}.sqlite"
+    path.write_bytes(gzip.decompress((ROOT / "benchmarks" / "data" / f"{stored}.sqlite.gz").read_bytes()))
+    with sqlite3.connect(path) as db:   # the old shape really is in the file
+        stored = [json.loads(c).get("data") for (c,) in db.execute("SELECT config FROM candidates")
+                  if c and c.startswith("{")]
+        written = {d.get("family") for d in stored if isinstance(d, dict)}
+    assert written & {"gemm", "pointwise"}
+    rows = rows_from_store(Store(path), "h200")
+    assert rows and {r.candidate.config.family for r in rows} == families
+    sizes_of = {"matmul": ("M", "N", "K"), "pointwise": ("numel",), "pool": ("numel",)}
+    for row in rows:
+        config, work = row.candidate.config, row.candidate.work
+        assert "BLOCK" not in config.names
+        space = make_space(config.family, H200, dtype=work.dtype,
+                           **{k: v for k, v in work.sizes if k in sizes_of.get(config.family, ("R", "X"))})
+        assert set(config.names) <= set(space.names), (config.names, space.names)
+    predicted = AnalyticalModel(H200).predict([r.candidate for r in rows])
+    assert all(math.isfinite(p) and p > 0 for p in predicted)

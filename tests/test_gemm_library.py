@@ -4,18 +4,16 @@ the pipeline in measured mode beside the searched schedules (generate/pipeline.p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from helpers import L1, L2, matmul_kernels, prepared
+from helpers import gemm_module as make_module
+from kerntailor.codegen.gemm import MatmulSchedule
 from kerntailor.generate.evaluate import Evaluation
-from kerntailor.generate.pipeline import _library_product_trial
-from kerntailor.search.config import Config
-from kerntailor.search.strategy import Trial
+from kerntailor.generate.group_search import library_product_trial
+from kerntailor.generate.run import Run
 from kerntailor.targets import get_target
 from kerntailor.verify import VerifySettings, verify_candidate
-
-from test_codegen_gemm import L1, L2, make_module, matmul_kernels, prepared
 
 
 @pytest.mark.interpreter
@@ -65,25 +63,22 @@ class _Timer:
                 e.seconds, e.label = value, "measured"
 
 
-def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule():
+def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule(tmp_path):
     path = L2 / "gemm_bias_relu.py"
     spec, _, gen, plan = prepared(path, "bf16")
     (group,) = plan.groups
-    best = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3,
-            "split_k": 1, "TMA": 1, "PERSISTENT": 1, "precision": "ieee"}
-    ranked = [Trial(Config("gemm", best), True, 1e-3)]
+    best = MatmulSchedule(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, split_k=1,
+                          TMA=1, PERSISTENT=1, precision="ieee")
+    run = Run(None, get_target("h200"), spec, None, tmp_path, lambda *a: None, gen=gen, plan=plan)
     # the best schedule's tiles and the tail tiles are all timed; the fastest is offered
     timer = _Timer(lambda k: 4e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (64, 128) else 5e-4)
-    ev = _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), timer, spec, gen, plan,
-                                get_target("h200"))
-    assert ev is not None and ev.seconds == 4e-4 and len(timer.sources) == 4
-    chosen = dict(ev.config.knobs)
-    assert chosen["LIBRARY"] == 1 and (chosen["BLOCK_M"], chosen["BLOCK_N"], chosen["num_warps"]) == (64, 128, 4)
-    assert "TMA" not in chosen and "PERSISTENT" not in chosen
+    chosen, ev = library_product_trial(run, {group.name: best}, group, timer)
+    assert ev.seconds == 4e-4 and len(timer.sources) == 4
+    assert chosen.LIBRARY == 1 and (chosen.BLOCK_M, chosen.BLOCK_N, chosen.num_warps) == (64, 128, 4)
+    assert (chosen.TMA, chosen.PERSISTENT, chosen.split_k) == (0, 0, 1)   # the product's knobs do not apply
+    assert "TMA" not in chosen.knobs() and "PERSISTENT" not in chosen.knobs()
     assert all("torch.matmul(" in source for source in timer.sources)
     only_best = _Timer(lambda k: 5e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (128, 64) else None)
-    ev = _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), only_best, spec, gen,
-                                plan, get_target("h200"))
-    assert dict(ev.config.knobs)["BLOCK_N"] == 64
-    assert _library_product_trial(group, {group.name: best}, ranked, lambda c: dict(c.knobs), _Timer(lambda k: None),
-                                  spec, gen, plan, get_target("h200")) is None
+    chosen, _ = library_product_trial(run, {group.name: best}, group, only_best)
+    assert chosen.BLOCK_N == 64
+    assert library_product_trial(run, {group.name: best}, group, _Timer(lambda k: None)) is None

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from kerntailor.capture.capture import capture_generalized
-from kerntailor.plan import plan_fusion
+from helpers import L2, judge, matmul_kernels, prepared
+from helpers import gemm_module as make_module
 from kerntailor.plan.row_tail import TailReduction, row_tail
 from kerntailor.problem import load_problem
-from test_codegen_gemm import L2, judge, make_module, matmul_kernels
 
 TEMPLATE = '''"""{doc}"""
 import torch
@@ -80,8 +79,8 @@ def own(tmp_path_factory) -> dict[str, Path]:
 
 
 def _plan(path: Path, dtype: str | None = None):
-    _, gen = capture_generalized(load_problem(path, dtype=dtype))
-    return gen.graph, plan_fusion(gen.graph)
+    _, _, gen, plan = prepared(path, dtype)
+    return gen.graph, plan
 
 
 def _tail(path: Path):

@@ -194,20 +194,16 @@ def test_compiled_library_module_runs_the_reference_compiled(monkeypatch, tmp_pa
 def test_build_specializes_sizes_that_are_multiples_of_16():
     """The ISA facts must describe the kernel that runs: Triton's launcher specializes integer arguments that
     are multiples of 16 ("D"), so the build does the same for sizes that are at the traced shapes."""
-    from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module
-    from kerntailor.generate.pipeline import _kernel_source, _work
-    from kerntailor.plan import plan_fusion
+    from helpers import prepared
+    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.generate.kernels import kernel_source
 
-    spec = load_problem(ROOT / "problems" / "level1" / "layernorm.py")
-    cap, gen = capture_generalized(spec)
-    plan = plan_fusion(gen.graph)
-    module = generate_module(spec, gen, plan, {g.name: default_knobs(gen, g) for g in plan.groups}, "mi300x",
+    spec, _, gen, plan = prepared(ROOT / "problems" / "level1" / "layernorm.py")
+    module = generate_module(spec, gen, plan, {g.name: default_schedule(gen, g) for g in plan.groups}, "mi300x",
                              "gfx942")
     k = module.kernels[0]
-    _, sizes = _work(gen, plan.groups[0], cap.cost.dtype)
-    assert _kernel_source(module.source, k, sizes).specialization is None
-    codes = dict(_kernel_source(module.source, k, sizes, gen).specialization)
+    assert kernel_source(module.source, k).specialization is None
+    codes = dict(kernel_source(module.source, k, gen).specialization)
     assert all(codes[name] == "DS" for name, ty in k.signature if ty.startswith("*"))
     sized = [name for name, _ in k.size_args]
     assert sized and all(codes.get(name) == "D" for name in sized)   # layernorm's sizes are all multiples of 16

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from test_propose_llm import OK, WRONG, fenced, llm  # noqa: F401  (llm is a fixture)
 
+from helpers import OK, WRONG, fenced
 from kerntailor.errors import KerntailorError
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.store import Store

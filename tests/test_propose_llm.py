@@ -13,14 +13,13 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from helpers import OK, RELU, WRONG, fenced
 from kerntailor.errors import ProposerError
 from kerntailor.propose import ProposerSettings, run_proposer, seed_kernel
 from kerntailor.propose.extract import extract_code
@@ -28,103 +27,13 @@ from kerntailor.store import Store
 from kerntailor.store.llm import llm_attempts, llm_turns
 
 HERE = Path(__file__).parent / "candidates"
-RELU = HERE / "problems" / "relu_small.py"
-OK = (HERE / "ok_relu.py").read_text()
 # fails to build: an attribute Triton does not have, used at import time
 NO_BUILD = OK.replace("class ModelNew(nn.Module):", "DEFAULT_BLOCK = tl.constexr(4096)\n\n\nclass ModelNew(nn.Module):")
-# builds, but computes leaky ReLU: the referee's accuracy check fails, with numbers
-WRONG = OK.replace("tl.where(x > 0, x, tl.zeros_like(x))", "tl.where(x > 0, x, 0.25 * x)")
 # a cheat: launches a kernel for show, then lets PyTorch compute the answer
 CHEAT_TORCH = OK.replace("        return y\n", "        return torch.relu(x)\n")
 CHEAT_PARTIAL = (HERE / "cheat_partial.py").read_text()
 CHEAT_EVEN = (HERE / "cheat_even_only.py").read_text()
-assert NO_BUILD != OK and WRONG != OK and CHEAT_TORCH != OK
-
-
-def fenced(code: str, words: str = "Here is the kernel.") -> str:
-    return f"{words}\n\n```python\n{code}```\n\nIt launches one program per block."
-
-
-class FakeLLM:
-    """POST /v1/chat/completions on 127.0.0.1, answering from a script; records every request it gets.
-
-    A script entry is the reply text, or a dict: text, prompt_tokens, completion_tokens, delay_s, status.
-    """
-
-    def __init__(self, script: list, model: str = "scripted-coder"):
-        self.script = list(script)
-        self.model = model
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, **body})
-                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                entry = fake.script.pop(0) if fake.script else "I have nothing more to say."
-                entry = {"text": entry} if isinstance(entry, str) else entry
-                time.sleep(entry.get("delay_s", 0))
-                if self.path != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                if entry.get("status", 200) != 200:
-                    return self._send(entry["status"], {"error": {"message": entry["text"] or "scripted failure"}})
-                prompt = sum(len(m["content"]) for m in body["messages"]) // 4
-                usage = {"prompt_tokens": entry.get("prompt_tokens", prompt),
-                         "completion_tokens": entry.get("completion_tokens", len(entry["text"]) // 4)}
-                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                self._send(200, {"id": f"chatcmpl-{len(fake.requests)}", "object": "chat.completion",
-                                 "created": 0, "model": body.get("model"), "usage": usage,
-                                 "choices": [{"index": 0, "finish_reason": entry.get("finish_reason", "stop"),
-                                              "message": {"role": "assistant", "content": entry["text"]}}]})
-
-            def _send(self, status: int, payload: dict):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def prompt(self, i: int) -> str:
-        """The user message of the i-th request."""
-        return next(m["content"] for m in self.requests[i]["messages"] if m["role"] == "user")
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def llm(monkeypatch, tmp_path):
-    """Start a FakeLLM with a script and point the proposer at it through the environment."""
-    servers = []
-    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                 "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-
-    def start(script: list) -> FakeLLM:
-        fake = FakeLLM(script)
-        servers.append(fake)
-        monkeypatch.setenv("KERNTAILOR_LLM_BASE_URL", fake.url)
-        monkeypatch.setenv("KERNTAILOR_LLM_MODEL", fake.model)
-        monkeypatch.setenv("KERNTAILOR_LLM_API_KEY", "test-key")
-        return fake
-
-    yield start
-    for fake in servers:
-        fake.close()
+assert NO_BUILD != OK and CHEAT_TORCH != OK
 
 
 @pytest.fixture
@@ -240,6 +149,7 @@ def test_cheats_are_rejected_and_never_win(llm, tmp_path):
     assert "Failed check `unwritten`" in fake.prompt(2)
 
 
+@pytest.mark.compile
 @pytest.mark.interpreter
 def test_build_step_gives_the_traceback_and_isa_facts(llm, tmp_path):
     """With cross-compilation on: an import error comes back with the line it happened on; a passing kernel's

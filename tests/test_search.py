@@ -34,9 +34,9 @@ from kerntailor.search import (
     program_count,
     reduction_space,
 )
-from kerntailor.search.families import gemm_lds_bytes, gemm_space, seed_knobs
-from kerntailor.search.space import next_power_of_two
+from kerntailor.search.families import gemm_lds_bytes, seed_knobs
 from kerntailor.targets import get_target
+from kerntailor.units import next_power_of_two
 
 MI300X, H200, MI355X = get_target("mi300x"), get_target("h200"), get_target("mi355x")
 AMD_KNOBS = {"waves_per_eu", "matrix_instr_nonkdim", "kpack"}
@@ -53,25 +53,25 @@ def test_config_is_frozen_hashable_ordered():
     assert c != Config("reduction", tuple(reversed(c.knobs)))            # order is part of the value
     assert {c: 1}[Config("reduction", c.knobs)] == 1
     with pytest.raises(AttributeError):
-        c.family = "gemm"
+        c.family = "matmul"
     with pytest.raises(KeyError):
         c.get("BLOCK_M")
 
 
 def test_config_replace_key_json():
-    c = Config("gemm", (("BLOCK_M", 128), ("BLOCK_N", 64), ("num_warps", 4), ("kpack", 2)))
+    c = Config("matmul", (("BLOCK_M", 128), ("BLOCK_N", 64), ("num_warps", 4), ("kpack", 2)))
     d = c.replace(BLOCK_N=128, num_warps=8)
     assert d.names == c.names and d["BLOCK_N"] == 128 and d["num_warps"] == 8 and c["BLOCK_N"] == 64
     with pytest.raises(KeyError):
         c.replace(BLOCK_Z=1)
-    assert c.key() == "gemm:BLOCK_M=128,BLOCK_N=64,num_warps=4,kpack=2"
+    assert c.key() == "matmul:BLOCK_M=128,BLOCK_N=64,num_warps=4,kpack=2"
     assert Config.from_json(json.loads(json.dumps(c.to_json()))) == c
     assert Config.from_json(json.dumps(c.to_json())).key() == c.key()
     assert c.options() == {"num_warps": 4, "kpack": 2} and c.constexprs() == {"BLOCK_M": 128, "BLOCK_N": 64}
     with pytest.raises(TypeError):
-        Config("gemm", (("BLOCK_M", [128]),))
+        Config("matmul", (("BLOCK_M", [128]),))
     with pytest.raises(ValueError):
-        Config("gemm", (("BLOCK_M", 1), ("BLOCK_M", 2)))
+        Config("matmul", (("BLOCK_M", 1), ("BLOCK_M", 2)))
 
 
 # --- Space ---------------------------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ def test_space_rejects_constraint_on_unknown_knob():
 
 def test_amd_knobs_only_on_amd_targets():
     for family, sizes in (("pointwise", dict(numel=1 << 20)), ("reduction", dict(R=4096, X=4096)),
-                          ("gemm", dict(M=2048, N=2048, K=2048))):
+                          ("matmul", dict(M=2048, N=2048, K=2048))):
         assert not AMD_KNOBS & set(make_space(family, H200, **sizes).names)
         assert "waves_per_eu" in make_space(family, MI300X, **sizes).names
     assert AMD_KNOBS <= set(gemm_space(MI300X, M=2048, N=2048, K=2048).names)
@@ -215,11 +215,11 @@ def test_reduction_space_fp64_halves_the_register_budget():
 
 def test_pointwise_space_rules():
     small = pointwise_space(MI300X, numel=1000)
-    assert max(small.knob("BLOCK").values) == 1024
+    assert max(small.knob("XBLOCK").values) == 1024
     for c in small:
-        assert c["BLOCK"] >= c["num_warps"] * 64 or c["num_warps"] == 1
+        assert c["XBLOCK"] >= c["num_warps"] * 64 or c["num_warps"] == 1
     h = pointwise_space(H200, numel=1 << 24)
-    assert max(h.knob("BLOCK").values) == 16384 and "waves_per_eu" not in h.names
+    assert max(h.knob("XBLOCK").values) == 16384 and "waves_per_eu" not in h.names
     assert any(c["num_warps"] == 32 for c in h)                          # 1024 threads on wave32
     assert not any(c["num_warps"] == 32 for c in pointwise_space(MI300X, numel=1 << 24))   # 2048 on wave64
     with pytest.raises(ValueError):
@@ -228,7 +228,7 @@ def test_pointwise_space_rules():
 
 def test_grid_and_loop_of_a_config():
     sizes = dict(M=1000, N=512, K=4096)
-    c = Config("gemm", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=1, num_warps=4, num_stages=2, split_k=2))
+    c = Config("matmul", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=1, num_warps=4, num_stages=2, split_k=2))
     assert program_count(c, sizes) == 8 * 4 * 2
     assert loop_trips(c, sizes) == 32
     assert padding_factor(c, sizes) == pytest.approx(1024 / 1000)
@@ -452,7 +452,7 @@ def test_progress_callback_sees_every_batch():
 def test_gemm_seeds_are_valid_points_of_the_space(target, shape, dtype):
     t = get_target(target)
     space = gemm_space(t, dtype=dtype, **shape)
-    seeds = seed_knobs("gemm", t, dtype=dtype, **shape)
+    seeds = seed_knobs("matmul", t, dtype=dtype, **shape)
     if dtype == "fp32" and not (t.arch == "sm_90" and (shape["N"] > 64 or 1 in (shape["M"], shape["N"]))):
         assert seeds == []   # fp32: measured on sm_90 only (GEMV, and tf32x3 at N > 64)
         return
@@ -460,7 +460,7 @@ def test_gemm_seeds_are_valid_points_of_the_space(target, shape, dtype):
     names = {k.name for k in space.knobs}
     for seed in seeds:
         assert set(seed) <= names, f"{set(seed) - names} are not knobs of the gemm space"
-        config = Config("gemm", tuple((k.name, seed.get(k.name, k.values[0])) for k in space.knobs))
+        config = Config("matmul", tuple((k.name, seed.get(k.name, k.values[0])) for k in space.knobs))
         assert not space.violations(config), (seed, space.violations(config))
     if t.arch == "gfx950":
         assert all(s["kpack"] == 1 for s in seeds)   # the compiler forces it there
@@ -469,12 +469,13 @@ def test_gemm_seeds_are_valid_points_of_the_space(target, shape, dtype):
 
 
 def test_gemm_seeds_only_where_they_were_measured_or_documented():
-    assert seed_knobs("gemm", get_target("h200"), dtype="fp32", M=32768, N=64, K=4096) == []   # fp32 skinny: no evidence
-    fp32 = seed_knobs("gemm", get_target("h200"), dtype="fp32", M=4096, N=14336, K=4096)          # tf32x3_probe.py
+    # fp32 skinny: no evidence
+    assert seed_knobs("matmul", get_target("h200"), dtype="fp32", M=32768, N=64, K=4096) == []
+    fp32 = seed_knobs("matmul", get_target("h200"), dtype="fp32", M=4096, N=14336, K=4096)          # tf32x3_probe.py
     assert fp32[0] == {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "split_k": 1, "num_warps": 8,
                        "num_stages": 3, "TMA": 1, "PERSISTENT": 1}
-    assert seed_knobs("gemm", get_target("mi300x"), dtype="fp32", M=4096, N=4096, K=4096) == []
-    assert seed_knobs("gemm", get_target("a100"), dtype="bf16", M=4096, N=4096, K=4096) == []   # sm_80: none measured
+    assert seed_knobs("matmul", get_target("mi300x"), dtype="fp32", M=4096, N=4096, K=4096) == []
+    assert seed_knobs("matmul", get_target("a100"), dtype="bf16", M=4096, N=4096, K=4096) == []   # sm_80: none measured
     assert seed_knobs("reduction", get_target("h200"), R=4096, X=4096) == []
 
 
@@ -485,5 +486,5 @@ def test_tma_and_persistent_knobs_only_on_hopper_and_never_with_split_k():
         assert not {"TMA", "PERSISTENT"} & {k.name for k in gemm_space(get_target(name), M=4096, N=4096, K=4096).knobs}
     base = {k.name: k.values[0] for k in hopper.knobs} | {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}
     for knob in ("TMA", "PERSISTENT"):
-        split = Config("gemm", tuple((k.name, (base | {knob: 1, "split_k": 2})[k.name]) for k in hopper.knobs))
+        split = Config("matmul", tuple((k.name, (base | {knob: 1, "split_k": 2})[k.name]) for k in hopper.knobs))
         assert any("split_k" in v for v in hopper.violations(split))

@@ -205,7 +205,9 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     from pathlib import Path
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_knobs, generate_module
+    from dataclasses import replace
+
+    from kerntailor.codegen import default_schedule, generate_module
     from kerntailor.generate.pipeline import LIBRARY_PRODUCT_OPS
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -214,9 +216,11 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "level2" / "gemm_bias_relu.py")
     _, gen = capture_generalized(problem)
     plan = plan_fusion(gen.graph)
-    knobs = {g.name: default_knobs(gen, g) | ({"LIBRARY": 1} if g.family == "matmul" else {}) for g in plan.groups}
+    schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+    schedules = {g.name: replace(schedules[g.name], LIBRARY=1) if g.family == "matmul" else schedules[g.name]
+                 for g in plan.groups}
     out = tmp_path / "kernel.py"
-    out.write_text(generate_module(problem, gen, plan, knobs, "h200", "sm_90").source)
+    out.write_text(generate_module(problem, gen, plan, schedules, "h200", "sm_90").source)
     small = ("small",)
     v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS, variants=small))
     assert v.passed, f"{v.check}: {v.reason}"

@@ -17,6 +17,17 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Tailored Triton kernels for a PyTorch reference and a target GPU.")
 
 
+def _log_to_stderr(verbose: int) -> None:
+    """kerntailor's loggers (kerntailor.search, kerntailor.generate, ...) on stderr: INFO with -v, DEBUG with -vv."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logger = logging.getLogger("kerntailor")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
 def _fail(exc: KerntailorError) -> None:
     typer.echo(f"kerntailor: error: {exc}", err=True)
     raise typer.Exit(exc.exit_code)
@@ -109,8 +120,12 @@ def generate(
                                                "contender (the LLM's starting point)"),
     llm_attempts: int = typer.Option(2, "--llm-attempts", help="independent LLM conversations"),
     llm_turns: int = typer.Option(3, "--llm-turns", help="requests per LLM conversation (first + refinements)"),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="say why candidates are dropped and what was decided (-vv: every trial)"),
 ) -> None:
     """Generate a verified Triton kernel for PROBLEM on TARGET: kernel.py and a report."""
+    if verbose:
+        _log_to_stderr(verbose)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kerntailor.generate import GenerateSettings, generate as run_generate

@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kerntailor.capture import Capture, capture_problem
+from kerntailor.measure.floor import floor_of
 from kerntailor.plan import Plan, plan_fusion
-from kerntailor.precision import is_fp8
 from kerntailor.problem import load_problem
-from kerntailor.targets import Floor, Target, resolve_target, roofline_floor
+from kerntailor.targets import Floor, Target, resolve_target
 
 
 @dataclass(frozen=True)
@@ -47,18 +47,6 @@ class Inspection:
 
 def _finite(v):
     return None if isinstance(v, float) and v == float("inf") else v
-
-
-def floor_of(capture: Capture, target: Target, ceilings=None, precision: str = "ieee") -> Floor:
-    """The roofline floor of a captured problem: matrix work on the matrix units (at the fp8 rate under the fp8
-    policies: the bytes stay the problem's), the rest on vectors."""
-    cost = capture.cost
-    if cost.matrix:
-        return roofline_floor(target, flops=cost.flops_matrix, vector_flops=cost.flops_vector,
-                              min_bytes=cost.min_bytes, dtype="fp8" if is_fp8(precision) else cost.dtype,
-                              matrix=True, ceilings=ceilings)
-    return roofline_floor(target, flops=cost.flops_vector, min_bytes=cost.min_bytes, dtype=cost.dtype,
-                          matrix=False, ceilings=ceilings)
 
 
 def inspect_problem(path: str | Path, target: str, *, dtype: str | None = None,

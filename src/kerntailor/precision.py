@@ -69,7 +69,7 @@ def fp8_format(arch: str | None) -> Fp8Format:
 
 def pow2_scale(amax, fmt: Fp8Format):
     """fp32 tensor of scales: the smallest power of two s (2^-126..2^126) with amax / s <= fmt.max; 1 where
-    amax is 0. Integer arithmetic on the fp32 bits, as the Triton helper does it (codegen/fp8.py)."""
+    amax is 0. Integer arithmetic on the fp32 bits, as the Triton helper does it (codegen/helpers/fp8_*.py)."""
     import torch
 
     amax = amax.to(torch.float32)

@@ -1,110 +1,103 @@
-"""Stage: codegen. A fusion group and a schedule → Triton source; a covered problem → kernel.py."""
+"""Stage: codegen. A fusion group and its schedule -> Triton source; a covered problem -> kernel.py.
+
+    schedule = default_schedule(gen, group)                       # or the search's: space.schedule(config, ...)
+    module = generate_module(problem, gen, plan, {g.name: schedule, ...}, "mi300x", "gfx942")
+    module.source                                                 # kernel.py, standalone
+
+Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
+reductions; `gemm.py`: matmul; `scan.py`; `pool.py`), their shared parts (`writer.py`: lines, pointers and
+cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
+`schedule.py` (the Schedule base), `assemble.py` (signature, constexprs, grid, scratch and options of every
+kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py` (ModelNew's constructor).
+
+How to add a family (convolution, attention, a library call):
+1. A writer module `codegen/<family>.py` with
+   - a frozen `<Family>Schedule(Schedule)`: its tiles as fields named like the constexprs they become,
+     `family`, `order` and `shown` (what kernel.py's header lists), checks in `__post_init__` that raise
+     ScheduleError for a value no kernel can take;
+   - `default_schedule(gen, group)`: a schedule that works without search;
+   - `generate_<family>(gen, group, schedule, host_names, kernel_name, arch) -> GeneratedKernel`: a writer
+     (usually a KernelWriter subclass; AnchorWriter when the group is an anchor op plus a pointwise epilogue)
+     that writes the body with `self.out(...)` / `with self.out.block("for ...:"):` and finishes with
+     `assemble(...)`. A group that runs no kernel of its own (a library call on the host) returns a
+     GeneratedKernel with an empty source and a Launch that has only `host_prologue` lines and the
+     `host_buffers` they define.
+2. One `Family(...)` line in `codegen/families.py`.
+3. A search space for it in `search/families.py` (`SPACES`), whose knobs are the schedule's tuned fields.
+The pipeline, emit.py, the store and the report then take it as they take every family.
+"""
 
 from __future__ import annotations
 
-from math import prod
+from collections.abc import Mapping
 
 from kerntailor.capture.generalize import Dim, Generalized
 from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel, generate_fused, split_possible
-from kerntailor.codegen import gemm as _gemm
-from kerntailor.codegen import pool as _pool
-from kerntailor.codegen import scan as _scan
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.families import FAMILIES, Family, family
+from kerntailor.codegen.kernel import GeneratedKernel, Launch
+from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec
 
-__all__ = ["CodegenUnsupported", "EmittedModule", "GeneratedKernel", "default_knobs", "generate_kernel",
-           "generate_module", "host_names", "kernel_name"]
+__all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "Launch", "Schedule",
+           "ScheduleError", "default_schedule", "generate_kernel", "generate_module", "host_names", "kernel_name"]
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:
+    """Host variable names of the problem's dims (d0, d1, ...) and of the sizes families derive on the host."""
     names = {d: f"d{i}" for i, d in enumerate(gen.dims)}
-    # pool output sizes: always computed on the host by the op's formula (emit.py), used or not by gen
-    names.update({d: n for d, n in _pool.derived_host_names(gen).items() if d not in names})
+    for fam in FAMILIES.values():   # derived sizes (a pool's outputs): always computed on the host, used or not
+        if fam.derived_names is not None:
+            names.update({d: n for d, n in fam.derived_names(gen).items() if d not in names})
     return names
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
-    """A reasonable schedule without search: persistent rows up to 16K elements, else 4K chunks."""
-    if group.family == "pointwise":
-        return {"XBLOCK": 1024, "num_warps": 4}
-    if group.family == "scan":
-        return _scan.default_knobs(gen, group)
-    if group.family == "pool":
-        return _pool.default_knobs(gen, group)
-    if group.family == "matmul":
-        return _gemm.default_knobs(gen, group)
-    r = 1
-    for k in group.reduce_axes:
-        r *= group.space[k]
-    rows = max(1, prod(group.space) // max(r, 1))
-    rblock = 1 << max(0, (r - 1).bit_length())
-    trailing = group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
-    if rows == 1 and r >= 1 << 16 and split_possible(gen, group):
-        return {"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": 512, "persistent": False, "num_warps": 8}
-    if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
-        return {"XBLOCK": 64, "RBLOCK": min(rblock, 64), "persistent": rblock <= 64, "num_warps": 8}
-    if rblock <= 32768:
-        return {"XBLOCK": 1, "RBLOCK": rblock, "persistent": True, "num_warps": max(1, min(16, rblock // 256))}
-    return {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8}
+def default_schedule(gen: Generalized, group: FusionGroup) -> Schedule:
+    """A reasonable schedule for `group` without search (its family's heuristic)."""
+    return family(group.family, group.name).default(gen, group)
 
 
-def generate_kernel(gen: Generalized, group: FusionGroup, knobs: dict, names: dict[Dim, str],
+def generate_kernel(gen: Generalized, group: FusionGroup, schedule: Schedule, names: dict[Dim, str],
                     kernel_name: str, arch: str | None = None) -> GeneratedKernel:
-    """Triton source for one fusion group, by its family (CodegenUnsupported for families not covered).
+    """Triton source for one fusion group under `schedule` (CodegenUnsupported for families not covered).
     `arch` (the target's, when known) decides which matmul precisions are allowed."""
-    if group.family in ("pointwise", "reduction"):
-        return generate_fused(gen, group, knobs, names, kernel_name)
-    if group.family == "scan":
-        return _scan.generate_scan(gen, group, knobs, names, kernel_name)
-    if group.family == "pool":
-        return _pool.generate_pool(gen, group, knobs, names, kernel_name)
-    if group.family == "matmul":
-        return _gemm.generate_gemm(gen, group, knobs, names, kernel_name, arch)
-    raise CodegenUnsupported(f"{group.name}: no code generator for the {group.family} family yet")
+    fam = family(group.family, group.name)
+    if not isinstance(schedule, fam.schedule):
+        raise ScheduleError(f"{group.name}: a {group.family} group takes a {fam.schedule.__name__}, "
+                            f"not a {type(schedule).__name__}")
+    return fam.write(gen, group, schedule, names, kernel_name, arch)
 
 
 def kernel_name(group: FusionGroup) -> str:
     return f"{group.name}_{group.family}_kernel"
 
 
-def launch_order(plan: Plan) -> list[FusionGroup]:
-    """The groups in an order where each runs after every group whose outputs it reads (the plan's own
-    order where it already is: a stable topological sort). Two parallel branches that merge (SwiGLU's gate
-    and up projections) can leave the plan's order with a reader before its writer."""
-    writer = {out: g.name for g in plan.groups for out in g.outputs}
-    pending = list(plan.groups)
-    done: set[str] = set()
-    ordered = []
-    while pending:
-        ready = next((g for g in pending
-                      if all(writer.get(i) in (None, g.name) or writer[i] in done for i in g.inputs)), None)
-        if ready is None:
-            raise CodegenUnsupported("the fusion plan has a cycle between groups")
-        ordered.append(ready)
-        done.add(ready.name)
-        pending.remove(ready)
-    return ordered
-
-
-def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, knobs: dict[str, dict],
+def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule],
                     target_name: str, arch: str, notes: list[str] | None = None) -> EmittedModule:
-    """kernel.py for a problem whose every fusion group this codegen covers (CodegenUnsupported if not)."""
-    gen = _scan.fold_flipped_scans(gen)  # flip -> scan -> flip: a reverse scan (same groups, same nodes)
+    """kernel.py for a problem whose every fusion group this codegen covers (CodegenUnsupported if not),
+    each group under `schedules[group.name]`."""
+    for fam in FAMILIES.values():
+        if fam.rewrite is not None:   # flip -> scan -> flip: a reverse scan (same groups, same nodes)
+            gen = fam.rewrite(gen)
     names = host_names(gen)
     kernels, sizes = [], []
     buffers = {}
-    for group in launch_order(plan):
-        kernel = generate_kernel(gen, group, knobs[group.name], names, kernel_name(group), arch)
-        kernels.append(kernel)
+    try:
+        order = plan.launch_order()
+    except ValueError as e:
+        raise CodegenUnsupported(str(e)) from None
+    for group in order:
+        kernels.append(generate_kernel(gen, group, schedules[group.name], names, kernel_name(group), arch))
         sizes.append(SizeArgs(gen, names))
+        fam = FAMILIES[group.family]
         for out in group.outputs:
             node = gen.graph.node(out)
             shape = [gen.expr(("node", out, "out", k), s) for k, s in enumerate(node.out.shape)]
-            if group.family == "pool":  # derived sizes: gen has no expressions for a pool's output
-                shape = _pool.output_shape(gen, gen.graph.node(group.nodes[0]))
+            if fam.output_shape is not None:  # derived sizes: gen has no expressions for them
+                shape = fam.output_shape(gen, gen.graph.node(group.nodes[0]))
             buffers[out] = (shape, node.out.dtype)
-    configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {knobs[g.name]}" for g in plan.groups}
+    configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {schedules[g.name].knobs()}" for g in plan.groups}
     header = header_text(problem, target_name, arch, configs, notes or [])
     return emit_module(problem, gen, kernels, sizes, names, header, buffers)

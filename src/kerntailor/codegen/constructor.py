@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kerntailor.codegen.fused import CodegenUnsupported
+from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.problem.spec import ProblemSpec
 
 HEADER_NAMES = frozenset({"torch", "nn", "triton", "tl"})   # bound by kernel.py's own imports

@@ -1,8 +1,9 @@
 """Assemble a standalone `kernel.py`: header, helpers, @triton.jit kernels, and `ModelNew`.
 
 `ModelNew` is built by the reference `Model`'s own constructor, copied with what it needs (constructor.py: the
-signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward` reads input sizes, allocates
-outputs and launches the kernels. The module imports only torch and triton.
+signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward`
+reads input sizes, allocates outputs and launches the kernels, each as its Launch says. The module imports only
+torch and triton.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from dataclasses import dataclass
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.pool import host_size_lines as pool_host_size_lines
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.families import FAMILIES
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.problem.spec import ProblemSpec
@@ -57,13 +60,10 @@ def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tup
 def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
                 host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
     """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
-    graph = gen.graph
     ctor = reference_constructor(problem)
-    arg_names = ctor.forward_args
-    tensor_args, arg_checks = _forward_arg_checks(problem, arg_names)
-    user_inputs = [i for i in graph.inputs if i.kind == "input"]
-    var = {}
-    for inp in user_inputs:
+    tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args)
+    var = {}   # graph input or buffer -> its name in forward()
+    for inp in (i for i in gen.graph.inputs if i.kind == "input"):
         position = int(inp.target.removeprefix("arg"))
         if position not in tensor_args:
             raise CodegenUnsupported(f"graph input {inp.name} ({inp.target}) is not a tensor argument of forward()")
@@ -76,28 +76,50 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
-    fp8 = sorted({k.fp8_format for k in kernels if getattr(k, "fp8_format", "")})
+    lines += _module_level(kernels)
+    lines += ["", f"class ModelNew({ctor.bases}):",
+              f'    """{problem.name}: forward() runs the Triton kernels above; '
+              "the constructor is Model's own.\"\"\"", ""]
+    lines += textwrap.indent(ctor.body, "    ").splitlines()
+    lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+    body = list(arg_checks) + _forward_sizes(problem, gen, host_names, var)
+    user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
+    device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
+    for k, size in zip(kernels, sizes):
+        body.append(f"# {k.group}: {k.kernel_name}")
+        for buffer, (shape, dtype) in buffers.items():
+            if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
+                shape_text = ", ".join(size.host(e) for e in shape)
+                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
+                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
+                var[buffer] = buffer
+        body += _launch_lines(k, size, var, device)
+    body.append(_return_line(gen, var, sizes[0] if sizes else SizeArgs(gen, host_names)))
+    lines += ["        " + line for line in body]
+    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+
+
+def _module_level(kernels: list[GeneratedKernel]) -> list[str]:
+    """The fp8 format line, the helpers (each once, in first use order, after their prelude), the kernels."""
+    lines = []
+    fp8 = sorted({k.fp8_format for k in kernels if k.fp8_format})
     if len(fp8) > 1:
         raise CodegenUnsupported(f"products in two fp8 formats ({', '.join(fp8)})")
     if fp8:  # the referee emulates this format (precision.py)
         lines += [f'FP8_FORMAT = "{fp8[0]}"   # matrix products quantized to fp8 (kerntailor precision fp8-*)', ""]
-    helpers: list[str] = []
-    for k in kernels:
-        for h in k.helpers:
-            if h not in helpers:
-                helpers.append(h)
+    helpers = list(dict.fromkeys(h for k in kernels for h in k.helpers))
     if helpers:
-        from kerntailor.codegen.render import HELPER_PRELUDE
-
         lines += [HELPER_PRELUDE]
-    lines += [h for h in helpers]
+    lines += helpers
     for k in kernels:
         lines += ["", k.source]
-    lines += ["", f"class ModelNew({ctor.bases}):",
-              f'    """{problem.name}: forward() runs the Triton kernels above; the constructor is Model\'s own."""', ""]
-    lines += textwrap.indent(ctor.body, "    ").splitlines()
-    lines += ["", f"    def forward(self, {', '.join(arg_names)}):"]
-    body: list[str] = list(arg_checks)
+    return lines
+
+
+def _forward_sizes(problem: ProblemSpec, gen: Generalized, host_names: dict[Dim, str], var: dict) -> list[str]:
+    """forward()'s first lines: contiguous inputs and parameters (`var` gains their names), the problem's dims,
+    the sizes families derive on the host (a pool's output sizes), and checks of dims that must be equal."""
+    graph, body = gen.graph, []
     for inp in graph.inputs:
         if inp.kind in ("parameter", "buffer", "constant"):
             var[inp.name] = inp.name
@@ -109,13 +131,14 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     for dim in gen.dims:
         if not dim.node:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
-    # output sizes of pools (derived dims), by the op's formula from the input's runtime size
+    # derived output sizes (a pool's), by the op's formula from the input's runtime size
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis)):
         node = graph.node(dim.node)
-        if node.family != "pool":
+        fam = FAMILIES.get(node.family)
+        if fam is None or fam.derived_size_lines is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
-        body += pool_host_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
+        body += fam.derived_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
     for a, b in gen.equal_dims:
         if a.node or b.node:
             continue
@@ -123,46 +146,13 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         right = f"{var[graph.inputs[b.input].name]}.shape[{b.axis}]"
         body.append(f"if {left} != {right}:")
         body.append(f'    raise ValueError("generated for {left} == {right}")')
-    device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
-    for k, size in zip(kernels, sizes):
-        body.append(f"# {k.group}: {k.kernel_name}")
-        for buffer, (shape, dtype) in buffers.items():
-            if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
-                shape_text = ", ".join(size.host(e) for e in shape)
-                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
-                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
-                var[buffer] = buffer
-        for buffer in getattr(k, "host_buffers", ()):   # made by the host lines before the launch
-            var[buffer] = f"{k.group}_{buffer}"
-        body += [line.format(**var, device=device) for line in getattr(k, "host_prologue", ())]
-        # scratch: (buffer, dtype, count[, zeroed]): partial results and counters, allocated per call; zeroed
-        # unless the kernel writes every element before it reads it
-        for buffer, dtype, count, *zeroed in k.scratch:
-            var[buffer] = f"{k.group}_{buffer}"
-            alloc = "torch.zeros" if not zeroed or zeroed[0] else "torch.empty"
-            body.append(f"{var[buffer]} = {alloc}({_count_text(size, count)}, device={device}, "
-                        f"dtype={TORCH_DTYPES[dtype]})")
-        args = [var[b] for _, b in k.pointer_args] + [size.host(e) for _, e in k.size_args]
-        decided = dict(getattr(k, "host_constexprs", ()))  # chosen per call from sizes and addresses
-        consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
-                  for n, v in k.constexprs if n != "RBLOCK" or not k.persistent]
-        if k.persistent:  # the whole row in one block, whatever its length at run time
-            consts.append(f"RBLOCK=triton.next_power_of_2({size.host(k.row_size)})")
-        opts = [f"{n}={v}" for n, v in k.options if n not in AMD_KNOBS]
-        amd = {n: v for n, v in k.options if n in AMD_KNOBS}
-        grid = f"(triton.cdiv({size.host(k.grid)}, {k.grid_block}),)"
-        if k.grid_rows is not None:  # rows x column blocks (a pool: no per-element division in the kernel)
-            grid = (f"(triton.cdiv({size.host(k.grid_rows)}, {k.grid_rows_block}), "
-                    f"triton.cdiv({size.host(k.grid)}, {k.grid_block}))")
-        if getattr(k, "grid_factors", ()):  # a product of ceil-divisions (GEMM tiles x batch x splits)
-            grid = f"({_count_text(size, k.grid_factors)},)"
-            if getattr(k, "grid_cap", ""):  # a persistent kernel: no more programs than it was told to use
-                grid = f"(min({_count_text(size, k.grid_factors)}, {k.grid_cap.format(**var, device=device)}),)"
-        call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
-        call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
-        body.append(call)
-    outs = []
-    for i, (view, ttype) in enumerate(zip(graph.outputs, graph.output_types)):
+    return body
+
+
+def _return_line(gen: Generalized, var: dict[str, str], size: SizeArgs) -> str:
+    """forward()'s return: each output's buffer, or a view of it (torch.as_strided)."""
+    graph, outs = gen.graph, []
+    for i, view in enumerate(graph.outputs):
         base = var.get(view.base)
         if base is None:
             raise CodegenUnsupported(f"output {view.base} is not computed by any kernel")
@@ -174,20 +164,52 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                 tuple(view.strides) == contiguous_strides(buffer_type.shape):
             outs.append(base)
         else:
-            size = sizes[0] if sizes else SizeArgs(gen, host_names)
             outs.append(f"torch.as_strided({base}, ({', '.join(size.host(e) for e in shape)},), "
                         f"({', '.join(size.host(e) for e in strides)},), {size.host(offset)})")
-    body.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)")
-    lines += ["        " + line for line in body]
-    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+    return f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)"
+
+
+def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], device: str) -> list[str]:
+    """Host lines for one kernel: the buffers its host lines define, those lines, its scratch, then the call.
+    `var` (buffer -> host variable) gains the buffers defined here."""
+    launch = k.launch
+    for buffer in launch.host_buffers:   # made by the host lines before the launch
+        var[buffer] = f"{k.group}_{buffer}"
+    lines = [line.format(**var, device=device) for line in launch.host_prologue]
+    # partial results and counters, allocated per call; zeroed unless the kernel writes every element first
+    for s in launch.scratch:
+        var[s.buffer] = f"{k.group}_{s.buffer}"
+        alloc = "torch.zeros" if s.zeroed else "torch.empty"
+        lines.append(f"{var[s.buffer]} = {alloc}({_count_text(size, s.count)}, device={device}, "
+                     f"dtype={TORCH_DTYPES[s.dtype]})")
+    if not k.source:   # host lines only (a library call)
+        return lines
+    args = [var[b] for _, b in launch.pointer_args] + [size.host(e) for _, e in launch.size_args]
+    decided = dict(launch.host_constexprs)  # chosen per call from sizes and addresses
+    consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
+              for n, v in launch.constexprs]
+    opts = [f"{n}={v}" for n, v in launch.options if n not in AMD_KNOBS]
+    amd = {n: v for n, v in launch.options if n in AMD_KNOBS}
+    axes = [_grid_text(size, axis) for axis in launch.grid]
+    if launch.grid_cap:  # a persistent kernel: no more programs than it was told to use
+        axes = [f"min({axes[0]}, {launch.grid_cap.format(**var, device=device)})"]
+    grid = f"({axes[0]},)" if len(axes) == 1 else f"({', '.join(axes)})"
+    call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
+    call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
+    return lines + [call]
+
+
+def _grid_text(size: SizeArgs, axis: GridAxis) -> str:
+    """Host text for the programs along one grid axis: triton.cdiv(n, block) for one factor (block 1 included),
+    a product of ceil-divisions for several (GEMM tiles x batch x splits)."""
+    if len(axis.factors) == 1:
+        (e, block), = axis.factors
+        return f"triton.cdiv({size.host(e)}, {block})"
+    return _count_text(size, axis.factors)
 
 
 def _count_text(size: SizeArgs, count) -> str:
-    """Host text for a count: an int, a size expression, or a product of (size, block) ceil-divisions."""
-    if isinstance(count, int):
-        return str(count)
-    if isinstance(count, SizeExpr):
-        return size.host(count)
+    """Host text for a product of (size, block) ceil-divisions."""
     def factor(e: SizeExpr, block: int) -> str:
         text = size.host(e)
         if block != 1:
@@ -201,7 +223,8 @@ def header_text(problem: ProblemSpec, target_name: str, arch: str, configs: dict
                 notes: list[str]) -> str:
     date = datetime.date.today().isoformat()
     lines = [f"{problem.name}: Triton kernels generated by kerntailor {__version__} on {date}.", "",
-             f"Target: {target_name} ({arch}). Reference: {problem.path.name} ({problem.description or 'no description'}).",
+             f"Target: {target_name} ({arch}). Reference: {problem.path.name} "
+             f"({problem.description or 'no description'}).",
              f"Problem hash {problem.content_hash[:16]}, dtype {problem.dtype or 'as written'}.", "", "Kernels:"]
     lines += [f"  {name}: {cfg}" for name, cfg in configs.items()]
     if notes:

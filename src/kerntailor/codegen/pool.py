@@ -17,13 +17,18 @@ that the last window must start inside the input or its left padding.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from contextlib import ExitStack
+from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
+from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.scan import AnchorWriter
+from kerntailor.codegen.anchor import AnchorWriter
+from kerntailor.codegen.assemble import one_dim
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
@@ -89,14 +94,29 @@ def _window(gen: Generalized, node: Pool, d: int) -> tuple[int, int, int, int]:
     return tuple(out)
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class PoolSchedule(Schedule):
+    """About XBLOCK output elements per program: a (YBLOCK rows x XBLOCK columns) tile (`tile_shape`)."""
+
+    family: ClassVar[str] = "pool"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
+
+    XBLOCK: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
     many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
     node = gen.graph.node(group.nodes[0])
     window = prod(node.kernel) if node.kernel else 1
     xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
-    return {"XBLOCK": xblock, "num_warps": 4}
+    return PoolSchedule(XBLOCK=xblock, num_warps=4)
 
 
 def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
@@ -107,12 +127,12 @@ def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
     return max(1, xblock // cols), cols
 
 
-def generate_pool(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
-                  kernel_name: str) -> GeneratedKernel:
-    """Triton source for a pool group under `knobs` (XBLOCK output elements per program)."""
+def generate_pool(gen: Generalized, group: FusionGroup, schedule: PoolSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a pool group under `schedule`."""
     if group.family != "pool":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _PoolWriter(gen, group, knobs, host_names, kernel_name).write()
+    return _PoolWriter(gen, group, schedule, host_names, kernel_name).write()
 
 
 class _PoolWriter(AnchorWriter):
@@ -127,20 +147,32 @@ class _PoolWriter(AnchorWriter):
         if rank != nd + 2 or len(pool.operands[0].shape) != rank:
             raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
                                      "(only (N, C, *spatial) inputs)")
-        xblock = int(self.knobs.get("XBLOCK", 1024))
-        view, in_shape, in_strides, in_offset = self.view_exprs(pool, 0)
+        view_parts = self.view_exprs(pool, 0)
         space = output_shape(self.gen, pool)
-        numel = product(space)
-        if numel is None:
+        if product(space) is None:
             raise CodegenUnsupported("output size is not a product of sizes")
         windows = [_window(self.gen, pool, d) for d in range(nd)]
-        in_dtype = self.graph.buffer_type(view.base).dtype
-        acc = "tl.float64" if in_dtype == "fp64" else "tl.float32"
-
-        rows, cols = tile_shape(pool, xblock)
+        acc = "tl.float64" if self.graph.buffer_type(view_parts[0].base).dtype == "fp64" else "tl.float32"
+        rows, cols = tile_shape(pool, self.schedule.XBLOCK)
         n_rows = product(space[:-1])
         if n_rows is None:
             raise CodegenUnsupported("output rows are not a product of sizes")
+        self._tile(rank, space, n_rows)
+        self._input_base(*view_parts)
+        in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
+        self._reduce_window(pool, windows, in_sizes, view_parts, acc)
+        value = "acc" if pool.kind == "max" else f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
+        self.out(f"v_{pool.name} = {value}  # {pool.describe()}")
+        self.compute_epilogue()
+        self.store_outputs(space)
+        shape_text = " x ".join(self.sizes.host(e) for e in space)
+        doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
+               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window.")
+        # a 2-D launch, rows x column blocks: no per-element division in the kernel
+        return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], (one_dim(n_rows, rows), one_dim(space[-1], cols)))
+
+    def _tile(self, rank: int, space, n_rows) -> None:
+        """yindex: the tile's rows (n, c, o_1..), unravelled; i<last>: its columns; xindex: the flat position."""
         last = self.sizes.text(space[-1])
         pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
         self.out(f"yindex = {pid.format(0)} * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, o_1..")
@@ -153,7 +185,10 @@ class _PoolWriter(AnchorWriter):
         self.unravel(list(range(rank - 1)), space[:-1], "yindex")
         if rank == 3:  # one spatial axis: the row is n·C + c itself
             self.out("q2 = yindex")
-        # n and c as one coordinate (q2 = n·C + c) where the input is contiguous over them
+
+    def _input_base(self, view, in_shape, in_strides, in_offset) -> None:
+        """base: where (n, c) starts in the input; n and c as one coordinate (q2 = n·C + c) where the input is
+        contiguous over them."""
         merged = not (view.strides[1] == 0 and in_strides[1].is_constant) and \
             same(in_strides[0], product([in_shape[1], in_strides[1]]) or const(-1))
         terms = []
@@ -167,51 +202,38 @@ class _PoolWriter(AnchorWriter):
         if not in_offset.is_constant or in_offset.coeff + in_offset.offset != 0:
             terms.append(self.sizes.text(in_offset))
         self.out(f"base = {' + '.join(terms) or '0'}  # (n, c) in the input")
-        in_sizes = [self.sizes.text(in_shape[2 + d]) for d in range(nd)]
-        starts = []
-        for d, (k, s, p, dil) in enumerate(windows):
-            o = f"i{2 + d}"
-            start = f"{o} * {s}" if s != 1 else o
-            start = f"{start} - {p}" if p else start
-            self.out(f"start{d} = {start}")
-            starts.append(f"start{d}")
+
+    def _reduce_window(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str) -> None:
+        """acc: the window's max or sum, over loops unrolled where the window is small; masked loads read -inf
+        (max) or 0 (sum) outside the input."""
+        view, _, in_strides, _ = view_parts
+        nd = len(windows)
+        for d, (_, s, p, _) in enumerate(windows):
+            start = f"i{2 + d} * {s}" if s != 1 else f"i{2 + d}"
+            self.out(f"start{d} = {f'{start} - {p}' if p else start}")
         init = 'float("-inf")' if pool.kind == "max" else "0.0"
         self.out(f"acc = tl.full([YBLOCK, XBLOCK], {init}, {acc})")
-        unrolled = prod(w[0] for w in windows) <= UNROLL_LIMIT
-        loop = "tl.static_range" if unrolled else "range"
+        loop = "tl.static_range" if prod(w[0] for w in windows) <= UNROLL_LIMIT else "range"
         ptr = self.pointer(view.base)
-        for d, (k, s, p, dil) in enumerate(windows):
-            self.out(f"for k{d} in {loop}({k}):")
-            self.out.depth += 1
-            step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
-            self.out(f"p{d} = start{d} + {step}")
-            # a window leaves the input only through padding, or at the end in ceil mode
-            inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
-            prev = f"m{d - 1}" if d else "xmask"
-            self.out(f"m{d} = {' & '.join([prev] + inside)}")
-        offs = ["base"]
-        for d in range(nd):
-            st = self.sizes.text(in_strides[2 + d])
-            offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
-        other = 'float("-inf")' if pool.kind == "max" else "0.0"
-        self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
-        if pool.kind == "max":
-            self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
-        else:
-            self.out("acc = acc + v")
-        self.out.depth -= nd
-        if pool.kind == "max":
-            value = "acc"
-        else:
-            value = f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
-        self.out(f"v_{pool.name} = {value}  # {pool.describe()}")
-        self.compute_epilogue()
-        self.store_outputs(space)
-        shape_text = " x ".join(self.sizes.host(e) for e in space)
-        doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
-               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window.")
-        kernel = self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], space[-1], cols)
-        return replace(kernel, grid_rows=n_rows, grid_rows_block=rows)
+        with ExitStack() as loops:
+            for d, (k, _, p, dil) in enumerate(windows):
+                loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
+                step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
+                self.out(f"p{d} = start{d} + {step}")
+                # a window leaves the input only through padding, or at the end in ceil mode
+                inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
+                prev = f"m{d - 1}" if d else "xmask"
+                self.out(f"m{d} = {' & '.join([prev] + inside)}")
+            offs = ["base"]
+            for d in range(nd):
+                st = self.sizes.text(in_strides[2 + d])
+                offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
+            other = 'float("-inf")' if pool.kind == "max" else "0.0"
+            self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
+            if pool.kind == "max":
+                self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
+            else:
+                self.out("acc = acc + v")
 
     def tile_axes(self) -> list[list[str]]:
         """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex."""
@@ -222,7 +244,7 @@ class _PoolWriter(AnchorWriter):
         if pool.divisor:
             return repr(float(pool.divisor))
         factors = []
-        for d, (k, s, p, dil) in enumerate(windows):
+        for d, (k, _, p, _) in enumerate(windows):
             if pool.count_include_pad:
                 # the window clipped to the padded input (only ceil mode's last window reaches past it)
                 if pool.ceil_mode:

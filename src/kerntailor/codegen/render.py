@@ -1,14 +1,14 @@
 """Render IR expression trees to Triton (`tl.*`) source text.
 
 Arithmetic runs in fp32 for bf16/fp16 values (loads upcast, stores round once), as Inductor does.
-Functions without a `tl.*` form (tanh, log1p, expm1) come from helpers in HELPERS: libdevice on a GPU,
-and under the Triton interpreter (which lacks libdevice) portable forms written with Kahan's tricks.
+Functions without a `tl.*` form (tanh, log1p, expm1) call helpers kernel.py defines (codegen/helpers/math.py):
+libdevice on a GPU, and under the Triton interpreter (which lacks libdevice) portable forms.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from kerntailor.ir.expr import CAST, Const, Expr, Index, Load, Op
 
@@ -27,33 +27,7 @@ def compute_dtype(dtype: str) -> str:
     return "fp32" if dtype in ("bf16", "fp16") else dtype
 
 
-_PORTABLE = {
-    "tanh": """    # tanh = sign(x)·(1 − e)/(1 + e), e = exp(−2|x|); a Taylor series near 0 keeps the relative error small
-    ax = tl.abs(x)
-    e = tl.exp(-2.0 * ax)
-    big = (1.0 - e) / (1.0 + e)
-    x2 = x * x
-    small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))))
-    t = tl.where(ax < 0.0625, small, big)
-    return tl.where(x < 0, -t, t)""",
-    "log1p": """    # Kahan: log(u)·x/(u − 1) with u = 1 + x is accurate where log(1 + x) is not
-    u = 1.0 + x
-    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))""",
-    "expm1": """    # Kahan: (u − 1)·x/log(u) with u = exp(x)
-    u = tl.exp(x)
-    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * (x / tl.log(u))))""",
-}
-
-
-def _helper(name: str) -> str:
-    """The vendor library's function on a GPU; a portable form under the interpreter (which has no
-    libdevice). Both are accurate to a few ulp in fp32; the choice is made once, at import."""
-    return (f"@triton.jit\ndef _{name}_portable(x):\n{_PORTABLE[name]}\n\n\n"
-            f"@triton.jit\ndef _{name}_libdevice(x):\n    return libdevice.{name}(x)\n\n\n"
-            f"_{name} = _{name}_portable if _INTERPRET else _{name}_libdevice\n")
-
-
-HELPERS = {name: _helper(name) for name in _PORTABLE}
+# kernel.py's module-level lines before any helper (codegen/helpers/): whether it runs under the interpreter.
 HELPER_PRELUDE = ("import os\n\nfrom triton.language.extra import libdevice\n\n"
                   "# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.\n"
                   "_INTERPRET = os.environ.get(\"TRITON_INTERPRET\") == \"1\"\n")
@@ -188,17 +162,3 @@ class ExprRenderer:
                 return mag if int(y) % 2 == 0 else f"tl.where({args[0]} < 0, -{mag}, {mag})"
             return f"tl.exp({y!r} * tl.log({args[0]}))"
         return f"tl.exp({args[1]} * tl.log({args[0]}))"
-
-
-
-# tanh(softplus(x)) = tanh(log1p(e)) with e = exp(x) is ((1 + e)² − 1) / ((1 + e)² + 1) = e(e + 2) / (e(e + 2) + 2):
-# one exp and a division instead of log1p and tanh (about 70 PTX instructions: the bf16 Mish was compute-bound).
-# Accurate to a few ulp (no cancellation: for x → −∞ it is e(e + 2)/(2 + …) ≈ e). Past x = 20 tanh is 1.0 in
-# fp32; the exp is capped there so that e(e + 2) stays finite (a NaN x stays NaN: NaN > 20 is false).
-HELPERS["tanh_softplus"] = """@triton.jit
-def _tanh_softplus(x):
-    # tanh(log1p(exp(x))) = e(e + 2) / (e(e + 2) + 2), e = exp(x): one exp, no log1p and no tanh
-    e = tl.exp(tl.where(x > 20.0, 20.0, x))
-    n = e * (e + 2.0)
-    return n / (n + 2.0)
-"""

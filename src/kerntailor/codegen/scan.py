@@ -11,30 +11,28 @@ row's start). torch's `x.flip(d).cumsum(d).flip(d)` arrives as a scan over a fli
 read through a flipped View: `fold_flipped_scans` rewrites that into a reverse scan over the unflipped
 input, so the output needs no flipped (negative-stride) view, which no allocation could express.
 
-The shared `AnchorWriter` (also used by pool.py) renders operand offsets through Views (any strides,
-negative ones included, and offsets, all runtime size arguments where they vary), masked loads, and the
-pointwise epilogue nodes of the anchor's output shape.
+The writer is an AnchorWriter (anchor.py): the scan node, then a pointwise epilogue over its output.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
+from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
+from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.fused import CodegenUnsupported, GeneratedKernel
-from kerntailor.codegen.render import HELPERS, PTR_TYPES, TL_DTYPES, ExprRenderer, compute_dtype
-from kerntailor.codegen.writer import KernelWriter
-from kerntailor.codegen.sizes import const, product, same
-from kerntailor.ir.expr import Load
-from kerntailor.ir.nodes import Node, Pointwise, Scan
-from kerntailor.ir.types import View, contiguous_strides
+from kerntailor.codegen.anchor import INT_DTYPES, AnchorWriter
+from kerntailor.codegen.assemble import one_dim
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.sizes import const, product
+from kerntailor.ir.nodes import Scan
+from kerntailor.ir.types import View
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.search.space import next_power_of_two
-
-INT_DTYPES = ("i64", "i32", "i16", "i8", "u8", "bool")
+from kerntailor.units import next_power_of_two
 
 
 def _scan_node(gen: Generalized, group: FusionGroup) -> Scan:
@@ -44,7 +42,24 @@ def _scan_node(gen: Generalized, group: FusionGroup) -> Scan:
     return node
 
 
-def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class ScanSchedule(Schedule):
+    """XBLOCK rows per program, RBLOCK elements of each row per chunk (a carry between chunks)."""
+
+    family: ClassVar[str] = "scan"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "num_warps", "num_stages", "waves_per_eu")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "num_warps")
+
+    XBLOCK: int
+    RBLOCK: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+        self.power_of_two("RBLOCK")
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> ScanSchedule:
     """A schedule without search: long chunks along a contiguous row, else many rows side by side (the
     rows are then what is contiguous in memory, so a tile's loads coalesce across rows)."""
     node = _scan_node(gen, group)
@@ -57,201 +72,15 @@ def default_knobs(gen: Generalized, group: FusionGroup) -> dict:
     else:
         xblock = min(64, next_power_of_two(rows))
         rblock = min(next_power_of_two(length), max(16, 2048 // xblock))
-    return {"XBLOCK": xblock, "RBLOCK": rblock, "num_warps": 8 if xblock * rblock >= 4096 else 4}
+    return ScanSchedule(XBLOCK=xblock, RBLOCK=rblock, num_warps=8 if xblock * rblock >= 4096 else 4)
 
 
-def generate_scan(gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict,
-                  kernel_name: str) -> GeneratedKernel:
-    """Triton source for a scan group under `knobs` (XBLOCK rows x RBLOCK elements per chunk)."""
+def generate_scan(gen: Generalized, group: FusionGroup, schedule: ScanSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a scan group under `schedule`."""
     if group.family != "scan":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _ScanWriter(gen, group, knobs, host_names, kernel_name).write()
-
-
-# --- shared by the anchor families (scan, pool) ---------------------------------------------------------
-
-class AnchorWriter(KernelWriter):
-    """Common parts of a kernel whose first node is an anchor and whose other nodes are a pointwise
-    epilogue over the anchor's output shape."""
-
-    anchor_type: type = Node
-
-    def __init__(self, gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, name: str):
-        super().__init__(gen, group, knobs, host_names, name)
-        self.anchor = self.nodes[0]
-        if not isinstance(self.anchor, self.anchor_type):
-            raise CodegenUnsupported(f"{group.name}: expected a {self.anchor_type.__name__} first, "
-                                     f"got {type(self.anchor).__name__}")
-        tail = self.tail_names()
-        self.epilogue = [n for n in self.nodes[1:] if n.name not in tail]
-        for n in self.epilogue:
-            if not isinstance(n, Pointwise):
-                raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} epilogue")
-            if n.out.shape != self.anchor.out.shape:
-                raise CodegenUnsupported(f"{group.name}: epilogue {n.name} of shape {n.out.shape}, "
-                                         f"not the {group.family} output's {self.anchor.out.shape}")
-        buffers = [self.graph.buffer_type(v.base).numel for n in self.nodes for v in n.operands]
-        self.big = max([n.out.numel for n in self.nodes] + buffers) >= 2 ** 31 - 1
-        # set by the family writer: axis -> coordinate text, the tile shape, the full-tile mask
-        self.coords: dict[int, str] = {}
-        self.tile = "[XBLOCK]"
-        self.full_mask = "xmask"
-        self.flat_index = ""  # a 1-d tile's flat position in the row-major iteration space, if any
-
-    def tail_names(self) -> set[str]:
-        """Members computed after the epilogue by the family's own code (a GEMM's row reductions)."""
-        return set()
-
-    # --- sizes and views ---------------------------------------------------------------------------
-    def operand_offset(self, node: Node, j: int, coords: dict[int, str]) -> str:
-        """Element offset of operand j of `node` at the position whose coordinate along each of the view's
-        axes is `coords[axis]` (strides may be negative: a flip; the offset then points at its end)."""
-        v, shape, strides, offset = self.view_exprs(node, j)
-        terms = []
-        if self.flat_index and coords is self.coords and self._contiguous(v, shape, strides):
-            terms.append(self.flat_index)  # row-major over the iteration space: the flat index itself
-            v = View(v.base, (), (), v.offset)
-        for k in range(len(v.shape)):
-            if v.strides[k] == 0 and strides[k].is_constant:
-                continue  # broadcast
-            if v.shape[k] == 1 and shape[k].is_constant:
-                continue
-            st = self.sizes.text(strides[k])
-            terms.append(coords[k] if st == "1" else f"{coords[k]} * {st}")
-        if not offset.is_constant or offset.coeff + offset.offset != 0:
-            terms.append(self.sizes.text(offset))
-        return " + ".join(terms) or "0"
-
-    def _contiguous(self, v: View, shape: list[SizeExpr], strides: list[SizeExpr]) -> bool:
-        if tuple(v.shape) != tuple(self.anchor.out.shape):
-            return False
-        for k in range(len(shape)):
-            if v.shape[k] == 1 and shape[k].is_constant:
-                continue
-            expected = product(shape[k + 1:]) if k + 1 < len(shape) else const(1)
-            if expected is None or not same(strides[k], expected):
-                return False
-        return True
-
-    def full_tile(self, offset: str) -> str:
-        """A pointer block must have the mask's shape: broadcast an offset that lacks some tile axis."""
-        if all(any(_mentions(offset, n) for n in names) for names in self.tile_axes()):
-            return offset
-        return f"{offset} + tl.zeros({self.tile}, tl.int32)"
-
-    def tile_axes(self) -> list[list[str]]:
-        """For each axis of the tile, the names of values that vary along it."""
-        return [list(self.coords.values()) + ([self.flat_index] if self.flat_index else [])]
-
-    def load_text(self, buffer: str, offset: str, mask: str, other: str = "0") -> str:
-        dtype = self.graph.buffer_type(buffer).dtype
-        text = f"tl.load({self.pointer(buffer)} + ({self.full_tile(offset)}), mask={mask}, other={other})"
-        cdt = compute_dtype(dtype)
-        if cdt != dtype:
-            text = f"{text}.to({TL_DTYPES[cdt]})"
-        return text
-
-    # --- the epilogue ------------------------------------------------------------------------------
-    def _check_aligned(self, node: Node, j: int) -> None:
-        view = node.operands[j]
-        producer = self.graph.node(view.base)
-        if tuple(view.shape) != tuple(producer.out.shape) or view.offset != 0 or any(
-                st != c for s, st, c in zip(view.shape, view.strides, contiguous_strides(view.shape)) if s != 1):
-            raise CodegenUnsupported(f"{node.name} reads {producer.name} of its group through a view "
-                                     f"{view.describe()}")
-
-    def leaf(self, node: Node):
-        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
-            view = node.operands[load.operand]
-            if view.base in self.members:
-                if gather is not None:
-                    raise CodegenUnsupported(f"{node.name} gathers from {view.base} of its group")
-                self._check_aligned(node, load.operand)
-                return f"v_{view.base}"
-            if len(view.shape) != len(self.anchor.out.shape):
-                raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
-            offset = self.operand_offset(node, load.operand, self.coords)
-            if gather is not None:
-                stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
-                offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
-            mask = self.full_mask if valid is None else f"{self.full_mask} & {valid}"
-            return self.cached_load(self.load_text(view.base, offset, mask))
-        return render
-
-    def compute_epilogue(self) -> None:
-        for node in self.epilogue:
-            self.compute_node(node)
-
-    def compute_node(self, node: Node) -> None:
-        """v_<node> = its expression over the tile."""
-        renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node))
-        text = renderer.render(node.expr)
-        self.helpers.update(renderer.helpers)
-        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
-
-    def store_outputs(self, space: list[SizeExpr]) -> None:
-        strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]
-        if any(s is None for s in strides):
-            raise CodegenUnsupported("output strides are not monomials")
-        terms = []
-        for k, s in enumerate(strides):
-            if self.anchor.out.shape[k] == 1 and space[k].is_constant:
-                continue
-            st = self.sizes.text(s)
-            terms.append(self.coords[k] if st == "1" else f"{self.coords[k]} * {st}")
-        offset = self.full_tile(self.flat_index or " + ".join(terms) or "0")
-        for name in self.group.outputs:
-            node = self.graph.node(name)
-            value = f"v_{name}"
-            if node.out.dtype != compute_dtype(node.out.dtype) or node.out.dtype in INT_DTYPES:
-                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
-            self.out(f"tl.store({self.pointer(name)} + ({offset}), {value}, mask={self.full_mask})")
-
-    # --- the kernel --------------------------------------------------------------------------------
-    def finish(self, doc: str, constexprs: list[tuple[str, int]], grid: SizeExpr, grid_block: int) -> GeneratedKernel:
-        args: list[str] = []
-        signature: list[tuple[str, str]] = []
-        pointer_args = []
-        for buffer, arg in self.pointers.items():
-            args.append(arg)
-            signature.append((arg, PTR_TYPES[self.graph.buffer_type(buffer).dtype]))
-            pointer_args.append((arg, buffer))
-        for name, e in self.sizes.args:
-            args.append(name)
-            real = isinstance(e.coeff, float) or any(x.denominator != 1 for _, x in e.factors)
-            signature.append((name, "fp32" if real else ("i64" if self.big else "i32")))
-        for name, _ in constexprs:
-            args.append(f"{name}: tl.constexpr")
-            signature.append((name, "constexpr"))
-        header = f"@triton.jit\ndef {self.name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n"
-        helpers = tuple(HELPERS[h] for h in sorted(self.helpers))
-        options = [("num_warps", int(self.knobs.get("num_warps", 4))),
-                   ("num_stages", int(self.knobs.get("num_stages", 1)))]
-        if "waves_per_eu" in self.knobs:
-            options.append(("waves_per_eu", int(self.knobs["waves_per_eu"])))
-        return GeneratedKernel(self.group.name, self.name, header + "\n".join(self.out.lines) + "\n",
-                               tuple(pointer_args), tuple(self.sizes.args), tuple(signature), tuple(constexprs),
-                               tuple(options), grid, grid_block, helpers)
-
-    def unravel(self, axes: list[int], sizes: list[SizeExpr], flat: str) -> None:
-        """Coordinates i<axis> of `flat`, row-major over `axes` (of sizes `sizes`)."""
-        if len(axes) == 1:
-            self.out(f"i{axes[0]} = {flat}")
-            return
-        rest = flat
-        for pos in range(len(axes) - 1, -1, -1):
-            k = axes[pos]
-            if pos == 0:
-                self.out(f"i{k} = {rest}")
-            else:
-                size = self.sizes.text(sizes[pos])
-                self.out(f"i{k} = {rest} % {size}")
-                self.out(f"q{k} = {rest} // {size}")
-                rest = f"q{k}"
-
-
-def _mentions(text: str, name: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+    return _ScanWriter(gen, group, schedule, host_names, kernel_name).write()
 
 
 # --- the scan writer ----------------------------------------------------------------------------------
@@ -266,8 +95,7 @@ class _ScanWriter(AnchorWriter):
         scan: Scan = self.anchor
         if scan.op not in ("sum", "prod"):
             raise CodegenUnsupported(f"scan op {scan.op}")
-        xblock = int(self.knobs.get("XBLOCK", 1))
-        rblock = int(self.knobs.get("RBLOCK", 1024))
+        xblock, rblock = self.schedule.XBLOCK, self.schedule.RBLOCK
         rank = len(scan.out.shape)
         axis = scan.axis % rank if rank else 0
         space = [self.sizes.slot(("node", scan.name, "out", k), s) for k, s in enumerate(scan.out.shape)]
@@ -327,7 +155,7 @@ class _ScanWriter(AnchorWriter):
         doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
                f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
                f"XBLOCK rows per program, RBLOCK-element chunks with a carry.")
-        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], rows, xblock)
+        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
 
     def tile_axes(self) -> list[list[str]]:
         return [self._outer + ["xindex"], [self._axis_coord, "ip", "rindex"]]

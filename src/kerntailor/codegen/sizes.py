@@ -83,6 +83,20 @@ def quotient(a: SizeExpr, b: SizeExpr) -> SizeExpr | None:
     return SizeExpr(merged[0], merged[1]) if merged else None
 
 
+def host_value_is_float(e: SizeExpr) -> bool:
+    """Whether the host's text for `e` (SizeExpr.render) evaluates to a Python float: a fractional power, a float
+    coefficient written out (not 1) or dividing, a fractional offset. Else it is an int (exact `//` where the
+    coefficient is a fraction). Triton's launcher types the kernel argument by that value: fp32 or an integer."""
+    if e.is_constant:
+        value = e.coeff + e.offset
+        return isinstance(value, float) or value.denominator != 1
+    if any(x.denominator != 1 for _, x in e.factors):
+        return True
+    if isinstance(e.coeff, float) and (e.coeff != 1 or any(x < 0 for _, x in e.factors)):
+        return True
+    return Fraction(e.offset).denominator != 1
+
+
 def is_whole(e: SizeExpr) -> bool:
     """A monomial with no negative exponent: a whole number for every size of the problem (its
     coefficient may be a fraction the model itself divides by, as C / G in GroupNorm)."""

@@ -6,8 +6,11 @@ generalized graph (runtime arguments where they vary between variants), never fr
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from kerntailor.capture.generalize import Generalized
 from kerntailor.codegen.render import literal
+from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.nodes import Graph, Node
 from kerntailor.plan.fusion import FusionGroup
@@ -23,10 +26,24 @@ class Lines:
     def __call__(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
 
+    @contextmanager
+    def indented(self):
+        """Lines written inside the `with` are one level deeper."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def block(self, header: str):
+        """`with out.block("for k in range(n):"):` writes the header line, then its body one level deeper."""
+        self(header)
+        return self.indented()
+
 
 class KernelWriter:
-    def __init__(self, gen: Generalized, group: FusionGroup, knobs: dict, host_names: dict, name: str):
-        self.gen, self.group, self.knobs, self.name = gen, group, knobs, name
+    def __init__(self, gen: Generalized, group: FusionGroup, schedule: Schedule, host_names: dict, name: str):
+        self.gen, self.group, self.schedule, self.name = gen, group, schedule, name
         self.graph: Graph = gen.graph
         self.nodes: list[Node] = [self.graph.node(n) for n in group.nodes]
         self.members = {n.name for n in self.nodes}

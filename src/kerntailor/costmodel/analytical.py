@@ -119,7 +119,7 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
     threads = _threads(config, target)
     size = itemsize(work.dtype)
     lds = 0
-    if config.family == "gemm":
+    if config.family == "matmul":
         acc = config["BLOCK_M"] * config["BLOCK_N"] / threads
         operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] / threads
         if target.is_amd:
@@ -129,8 +129,8 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
         sizes = dict(work.sizes)
         lds = gemm_lds_bytes(config.as_dict() | gemv_tile(sizes.get("M", 0), sizes.get("N", 0)), target, work.dtype)
     else:
-        # pointwise: BLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)
-        tile = config["BLOCK"] if config.family == "pointwise" else config["XBLOCK"] * config.get("RBLOCK", 1)
+        # pointwise: XBLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)
+        tile = config["XBLOCK"] * config.get("RBLOCK", 1)
         regs = 16 + 2 * (tile / threads) * max(1, size // 4)
         if config.family == "reduction":
             lds = config["XBLOCK"] * config.get("num_warps", 4) * 4
@@ -228,7 +228,7 @@ class AnalyticalModel:
                         threads_per_block=threads)
         programs = program_count(config, sizes)
         slots = t.compute_units * occ.blocks_per_cu
-        split_k = config.get("split_k", 1) if config.family == "gemm" else 1
+        split_k = config.get("split_k", 1) if config.family == "matmul" else 1
         launches = 1 + (split_k > 1)
         launch_s = launches * self.launch_overhead_s
 
@@ -241,7 +241,7 @@ class AnalyticalModel:
 
         traffic = candidate.traffic_floor()
         l2 = 0.0
-        if config.family == "gemm":
+        if config.family == "matmul":
             l2_bandwidth = L2_BYTES_PER_CLK_PER_CU[t.vendor] * t.compute_units * t.clock_mhz * 1e6
             l2 = gemm_l2_bytes(config, sizes, itemsize(work.dtype)) / l2_bandwidth
             compulsory = (sizes["M"] + sizes["N"]) * sizes["K"] * itemsize(work.dtype)

@@ -8,6 +8,7 @@ kernel that crashes or hangs costs its batch a timeout, never the search.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,8 @@ from kerntailor.costmodel import AnalyticalModel, Candidate, Work
 from kerntailor.search.config import Config
 from kerntailor.search.strategy import Trial
 from kerntailor.targets import Target
+
+log = logging.getLogger("kerntailor.search")
 
 
 @dataclass
@@ -36,7 +39,8 @@ class Evaluation:
 
 @dataclass
 class Evaluator:
-    """Turns configs of one group into Trials; `materialize(config)` gives (module source, KernelSource)."""
+    """Turns configs of one group into Trials; `materialize(config)` gives (module source, KernelSource). Why a
+    config failed is its Trial's error and a log line (`kerntailor.search`, INFO)."""
 
     target: Target
     work: Work
@@ -75,6 +79,10 @@ class Evaluator:
         for e in evals:
             self.seen[e.config] = e
             ok = e.seconds is not None and not e.error
+            if ok:
+                log.debug("%s: %.2f us (%s)", e.config.key(), e.seconds * 1e6, e.label)
+            else:   # why a candidate was dropped: codegen, build, limits, or the GPU worker's check
+                log.info("dropped %s: %s", e.config.key(), e.error or "no time")
             trials.append(Trial(e.config, ok, e.seconds if ok else None, e.error))
         return trials
 

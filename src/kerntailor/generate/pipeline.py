@@ -11,35 +11,32 @@ and the report says so. The user's model never gets slower.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, default_knobs, generate_module
-from kerntailor.costmodel import Work
-from kerntailor.costmodel.persist import load_ranker, work_to_json
+from kerntailor.codegen import CodegenUnsupported, Schedule, default_schedule
+from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import KerntailorError
-from kerntailor.generate.evaluate import Evaluation, Evaluator
+from kerntailor.generate.group_search import GroupSearch, search_group
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
+from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, combine
-from kerntailor.inspect import floor_of
-from kerntailor.plan import FusionGroup, plan_fusion
-from kerntailor.problem import ProblemSpec, load_problem
+from kerntailor.measure.floor import floor_of
+from kerntailor.plan import plan_fusion
 from kerntailor.precision import PRECISIONS, fp8_format, is_fp8
-from kerntailor.search.config import Config
-from kerntailor.search.families import make_space, seed_knobs
-from kerntailor.search.registry import get_strategy
-from kerntailor.search.strategy import Budget, Trial
-from kerntailor.targets import Target, detect_local_target, resolve_target
+from kerntailor.problem import load_problem
+from kerntailor.targets import detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+
+log = logging.getLogger("kerntailor.generate")
 
 LIBRARY = "library"   # the store family of a library-path decision
 # what torch.matmul runs for a matmul group with the LIBRARY knob (observed at the dispatcher, CPU and
 # problems/): the only operators the referee lets such a module run
 LIBRARY_PRODUCT_OPS = frozenset({"aten.mm.default", "aten.bmm.default"})
-SPACE_OF = {"matmul": "gemm"}   # the search space of a plan family, where the names differ
 
 
 @dataclass(frozen=True)
@@ -101,42 +98,6 @@ class GenerateResult:
     report: dict = field(default_factory=dict, compare=False)
 
 
-Progress = Callable[[str, int, int, float | None], None]  # stage, done, total, best seconds
-
-
-def _work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
-    nodes = [gen.graph.node(n) for n in group.nodes]
-    flops = sum(n.flops() for n in nodes)
-    total = 1
-    for s in group.space:
-        total *= s
-    if group.family in ("reduction", "scan"):
-        axes = group.reduce_axes if group.family == "reduction" else (nodes[0].axis,)
-        r = 1
-        for k in axes:
-            r *= group.space[k]
-        sizes = {"R": r, "X": max(1, total // r)}
-    elif group.family == "pool":
-        sizes = {"numel": nodes[0].out.numel}
-    elif group.family == "matmul":
-        from kerntailor.codegen.gemm import work_sizes
-
-        sizes = work_sizes(gen, group)
-        matrix = sum(n.flops() for n in nodes[:1])
-        return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
-    else:
-        sizes = {"numel": total}
-    work_sizes = {"R": sizes["R"], "X": sizes["X"]} if "R" in sizes else {"numel": sizes["numel"]}
-    return Work(flops, group.bytes_moved, dtype, False, tuple(work_sizes.items())), sizes
-
-
-def _knobs(config: Config) -> dict:
-    knobs = dict(config.knobs)
-    if "BLOCK" in knobs:
-        knobs["XBLOCK"] = knobs.pop("BLOCK")
-    return knobs
-
-
 def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
     """The best verified kernel for the problem on the target (module docstring); with a seed kernel or the
     LLM proposer, their kernels compete with the template's (generate/sources.py)."""
@@ -152,224 +113,252 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
 
 def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                        progress: Progress | None = None) -> GenerateResult:
-    started = time.monotonic()
-    progress = progress or (lambda *a: None)
+    """Store lookup, capture, per-group search, judgement with fallback, decision (module docstring)."""
+    run = _start(problem_path, settings, progress or (lambda *a: None))
+    cached = _served_from_store(run)
+    if cached is not None:
+        return cached
+    _capture(run)
+    try:
+        schedules = _default_schedules(run)
+        run.module(schedules)
+    except CodegenUnsupported as e:
+        log.info("library path: not covered by codegen: %s", e)
+        return _library(run, f"not covered by codegen: {e}", [], None)
+    searches = []
+    for group in run.plan.groups:
+        found = search_group(run, schedules, group)
+        if found.ranked:
+            schedules[group.name] = found.ranked[0]
+        searches.append(found)
+        if run.store is not None:
+            _record_trials(run, found)
+    results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
+    verdict, schedules, source = _judge(run, schedules, searches)
+    return _decide(run, schedules, results, verdict, source)
+
+
+# --- stages ------------------------------------------------------------------------------------------------
+
+def _start(problem_path: str | Path, settings: GenerateSettings, progress: Progress) -> Run:
     target = resolve_target(settings.target)
     problem = load_problem(problem_path, dtype=settings.dtype)
-    local = detect_local_target()
-    measured = local is not None and local.name == target.name
-    mode = "measured" if measured else "predicted"
     out = Path(settings.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    kernel_path, report_path = out / "kernel.py", out / "report.json"
+    run = Run(settings, target, problem, detect_local_target(), out, progress)
+    if settings.use_store:
+        from kerntailor.store import ProblemKey, Store, toolchain_fingerprint
 
-    store, run_id, pkey, toolchain = _open_store(settings, problem, target)
-    if store is not None:
-        hit = store.lookup_winner(pkey, toolchain)
-        if hit is not None:
-            place(kernel_path, hit.candidate.source or "")
-            report = dict(hit.report or {}) | {"served_from_store": True}
-            write_report(report, out)
-            store.finish_run(run_id, "cached")
-            if hit.candidate.family == LIBRARY:
-                return GenerateResult(problem.name, target.name, mode, "library",
-                                      f"library path, served from the store (decided by an earlier run: "
-                                      f"{report.get('reason', '?')})", kernel_path, report_path, report=report)
-            return GenerateResult(problem.name, target.name, mode, "cached",
-                                  f"served from the store (winner of an earlier run, {hit.label})",
-                                  kernel_path, report_path, report=report)
+        run.store = Store(settings.store_path)
+        run.pkey = ProblemKey.of(problem, target, settings.precision)
+        run.toolchain = toolchain_fingerprint()
+        run.run_id = run.store.start_run("generate", run.pkey, run.toolchain)
+    return run
 
-    progress("capture", 0, 1, None)
-    capture, gen = capture_generalized(problem)
-    plan = plan_fusion(gen.graph)
-    if is_fp8(settings.precision):
-        _check_fp8(plan, gen, target, settings.precision)
-    floor = floor_of(capture, target, precision=settings.precision)
-    knobs = {g.name: default_knobs(gen, g) for g in plan.groups}
-    try:
-        generate_module(problem, gen, plan, knobs, target.name, target.arch)
-    except CodegenUnsupported as e:
-        return _library(problem, target, mode, out, f"not covered by codegen: {e}", floor, [], None, store, run_id)
 
-    group_results: list[GroupResult] = []
-    evaluations: dict[str, dict[Config, Evaluation]] = {}
-    per_group_s = settings.budget_s / max(1, len(plan.groups))
-    for group in plan.groups:
-        # the operands a matmul group multiplies: fp8 copies under the fp8 policies (tiles, LDS, rate)
-        dtype = "fp8" if group.family == "matmul" and is_fp8(settings.precision) else capture.cost.dtype
-        work, sizes = _work(gen, group, dtype)
-        if "SPLIT" in knobs[group.name]:  # the cost model sees SPLIT rows of R/SPLIT
-            split = knobs[group.name]["SPLIT"]
-            work = replace(work, sizes=(("R", -(-sizes["R"] // split)), ("X", split)))
-        space = make_space(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)
+def _served_from_store(run: Run) -> GenerateResult | None:
+    """The winner an earlier run stored for this problem, target and toolchain, written out as it was."""
+    hit = run.store.lookup_winner(run.pkey, run.toolchain) if run.store is not None else None
+    if hit is None:
+        return None
+    report = dict(hit.report or {}) | {"served_from_store": True}
+    write_outputs(run, hit.candidate.source or "", report)
+    run.store.finish_run(run.run_id, "cached")
+    log.info("served from the store (%s)", hit.label)
+    if hit.candidate.family == LIBRARY:
+        return GenerateResult(run.problem.name, run.target.name, run.mode, "library",
+                              f"library path, served from the store (decided by an earlier run: "
+                              f"{report.get('reason', '?')})", run.kernel_path, run.report_path, report=report)
+    return GenerateResult(run.problem.name, run.target.name, run.mode, "cached",
+                          f"served from the store (winner of an earlier run, {hit.label})", run.kernel_path,
+                          run.report_path, report=report)
 
-        if group.family == "matmul":  # the user's precision policy is not a knob the search may change
-            knobs[group.name]["precision"] = settings.precision
-        base = dict(knobs[group.name])
 
-        def to_knobs(config: Config, base=base) -> dict:
-            k = _knobs(config)
-            if "SPLIT" in base:  # a whole-tensor reduction: the search tunes the chunks, not the split
-                k.update(SPLIT=base["SPLIT"], persistent=False)
-            if "precision" in base:
-                k["precision"] = base["precision"]
-            return k
+def _capture(run: Run) -> None:
+    run.progress("capture", 0, 1, None)
+    run.capture, run.gen = capture_generalized(run.problem)
+    run.plan = plan_fusion(run.gen.graph)
+    if is_fp8(run.settings.precision):
+        _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
+    run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
 
-        def materialize(config: Config, group=group, to_knobs=to_knobs):
-            trial = dict(knobs)
-            trial[group.name] = to_knobs(config)
-            module = generate_module(problem, gen, plan, trial, target.name, target.arch)
-            k = next(k for k in module.kernels if k.group == group.name)
-            return module.source, _kernel_source(module.source, k, sizes, gen)
 
-        evaluator = Evaluator(target, work, materialize, measured, str(problem.path), settings.dtype,
-                              settings.precision)
-        strategy = get_strategy(settings.strategy, seed=settings.seed) if settings.strategy != "exhaustive" \
-            else get_strategy("exhaustive")
+def _default_schedules(run: Run) -> dict[str, Schedule]:
+    """Each group's heuristic schedule; a matmul group's products in the user's precision policy (not a knob
+    the search may change). CodegenUnsupported for a family codegen does not cover."""
+    schedules = {g.name: default_schedule(run.gen, g) for g in run.plan.groups}
+    for g in run.plan.groups:
+        if g.family == "matmul":
+            schedules[g.name] = replace(schedules[g.name], precision=run.settings.precision)
+    return schedules
 
-        def on_progress(p, name=group.name):
-            progress(f"search {name}", p.done, p.total or settings.max_candidates,
-                     p.best.value if p.best is not None else None)
 
-        # the heuristic schedule is always a candidate, and so are the target's known-good ones: the search
-        # can only improve on them
-        def as_config(given: dict) -> Config:
-            return Config(space.family, tuple((k.name, given.get("XBLOCK" if k.name == "BLOCK" else k.name,
-                                                                 k.values[0])) for k in space.knobs))
+def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult:
+    label = (f"measured on {run.local.display_name}" if run.measured
+             else f"predicted for {run.target.name} (analytical model)")
+    if getattr(chosen, "LIBRARY", 0):
+        label += "; the product is the library's (torch.matmul), this kernel its epilogue"
+    if run.measured and len(run.plan.groups) > 1:
+        label += ", whole module with this kernel's schedule"
+    best = found.best
+    facts = _facts_dict(best.build.facts) if best and best.build and best.build.facts else None
+    n = run.settings.runners_up
+    return GroupResult(found.group.name, found.group.family, found.group.nodes, chosen.knobs(),
+                       found.seconds[0] if found.seconds else None, label, facts, len(found.trials),
+                       sum(1 for t in found.trials if not t.ok),
+                       tuple((s.knobs(), t) for s, t in zip(found.ranked[1:1 + n], found.seconds[1:1 + n])))
 
-        seed = as_config(base)
-        # known-good first: where predictions tie (a compute-bound GEMM on an absent target) the ranking
-        # keeps this order, so measured or documented settings win over the portable heuristic
-        seeds = [as_config(base | known) for known in
-                 seed_knobs(SPACE_OF.get(group.family, group.family), target, dtype=dtype, **sizes)]
-        seeds += [seed]
-        seeds = [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
-        seed_trials = evaluator(seeds) if seeds else []
-        budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)), max_seconds=per_group_s)
-        # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed
-        rank = load_ranker(target, work) if measured else None
-        result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
-        evaluations[group.name] = evaluator.seen
-        all_trials = list(seed_trials) + [t for t in result.trials if t.config not in seeds]
-        ranked = sorted((t for t in all_trials if t.ok), key=lambda t: t.value)
-        if ranked:
-            knobs[group.name] = to_knobs(ranked[0].config)
-        best_eval = evaluator.seen.get(ranked[0].config) if ranked else None
-        if measured and group.family == "matmul" and not is_fp8(settings.precision):
-            library = _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target)
-            if library is not None and (not ranked or library.seconds < ranked[0].value):
-                knobs[group.name] = dict(library.config.knobs)
-                ranked = [Trial(library.config, True, library.seconds)] + ranked
-                best_eval = library
-        label = (f"measured on {local.display_name}" if measured
-                 else f"predicted for {target.name} (analytical model)")
-        if knobs[group.name].get("LIBRARY"):
-            label += "; the product is the library's (torch.matmul), this kernel its epilogue"
-        if measured and len(plan.groups) > 1:
-            label += ", whole module with this kernel's schedule"
-        facts = None
-        if best_eval and best_eval.build and best_eval.build.facts:
-            facts = _facts_dict(best_eval.build.facts)
-        group_results.append(GroupResult(
-            group.name, group.family, group.nodes, knobs[group.name], ranked[0].value if ranked else None, label,
-            facts, len(all_trials), sum(1 for t in all_trials if not t.ok),
-            tuple((to_knobs(t.config), t.value) for t in ranked[1:1 + settings.runners_up])))
-        if store is not None:
-            _record_trials(store, run_id, group, evaluator.seen, work)
 
-    # judge from a temporary folder, place kernel.py in --out only once it passed; fall back to runners-up,
-    # then to the library path
-    attempts = [knobs] + [dict(knobs, **{g.group: cfg}) for g in group_results for cfg, _ in g.runners_up]
+def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]):
+    """(verdict, schedules, source) of the first module the referee passes: the best schedules, then each
+    group's runners-up in turn; the last verdict, the best schedules and no source when none passes. Each
+    module is judged from a temporary folder: --out gets a kernel.py only once one passed (_decide)."""
+    n = run.settings.runners_up
+    attempts = [schedules] + [dict(schedules, **{s.group.name: r}) for s in searches for r in s.ranked[1:1 + n]]
     verdict = None
-    judging = judging_folder()
-    candidate = Path(judging.name) / "kernel.py"
-    for attempt in attempts[:1 + settings.runners_up]:
-        module = generate_module(problem, gen, plan, attempt, target.name, target.arch,
-                                 notes=[f"Mode: {mode}. Verified by kerntailor's referee (see report.json)."])
-        candidate.write_text(module.source)
-        progress("verify", 0, 1, None)
-        library_product = any(k.get("LIBRARY") for k in attempt.values())   # our module calls torch.matmul
-        verdict = verify_candidate(problem, candidate, VerifySettings(time=measured, tf32=settings.precision == "tf32",
-                                                                      precision=settings.precision,
-                                                                      allowed_ops=LIBRARY_PRODUCT_OPS
-                                                                      if library_product else frozenset()))
-        verdict = replace(verdict, candidate=str(kernel_path))
-        if verdict.passed:
-            knobs = attempt
-            break
-    report = _report(problem, target, mode, floor, capture, plan, group_results, verdict, started,
-                     settings.precision if any(g.family == "matmul" for g in plan.groups) else None)
+    with judging_folder() as folder:
+        candidate = Path(folder) / "kernel.py"
+        for attempt in attempts[:1 + n]:
+            module = run.module(attempt,
+                                notes=[f"Mode: {run.mode}. Verified by kerntailor's referee (see report.json)."])
+            candidate.write_text(module.source)
+            run.progress("verify", 0, 1, None)
+            library_product = any(getattr(s, "LIBRARY", 0) for s in attempt.values())   # it calls torch.matmul
+            verdict = replace(_referee(run, candidate, library_product), candidate=str(run.kernel_path))
+            if verdict.passed:
+                return verdict, attempt, module.source
+            log.info("the referee failed %s (%s: %s)%s",
+                     ", ".join(f"{g} {s.knobs()}" for g, s in attempt.items()), verdict.check, verdict.reason,
+                     "; trying the next schedule" if attempt is not attempts[-1] else "")
+    return verdict, schedules, None
+
+
+def _referee(run: Run, path: Path, library_product: bool) -> Verdict:
+    """The referee on the module at `path` (timed against the baselines when measured). A module whose
+    products are the library's may run exactly those operators (LIBRARY_PRODUCT_OPS), nothing else."""
+    settings = run.settings
+    return verify_candidate(run.problem, path, VerifySettings(
+        time=run.measured, tf32=settings.precision == "tf32", precision=settings.precision,
+        allowed_ops=LIBRARY_PRODUCT_OPS if library_product else frozenset()))
+
+
+def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult], verdict,
+            source: str | None) -> GenerateResult:
+    """The generated module (`source`, judged) if the referee passed it and, measured, it beats the better
+    baseline; else the library path, with the reason."""
+    report = _report(run, results, verdict)
     if verdict is None or not verdict.passed:
         reason = f"no schedule passed the referee ({verdict.check}: {verdict.reason})" if verdict else "no candidate"
-        judging.cleanup()
-        return _library(problem, target, mode, out, reason, floor, group_results, verdict, store, run_id, report)
+        return _library(run, reason, results, verdict, report)
     medians = {t["name"]: t["median_s"] * 1e6 for t in (verdict.timing or {}).get("timings", [])}
-    if measured and medians:
+    if run.measured and medians:
         cand = medians.get("candidate")
         baselines = [v for k, v in medians.items() if k != "candidate" and v]
         best_baseline = min(baselines) if baselines else None
         if cand and best_baseline and cand > best_baseline:
             compiled = medians.get("compile") is not None and medians["compile"] < medians.get("eager", float("inf"))
-            judging.cleanup()
-            return _library(problem, target, mode, out,
-                            f"the generated kernel ({cand:.1f} us) is slower than the library "
-                            f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'})", floor,
-                            group_results, verdict, store, run_id, report, compiled=compiled)
-    place(kernel_path, candidate.read_text())   # judged: into place
-    judging.cleanup()
-    write_report(report, out)
-    if store is not None:
-        cid = store.record_candidate(run_id, family="module", config={g: k for g, k in knobs.items()},
-                                     source=kernel_path.read_text())
-        store.record_verdict(cid, verdict)
-        total = sum(g.seconds or 0 for g in group_results)
-        store.record_winner(cid, report=report, median_us=total * 1e6,
-                            label="measured" if measured else "predicted")
-        store.finish_run(run_id, "done")
-    return GenerateResult(problem.name, target.name, mode, "generated",
-                          f"generated {len(plan.groups)} kernel(s); referee: passed ({verdict.mode})",
-                          kernel_path, report_path, verdict, tuple(group_results), report)
+            reason = (f"the generated kernel ({cand:.1f} us) is slower than the library "
+                      f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'})")
+            return _library(run, reason, results, verdict, report, compiled=compiled)
+    write_outputs(run, source, report)   # judged: into place
+    if run.store is not None:
+        _store_winner(run, schedules, results, verdict, report)
+    return GenerateResult(run.problem.name, run.target.name, run.mode, "generated",
+                          f"generated {len(run.plan.groups)} kernel(s); referee: passed ({verdict.mode})",
+                          run.kernel_path, run.report_path, verdict, tuple(results), report)
 
 
-def _store_library_decision(store, run_id, source: str, verdict: Verdict, report: dict, mode: str) -> None:
+def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> None:
+    """The one place a run writes its outputs, each whole or not at all: kernel.py (only ever a module the
+    referee passed) and the report."""
+    if kernel is not None:
+        place(run.kernel_path, kernel)
+    if report is not None:
+        write_report(report, run.out)
+
+
+def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False) -> GenerateResult:
+    log.info("library path: %s", reason)
+    report = dict(report or {}) | {"status": "library", "reason": reason, "problem": run.problem.name,
+                                   "library": "torch.compile" if compiled else "eager",
+                                   "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
+    if run.floor is not None and "floor" not in report:
+        report["floor"] = _floor_dict(run.floor)
+    library_verdict = emit_library(run.problem, reason, run.out, compiled)   # kernel.py only if it passes
+    if not library_verdict.passed:
+        report["library_verdict"] = library_verdict.to_dict()
+    write_outputs(run, None, report)
+    if run.store is not None:
+        _store_library_decision(run, library_module(run.problem, reason, compiled), library_verdict, report)
+        run.store.finish_run(run.run_id, "library")
+    message = f"library path emitted: {reason}" if library_verdict.passed else \
+        (f"library path NOT emitted (the reference fails its own referee: {library_verdict.check}: "
+         f"{library_verdict.reason}); {reason}")
+    return GenerateResult(run.problem.name, run.target.name, run.mode, "library", message,
+                          run.kernel_path, run.report_path, verdict, tuple(groups), report)
+
+
+# --- the store ----------------------------------------------------------------------------------------------
+
+def _record_trials(run: Run, found: GroupSearch) -> None:
+    for config, e in found.seen.items():
+        cid = run.store.record_candidate(run.run_id, e.kernel, family=found.group.family,
+                                         config=config.to_json() | {"work": work_to_json(found.work)},
+                                         source=e.source or None)
+        if e.build is not None:
+            run.store.record_build(cid, e.build)
+        if e.seconds is not None:
+            run.store.record_timing(cid, {"median_s": e.seconds, "label": e.label}, median_us=e.seconds * 1e6,
+                                    label=e.label)
+
+
+def _store_winner(run: Run, schedules: dict[str, Schedule], results: list[GroupResult], verdict, report) -> None:
+    cid = run.store.record_candidate(run.run_id, family="module", config={g: s.knobs() for g, s in schedules.items()},
+                                     source=run.kernel_path.read_text())
+    run.store.record_verdict(cid, verdict)
+    total = sum(g.seconds or 0 for g in results)
+    run.store.record_winner(cid, report=report, median_us=total * 1e6, label=run.mode)
+    run.store.finish_run(run.run_id, "done")
+
+
+def _store_library_decision(run: Run, source: str, verdict: Verdict, report: dict) -> None:
     """The library path as this problem's winner, so a second run is served from the store. It was judged
     like any candidate (emit_library: the static library-call check off, calling the reference is the point)
     and is only stored if it passed. Its time is the baseline it runs (eager or torch.compile), where measured."""
-    cid = store.record_candidate(run_id, family=LIBRARY, config={"reason": report.get("reason")}, source=source)
-    store.record_verdict(cid, verdict)
+    cid = run.store.record_candidate(run.run_id, family=LIBRARY, config={"reason": report.get("reason")},
+                                     source=source)
+    run.store.record_verdict(cid, verdict)
     if not verdict.passed:  # the reference disagreeing with itself: nondeterministic problem; never cached
         return
     timings = {t["name"]: t["median_s"] * 1e6
                for t in ((report.get("verdict") or {}).get("timing") or {}).get("timings", [])}
     kept = timings.get("compile" if report.get("library") == "torch.compile" else "eager")
-    store.record_winner(cid, report=report, median_us=kept,
-                        label="measured" if mode == "measured" and kept is not None else "predicted")
+    run.store.record_winner(cid, report=report, median_us=kept,
+                            label="measured" if run.measured and kept is not None else "predicted")
 
 
-LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))   # (BLOCK_M, BLOCK_N, num_warps): epilogue tiles
+# --- the report ---------------------------------------------------------------------------------------------
+
+def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
+    precision = run.settings.precision if any(g.family == "matmul" for g in run.plan.groups) else None
+    cost = run.capture.cost
+    return {
+        "problem": run.problem.name, "path": str(run.problem.path), "dtype": run.problem.dtype or "as written",
+        "precision": precision,
+        "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode,
+        "floor": _floor_dict(run.floor),
+        "cost": {"flops": cost.flops, "min_bytes": cost.min_bytes, "plan_bytes": run.plan.bytes_moved},
+        "kernels": [{"group": g.group, "family": g.family, "nodes": list(g.nodes), "config": g.config,
+                     "seconds": g.seconds, "label": g.label, "isa": g.facts, "trials": g.trials,
+                     "failed": g.failed, "runners_up": [{"config": c, "seconds": s} for c, s in g.runners_up]}
+                    for g in groups],
+        "verdict": verdict.to_dict() if verdict is not None else None,
+        "wall_s": time.monotonic() - run.started,
+    }
 
 
-def _library_product_trial(group, knobs, ranked, to_knobs, evaluator, problem, gen, plan, target):
-    """Measured mode: the issue's "library GEMM + fused tail" as more candidates of a matmul group. The product
-    comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one kernel over
-    its tiles (codegen/gemm.py, knob LIBRARY): tiled like the best generated schedule and like LIBRARY_TAIL_TILES
-    (a tail kernel only streams the product, so smaller tiles than a GEMM's may do better). Timed as whole modules
-    by the same GPU worker as the search's candidates; the fastest, or None when every one fails."""
-    base = to_knobs(ranked[0].config) if ranked else dict(knobs[group.name])
-    base = {k: v for k, v in base.items() if k not in ("TMA", "PERSISTENT", "split_k")} | {"LIBRARY": 1}
-    tiles = [base] + [base | {"BLOCK_M": m, "BLOCK_N": n, "num_warps": w} for m, n, w in LIBRARY_TAIL_TILES]
-    evals = []
-    for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
-        trial = dict(knobs)
-        trial[group.name] = lib
-        try:
-            source = generate_module(problem, gen, plan, trial, target.name, target.arch).source
-        except CodegenUnsupported:
-            continue
-        evals.append(Evaluation(Config("gemm-library", tuple(sorted(lib.items()))), source))
-    evaluator.measure(evals)   # not in evaluator.seen: the store's trials stay schedules of the search space
-    timed = [e for e in evals if e.seconds is not None and not e.error]
-    return min(timed, key=lambda e: e.seconds) if timed else None
+def _floor_dict(floor) -> dict:
+    return {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}"}
 
 
 def _check_fp8(plan, gen, target, precision: str) -> None:
@@ -398,110 +387,10 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
                                   "cover (only matrix products); use ieee")
 
 
-def _kernel_source(source: str, k, sizes: dict, gen=None) -> "object":
-    """What the build stage compiles for one kernel. With `gen`, size arguments that are multiples of 16 at
-    the traced shapes are specialized "D" as Triton's launcher does at run time, so the ISA facts (vector
-    widths, LDS, matrix instructions per loop) describe the kernel that will run."""
-    from kerntailor.builder import KernelSource
-
-    constexprs = dict(k.constexprs)
-    if k.persistent and "R" in sizes:
-        constexprs["RBLOCK"] = 1 << max(0, (sizes["R"] - 1).bit_length())
-    options = dict(k.options)
-    specialization = None
-    if gen is not None:
-        specialization = {name: "DS" for name, ty in k.signature if ty.startswith("*")}
-        for name, expr in k.size_args:
-            value = _traced_value(gen, expr)
-            if isinstance(value, int) and value % 16 == 0 and value > 0:
-                specialization[name] = "D"
-    return KernelSource(source=source, kernel_name=k.kernel_name, signature=k.signature, constexprs=constexprs,
-                        options=options, specialization=specialization)
-
-
-def _traced_value(gen, expr) -> int | None:
-    """A size expression's value at the traced (default) shapes; None where a dim is not an input's axis."""
-    values = {}
-    for dim, _ in expr.factors:
-        if dim.node or dim.input >= len(gen.graph.inputs):
-            return None
-        shape = gen.graph.inputs[dim.input].type.shape
-        if dim.axis >= len(shape):
-            return None
-        values[dim] = shape[dim.axis]
-    try:
-        value = expr.evaluate(values)
-    except Exception:
-        return None
-    return int(value) if float(value).is_integer() else None
-
-
 def _facts_dict(facts) -> dict:
     from dataclasses import asdict
 
     return {k: v for k, v in asdict(facts).items() if not isinstance(v, (dict, list)) or v}
-
-
-def _open_store(settings: GenerateSettings, problem: ProblemSpec, target: Target):
-    if not settings.use_store:
-        return None, None, None, None
-    from kerntailor.store import ProblemKey, Store, toolchain_fingerprint
-
-    store = Store(settings.store_path)
-    pkey = ProblemKey.of(problem, target, settings.precision)
-    toolchain = toolchain_fingerprint()
-    run_id = store.start_run("generate", pkey, toolchain)
-    return store, run_id, pkey, toolchain
-
-
-def _record_trials(store, run_id, group: FusionGroup, seen: dict, work: Work) -> None:
-    for config, e in seen.items():
-        cid = store.record_candidate(run_id, e.kernel, family=group.family,
-                                     config=config.to_json() | {"work": work_to_json(work)}, source=e.source or None)
-        if e.build is not None:
-            store.record_build(cid, e.build)
-        if e.seconds is not None:
-            store.record_timing(cid, {"median_s": e.seconds, "label": e.label}, median_us=e.seconds * 1e6,
-                                label=e.label)
-
-
-def _report(problem, target, mode, floor, capture, plan, groups, verdict, started, precision="ieee") -> dict:
-    return {
-        "problem": problem.name, "path": str(problem.path), "dtype": problem.dtype or "as written",
-        "precision": precision,
-        "target": {"name": target.name, "arch": target.arch}, "mode": mode,
-        "floor": {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}"},
-        "cost": {"flops": capture.cost.flops, "min_bytes": capture.cost.min_bytes, "plan_bytes": plan.bytes_moved},
-        "kernels": [{"group": g.group, "family": g.family, "nodes": list(g.nodes), "config": g.config,
-                     "seconds": g.seconds, "label": g.label, "isa": g.facts, "trials": g.trials,
-                     "failed": g.failed, "runners_up": [{"config": c, "seconds": s} for c, s in g.runners_up]}
-                    for g in groups],
-        "verdict": verdict.to_dict() if verdict is not None else None,
-        "wall_s": time.monotonic() - started,
-    }
-
-
-def _library(problem, target, mode, out, reason, floor, groups, verdict, store, run_id, report=None,
-             compiled: bool = False):
-    report = dict(report or {}) | {"status": "library", "reason": reason, "problem": problem.name,
-                                   "library": "torch.compile" if compiled else "eager",
-                                   "target": {"name": target.name, "arch": target.arch}, "mode": mode}
-    if floor is not None and "floor" not in report:
-        report["floor"] = {"us": floor.microseconds, "bound": floor.bound,
-                           "label": f"predicted from {floor.ceiling_source}"}
-    library_verdict = emit_library(problem, reason, out, compiled)   # kernel.py only if it passes
-    if not library_verdict.passed:
-        report["library_verdict"] = library_verdict.to_dict()
-    write_report(report, out)
-    if store is not None:
-        _store_library_decision(store, run_id, library_module(problem, reason, compiled), library_verdict, report,
-                                mode)
-        store.finish_run(run_id, "library")
-    message = f"library path emitted: {reason}" if library_verdict.passed else \
-        (f"library path NOT emitted (the reference fails its own referee: {library_verdict.check}: "
-         f"{library_verdict.reason}); {reason}")
-    return GenerateResult(problem.name, target.name, mode, "library", message,
-                          out / "kernel.py", out / "report.json", verdict, tuple(groups), report)
 
 
 __all__ = ["GenerateResult", "GenerateSettings", "GroupResult", "KerntailorError", "generate", "replace"]

@@ -1,6 +1,8 @@
 """The roofline floor: no correct kernel runs much faster than max(flops / rate, min_bytes / bandwidth).
 
-Two floors, for two questions:
+`floor_of` is a captured problem's floor on a target (its matrix FLOPs at the matrix rate, the rest at the
+vector rate, its compulsory bytes at the bandwidth): from the targets table's peaks, or ceilings measured on the
+machine. On the machine itself, two floors for two questions:
 
 - `roofline_floor_s` uses the ceilings *measured* on this machine (ceilings.py): the honest yardstick for
   "how close to the limit is this kernel" (reported as time / floor; 1.0 is the limit).
@@ -13,8 +15,23 @@ Two floors, for two questions:
 
 from __future__ import annotations
 
+from kerntailor.precision import is_fp8
+from kerntailor.targets import Floor, Target, roofline_floor
+
 BANDWIDTH_SLACK = 1.25
 RATE_SLACK = 1.5
+
+
+def floor_of(capture, target: Target, ceilings=None, precision: str = "ieee") -> Floor:
+    """The roofline floor of a captured problem (a capture.Capture): matrix work on the matrix units (at the fp8
+    rate under the fp8 policies: the bytes stay the problem's), the rest on vectors."""
+    cost = capture.cost
+    if cost.matrix:
+        return roofline_floor(target, flops=cost.flops_matrix, vector_flops=cost.flops_vector,
+                              min_bytes=cost.min_bytes, dtype="fp8" if is_fp8(precision) else cost.dtype,
+                              matrix=True, ceilings=ceilings)
+    return roofline_floor(target, flops=cost.flops_vector, min_bytes=cost.min_bytes, dtype=cost.dtype,
+                          matrix=False, ceilings=ceilings)
 
 
 def _rate_name(dtype: str, tf32: bool, precision: str = "ieee") -> str:

@@ -61,6 +61,24 @@ class Plan:
                 return g
         raise KeyError(node)
 
+    def launch_order(self) -> tuple[FusionGroup, ...]:
+        """The groups in an order where each runs after every group whose outputs it reads: the plan's own order
+        where it already is (a stable topological sort). Two parallel branches that merge (SwiGLU's gate and up
+        projections) can leave the plan's order with a reader before its writer. ValueError on a cycle."""
+        writer = {out: g.name for g in self.groups for out in g.outputs}
+        pending = list(self.groups)
+        done: set[str] = set()
+        ordered = []
+        while pending:
+            ready = next((g for g in pending
+                          if all(writer.get(i) in (None, g.name) or writer[i] in done for i in g.inputs)), None)
+            if ready is None:
+                raise ValueError("the fusion plan has a cycle between groups")
+            ordered.append(ready)
+            done.add(ready.name)
+            pending.remove(ready)
+        return tuple(ordered)
+
 
 @dataclass
 class _Group:

@@ -1,7 +1,7 @@
 """The search stage: which schedule to time, from a space of Configs, under a budget.
 
     from kerntailor.search import Budget, get_strategy, make_space
-    space = make_space("gemm", get_target("mi300x"), M=4096, N=4096, K=4096, dtype="fp16")
+    space = make_space("matmul", get_target("mi300x"), M=4096, N=4096, K=4096, dtype="fp16")
     result = get_strategy("evolutionary", seed=0).run(space, evaluate, Budget(max_candidates=200))
 
 - `config.py`     Config: frozen, hashable, ordered knobs of one family (what is tuned)

@@ -8,7 +8,9 @@ A Config is what the search tunes (like tinygrad's `Opt` list or Helion's `Confi
 order the family's Space declares, so `key()` is stable and two Configs with the same knobs in another order
 are different values (build them through the Space and that never happens).
 
-Knob values are plain JSON scalars (int, bool, float, str) so a Config round-trips through the store.
+Knob values are plain JSON scalars (int, bool, float, str) so a Config round-trips through the store. A
+Config's family and knob names are codegen's (the plan's family, the schedule's fields); the space turns a
+Config into the typed schedule codegen takes (`Space.schedule`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from typing import Any
 # Knobs that are compile options (KernelSource.options); every other knob is a constexpr or a codegen choice.
 OPTION_KNOBS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 AMD_ONLY_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+# Stores written before one family vocabulary ran from plan to codegen name the matmul space "gemm" and the
+# pointwise block "BLOCK": from_json reads them with today's names (they are the learned model's training rows).
+_LEGACY_FAMILIES = {"gemm": "matmul"}
+_LEGACY_KNOBS = {"pointwise": {"BLOCK": "XBLOCK"}}
 
 _MISSING = object()
 _SCALARS = (bool, int, float, str)
@@ -105,6 +112,9 @@ class Config:
 
     @classmethod
     def from_json(cls, data: Mapping | str) -> Config:
+        """The Config `to_json` wrote, also in the older vocabulary (family "gemm", pointwise knob "BLOCK")."""
         if isinstance(data, str):
             data = json.loads(data)
-        return cls(str(data["family"]), tuple((str(k), v) for k, v in data["knobs"]))
+        family = _LEGACY_FAMILIES.get(str(data["family"]), str(data["family"]))
+        renamed = _LEGACY_KNOBS.get(family, {})
+        return cls(family, tuple((renamed.get(str(k), str(k)), v) for k, v in data["knobs"]))

@@ -3,7 +3,7 @@
     space = gemm_space(get_target("mi300x"), M=8192, N=8192, K=8192, dtype="fp16")
     space = reduction_space(get_target("h200"), R=4096, X=16384)        # rows of R reduced, X rows
     space = pointwise_space(get_target("mi355x"), numel=1 << 24)
-    space = make_space("gemm", target, M=..., N=..., K=...)
+    space = make_space("matmul", target, M=..., N=..., K=...)
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
@@ -39,14 +39,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kerntailor.search.config import Config
-from kerntailor.search.space import Constraint, Knob, Space, next_power_of_two, power_of_two_range
+from kerntailor.search.space import Constraint, Knob, Space, power_of_two_range
 from kerntailor.targets.roofline import dtype_key
 from kerntailor.targets.spec import Target
+from kerntailor.units import ITEMSIZE, next_power_of_two
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_TILE_REGS_PER_THREAD = 64      # non-matrix families; see the module docstring
 MAX_ACC_PER_THREAD = 128           # gemm fp32 accumulators per thread; see the module docstring
-ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 NUM_WARPS = (1, 2, 4, 8, 16, 32)
 WAVES_PER_EU = (0, 1, 2, 4)
@@ -110,12 +110,12 @@ def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], 
 # --- pointwise -------------------------------------------------------------------------------------------
 
 def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
-    """One program per BLOCK elements. Knobs: BLOCK, num_warps (+ waves_per_eu on AMD)."""
+    """One program per XBLOCK elements. Knobs: XBLOCK, num_warps (+ waves_per_eu on AMD)."""
     top = max(64, next_power_of_two(numel))
-    knobs = [Knob("BLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
+    knobs = [Knob("XBLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
              *_amd_knobs(target, matrix=False)]
     constraints = _common_constraints(target) + _tile_constraints(
-        target, lambda v: v["BLOCK"], ("BLOCK", "num_warps"), dtype)
+        target, lambda v: v["XBLOCK"], ("XBLOCK", "num_warps"), dtype)
     return Space("pointwise", tuple(knobs), tuple(constraints), target.name, (("numel", numel),),
                  dtype_key(dtype))
 
@@ -179,7 +179,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     tiles_m = lambda v: math.ceil(M / v["BLOCK_M"])  # noqa: E731
     tiles_n = lambda v: math.ceil(N / v["BLOCK_N"])  # noqa: E731
     knobs = [
-        Knob("BLOCK_M", tile_values(M, lo=8 if N == 1 else 16)), Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
+        Knob("BLOCK_M", tile_values(M, lo=8 if N == 1 else 16)),
+        Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
         Knob("BLOCK_K", tile_values(K, hi=1024 if gemv else 256)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
         Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True), *_tma_knobs(target),
@@ -207,7 +208,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                    lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),
     ]
     if dtype_key(dtype) == "fp8":  # tl.dot on 8-bit operands: K steps of 32; no GEMV path (codegen/gemm.py)
-        constraints.append(Constraint("fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16", ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
+        constraints.append(Constraint("fp8: BLOCK_K >= 32, BLOCK_M and BLOCK_N >= 16",
+                                      ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
                                       lambda v: v["BLOCK_K"] >= 32 and min(v["BLOCK_M"], v["BLOCK_N"]) >= 16))
     if _tma_knobs(target):
         constraints.append(Constraint("TMA loads and persistent programs only without split_k",
@@ -217,7 +219,7 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
-    return Space("gemm", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
+    return Space("matmul", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
                  dtype_key(dtype))
 
 
@@ -296,7 +298,7 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     return seeds
 
 
-SEEDS: dict[str, Callable[..., list[dict]]] = {"gemm": gemm_seeds}
+SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds}
 
 
 def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
@@ -307,7 +309,7 @@ def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
 SPACES: dict[str, Callable[..., Space]] = {
     "pointwise": pointwise_space,
     "reduction": reduction_space,
-    "gemm": gemm_space,
+    "matmul": gemm_space,
     "scan": lambda target, **sizes: scan_space(target, **sizes),
     "pool": lambda target, **sizes: pool_space(target, **sizes),
 }
@@ -335,7 +337,8 @@ def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
 
 
 def make_space(family: str, target: Target, **sizes) -> Space:
-    """The space of `family` ("pointwise" | "reduction" | "gemm") for `target` and the problem `sizes`."""
+    """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool")
+    for `target` and the problem `sizes`."""
     try:
         build = SPACES[family]
     except KeyError:
@@ -348,12 +351,12 @@ def make_space(family: str, target: Target, **sizes) -> Space:
 def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     """Programs (workgroups / thread blocks) in the launch grid."""
     if config.family == "pointwise":
-        return math.ceil(sizes["numel"] / config["BLOCK"])
+        return math.ceil(sizes["numel"] / config["XBLOCK"])
     if config.family in ("reduction", "scan"):
         return math.ceil(sizes["X"] / config["XBLOCK"])
     if config.family == "pool":
         return math.ceil(sizes["numel"] / config["XBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
                 * config.get("split_k", 1))
     raise ValueError(f"no grid rule for family {config.family!r}")
@@ -363,7 +366,7 @@ def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
     """Iterations of the program's main loop (1 with no loop)."""
     if (config.family == "reduction" and not config["persistent"]) or config.family == "scan":
         return math.ceil(sizes["R"] / config["RBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
     return 1
 
@@ -374,12 +377,12 @@ def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
         return math.ceil(n / block) * block / n if n else 1.0
 
     if config.family == "pointwise":
-        return pad(sizes["numel"], config["BLOCK"])
+        return pad(sizes["numel"], config["XBLOCK"])
     if config.family in ("reduction", "scan"):
         return pad(sizes["X"], config["XBLOCK"]) * pad(sizes["R"], config["RBLOCK"])
     if config.family == "pool":
         return pad(sizes["numel"], config["XBLOCK"])
-    if config.family == "gemm":
+    if config.family == "matmul":
         split = config.get("split_k", 1)
         return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])
                 * pad(sizes["K"], config["BLOCK_K"] * split))

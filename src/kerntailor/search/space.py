@@ -132,6 +132,21 @@ class Space:
             return reasons
         return [c.name for c in self.constraints if not c.check(values)]
 
+    def schedule(self, config: Config, base):
+        """The typed schedule codegen takes for `config`: `base` (the group's default schedule, which holds what
+        the search does not tune: a precision policy, a split) with the config's knobs. A knob value no kernel
+        can take raises the schedule's ScheduleError, naming it."""
+        if config.family != self.family or config.family != base.family:
+            raise ValueError(f"a {config.family} config for a {base.family} schedule in the {self.family} space")
+        return base.retune(config.as_dict())
+
+    def config_of(self, schedule) -> Config:
+        """`schedule` as a point of this space: its value of each knob (the knob's first value where the schedule
+        leaves it unset). Not necessarily valid: check `violations`."""
+        values = {k.name: getattr(schedule, k.name, None) for k in self.knobs}
+        return Config(self.family, tuple((k.name, k.values[0] if values[k.name] is None else values[k.name])
+                                         for k in self.knobs))
+
     def is_valid(self, config: Config) -> bool:
         return not self.violations(config)
 
@@ -220,10 +235,6 @@ def power_of_two_range(lo: int, hi: int) -> tuple[int, ...]:
         out.append(v)
         v *= 2
     return tuple(out)
-
-
-def next_power_of_two(n: int) -> int:
-    return 1 << max(0, int(n) - 1).bit_length()
 
 
 def constraint(name: str, knobs: Sequence[str]):

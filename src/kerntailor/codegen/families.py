@@ -1,0 +1,54 @@
+"""The families codegen writes, by the plan's family name: each a schedule type, a default schedule and a
+writer, plus the hooks a family with sizes of its own needs (a pool's output sizes come from its window).
+
+Adding a family is a writer module that defines these, one `Family` line below, and a search space
+(search/families.py); the rest of codegen reads this table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.codegen import fused, gemm, pool, scan
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.plan.fusion import FusionGroup
+
+# (gen, group, schedule, host names, kernel name, arch) -> the group's kernel
+Writer = Callable[[Generalized, FusionGroup, Schedule, dict, str, "str | None"], GeneratedKernel]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str                                                   # the plan's family name (FusionGroup.family)
+    schedule: type[Schedule]
+    default: Callable[[Generalized, FusionGroup], Schedule]     # a schedule without search
+    write: Writer
+    # sizes the host computes by the op's own formula (not products of input dims): host names of those dims,
+    # the host lines that set one, and the output shape of a node that has them
+    derived_names: Callable[[Generalized], dict[Dim, str]] | None = None
+    derived_size_lines: Callable[[Generalized, object, int, str, SizeArgs], list[str]] | None = None
+    output_shape: Callable[[Generalized, object], list[SizeExpr]] | None = None
+    rewrite: Callable[[Generalized], Generalized] | None = None  # applied to the captured graph before codegen
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("pointwise", fused.PointwiseSchedule, fused.default_schedule, fused.generate_fused),
+    Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused),
+    Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm),
+    Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, rewrite=scan.fold_flipped_scans),
+    Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool,
+           derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
+           output_shape=pool.output_shape),
+)}
+
+
+def family(name: str, what: str = "") -> Family:
+    """The family called `name`; CodegenUnsupported (naming `what`) where codegen has none."""
+    if name not in FAMILIES:
+        raise CodegenUnsupported(f"{what + ': ' if what else ''}no code generator for the {name} family yet")
+    return FAMILIES[name]

@@ -1,0 +1,122 @@
+"""Triton source for a memory-bound fusion group: a pointwise chain, or reductions with their prologue
+and epilogue (softmax, norms, losses), over any set of axes.
+
+A pointwise group walks its output's elements in row-major order, XBLOCK per program; when some operand
+needs coordinates (a broadcast, a slice, a `cat`), it walks [rows, last axis] tiles instead, so only row
+indices are divided, once per row. A reduction group walks rows (the kept axes, XBLOCK per program) and,
+inside a row, the reduced axes in RBLOCK chunks: tiles are [XBLOCK, RBLOCK]. Persistent schedules
+(RBLOCK covers the row) read each input once and keep every value in registers; looped schedules make
+one pass per dependent reduction stage plus one for the stores (reductions.py: two stages fold into one pass
+as online softmax or Welford). A whole-tensor reduction can be split over many programs (split.py).
+
+The parts, along the data flow: `space.py` (the iteration space, refined by the members' shapes and
+coalesced: a pure function of the group), `layout.py` (coordinates, passes and row loads laid out once the
+body is complete), `addressing.py` (index text), `writer.py` (values and the kernel), `reductions.py`,
+`split.py`, `patterns.py` (expressions computed another way: Mish's tanh(softplus), a variance's square).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import prod
+from typing import ClassVar
+
+from kerntailor.capture.generalize import Generalized
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.fused.split import why_not_split
+from kerntailor.codegen.fused.writer import FusedWriter
+from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.schedule import Schedule
+from kerntailor.plan.fusion import FusionGroup
+
+__all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "split_possible"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointwiseSchedule(Schedule):
+    """XBLOCK elements per program, in row-major order; where some load needs coordinates, [rows, last axis]
+    tiles of about XBLOCK elements instead (`tiles=False` keeps the flat walk)."""
+
+    family: ClassVar[str] = "pointwise"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu", "tiles")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
+
+    XBLOCK: int = 1024
+    tiles: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+        self.one_of("tiles", (True, False))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReductionSchedule(Schedule):
+    """XBLOCK rows per program, RBLOCK elements of a row at a time: the whole row in registers (`persistent`,
+    RBLOCK then covers it at run time) or a loop over it; SPLIT > 0 spreads one whole-tensor row over SPLIT
+    programs (the search tunes the chunks, never the split)."""
+
+    family: ClassVar[str] = "reduction"
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "persistent", "num_warps", "num_stages",
+                                        "waves_per_eu")
+    shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "persistent", "num_warps")
+
+    XBLOCK: int
+    RBLOCK: int
+    persistent: bool
+    SPLIT: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.power_of_two("XBLOCK")
+        self.power_of_two("RBLOCK")
+        self.one_of("persistent", (True, False))
+        if self._int("SPLIT"):
+            self.power_of_two("SPLIT")
+
+    def retune(self, knobs) -> ReductionSchedule:
+        """A split reduction keeps its split and loops over its chunks, whatever the search's knobs say."""
+        tuned = super().retune(knobs)
+        return replace(tuned, persistent=False) if self.SPLIT else tuned
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:
+    """A reasonable schedule without search: persistent rows up to 32K elements, else 4K chunks; a whole-tensor
+    reduction of 64K elements or more split over 512 programs."""
+    if group.family == "pointwise":
+        return PointwiseSchedule(XBLOCK=1024, num_warps=4)
+    r = 1
+    for k in group.reduce_axes:
+        r *= group.space[k]
+    rows = max(1, prod(group.space) // max(r, 1))
+    rblock = 1 << max(0, (r - 1).bit_length())
+    trailing = group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
+    if rows == 1 and r >= 1 << 16 and split_possible(gen, group):
+        return ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8)
+    if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
+        return ReductionSchedule(XBLOCK=64, RBLOCK=min(rblock, 64), persistent=rblock <= 64, num_warps=8)
+    if rblock <= 32768:
+        return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
+    return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
+
+
+def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSchedule | ReductionSchedule,
+                   host_names: dict, kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for `group` under `schedule`."""
+    if group.family not in ("pointwise", "reduction") or schedule.family != group.family:
+        raise CodegenUnsupported(f"{group.name} is a {group.family} group, not one for a {schedule.family} schedule")
+    writer = FusedWriter(gen, group, schedule, host_names, kernel_name)
+    kernel = writer.write()
+    tiles = writer.tile_mode()
+    if tiles:   # coordinates were needed: walk [rows, last axis] tiles instead, dividing row indices only
+        kernel = FusedWriter(gen, group, schedule, host_names, kernel_name, tiled=tiles).write()
+    return kernel
+
+
+def split_possible(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether `group` can be generated as a split (whole-tensor) reduction."""
+    probe = ReductionSchedule(XBLOCK=1, RBLOCK=1, persistent=False)
+    try:
+        return not why_not_split(FusedWriter(gen, group, probe, {}, "probe"))
+    except CodegenUnsupported:
+        return False

@@ -1,0 +1,383 @@
+"""The fused writer: a pointwise or reduction group's kernel body, value by value.
+
+Every node's value lives in a register variable `v_<node>`; values a node reads from outside the group are
+masked `tl.load`s through the operand's View (Addressing), with sizes and strides as runtime arguments. A
+pointwise member that the planner folded in for one consumer reading it through a narrowing view (a `cat` of
+`-x[..., d/2:]`) is recomputed at that consumer's index, under the consumer's mask. The reductions' passes are
+reductions.py's, a whole-tensor split is split.py's; the lines are laid out by layout.py.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from kerntailor.capture.generalize import SizeExpr
+from kerntailor.codegen.assemble import assemble, one_dim
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.fused.addressing import Addressing
+from kerntailor.codegen.fused.layout import Layout
+from kerntailor.codegen.fused.patterns import has_op, live, softplus_of, unit_dims_only
+from kerntailor.codegen.fused.reductions import write_reduction
+from kerntailor.codegen.fused.space import compose, iteration_space
+from kerntailor.codegen.fused.split import write_split
+from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.kernel import GeneratedKernel, Scratch
+from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.sizes import const, product
+from kerntailor.codegen.writer import KernelWriter
+from kerntailor.ir.expr import Load
+from kerntailor.ir.nodes import Node, Pointwise, Reduction
+from kerntailor.ir.types import contiguous_strides
+from kerntailor.units import next_power_of_two
+
+
+class FusedWriter(KernelWriter):
+    def __init__(self, gen, group, schedule, host_names: dict, name: str, tiled: str = ""):
+        super().__init__(gen, group, schedule, host_names, name)
+        space = iteration_space(gen, group)
+        self.tiled = "" if space.reduce else tiled   # "" (flat), "persistent" or "looped" [rows, last axis]
+        self.reduce = space.reduce or bool(self.tiled)
+        self.persistent = schedule.persistent if space.reduce else self.tiled != "looped"
+        self.space = space.as_tiles() if self.tiled else space
+        self.level = space.level
+        self.big = space.big
+        self.layout = Layout(self.out, self.sizes, self.space)
+        self.at = Addressing(self.space, self.layout, self.sizes, self.reduce)
+
+    # --- loads ---------------------------------------------------------------------------------------------
+    def deferred_load(self, row: str, full: str, axes: set[int]) -> str:
+        """A load whose offset moves only with reduced axes `axes`: row-shaped in a pass that loops over
+        those axes as scalars, tile-shaped otherwise (decided when the passes are laid out)."""
+        key = "\0" + full
+        if key not in self.loads:
+            name = f"ld{self.load_counter}"
+            self.load_counter += 1
+            self.layout.defer(name, row, full, axes)
+            self.loads[key] = name
+        return self.loads[key]
+
+    def open_loop(self, rnumel: SizeExpr) -> tuple[int, dict]:
+        """A pass over the row in RBLOCK chunks (Layout lays it out); each distinct load once inside it."""
+        n = self.layout.open_loop(rnumel)
+        saved, self.loads = self.loads, {}
+        self.layout.loop_coords(n)
+        return n, saved
+
+    def close_loop(self, n: int, saved: dict) -> None:
+        self.layout.close_loop(n)
+        self.loads = saved
+
+    def rindex(self, start: str, rnumel: str) -> None:
+        self.out(f"rindex = {start} + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")
+        self.out(f"rmask = rindex < {rnumel}")
+        self.layout.coords_block(list(self.space.axes), "rindex")
+
+    # --- values --------------------------------------------------------------------------------------------
+    def renderer(self, node: Node, level: str) -> ExprRenderer:
+        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node))
+
+    def leaf(self, node: Node, level: str):
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members:
+                producer = self.graph.node(view.base)
+                if self.level[producer.name] == "inline":
+                    if gather is not None:
+                        raise CodegenUnsupported(f"{node.name} gathers from a recomputed {producer.name}")
+                    return f"({self.inline_value(producer, node, load.operand, valid, level)})"
+                if gather is not None and self.level[producer.name] == "full" and level == "reduced":
+                    return f"({self.gathered(producer, load.gather[0], gather)})"
+                self.check_aligned(node, load.operand)
+                return f"v_{view.base}"
+            dtype = self.graph.buffer_type(view.base).dtype
+            offset, bare, used, moves = self.at.offset(node, load.operand, level)
+            if gather is not None:
+                stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
+                offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
+            mask = self.at.mask(level)
+            if valid is not None:
+                mask = f"{mask} & {valid}"
+            cdt = compute_dtype(dtype)
+            cast = f".to({TL_DTYPES[cdt]})" if cdt != dtype else ""
+            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other=0){cast}"
+            if self.reduce and level == "full" and gather is None and valid is None and not moves:
+                # the same element along the whole row chunk (a per-channel weight): one load per row, an
+                # (XBLOCK, 1) value that broadcasts, not a tile-shaped load in a layout of its own
+                row = f"tl.load({self.pointer(view.base)} + ({bare}), mask=xmask, other=0){cast}"
+                reduced = used & set(self.space.axes)
+                if not reduced:
+                    return self.cached_load(row)
+                return self.deferred_load(row, text, reduced)   # row-shaped where those axes are scalars
+            return self.cached_load(text)
+        return render
+
+    def inline_value(self, producer: Node, reader: Node, j: int, valid: str | None, level: str) -> str:
+        frame = self.space.frame(reader)
+        return self._render_inline(producer, frame, self.space.shift(reader, j, producer), valid, level,
+                                   padded=any(a > b for a, b in zip(reader.operands[j].shape, producer.out.shape))
+                                   or reader.operands[j].offset != 0)
+
+    def _render_inline(self, node: Node, frame, shift: dict, valid: str | None, level: str, padded: bool) -> str:
+        if padded and valid is None:
+            raise CodegenUnsupported(f"{node.name} is read past its extent without a mask")
+
+        def index(axis: int) -> str:
+            text = self.at.frame_coord(frame, axis)
+            for s in shift.get(axis, []):
+                text = f"({text} + {self.sizes.text(s)})"
+            return text
+
+        def leaf(load: Load, gather: str | None, lvalid: str | None, i: int) -> str:
+            view = node.operands[load.operand]
+            masks = [m for m in (valid, lvalid) if m]
+            if gather is not None:
+                raise CodegenUnsupported(f"an indirect load in {node.name}, recomputed at another index")
+            if view.base in self.members:
+                inner = self.graph.node(view.base)
+                inner_shift = compose(shift, self.space.shift(node, load.operand, inner))
+                return "(" + self._render_inline(inner, frame, inner_shift, " & ".join(masks) or None, level,
+                                                 padded) + ")"
+            _, _, strides, offset = self.space.view_exprs(node, load.operand)
+            conc, sym = self.space.final(frame, list(view.strides), list(strides))
+            terms = [offset]
+            for axis, steps in shift.items():
+                for s in steps:
+                    term = product([strides[axis], s])
+                    if term is None:
+                        raise CodegenUnsupported(f"a shifted offset of {node.name} is no product of dims")
+                    terms.append(term)
+            text_offset = self.at.offset(node, load.operand, level, view=(conc, sym, terms)).text
+            mask = " & ".join([self.at.mask(level)] + masks)
+            dtype = self.graph.buffer_type(view.base).dtype
+            text = f"tl.load({self.pointer(view.base)} + ({text_offset}), mask={mask}, other=0)"
+            if compute_dtype(dtype) != dtype:
+                text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
+            return self.cached_load(text)
+
+        return self._render(node, ExprRenderer(leaf, index, self.slot(node)))
+
+    def gathered(self, node: Node, stride: int, index: str) -> str:
+        """The value of full-row member `node` at one position per row, chosen by `index` (its buffer's
+        element stride `stride` picks the axis): cross-entropy's logp[target], recomputed, not stored."""
+        space = self.space
+        if isinstance(node, Reduction) or len(space.axes) != 1 or not space.ranges_identity \
+                or len(space.shape) != len(space.orig):
+            raise CodegenUnsupported(f"gather from {node.name}")
+        axis = space.axes[0]
+        if contiguous_strides(tuple(space.concrete))[axis] != stride:
+            raise CodegenUnsupported(f"gather from {node.name} along a kept axis")
+
+        def leaf(load: Load, gather: str | None, valid: str | None, i: int) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members:
+                producer = self.graph.node(view.base)
+                if self.level[producer.name] == "reduced":
+                    return f"v_{producer.name}"
+                if self.level[producer.name] == "inline":
+                    raise CodegenUnsupported(f"gather through a recomputed {producer.name}")
+                self.check_aligned(node, load.operand)
+                return f"({self.gathered(producer, stride, index)})"
+            if gather is not None or valid is not None:
+                raise CodegenUnsupported(f"nested indirect load in {node.name}")
+            dtype = self.graph.buffer_type(view.base).dtype
+            offset = self.at.offset(node, load.operand, "full", gathered={axis: index}).text
+            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask=xmask, other=0)"
+            if compute_dtype(dtype) != dtype:
+                text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
+            return self.cached_load(text)
+
+        index_of = self.at.index_of(node)
+        return self._render(node, ExprRenderer(leaf, lambda a: f"({index})" if a == axis else index_of(a),
+                                               self.slot(node)))
+
+    def _render(self, node: Node, renderer: ExprRenderer) -> str:
+        text = renderer.render(node.expr)
+        self.helpers.update(renderer.helpers)
+        return text
+
+    def check_aligned(self, node: Node, j: int) -> None:
+        """`node` reads member operand j element for element (or a row value broadcast along its row)."""
+        view = node.operands[j]
+        producer = self.graph.node(view.base)
+        # a reduction reads its input at full level, row by row
+        mine = "full" if isinstance(node, Reduction) else self.level[node.name]
+        theirs = self.level[producer.name]
+        if mine == theirs:
+            if view.shape != producer.out.shape and prod(view.shape) != prod(producer.out.shape):
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a reshaping view")
+            if tuple(view.strides) != contiguous_strides(tuple(view.shape)) and not unit_dims_only(view, producer):
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a permuting view")
+            if view.offset:
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} at an offset")
+            return
+        if theirs == "reduced" and mine == "full":
+            # a row value: stride 0 along the reduced axes, and the rows in their own order
+            frame = self.space.frame(node)
+            if tuple(view.shape) != frame:
+                raise CodegenUnsupported(f"{node.name} operand {j} has shape {view.shape}, its frame is {frame}")
+            fc, _ = self.space.final(frame, list(view.strides), [const(0)] * len(frame))
+            concrete, outer = self.space.concrete, self.space.outer
+            if any(fc[k] != 0 for k in self.space.axes if concrete[k] != 1):
+                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} along the reduced axes")
+            expected = contiguous_strides(tuple(concrete[k] for k in outer))
+            if any(fc[k] != e for k, e in zip(outer, expected) if concrete[k] != 1):
+                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} out of row order")
+            return
+        raise CodegenUnsupported(f"{node.name} (per row) reads a full-row value {producer.name} of the group")
+
+    def compute(self, node: Node, done: set[str]) -> None:
+        """Emit v_<node> for a pointwise node and, first, any member it needs that is not done."""
+        if node.name in done or self.level[node.name] == "inline":
+            return
+        softplus = softplus_of(self.space, node)
+        for op in (node.operands if softplus is None else [softplus[0].operands[softplus[1]]]):
+            if op.base in self.members and op.base not in done:
+                producer = self.graph.node(op.base)
+                if self.level[producer.name] == "inline":
+                    continue  # recomputed where it is read
+                if self.level[node.name] == "reduced" and self.level[producer.name] == "full":
+                    continue  # read one element per row through a gather, recomputed there
+                if isinstance(producer, Reduction):
+                    raise CodegenUnsupported(f"{node.name} needs {producer.name} before it is reduced")
+                self.compute(producer, done)
+        level = self.level[node.name]
+        if softplus is not None:  # tanh(softplus(x)) from one exp (Mish): see codegen/helpers/math.py
+            producer, j = softplus
+            x = self.leaf(producer, level)(Load(j, self.graph.buffer_type(producer.operands[j].base).dtype))
+            self.helpers.add("tanh_softplus")
+            text = f"_tanh_softplus({x})"
+        else:
+            text = self._render(node, self.renderer(node, level))
+        # the shape in the comment is symbolic too: no size of one variant appears in the kernel text
+        shape = ", ".join(self.sizes.host(self.sizes.slot(("node", node.name, "out", k), s))
+                          for k, s in enumerate(node.out.shape))
+        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out.dtype}[{shape}]")
+        done.add(node.name)
+
+    def compute_live(self) -> set[str]:
+        """Every member some output needs, in the group's order; the values computed."""
+        done: set[str] = set()
+        needed = live(self.space, self.outputs())
+        for node in self.nodes:
+            if node.name in needed:
+                self.compute(node, done)
+        return done
+
+    def outputs(self) -> list[Node]:
+        return [self.graph.node(o) for o in self.group.outputs]
+
+    def store_outputs(self, level: str, done: set[str] | None = None) -> None:
+        done = set() if done is None else done
+        for node in self.outputs():
+            if self.level[node.name] != level:
+                continue
+            if not isinstance(node, Reduction):
+                self.compute(node, done)
+            value = f"v_{node.name}"
+            out_dtype = node.out.dtype
+            if out_dtype != compute_dtype(out_dtype) or out_dtype in ("i64", "i32", "bool"):
+                value = f"{value}.to({TL_DTYPES[out_dtype]})"
+            self.out(f"tl.store({self.pointer(node.name)} + ({self.at.store_offset(node)}), {value}, "
+                     f"mask={self.at.mask(level)})")
+
+    # --- the kernel ----------------------------------------------------------------------------------------
+    def write(self) -> GeneratedKernel:
+        reduction = self.space.reduce   # (a tiled pointwise group walks rows too)
+        xblock = self.schedule.XBLOCK
+        rblock = self.schedule.RBLOCK if reduction else 1
+        if self.tiled == "persistent":   # XBLOCK counts elements per program: that many / RBLOCK rows
+            rblock = next_power_of_two(self.space.concrete[-1])
+            xblock = max(1, xblock // rblock)
+        elif self.tiled:                   # one row per program, XBLOCK elements per chunk
+            rblock, xblock = xblock, 1
+        self.layout.rblock = rblock
+        shape = self.space.shape
+        rows = product([shape[k] for k in self.space.outer]) if self.reduce else product(shape)
+        if rows is None:
+            raise CodegenUnsupported("iteration sizes are not products of input dims")
+        xnumel = self.sizes.text(rows)
+        split = self.schedule.SPLIT if reduction else 0
+        if split:
+            return write_split(self, split, rblock, rows)
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        if not self.reduce:   # flat: XBLOCK elements in row-major order
+            self.out(f"xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK)")
+            self.out(f"xmask = xindex < {xnumel}")
+            self.layout.coords_block(list(range(len(shape))), "xindex")
+            self.store_outputs("full", self.compute_live())
+            return self.finish(xblock, rblock, rows)
+        self.out(f"xindex = ({pid} * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
+        self.out(f"xmask = xindex < {xnumel}")
+        self.layout.coords_block(list(self.space.outer), "xindex")
+        if not self.tiled:
+            write_reduction(self, rblock)
+        elif self.persistent:   # [rows, last axis] tiles, the row in one block
+            self.rindex("0", self.sizes.text(self.at.reduced_size()))
+            self.store_outputs("full", self.compute_live())
+        else:                   # [rows, chunks of the last axis]
+            n, saved = self.open_loop(self.at.reduced_size())
+            self.store_outputs("full", self.compute_live())
+            self.close_loop(n, saved)
+        return self.finish(xblock, rblock, rows)
+
+    def tile_mode(self) -> str:
+        """For a flat pointwise kernel that divides element indices (some load needs coordinates): walk
+        [rows, last axis] tiles instead, which divide row indices once per row. "persistent": a row fits a
+        power-of-two block with little waste; "looped": long rows, in XBLOCK chunks, when there are rows
+        enough for the programs; "" keeps the flat kernel."""
+        concrete = self.space.concrete
+        if self.reduce or self.tiled or len(concrete) < 2 or not self.schedule.tiles:
+            return ""
+        if not any(b["used"] for b in self.layout.blocks):
+            return ""
+        last, rows = concrete[-1], prod(concrete[:-1])
+        block = next_power_of_two(last)
+        if 8 <= last and block <= 8192 and last / block >= 0.75:
+            return "persistent"
+        if last >= self.schedule.XBLOCK and rows >= 1024:
+            return "looped"
+        return ""
+
+    def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0,
+               scratch: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+        body = self.layout.expand(self.out.lines)
+        dtypes = {s.buffer: s.dtype for s in scratch}
+        dtypes |= {b: self.graph.buffer_type(b).dtype for b in self.pointers if b not in dtypes}
+        constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
+        constexprs += [("SPLIT", split)] if split else []
+        host_constexprs = ()
+        space = self.space
+        if self.reduce and self.persistent and not split:   # the whole row in one block, whatever its length
+            row = self.at.reduced_size()
+            traced = next_power_of_two(prod(space.concrete[k] for k in space.axes))
+            constexprs = [(n, traced if n == "RBLOCK" else v) for n, v in constexprs]
+            host_constexprs = (("RBLOCK", f"triton.next_power_of_2({self.sizes.host(row)})"),)
+        shape = " x ".join(self.sizes.host(e) for e in space.orig)
+        axes = space.orig_axes
+        doc = (f"{self.group.family} over ({shape})"
+               + (f", reducing axes {list(axes)}" if axes else "")
+               + f": {', '.join(self.group.nodes)}."
+               + (" Tiles: rows x the last axis." if self.tiled == "persistent" else "")
+               + (" Tiles: rows x chunks of the last axis." if self.tiled == "looped" else "")
+               + (" Persistent: one read of each input." if self.reduce and self.persistent and not self.tiled else ""))
+        options = self.schedule.options() + ((("enable_fp_fusion", False),) if self.contraction_hazard() else ())
+        grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
+        return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,
+                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
+                        options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
+                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)))
+
+    def contraction_hazard(self) -> bool:
+        """Whether this kernel must be compiled without FMA contraction: it makes more than one pass over
+        a row, and a product (x·s) feeds a row max or min. The first pass rounds x·s for the max; the next
+        recomputes it inside exp(x·s − max), where the compiler may contract it to fma(x, s, −max) and
+        keep the product unrounded. The two then disagree by |x·s|·2⁻²⁴, which exp turns into a relative
+        error: 8.7e-4 on decode_attention's outlier draw (H200, 2026-12-01; the referee caught it). Only
+        there: off, cross_entropy bf16 ran 2-5 % slower on one H200 with nothing to protect (A/B,
+        benchmarks/data/cross_entropy_fma_ab_h200_2026-12-01.json)."""
+        if not self.reduce or self.persistent:
+            return False
+        shifts = [n for n in self.nodes if isinstance(n, Reduction) and n.op in ("max", "min")]
+        feeding = self.graph.upstream([op.base for r in shifts for op in r.operands], self.members,
+                                      through=lambda node: not isinstance(node, Reduction))
+        return any(isinstance(n, Pointwise) and has_op(n.expr, ("mul", "div")) for n in feeding)

@@ -1,0 +1,115 @@
+"""What a GEMM kernel does after its product: split-K's combine and the row tail, both "last to arrive".
+
+Split-K: each split stores its fp32 partial tile and bumps the tile's counter; the last to arrive sums the
+partials in a fixed order (0, 1, ...) and runs the epilogue, so the sum does not depend on which split came
+last and a non-linear epilogue sees the whole sum.
+
+Row tail (plan/row_tail.py): reductions over N after the product (logsumexp's shifted sum, sums, means,
+max/min). Each tile reduces its own columns and stores its rows' partials, per channel; the last tile of the
+row block to arrive combines them in tile order, then computes and stores the row values, so the M x N product
+is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY
+from kerntailor.codegen.render import TL_DTYPES, compute_dtype
+
+_TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}
+
+
+@contextmanager
+def last_to_arrive(w, name: str, counter: str, count: str, whose: str, then: str):
+    """Lines in the `with` run only in the last of `count` programs to arrive, after this program's partials
+    are stored (split-K's tiles, the row tail's row blocks): every thread's stores come before the counter
+    moves (barrier, acq_rel atomic), so the last arriver reads them all."""
+    w.out(f"tl.debug_barrier()  # every thread's partials are written before {whose} counter moves")
+    w.out(f'{name} = tl.atomic_add({counter}, 1, sem="acq_rel")')
+    with w.out.block(f"if {name} == {count} - 1:  # {then}"):
+        yield
+
+
+@contextmanager
+def split_combine(w, split: int):
+    """With split-K, lines in the `with` run in the tile's last split, after it summed every split's partial
+    tile in order; without, they run as they are."""
+    if split == 1:
+        yield
+        return
+    w.pointer("partials")
+    w.pointer("counters")
+    w.out("local = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
+    w.out("tl.store(partials_ptr + pid.to(tl.int64) * (BLOCK_M * BLOCK_N) + local, acc)")
+    with last_to_arrive(w, "arrived", "counters_ptr + tile_id", "SPLIT_K", "the tile's",
+                        "the last split: sum the partials in a fixed order, then the epilogue"):
+        w.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        w.out("for s in tl.static_range(SPLIT_K):")
+        w.out("    part_id = tile_id.to(tl.int64) * SPLIT_K + s")
+        w.out("    acc += tl.load(partials_ptr + part_id * (BLOCK_M * BLOCK_N) + local, volatile=True)")
+        yield
+
+
+def write_row_tail(w, M: str, N: str) -> None:
+    """Each tile's share of the row reductions, then (last tile of the row block) their combine and stores."""
+    row = w.row
+    by_name = {r.name: r for r in row.reductions}
+    channels = row.channels
+    w.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
+    needed = set(channels)
+    for name in reversed(row.nodes):   # what the partials need (not the row values after them)
+        if name in needed:
+            needed.update(v.base for v in w.graph.node(name).operands if v.base in row.nodes)
+    for name in (n for n in row.nodes if n in needed):
+        node = w.graph.node(name)
+        if name in by_name:
+            op = by_name[name].op
+            w.out(f"v_{name} = tl.{op}(tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]}), "
+                  f"axis=1, keep_dims=True)  # {node.describe()} over this tile")
+        else:
+            w.compute_node(node)
+    parts, counters = w.pointer("row_partials"), w.pointer("row_counters")
+    w.out(f"tiles_n = tl.cdiv({N}, BLOCK_N)")
+    w.out(f"rows_pad = tl.cdiv({M}, BLOCK_M) * BLOCK_M")
+    for ch, name in enumerate(channels):
+        w.out(f"tl.store({parts} + {_channel_rows(ch)} * tiles_n + pid_n, v_{name})")
+    with last_to_arrive(w, "row_arrived", f"{counters} + pid_m", "tiles_n", "the row block's",
+                        "the row block's last tile: combine its partials in tile order"):
+        w.out("rt = tl.arange(0, ROW_PARTS)[None, :]")
+        for name in row.nodes:
+            node = w.graph.node(name)
+            if name not in by_name:
+                if name in row.reduced:
+                    w.compute_node(node)   # again, from the combined values
+                continue
+            _combine(w, by_name[name], channels, parts)
+            w.out(f"v_{name} = tl.{by_name[name].op}(acc_{name}, axis=1, keep_dims=True)  # {node.describe()}")
+        for name in w.group.outputs:
+            node = w.graph.node(name)
+            value = f"v_{name}"
+            if node.out.dtype != compute_dtype(node.out.dtype):
+                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+            w.out(f"tl.store({w.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
+
+
+def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:
+    """acc_<r>: the row block's partials of reduction `r`, combined in tile order, ROW_PARTS tiles at a time."""
+    name, ident = r.name, FLOAT_IDENTITY[r.op]
+    at = f"{parts} + {{rows}} * tiles_n + t0 + rt"
+    w.out(f"acc_{name} = tl.full([BLOCK_M, ROW_PARTS], {ident if not r.shift else '0.0'}, tl.float32)")
+    with w.out.block("for t0 in range(0, tiles_n, ROW_PARTS):"):
+        w.out("tmask = t0 + rt < tiles_n")
+        part = (f"tl.load({at.format(rows=_channel_rows(channels.index(name)))}, mask=tmask, other={ident}, "
+                "volatile=True)")
+        if r.shift:   # Σ_t s_t · exp(c_t − C): each tile summed exp(u − c_t)
+            w.out(f"c_t = tl.load({at.format(rows=_channel_rows(channels.index(r.shift)))}, mask=tmask, "
+                  "other=0.0, volatile=True)")
+            w.out(f"acc_{name} += tl.where(tmask, {part} * tl.exp(c_t - v_{r.shift}), 0.0)")
+        else:
+            w.out(f"acc_{name} = {_TAIL_COMBINE[r.op].format(a=f'acc_{name}', b=part)}")
+
+
+def _channel_rows(ch: int) -> str:
+    """Row index, in int64, of the output rows `om` in partial channel `ch` (rows_pad rows per channel)."""
+    return f"(om + {ch} * rows_pad).to(tl.int64)" if ch else "om.to(tl.int64)"

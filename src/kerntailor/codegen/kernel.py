@@ -1,0 +1,85 @@
+"""What a writer hands on: one kernel's source and the `Launch` that says how the host calls it.
+
+Every generated kernel carries a Launch, whatever its family: emit.py turns it into the host lines of
+`ModelNew.forward` (scratch allocations, host lines before the launch, the call with its grid, per-call
+constexprs and compile options) and the build stage into a `KernelSource`. A group that runs no Triton
+kernel of its own (a library call) has an empty `source`: its Launch carries only host lines and the buffers
+they define, and emit.py writes no call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kerntailor.capture.generalize import SizeExpr
+
+Factors = tuple[tuple[SizeExpr, int], ...]   # Π ceil(size / block): a count of programs or of elements
+
+
+@dataclass(frozen=True)
+class GridAxis:
+    """One axis of the launch grid: the product of ceil(size / block) over its factors."""
+
+    factors: Factors
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A buffer the host allocates per call for the kernel's own use (partial results, arrival counters)."""
+
+    buffer: str
+    dtype: str
+    count: Factors                 # elements
+    zeroed: bool = True            # torch.zeros; torch.empty where the kernel writes every element before reading
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the host launches one kernel."""
+
+    pointer_args: tuple[tuple[str, str], ...]       # (kernel argument, buffer)
+    size_args: tuple[tuple[str, SizeExpr], ...]     # (kernel argument, size expression)
+    constexprs: tuple[tuple[str, int], ...]         # values at the traced shapes: what the build compiles
+    options: tuple[tuple[str, object], ...]         # compile options (num_warps, ...; AMD-only ones included)
+    grid: tuple[GridAxis, ...] = ()
+    grid_cap: str = ""                              # persistent kernels: at most this many programs (host text)
+    # constexprs the host decides per call: (name, host text over the host's sizes, {buffer} names and {device})
+    host_constexprs: tuple[tuple[str, str], ...] = ()
+    scratch: tuple[Scratch, ...] = ()
+    # host lines run before the launch, formatted with the host's {buffer} names and {device}; they define the
+    # buffers in host_buffers (each named "<group>_<buffer>" on the host)
+    host_prologue: tuple[str, ...] = ()
+    host_buffers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """One fusion group's code: its @triton.jit function, the module-level helpers it calls, how to launch it."""
+
+    group: str
+    kernel_name: str
+    source: str                                     # the @triton.jit function ("": host lines only)
+    signature: tuple[tuple[str, str], ...]          # argument -> Triton type, for the build (KernelSource)
+    launch: Launch
+    helpers: tuple[str, ...] = ()                   # module-level text (Triton helpers, host functions)
+    fp8_format: str = ""                            # the fp8 format its products use ("" when not fp8)
+
+    @property
+    def constexprs(self) -> tuple[tuple[str, int], ...]:
+        return self.launch.constexprs
+
+    @property
+    def options(self) -> tuple[tuple[str, object], ...]:
+        return self.launch.options
+
+    @property
+    def pointer_args(self) -> tuple[tuple[str, str], ...]:
+        return self.launch.pointer_args
+
+    @property
+    def size_args(self) -> tuple[tuple[str, SizeExpr], ...]:
+        return self.launch.size_args
+
+    @property
+    def scratch(self) -> tuple[Scratch, ...]:
+        return self.launch.scratch

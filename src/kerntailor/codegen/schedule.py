@@ -1,0 +1,100 @@
+"""Schedules: how one fusion group's kernel is tiled and compiled, one frozen type per family.
+
+A schedule is made once, where it is chosen (a family's default, or the search space from a Config), and
+validated there: a knob no kernel of its family can take fails at once with `ScheduleError`, naming the knob.
+Codegen takes it as it is. The field names are the knob names the search tunes (`Config`) and the constexpr
+names the kernels use (`XBLOCK`, `BLOCK_M`, ...), so a Config, a schedule and a kernel agree by name.
+
+What a schedule cannot know is checked by its writer: whether the problem allows it (`tl.dot` needs tiles of
+16 where a GEMV does not) raises CodegenUnsupported there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from kerntailor.codegen.errors import CodegenUnsupported
+
+AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")   # compile options only a ROCm build takes
+
+
+class ScheduleError(CodegenUnsupported, ValueError):
+    """A schedule knob has a value no kernel of its family can take (the message names the knob)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Schedule:
+    """Compile options every family has. Subclasses add their tiles and set `family`, `order` and `shown`."""
+
+    family: ClassVar[str] = ""
+    order: ClassVar[tuple[str, ...]] = ()   # knob order in kernel.py's header and the report
+    shown: ClassVar[tuple[str, ...]] = ()   # knobs listed always; the others where they differ from the default
+
+    num_warps: int = 4
+    num_stages: int = 1
+    waves_per_eu: int | None = None          # AMD: waves per execution unit the compiler aims for (0: its choice)
+
+    def __post_init__(self) -> None:
+        self.power_of_two("num_warps")
+        self.at_least("num_stages", 1)
+        if self.waves_per_eu is not None:
+            self.at_least("waves_per_eu", 0)
+
+    # --- checks, for __post_init__ ----------------------------------------------------------------------
+
+    def _int(self, name: str) -> int:
+        value = getattr(self, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ScheduleError(f"{self.family} schedule: {name}={value!r} is not an integer")
+        return value
+
+    def at_least(self, name: str, low: int) -> None:
+        value = self._int(name)
+        if value < low:
+            raise ScheduleError(f"{self.family} schedule: {name}={value} (at least {low})")
+
+    def power_of_two(self, name: str) -> None:
+        value = self._int(name)
+        if value < 1 or value & (value - 1):
+            raise ScheduleError(f"{self.family} schedule: {name}={value} is not a power of two")
+
+    def one_of(self, name: str, allowed: tuple) -> None:
+        value = getattr(self, name)
+        if value not in allowed or isinstance(value, bool) != isinstance(allowed[0], bool):
+            raise ScheduleError(f"{self.family} schedule: {name}={value!r}; expected one of "
+                                f"{', '.join(repr(a) for a in allowed)}")
+
+    # --- reading ----------------------------------------------------------------------------------------
+
+    def options(self) -> tuple[tuple[str, object], ...]:
+        """Compile options: num_warps, num_stages, and the AMD ones that are set (kernel.py passes those only on
+        a ROCm build)."""
+        amd = tuple((name, getattr(self, name)) for name in AMD_OPTIONS
+                    if getattr(self, name, None) is not None)
+        return (("num_warps", self.num_warps), ("num_stages", self.num_stages)) + amd
+
+    def knobs(self) -> dict[str, Any]:
+        """The knobs worth reading, in `order`: the `shown` ones and any other set away from its default."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        return {name: getattr(self, name) for name in self.order
+                if name in self.shown or getattr(self, name) != defaults[name]}
+
+    # --- making -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_knobs(cls, knobs: Mapping[str, Any]) -> Schedule:
+        """A schedule from knob values by name (a Config's, a report's); an unknown name is a ScheduleError."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = [k for k in knobs if k not in names]
+        if unknown:
+            raise ScheduleError(f"{cls.family} schedule has no knob {', '.join(unknown)}; it has "
+                                f"{', '.join(n for n in cls.order)}")
+        return cls(**knobs)
+
+    def retune(self, knobs: Mapping[str, Any]) -> Schedule:
+        """This schedule with the tuned `knobs` (a Config's values) in place of its own; what the search does
+        not tune (a precision policy, a split) stays."""
+        return self.from_knobs({f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | dict(knobs))

@@ -1,0 +1,145 @@
+"""The search stage of `generate` for one fusion group: its schedule space, the candidates to time first
+(the target's known-good schedules and the heuristic), the strategy under the group's share of the budget, and
+in measured mode the library's product with a generated tail beside them.
+
+Each candidate is the whole module with this group under the candidate's schedule and every other group under
+the schedule chosen for it so far, built for the target and predicted by the cost model, or timed on the GPU
+when it is the target (generate/evaluate.py). Why a candidate was dropped is logged (`kerntailor.search`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from kerntailor.codegen import CodegenUnsupported, Schedule
+from kerntailor.costmodel.persist import load_ranker
+from kerntailor.generate.evaluate import Evaluation, Evaluator
+from kerntailor.generate.kernels import group_work, kernel_source
+from kerntailor.generate.run import Run
+from kerntailor.plan.fusion import FusionGroup
+from kerntailor.precision import is_fp8
+from kerntailor.search.config import Config
+from kerntailor.search.families import make_space, seed_knobs
+from kerntailor.search.registry import get_strategy
+from kerntailor.search.space import Space
+from kerntailor.search.strategy import Budget, Trial
+
+log = logging.getLogger("kerntailor.search")
+
+# (BLOCK_M, BLOCK_N, num_warps): epilogue tiles of the library product (a tail kernel only streams the product)
+LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))
+
+
+@dataclass(frozen=True)
+class GroupSearch:
+    """What the search found for one group: its schedules best first (the best, then the runners-up the
+    referee falls back on), their times, the evaluation of the best, and the trials made."""
+
+    group: FusionGroup
+    ranked: tuple[Schedule, ...]
+    seconds: tuple[float, ...]
+    best: Evaluation | None
+    trials: tuple[Trial, ...]
+    seen: Mapping[Config, Evaluation]
+    work: object                                      # costmodel.Work
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Configs of one group's space -> (module source, KernelSource of the group's kernel)."""
+
+    run: Run
+    schedules: Mapping[str, Schedule]                 # every other group's schedule
+    group: FusionGroup
+    space: Space
+    base: Schedule                                    # the group's default: what the search does not tune
+
+    def __call__(self, config: Config):
+        module = self.run.module(dict(self.schedules, **{self.group.name: self.space.schedule(config, self.base)}))
+        kernel = next(k for k in module.kernels if k.group == self.group.name)
+        return module.source, kernel_source(module.source, kernel, self.run.gen)
+
+
+def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup) -> GroupSearch:
+    """Search `group`'s schedules, the other groups under `schedules`."""
+    settings, target = run.settings, run.target
+    # the operands a matmul group multiplies: fp8 copies under the fp8 policies (tiles, LDS, rate)
+    dtype = "fp8" if group.family == "matmul" and is_fp8(settings.precision) else run.capture.cost.dtype
+    work, sizes = group_work(run.gen, group, dtype)
+    base = schedules[group.name]
+    if getattr(base, "SPLIT", 0):  # the cost model sees SPLIT rows of R/SPLIT
+        work = replace(work, sizes=(("R", -(-sizes["R"] // base.SPLIT)), ("X", base.SPLIT)))
+    space = make_space(group.family, target, dtype=dtype, **sizes)
+    evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
+                          str(run.problem.path), settings.dtype, settings.precision)
+    seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, **sizes))
+    seed_trials = evaluator(seeds) if seeds else []
+    budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
+                    max_seconds=settings.budget_s / max(1, len(run.plan.groups)))
+    strategy = get_strategy(settings.strategy) if settings.strategy == "exhaustive" else \
+        get_strategy(settings.strategy, seed=settings.seed)
+    # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed
+    rank = load_ranker(target, work) if run.measured else None
+
+    def on_progress(p):
+        run.progress(f"search {group.name}", p.done, p.total or settings.max_candidates,
+                     p.best.value if p.best is not None else None)
+
+    result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
+    trials = tuple(seed_trials) + tuple(t for t in result.trials if t.config not in seeds)
+    ranked = sorted((t for t in trials if t.ok), key=lambda t: t.value)
+    log.info("%s: %d of %d schedules ok (%s)", group.name, len(ranked), len(trials), result.stopped_by)
+    found = GroupSearch(group, tuple(space.schedule(t.config, base) for t in ranked), tuple(t.value for t in ranked),
+                        evaluator.seen.get(ranked[0].config) if ranked else None, trials, evaluator.seen, work)
+    if run.measured and group.family == "matmul" and not is_fp8(settings.precision):
+        found = _with_library_product(run, schedules, found, evaluator)
+    return found
+
+
+def _seeds(space: Space, base: Schedule, known: list[dict]) -> list[Config]:
+    """The candidates timed first: the target's known-good schedules, then the heuristic one (the search can
+    only improve on them). Known-good first: where predictions tie (a compute-bound GEMM on an absent target)
+    the ranking keeps this order, so measured or documented settings win over the portable heuristic."""
+    seeds = [space.config_of(base.retune(k)) for k in known] + [space.config_of(base)]
+    return [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
+
+
+def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: GroupSearch,
+                          evaluator: Evaluator) -> GroupSearch:
+    """Measured mode: the issue's "library GEMM + fused tail" as more candidates of a matmul group. The product
+    comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one kernel over its
+    tiles (codegen/gemm.py, knob LIBRARY): tiled like the best generated schedule and like LIBRARY_TAIL_TILES.
+    Timed as whole modules by the same GPU worker as the search's candidates; first in `found` when fastest."""
+    best = dict(schedules, **{found.group.name: found.ranked[0]}) if found.ranked else schedules
+    library = library_product_trial(run, best, found.group, evaluator)
+    if library is None or (found.seconds and library[1].seconds >= found.seconds[0]):
+        return found
+    schedule, evaluation = library
+    log.info("%s: the library's product with a generated tail is fastest (%.1f us)", found.group.name,
+             evaluation.seconds * 1e6)
+    return replace(found, ranked=(schedule,) + found.ranked, seconds=(evaluation.seconds,) + found.seconds,
+                   best=evaluation)
+
+
+def library_product_trial(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup, evaluator: Evaluator):
+    """(schedule, Evaluation) of the fastest library-product module of `group`, tiled like `schedules[group]` and
+    like LIBRARY_TAIL_TILES, or None when every one fails. Not in evaluator.seen: the store's trials stay the
+    search's."""
+    base = replace(schedules[group.name], TMA=0, PERSISTENT=0, split_k=1, LIBRARY=1)
+    tiles = [base] + [replace(base, BLOCK_M=m, BLOCK_N=n, num_warps=w) for m, n, w in LIBRARY_TAIL_TILES]
+    candidates = []
+    for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
+        try:
+            source = run.module(dict(schedules, **{group.name: lib})).source
+        except CodegenUnsupported as e:
+            log.info("%s: library product %s dropped: codegen: %s", group.name, lib.knobs(), e)
+            continue
+        candidates.append((lib, Evaluation(Config("matmul-library", tuple(sorted(lib.knobs().items()))), source)))
+    evaluator.measure([e for _, e in candidates])
+    for _, e in candidates:
+        if e.error:
+            log.info("%s: library product %s dropped: %s", group.name, e.config.key(), e.error)
+    timed = [(s, e) for s, e in candidates if e.seconds is not None and not e.error]
+    return min(timed, key=lambda se: se[1].seconds) if timed else None

@@ -1,0 +1,73 @@
+"""A fusion group's kernel as the later stages see it: its `Work` (what the cost model and the search space
+size it by) and its `KernelSource` (what the build stage compiles).
+
+    work, sizes = group_work(gen, group, "fp32")     # sizes: the family's, e.g. {"R": 4096, "X": 512}
+    space = make_space(group.family, target, dtype="fp32", **sizes)
+    source = kernel_source(module.source, kernel, gen)
+"""
+
+from __future__ import annotations
+
+from kerntailor.builder import KernelSource
+from kerntailor.codegen import GeneratedKernel
+from kerntailor.codegen.gemm import work_sizes
+from kerntailor.costmodel import Work
+from kerntailor.plan.fusion import FusionGroup
+
+
+def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
+    """(Work, the family's sizes) of one group at the traced shapes: FLOPs and bytes for the cost model; R and X
+    (rows of R reduced or scanned), numel, or M, N, K (the batch folded into M) for its search space."""
+    nodes = [gen.graph.node(n) for n in group.nodes]
+    flops = sum(n.flops() for n in nodes)
+    total = 1
+    for s in group.space:
+        total *= s
+    if group.family in ("reduction", "scan"):
+        axes = group.reduce_axes if group.family == "reduction" else (nodes[0].axis,)
+        r = 1
+        for k in axes:
+            r *= group.space[k]
+        sizes = {"R": r, "X": max(1, total // r)}
+    elif group.family == "pool":
+        sizes = {"numel": nodes[0].out.numel}
+    elif group.family == "matmul":
+        sizes = work_sizes(gen, group)
+        matrix = sum(n.flops() for n in nodes[:1])
+        return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
+    else:
+        sizes = {"numel": total}
+    return Work(flops, group.bytes_moved, dtype, False, tuple(sizes.items())), sizes
+
+
+def kernel_source(source: str, kernel: GeneratedKernel, gen=None) -> KernelSource:
+    """What the build stage compiles for one kernel of a module (`source`: the module's text). With `gen`, size
+    arguments that are multiples of 16 at the traced shapes are specialized "D" as Triton's launcher does at run
+    time, so the ISA facts (vector widths, LDS, matrix instructions per loop) describe the kernel that will run."""
+    specialization = None
+    if gen is not None:
+        specialization = {name: "DS" for name, ty in kernel.signature if ty.startswith("*")}
+        for name, expr in kernel.size_args:
+            value = traced_value(gen, expr)
+            if isinstance(value, int) and value % 16 == 0 and value > 0:
+                specialization[name] = "D"
+    return KernelSource(source=source, kernel_name=kernel.kernel_name, signature=kernel.signature,
+                        constexprs=dict(kernel.constexprs), options=dict(kernel.options),
+                        specialization=specialization)
+
+
+def traced_value(gen, expr) -> int | None:
+    """A size expression's value at the traced (default) shapes; None where a dim is not an input's axis."""
+    values = {}
+    for dim, _ in expr.factors:
+        if dim.node or dim.input >= len(gen.graph.inputs):
+            return None
+        shape = gen.graph.inputs[dim.input].type.shape
+        if dim.axis >= len(shape):
+            return None
+        values[dim] = shape[dim.axis]
+    try:
+        value = expr.evaluate(values)
+    except Exception:
+        return None
+    return int(value) if float(value).is_integer() else None

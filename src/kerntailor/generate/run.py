@@ -1,0 +1,56 @@
+"""What the stages of one template `generate` run share: the settings, the target and whether it is the GPU
+here (measured) or not (predicted), the problem and, once captured, its graph, plan and floor; the store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerntailor.codegen import EmittedModule, Schedule, generate_module
+from kerntailor.problem import ProblemSpec
+from kerntailor.targets import Target
+
+Progress = Callable[[str, int, int, "float | None"], None]  # stage, done, total, best seconds
+
+
+@dataclass
+class Run:
+    settings: object                  # GenerateSettings
+    target: Target
+    problem: ProblemSpec
+    local: Target | None              # the GPU in this machine, if any
+    out: Path
+    progress: Progress
+    started: float = field(default_factory=time.monotonic)
+    store: object = None              # Store, or None with --no-store
+    run_id: int | None = None
+    pkey: object = None
+    toolchain: object = None
+    capture: object = None            # set by the capture stage
+    gen: object = None
+    plan: object = None
+    floor: object = None
+
+    @property
+    def measured(self) -> bool:
+        """Whether the target is the GPU here: candidates are timed on it."""
+        return self.local is not None and self.local.name == self.target.name
+
+    @property
+    def mode(self) -> str:
+        return "measured" if self.measured else "predicted"
+
+    @property
+    def kernel_path(self) -> Path:
+        return self.out / "kernel.py"
+
+    @property
+    def report_path(self) -> Path:
+        return self.out / "report.json"
+
+    def module(self, schedules: Mapping[str, Schedule], notes: list[str] | None = None) -> EmittedModule:
+        """kernel.py of the captured problem with each group under `schedules[group]`."""
+        return generate_module(self.problem, self.gen, self.plan, schedules, self.target.name, self.target.arch,
+                               notes)

@@ -1,0 +1,208 @@
+"""What several test modules share: problem paths, captured problems (each captured once per session),
+generated modules, the referee, and the fake LLM server. Test modules import from here, never from each other.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import pickle
+import re
+import threading
+import time
+import tokenize
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from kerntailor.capture.capture import capture_generalized
+from kerntailor.codegen import default_schedule, generate_module
+from kerntailor.plan import plan_fusion
+from kerntailor.problem import load_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+L1, L2, L3 = (ROOT / "problems" / f"level{i}" for i in (1, 2, 3))
+DATA = Path(__file__).parent / "data"
+CANDIDATES = Path(__file__).parent / "candidates"
+
+# a target name per arch, for the kernel.py header (nothing else in the module depends on it)
+TARGET_OF_ARCH = {"gfx942": "mi300x", "gfx950": "mi355x", "gfx90a": "mi250x", "sm_90": "h200", "sm_80": "a100"}
+
+
+# --- captured problems and generated modules -------------------------------------------------------------
+
+# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost) are kept on
+# disk between runs, keyed by the problem file's text, the dtype, torch's version and the source of every module a
+# capture runs (capture/, ir/, problem/ and the leaf modules): an edit there, or in the problem, captures afresh.
+# test_capture.py and test_generalize.py test capture itself and never read this cache.
+# KERNTAILOR_TEST_CAPTURE_CACHE=0 turns it off.
+CAPTURE_CACHE = ROOT / ".pytest_cache" / "kerntailor-captures"
+_CAPTURE_SOURCES = ("capture", "ir", "problem", "errors.py", "precision.py", "units.py")
+
+
+@functools.cache
+def _capture_code_digest() -> str:
+    import torch
+
+    h = hashlib.sha256(torch.__version__.encode())
+    for name in _CAPTURE_SOURCES:
+        root = ROOT / "src" / "kerntailor" / name
+        for f in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(str(f.relative_to(ROOT)).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def captured(spec):
+    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+    if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
+        return capture_generalized(spec)
+    key = hashlib.sha256(f"{_capture_code_digest()} {spec.content_hash} {spec.name} {spec.dtype}".encode())
+    file = CAPTURE_CACHE / f"{key.hexdigest()[:32]}.pickle"
+    try:
+        return pickle.loads(file.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        pass
+    result = capture_generalized(spec)
+    CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(result))
+    tmp.replace(file)   # atomic: a reader never sees half a file
+    return result
+
+
+@functools.cache
+def prepared(path: Path, dtype: str | None = None):
+    """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
+    header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
+    spec = load_problem(path, dtype=dtype)
+    cap, gen = captured(spec)
+    return spec, cap, gen, plan_fusion(gen.graph)
+
+
+def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):
+    """The generated module of a problem: every group under its default schedule, with `knobs[family]` (a
+    family's knob overrides) in place of those knobs of each group of that family."""
+    spec, _, gen, plan = prepared(path, dtype)
+    schedules = {g.name: default_schedule(gen, g).retune((knobs or {}).get(g.family, {})) for g in plan.groups}
+    return generate_module(spec, gen, plan, schedules, TARGET_OF_ARCH.get(arch, arch), arch)
+
+
+def gemm_module(path: Path, knobs: dict | None = None, dtype: str | None = None, arch: str = "gfx942"):
+    """make_module with knob overrides for the matmul groups only."""
+    return make_module(path, {"matmul": knobs or {}}, dtype, arch)
+
+
+def matmul_kernels(path: Path, module, dtype: str | None = None):
+    """The kernels of a module's matmul groups (module.kernels are in launch order)."""
+    plan = prepared(path, dtype)[3]
+    return [k for g, k in zip(plan.launch_order(), module.kernels) if g.family == "matmul"]
+
+
+def judge(path: Path, module, tmp_path: Path, dtype: str | None = None, settings=None):
+    """The referee's verdict on a generated module (written to tmp_path/kernel.py)."""
+    from kerntailor.verify import verify_candidate
+
+    out = tmp_path / "kernel.py"
+    out.write_text(module.source)
+    return verify_candidate(prepared(path, dtype)[0], out, settings)
+
+
+def verify(path: Path, module, tmp_path: Path, dtype: str | None = None):
+    """judge(), asserting a pass (the module's source in the message when it fails)."""
+    verdict = judge(path, module, tmp_path, dtype)
+    assert verdict.passed, f"{path.stem}: {verdict.check}: {verdict.reason}\n{module.source}"
+    return verdict
+
+
+def numbers_in_code(source: str) -> set[int]:
+    """Integer literals in code (not in comments or strings)."""
+    out = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NUMBER:
+            try:
+                out.add(int(tok.string))
+            except ValueError:
+                pass
+    return out
+
+
+def normalize(source: str) -> str:
+    """Drop what changes from run to run or with unrelated edits: date, version, problem-file hash."""
+    source = re.sub(r"generated by kerntailor \S+ on \d{4}-\d{2}-\d{2}\.", "generated by kerntailor VERSION on DATE.",
+                    source)
+    return re.sub(r"Problem hash [0-9a-f]+", "Problem hash HASH", source)
+
+
+# --- the LLM proposer's counterpart: a scripted OpenAI-compatible server ----------------------------------
+
+RELU = CANDIDATES / "problems" / "relu_small.py"
+OK = (CANDIDATES / "ok_relu.py").read_text()
+# builds, but computes leaky ReLU: the referee's accuracy check fails, with numbers
+WRONG = OK.replace("tl.where(x > 0, x, tl.zeros_like(x))", "tl.where(x > 0, x, 0.25 * x)")
+assert WRONG != OK
+
+
+def fenced(code: str, words: str = "Here is the kernel.") -> str:
+    return f"{words}\n\n```python\n{code}```\n\nIt launches one program per block."
+
+
+class FakeLLM:
+    """POST /v1/chat/completions on 127.0.0.1, answering from a script; records every request it gets.
+
+    A script entry is the reply text, or a dict: text, prompt_tokens, completion_tokens, delay_s, status.
+    """
+
+    def __init__(self, script: list, model: str = "scripted-coder"):
+        self.script = list(script)
+        self.model = model
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, **body})
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                entry = fake.script.pop(0) if fake.script else "I have nothing more to say."
+                entry = {"text": entry} if isinstance(entry, str) else entry
+                time.sleep(entry.get("delay_s", 0))
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                if entry.get("status", 200) != 200:
+                    return self._send(entry["status"], {"error": {"message": entry["text"] or "scripted failure"}})
+                prompt = sum(len(m["content"]) for m in body["messages"]) // 4
+                usage = {"prompt_tokens": entry.get("prompt_tokens", prompt),
+                         "completion_tokens": entry.get("completion_tokens", len(entry["text"]) // 4)}
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                self._send(200, {"id": f"chatcmpl-{len(fake.requests)}", "object": "chat.completion",
+                                 "created": 0, "model": body.get("model"), "usage": usage,
+                                 "choices": [{"index": 0, "finish_reason": entry.get("finish_reason", "stop"),
+                                              "message": {"role": "assistant", "content": entry["text"]}}]})
+
+            def _send(self, status: int, payload: dict):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def prompt(self, i: int) -> str:
+        """The user message of the i-th request."""
+        return next(m["content"] for m in self.requests[i]["messages"] if m["role"] == "user")
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

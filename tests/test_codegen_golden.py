@@ -1,0 +1,132 @@
+"""Golden kernels: the kernel.py text generated for suite problems under fixed schedules, compared to
+tests/golden/<name>.py (date, version and problem hash normalized). `pytest --accept-golden` rewrites them.
+
+One case per writer path, so that a change to codegen that moves any generated text shows up here as a diff:
+- pointwise: flat (with and without coordinates); [rows, last axis] tiles (persistent and looped); a helper
+  (tanh); bf16 with Mish's one-exp tanh(softplus).
+- reduction: persistent rows; looped rows with online softmax; Welford; a split whole-tensor reduction;
+  reduced axes looped as scalars around a contiguous inner loop (GroupNorm; and persistent); rows strided across
+  the reduced axes (XBLOCK > 1); argmax and an integer amax; a gather recomputed per row (cross-entropy); inline members
+  read through a narrowing view (rotary embedding's cat).
+- matmul: the plain tl.dot path; split-K (2-D and batched); GEMV (and GEMV split-K); TMA and persistent
+  programs on sm_90; tf32x3; fp8-row on sm_90 and fp8-tensor on gfx942; the library product with a row tail;
+  the row tail (plain and persistent TMA); AMD compile options; two GEMM groups in launch order (SwiGLU).
+- scan: inclusive, reverse, exclusive, a scan along a middle axis; cumprod in bf16.
+- pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, L1, L2, L3, make_module, normalize
+
+GOLDEN = Path(__file__).parent / "golden"
+
+# name -> (problem, dtype, {family: knob overrides}, arch). Overrides apply to every group of that family.
+_PERSISTENT_TMA = {"TMA": 1, "PERSISTENT": 1, "BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8,
+                   "num_stages": 3}
+CASES = {
+    # the first four: the memory-bound golden files that predate this table (default knobs, gfx942)
+    "softmax_short_rows": (L1 / "softmax_short_rows.py", None, {}, "gfx942"),
+    "layernorm": (L1 / "layernorm.py", None, {}, "gfx942"),
+    "cross_entropy": (L1 / "cross_entropy.py", None, {}, "gfx942"),
+    "gelu_tanh": (L1 / "gelu_tanh.py", None, {}, "gfx942"),
+    # pointwise
+    "relu_bf16": (L1 / "relu.py", "bf16", {}, "gfx942"),
+    "batchnorm2d_eval": (L1 / "batchnorm2d_eval.py", None, {}, "gfx942"),
+    "batchnorm2d_eval_flat": (L1 / "batchnorm2d_eval.py", None,
+                              {"pointwise": {"XBLOCK": 1024, "num_warps": 4, "tiles": False}}, "gfx942"),
+    "mish_bf16": (L1 / "mish.py", "bf16", {}, "gfx942"),
+    "rotary_embedding": (L3 / "rotary_embedding.py", None, {}, "gfx942"),
+    # reduction
+    "softmax_long_rows": (L1 / "softmax_long_rows.py", None, {}, "gfx942"),
+    "layernorm_looped": (L1 / "layernorm.py", None,
+                         {"reduction": {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False, "num_warps": 4}}, "gfx942"),
+    "groupnorm": (L1 / "groupnorm.py", None, {}, "gfx942"),
+    "groupnorm_persistent": (L1 / "groupnorm.py", None,
+                             {"reduction": {"XBLOCK": 1, "RBLOCK": 1024, "persistent": True, "num_warps": 4,
+                                            "num_stages": 2}}, "sm_90"),
+    "sum_all": (L1 / "sum_all.py", None, {}, "gfx942"),
+    "mean_middle_axis": (L1 / "mean_middle_axis.py", None, {}, "gfx942"),
+    "argmax_last_axis": (L1 / "argmax_last_axis.py", None, {}, "gfx942"),
+    "int_amax": (DATA / "codegen_fused" / "tiny_int_amax.py", None, {}, "gfx942"),
+    "rmsnorm_amd": (L1 / "rmsnorm.py", "bf16",
+                    {"reduction": {"XBLOCK": 2, "RBLOCK": 64, "persistent": False, "num_warps": 2,
+                                   "waves_per_eu": 2}}, "gfx942"),
+    "decode_attention": (L3 / "decode_attention.py", None, {}, "gfx942"),
+    # matmul
+    "gemm_bias_gelu": (L2 / "gemm_bias_gelu.py", None, {}, "gfx942"),
+    "gemm_bias_gelu_split_k": (L2 / "gemm_bias_gelu.py", None,
+                               {"matmul": {"split_k": 2, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32,
+                                           "GROUP_M": 4}}, "gfx942"),
+    "bmm_split_k_bf16": (L1 / "bmm.py", "bf16", {"matmul": {"split_k": 2, "BLOCK_M": 64, "BLOCK_N": 64}}, "gfx942"),
+    "matvec": (L1 / "matvec.py", None, {}, "gfx942"),
+    "matvec_split_k": (L1 / "matvec.py", None, {"matmul": {"BLOCK_M": 128, "BLOCK_K": 32, "split_k": 2}}, "gfx942"),
+    "gemm_bias_relu_persistent_tma_sm90": (L2 / "gemm_bias_relu.py", "bf16", {"matmul": _PERSISTENT_TMA}, "sm_90"),
+    "matmul_transposed_a_tma_sm90": (L1 / "matmul_transposed_a.py", None,
+                                     {"matmul": {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "TMA": 1}}, "sm_90"),
+    "matmul_square_persistent_sm90": (L1 / "matmul_square.py", None,
+                                      {"matmul": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "PERSISTENT": 1}},
+                                      "sm_90"),
+    "matmul_transposed_a_tf32x3_sm90": (L1 / "matmul_transposed_a.py", None, {"matmul": {"precision": "tf32x3"}},
+                                        "sm_90"),
+    "gemm_bias_relu_fp8_row_sm90": (L2 / "gemm_bias_relu.py", "bf16",
+                                    {"matmul": {"precision": "fp8-row", "TMA": 1, "PERSISTENT": 1, "BLOCK_M": 128,
+                                                "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 8, "num_stages": 3}},
+                                    "sm_90"),
+    "gemm_bias_relu_fp8_tensor_gfx942": (L2 / "gemm_bias_relu.py", "bf16",
+                                         {"matmul": {"precision": "fp8-tensor", "BLOCK_K": 64}}, "gfx942"),
+    "gemm_logsumexp_row_tail_bf16": (L2 / "gemm_logsumexp.py", "bf16", {}, "gfx942"),
+    "gemm_logsumexp_row_tail_persistent_sm90": (L2 / "gemm_logsumexp.py", "bf16", {"matmul": _PERSISTENT_TMA},
+                                                "sm_90"),
+    "gemm_logsumexp_library": (L2 / "gemm_logsumexp.py", "bf16",
+                               {"matmul": {"BLOCK_M": 64, "BLOCK_N": 128, "num_warps": 4, "LIBRARY": 1}}, "sm_90"),
+    "matmul_square_amd_bf16": (L1 / "matmul_square.py", "bf16",
+                               {"matmul": {"waves_per_eu": 2, "matrix_instr_nonkdim": 16, "kpack": 2}}, "gfx942"),
+    "swiglu_mlp": (L3 / "swiglu_mlp.py", None, {}, "gfx942"),
+    # scan
+    "cumsum": (L1 / "cumsum.py", None, {}, "gfx942"),
+    "cumsum_reverse": (DATA / "codegen" / "cumsum_reverse.py", None, {"scan": {"RBLOCK": 16}}, "gfx942"),
+    "cumsum_exclusive": (DATA / "codegen" / "cumsum_exclusive.py", None, {"scan": {"RBLOCK": 16}}, "gfx942"),
+    "cumsum_middle_axis": (DATA / "codegen" / "cumsum_middle_axis.py", None, {"scan": {"XBLOCK": 4, "RBLOCK": 16}},
+                           "gfx942"),
+    "cumprod_bf16": (DATA / "codegen" / "cumprod.py", "bf16", {}, "gfx942"),
+    # pool
+    "maxpool1d": (DATA / "codegen" / "maxpool1d.py", None, {}, "gfx942"),
+    "maxpool2d": (L1 / "maxpool2d.py", None, {}, "gfx942"),
+    "avgpool2d": (L1 / "avgpool2d.py", None, {}, "gfx942"),
+    "avgpool2d_ceil": (DATA / "codegen" / "avgpool2d_ceil.py", None, {"pool": {"XBLOCK": 128}}, "gfx942"),
+    "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {}, "gfx942"),
+    "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {}, "gfx942"),
+}
+
+
+def generated_text(name: str) -> str:
+    path, dtype, overrides, arch = CASES[name]
+    return normalize(make_module(path, overrides, dtype, arch).source)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_golden_kernel_text(name, accept_golden):
+    text = generated_text(name)
+    assert "DATE" in text and "VERSION" in text and "HASH" in text
+    golden = GOLDEN / f"{name}.py"
+    if accept_golden:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+        return
+    assert golden.exists(), f"{golden} is missing: run `pytest --accept-golden {__file__}` and review it"
+    expected = golden.read_text()
+    if text != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(golden), "generated"))
+        pytest.fail(f"generated kernel.py for {name} differs from its golden file (if intended, rerun with "
+                    f"--accept-golden and review the diff):\n{diff}")
+
+
+def test_every_golden_file_has_a_case():
+    """A golden file nobody generates any more is a stale one: remove it or add its case back."""
+    assert sorted(p.stem for p in GOLDEN.glob("*.py")) == sorted(CASES)

@@ -1,0 +1,174 @@
+"""The Triton helpers kernel.py copies (codegen/helpers/): each is its module's real source, the modules import,
+and (interpreter) the functions themselves compute what they claim: the fp8 encoding bit for bit against torch's
+fp8 dtypes and precision.pow2_scale, the portable math against float64, the tf32 rounding against its
+definition."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kerntailor.codegen import helpers
+from kerntailor.codegen.helpers import dot, fp8_e4m3fn, fp8_e4m3fnuz, fp8_quantize, host, math
+from kerntailor.codegen.render import HELPER_PRELUDE
+from kerntailor.precision import FP8_FORMATS
+
+ROOT = Path(__file__).resolve().parent.parent
+FORMAT_MODULES = {"e4m3fn": fp8_e4m3fn, "e4m3fnuz": fp8_e4m3fnuz}
+
+
+def test_helper_text_is_the_modules_source():
+    """kernel.py gets the functions as written in the helper modules, and a line that picks a form per run."""
+    assert helpers.source(math._tanh_portable) in helpers.math_helper("tanh")
+    assert helpers.math_helper("tanh").endswith("_tanh = _tanh_portable if _INTERPRET else _tanh_libdevice\n")
+    assert helpers.math_helper("tanh_softplus") == helpers.source(math._tanh_softplus)
+    for name in ("tf32", "tf32x3", "fp8"):
+        text = helpers.dot_helper(name)
+        assert helpers.source(getattr(dot, f"_dot_{name}_hw")) in text and f"_dot_{name} = " in text
+    assert helpers.source(host._tma_scratch) in helpers.tma_allocator()
+    for name, fmt in FP8_FORMATS.items():
+        text = helpers.fp8_helpers(fmt)
+        assert text.startswith(f"FP8_DTYPE = torch.{fmt.torch_dtype}")
+        for fn in (FORMAT_MODULES[name]._fp8_encode, FORMAT_MODULES[name]._to_fp8_hw, fp8_quantize._fp8_quantize,
+                   fp8_quantize._fp8_quantize_kernel):
+            assert helpers.source(fn) in text
+        assert f"tl.{fmt.tl_type})" in text      # the GPU's cast to this format
+
+
+def test_every_helper_text_is_a_valid_module_part():
+    """Each text, after kernel.py's imports and prelude, compiles (it is defined at module level)."""
+    texts = [helpers.math_helper(n) for n in helpers.MATH_HELPERS]
+    texts += [helpers.dot_helper(n) for n in ("round_tf32", "tf32", "tf32x3", "16bit", "fp8")]
+    texts += [helpers.tma_allocator(), helpers.num_programs()] + [helpers.fp8_helpers(f) for f in FP8_FORMATS.values()]
+    for text in texts:
+        compile("import torch\nimport triton\nimport triton.language as tl\n" + HELPER_PRELUDE + text, "kernel.py",
+                "exec")
+
+
+def _run_interpreted(script: str, tmp_path: Path) -> dict:
+    """Run `script` in a fresh process under TRITON_INTERPRET=1 (set before triton.jit runs)."""
+    path = tmp_path / "run.py"
+    path.write_text(script)
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("fmt", list(FP8_FORMATS))
+def test_fp8_helpers_match_torch_and_the_policy_bit_for_bit(fmt, tmp_path):
+    """_fp8_encode == torch's cast to the format (its bit pattern) on every representable magnitude, the
+    midpoints between neighbours (ties to even), subnormals and zeros, up to the sign of zero: -0 and what rounds
+    to it come out +0 (on the GPU path too, which rounds with _fp8_round before its cast; a product with either
+    zero is zero). _fp8_decode(code) == torch's value; _fp8_round == decode(encode); _fp8_scale ==
+    precision.pow2_scale."""
+    script = textwrap.dedent(f'''
+        import json
+        import torch
+        import triton
+        import triton.language as tl
+        from kerntailor.codegen.helpers import fp8_{fmt} as h
+        from kerntailor.precision import FP8_FORMATS, pow2_scale
+
+        fmt = FP8_FORMATS[{fmt!r}]
+        dtype = getattr(torch, fmt.torch_dtype)
+
+        @triton.jit
+        def run(x_ptr, code_ptr, back_ptr, round_ptr, scale_ptr, inv_ptr, n, BLOCK: tl.constexpr):
+            i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + i, mask=i < n)
+            code = h._fp8_encode(x)
+            tl.store(code_ptr + i, code, mask=i < n)
+            tl.store(back_ptr + i, h._fp8_decode(code), mask=i < n)
+            tl.store(round_ptr + i, h._fp8_round(x), mask=i < n)
+            scale, inv = h._fp8_scale(tl.abs(x))
+            tl.store(scale_ptr + i, scale, mask=i < n)
+            tl.store(inv_ptr + i, inv, mask=i < n)
+
+        codes = torch.arange(256, dtype=torch.uint8)
+        values = codes.view(dtype).float()
+        finite = values[torch.isfinite(values)].unique()
+        mids = (finite[1:] + finite[:-1]) / 2                     # ties: round to even
+        x = torch.cat([finite, mids, torch.tensor([0.0, -0.0, 1e-30, -3.3e-3, 5e-4])]).contiguous()
+        n = x.numel()
+        out = {{k: torch.empty(n, dtype=t) for k, t in (("code", torch.uint8), ("back", torch.float32),
+                                                       ("round", torch.float32), ("scale", torch.float32),
+                                                       ("inv", torch.float32))}}
+        run[(triton.cdiv(n, 256),)](x, out["code"], out["back"], out["round"], out["scale"], out["inv"], n, BLOCK=256)
+        want_code = x.to(dtype).view(torch.uint8)
+        want_back = want_code.view(dtype).float()
+        zero = want_back == 0
+        bad_code = [(float(a), int(g), int(w)) for a, g, w, z in zip(x, out["code"], want_code, zero)
+                    if g != w and not (z and g == 0)]
+        bad_back = int((out["back"] != want_back).sum())    # -0.0 == 0.0: values, not bits
+        bad_round = int((out["round"] != want_back).sum())
+        scale = pow2_scale(x.abs(), fmt)
+        bad_scale = int((out["scale"] != scale).sum()) + int((out["scale"] * out["inv"] != 1.0).sum())
+        every = torch.arange(256, dtype=torch.uint8)
+        every = every[torch.isfinite(every.view(dtype).float())]
+        print(json.dumps({{"n": n, "bad_code": bad_code[:5], "bad_back": bad_back, "bad_round": bad_round,
+                          "bad_scale": bad_scale, "codes": int(want_code.unique().numel()),
+                          "finite_codes": int(every.numel())}}))
+    ''')
+    result = _run_interpreted(script, tmp_path)
+    assert result["bad_code"] == [] and result["bad_back"] == 0 and result["bad_round"] == 0, result
+    assert result["bad_scale"] == 0, result
+    assert result["codes"] >= result["finite_codes"] - 1, result   # every finite code was produced (±0 fold in fnuz)
+
+
+@pytest.mark.interpreter
+def test_portable_math_and_tf32_rounding(tmp_path):
+    """The interpreter's forms of tanh, log1p, expm1 and tanh(softplus) within 4 fp32 ulp of float64 (tiny, huge
+    and negative arguments); _round_tf32 keeps 10 mantissa bits, rounding to nearest, ties away from zero."""
+    script = textwrap.dedent('''
+        import json
+        import torch
+        import triton
+        import triton.language as tl
+        from kerntailor.codegen.helpers import dot, math as m
+
+        @triton.jit
+        def run(x_ptr, tanh_ptr, log1p_ptr, expm1_ptr, mish_ptr, tf32_ptr, n, BLOCK: tl.constexpr):
+            i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + i, mask=i < n)
+            tl.store(tanh_ptr + i, m._tanh_portable(x), mask=i < n)
+            tl.store(log1p_ptr + i, m._log1p_portable(x), mask=i < n)
+            tl.store(expm1_ptr + i, m._expm1_portable(x), mask=i < n)
+            tl.store(mish_ptr + i, m._tanh_softplus(x), mask=i < n)
+            tl.store(tf32_ptr + i, dot._round_tf32(x), mask=i < n)
+
+        torch.manual_seed(0)
+        x = torch.cat([torch.logspace(-8, 1.3, 300), -torch.logspace(-8, 1.3, 300), torch.randn(400) * 3,
+                       torch.tensor([0.0, 0.5, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11])]).float().contiguous()
+        n = x.numel()
+        outs = [torch.empty(n) for _ in range(5)]
+        run[(triton.cdiv(n, 256),)](x, *outs, n, BLOCK=256)
+        x64 = x.double()
+        exact = [torch.tanh(x64), torch.log1p(x64.clamp_min(-0.999)), torch.expm1(x64),
+                 torch.tanh(torch.nn.functional.softplus(x64))]
+
+        def ulps(got, want):
+            ok = torch.isfinite(want)
+            step = torch.finfo(torch.float32).eps * want[ok].abs().clamp_min(torch.finfo(torch.float32).tiny)
+            return float(((got.double()[ok] - want[ok]).abs() / step).max())
+
+        usable = x > -0.999
+        errors = {"tanh": ulps(outs[0], exact[0]), "log1p": ulps(outs[1][usable], exact[1][usable]),
+                  "expm1": ulps(outs[2], exact[2]), "tanh_softplus": ulps(outs[3], exact[3])}
+        bits = x.view(torch.int32)
+        want = ((bits + 0x1000) & -0x2000).view(torch.float32)    # cvt.rna.tf32.f32
+        tf32_ok = bool(torch.equal(outs[4], want)) and bool(((outs[4].view(torch.int32) & 0x1FFF) == 0).all())
+        ties = [float(v) for v in outs[4][-2:]]
+        print(json.dumps({"ulps": errors, "tf32_ok": tf32_ok, "ties": ties}))
+    ''')
+    result = _run_interpreted(script, tmp_path)
+    assert all(err <= 4.0 for err in result["ulps"].values()), result["ulps"]
+    assert result["tf32_ok"]
+    assert result["ties"] == [1 + 2.0 ** -10, 1 + 2.0 ** -9]   # halfway cases round away from zero

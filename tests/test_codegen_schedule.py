@@ -1,0 +1,105 @@
+"""Typed schedules (codegen/schedule.py and each family's type): made and validated where they are chosen, read
+by codegen as they are; the search space turns its Configs into them and back."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kerntailor.codegen import FAMILIES, Schedule, ScheduleError
+from kerntailor.codegen.fused import PointwiseSchedule, ReductionSchedule
+from kerntailor.codegen.gemm import MatmulSchedule
+from kerntailor.codegen.pool import PoolSchedule
+from kerntailor.codegen.scan import ScanSchedule
+from kerntailor.search import Config, make_space
+from kerntailor.targets import get_target
+
+MI300X, H200 = get_target("mi300x"), get_target("h200")
+
+
+def test_every_family_has_a_schedule_type_with_its_name():
+    for name, fam in FAMILIES.items():
+        assert issubclass(fam.schedule, Schedule) and fam.schedule.family == name
+        fields = {f.name for f in dataclasses.fields(fam.schedule)}
+        assert set(fam.schedule.order) == fields, name          # every knob has a place in the header
+        assert set(fam.schedule.shown) <= fields
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: PointwiseSchedule(XBLOCK=1000), "XBLOCK=1000 is not a power of two"),
+    (lambda: PointwiseSchedule(num_warps=3), "num_warps=3 is not a power of two"),
+    (lambda: PointwiseSchedule(num_stages=0), r"num_stages=0 \(at least 1\)"),
+    (lambda: PointwiseSchedule(waves_per_eu=-1), r"waves_per_eu=-1 \(at least 0\)"),
+    (lambda: PointwiseSchedule(tiles=1), "tiles=1; expected one of True, False"),
+    (lambda: ReductionSchedule(XBLOCK=1, RBLOCK=96, persistent=False), "RBLOCK=96 is not a power of two"),
+    (lambda: ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=100), "SPLIT=100"),
+    (lambda: ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent="yes"), "persistent='yes'"),
+    (lambda: ScanSchedule(XBLOCK=2, RBLOCK=48), "RBLOCK=48"),
+    (lambda: PoolSchedule(XBLOCK=0), "XBLOCK=0 is not a power of two"),
+    (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=0), r"GROUP_M=0 \(at least 1\)"),
+    (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, kpack=3), "kpack=3"),
+    (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4.0), "num_warps=4.0 is not an integer"),
+    (lambda: MatmulSchedule.from_knobs({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "BLOCK": 8}),
+     "matmul schedule has no knob BLOCK"),
+])
+def test_a_bad_knob_fails_where_the_schedule_is_made(make, match):
+    with pytest.raises(ScheduleError, match=match):
+        make()
+
+
+def test_knobs_list_the_shown_ones_and_what_differs_from_the_default():
+    s = MatmulSchedule(BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=8)
+    assert s.knobs() == {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8,
+                         "num_stages": 2, "split_k": 1, "precision": "ieee"}
+    assert list(dataclasses.replace(s, TMA=1, waves_per_eu=0).knobs())[-2:] == ["waves_per_eu", "TMA"]
+    assert ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8).knobs() == \
+        {"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": 512, "persistent": False, "num_warps": 8}
+    assert PointwiseSchedule(tiles=False).knobs() == {"XBLOCK": 1024, "num_warps": 4, "tiles": False}
+
+
+def test_options_are_the_compile_options_in_a_fixed_order():
+    s = MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, kpack=2, matrix_instr_nonkdim=16, waves_per_eu=0)
+    assert s.options() == (("num_warps", 4), ("num_stages", 2), ("waves_per_eu", 0), ("matrix_instr_nonkdim", 16),
+                           ("kpack", 2))
+    assert PoolSchedule(XBLOCK=256).options() == (("num_warps", 4), ("num_stages", 1))
+
+
+def test_retune_keeps_what_the_search_does_not_tune():
+    fp8 = MatmulSchedule(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, precision="fp8-row")
+    assert fp8.retune({"BLOCK_K": 64, "TMA": 1}) == dataclasses.replace(fp8, BLOCK_K=64, TMA=1)
+    split = ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False)
+    tuned = split.retune({"XBLOCK": 1, "RBLOCK": 4096, "persistent": True, "num_warps": 4, "num_stages": 1})
+    assert (tuned.SPLIT, tuned.RBLOCK, tuned.persistent) == (512, 4096, False)   # a split's chunks are looped
+    plain = ReductionSchedule(XBLOCK=1, RBLOCK=2048, persistent=False)
+    assert plain.retune({"RBLOCK": 4096, "persistent": True}).persistent is True
+
+
+@pytest.mark.parametrize("family, sizes, base", [
+    ("pointwise", {"numel": 1 << 20}, PointwiseSchedule(XBLOCK=1024)),
+    ("reduction", {"R": 4096, "X": 512}, ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=True, num_warps=16)),
+    ("matmul", {"M": 4096, "N": 4096, "K": 4096}, MatmulSchedule(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8,
+                                                                 num_warps=8, precision="tf32x3")),
+    ("scan", {"R": 4096, "X": 64}, ScanSchedule(XBLOCK=1, RBLOCK=2048, num_warps=4)),
+    ("pool", {"numel": 1 << 20}, PoolSchedule(XBLOCK=1024)),
+])
+@pytest.mark.parametrize("target", [MI300X, H200], ids=["mi300x", "h200"])
+def test_the_space_makes_schedules_of_every_config_and_back(family, sizes, base, target):
+    space = make_space(family, target, **sizes)
+    assert space.family == family
+    seed = space.config_of(base)
+    assert not space.violations(seed), space.violations(seed)
+    assert space.schedule(seed, base) == base if target is H200 else space.schedule(seed, base).waves_per_eu == 0
+    for config in space.enumerate()[:: max(1, space.size // 50)]:
+        schedule = space.schedule(config, base)
+        assert type(schedule) is type(base)
+        assert all(getattr(schedule, name) == value for name, value in config.knobs)
+        assert space.config_of(schedule) == config
+    if family == "matmul":
+        assert space.schedule(seed, base).precision == "tf32x3"   # the policy is not a knob: it stays
+
+
+def test_the_space_refuses_a_config_of_another_family():
+    space = make_space("pool", H200, numel=1 << 20)
+    with pytest.raises(ValueError, match="a scan config for a pool schedule"):
+        space.schedule(Config("scan", (("XBLOCK", 1),)), PoolSchedule(XBLOCK=128))

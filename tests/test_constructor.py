@@ -160,6 +160,7 @@ print(json.dumps({"same_seed": same_seed, "state_dict": loaded}))
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("problem", [DATA / "helper_block.py", DATA / "resnet_style.py",
+                                     DATA / "batchnorm_train.py",
                                      KERNELBENCH / "Gemm_Scaling_Hardtanh_GELU.py"], ids=lambda p: p.stem)
 def test_kernel_py_meets_kernelbench_contract_alone_in_a_fresh_process(problem, tmp_path, monkeypatch):
     from kerntailor.generate import GenerateSettings, generate

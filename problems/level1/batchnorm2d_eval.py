@@ -17,6 +17,7 @@ class Model(nn.Module):
             self.bn.running_var.uniform_(0.5, 2.0)
             self.bn.weight.normal_(1.0, 0.1)
             self.bn.bias.normal_(0.0, 0.1)
+        self.eval()  # inference: the running statistics are used (a model runs in the mode it is built in)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.bn(x)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, replace
+
+import torch
 
 from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
@@ -30,6 +33,8 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") ->
     inputs = problem.make_inputs(variant, device="meta")
     program = export_on_meta(model, inputs, problem.name)
     graph = lower_program(program, problem.name)
+    if reads_training(model):
+        graph = replace(graph, training=model.training)
     name = variant if isinstance(variant, str) else variant.name
     return Capture(problem.name, name, problem.dtype, graph, graph_cost(graph))
 
@@ -50,3 +55,21 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
         except StructureChanged:
             pass  # the probe's sizes changed the graph (e.g. GQA with as many kv heads as heads)
     return captures[0], generalize([c.graph for c in captures], problem.name)
+
+
+def reads_training(model: torch.nn.Module) -> bool:
+    """Whether forward() may depend on the modules' training flag: some module class (or a base below
+    nn.Module) reads `self.training` (BatchNorm's batch statistics, dropout, an RNN's dropout, InstanceNorm with
+    running statistics, a user's `if self.training:`). Read from the classes' source, so it may say yes for a
+    module whose output happens not to change (InstanceNorm without running statistics); a class whose source
+    cannot be read counts as not reading it."""
+    classes = {c for m in model.modules() for c in type(m).__mro__
+               if issubclass(c, torch.nn.Module) and c is not torch.nn.Module}
+    for cls in classes:
+        try:
+            source = inspect.getsource(cls)
+        except (OSError, TypeError):
+            continue
+        if "self.training" in source:
+            return True
+    return False

@@ -57,6 +57,17 @@ def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tup
     return tensors, checks
 
 
+def _mode_check(training: bool | None) -> list[str]:
+    """Host lines that refuse to run in the other mode, where forward() depends on the training flag
+    (Graph.training): the kernels compute what Model computed in the mode it was built in."""
+    if training is None:
+        return []
+    mode, other = ("training", "eval") if training else ("eval", "training")
+    return [f"if {'not ' if training else ''}self.training:",
+            f"    raise RuntimeError(\"this kernel was generated for the model in {mode} mode (as Model was built); "
+            f"it is in {other} mode: regenerate it for that mode\")"]
+
+
 def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
                 host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
     """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
@@ -82,7 +93,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
               "the constructor is Model's own.\"\"\"", ""]
     lines += textwrap.indent(ctor.body, "    ").splitlines()
     lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
-    body = list(arg_checks) + _forward_sizes(problem, gen, host_names, var)
+    body = _mode_check(gen.graph.training) + list(arg_checks) + _forward_sizes(problem, gen, host_names, var)
     user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
     device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
     for k, size in zip(kernels, sizes):

@@ -46,7 +46,7 @@ def main(job_path: str, out_path: str) -> None:
             with torch.device("cuda"):
                 model = _load(path).ModelNew(*init)
             model.load_state_dict(reference.state_dict())
-            model = problem.cast_candidate(model.to("cuda")).eval()
+            model = problem.cast_candidate(model.to("cuda"))   # as built, like the reference
             with torch.no_grad():
                 got = model(*inputs)
             got = got if isinstance(got, (tuple, list)) else (got,)

@@ -248,6 +248,9 @@ class Graph:
     nodes: tuple[Node, ...]
     outputs: tuple[View, ...]
     output_types: tuple[TensorType, ...]
+    # the module's training flag when it was traced, where forward() depends on it (BatchNorm, dropout, a
+    # module reading self.training); None where it does not. kernel.py checks the flag is the same at run time.
+    training: bool | None = None
 
     def node(self, name: str) -> Node:
         for n in self.nodes:

@@ -107,7 +107,7 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
         model = _build_reading_values(cls, init, problem)
     if dtype is not None:
         model = model.to(DTYPES[dtype])
-    return model.eval()
+    return model   # in the mode its constructor left it: KernelBench runs models as built (training mode)
 
 
 def _reads_values(exc: Exception) -> bool:

@@ -189,7 +189,7 @@ class Server:
             msg = " ".join(str(e).split())
             return {"ok": False, "check": "state_dict",
                     "reason": f"the reference's state_dict does not load into ModelNew: {msg[:300]}"}, []
-        self.current = model.eval()
+        self.current = model   # in the mode its constructor left it, as the reference (problem.load.build_model)
         self.models[payload["variant"]] = self.current
         return {"ok": True}, []
 

@@ -159,9 +159,11 @@ def _build_reading_values(cls: type, init, problem: str) -> torch.nn.Module:
 
 def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str | None,
                 problem: str, literals: dict[str, int] | None = None) -> tuple[torch.nn.Module, list[Any]]:
-    """Build the model and its inputs on the meta device and run forward; returns both."""
+    """Build the model and its inputs on the meta device and run forward; returns both. Forward runs in eval
+    mode: only shapes are wanted, and a training-mode BatchNorm runs on meta through Python decompositions
+    (2,400 of them took 18 s of ResNet-101's 21 s of variant checks)."""
     module = exec_module(source, path, overrides, literals)
-    model = build_model(module, "meta", dtype, problem)
+    model = build_model(module, "meta", dtype, problem).eval()
     inputs = build_inputs(module, "meta", dtype, problem)
     try:
         with torch.no_grad(), eager_recurrent_by_shape(model):

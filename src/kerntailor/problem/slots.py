@@ -113,9 +113,12 @@ def derive_from_slots(source: str, path: Path, module: types.ModuleType, dtype: 
 
 
 def _moves_a_shape(source, path, slot: Slot, value: int, default, dtype, name) -> bool:
-    """Whether moving this one slot changes a tensor's shape (or breaks the model: it moves with another)."""
+    """Whether moving this one slot changes a tensor's shape (or breaks the model: it moves with another), and
+    not how many there are: a count (`[1024] * 16` layers) changes the graph's structure, not its sizes."""
     moved = _shapes(source, path, {slot: value // 2 if value > 2 else value + 1}, dtype, name)
-    return moved is None or moved != default
+    if moved is None:
+        return True
+    return moved != default and (len(moved.inputs), len(moved.state)) == (len(default.inputs), len(default.state))
 
 
 def _batch_slot(source, path, every: dict[Slot, int], small: dict[Slot, int], base, dtype,

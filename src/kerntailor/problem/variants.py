@@ -25,6 +25,11 @@ from kerntailor.problem.spec import Variant
 MIN_SIZE = 16          # constants below this are structural and never rescaled
 SMALL_NUMEL = 1 << 15  # the largest input or parameter of "small" has at most this many elements
 FLOOR = 8              # a shrunk constant never goes below this
+# where the size constants leave a "small" variant with a tensor larger than this, the file's literal sizes are
+# tried too. Not SMALL_NUMEL: a conv net's small variant keeps its 224 x 224 images (1.5 M elements), and
+# shrinking those changes the structure its variants share (adaptive pools, strided conv sizes), which the
+# constants' variants keep; 4 M fp32 elements (16 MB) still judge in seconds on the CPU
+TOO_LARGE = 1 << 22
 
 
 def size_constants(module: types.ModuleType) -> dict[str, int]:
@@ -90,12 +95,27 @@ def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: st
     from kerntailor.problem.slots import derive_from_slots
 
     try:
-        return _derive_from_constants(source, path, module, dtype, name)
+        variants = _derive_from_constants(source, path, module, dtype, name)
     except ProblemError as first:
         wider = derive_from_slots(source, path, module, dtype, name)
         if wider is None:
             raise first from None
         return wider
+    small = _largest(source, path, variants[0], dtype, name)
+    if small is None or small <= TOO_LARGE:
+        return variants
+    # the constants leave a tensor too large to judge on the CPU (a list of hidden sizes, [32768, 32768], holds
+    # the largest weights: that "small" variant kept 2 x 4 GB of fp32 weights, and the CPU referee ran 600 s):
+    # the file's every size, where that gives a smaller "small"
+    wider = derive_from_slots(source, path, module, dtype, name)
+    if wider is not None and (_largest(source, path, wider[0], dtype, name) or small) < small:
+        return wider
+    return variants
+
+
+def _largest(source: str, path: Path, variant: Variant, dtype: str | None, name: str) -> int | None:
+    shapes = meta_shapes(source, path, variant.overrides, variant.literals, dtype, name)
+    return shapes.largest if shapes is not None else None
 
 
 def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,

@@ -140,7 +140,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     if run.library_groups:
         if len(run.library_groups) == len(run.plan.groups):   # nothing generated: nothing gained by wrapping it
             why = "; ".join(sorted(set(run.library_groups.values())))
-            return _library(run, f"every group is a library call ({why})", [], None)
+            return _library(run, f"not covered by codegen: every group is a library call ({why})", [], None)
         try:
             run.library_ops = dispatched_ops(run.gen, run.plan, _referee_device())
         except KerntailorError as e:

@@ -175,7 +175,7 @@ def test_a_mixed_module_running_or_writing_another_call_fails_the_referee(tmp_pa
     calls, ops = frozenset({"torch.ops.aten.convolution.default"}), frozenset({"aten.convolution.default"})
     good = tmp_path / "good.py"
     good.write_text(module.source)
-    settings = VerifySettings(allowed_ops=ops, allowed_calls=calls, variants=("small",))
+    settings = VerifySettings(allowed_ops=ops, allowed_calls=calls, variants=("odd",))
     assert verify_candidate(problem, good, settings).passed
     lines = module.source.splitlines()
     launch = next(i for i, ln in enumerate(lines) if "k1_pointwise_kernel[" in ln)

@@ -38,7 +38,7 @@ class LibrarySchedule(Schedule):
     """Nothing to tune: the library picks its own algorithm. (The compile options it inherits are unused.)"""
 
     family: ClassVar[str] = "library"
-    order: ClassVar[tuple[str, ...]] = ()
+    order: ClassVar[tuple[str, ...]] = ("num_warps", "num_stages", "waves_per_eu")   # inherited, never set
     shown: ClassVar[tuple[str, ...]] = ()
 
 

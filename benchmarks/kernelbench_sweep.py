@@ -5,7 +5,8 @@
 
 Directories default to ../shared/kernelbench/level1..3 next to the repository. Per file it records the status
 (captured / refused / timeout / crash), the one-line reason, the seconds the child worked, the plan's
-group families, the number of groups and the families that have no code generator yet. A refusal is a
+group families, the number of groups and the families that have no code generator yet (since mixed plans, an
+anchor of such a family is a `library` group: its family is read from the group's anchor node). A refusal is a
 KerntailorError (what the CLI prints as one line); a crash is anything else (a traceback, a dead child).
 After the plan, each captured file is also taken through shape generalization over its variants (what
 `generate` does next), under its own limit; that result is a separate column and never changes the status.
@@ -57,8 +58,11 @@ def _inspect_file(path: str, target: str, conn) -> None:
         capture = capture_problem(problem)
         plan = plan_fusion(capture.graph)
         families = [g.family for g in plan.groups]
+        # a library group runs an anchor without a generator (conv, attention, recurrent): count its anchor's family
+        anchors = [capture.graph.node(g.nodes[0]).family if g.family == "library" else g.family for g in plan.groups]
         row = {"status": "captured", "reason": "", "families": sorted(set(families)), "groups": len(families),
-               "no_generator": sorted({f for f in families if f not in GENERATED_FAMILIES}),
+               "no_generator": sorted({f for f in anchors if f not in GENERATED_FAMILIES}),
+               "library_groups": families.count("library"),
                "nodes": len(capture.graph.nodes),
                "variants": {v.name: v.describe() for v in problem.variants if not v.is_default}}
     except KerntailorError as e:

@@ -41,6 +41,18 @@ def test_summary_arithmetic():
     assert s["generated_share"] == pytest.approx(2 / 3)
 
 
+def test_a_mixed_module_counts_as_generated_with_its_share_of_generated_groups():
+    rows = [{"level": "a", "status": "generated", "correct": True, "mixed": True, "generated_groups": 1, "groups": 2},
+            {"level": "a", "status": "generated", "correct": True, "mixed": False, "generated_groups": 3,
+             "groups": 3},
+            {"level": "a", "status": "library", "correct": False, "mixed": False, "generated_groups": 0,
+             "groups": 0}]
+    s = summarize(rows)
+    assert s["generated"] == 2 and s["mixed"] == 1 and s["library"] == 1
+    assert s["generated_share"] == pytest.approx(2 / 3) and s["kernelbench_correct"] == pytest.approx(1.0)
+    assert s["generated_groups_share"] == pytest.approx(4 / 5)   # over the generated modules' groups
+
+
 @pytest.mark.interpreter
 def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))

@@ -80,7 +80,8 @@ def test_families_without_a_generator_are_codegens_own_refusals():
     committed = json.loads(COMMITTED.read_text())
     missing = {f for r in committed["rows"] if r["status"] == "captured" for f in r["no_generator"]}
     seen = {f for r in committed["rows"] if r["status"] == "captured" for f in r["families"]}
-    assert missing and missing == seen - set(generated)
+    # a sweep made since mixed plans lists "library" groups, whose anchors' families are in no_generator
+    assert missing and seen - set(generated) - {"library"} <= missing and not missing & set(generated)
     for family in missing:
         group = FusionGroup("k0", family, (), (), (), ())
         with pytest.raises(CodegenUnsupported, match=f"no code generator for the {family} family"):

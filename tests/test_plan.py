@@ -10,6 +10,8 @@ import pytest
 
 from kerntailor.ir.nodes import Graph, Matmul, Reduction
 from kerntailor.plan import Plan, plan_fusion
+from kerntailor.plan.coverage import GENERATED_ANCHORS
+from kerntailor.plan.fusion import ANCHORS
 
 try:  # one capture per problem for the whole session: test_capture.py's cache
     from test_capture import FILES, IDS, captured
@@ -67,9 +69,13 @@ def check_partition(graph: Graph, plan: Plan) -> None:
         assert set(g.outputs) == must_write, (g.name, g.outputs, must_write)
         assert g.bytes_moved > 0 or not g.outputs
         families = {producers[n].family for n in g.nodes}
+        if g.family == "library":   # an anchor without a generator, alone (a recurrent call: its results)
+            assert len(families) == 1 and families <= set(ANCHORS), (g.name, families)
+            continue
         assert g.family in families, (g.name, g.family, families)
         anchors = families - {"pointwise", "reduction"}
         assert len(anchors) <= 1 and (not anchors or g.family in anchors), (g.name, g.family, families)
+        assert not anchors & (set(ANCHORS) - GENERATED_ANCHORS), (g.name, "an anchor without a generator fused")
 
     # acyclic: Kahn's algorithm orders every group
     remaining = {k: set(v) for k, v in deps.items()}
@@ -201,3 +207,30 @@ def test_refinement_and_narrowing_views():
     assert narrowing_shift(half, (2, 3, 4)) == (-1, 0)
     assert narrowing_shift(View("p", (2, 3, 8), (12, 4, 1), -4), (2, 3, 4)) == (2, -4)   # the second half
     assert narrowing_shift(View("p", (2, 4, 3), (12, 1, 4)), (2, 3, 4)) is None          # a transpose
+
+
+# --- anchors the library runs (mixed plans) -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["conv2d_bias_relu", "conv2d_batchnorm_relu", "conv2d_relu_bias_add"])
+def test_a_conv_without_a_generator_is_a_library_group_and_its_tail_is_planned_as_usual(name):
+    """The convolution alone is the library group; its bias, activation and the rest read its output in
+    ordinary generated groups (no anchor group takes an epilogue it cannot generate)."""
+    graph, plan, _ = planned(name)
+    conv = next(n for n in graph.nodes if n.family == "conv")
+    (library,) = [g for g in plan.groups if g.family == "library"]
+    assert library.nodes == (conv.name,) and library.outputs == (conv.name,)
+    rest = [g for g in plan.groups if g is not library]
+    assert rest and all(g.family in ("pointwise", "reduction") for g in rest)
+    assert any(conv.name in g.inputs for g in rest)
+
+
+def test_an_anchor_codegen_refuses_is_planned_alone_when_named():
+    """`library` names anchor nodes codegen refused: the matmul of gemm_bias_relu becomes a library group and
+    its bias + relu a pointwise group reading the product; unnamed, the plan is the usual one-group GEMM."""
+    graph, plan, _ = planned("gemm_bias_relu")
+    assert [g.family for g in plan.groups] == ["matmul"]
+    mm = next(n for n in graph.nodes if isinstance(n, Matmul))
+    mixed = plan_fusion(graph, library={mm.name})
+    check_partition(graph, mixed)
+    assert [g.family for g in mixed.groups] == ["library", "pointwise"]
+    assert mixed.groups[0].nodes == (mm.name,) and mm.name in mixed.groups[1].inputs

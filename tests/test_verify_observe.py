@@ -208,7 +208,7 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     from dataclasses import replace
 
     from kerntailor.codegen import default_schedule, generate_module
-    from kerntailor.generate.pipeline import LIBRARY_PRODUCT_OPS
+    from kerntailor.generate.pipeline import LIBRARY_PRODUCT_CALLS, LIBRARY_PRODUCT_OPS
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.verify import VerifySettings, verify_candidate
@@ -222,8 +222,14 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     out = tmp_path / "kernel.py"
     out.write_text(generate_module(problem, gen, plan, schedules, "h200", "sm_90").source)
     small = ("small",)
-    v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS, variants=small))
+    v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS,
+                                                      allowed_calls=LIBRARY_PRODUCT_CALLS, variants=small))
     assert v.passed, f"{v.check}: {v.reason}"
     v = verify_candidate(problem, out, VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
-                                                      variants=small))
+                                                      allowed_calls=LIBRARY_PRODUCT_CALLS, variants=small))
     assert v.check == "library" and "aten.mm.default" in v.reason
+    # the static check allows the calls named, not any library call: torch.matmul unnamed is a finding
+    v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS,
+                                                      allowed_calls=frozenset({"torch.ops.aten.convolution.default"}),
+                                                      variants=small))
+    assert v.check == "static" and "torch.matmul" in v.reason

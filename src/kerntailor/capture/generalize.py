@@ -280,7 +280,10 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
     kept = [k for k, m in enumerate(mask) if m]
     sizes = {d: [float(dim_values[d][k]) for k in kept] for d in dims}   # floats once, not per candidate
     best = None
-    for n in (1, 2, 3, 4):
+    # one dim without an offset before one dim with an offset: a conv's output size H - 2 is its own derived
+    # dim (codegen reads conv outputs in those), not an input dim minus 2, which no kernel's sizes can multiply
+    for n, offsets in ((1, (0,)), (1, (0, -1, 1, -2, 2)), (2, (0, -1, 1, -2, 2)), (3, (0, -1, 1, -2, 2)),
+                       (4, (0, -1, 1, -2, 2))):
         exponents = _EXPONENTS if n < 4 else _EXPONENTS[:2]  # 4 factors: plain products and quotients only
         powers = [(exps, [float(e) for e in exps]) for exps in itertools.product(exponents, repeat=n)
                   if floats or all(e.denominator == 1 for e in exps)]
@@ -292,7 +295,7 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -
                     for d, e in zip(combo, fexps):
                         m *= sizes[d][i] ** e
                     monomials.append(m)
-                for offset in (0, -1, 1, -2, 2):
+                for offset in offsets:
                     fitted = _check(values, monomials, offset, floats)
                     if fitted is not None:
                         candidate = SizeExpr(fitted, tuple(zip(combo, exps)), Fraction(offset))

@@ -10,7 +10,8 @@ cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as k
 `schedule.py` (the Schedule base), `assemble.py` (signature, constexprs, grid, scratch and options of every
 kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py` (ModelNew's constructor).
 
-How to add a family (convolution, attention, a library call):
+How to add a family (a convolution or attention generator, say; `library.py` runs anchors without one on the
+host, and the planner gives them library groups: plan/coverage.py):
 1. A writer module `codegen/<family>.py` with
    - a frozen `<Family>Schedule(Schedule)`: its tiles as fields named like the constexprs they become,
      `family`, `order` and `shown` (what kernel.py's header lists), checks in `__post_init__` that raise
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 
 from kerntailor.capture.generalize import Dim, Generalized
 from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
-from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.errors import CodegenUnsupported, GroupUnsupported
 from kerntailor.codegen.families import FAMILIES, Family, family
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.schedule import Schedule, ScheduleError
@@ -41,8 +42,9 @@ from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec
 
-__all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "Launch", "Schedule",
-           "ScheduleError", "default_schedule", "generate_kernel", "generate_module", "host_names", "kernel_name"]
+__all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "GroupUnsupported",
+           "Launch", "Schedule", "ScheduleError", "default_schedule", "generate_kernel", "generate_module",
+           "host_names", "kernel_name"]
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:
@@ -55,8 +57,13 @@ def host_names(gen: Generalized) -> dict[Dim, str]:
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> Schedule:
-    """A reasonable schedule for `group` without search (its family's heuristic)."""
-    return family(group.family, group.name).default(gen, group)
+    """A reasonable schedule for `group` without search (its family's heuristic); GroupUnsupported if none."""
+    try:
+        return family(group.family, group.name).default(gen, group)
+    except (GroupUnsupported, ScheduleError):
+        raise
+    except CodegenUnsupported as e:
+        raise GroupUnsupported(group.name, str(e)) from None
 
 
 def generate_kernel(gen: Generalized, group: FusionGroup, schedule: Schedule, names: dict[Dim, str],
@@ -76,8 +83,8 @@ def kernel_name(group: FusionGroup) -> str:
 
 def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule],
                     target_name: str, arch: str, notes: list[str] | None = None) -> EmittedModule:
-    """kernel.py for a problem whose every fusion group this codegen covers (CodegenUnsupported if not),
-    each group under `schedules[group.name]`."""
+    """kernel.py for a problem whose every fusion group this codegen covers (GroupUnsupported, naming the first
+    group it does not, if not), each group under `schedules[group.name]`."""
     for fam in FAMILIES.values():
         if fam.rewrite is not None:   # flip -> scan -> flip: a reverse scan (same groups, same nodes)
             gen = fam.rewrite(gen)
@@ -89,7 +96,12 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
     except ValueError as e:
         raise CodegenUnsupported(str(e)) from None
     for group in order:
-        kernels.append(generate_kernel(gen, group, schedules[group.name], names, kernel_name(group), arch))
+        try:
+            kernels.append(generate_kernel(gen, group, schedules[group.name], names, kernel_name(group), arch))
+        except (GroupUnsupported, ScheduleError):
+            raise
+        except CodegenUnsupported as e:   # naming the group, so that the caller can plan around it
+            raise GroupUnsupported(group.name, str(e)) from None
         sizes.append(SizeArgs(gen, names))
         fam = FAMILIES[group.family]
         for out in group.outputs:

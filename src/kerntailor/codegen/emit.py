@@ -123,7 +123,8 @@ def _module_level(kernels: list[GeneratedKernel]) -> list[str]:
         lines += [HELPER_PRELUDE]
     lines += helpers
     for k in kernels:
-        lines += ["", k.source]
+        if k.source:   # a library group has host lines only
+            lines += ["", k.source]
     return lines
 
 
@@ -146,8 +147,9 @@ def _forward_sizes(problem: ProblemSpec, gen: Generalized, host_names: dict[Dim,
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis)):
         node = graph.node(dim.node)
-        fam = FAMILIES.get(node.family)
-        if fam is None or fam.derived_size_lines is None:
+        fam = next((f for f in FAMILIES.values()   # the family that named this size derives it
+                    if f.derived_size_lines is not None and dim in f.derived_names(gen)), None)
+        if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
         body += fam.derived_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
     for a, b in gen.equal_dims:

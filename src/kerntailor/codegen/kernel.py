@@ -63,6 +63,9 @@ class GeneratedKernel:
     launch: Launch
     helpers: tuple[str, ...] = ()                   # module-level text (Triton helpers, host functions)
     fp8_format: str = ""                            # the fp8 format its products use ("" when not fp8)
+    # the library calls its host lines make, as written ("torch.ops.aten.convolution.default"): a library
+    # group's (codegen/library.py); the referee's static check allows exactly these
+    library_calls: tuple[str, ...] = ()
 
     @property
     def constexprs(self) -> tuple[tuple[str, int], ...]:

@@ -39,6 +39,10 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     row |= {"status": result.status, "mode": result.mode, "message": result.message,
             "served_from_store": bool(result.report.get("served_from_store")),
             "correct": passed and result.status != "library",
+            # a mixed module: generated kernels around library calls (counted as generated; report.json says which)
+            "mixed": bool(result.report.get("mixed")),
+            "generated_groups": result.report.get("generated_groups", len(result.report.get("kernels", []))),
+            "groups": result.report.get("groups", len(result.report.get("kernels", []))),
             "floor_us": (result.report.get("floor") or {}).get("us"), "floor_label": "predicted from vendor peaks"}
     # what would run: each kernel's schedule and the ISA facts of its build for the target (on a CPU-only
     # machine, the cross-compiled code of an absent GPU: an MI300X's VGPRs, occupancy and MFMA kinds)
@@ -81,11 +85,17 @@ def _geomean(values: list[float]) -> float | None:
 def summarize(rows: list[dict]) -> dict:
     out = {"problems": len(rows), "correct": sum(r["correct"] for r in rows),
            "generated": sum(r["status"] == "generated" or r["status"] == "cached" for r in rows),
-           "library": sum(r["status"] == "library" for r in rows)}
+           "library": sum(r["status"] == "library" for r in rows),
+           "mixed": sum(bool(r.get("mixed")) and r["status"] in ("generated", "cached") for r in rows)}
     # KernelBench's own "correct": the emitted ModelNew returns the reference's outputs. The library path is the
     # reference itself, so KernelBench counts it correct (and never fast); errors and refusals are not
     out["kernelbench_correct"] = (out["correct"] + out["library"]) / len(rows) if rows else None
+    # a mixed module is a generated one (its kernels are ours, the referee passed the whole module); how much of
+    # it is generated: the share of fusion groups that are generated kernels, over the generated modules
     out["generated_share"] = out["generated"] / len(rows) if rows else None
+    built = [r for r in rows if r["status"] in ("generated", "cached") and r.get("groups")]
+    out["generated_groups_share"] = (sum(r["generated_groups"] for r in built) / sum(r["groups"] for r in built)
+                                     if built else None)
     for base in ("eager", "compile"):
         timed = [r for r in rows if r.get(f"{base}_us") and r.get("time_us")]
         if not timed:
@@ -279,11 +289,14 @@ def render_bench(result: dict) -> str:
         cells = [s["problems"], s.get("kernelbench_correct"), s.get("fast_1.0_vs_eager"), s.get("generated_share"),
                  s.get("fast_1.0_vs_compile"), s.get("geomean_floor_over_time")]
         lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
-    lines += ["", "| scope | problems | correct | generated | library | fast_1.0 eager | fast_1.2 eager | "
-                  "fast_1.5 eager | fast_1.0 compile | fast_1.2 compile | fast_1.5 compile | geomean vs eager | "
-                  "geomean vs compile | geomean floor/time | median time/floor |", "|" + "---|" * 15]
+    lines += ["", "generated counts mixed modules (generated kernels around library calls inside the module: "
+                  "`mixed`); `groups generated` is the share of their fusion groups that are generated kernels.",
+              "", "| scope | problems | correct | generated | mixed | groups generated | library | fast_1.0 eager | "
+                  "fast_1.2 eager | fast_1.5 eager | fast_1.0 compile | fast_1.2 compile | fast_1.5 compile | "
+                  "geomean vs eager | geomean vs compile | geomean floor/time | median time/floor |", "|" + "---|" * 17]
     for scope, s in result["summary"].items():
-        cells = [s["problems"], s["correct"], s["generated"], s["library"]]
+        cells = [s["problems"], s["correct"], s["generated"], s.get("mixed", 0), s.get("generated_groups_share"),
+                 s["library"]]
         cells += [s.get(f"fast_{p}_vs_{b}") for b in ("eager", "compile") for p in P_VALUES]
         cells += [s.get("geomean_speedup_vs_eager"), s.get("geomean_speedup_vs_compile"),
                   s.get("geomean_floor_over_time"), s.get("median_time_over_floor")]

@@ -7,6 +7,12 @@ CPU, the GPU when present; timed against eager and torch.compile on the GPU) →
 A generated module that fails the referee is never emitted as the answer: the next-best schedules are
 tried, and if none passes (or, measured, none beats the better baseline) the library path is emitted
 and the report says so. The user's model never gets slower.
+
+Mixed modules: an anchor with no generator (a convolution, attention, a recurrent stack), or one its writer
+refuses, is a library group (plan/coverage.py, codegen/library.py): the module calls the ATen op on the host and
+the groups around it are generated and searched as usual. The referee then allows exactly those calls (static
+check) and the operators they dispatch to (observed check, generate/library_ops.py); the report names each
+library group and why. A problem whose every group would be a library call takes the plain library path.
 """
 
 from __future__ import annotations
@@ -17,15 +23,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, Schedule, default_schedule
+from kerntailor.codegen import CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
+from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.group_search import GroupSearch, search_group
+from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, combine
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
+from kerntailor.plan.coverage import GENERATED_ANCHORS
+from kerntailor.plan.coverage import LIBRARY as LIBRARY_GROUP
+from kerntailor.plan.fusion import ANCHORS
 from kerntailor.precision import PRECISIONS, fp8_format, is_fp8
 from kerntailor.problem import load_problem
 from kerntailor.targets import detect_local_target, resolve_target
@@ -37,6 +48,7 @@ LIBRARY = "library"   # the store family of a library-path decision
 # what torch.matmul runs for a matmul group with the LIBRARY knob (observed at the dispatcher, CPU and
 # problems/): the only operators the referee lets such a module run
 LIBRARY_PRODUCT_OPS = frozenset({"aten.mm.default", "aten.bmm.default"})
+LIBRARY_PRODUCT_CALLS = frozenset({"torch.matmul"})   # how the module writes that call (codegen/gemm/operands.py)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,7 @@ class GenerateResult:
     verdict: Verdict | None = None
     groups: tuple[GroupResult, ...] = ()
     report: dict = field(default_factory=dict, compare=False)
+    mixed: bool = False             # generated, with some groups run by the library (report["library_groups"])
 
 
 def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
@@ -120,13 +133,24 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         return cached
     _capture(run)
     try:
-        schedules = _default_schedules(run)
-        run.module(schedules)
+        schedules = _plan_around_refusals(run)
     except CodegenUnsupported as e:
         log.info("library path: not covered by codegen: %s", e)
         return _library(run, f"not covered by codegen: {e}", [], None)
+    if run.library_groups:
+        if len(run.library_groups) == len(run.plan.groups):   # nothing generated: nothing gained by wrapping it
+            why = "; ".join(sorted(set(run.library_groups.values())))
+            return _library(run, f"not covered by codegen: every group is a library call ({why})", [], None)
+        try:
+            run.library_ops = dispatched_ops(run.gen, run.plan, _referee_device())
+        except KerntailorError as e:
+            return _library(run, str(e), [], None)
     searches = []
     for group in run.plan.groups:
+        if group.name in run.library_groups:   # nothing to tune: the library picks its own algorithm
+            found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
+            searches.append(found)
+            continue
         found = search_group(run, schedules, group)
         if found.ranked:
             schedules[group.name] = found.ranked[0]
@@ -171,7 +195,7 @@ def _served_from_store(run: Run) -> GenerateResult | None:
                               f"{report.get('reason', '?')})", run.kernel_path, run.report_path, report=report)
     return GenerateResult(run.problem.name, run.target.name, run.mode, "cached",
                           f"served from the store (winner of an earlier run, {hit.label})", run.kernel_path,
-                          run.report_path, report=report)
+                          run.report_path, report=report, mixed=bool(report.get("mixed")))
 
 
 def _capture(run: Run) -> None:
@@ -181,6 +205,41 @@ def _capture(run: Run) -> None:
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
+
+
+def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
+    """The default schedules of a plan codegen covers. An anchor group its writer refuses (GroupUnsupported)
+    is planned again as a library group, its epilogue generated after it; any other refusal is raised.
+    Sets run.library_groups: library group -> why ("conv: no generator")."""
+    refused: dict[str, str] = {}   # anchor node -> codegen's reason
+    while True:
+        try:
+            schedules = _default_schedules(run)
+            run.module(schedules)
+            break
+        except GroupUnsupported as e:
+            group = next(g for g in run.plan.groups if g.name == e.group)
+            anchor = group.nodes[0]
+            if group.family not in ANCHORS or anchor in refused:
+                raise
+            log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
+            refused[anchor] = str(e)
+            run.plan = plan_fusion(run.gen.graph, library=refused)
+    run.library_groups = {}
+    for g in run.plan.groups:
+        if g.family == LIBRARY_GROUP:
+            anchor = run.gen.graph.node(g.nodes[0])
+            why = ("no generator" if anchor.family not in GENERATED_ANCHORS
+                   else f"codegen refused it: {refused[anchor.name]}")
+            run.library_groups[g.name] = f"{anchor.family}: {why}"
+    return schedules
+
+
+def _referee_device() -> str:
+    """The device the referee will run candidates on ("cuda:0", or "cpu" under the interpreter)."""
+    from kerntailor.verify.referee import choose_mode
+
+    return choose_mode(VerifySettings())[0]
 
 
 def _default_schedules(run: Run) -> dict[str, Schedule]:
@@ -194,6 +253,11 @@ def _default_schedules(run: Run) -> dict[str, Schedule]:
 
 
 def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult:
+    if found.group.name in run.library_groups:
+        call = library_call(run.gen.graph.node(found.group.nodes[0])).dotted
+        return GroupResult(found.group.name, found.group.family, found.group.nodes, {}, None,
+                           f"library call {call} ({run.library_groups[found.group.name]}); its time is the "
+                           "library's, not predicted", None, 0, 0, ())
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if getattr(chosen, "LIBRARY", 0):
@@ -224,7 +288,8 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
             candidate.write_text(module.source)
             run.progress("verify", 0, 1, None)
             library_product = any(getattr(s, "LIBRARY", 0) for s in attempt.values())   # it calls torch.matmul
-            verdict = replace(_referee(run, candidate, library_product), candidate=str(run.kernel_path))
+            calls = frozenset(c for k in module.kernels for c in k.library_calls)
+            verdict = replace(_referee(run, candidate, library_product, calls), candidate=str(run.kernel_path))
             if verdict.passed:
                 return verdict, attempt, module.source
             log.info("the referee failed %s (%s: %s)%s",
@@ -233,13 +298,19 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
     return verdict, schedules, None
 
 
-def _referee(run: Run, path: Path, library_product: bool) -> Verdict:
+def _referee(run: Run, path: Path, library_product: bool, library_calls: frozenset[str] = frozenset()) -> Verdict:
     """The referee on the module at `path` (timed against the baselines when measured). A module whose
-    products are the library's may run exactly those operators (LIBRARY_PRODUCT_OPS), nothing else."""
+    products are the library's may write torch.matmul and run exactly the operators it dispatches to
+    (LIBRARY_PRODUCT_OPS); one with library groups may write exactly their calls (`library_calls`) and run
+    exactly what those dispatch to (run.library_ops, generate/library_ops.py); nothing else."""
     settings = run.settings
+    ops, calls = set(run.library_ops if library_calls else ()), set(library_calls)
+    if library_product:
+        ops |= LIBRARY_PRODUCT_OPS
+        calls |= LIBRARY_PRODUCT_CALLS
     return verify_candidate(run.problem, path, VerifySettings(
         time=run.measured, tf32=settings.precision == "tf32", precision=settings.precision,
-        allowed_ops=LIBRARY_PRODUCT_OPS if library_product else frozenset()))
+        allowed_ops=frozenset(ops), allowed_calls=frozenset(calls)))
 
 
 def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult], verdict,
@@ -263,9 +334,12 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
     write_outputs(run, source, report)   # judged: into place
     if run.store is not None:
         _store_winner(run, schedules, results, verdict, report)
+    generated = len(run.plan.groups) - len(run.library_groups)
+    what = f"generated {generated} kernel(s)" + (f" and {len(run.library_groups)} library call(s) (mixed)"
+                                                 if run.library_groups else "")
     return GenerateResult(run.problem.name, run.target.name, run.mode, "generated",
-                          f"generated {len(run.plan.groups)} kernel(s); referee: passed ({verdict.mode})",
-                          run.kernel_path, run.report_path, verdict, tuple(results), report)
+                          f"{what}; referee: passed ({verdict.mode})", run.kernel_path, run.report_path, verdict,
+                          tuple(results), report, mixed=bool(run.library_groups))
 
 
 def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> None:
@@ -354,7 +428,19 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
                     for g in groups],
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,
-    }
+    } | _mixed_dict(run)
+
+
+def _mixed_dict(run: Run) -> dict:
+    """Which groups the library runs and why, and the share of groups generated (only for a mixed module)."""
+    if not run.library_groups:
+        return {}
+    groups = [{"group": g.name, "anchor": g.nodes[0], "call": library_call(run.gen.graph.node(g.nodes[0])).dotted,
+               "reason": run.library_groups[g.name]} for g in run.plan.groups if g.name in run.library_groups]
+    total = len(run.plan.groups)
+    return {"mixed": True, "library_groups": groups, "library_ops": sorted(run.library_ops),
+            "generated_groups": total - len(groups), "groups": total,
+            "generated_share": (total - len(groups)) / total}
 
 
 def _floor_dict(floor) -> dict:

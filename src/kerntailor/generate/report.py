@@ -37,6 +37,12 @@ def render_markdown(report: dict) -> str:
                       f"by {'the tf32' if report['precision'] == 'tf32' else 'the fp32'} tolerance)"]
     if report.get("status") == "library":
         lines += ["", f"**Library path emitted**: {report.get('reason')}"]
+    if report.get("mixed"):
+        lines += ["", f"**Mixed module**: {report['generated_groups']} of {report['groups']} groups generated "
+                      f"({report['generated_share']:.0%}); the library runs the others, inside kernel.py:"]
+        lines += [f"- {g['group']} ({g['anchor']}): `{g['call']}`: {g['reason']}" for g in report["library_groups"]]
+        lines += ["", "The referee allowed exactly those calls, and the operators they dispatch to on its device: "
+                      + ", ".join(f"`{op}`" for op in report.get("library_ops", []))]
     floor = report.get("floor")
     if floor:
         lines += ["", f"Roofline floor on {t.get('name')}: {floor['us']:.1f} us, {floor['bound']}-bound "

@@ -32,6 +32,8 @@ class Run:
     gen: object = None
     plan: object = None
     floor: object = None
+    library_groups: dict = field(default_factory=dict)   # library group -> why ("conv: no generator")
+    library_ops: frozenset = frozenset()                 # the operators their calls dispatch to (library_ops.py)
 
     @property
     def measured(self) -> bool:

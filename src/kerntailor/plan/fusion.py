@@ -3,6 +3,9 @@
 Rules (in the spirit of Inductor's scheduler, simplified):
 - an anchor (matmul, conv, attention, pool, scan, recurrent) starts a group; pointwise nodes of its output shape
   that consume it join it as an epilogue;
+- an anchor with no code generator (plan/coverage.py), or one the caller names in `library` (codegen refused
+  it), is a `library` group alone: the host calls its ATen op, and what follows it is planned as usual, reading
+  the library's output (a convolution's bias + activation + pool + softmax tail stays generated);
 - a reduction joins the group of its producer when that group iterates over the reduction's input
   shape (a pointwise prologue) or already reduces the same shape over the same axes (softmax's max and
   sum, a norm's mean and variance); pointwise nodes at the full or the reduced shape join it;
@@ -11,7 +14,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   codegen iterates over the common refinement of the two shapes (N, G, C/G, H, W);
 - a reduction whose producer's group cannot take it joins a group that already reduces the same view over
   the same axes (a row's max and min: one read of the input);
-- the results of one recurrent call (its output sequence, h_n, c_n) are one group;
+- the results of one recurrent call (its output sequence, h_n, c_n) are one group (one library call);
 - pointwise nodes of the same shape chain into one group;
 - a pointwise group that only feeds one pointwise node, which reads it through views that only narrow or
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
@@ -23,6 +26,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from math import prod
 
@@ -30,6 +34,7 @@ from kerntailor.capture.cost import view_bytes
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Reduction
 from kerntailor.ir.types import View, contiguous_strides
+from kerntailor.plan.coverage import GENERATED_ANCHORS, LIBRARY
 from kerntailor.plan.row_tail import row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
@@ -38,7 +43,7 @@ ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 @dataclass(frozen=True)
 class FusionGroup:
     name: str
-    family: str                  # "pointwise" | "reduction" | one of ANCHORS
+    family: str                  # "pointwise" | "reduction" | one of ANCHORS | "library" (an anchor op on the host)
     nodes: tuple[str, ...]       # in topological order
     inputs: tuple[str, ...]      # buffers read from outside the group
     outputs: tuple[str, ...]     # buffers the group must write
@@ -177,7 +182,14 @@ def _accepts_reduction(group: _Group, node: Reduction) -> bool:
     return False
 
 
-def plan_fusion(graph: Graph) -> Plan:
+def plan_fusion(graph: Graph, library: Collection[str] = ()) -> Plan:
+    """The fusion plan of `graph` (module docstring). Anchors of families without a generator, and the anchor
+    nodes named in `library`, become library groups of their own."""
+    library = frozenset(library)
+
+    def by_library(node: Node) -> bool:
+        return node.family in ANCHORS and (node.family not in GENERATED_ANCHORS or node.name in library)
+
     group_of: dict[str, _Group] = {}
     groups: list[_Group] = []
     ancestors: dict[str, set[str]] = {i.name: set() for i in graph.inputs}
@@ -249,10 +261,12 @@ def plan_fusion(graph: Graph) -> Plan:
                           None)
         if target is None and node.family == "recurrent":
             # the results of one recurrent call (output, h_n, c_n) are one library call: one group
-            target = next((g for g in groups if g.family == "recurrent"
+            target = next((g for g in groups if g.family in ("recurrent", LIBRARY)
                            and any(getattr(n, "call", None) == node.call for n in g.nodes)), None)
         if target is None:
-            if node.family == "reduction":
+            if by_library(node):   # the anchor alone; its epilogue forms generated groups reading its output
+                target = _Group(LIBRARY, [], node.out.shape)
+            elif node.family == "reduction":
                 target = _Group("reduction", [], node.operands[0].shape, node.axes)
             else:
                 space = node.operands[0].shape if node.family == "scan" else node.out.shape

@@ -312,7 +312,14 @@ SPACES: dict[str, Callable[..., Space]] = {
     "matmul": gemm_space,
     "scan": lambda target, **sizes: scan_space(target, **sizes),
     "pool": lambda target, **sizes: pool_space(target, **sizes),
+    "library": lambda target, **sizes: library_space(target, **sizes),
 }
+
+
+def library_space(target: Target, *, dtype: str = "fp32", **sizes) -> Space:
+    """A library group (codegen/library.py): the library picks its own algorithm, so there is nothing to tune:
+    one Config with no knobs."""
+    return Space("library", (), (), target.name, tuple(sorted(sizes.items())), dtype_key(dtype))
 
 
 def scan_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:
@@ -337,7 +344,8 @@ def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
 
 
 def make_space(family: str, target: Target, **sizes) -> Space:
-    """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool")
+    """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool" |
+    "library")
     for `target` and the problem `sizes`."""
     try:
         build = SPACES[family]

@@ -182,8 +182,7 @@ class Space:
                     walk(depth + 1)
             del values[knob.name]
 
-        if self.knobs:
-            walk(0)
+        walk(0)   # no knobs (a library group's space): the one Config with none, as raw_size says
         return tuple(out)
 
     def enumerate(self) -> tuple[Config, ...]:

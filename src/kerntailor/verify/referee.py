@@ -237,10 +237,8 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
 
     library_off = settings.allow_library or settings.library_path
     findings = static_check(source, tree, allow_library=library_off, problem_stem=problem.path.stem,
-                            library_path=settings.library_path,
+                            library_path=settings.library_path, allowed_calls=settings.allowed_calls,
                             tensor_args=[spec.shape is not None for spec in problem.inputs]) if static else []
-    if settings.allowed_ops:   # names cannot be matched to operators: the observed check enforces the set
-        findings = [f for f in findings if f.rule != "library"]
     if findings:
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
         return Verdict(False, "static", findings[0].one_line() + more, checks=("static",),

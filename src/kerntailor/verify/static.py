@@ -9,7 +9,10 @@ torch.compile, ...) is a finding unless it only allocates, views or describes te
 compute method on a tensor (`x.sum()`, `x.softmax(-1)`), a call of an nn layer (`self.linear(x)`), the `@`
 operator, and arithmetic or comparison operators applied to tensors (`x + y`, `x > 0`): each runs a PyTorch
 kernel. Kernel launches (`kernel[grid](...)`), `triton.cdiv`, `math.*` and Python arithmetic on sizes are fine.
-`--allow-library` turns these rules off.
+`--allow-library` turns these rules off. A generated module that calls the library on purpose (a library group,
+or the library's product before a generated epilogue) names those calls (`allowed_calls`, dotted as written:
+"torch.ops.aten.convolution.default"): exactly those are allowed, every other call is still a finding, and the
+observed check (observe.py) then allows only the operators they dispatch to.
 
 Always on, whatever the flags: the candidate may not import or call the reference `Model` (or the problem
 file), and may not hide code behind exec/eval/importlib/runpy, which this check cannot see into. Nor may it,
@@ -204,7 +207,9 @@ def _self_attrs(methods: dict[str, ast.FunctionDef], imports: _Imports, module: 
 
 
 class _PathChecker:
-    def __init__(self, tree: ast.Module, imports: _Imports, tensor_args: list[bool] | None):
+    def __init__(self, tree: ast.Module, imports: _Imports, tensor_args: list[bool] | None,
+                 allowed_calls: frozenset[str] = frozenset()):
+        self.allowed_calls = allowed_calls
         self.imports = imports
         self.module = _Module(tree, imports)
         self.tensor_args = tensor_args
@@ -362,6 +367,8 @@ class _PathChecker:
             if name.startswith("torch.ops.") and len(name.split(".")) > 2 and \
                     name.split(".")[2] not in LIBRARY_OP_NAMESPACES:
                 return
+            if name in self.allowed_calls:   # the module's own library call, named by its generator
+                return
             self.find("library", node, f"calls {name} on the forward path (a PyTorch op, not a kernel)")
             return
         if name is not None:
@@ -387,7 +394,7 @@ class _PathChecker:
 
 
 def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str | None,
-                        library_path: bool = False) -> list[StaticFinding]:
+                        library_path: bool = False, allowed_calls: frozenset[str] = frozenset()) -> list[StaticFinding]:
     findings = []
     module = _Module(tree, imports)
     for node in ast.walk(tree):
@@ -501,13 +508,14 @@ def _third_party_imports(tree: ast.Module) -> list[StaticFinding]:
 
 def static_check(source: str, tree: ast.Module | None = None, *, allow_library: bool = False,
                  problem_stem: str | None = None, tensor_args: list[bool] | None = None,
-                 library_path: bool = False) -> list[StaticFinding]:
+                 library_path: bool = False, allowed_calls: frozenset[str] = frozenset()) -> list[StaticFinding]:
     """Every rule the candidate source breaks (empty: clean). See the module docstring for the rules.
 
     `tensor_args[i]` says whether forward's i-th argument is a tensor (from the problem's inputs), so that
     arithmetic on it counts as a PyTorch op while arithmetic on an integer argument does not.
     `library_path` (kerntailor's own library-path module, judged before it is stored) also lets ModelNew
-    subclass the reference Model; importing the problem file stays a finding.
+    subclass the reference Model; importing the problem file stays a finding. `allowed_calls` (dotted names as
+    written) are calls of the library the module makes on purpose: not findings.
     """
     tree = tree if tree is not None else ast.parse(source)
     imports = _Imports(tree)
@@ -516,6 +524,6 @@ def static_check(source: str, tree: ast.Module | None = None, *, allow_library: 
         findings += _reach_findings(tree, imports)
     if not allow_library:
         findings += _third_party_imports(tree)
-        findings += _PathChecker(tree, imports, tensor_args).run()
+        findings += _PathChecker(tree, imports, tensor_args, frozenset(allowed_calls)).run()
     severity = {"reference": 0, "reach": 1, "dynamic": 2, "library": 3}
     return sorted(set(findings), key=lambda f: (severity.get(f.rule, 3), f.line, f.message))

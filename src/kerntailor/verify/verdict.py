@@ -36,8 +36,10 @@ class VerifySettings:
 
     allow_library: bool = False   # switch the library-call checks off (static and observed)
     allowed_ops: frozenset[str] = frozenset()   # exactly these operators may run in forward ("aten.mm.default"):
-    #                                            a generated module's own library calls; the static library
-    #                                            rule is then left to the observed check
+    #                                            what a generated module's own library calls dispatch to
+    allowed_calls: frozenset[str] = frozenset()  # and exactly these calls may be written on its forward path
+    #                                            ("torch.ops.aten.convolution.default", "torch.matmul"): the
+    #                                            static check's library rule allows them and nothing else
     library_path: bool = False    # the module is kerntailor's library path: running the reference Model is its point
     tf32: bool = False            # fp32 outputs judged by the tf32 row of the tolerance table
     time: bool = False            # time candidate vs eager vs torch.compile vs roofline floor (GPU only)

@@ -1,0 +1,190 @@
+"""Mixed plans (#14 item 4): anchors with no generator run through the library inside the emitted module, the
+groups around them generated. Unit tier: what the planner and the library writer produce, the conv output-size
+formula against torch, the library space. Interpreter tier: whole mixed modules generated and passed by the
+referee (conv + pool + softmax tail, transposed conv, SDPA, LSTM), and a mixed module that runs or writes a call
+other than its own failing it.
+
+The problems are tests/data/mixed/ (small fp32 modules; the referee's variants are derived or declared there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kerntailor.capture.capture import capture_generalized
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module, host_names
+from kerntailor.codegen.library import host_size_lines
+from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.generate import GenerateSettings, generate
+from kerntailor.ir.nodes import Conv
+from kerntailor.plan import plan_fusion
+from kerntailor.plan.coverage import GENERATED_ANCHORS
+from kerntailor.plan.fusion import ANCHORS
+from kerntailor.problem import load_problem
+
+DATA = Path(__file__).parent / "data" / "mixed"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def no_local_gpu(monkeypatch):
+    import kerntailor.generate.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "detect_local_target", lambda *a, **k: None)
+
+
+def _module(name: str):
+    problem = load_problem(DATA / f"{name}.py")
+    _, gen = capture_generalized(problem)
+    plan = plan_fusion(gen.graph)
+    schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+    return problem, gen, plan, generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
+
+
+# --- unit ------------------------------------------------------------------------------------------------
+
+def test_the_planners_generated_anchors_are_codegens_families():
+    """plan/coverage.py (read by the planner, which may not import codegen) says which anchors have a generator:
+    exactly the anchor families codegen's table has."""
+    assert GENERATED_ANCHORS == set(FAMILIES) & set(ANCHORS)
+    assert "library" in FAMILIES and not {"conv", "attention", "recurrent"} & set(FAMILIES)
+
+
+def test_a_library_group_is_host_lines_calling_its_aten_op():
+    problem, gen, plan, module = _module("conv_pool_softmax")
+    assert [g.family for g in plan.groups] == ["library", "pointwise", "pool", "reduction"]
+    lib = next(k for k in module.kernels if k.group == plan.groups[0].name)
+    assert lib.source == "" and lib.library_calls == ("torch.ops.aten.convolution.default",)
+    assert lib.launch.host_buffers == ("conv0",)
+    (line,) = lib.launch.host_prologue
+    assert line.startswith("{conv0} = torch.ops.aten.convolution.default({x}, {p_conv_weight}, None, [1, 1], [1, 1], "
+                           "[1, 1], False, [0, 0], 1).contiguous()")
+    text = module.source
+    assert "k0_conv0 = torch.ops.aten.convolution.default(x, p_conv_weight, None" in text
+    assert "k0_library_kernel[" not in text and "def k0_library_kernel" not in text   # no Triton kernel for it
+    assert text.count("@triton.jit") == 3
+    # the bias + relu kernel reads the library's output
+    launch = next(ln for ln in text.splitlines() if "k1_pointwise_kernel[" in ln)
+    assert "(k0_conv0, p_conv_bias," in launch
+
+
+@pytest.mark.parametrize("transposed, stride, padding, dilation, output_padding, groups", [
+    (False, 1, 1, 1, 0, 1), (False, 2, 0, 1, 0, 1), (False, 3, 2, 2, 0, 2), (True, 2, 1, 1, 1, 2),
+    (True, 1, 0, 1, 0, 1), (True, 3, 2, 2, 2, 1)])
+def test_conv_output_sizes_on_the_host_match_torch(transposed, stride, padding, dilation, output_padding, groups):
+    """host_size_lines evaluated at sizes other than the traced ones gives torch's output shape."""
+    from kerntailor.capture.generalize import Generalized
+    from kerntailor.ir.nodes import Graph, GraphInput
+    from kerntailor.ir.types import TensorType, View, contiguous_strides
+
+    def view(name, shape):
+        return View(name, shape, contiguous_strides(shape), 0)
+
+    x_shape, w_shape = (2, 4, 9, 11), ((4, 6 // groups, 3, 3) if transposed else (6, 4 // groups, 3, 3))
+    node = Conv("conv0", (view("x", x_shape), view("w", w_shape)), TensorType((1, 1, 1, 1), "fp32"), "convolution",
+                (stride,) * 2, (padding,) * 2, (dilation,) * 2, groups, transposed, (output_padding,) * 2)
+    graph = Graph((GraphInput("x", TensorType(x_shape, "fp32"), "input", "arg0"),
+                   GraphInput("w", TensorType(w_shape, "fp32"), "parameter", "w")), (node,), (), ())
+    gen = Generalized(graph, (), (), ())
+    names = host_names(gen)
+    sizes = SizeArgs(gen, names)
+    env: dict = {}
+    for axis in range(4):
+        for line in host_size_lines(gen, node, axis, names[next(d for d in names if d.axis == axis)], sizes):
+            exec(line, {}, env)
+    x, w = torch.randn(x_shape), torch.randn(w_shape)
+    out = torch.ops.aten.convolution.default(x, w, None, [stride] * 2, [padding] * 2, [dilation] * 2, transposed,
+                                             [output_padding] * 2 if transposed else [0, 0], groups)
+    assert tuple(env[f"conv0_o{k}"] for k in range(4)) == tuple(out.shape)
+
+
+def test_the_library_space_has_one_config_and_no_knobs():
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    space = make_space("library", resolve_target("mi300x"), dtype="fp32")
+    (config,) = space.enumerate()
+    assert config.knobs == () and space.schedule(config, LibrarySchedule()) == LibrarySchedule()
+
+
+# --- interpreter: whole modules --------------------------------------------------------------------------
+
+def _generate(name: str, tmp_path: Path):
+    settings = GenerateSettings(target="mi300x", out_dir=tmp_path / "out", max_candidates=2, budget_s=20,
+                                use_store=False)
+    result = generate(DATA / f"{name}.py", settings)
+    report = json.loads(result.report_path.read_text())
+    return result, report
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name, anchor, call, ops", [
+    ("conv_pool_softmax", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
+    ("conv_transpose_tanh", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
+    ("sdpa_tail", "attention", "torch.ops.aten.scaled_dot_product_attention.default",
+     {"aten._scaled_dot_product_flash_attention_for_cpu.default"}),
+    ("lstm_tail", "recurrent", "torch.ops.aten.lstm.input", None),
+])
+def test_a_mixed_module_is_generated_and_passes_the_referee(name, anchor, call, ops, tmp_path, no_local_gpu):
+    result, report = _generate(name, tmp_path)
+    assert result.status == "generated" and result.mixed, result.message
+    assert result.verdict.passed and "mixed" in result.message
+    (lib,) = report["library_groups"]
+    assert lib["call"] == call and lib["reason"] == f"{anchor}: no generator"
+    assert 0 < report["generated_share"] < 1 and report["generated_groups"] == report["groups"] - 1
+    if ops is not None:   # what one call runs on this CPU (lstm: oneDNN layers and their glue, see library_ops.py)
+        assert set(report["library_ops"]) == ops
+    else:
+        assert report["library_ops"]
+    md = (result.report_path.parent / "report.md").read_text()
+    assert "**Mixed module**" in md and call in md
+    assert call in result.kernel_path.read_text()
+
+
+@pytest.mark.interpreter
+def test_a_problem_whose_every_group_is_library_takes_the_plain_library_path(tmp_path, no_local_gpu):
+    """A bare convolution (no bias, no tail): nothing gained by wrapping it."""
+    problem = tmp_path / "bare_conv.py"
+    problem.write_text((DATA / "conv_transpose_tanh.py").read_text().replace(
+        "return torch.tanh(self.conv(x) - self.bias)", "return self.conv(x)"))
+    result = generate(problem, GenerateSettings(target="mi300x", out_dir=tmp_path / "out", use_store=False))
+    assert result.status == "library" and not result.mixed
+    assert "every group is a library call (conv: no generator)" in result.message
+
+
+@pytest.mark.interpreter
+def test_a_mixed_module_running_or_writing_another_call_fails_the_referee(tmp_path, no_local_gpu):
+    """The referee allows exactly the library group's call: the module with its bias + relu kernel replaced by
+    torch's relu fails the static check (a call not named), and, with the static check skipped, the observed
+    check (an operator the call does not dispatch to)."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+    from kerntailor.verify.referee import verify_dynamic
+
+    problem, gen, plan, module = _module("conv_transpose_tanh")
+    calls, ops = frozenset({"torch.ops.aten.convolution.default"}), frozenset({"aten.convolution.default"})
+    good = tmp_path / "good.py"
+    good.write_text(module.source)
+    settings = VerifySettings(allowed_ops=ops, allowed_calls=calls, variants=("odd",))
+    assert verify_candidate(problem, good, settings).passed
+    lines = module.source.splitlines()
+    launch = next(i for i, ln in enumerate(lines) if "k1_pointwise_kernel[" in ln)
+    indent = lines[launch][:len(lines[launch]) - len(lines[launch].lstrip())]
+    lines[launch] = (f"{indent}pw1.copy_(torch.ops.aten.tanh.default(torch.ops.aten.sub.Tensor(k0_conv0, "
+                     "p_bias)))")
+    bad = tmp_path / "bad.py"
+    bad.write_text("\n".join(lines) + "\n")
+    v = verify_candidate(problem, bad, settings)
+    assert not v.passed and v.check == "static" and "torch.ops.aten.tanh.default" in v.reason + " ".join(v.notes)
+    v = verify_dynamic(problem, bad, settings)
+    assert not v.passed and v.check == "library" and ("aten.tanh.default" in v.reason or "aten.sub" in v.reason)

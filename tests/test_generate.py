@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import textwrap
 import os
 import subprocess
 import sys
@@ -132,6 +133,33 @@ def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tm
     assert again.status == "library" and "served from the store" in again.message, again.message
     cached = _load_module(again.kernel_path)
     assert cached.ModelNew is cached.Model
+
+
+def test_a_problem_capture_cannot_express_takes_the_library_path(tmp_path, home, no_local_gpu):
+    """An op the IR has no lowering for (aten.sort) is not an error of the user's file: the reference runs,
+    judged like any candidate, and the report says why."""
+    path = tmp_path / "sort_scale.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.sort(x, dim=-1).values * 2
+
+
+        def get_inputs():
+            return [torch.randn(32, 32)]
+
+
+        def get_init_inputs():
+            return []
+    """))
+    result = generate(path, settings(tmp_path, out_dir=tmp_path / "sorted", use_store=False))
+    assert result.status == "library" and "not captured" in result.message and "aten.sort" in result.message
+    assert json.loads(result.report_path.read_text())["status"] == "library"
+    assert "ModelNew = Model" in result.kernel_path.read_text()
 
 
 def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess:

@@ -26,7 +26,7 @@ from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
-from kerntailor.errors import KerntailorError
+from kerntailor.errors import CaptureError, KerntailorError
 from kerntailor.generate.group_search import GroupSearch, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
@@ -131,7 +131,11 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     cached = _served_from_store(run)
     if cached is not None:
         return cached
-    _capture(run)
+    try:
+        _capture(run)
+    except CaptureError as e:   # an op or a size kerntailor cannot express: the user keeps the reference
+        log.info("library path: not captured: %s", e)
+        return _library(run, f"not captured: {e}", [], None)
     try:
         schedules = _plan_around_refusals(run)
     except CodegenUnsupported as e:
@@ -359,6 +363,17 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
     if run.floor is not None and "floor" not in report:
         report["floor"] = _floor_dict(run.floor)
     library_verdict = emit_library(run.problem, reason, run.out, compiled)   # kernel.py only if it passes
+    if compiled and not library_verdict.passed:
+        # torch.compile of the reference failed its referee (an Inductor error at one of the variants' shapes):
+        # the reference as it is, eager
+        log.info("the compiled library path failed its referee (%s: %s); the eager one instead",
+                 library_verdict.check, library_verdict.reason)
+        report["compiled_library_verdict"] = library_verdict.to_dict()
+        compiled = False
+        report["library"] = "eager"
+        report["reason"] = reason = (f"{reason}; torch.compile of the reference failed the referee "
+                                     f"({library_verdict.check}: {library_verdict.reason}), so eager")
+        library_verdict = emit_library(run.problem, reason, run.out, compiled)
     if not library_verdict.passed:
         report["library_verdict"] = library_verdict.to_dict()
     write_outputs(run, None, report)

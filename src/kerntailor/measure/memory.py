@@ -66,8 +66,8 @@ class MemoryRefused(KerntailorError, MemoryError):
 class Footprint:
     """One variant's tensors, in bytes, counted on the meta device (nothing allocated).
 
-    `forward` / `forward64`: the most bytes the forward in the problem's dtype / in float64 holds at once
-    beyond its inputs and parameters (its outputs and intermediates: LiveBytes)."""
+    `forward`: the most bytes the forward in the problem's dtype holds at once beyond its inputs and parameters
+    (its outputs and intermediates: LiveBytes); `forward64` the same in float64 (footprint says how)."""
 
     variant: str
     inputs: int
@@ -183,46 +183,45 @@ def _nbytes(values) -> int:
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
-def _forward_peak(model, inputs) -> int:
+def _forward_peak(model, inputs) -> tuple[int, list]:
+    """(the most bytes the forward holds at once beyond its inputs and parameters, its tensor outputs)."""
     import torch
 
     with torch.no_grad(), LiveBytes(list(inputs) + list(model.parameters()) + list(model.buffers())) as live:
-        model(*inputs)
-    return live.peak
+        out = model(*inputs)
+    return live.peak, [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+
+
+_footprints: dict[tuple[str, str], Footprint] = {}   # (problem.key(), variant): counted once per process
 
 
 def footprint(problem, variant: str = "default") -> Footprint:
-    """The variant's tensors and forward peaks, native and float64, on the meta device. A float64 forward meta
-    cannot run is counted as the native one scaled by the widest upcast."""
-    import copy
+    """The variant's tensors and forward peak on the meta device; the float64 figures are the same tensors
+    with every floating one 8 bytes an element (the float64 forward's peak: the native one scaled by the
+    widest upcast, which errs high where it holds integer tensors). One meta forward: seconds for a long
+    recurrent network (KernelBench's LSTMs: 7 s), so kept per process."""
+    key = (problem.key(), variant)
+    if key not in _footprints:
+        _footprints[key] = _count(problem, variant)
+    return _footprints[key]
 
+
+def _count(problem, variant: str) -> Footprint:
     import torch
 
     model = problem.make_model(variant, "meta")
     inputs = problem.make_inputs(variant, "meta")
     state = list(model.parameters()) + list(model.buffers())
-    forward = _forward_peak(model, inputs)
-    with torch.no_grad():
-        out = model(*inputs)
-    outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+    forward, outs = _forward_peak(model, inputs)
 
-    def up(t):
-        return t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+    def bytes64(values) -> int:
+        return sum(v.numel() * (8 if v.is_floating_point() else v.element_size())
+                   for v in values if isinstance(v, torch.Tensor))
 
-    ins64 = [up(x) for x in inputs]
-    model64 = copy.deepcopy(model).to(torch.float64)
-    try:
-        forward64 = _forward_peak(model64, ins64)
-        with torch.no_grad():
-            out64 = model64(*ins64)
-        outs64 = [o for o in (out64 if isinstance(out64, (tuple, list)) else [out64]) if isinstance(o, torch.Tensor)]
-        o64 = _nbytes(outs64)
-    except Exception:   # noqa: BLE001 - an op meta has no float64 kernel for: scale the native figures
-        widest = min((t.element_size() for t in state + outs + list(inputs)
-                      if isinstance(t, torch.Tensor) and t.is_floating_point()), default=8)
-        forward64, o64 = forward * 8 // widest, _nbytes([up(o) for o in outs])
-    return Footprint(variant, _nbytes(inputs), _nbytes(state), _nbytes(outs), forward, _nbytes(ins64),
-                     _nbytes(list(model64.parameters()) + list(model64.buffers())), o64, forward64)
+    narrowest = min((t.element_size() for t in state + outs + list(inputs)
+                     if isinstance(t, torch.Tensor) and t.is_floating_point()), default=8)
+    return Footprint(variant, _nbytes(inputs), _nbytes(state), _nbytes(outs), forward, bytes64(inputs),
+                     bytes64(state), bytes64(outs), forward * 8 // narrowest)
 
 
 def _needs(f: Footprint, reference: str, keep: str, gpu: bool) -> tuple[int, int]:

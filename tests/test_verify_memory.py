@@ -290,8 +290,12 @@ def test_host_copy_of_a_model_is_the_same_model():
     for a, b in zip(list(copy.parameters()) + list(copy.buffers()), list(model.parameters()) + list(model.buffers())):
         assert torch.equal(a, b) and a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()
     x = problem.make_inputs("small", "cpu", 1)
-    with torch.no_grad():
-        assert torch.equal(copy.double()(*[t.double() for t in x]), model.double()(*[t.double() for t in x]))
+    from kerntailor.verify.judge import Judge
+
+    judge = Judge(dict(problem=problem, device="cpu"), _Events(), None)   # the float64 reference both ways
+    (on_host, dtype), (on_device, _) = (judge._reference(model, x, True, host=h) for h in (True, False))
+    assert dtype is torch.float64 and on_host.dtype == torch.float64 and torch.equal(on_host, on_device)
+    assert next(model.parameters()).dtype == torch.float32   # the problem's model is left as it was
     moved = _to_host((torch.ones(2), [torch.zeros(1), 3]))
     assert isinstance(moved, list) and moved[1][1] == 3 and moved[0].device.type == "cpu"
 

@@ -41,6 +41,7 @@ from kerntailor.precision import PRECISIONS, fp8_format, is_fp8
 from kerntailor.problem import load_problem
 from kerntailor.targets import detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
+from kerntailor.verify.referee import fits_referee
 
 log = logging.getLogger("kerntailor.generate")
 
@@ -171,6 +172,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
 def _start(problem_path: str | Path, settings: GenerateSettings, progress: Progress) -> Run:
     target = resolve_target(settings.target)
     problem = load_problem(problem_path, dtype=settings.dtype)
+    fits_referee(problem)   # one line (MemoryRefused) before any work, where its referee cannot fit: verify/referee.py
     out = Path(settings.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run = Run(settings, target, problem, detect_local_target(), out, progress)

@@ -2,7 +2,8 @@
 
 The numeric comparison with the reference is in tolerance.py. Each function returns None when the check
 passes, or a one-line reason when it fails. Large outputs are compared in chunks (a GPU default shape can hold
-over a billion elements; float64 temporaries of that size would not fit).
+over a billion elements; float64 temporaries of that size would not fit), and the float64 reference may stay on
+the host: a chunk of it at a time comes to the device (tolerance.ref_chunk).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import torch
 
 from kerntailor.verify.poison import GARBAGE_BYTE, NAN_BYTE, poison_value
-from kerntailor.verify.tolerance import CHUNK, Tolerance, flat_index
+from kerntailor.verify.tolerance import CHUNK, Tolerance, block_sums, exact_sum, flat_index, ref_chunk
 
 
 @dataclass(frozen=True)
@@ -117,23 +118,24 @@ def disagreement(run1: torch.Tensor, run2: torch.Tensor, ref64: torch.Tensor, to
     a, b = run1.reshape(-1), run2.reshape(-1)
     r = ref64.reshape(-1)
     if not run1.is_floating_point():
-        bad = int((a != b).sum())
-        first = int((a != b).nonzero()[0, 0])
+        bad = sum(int((a[s:s + CHUNK] != b[s:s + CHUNK]).sum()) for s in range(0, a.numel(), CHUNK))
+        first = next(s + int((a[s:s + CHUNK] != b[s:s + CHUNK]).nonzero()[0, 0]) for s in range(0, a.numel(), CHUNK)
+                     if bool((a[s:s + CHUNK] != b[s:s + CHUNK]).any()))
         at = flat_index(first, tuple(run1.shape))
         return (f"two runs on the same inputs differ in {bad} elements (first at {at}): a race or a read of "
                 "unwritten memory")
-    sq = 0.0
+    sq: list[float] = []
     finite = 0
     for s in range(0, r.numel(), CHUNK):
-        rc = r[s:s + CHUNK].to(torch.float64)
+        rc = ref_chunk(r, s, s + CHUNK, a.device, torch.float64)
         ok = torch.isfinite(rc)
-        sq += float((torch.where(ok, rc, 0.0) ** 2).sum())
+        sq += block_sums(torch.where(ok, rc, 0.0) ** 2)
         finite += int(ok.sum())
-    rms = (sq / max(finite, 1)) ** 0.5
+    rms = (exact_sum(sq) / max(finite, 1)) ** 0.5
     count, worst, worst_at = 0, 0.0, None
     for s in range(0, a.numel(), CHUNK):
         x, y = a[s:s + CHUNK].to(torch.float64), b[s:s + CHUNK].to(torch.float64)
-        rc = r[s:s + CHUNK].to(torch.float64)
+        rc = ref_chunk(r, s, s + CHUNK, a.device, torch.float64)
         nan_mismatch = torch.isnan(x) != torch.isnan(y)
         d = torch.where(torch.isnan(x) & torch.isnan(y), 0.0, (x - y).abs())
         d = torch.where(torch.isinf(x) & torch.isinf(y) & (x == y), 0.0, d)

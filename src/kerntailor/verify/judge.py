@@ -84,6 +84,7 @@ class Judge:
         self.fp8 = None   # (per_row, Fp8Format) under the fp8 precisions: the reference's products are quantized
         self.fp8_unquantized: set[str] = set()   # fused matrix ops the fp8 reference ran as they are (noted once)
         self.max_numel = 1
+        self.host_failed = False   # the plan's host reference failed once (a tensor the module keeps on the GPU)
 
     def ran(self, *names: str) -> None:
         for n in names:
@@ -135,6 +136,8 @@ class Judge:
         self.fp8 = fp8_policy(job.get("precision", "ieee"), job.get("fp8_format"))
         if self.fp8 is not None:
             self.events.emit(event="fp8", precision=job["precision"], format=self.fp8[1].name)
+        if (job.get("memory") or {}).get("note"):
+            self.events.emit(event="note", text=job["memory"]["note"])
         for vi, variant in enumerate(job["variants"]):
             vseed = job["seed"] + 7919 * (vi + 1)
             ref_model = self.problem.make_model(variant, self.device, vseed)
@@ -169,17 +172,48 @@ class Judge:
     def reference64(self, ref_model, inputs: list[Any], quantized: bool = True):
         """The reference in float64 (params and floating inputs upcast); falls back to fp32, then native.
 
+        Where the job's memory plan says so (measure/memory.referee_plan: the float64 copy does not fit the
+        GPU beside the rest) it runs on the host, in float64 all the same; its outputs stay where the plan
+        keeps them (`keep`: the host frees the GPU for the candidate; the comparison takes a chunk at a time).
+
         Under an fp8 precision (self.fp8) its matrix products are fp8-quantized (verify/fp8.py): that is what
         the candidate is judged against; `quantized` False gives the exact one (reported for scale only)."""
         import torch
 
+        plan = self.job.get("memory") or {}
+        out, dtype = None, None
+        if plan.get("reference") == "host" and self.device.type != "cpu" and not self.host_failed:
+            try:
+                out, dtype = self._reference(ref_model, inputs, quantized, host=True)
+            except RuntimeError as e:
+                self.host_failed = True
+                self.events.emit(event="note", text="the float64 reference could not run on the host "
+                                 f"({_one_line(e)[:160]}): it runs on the GPU")
+        if out is None:
+            out, dtype = self._reference(ref_model, inputs, quantized, host=False)
+        if plan.get("keep") == "host" and self.device.type != "cpu":
+            out = _to_host(out)
+            torch.cuda.empty_cache()   # the candidate's process may use what the reference held
+        return out, dtype
+
+    def _reference(self, ref_model, inputs: list[Any], quantized: bool, host: bool):
+        import torch
+
         from kerntailor.verify.fp8 import fp8_products
 
-        for dtype in (torch.float64, torch.float32, None):
+        # on the host float64 only: where it fails, the GPU path's own fallbacks decide (reference64)
+        for dtype in (torch.float64,) if host else (torch.float64, torch.float32, None):
             try:
-                model = ref_model if dtype is None else copy.deepcopy(ref_model).to(dtype)
+                if host:
+                    model = _host_copy(ref_model)
+                    model = model if dtype is None else model.to(dtype)
+                    src = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+                else:
+                    model = ref_model if dtype is None else copy.deepcopy(ref_model).to(dtype)
+                    src = inputs
                 ins = [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point()
-                       else (x.clone() if isinstance(x, torch.Tensor) else x) for x in inputs]
+                       else (x.clone() if isinstance(x, torch.Tensor) else x) for x in src]
+                del src
                 mode = fp8_products(*self.fp8) if quantized and self.fp8 is not None else None
                 with torch.no_grad(), (mode if mode is not None else contextlib.nullcontext()):
                     out = model(*ins)
@@ -191,6 +225,8 @@ class Judge:
                 return out, dtype
             except Exception as e:  # noqa: PERF203 - an upcast the reference does not support
                 last = e
+        if host:
+            raise RuntimeError(_one_line(last))
         raise Stop("exception", f"the reference itself raised {_one_line(last)}")
 
     def refuse_random(self, ref_model, inputs: list[Any], first_out: list[Any], seed: int, row) -> None:
@@ -206,9 +242,10 @@ class Judge:
         torch.manual_seed(seed + 1)
         with torch.no_grad():
             again = flatten_outputs(ref_model(*ins))
+        del ins
         for k, (a, b) in enumerate(zip(first_out, again)):
             if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
-                cmp = compare(b, a.to(torch.float64), row(a))
+                cmp = compare(b, a, row(a))   # compare takes the reference a chunk at a time, as float64
                 if cmp.problem:
                     raise ProblemError(f"{self.problem.name}: the reference is random: put it in eval mode or fix "
                                        f"its generator (two runs on the same inputs differ in output {k}: "
@@ -248,6 +285,7 @@ class Judge:
             ref_native = flatten_outputs(ref_model(*ref_in))
         ref_mutates = C.changed_inputs(ref_in, inputs) is not None
         ref_aliases = C.aliased(ref_native, ref_in) is not None
+        del ref_in   # before refuse_random's own copy of the inputs: one copy at a time
         float_dtypes = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
         float_dtypes += [p.dtype for p in ref_model.state_dict().values() if p.is_floating_point()]
 
@@ -268,7 +306,7 @@ class Judge:
                                                  if isinstance(o, torch.Tensor)])
         # what one run's reply may weigh: outputs up to that size, 16 bytes an element, and some slack
         self.cand.chan.max_bytes = 16 * self.max_numel * max(1, len(ref_native)) + (64 << 20)
-        del ref_in, ref_native
+        del ref_native
         pool = 2 * out_bytes + (8 << 20)
 
         shipped = self.cand.ship(list(inputs), where)
@@ -403,6 +441,30 @@ class Judge:
                                compile_mode=self.job["compile_mode"], tf32=self.job["tf32"], device=self.device,
                                precision=self.job.get("precision", "ieee"))
         self.events.emit(event="timing", report=report.to_dict())
+
+
+def _host_copy(model):
+    """A copy of `model` on the host, made without a second copy on the GPU: each parameter and buffer is
+    copied to the host first and the module's deepcopy takes those (its memo)."""
+    import torch
+
+    memo: dict[int, Any] = {}
+    for t in list(model.parameters()) + list(model.buffers()):
+        host = t.detach().to("cpu", copy=True)
+        memo[id(t)] = torch.nn.Parameter(host, requires_grad=t.requires_grad) \
+            if isinstance(t, torch.nn.Parameter) else host
+    return copy.deepcopy(model, memo)
+
+
+def _to_host(value: Any) -> Any:
+    """A forward's result with every tensor moved to the host (sequences become lists: it is flattened next)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.cpu()
+    if isinstance(value, (list, tuple)):
+        return [_to_host(v) for v in value]
+    return value
 
 
 class BadCandidate(Exception):

@@ -231,6 +231,8 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
     candidate_path = Path(candidate_path)
     source, tree = parse_candidate(candidate_path)
     device, interpreter = choose_mode(settings)
+    variants, skipped = choose_variants(problem, settings, interpreter)
+    plan = memory_plan(problem, variants, interpreter)   # a problem that cannot fit: refused here, before any work
     mode = "cpu interpreter" if interpreter else f"gpu {device}"
     base = dict(problem=problem.name, candidate=str(candidate_path), mode=mode,
                 tolerance=_tolerance_text(settings.tf32, settings.precision))
@@ -244,20 +246,43 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
         return Verdict(False, "static", findings[0].one_line() + more, checks=("static",),
                        notes=tuple(f.one_line() for f in findings), wall_s=time.monotonic() - started, **base)
 
-    variants, skipped = choose_variants(problem, settings, interpreter)
     return _judge_dynamic(problem, candidate_path, tree, settings, device, interpreter, variants, skipped, base,
-                          started)
+                          started, plan)
+
+
+def memory_plan(problem, variants: list[str], interpreter: bool):
+    """Where the referee keeps the float64 reference (measure/memory.referee_plan) for these variants on the
+    GPU, or on the host under the interpreter; MemoryRefused (one line, exit 2) when it cannot fit. None where
+    the meta device cannot run the problem (the judge then says what fails)."""
+    from kerntailor.measure.memory import MemoryRefused, referee_plan
+
+    try:
+        return referee_plan(problem, variants, gpu=not interpreter)
+    except MemoryRefused:
+        raise
+    except Exception:   # noqa: BLE001 - no estimate: the judge runs as it always did, and reports what fails
+        return None
+
+
+def fits_referee(problem, settings: VerifySettings | None = None) -> None:
+    """MemoryRefused (one line) if the referee could not judge `problem` here, in the mode and on the variants
+    `settings` (default: generate's) give; nothing is allocated (memory_plan)."""
+    settings = settings or VerifySettings()
+    device, interpreter = choose_mode(settings)
+    memory_plan(problem, choose_variants(problem, settings, interpreter)[0], interpreter)
 
 
 def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: VerifySettings, device: str,
-                   interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float) -> Verdict:
+                   interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float,
+                   plan=None) -> Verdict:
     """The dynamic checks, in the judge and the sandboxed candidate process (after the static check)."""
     observe = None if settings.allow_library or settings.library_path else sorted(settings.allowed_ops)
     spawn = dict(candidate=str(candidate_path.resolve()), device=device, interpreter=interpreter,
                  allowed_ops=observe, timeout_s=settings.timeout_s, time_timeout_s=settings.time_timeout_s)
     job = dict(problem=problem, variants=variants, draws=list(draw_names(settings.draws)), seed=settings.seed,
                device=device, interpreter=interpreter, tf32=settings.tf32, time=settings.time and not interpreter,
-               compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree))
+               compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree),
+               memory=plan.to_job() if plan is not None else None)
     events, ended, log_tail = run_judge(job, spawn, settings)
     return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
                     time.monotonic() - started)

@@ -41,6 +41,7 @@ Integer and bool outputs must match exactly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,7 +121,30 @@ class Comparison:
     where: tuple[int, ...] | None
 
 
-CHUNK = 1 << 24  # elements per chunk: a GPU default shape can hold over a billion elements
+CHUNK_BYTES = 128 << 20   # float64 bytes of one chunk of an output: the comparison's temporaries are a few times this
+BLOCK = 1 << 16           # elements per partial sum; the partials are added exactly (math.fsum), so the sums, and
+#                           with them every figure compare() reports, do not depend on the chunk size
+
+
+def chunk_elems(chunk_bytes: int | None = None) -> int:
+    """Elements per chunk for a float64 budget of `chunk_bytes` (default CHUNK_BYTES): a multiple of BLOCK."""
+    n = (CHUNK_BYTES if chunk_bytes is None else chunk_bytes) // 8
+    return max(BLOCK, n // BLOCK * BLOCK)
+
+
+CHUNK = chunk_elems()
+
+
+def block_sums(x: torch.Tensor) -> list[float]:
+    """Sums of `x` (1-D, starting at a multiple of BLOCK of the whole) over consecutive BLOCK elements: each a
+    sum of the same elements in the same call shape however the whole is chunked."""
+    if x.numel() == 0:
+        return []
+    return torch.stack([x[i:i + BLOCK].sum() for i in range(0, x.numel(), BLOCK)]).tolist()
+
+
+def exact_sum(partials: list[float]) -> float:
+    return math.fsum(partials)
 
 
 def flat_index(flat_idx: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -131,41 +155,61 @@ def flat_index(flat_idx: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _compare_exact(out: torch.Tensor, ref64: torch.Tensor) -> Comparison:
+def ref_chunk(ref: torch.Tensor, s: int, e: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """Elements [s, e) of the flat reference `ref` on `device` as `dtype` (the reference may stay on the host:
+    only a chunk comes to the device)."""
+    return ref[s:e].to(device=device, dtype=dtype)
+
+
+def _compare_exact(out: torch.Tensor, ref64: torch.Tensor, chunk: int) -> Comparison:
     shape = tuple(out.shape)
-    ref_exact = ref64.to(out.dtype)
-    bad = out != ref_exact
-    if bool(bad.any()):
-        i = int(bad.reshape(-1).nonzero()[0, 0])
-        return Comparison("accuracy", f"{int(bad.sum())} of {out.numel()} elements differ from the reference "
+    o_all, r_all = out.detach().reshape(-1), ref64.detach().reshape(-1)
+    n_bad, first, first_ref = 0, None, None
+    for s in range(0, o_all.numel(), chunk):
+        r = ref_chunk(r_all, s, s + chunk, o_all.device, out.dtype)
+        bad = o_all[s:s + chunk] != r
+        k = int(bad.sum())
+        if k and first is None:
+            j = int(bad.nonzero()[0, 0])
+            first, first_ref = s + j, r[j].item()
+        n_bad += k
+    if n_bad:
+        return Comparison("accuracy", f"{n_bad} of {out.numel()} elements differ from the reference "
                           f"(exact match required for {str(out.dtype).removeprefix('torch.')}); first at "
-                          f"{flat_index(i, shape)}: {out.reshape(-1)[i].item()} vs {ref_exact.reshape(-1)[i].item()}",
-                          1.0, float("inf"), float("inf"), flat_index(i, shape))
+                          f"{flat_index(first, shape)}: {o_all[first].item()} vs {first_ref}",
+                          1.0, float("inf"), float("inf"), flat_index(first, shape))
     return Comparison(None, "", 0.0, 0.0, 0.0, None)
 
 
-def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance) -> Comparison:
+def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance, chunk_bytes: int | None = None) -> Comparison:
     """Compare one candidate output with the float64 reference (same shape; checked by the caller).
 
-    Two passes over chunks: NaN/Inf and the norms first (the RMS scales atol), then the elementwise bound.
+    Two passes over flat chunks of `chunk_bytes` float64 bytes (CHUNK_BYTES): NaN/Inf and the norms first
+    (the RMS scales atol), then the elementwise bound. The reference may live on another device (the host):
+    each chunk is brought to the output's. The result does not depend on the chunk size (BLOCK).
     """
+    chunk = chunk_elems(chunk_bytes)
     if not out.is_floating_point():
-        return _compare_exact(out, ref64)
+        return _compare_exact(out, ref64, chunk)
     shape = tuple(out.shape)
+    dev = out.device
     o_all, r_all = out.detach().reshape(-1), ref64.detach().reshape(-1)
     n = o_all.numel()
-    ref_sq = diff_sq = 0.0
+    ref_sq: list[float] = []
+    diff_sq: list[float] = []
     n_finite = 0
-    for s in range(0, n, CHUNK):
-        o = o_all[s:s + CHUNK].to(torch.float64)
-        r = r_all[s:s + CHUNK].to(torch.float64)
-        r_rounded = r_all[s:s + CHUNK].to(out.dtype).to(torch.float64)  # Inf where the output dtype overflows
+    for s in range(0, n, chunk):
+        o = o_all[s:s + chunk].to(torch.float64)
+        r = ref_chunk(r_all, s, s + chunk, dev, torch.float64)
+        r_rounded = r.to(out.dtype).to(torch.float64)  # Inf where the output dtype overflows
         nan_o, nan_r = torch.isnan(o), torch.isnan(r)
         new_nan = nan_o & ~nan_r
         if bool(new_nan.any()):
-            i = s + int(new_nan.nonzero()[0, 0])
-            return Comparison("nan", f"{int(torch.isnan(o_all).sum())} NaN elements, first at {flat_index(i, shape)} "
-                              f"where the reference is {r_all[i].item():.6g}", float("nan"), float("nan"),
+            j = int(new_nan.nonzero()[0, 0])
+            i = s + j
+            total = sum(int(torch.isnan(o_all[t:t + chunk]).sum()) for t in range(0, n, chunk))
+            return Comparison("nan", f"{total} NaN elements, first at {flat_index(i, shape)} "
+                              f"where the reference is {r[j].item():.6g}", float("nan"), float("nan"),
                               float("nan"), flat_index(i, shape))
         inf_o, inf_r = torch.isinf(o), torch.isinf(r_rounded)
         inf_bad = (inf_o | inf_r) & ~(inf_o & inf_r & (o == r_rounded))
@@ -178,22 +222,22 @@ def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance) -> Compariso
                               float("inf"), flat_index(i, shape))
         finite = torch.isfinite(r_rounded) & ~nan_r
         rf = torch.where(finite, r, 0.0)
-        ref_sq += float((rf * rf).sum())
+        ref_sq += block_sums(rf * rf)
         d = torch.where(finite, o - r, 0.0)
-        diff_sq += float((d * d).sum())
+        diff_sq += block_sums(d * d)
         n_finite += int(finite.sum())
-    ref_norm, diff_norm = ref_sq ** 0.5, diff_sq ** 0.5
+    ref_norm, diff_norm = exact_sum(ref_sq) ** 0.5, exact_sum(diff_sq) ** 0.5
     if ref_norm > 0:
         rel_norm = diff_norm / ref_norm
     else:
         rel_norm = 0.0 if diff_norm == 0 else float("inf")
     rms = ref_norm / max(n_finite, 1) ** 0.5
     floor = rms * (tol.atol / tol.rtol) if tol.rtol > 0 else rms
-    max_abs, max_rel, worst, n_bad = 0.0, 0.0, 0, 0
-    for s in range(0, n, CHUNK):
-        o = o_all[s:s + CHUNK].to(torch.float64)
-        r = r_all[s:s + CHUNK].to(torch.float64)
-        finite = torch.isfinite(r_all[s:s + CHUNK].to(out.dtype).to(torch.float64)) & ~torch.isnan(r)
+    max_abs, max_rel, worst, worst_ref, n_bad = 0.0, 0.0, 0, None, 0
+    for s in range(0, n, chunk):
+        o = o_all[s:s + chunk].to(torch.float64)
+        r = ref_chunk(r_all, s, s + chunk, dev, torch.float64)
+        finite = torch.isfinite(r.to(out.dtype).to(torch.float64)) & ~torch.isnan(r)
         absdiff = torch.where(finite, (o - r).abs(), 0.0)
         rabs = torch.where(finite, r.abs(), 0.0)
         n_bad += int((absdiff > tol.atol * rms + tol.rtol * rabs).sum())
@@ -203,13 +247,12 @@ def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance) -> Compariso
             rel = torch.where(absdiff > 0, float("inf"), 0.0)
         j = int(rel.argmax())
         if s == 0 or float(rel[j]) > max_rel:
-            max_rel, worst = float(rel[j]), s + j
+            max_rel, worst, worst_ref = float(rel[j]), s + j, r[j].item()
         max_abs = max(max_abs, float(absdiff.max()))
     where = flat_index(worst, shape) if n else None
     worst_text = ""
     if n:
-        out_w, ref_w = o_all[worst].item(), r_all[worst].item()
-        worst_text = f"worst element at {where}: out {out_w:.7g}, reference {ref_w:.7g}"
+        worst_text = f"worst element at {where}: out {o_all[worst].item():.7g}, reference {worst_ref:.7g}"
     if rel_norm > tol.norm:
         return Comparison("accuracy", f"‖out−ref‖/‖ref‖ = {rel_norm:.3g} > {tol.norm:.3g} ({tol.policy} policy); "
                           f"{worst_text}", rel_norm, max_abs, max_rel, where)

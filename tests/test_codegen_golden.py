@@ -102,6 +102,8 @@ CASES = {
     "avgpool2d_ceil": (DATA / "codegen" / "avgpool2d_ceil.py", None, {"pool": {"XBLOCK": 128}}, "gfx942"),
     "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {}, "gfx942"),
     "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {}, "gfx942"),
+    # mixed: the library's convolution, a tiled pointwise tail with a one-element parameter, a pool
+    "mixed_conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
 }
 
 

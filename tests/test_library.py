@@ -132,6 +132,7 @@ def _generate(name: str, tmp_path: Path):
 @pytest.mark.parametrize("name, anchor, call, ops", [
     ("conv_pool_softmax", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
     ("conv_transpose_tanh", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
+    ("conv_scale_pool", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
     ("sdpa_tail", "attention", "torch.ops.aten.scaled_dot_product_attention.default",
      {"aten._scaled_dot_product_flash_attention_for_cpu.default"}),
     ("lstm_tail", "recurrent", "torch.ops.aten.lstm.input", None),

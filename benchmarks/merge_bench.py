@@ -31,6 +31,9 @@ def main() -> None:
     ap.add_argument("--part", required=True)
     ap.add_argument("--machine", required=True)
     ap.add_argument("--note", default="")
+    ap.add_argument("--suite", default="problems", help="what the rows ran over (a KernelBench sample: its rule)")
+    ap.add_argument("--suite-dir", type=Path, default=None,
+                    help="the suite's folder here: its problems without a row are listed as not reached")
     args = ap.parse_args()
     rows: dict[str, dict] = {}
     for path, commit, command in args.source:
@@ -38,6 +41,8 @@ def main() -> None:
             row = json.loads(line) | {"commit": commit, "command": command}
             rows[row["problem"]] = row
     ordered = sorted(rows.values(), key=lambda r: (r["level"], r["problem"]))
+    not_reached = sorted(f"{p.parent.name}/{p.stem}" for p in (args.suite_dir.glob("*/*.py") if args.suite_dir else [])
+                         if p.stem not in rows)
     levels = sorted({r["level"] for r in ordered})
     again = []
     for path, commit, command in args.again:
@@ -47,10 +52,10 @@ def main() -> None:
                       "regenerated": sorted(r["problem"] for r in served if not r.get("served_from_store")),
                       "seconds": round(sum(r.get("seconds", 0) for r in served), 1)})
     result = {
-        "suite": "problems", "part": args.part, "target": args.target, "dtype": args.dtype,
+        "suite": args.suite, "part": args.part, "target": args.target, "dtype": args.dtype,
         "date": datetime.date.today().isoformat(), "machine": args.machine, "note": args.note,
         "sources": [{"rows": p, "commit": c, "command": cmd} for p, c, cmd in args.source], "again": again,
-        "complete": True, "rows": ordered,
+        "complete": not not_reached, "not_reached": not_reached, "rows": ordered,
         "summary": {"overall": summarize(ordered)} | {lv: summarize([r for r in ordered if r["level"] == lv])
                                                       for lv in levels},
     }

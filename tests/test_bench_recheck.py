@@ -39,6 +39,12 @@ def test_summary_arithmetic():
     assert s["median_time_over_floor"] == pytest.approx(1.25)      # both rows at 10/8 and 5/4
     assert s["kernelbench_correct"] == pytest.approx(2 / 3)         # the library path is the reference: correct
     assert s["generated_share"] == pytest.approx(2 / 3)
+    # a library path whose reference failed its own referee wrote no kernel.py: not correct
+    failed = {"level": "a", "status": "library", "correct": False, "library_emitted": False}
+    assert summarize(rows + [failed])["kernelbench_correct"] == pytest.approx(2 / 4)
+    old = {"level": "a", "status": "library", "correct": False,   # a row from before the field: its message
+           "message": "library path NOT emitted (the reference fails its own referee: ...)"}
+    assert summarize(rows + [old])["kernelbench_correct"] == pytest.approx(2 / 4)
 
 
 def test_a_mixed_module_counts_as_generated_with_its_share_of_generated_groups():

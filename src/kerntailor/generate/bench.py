@@ -39,6 +39,9 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     row |= {"status": result.status, "mode": result.mode, "message": result.message,
             "served_from_store": bool(result.report.get("served_from_store")),
             "correct": passed and result.status != "library",
+            # a library path is written only after the reference passed its own referee (report.library_verdict
+            # holds the failure where it did not: no kernel.py at all)
+            "library_emitted": result.status == "library" and "library_verdict" not in result.report,
             # a mixed module: generated kernels around library calls (counted as generated; report.json says which)
             "mixed": bool(result.report.get("mixed")),
             "generated_groups": result.report.get("generated_groups", len(result.report.get("kernels", []))),
@@ -82,6 +85,13 @@ def _geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def _library_emitted(row: dict) -> bool:
+    """Whether a library row left a kernel.py (rows written before the field: from the message)."""
+    if "library_emitted" in row:
+        return bool(row["library_emitted"])
+    return "NOT emitted" not in (row.get("message") or "")
+
+
 def summarize(rows: list[dict]) -> dict:
     out = {"problems": len(rows), "correct": sum(r["correct"] for r in rows),
            "generated": sum(r["status"] == "generated" or r["status"] == "cached" for r in rows),
@@ -89,7 +99,8 @@ def summarize(rows: list[dict]) -> dict:
            "mixed": sum(bool(r.get("mixed")) and r["status"] in ("generated", "cached") for r in rows)}
     # KernelBench's own "correct": the emitted ModelNew returns the reference's outputs. The library path is the
     # reference itself, so KernelBench counts it correct (and never fast); errors and refusals are not
-    out["kernelbench_correct"] = (out["correct"] + out["library"]) / len(rows) if rows else None
+    emitted = sum(r["status"] == "library" and _library_emitted(r) for r in rows)
+    out["kernelbench_correct"] = (out["correct"] + emitted) / len(rows) if rows else None
     # a mixed module is a generated one (its kernels are ours, the referee passed the whole module); how much of
     # it is generated: the share of fusion groups that are generated kernels, over the generated modules
     out["generated_share"] = out["generated"] / len(rows) if rows else None

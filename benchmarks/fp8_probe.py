@@ -64,7 +64,8 @@ def main() -> None:
     for precision, bm, bn, bk, warps, stages, tma, persistent in grid:
         knobs = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": warps, "num_stages": stages,
                  "split_k": 1, "precision": precision, "TMA": tma, "PERSISTENT": persistent}
-        name = f"{precision} {bm}x{bn}x{bk} w{warps} s{stages}" + (" TMA" if tma else "") + (" persistent" if persistent else "")
+        name = (f"{precision} {bm}x{bn}x{bk} w{warps} s{stages}" + (" TMA" if tma else "")
+                + (" persistent" if persistent else ""))
         for promoted in (True, False) if not smoke else (True,):
             row = {"variant": name + ("" if promoted else " unpromoted")}
             try:

@@ -1,6 +1,7 @@
 """Probe: why our bf16 `x @ W.T` (NT) GEMM kernels run at ~525-565 TFLOP/s on the H200 when NN runs at ~700.
 
-Times, side by side in one process on one GPU, the same GEMM + bias + ReLU (gemm_bias_relu's shape) four ways, each over a few tile configs:
+Times, side by side in one process on one GPU, the same GEMM + bias + ReLU (gemm_bias_relu's shape) four ways,
+each over a few tile configs:
 
   pointer        the structure kerntailor's codegen emits today (pointer tiles, K mask in the loop)
   pointer_even   the same without the K mask (K a multiple of BLOCK_K)
@@ -81,7 +82,7 @@ def nn_pointer(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.
     a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]
     b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kt in range(0, tl.cdiv(K, BLOCK_K)):
+    for _kt in range(0, tl.cdiv(K, BLOCK_K)):
         acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0), acc)
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * N

@@ -14,9 +14,8 @@ from functools import reduce as fold
 import torch
 import torch.nn.functional as F
 
-from kerntailor.ir.expr import CAST, Const, Index, Load, Op
-from kerntailor.ir.nodes import (Attention, Conv, Graph, Matmul, Pointwise, Pool, Recurrent, Reduction,
-                                 Scan)
+from kerntailor.ir.expr import CAST, Const, Index, Load
+from kerntailor.ir.nodes import Attention, Conv, Graph, Matmul, Pointwise, Pool, Recurrent, Reduction, Scan
 from kerntailor.ir.types import View
 
 TORCH = {"fp64": torch.float64, "fp32": torch.float64, "bf16": torch.float64, "fp16": torch.float64,

@@ -35,12 +35,12 @@ BF16_SUBSET = ["softmax_long_rows", "layernorm", "rmsnorm", "cross_entropy", "ma
                "matmul_transposed_b", "gemm_bias_relu", "conv2d", "sdpa", "swiglu_mlp", "llama_decoder_block"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spec_of(name: str, dtype: str | None = None):
     return load_problem(BY_NAME[name], dtype=dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def captured(name: str, dtype: str | None = None) -> Capture:
     """The default variant of problem `name` captured once per dtype."""
     return capture_problem(spec_of(name, dtype))

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from graph_eval import check_against_eager
 from kerntailor.capture import capture_problem
 from kerntailor.errors import CaptureError
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Pointwise, Recurrent, Reduction
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
-
-from graph_eval import check_against_eager
 
 TEMPLATE = """
 import torch
@@ -98,7 +97,8 @@ def test_triplet_margin_loss(tmp_path):
 @pytest.mark.parametrize("name,init,inputs", [
     ("instance2d", "self.norm = nn.InstanceNorm2d(6)", "torch.randn(3, 6, 5, 7)"),
     ("instance2d_affine", "self.norm = nn.InstanceNorm2d(6, affine=True)\n"
-                          "nn.init.uniform_(self.norm.weight)\nnn.init.uniform_(self.norm.bias)", "torch.randn(3, 6, 5, 7)"),
+                          "nn.init.uniform_(self.norm.weight)\nnn.init.uniform_(self.norm.bias)",
+     "torch.randn(3, 6, 5, 7)"),
     ("instance1d", "self.norm = nn.InstanceNorm1d(16, eps=1e-3)", "torch.randn(2, 16, 33)"),
     ("instance3d", "self.norm = nn.InstanceNorm3d(4)", "torch.randn(2, 4, 3, 5, 6)"),
 ])
@@ -114,7 +114,8 @@ def test_instance_norm(tmp_path, name, init, inputs):
 
 def test_batch_norm_by_batch_statistics(tmp_path):
     spec = problem(tmp_path, "bn_batch_stats", "return F.batch_norm(x, None, None, self.w, self.b, training=True)",
-                   "torch.randn(8, 5, 9)", init="self.w = nn.Parameter(torch.rand(5))\nself.b = nn.Parameter(torch.rand(5))")
+                   "torch.randn(8, 5, 9)",
+                   init="self.w = nn.Parameter(torch.rand(5))\nself.b = nn.Parameter(torch.rand(5))")
     captured_matches_eager(spec)
 
 
@@ -224,7 +225,9 @@ def test_transposed_convolution(tmp_path, name, init, inputs):
     assert conv.flops() == 2 * x.numel * w.shape[1] * int(torch.tensor(w.shape[2:]).prod())
     assert "transposed" in conv.describe() and "output_padding" in conv.describe()
     plan = plan_fusion(graph)
-    assert [g.family for g in plan.groups] == ["conv"]  # bias and relu are the conv group's epilogue
+    # convolution has no generator: the library's call alone, its bias and relu one generated kernel after it
+    assert [g.family for g in plan.groups] == ["library", "pointwise"]
+    assert plan.groups[0].nodes == (conv.name,)
 
 
 # --- recurrent layers: whole, one anchor per result --------------------------------------------------------------
@@ -253,7 +256,8 @@ def test_recurrent_layers(tmp_path, name, init, body, inputs, args):
         assert node.operands[0].shape == spec.inputs[0].shape
         assert len(node.operands) == 1 + node.hidden + len(module._flat_weights)
     plan = plan_fusion(graph)
-    recurrent_groups = [g for g in plan.groups if g.family == "recurrent"]
+    # no generator: one library group holds the call's every result (one node per used result, one call)
+    recurrent_groups = [g for g in plan.groups if g.family == "library" and set(g.nodes) & {n.name for n in nodes}]
     assert len(recurrent_groups) == 1 and {n.name for n in nodes} <= set(recurrent_groups[0].nodes)
 
 
@@ -303,7 +307,8 @@ def test_inspect_prints_the_new_anchors(tmp_path):
     text = render_inspection(inspect_problem(spec.path, "mi300x"))
     assert "transposed conv2d kernel (3, 3) stride (2, 2) pad (0, 0) output_padding (1, 1) groups 1" in text
     assert "lstm x2 batch_first -> output sequence (call lstm0)" in text and "-> c_n (call lstm0)" in text
-    assert "recurrent [lstm0_0, lstm0_2]" in text
+    # neither has a generator: each is a library group, the LSTM's two used results in one call
+    assert "library   [conv0]" in text and "library   [lstm0_0, lstm0_2]" in text
 
 
 @pytest.mark.parametrize("name,body,inputs", [

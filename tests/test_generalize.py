@@ -248,7 +248,7 @@ def test_equal_dims_reports_tied_inputs_only():
 
 # --- capture_generalized on suite problems ----------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def generalized(path: Path):
     spec = load_problem(path)
     return spec, *capture_generalized(spec)

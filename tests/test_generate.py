@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import textwrap
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest

@@ -19,7 +19,6 @@ import torch
 
 from kerntailor.ir.types import View, contiguous_strides
 
-
 # --- helpers -------------------------------------------------------------------------------------------
 
 def addresses(view: View) -> np.ndarray:

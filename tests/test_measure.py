@@ -37,7 +37,7 @@ class FakeEvent:
     def record(self, stream=None):
         self.t = time.perf_counter()
 
-    def elapsed_time(self, end: "FakeEvent") -> float:
+    def elapsed_time(self, end: FakeEvent) -> float:
         return (end.t - self.t) * 1e3
 
 

@@ -25,12 +25,12 @@ except ImportError:  # collected some other way: capture here
     FILES = sorted(p for p in _PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
     IDS = [str(p.relative_to(_PROBLEMS)) for p in FILES]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def captured(name: str, dtype: str | None = None):
         return capture_problem(load_problem(next(p for p in FILES if p.stem == name), dtype=dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def planned(name: str) -> tuple[Graph, Plan, int]:
     cap = captured(name)
     return cap.graph, plan_fusion(cap.graph), cap.cost.min_bytes

@@ -25,7 +25,7 @@ MIN_DEFAULT_BYTES = 1 << 20
 MAX_DEFAULT_BYTES = 8 << 30
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(path: Path, dtype: str | None):
     return load_problem(path, dtype=dtype)
 

@@ -9,6 +9,7 @@ TRITON_INTERPRET=1) on tests/candidates/problems/relu_small.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import subprocess
@@ -388,6 +389,6 @@ def test_extract_says_why_there_is_no_module(reply, why):
 
 def test_settings_are_frozen():
     s = ProposerSettings()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.turns = 5  # type: ignore[misc]
     assert replace(s, turns=5).turns == 5

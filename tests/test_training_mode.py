@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-import torch
 import torch.nn as nn
 
 from helpers import DATA, L1, captured, make_module

@@ -68,7 +68,8 @@ def test_sizes_written_as_literals_in_get_inputs(tmp_path):
     for key, _ in small.literals + odd.literals:
         line, col = map(int, key.split(":"))
         assert not source_lines[line - 1][col:].startswith("1000"), key
-    assert spec.module("default").get_inputs.__code__.co_firstlineno == spec.module("odd").get_inputs.__code__.co_firstlineno
+    first_line = spec.module("default").get_inputs.__code__.co_firstlineno
+    assert first_line == spec.module("odd").get_inputs.__code__.co_firstlineno
 
 
 LITERAL_INIT = """

@@ -4,7 +4,6 @@ verification starts a worker process; the candidates compute with torch ops, so 
 
 from __future__ import annotations
 
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -236,8 +235,8 @@ EXACT_BODY = """        return x @ self.linear.weight.t() + self.linear.bias"""
 def _candidate(tmp: Path, name: str, body: str, fp8_format: str | None, spike: bool = False) -> Path:
     decl = f"\nFP8_FORMAT = {fp8_format!r}\n" if fp8_format is not None else ""
     path = tmp / f"{name}.py"
-    path.write_text(HEAD + decl + MODEL.format(body=body, spike=SPIKE, extra=int(spike), prologue="with_spike(x)" if spike
-                                               else "x"))
+    prologue = "with_spike(x)" if spike else "x"
+    path.write_text(HEAD + decl + MODEL.format(body=body, spike=SPIKE, extra=int(spike), prologue=prologue))
     return path
 
 

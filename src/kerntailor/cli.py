@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from kerntailor.errors import KerntailorError
+
+PRECISION_HELP = ("matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands "
+                  "with power-of-two scales per row or per tensor)")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Tailored Triton kernels for a PyTorch reference and a target GPU.")
@@ -48,7 +50,7 @@ def targets(json_out: bool = typer.Option(False, "--json", help="print JSON inst
 def inspect(
     problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
     target: str = typer.Option("mi300x", "--target", "-t", help="target GPU (see `kerntailor targets`)"),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    dtype: str | None = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
     variant: str = typer.Option("default", "--variant", help="input variant to inspect"),
     json_out: bool = typer.Option(False, "--json", help="print JSON instead of text"),
 ) -> None:
@@ -66,7 +68,7 @@ def inspect(
 def verify(
     problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
     candidate: Path = typer.Argument(..., help="candidate file defining ModelNew (same constructor as Model)"),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    dtype: str | None = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
     allow_library: bool = typer.Option(False, "--allow-library", help="allow PyTorch compute ops in forward"),
     tf32: bool = typer.Option(False, "--tf32", help="judge fp32 outputs by the tf32 tolerance row"),
     time_it: bool = typer.Option(False, "--time", help="time vs eager, torch.compile and the roofline floor (GPU)"),
@@ -75,7 +77,7 @@ def verify(
     device: str = typer.Option("auto", "--device", help="auto (GPU if present, else CPU interpreter), cuda, cpu"),
     draws: int = typer.Option(3, "--draws", help="fresh input draws per variant (at least 3)"),
     seed: int = typer.Option(0, "--seed", help="seed of the draws"),
-    variant: Optional[list[str]] = typer.Option(None, "--variant", help="only these variants (repeatable)"),
+    variant: list[str] | None = typer.Option(None, "--variant", help="only these variants (repeatable)"),
     max_autotune: bool = typer.Option(False, "--max-autotune", help="torch.compile baseline in max-autotune mode"),
     precision: str = typer.Option("ieee", "--precision",
                                   help="the policy the candidate computes in: ieee, tf32x3, tf32, fp8-row, fp8-tensor "
@@ -84,17 +86,17 @@ def verify(
     """Judge a candidate kernel against the problem's reference: exit 0 pass, 1 a failed check, 2 a bad file."""
     import json
 
+    from kerntailor.precision import PRECISIONS
     from kerntailor.problem import load_problem
     from kerntailor.verify import VerifySettings, render_verdict, verify_candidate
-
-    from kerntailor.precision import PRECISIONS
 
     try:
         if precision not in PRECISIONS:
             raise KerntailorError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
         spec = load_problem(problem, dtype=dtype)
         settings = VerifySettings(allow_library=allow_library, tf32=tf32 or precision == "tf32", time=time_it,
-                                  timeout_s=timeout, precision=precision, draws=draws, seed=seed, device=device, variants=tuple(variant) if variant else None,
+                                  timeout_s=timeout, precision=precision, draws=draws, seed=seed, device=device,
+                                  variants=tuple(variant) if variant else None,
                                   compile_mode="max-autotune" if max_autotune else "default")
         verdict = verify_candidate(spec, candidate, settings)
     except KerntailorError as e:
@@ -107,16 +109,16 @@ def verify(
 def generate(
     problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
     target: str = typer.Option("mi300x", "--target", "-t", help="target GPU (see `kerntailor targets`)"),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    dtype: str | None = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
     budget: float = typer.Option(120.0, "--budget", help="search seconds, split over the kernels"),
     candidates: int = typer.Option(48, "--candidates", help="most schedules tried per kernel"),
     out: Path = typer.Option(Path("out"), "--out", help="directory for kernel.py and report.{json,md}"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
     no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
-    precision: str = typer.Option("ieee", "--precision", help="matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands with power-of-two scales per row or per tensor)"),
+    precision: str = typer.Option("ieee", "--precision", help=PRECISION_HELP),
     proposer: str = typer.Option("template", "--proposer", help="template (our codegen), llm (an OpenAI-compatible "
                                  "endpoint, see README) or all"),
-    seed_kernel: Optional[Path] = typer.Option(None, "--seed-kernel", help="your own kernel.py: judged, and a "
+    seed_kernel: Path | None = typer.Option(None, "--seed-kernel", help="your own kernel.py: judged, and a "
                                                "contender (the LLM's starting point)"),
     llm_attempts: int = typer.Option(2, "--llm-attempts", help="independent LLM conversations"),
     llm_turns: int = typer.Option(3, "--llm-turns", help="requests per LLM conversation (first + refinements)"),
@@ -128,7 +130,8 @@ def generate(
         _log_to_stderr(verbose)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kerntailor.generate import GenerateSettings, generate as run_generate
+    from kerntailor.generate import GenerateSettings
+    from kerntailor.generate import generate as run_generate
 
     try:
         settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,
@@ -158,21 +161,22 @@ def generate(
 def bench(
     suite: Path = typer.Argument(..., help="directory of problem files (searched recursively)"),
     target: str = typer.Option("mi300x", "--target", "-t", help="target GPU (see `kerntailor targets`)"),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
+    dtype: str | None = typer.Option(None, "--dtype", help="cast floating inputs/params: fp32, bf16, fp16"),
     budget: float = typer.Option(60.0, "--budget", help="search seconds per problem"),
     candidates: int = typer.Option(16, "--candidates", help="most schedules tried per kernel"),
     out: Path = typer.Option(Path("out/bench"), "--out", help="directory for bench.{json,md} and each kernel"),
-    only: Optional[list[str]] = typer.Option(None, "--only", help="only problems whose path contains this"),
+    only: list[str] | None = typer.Option(None, "--only", help="only problems whose path contains this"),
     part: str = typer.Option("all", "--part", help="all, memory-bound (no matmul/conv/attention), or gemm"),
     strategy: str = typer.Option("evolutionary", "--strategy", help="exhaustive, random or evolutionary"),
-    precision: str = typer.Option("ieee", "--precision", help="matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands with power-of-two scales per row or per tensor)"),
+    precision: str = typer.Option("ieee", "--precision", help=PRECISION_HELP),
     proposer: str = typer.Option("template", "--proposer", help="template, llm or all (see generate)"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="problems at once, spread over the GPUs (timing is serialized "
                                                      "per GPU)"),
 ) -> None:
     """Generate over a whole suite; report correctness, fast_p, geomean speedups and roofline efficiency."""
     from kerntailor.generate import GenerateSettings
-    from kerntailor.generate.bench import bench as run_bench, render_bench
+    from kerntailor.generate.bench import bench as run_bench
+    from kerntailor.generate.bench import render_bench
 
     try:
         settings = GenerateSettings(target=target, dtype=dtype, budget_s=budget, max_candidates=candidates,

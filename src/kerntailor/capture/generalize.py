@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
 from kerntailor.errors import CaptureError
 from kerntailor.ir.expr import Const, Index, Load, Op
@@ -76,7 +77,8 @@ class SizeExpr:
             bottom = ([] if coeff.denominator == 1 else [str(coeff.denominator)]) + den
             text = " * ".join(top) or "1"
             if bottom:
-                text = f"({text}) // ({' * '.join(bottom)})" if len(top) > 1 or len(bottom) > 1 else f"{text} // {bottom[0]}"
+                text = (f"({text}) // ({' * '.join(bottom)})" if len(top) > 1 or len(bottom) > 1
+                        else f"{text} // {bottom[0]}")
         else:
             parts = ([] if coeff == 1 else [_literal(coeff)]) + num + roots
             text = " * ".join(parts) or "1"

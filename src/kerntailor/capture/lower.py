@@ -7,8 +7,9 @@ Everything the handlers cannot express is collected and reported in one CaptureE
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.export import ExportedProgram

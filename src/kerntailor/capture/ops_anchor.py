@@ -8,8 +8,8 @@ import torch
 
 from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
 from kerntailor.capture.ops_pointwise import apply
-from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool, Recurrent
 from kerntailor.ir.expr import CAST, Op
+from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool, Recurrent
 from kerntailor.ir.types import TensorType, View
 
 aten = torch.ops.aten

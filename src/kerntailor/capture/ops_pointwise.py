@@ -218,8 +218,8 @@ def _gather_rows(ctx: Lowering, weight: View, dim: int, index: View, origin: str
     i = Load(1, ctx.dtype(index))
     if wrap_negative:
         i_dtype = ctx.dtype(index)
-        i = Op("where", (Op("lt", (i, Const(0, i_dtype)), "bool"), Op("add", (i, Const(weight.shape[dim], i_dtype)), i_dtype),
-                         i), i_dtype)
+        wrapped = Op("add", (i, Const(weight.shape[dim], i_dtype)), i_dtype)
+        i = Op("where", (Op("lt", (i, Const(0, i_dtype)), "bool"), wrapped, i), i_dtype)
     node = Pointwise(ctx.fresh("gather"), (w_view, idx_view), out, origin,
                      Load(0, ctx.dtype(weight), gather=(weight.strides[dim], i)))
     return ctx.emit(node)

@@ -15,9 +15,9 @@ import math
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.pipeline import GenerateResult, GenerateSettings, generate
@@ -172,9 +172,9 @@ def _admitted(path: Path, settings: GenerateSettings):
     nothing to wait for on a machine without a GPU."""
     import contextlib
 
-    from kerntailor.measure.memory import gpu_reservation
-
     import torch
+
+    from kerntailor.measure.memory import gpu_reservation
 
     if not torch.cuda.is_available():
         return contextlib.nullcontext()
@@ -291,11 +291,12 @@ def render_bench(result: dict) -> str:
         lines.append(f"| {r['problem']} | {r['level']} | {r['status']} | {'yes' if r['correct'] else 'no'} | "
                      f"{_fmt(r.get('time_us'), 1)} | {_fmt(r.get('eager_us'), 1)} | {_fmt(r.get('compile_us'), 1)} | "
                      f"{_fmt(r.get('floor_us'), 1)} | {r.get('label') or r.get('error') or r.get('message', '')} |")
-    lines += ["", "KernelBench's metrics (against eager, as KernelBench measures): correct = the emitted module returns "
-                  "the reference's outputs (a library path is the reference itself: correct, never fast); fast_p = "
-                  "correct and faster than eager by more than p. Ours beside them: against torch.compile, and the "
-                  "roofline floor.", "", "| scope | problems | KernelBench correct | fast_1 (eager) | generated | "
-                  "fast_1 (compile) | geomean floor/time |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "KernelBench's metrics (against eager, as KernelBench measures): correct = the emitted module "
+                  "returns the reference's outputs (a library path is the reference itself: correct, never fast); "
+                  "fast_p = correct and faster than eager by more than p. Ours beside them: against torch.compile, "
+                  "and the roofline floor.", "",
+              "| scope | problems | KernelBench correct | fast_1 (eager) | generated | "
+              "fast_1 (compile) | geomean floor/time |", "|---|---|---|---|---|---|---|"]
     for scope, s in result["summary"].items():
         cells = [s["problems"], s.get("kernelbench_correct"), s.get("fast_1.0_vs_eager"), s.get("generated_share"),
                  s.get("fast_1.0_vs_compile"), s.get("geomean_floor_over_time")]

@@ -8,9 +8,9 @@ fails, or one more than 10 % slower (same kind of time: measured vs measured).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from kerntailor.errors import KerntailorError
 from kerntailor.problem import load_problem
@@ -27,7 +27,8 @@ class RecheckRow:
     reason: str
 
 
-def recheck(store_path: Path | None = None, on_winner: Callable[[str, int, int], None] | None = None) -> list[RecheckRow]:
+def recheck(store_path: Path | None = None,
+            on_winner: Callable[[str, int, int], None] | None = None) -> list[RecheckRow]:
     from kerntailor.store import Store, toolchain_fingerprint
 
     store = Store(store_path)

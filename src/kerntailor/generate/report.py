@@ -52,8 +52,8 @@ def render_markdown(report: dict) -> str:
         lines += ["", "| kernel | family | config | time | ISA |", "|---|---|---|---|---|"]
         for k in kernels:
             isa = k.get("isa") or {}
-            facts = ", ".join(f"{n}={isa[n]}" for n in ("registers", "vgprs", "agprs", "spills", "lds_bytes",
-                                                         "occupancy_rule", "matrix_instr_count") if isa.get(n) is not None)
+            names = ("registers", "vgprs", "agprs", "spills", "lds_bytes", "occupancy_rule", "matrix_instr_count")
+            facts = ", ".join(f"{n}={isa[n]}" for n in names if isa.get(n) is not None)
             lines.append(f"| {k['group']} | {k['family']} | `{k['config']}` | {_us(k['seconds'])} ({k['label']}) | "
                          f"{facts} |")
         for k in kernels:
@@ -120,7 +120,8 @@ def library_module(problem: ProblemSpec, reason: str, compiled: bool = False) ->
     """kernel.py that runs the reference itself (vendor libraries): what the user keeps when we lose. With
     `compiled` (torch.compile was measured faster than eager on the target) the reference runs compiled, so
     a user who runs this module eagerly still gets the better of the two."""
-    head = f'"""{problem.name}: library path (no generated kernel is used).\n\nWhy: {reason}\n"""\n\n{problem.source}\n\n'
+    head = (f'"""{problem.name}: library path (no generated kernel is used).\n\nWhy: {reason}\n"""\n\n'
+            f"{problem.source}\n\n")
     if not compiled:
         return head + "ModelNew = Model\n"
     return head + (

@@ -32,13 +32,13 @@ class Load:
 
     operand: int
     dtype: str
-    gather: tuple[int, "Expr"] | None = None
-    valid: "Expr | None" = None  # read only where this is true (0 elsewhere): concatenation, padding
+    gather: tuple[int, Expr] | None = None
+    valid: Expr | None = None  # read only where this is true (0 elsewhere): concatenation, padding
 
 
 @dataclass(frozen=True)
 class Const:
-    value: Union[float, int, bool]
+    value: float | int | bool
     dtype: str
 
 
@@ -55,7 +55,7 @@ class Index:
 @dataclass(frozen=True)
 class Op:
     op: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     dtype: str
 
     def __post_init__(self) -> None:
@@ -66,7 +66,7 @@ class Op:
             raise ValueError(f"{self.op} takes {arity[self.op]} arguments, got {len(self.args)}")
 
 
-Expr = Union[Load, Const, Index, Op]
+Expr = Union[Load, Const, Index, Op]  # noqa: UP007 (a runtime alias: isinstance() and py3.10 need Union here)
 
 
 def flops_per_element(expr: Expr) -> int:

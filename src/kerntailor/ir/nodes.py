@@ -214,7 +214,7 @@ class Scan(Node):
         return f"cum{self.op} axis {self.axis}{' reverse' if self.reverse else ''}"
 
 
-def exp_of_difference(graph: "Graph", name: str) -> tuple[str, View, View] | None:
+def exp_of_difference(graph: Graph, name: str) -> tuple[str, View, View] | None:
     """(d, u, c) when node `name` is exp(d) of a node d = u − c (each a single op on its operands, as
     captured: exp(in0), (in0 − in1)), with u and c the views d reads; else None. The summand of softmax's
     and logsumexp's Σ exp(x − max)."""
@@ -264,7 +264,7 @@ class Graph:
                 return i.type
         return self.node(name).out
 
-    def upstream(self, starts, members, through=lambda node: True) -> list["Node"]:
+    def upstream(self, starts, members, through=lambda node: True) -> list[Node]:
         """The nodes among `members` (names) that `starts` (names) read, directly or through other members,
         each once: a node's own operands are followed only when `through(node)`."""
         out: list[Node] = []

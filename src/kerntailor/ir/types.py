@@ -50,7 +50,7 @@ class View:
     offset: int = 0
 
     @staticmethod
-    def of(base: str, shape: tuple[int, ...]) -> "View":
+    def of(base: str, shape: tuple[int, ...]) -> View:
         return View(base, tuple(shape), contiguous_strides(tuple(shape)), 0)
 
     @property
@@ -73,11 +73,11 @@ class View:
             f" +{self.offset}>" if self.offset else ">")
 
     # --- view algebra -------------------------------------------------------------------------------
-    def permute(self, dims: tuple[int, ...]) -> "View":
+    def permute(self, dims: tuple[int, ...]) -> View:
         return View(self.base, tuple(self.shape[d] for d in dims), tuple(self.strides[d] for d in dims),
                     self.offset)
 
-    def expand(self, shape: tuple[int, ...]) -> "View":
+    def expand(self, shape: tuple[int, ...]) -> View:
         """Broadcast to `shape` (numpy rules: new leading dims and size-1 dims get stride 0)."""
         lead = len(shape) - len(self.shape)
         if lead < 0:
@@ -93,19 +93,19 @@ class View:
                 raise ValueError(f"cannot expand {self.shape} to {shape}")
         return View(self.base, tuple(shape), tuple(strides), self.offset)
 
-    def unsqueeze(self, dim: int) -> "View":
+    def unsqueeze(self, dim: int) -> View:
         dim = dim % (len(self.shape) + 1)
         stride = self.strides[dim] * self.shape[dim] if dim < len(self.shape) else 1
         return View(self.base, self.shape[:dim] + (1,) + self.shape[dim:],
                     self.strides[:dim] + (stride,) + self.strides[dim:], self.offset)
 
-    def squeeze(self, dims: tuple[int, ...]) -> "View":
+    def squeeze(self, dims: tuple[int, ...]) -> View:
         dims = {d % len(self.shape) for d in dims} if self.shape else set()
         keep = [i for i in range(len(self.shape)) if not (i in dims and self.shape[i] == 1)]
         return View(self.base, tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep),
                     self.offset)
 
-    def slice(self, dim: int, start: int, end: int, step: int) -> "View":
+    def slice(self, dim: int, start: int, end: int, step: int) -> View:
         size = self.shape[dim]
         start = max(0, min(size, start + size if start < 0 else start))
         end = max(start, min(size, end + size if end < 0 else end))
@@ -116,12 +116,12 @@ class View:
         strides[dim] = self.strides[dim] * step
         return View(self.base, tuple(shape), tuple(strides), self.offset + start * self.strides[dim])
 
-    def select(self, dim: int, index: int) -> "View":
+    def select(self, dim: int, index: int) -> View:
         index = index + self.shape[dim] if index < 0 else index
         return View(self.base, self.shape[:dim] + self.shape[dim + 1:],
                     self.strides[:dim] + self.strides[dim + 1:], self.offset + index * self.strides[dim])
 
-    def flip(self, dims: tuple[int, ...]) -> "View":
+    def flip(self, dims: tuple[int, ...]) -> View:
         strides = list(self.strides)
         offset = self.offset
         for d in dims:
@@ -129,7 +129,7 @@ class View:
             strides[d] = -strides[d]
         return View(self.base, self.shape, tuple(strides), offset)
 
-    def reshape(self, shape: tuple[int, ...]) -> "View | None":
+    def reshape(self, shape: tuple[int, ...]) -> View | None:
         """The same elements in a new shape, or None when strides cannot express it (a copy is needed)."""
         if prod(shape) != self.numel:
             raise ValueError(f"cannot reshape {self.shape} to {shape}")
@@ -170,7 +170,7 @@ class View:
                     new_prod *= shape[ni]
                     ni += 1
             # the old chunk must be contiguous within itself
-            for (s_a, st_a), (s_b, st_b) in zip(chunk_old, chunk_old[1:]):
+            for (_, st_a), (s_b, st_b) in zip(chunk_old, chunk_old[1:]):
                 if st_a != st_b * s_b:
                     return None
             acc = chunk_old[-1][1]

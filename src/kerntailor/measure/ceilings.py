@@ -45,7 +45,7 @@ class Ceilings:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Ceilings":
+    def from_dict(cls, d: dict[str, Any]) -> Ceilings:
         return cls(d["device_name"], d["torch_version"], float(d["copy_bandwidth"]),
                    tuple(sorted((k, float(v)) for k, v in d["matmul_flops"].items())), int(d["l2_bytes"]),
                    d["measured_on"])
@@ -89,7 +89,7 @@ def measure_ceilings(device=None) -> Ceilings:
     with torch.cuda.device(device), gpu_lock(device):
         src = torch.randn(COPY_BYTES // 4, device=device)
         dst = torch.empty_like(src)
-        copy_s = _median_time(lambda: dst.copy_(src), runs=10)
+        copy_s = _median_time(lambda d=dst, s=src: d.copy_(s), runs=10)
         del src, dst
         rates = {}
         saved = torch.backends.cuda.matmul.allow_tf32
@@ -100,7 +100,7 @@ def measure_ceilings(device=None) -> Ceilings:
                 torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
                 a = torch.randn(MATMUL_N, MATMUL_N, device=device).to(dtype)
                 b = torch.randn(MATMUL_N, MATMUL_N, device=device).to(dtype)
-                t = _median_time(lambda: torch.matmul(a, b), runs=5)
+                t = _median_time(lambda a=a, b=b: torch.matmul(a, b), runs=5)
                 rates[name] = 2.0 * MATMUL_N ** 3 / t
                 del a, b
         finally:

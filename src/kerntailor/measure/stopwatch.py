@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from kerntailor.measure.gpulock import gpu_lock
 

@@ -59,7 +59,8 @@ def derive_from_slots(source: str, path: Path, module: types.ModuleType, dtype: 
     if default is None:
         return None
     every = _all_slots(source, module)
-    sizes = {s: v for s, v in every.items() if v >= MIN_SIZE and _moves_a_shape(source, path, s, v, default, dtype, name)}
+    sizes = {s: v for s, v in every.items()
+             if v >= MIN_SIZE and _moves_a_shape(source, path, s, v, default, dtype, name)}
     # shrink: groups of equal value first
     units = [tuple(s for s in sizes if sizes[s] == value) for value in sorted(set(sizes.values()), reverse=True)]
     current, shapes = dict(sizes), default

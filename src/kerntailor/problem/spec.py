@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 

@@ -6,7 +6,8 @@ the store) reads the same thing.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 TRACE_LINES = 15
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from kerntailor.errors import CandidateError, ProposerError
 from kerntailor.propose import feedback as fb

@@ -23,10 +23,11 @@ import json
 import os
 import platform
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kerntailor.store import codec
 from kerntailor.store.connect import BUSY_TIMEOUT_S, StoreError, connect, default_store_path, sqlite_message

@@ -1,8 +1,8 @@
 """What a stored result is keyed on: the problem (hash, dtype policy, input shapes, target) and the toolchain.
 
 A winner found under one toolchain is a cache hit only under the same toolchain; a new torch, Triton,
-CUDA/ROCm runtime, GPU driver or kerntailor version (or source: `generator_digest`) makes it *stale*: `kerntailor recheck` re-verifies and
-re-times it before it is trusted again.
+CUDA/ROCm runtime, GPU driver or kerntailor version (or source: `generator_digest`) makes it *stale*: `kerntailor
+recheck` re-verifies and re-times it before it is trusted again.
 """
 
 from __future__ import annotations

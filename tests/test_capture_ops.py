@@ -119,6 +119,18 @@ def test_batch_norm_by_batch_statistics(tmp_path):
     captured_matches_eager(spec)
 
 
+def test_batch_norm_in_training_mode_with_running_statistics(tmp_path):
+    """F.batch_norm with running statistics and training=True (aten._native_batch_norm_legit_functional): the
+    output is the batch-statistics normalization; the updated statistics are buffer mutations, not outputs."""
+    spec = problem(tmp_path, "bn_functional",
+                   "return F.batch_norm(x, self.rm, self.rv, self.w, self.b, training=True, momentum=0.3)",
+                   "torch.randn(8, 5, 9)",
+                   init="self.w = nn.Parameter(torch.rand(5))\nself.b = nn.Parameter(torch.rand(5))\n"
+                        "self.register_buffer('rm', torch.rand(5))\nself.register_buffer('rv', torch.rand(5) + 1)")
+    graph = captured_matches_eager(spec)
+    assert sum(n.family == "reduction" for n in graph.nodes) == 2   # the batch's mean and variance
+
+
 # --- views: split, chunk, unbind, unfold ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,body", [

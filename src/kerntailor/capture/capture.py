@@ -31,10 +31,12 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") ->
     """
     model = problem.make_model(variant, device="meta")
     inputs = problem.make_inputs(variant, device="meta")
+    training = model.training if reads_training(model) else None
+    _without_running_statistics(model)
     program = export_on_meta(model, inputs, problem.name)
     graph = lower_program(program, problem.name)
-    if reads_training(model):
-        graph = replace(graph, training=model.training)
+    if training is not None:
+        graph = replace(graph, training=training)
     name = variant if isinstance(variant, str) else variant.name
     return Capture(problem.name, name, problem.dtype, graph, graph_cost(graph))
 
@@ -55,6 +57,17 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
         except StructureChanged:
             pass  # the probe's sizes changed the graph (e.g. GQA with as many kv heads as heads)
     return captures[0], generalize([c.graph for c in captures], problem.name)
+
+
+def _without_running_statistics(model: torch.nn.Module) -> None:
+    """BatchNorm in training mode returns the batch-statistics normalization; updating its running statistics is
+    a side effect no generated module reproduces (emit.py says so in kernel.py). Captured without it, the
+    export has no buffer mutations to functionalize: ResNet-101's export took 4.5 s of CPU instead of 8.4 s.
+    Only the meta model built for this capture is changed."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats:
+            m.track_running_stats = False
+            m.running_mean = m.running_var = m.num_batches_tracked = None
 
 
 def reads_training(model: torch.nn.Module) -> bool:

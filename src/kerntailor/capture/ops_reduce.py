@@ -189,7 +189,7 @@ def _batch_norm_functional(ctx: Lowering, x: View, weight, bias, running_mean: V
     output is normalized by the batch's statistics, as no_stats; its other results are the updated running
     statistics, which torch.export turns into buffer mutations. Those are not outputs (lower.py): a generated
     ModelNew leaves its running statistics as they were, which changes nothing forward() returns in training
-    mode (the report's known gaps say so)."""
+    mode (kernel.py says so in forward(); capture.py captures training-mode BatchNorm without the update)."""
     if not training:
         return _batch_norm_eval(ctx, x, weight, bias, running_mean, running_var, momentum, eps) + (
             unusable("batch_norm running mean"), unusable("batch_norm running var"))

@@ -63,7 +63,9 @@ def _mode_check(training: bool | None) -> list[str]:
     if training is None:
         return []
     mode, other = ("training", "eval") if training else ("eval", "training")
-    return [f"if {'not ' if training else ''}self.training:",
+    note = ["# training mode as built: BatchNorm normalizes by the batch's statistics; the running statistics",
+            "# Model would update in training mode are left as they are"] if training else []
+    return note + [f"if {'not ' if training else ''}self.training:",
             f"    raise RuntimeError(\"this kernel was generated for the model in {mode} mode (as Model was built); "
             f"it is in {other} mode: regenerate it for that mode\")"]
 

@@ -4,7 +4,21 @@ Target: mi300x (gfx942). Reference: softmax_long_rows.py (Softmax over very long
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': False, 'num_warps': 8}"""
+  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': False, 'num_warps': 8}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (softmax_long_rows.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    x: torch.float32, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -46,6 +60,32 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
         tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
+
+
+def _check_tensor(name, t, rank, dtype, device):
+    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
+    if t.dim() != rank:
+        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
+    if t.dtype != dtype:
+        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
+                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
+    if device is not None and t.device != device:
+        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
+                           "move the module and every input to one device")
+
+
+def _check_int32(kernel, name, numel):
+    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
+    if numel >= 2147483647:
+        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
+                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
+                         "indexes in int64)")
+
+
 class ModelNew(nn.Module):
     """softmax_long_rows: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -53,9 +93,13 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        x = x.contiguous()
+        _check_tensor("x", x, 2, torch.float32, None)
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
         d0 = x.shape[0]
         d1 = x.shape[1]
+        _check_int32("k0_reduction_kernel", "x", d0 * d1)
+        x = x.contiguous()
         # k0: k0_reduction_kernel
         pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
         k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)

@@ -63,10 +63,13 @@ case("int32", new, lambda: big)
     got = _run(tmp_path, make_module(DATA / "guards" / "fixed_width.py"), 48, True, extra)
     assert got["right"] == ["returned", [5, 48], True]
     # a [2, 3, 48] input once returned a [2, 3] tensor (d0 * 48 elements read as rows of 48)
-    assert got["rank3"] == ["ValueError", "x has 3 dimensions (2, 3, 48): this kernel was generated for 2"]
+    assert got["rank3"][0] == "ValueError"
+    assert got["rank3"][1].startswith("x is torch.float32 of shape (2, 3, 48): this kernel was generated for "
+                                      "torch.float32 of rank 2")
     # bf16 once came back as fp32 (the output dtype is fixed at generation)
     assert got["bf16"][0] == "ValueError"
-    assert got["bf16"][1].startswith("x is torch.bfloat16: this kernel was generated for torch.float32")
+    assert got["bf16"][1].startswith("x is torch.bfloat16 of shape (4, 48): this kernel was generated for "
+                                     "torch.float32 of rank 2")
     assert got["meta"][0] == "RuntimeError" and got["meta"][1].startswith("x is on meta: the Triton kernels run")
     assert got["list"][0] == "TypeError" and "x is a list" in got["list"][1]
     # width 48 is a literal in the kernel: 64 once returned a [4, 48] tensor of the wrong elements
@@ -110,6 +113,45 @@ def test_the_header_says_how_to_use_the_module_and_what_it_supports():
 def test_checks_come_before_contiguous_copies_and_allocations():
     body = make_module(L1 / "layernorm.py").source.split("def forward", 1)[1]
     first_copy = body.index(".contiguous()")
-    for check in ("_check_tensor(", "!= d1:", "tl.TRITON_MAX_TENSOR_NUMEL", "_check_int32("):
+    for check in ("x.dim() != 2", "!= d1:", "tl.TRITON_MAX_TENSOR_NUMEL", ">= 2147483647"):
         assert body.index(check) < first_copy, check
     assert first_copy < body.index("torch.empty(")
+
+
+def _load_on_gpu(tmp_path, module):
+    import importlib.util
+
+    path = tmp_path / "kernel.py"
+    path.write_text(module.source)
+    spec = importlib.util.spec_from_file_location("guards_kernel", path)
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    return kernel
+
+
+@pytest.mark.gpu
+def test_gpu_a_real_tensor_past_int32_offsets_is_refused_before_launch(tmp_path):
+    """2^31 + 16 real elements (8 GiB fp32) on the GPU: the int32 kernel refuses them, naming the limit."""
+    import torch
+
+    kernel = _load_on_gpu(tmp_path, make_module(DATA / "guards" / "fixed_width.py"))
+    x = torch.empty(44739243, 48, device="cuda")
+    with pytest.raises(ValueError, match="x has 2147483664 elements: k0_pointwise_kernel computes offsets in int32"):
+        kernel.ModelNew()(x)
+
+
+@pytest.mark.gpu
+def test_gpu_layernorm_at_the_persistent_row_limit_computes_and_one_past_it_is_refused(tmp_path):
+    """hidden 2^20 (XBLOCK 1 x RBLOCK 2^20: Triton's block limit) runs and matches torch; 2^20 + 1 raises."""
+    import torch
+
+    kernel = _load_on_gpu(tmp_path, make_module(L1 / "layernorm.py"))
+    hidden = 2 ** 20
+    ref = torch.nn.LayerNorm(hidden).cuda()
+    new = kernel.ModelNew(hidden).cuda()
+    new.ln.load_state_dict(ref.state_dict())
+    x = torch.randn(3, hidden, device="cuda")
+    with torch.no_grad():
+        torch.testing.assert_close(new(x), ref(x), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="rows of 1048577 elements"):
+        kernel.ModelNew(hidden + 1).cuda()(torch.randn(2, hidden + 1, device="cuda"))

@@ -71,29 +71,6 @@ def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """batchnorm2d_eval: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -115,14 +92,32 @@ class ModelNew(nn.Module):
         b_bn_running_mean = self.bn.running_mean
         b_bn_running_var = self.bn.running_var
         b_bn_num_batches_tracked = self.bn.num_batches_tracked
-        _check_tensor("x", x, 4, torch.float32, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.bn.weight", p_bn_weight, 1, torch.float32, x.device)
-        _check_tensor("self.bn.bias", p_bn_bias, 1, torch.float32, x.device)
-        _check_tensor("self.bn.running_mean", b_bn_running_mean, 1, torch.float32, x.device)
-        _check_tensor("self.bn.running_var", b_bn_running_var, 1, torch.float32, x.device)
-        _check_tensor("self.bn.num_batches_tracked", b_bn_num_batches_tracked, 0, torch.int64, x.device)
+        if p_bn_weight.dim() != 1 or p_bn_weight.dtype != torch.float32:
+            raise ValueError(f"self.bn.weight is {p_bn_weight.dtype} of shape {tuple(p_bn_weight.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bn_weight.device != x.device:
+            raise RuntimeError(f"self.bn.weight is on {p_bn_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_bn_bias.dim() != 1 or p_bn_bias.dtype != torch.float32:
+            raise ValueError(f"self.bn.bias is {p_bn_bias.dtype} of shape {tuple(p_bn_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bn_bias.device != x.device:
+            raise RuntimeError(f"self.bn.bias is on {p_bn_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_running_mean.dim() != 1 or b_bn_running_mean.dtype != torch.float32:
+            raise ValueError(f"self.bn.running_mean is {b_bn_running_mean.dtype} of shape {tuple(b_bn_running_mean.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_running_mean.device != x.device:
+            raise RuntimeError(f"self.bn.running_mean is on {b_bn_running_mean.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_running_var.dim() != 1 or b_bn_running_var.dtype != torch.float32:
+            raise ValueError(f"self.bn.running_var is {b_bn_running_var.dtype} of shape {tuple(b_bn_running_var.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_running_var.device != x.device:
+            raise RuntimeError(f"self.bn.running_var is on {b_bn_running_var.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_num_batches_tracked.dim() != 0 or b_bn_num_batches_tracked.dtype != torch.int64:
+            raise ValueError(f"self.bn.num_batches_tracked is {b_bn_num_batches_tracked.dtype} of shape {tuple(b_bn_num_batches_tracked.shape)}: this kernel was generated for torch.int64 of rank 0 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_num_batches_tracked.device != x.device:
+            raise RuntimeError(f"self.bn.num_batches_tracked is on {b_bn_num_batches_tracked.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = x.shape[2]
@@ -135,9 +130,12 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.bn.running_mean.shape[0] is {b_bn_running_mean.shape[0]}: this kernel was generated for self.bn.running_mean.shape[0] == x.shape[1]")
         if b_bn_running_var.shape[0] != d1:
             raise ValueError(f"self.bn.running_var.shape[0] is {b_bn_running_var.shape[0]}: this kernel was generated for self.bn.running_var.shape[0] == x.shape[1]")
-        _check_int32("k0_pointwise_kernel", "self.bn.running_var", d1)
-        _check_int32("k0_pointwise_kernel", "pw1", d1 * 1 * 1)
-        _check_int32("k1_pointwise_kernel", "x", d0 * d1 * d2 * d3)
+        if d1 >= 2147483647:
+            raise ValueError(f"self.bn.running_var has {d1} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * 1 * 1 >= 2147483647:
+            raise ValueError(f"pw1 has {d1 * 1 * 1} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d2 * d3 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k1_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_bn_weight = p_bn_weight.contiguous()
         p_bn_bias = p_bn_bias.contiguous()
         b_bn_running_mean = b_bn_running_mean.contiguous()

@@ -108,29 +108,6 @@ def k0_matmul_kernel(a_ptr, b_ptr, partials_ptr, counters_ptr, bmm0_ptr, s0, s1,
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """bmm: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -138,10 +115,18 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
-        _check_tensor("a", a, 3, torch.bfloat16, None)
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 3 or a.dtype != torch.bfloat16:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.bfloat16 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
             raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("b", b, 3, torch.bfloat16, a.device)
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 3 or b.dtype != torch.bfloat16:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.bfloat16 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
         d0 = a.shape[0]
         d1 = a.shape[1]
         d2 = a.shape[2]
@@ -150,9 +135,12 @@ class ModelNew(nn.Module):
             raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[0]")
         if b.shape[1] != d2:
             raise ValueError(f"b.shape[1] is {b.shape[1]}: this kernel was generated for b.shape[1] == a.shape[2]")
-        _check_int32("k0_matmul_kernel", "a", d0 * d1 * d2)
-        _check_int32("k0_matmul_kernel", "b", d0 * d2 * d3)
-        _check_int32("k0_matmul_kernel", "bmm0", d0 * d1 * d3)
+        if d0 * d1 * d2 >= 2147483647:
+            raise ValueError(f"a has {d0 * d1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 * d3 >= 2147483647:
+            raise ValueError(f"b has {d0 * d2 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d3 >= 2147483647:
+            raise ValueError(f"bmm0 has {d0 * d1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         a = a.contiguous()
         b = b.contiguous()
         # k0: k0_matmul_kernel

@@ -98,29 +98,6 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """cross_entropy: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -128,18 +105,28 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, logits, targets):
-        _check_tensor("logits", logits, 2, torch.float32, None)
+        if not isinstance(logits, torch.Tensor):
+            raise TypeError(f"logits is a {type(logits).__name__}: this kernel takes a torch.Tensor")
+        if logits.dim() != 2 or logits.dtype != torch.float32:
+            raise ValueError(f"logits is {logits.dtype} of shape {tuple(logits.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (logits.device.type == "cuda" or (_INTERPRETED and logits.device.type == "cpu")):
             raise RuntimeError(f"logits is on {logits.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("targets", targets, 1, torch.int64, logits.device)
+        if not isinstance(targets, torch.Tensor):
+            raise TypeError(f"targets is a {type(targets).__name__}: this kernel takes a torch.Tensor")
+        if targets.dim() != 1 or targets.dtype != torch.int64:
+            raise ValueError(f"targets is {targets.dtype} of shape {tuple(targets.shape)}: this kernel was generated for torch.int64 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if targets.device != logits.device:
+            raise RuntimeError(f"targets is on {targets.device}, the kernels run on {logits.device} (logits's device): move the module and every input to one device")
         d0 = logits.shape[0]
         d1 = logits.shape[1]
         if targets.shape[0] != d0:
             raise ValueError(f"targets.shape[0] is {targets.shape[0]}: this kernel was generated for targets.shape[0] == logits.shape[0]")
         if d0 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
             raise ValueError(f"rows of {d0} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
-        _check_int32("k0_reduction_kernel", "targets", d0)
-        _check_int32("k0_reduction_kernel", "logits", d0 * d1)
+        if d0 >= 2147483647:
+            raise ValueError(f"targets has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"logits has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         logits = logits.contiguous()
         targets = targets.contiguous()
         # k0: k0_reduction_kernel

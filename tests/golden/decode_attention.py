@@ -136,29 +136,6 @@ def k2_matmul_kernel(pw3_ptr, v_cache_ptr, bmm1_ptr, s0, s1, s2, BLOCK_M: tl.con
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """decode_attention: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -166,11 +143,24 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q, k_cache, v_cache):
-        _check_tensor("q", q, 4, torch.float32, None)
+        if not isinstance(q, torch.Tensor):
+            raise TypeError(f"q is a {type(q).__name__}: this kernel takes a torch.Tensor")
+        if q.dim() != 4 or q.dtype != torch.float32:
+            raise ValueError(f"q is {q.dtype} of shape {tuple(q.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (q.device.type == "cuda" or (_INTERPRETED and q.device.type == "cpu")):
             raise RuntimeError(f"q is on {q.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("k_cache", k_cache, 4, torch.float32, q.device)
-        _check_tensor("v_cache", v_cache, 4, torch.float32, q.device)
+        if not isinstance(k_cache, torch.Tensor):
+            raise TypeError(f"k_cache is a {type(k_cache).__name__}: this kernel takes a torch.Tensor")
+        if k_cache.dim() != 4 or k_cache.dtype != torch.float32:
+            raise ValueError(f"k_cache is {k_cache.dtype} of shape {tuple(k_cache.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if k_cache.device != q.device:
+            raise RuntimeError(f"k_cache is on {k_cache.device}, the kernels run on {q.device} (q's device): move the module and every input to one device")
+        if not isinstance(v_cache, torch.Tensor):
+            raise TypeError(f"v_cache is a {type(v_cache).__name__}: this kernel takes a torch.Tensor")
+        if v_cache.dim() != 4 or v_cache.dtype != torch.float32:
+            raise ValueError(f"v_cache is {v_cache.dtype} of shape {tuple(v_cache.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if v_cache.device != q.device:
+            raise RuntimeError(f"v_cache is on {v_cache.device}, the kernels run on {q.device} (q's device): move the module and every input to one device")
         d0 = q.shape[0]
         d1 = q.shape[1]
         d2 = q.shape[3]
@@ -193,11 +183,16 @@ class ModelNew(nn.Module):
             raise ValueError(f"v_cache.shape[3] is {v_cache.shape[3]}: this kernel was generated for v_cache.shape[3] == q.shape[3]")
         if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
             raise ValueError(f"rows of {d3} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
-        _check_int32("k0_matmul_kernel", "q", d0 * d1 * 1 * d2)
-        _check_int32("k0_matmul_kernel", "k_cache", d0 * d1 * d3 * d2)
-        _check_int32("k0_matmul_kernel", "bmm0", (d0 * d1) * 1 * d3)
-        _check_int32("k1_reduction_kernel", "pw3", d0 * d1 * 1 * d3)
-        _check_int32("k2_matmul_kernel", "bmm1", (d0 * d1) * 1 * d2)
+        if d0 * d1 * 1 * d2 >= 2147483647:
+            raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d3 * d2 >= 2147483647:
+            raise ValueError(f"k_cache has {d0 * d1 * d3 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if (d0 * d1) * 1 * d3 >= 2147483647:
+            raise ValueError(f"bmm0 has {(d0 * d1) * 1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * 1 * d3 >= 2147483647:
+            raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if (d0 * d1) * 1 * d2 >= 2147483647:
+            raise ValueError(f"bmm1 has {(d0 * d1) * 1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         q = q.contiguous()
         k_cache = k_cache.contiguous()
         v_cache = v_cache.contiguous()

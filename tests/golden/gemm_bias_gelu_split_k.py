@@ -90,29 +90,6 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, partials_ptr, counters_ptr, p_l
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """gemm_bias_gelu: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -123,11 +100,20 @@ class ModelNew(nn.Module):
     def forward(self, x):
         p_linear_weight = self.linear.weight
         p_linear_bias = self.linear.bias
-        _check_tensor("x", x, 2, torch.float32, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.linear.weight", p_linear_weight, 2, torch.float32, x.device)
-        _check_tensor("self.linear.bias", p_linear_bias, 1, torch.float32, x.device)
+        if p_linear_weight.dim() != 2 or p_linear_weight.dtype != torch.float32:
+            raise ValueError(f"self.linear.weight is {p_linear_weight.dtype} of shape {tuple(p_linear_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_weight.device != x.device:
+            raise RuntimeError(f"self.linear.weight is on {p_linear_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_linear_bias.dim() != 1 or p_linear_bias.dtype != torch.float32:
+            raise ValueError(f"self.linear.bias is {p_linear_bias.dtype} of shape {tuple(p_linear_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_bias.device != x.device:
+            raise RuntimeError(f"self.linear.bias is on {p_linear_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = p_linear_weight.shape[0]
@@ -135,10 +121,14 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.linear.weight.shape[1] is {p_linear_weight.shape[1]}: this kernel was generated for self.linear.weight.shape[1] == x.shape[1]")
         if p_linear_bias.shape[0] != d2:
             raise ValueError(f"self.linear.bias.shape[0] is {p_linear_bias.shape[0]}: this kernel was generated for self.linear.bias.shape[0] == self.linear.weight.shape[0]")
-        _check_int32("k0_matmul_kernel", "x", d0 * d1)
-        _check_int32("k0_matmul_kernel", "self.linear.weight", d2 * d1)
-        _check_int32("k0_matmul_kernel", "self.linear.bias", d2)
-        _check_int32("k0_matmul_kernel", "pw5", d0 * d2)
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d1 >= 2147483647:
+            raise ValueError(f"self.linear.weight has {d2 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 >= 2147483647:
+            raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"pw5 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_linear_weight = p_linear_weight.contiguous()
         p_linear_bias = p_linear_bias.contiguous()
         x = x.contiguous()

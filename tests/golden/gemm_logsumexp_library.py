@@ -97,29 +97,6 @@ def k0_matmul_kernel(lib_prod_ptr, p_linear_bias_ptr, row_partials_ptr, row_coun
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """gemm_logsumexp: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -130,11 +107,20 @@ class ModelNew(nn.Module):
     def forward(self, x):
         p_linear_weight = self.linear.weight
         p_linear_bias = self.linear.bias
-        _check_tensor("x", x, 2, torch.bfloat16, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.bfloat16:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.bfloat16 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.linear.weight", p_linear_weight, 2, torch.bfloat16, x.device)
-        _check_tensor("self.linear.bias", p_linear_bias, 1, torch.bfloat16, x.device)
+        if p_linear_weight.dim() != 2 or p_linear_weight.dtype != torch.bfloat16:
+            raise ValueError(f"self.linear.weight is {p_linear_weight.dtype} of shape {tuple(p_linear_weight.shape)}: this kernel was generated for torch.bfloat16 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_weight.device != x.device:
+            raise RuntimeError(f"self.linear.weight is on {p_linear_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_linear_bias.dim() != 1 or p_linear_bias.dtype != torch.bfloat16:
+            raise ValueError(f"self.linear.bias is {p_linear_bias.dtype} of shape {tuple(p_linear_bias.shape)}: this kernel was generated for torch.bfloat16 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_bias.device != x.device:
+            raise RuntimeError(f"self.linear.bias is on {p_linear_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = p_linear_weight.shape[0]
@@ -142,15 +128,18 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.linear.weight.shape[1] is {p_linear_weight.shape[1]}: this kernel was generated for self.linear.weight.shape[1] == x.shape[1]")
         if p_linear_bias.shape[0] != d2:
             raise ValueError(f"self.linear.bias.shape[0] is {p_linear_bias.shape[0]}: this kernel was generated for self.linear.bias.shape[0] == self.linear.weight.shape[0]")
-        _check_int32("k0_matmul_kernel", "self.linear.bias", d2)
-        _check_int32("k0_matmul_kernel", "pw10", d0 * 1)
+        if d2 >= 2147483647:
+            raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * 1 >= 2147483647:
+            raise ValueError(f"pw10 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_linear_weight = p_linear_weight.contiguous()
         p_linear_bias = p_linear_bias.contiguous()
         x = x.contiguous()
         # k0: k0_matmul_kernel
         pw10 = torch.empty((d0, 1), device=x.device, dtype=torch.bfloat16)
         k0_lib_prod = torch.matmul(torch.as_strided(x, (d0, d1,), (d1, 1,), 0), torch.as_strided(p_linear_weight, (d1, d2,), (1, d1,), 0))  # the library's GEMM (cuBLAS, hipBLASLt)
-        _check_int32("k0_matmul_kernel", "k0_lib_prod", k0_lib_prod.numel())
+        if k0_lib_prod.numel() >= 2147483647:
+            raise ValueError(f"k0_lib_prod has {k0_lib_prod.numel()} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         k0_row_partials = torch.empty(triton.cdiv(d0, 64) * triton.cdiv(d2, 128) * 192, device=x.device, dtype=torch.float32)
         k0_row_counters = torch.zeros(triton.cdiv(d0, 64), device=x.device, dtype=torch.int32)
         k0_matmul_kernel[(triton.cdiv(d0, 64) * triton.cdiv(d2, 128),)](k0_lib_prod, p_linear_bias, k0_row_partials, k0_row_counters, pw10, d0, d2, d1, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, ROW_PARTS=32, num_warps=4, num_stages=3)

@@ -94,29 +94,6 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, B
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """matmul_transposed_a: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -124,18 +101,29 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
-        _check_tensor("a", a, 2, torch.float32, None)
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 2 or a.dtype != torch.float32:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
             raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("b", b, 2, torch.float32, a.device)
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 2 or b.dtype != torch.float32:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
         d0 = a.shape[0]
         d1 = a.shape[1]
         d2 = b.shape[1]
         if b.shape[0] != d0:
             raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[0]")
-        _check_int32("k0_matmul_kernel", "a", d0 * d1)
-        _check_int32("k0_matmul_kernel", "b", d0 * d2)
-        _check_int32("k0_matmul_kernel", "mm0", d1 * d2)
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"a has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"b has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * d2 >= 2147483647:
+            raise ValueError(f"mm0 has {d1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         a = a.contiguous()
         b = b.contiguous()
         # k0: k0_matmul_kernel

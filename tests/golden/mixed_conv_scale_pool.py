@@ -86,29 +86,6 @@ def k2_pool_kernel(pw1_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, YBL
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k1_pointwise_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """conv_scale_pool: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -124,13 +101,28 @@ class ModelNew(nn.Module):
         p_bias = self.bias
         p_conv_weight = self.conv.weight
         p_conv_bias = self.conv.bias
-        _check_tensor("x", x, 4, torch.float32, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.scale", p_scale, 0, torch.float32, x.device)
-        _check_tensor("self.bias", p_bias, 3, torch.float32, x.device)
-        _check_tensor("self.conv.weight", p_conv_weight, 4, torch.float32, x.device)
-        _check_tensor("self.conv.bias", p_conv_bias, 1, torch.float32, x.device)
+        if p_scale.dim() != 0 or p_scale.dtype != torch.float32:
+            raise ValueError(f"self.scale is {p_scale.dtype} of shape {tuple(p_scale.shape)}: this kernel was generated for torch.float32 of rank 0 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_scale.device != x.device:
+            raise RuntimeError(f"self.scale is on {p_scale.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_bias.dim() != 3 or p_bias.dtype != torch.float32:
+            raise ValueError(f"self.bias is {p_bias.dtype} of shape {tuple(p_bias.shape)}: this kernel was generated for torch.float32 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bias.device != x.device:
+            raise RuntimeError(f"self.bias is on {p_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_conv_weight.dim() != 4 or p_conv_weight.dtype != torch.float32:
+            raise ValueError(f"self.conv.weight is {p_conv_weight.dtype} of shape {tuple(p_conv_weight.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_conv_weight.device != x.device:
+            raise RuntimeError(f"self.conv.weight is on {p_conv_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_conv_bias.dim() != 1 or p_conv_bias.dtype != torch.float32:
+            raise ValueError(f"self.conv.bias is {p_conv_bias.dtype} of shape {tuple(p_conv_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_conv_bias.device != x.device:
+            raise RuntimeError(f"self.conv.bias is on {p_conv_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[3]
         conv0_o0 = 2
         conv0_o1 = 8
@@ -162,8 +154,10 @@ class ModelNew(nn.Module):
             raise ValueError(f"x.shape[2] is {x.shape[2]}: this kernel was generated for x.shape[2] == 12 (the same in every variant it was traced at)")
         if 12 * d0 > tl.TRITON_MAX_TENSOR_NUMEL // 4:
             raise ValueError(f"rows of {12 * d0} elements: k1_pointwise_kernel holds 4 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
-        _check_int32("k1_pointwise_kernel", "pw1", 2 * 8 * 12 * d0)
-        _check_int32("k2_pool_kernel", "pw2", 2 * 8 * avgpool0_o2 * d1)
+        if 2 * 8 * 12 * d0 >= 2147483647:
+            raise ValueError(f"pw1 has {2 * 8 * 12 * d0} elements: k1_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if 2 * 8 * avgpool0_o2 * d1 >= 2147483647:
+            raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k2_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_scale = p_scale.contiguous()
         p_bias = p_bias.contiguous()
         p_conv_weight = p_conv_weight.contiguous()

@@ -57,29 +57,6 @@ def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """rotary_embedding: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -94,11 +71,20 @@ class ModelNew(nn.Module):
     def forward(self, x):
         b_cos = self.cos
         b_sin = self.sin
-        _check_tensor("x", x, 4, torch.float32, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.cos", b_cos, 2, torch.float32, x.device)
-        _check_tensor("self.sin", b_sin, 2, torch.float32, x.device)
+        if b_cos.dim() != 2 or b_cos.dtype != torch.float32:
+            raise ValueError(f"self.cos is {b_cos.dtype} of shape {tuple(b_cos.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_cos.device != x.device:
+            raise RuntimeError(f"self.cos is on {b_cos.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_sin.dim() != 2 or b_sin.dtype != torch.float32:
+            raise ValueError(f"self.sin is {b_sin.dtype} of shape {tuple(b_sin.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_sin.device != x.device:
+            raise RuntimeError(f"self.sin is on {b_sin.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = x.shape[2]
@@ -113,8 +99,10 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.sin.shape[1] is {b_sin.shape[1]}: this kernel was generated for self.sin.shape[1] == x.shape[3]")
         if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 8:
             raise ValueError(f"rows of {d3} elements: k0_pointwise_kernel holds 8 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
-        _check_int32("k0_pointwise_kernel", "x", d0 * d1 * d2 * d3)
-        _check_int32("k0_pointwise_kernel", "self.cos", d2 * d3)
+        if d0 * d1 * d2 * d3 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d3 >= 2147483647:
+            raise ValueError(f"self.cos has {d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         b_cos = b_cos.contiguous()
         b_sin = b_sin.contiguous()
         x = x.contiguous()

@@ -150,29 +150,6 @@ def k2_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k1_matmul_kernel, triton.runtime.JITFunction)
 
-
-def _check_tensor(name, t, rank, dtype, device):
-    """Raise unless tensor `name` has the rank and dtype the kernels were generated for, on `device`."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} is a {type(t).__name__}: this kernel takes a torch.Tensor")
-    if t.dim() != rank:
-        raise ValueError(f"{name} has {t.dim()} dimensions {tuple(t.shape)}: this kernel was generated for {rank}")
-    if t.dtype != dtype:
-        raise ValueError(f"{name} is {t.dtype}: this kernel was generated for {dtype} (its loads, stores and "
-                         "outputs are typed); cast it, or generate a kernel for that dtype (kerntailor --dtype)")
-    if device is not None and t.device != device:
-        raise RuntimeError(f"{name} is on {t.device}, the kernels run on {device} (the first input's device): "
-                           "move the module and every input to one device")
-
-
-def _check_int32(kernel, name, numel):
-    """Raise if tensor `name` has too many elements for `kernel`, which computes offsets in int32."""
-    if numel >= 2147483647:
-        raise ValueError(f"{name} has {numel} elements: {kernel} computes offsets in int32, generated for fewer "
-                         "than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then "
-                         "indexes in int64)")
-
-
 class ModelNew(nn.Module):
     """swiglu_mlp: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -186,12 +163,24 @@ class ModelNew(nn.Module):
         p_gate_proj_weight = self.gate_proj.weight
         p_up_proj_weight = self.up_proj.weight
         p_down_proj_weight = self.down_proj.weight
-        _check_tensor("x", x, 2, torch.float32, None)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
             raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
-        _check_tensor("self.gate_proj.weight", p_gate_proj_weight, 2, torch.float32, x.device)
-        _check_tensor("self.up_proj.weight", p_up_proj_weight, 2, torch.float32, x.device)
-        _check_tensor("self.down_proj.weight", p_down_proj_weight, 2, torch.float32, x.device)
+        if p_gate_proj_weight.dim() != 2 or p_gate_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.gate_proj.weight is {p_gate_proj_weight.dtype} of shape {tuple(p_gate_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_gate_proj_weight.device != x.device:
+            raise RuntimeError(f"self.gate_proj.weight is on {p_gate_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_up_proj_weight.dim() != 2 or p_up_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.up_proj.weight is {p_up_proj_weight.dtype} of shape {tuple(p_up_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_up_proj_weight.device != x.device:
+            raise RuntimeError(f"self.up_proj.weight is on {p_up_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_down_proj_weight.dim() != 2 or p_down_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.down_proj.weight is {p_down_proj_weight.dtype} of shape {tuple(p_down_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_down_proj_weight.device != x.device:
+            raise RuntimeError(f"self.down_proj.weight is on {p_down_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = p_gate_proj_weight.shape[0]
@@ -205,10 +194,14 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.down_proj.weight.shape[0] is {p_down_proj_weight.shape[0]}: this kernel was generated for self.down_proj.weight.shape[0] == x.shape[1]")
         if p_down_proj_weight.shape[1] != d2:
             raise ValueError(f"self.down_proj.weight.shape[1] is {p_down_proj_weight.shape[1]}: this kernel was generated for self.down_proj.weight.shape[1] == self.gate_proj.weight.shape[0]")
-        _check_int32("k1_matmul_kernel", "x", d0 * d1)
-        _check_int32("k1_matmul_kernel", "self.up_proj.weight", d2 * d1)
-        _check_int32("k1_matmul_kernel", "mm1", d0 * d2)
-        _check_int32("k2_matmul_kernel", "self.down_proj.weight", d1 * d2)
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d1 >= 2147483647:
+            raise ValueError(f"self.up_proj.weight has {d2 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"mm1 has {d0 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * d2 >= 2147483647:
+            raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_gate_proj_weight = p_gate_proj_weight.contiguous()
         p_up_proj_weight = p_up_proj_weight.contiguous()
         p_down_proj_weight = p_down_proj_weight.contiguous()

@@ -18,8 +18,15 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
-from kerntailor.codegen.guards import (int32_check_before_launch, int32_checks, interpreted_line, module_checks,
-                                       row_checks, shape_checks, tensor_checks, usage_text)
+from kerntailor.codegen.guards import (
+    int32_check_before_launch,
+    int32_checks,
+    interpreted_line,
+    row_checks,
+    shape_checks,
+    tensor_checks,
+    usage_text,
+)
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.codegen.sizes import SizeArgs
@@ -91,7 +98,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
-    lines += _module_level(kernels) + [""] + interpreted_line(kernels) + ["", ""] + module_checks(kernels)
+    lines += _module_level(kernels) + [""] + interpreted_line(kernels)
     lines += ["", f"class ModelNew({ctor.bases}):",
               f'    """{problem.name}: forward() runs the Triton kernels above; '
               "the constructor is Model's own.\"\"\"", ""]

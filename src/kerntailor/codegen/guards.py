@@ -2,10 +2,12 @@
 
 The kernels compute what the trace saw, for every size the generalization fitted (capture/generalize.py);
 they assume the rest. forward() checks, in this order, and raises one error naming the argument and the
-assumption (ValueError; RuntimeError for a device):
+assumption (ValueError; RuntimeError for a device; TypeError for a tensor argument that is not a tensor):
 - each tensor argument, parameter and buffer: its rank and dtype (the traced ones: a kernel's loads, stores
   and output buffers are typed at generation, so another dtype would be read as this one or return this one),
-  and its device (the first input's; a CPU tensor only under the interpreter);
+  and its device (the first input's; a CPU tensor only under the interpreter). Another float dtype is refused,
+  not cast: Model would return that dtype and compute in it (bf16 parameters, bf16 rounding), so a cast in and
+  out would give an answer the referee never judged, under a tolerance chosen for the traced dtype;
 - every size the kernels were not given at run time: an axis that was the same in every traced variant is a
   literal in the kernels, an axis fitted to another's size (a weight's `in_features` to x.shape[1]) is read
   through that one: each must hold at run time;

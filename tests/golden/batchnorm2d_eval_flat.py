@@ -5,7 +5,26 @@ Problem hash HASH, dtype as written.
 
 Kernels:
   k0: pointwise [pw0, pw1] {'XBLOCK': 1024, 'num_warps': 4, 'tiles': False}
-  k1: pointwise [pw2, pw3, pw4, pw5] {'XBLOCK': 1024, 'num_warps': 4, 'tiles': False}"""
+  k1: pointwise [pw2, pw3, pw4, pw5] {'XBLOCK': 1024, 'num_warps': 4, 'tiles': False}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (batchnorm2d_eval.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.bn.weight: torch.float32, shape (x.shape[1],)
+    self.bn.bias: torch.float32, shape (x.shape[1],)
+    self.bn.running_mean: torch.float32, shape (x.shape[1],)
+    self.bn.running_var: torch.float32, shape (x.shape[1],)
+    self.bn.num_batches_tracked: torch.int64, shape ()
+    x: torch.float32, shape (any, any, any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_pointwise_kernel, k1_pointwise_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -47,6 +66,9 @@ def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, 
     tl.store(pw5_ptr + (xindex), v_pw5, mask=xmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """batchnorm2d_eval: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -63,24 +85,61 @@ class ModelNew(nn.Module):
     def forward(self, x):
         if self.training:
             raise RuntimeError("this kernel was generated for the model in eval mode (as Model was built); it is in training mode: regenerate it for that mode")
-        p_bn_weight = self.bn.weight.contiguous()
-        p_bn_bias = self.bn.bias.contiguous()
-        b_bn_running_mean = self.bn.running_mean.contiguous()
-        b_bn_running_var = self.bn.running_var.contiguous()
-        b_bn_num_batches_tracked = self.bn.num_batches_tracked.contiguous()
-        x = x.contiguous()
+        p_bn_weight = self.bn.weight
+        p_bn_bias = self.bn.bias
+        b_bn_running_mean = self.bn.running_mean
+        b_bn_running_var = self.bn.running_var
+        b_bn_num_batches_tracked = self.bn.num_batches_tracked
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_bn_weight.dim() != 1 or p_bn_weight.dtype != torch.float32:
+            raise ValueError(f"self.bn.weight is {p_bn_weight.dtype} of shape {tuple(p_bn_weight.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bn_weight.device != x.device:
+            raise RuntimeError(f"self.bn.weight is on {p_bn_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_bn_bias.dim() != 1 or p_bn_bias.dtype != torch.float32:
+            raise ValueError(f"self.bn.bias is {p_bn_bias.dtype} of shape {tuple(p_bn_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bn_bias.device != x.device:
+            raise RuntimeError(f"self.bn.bias is on {p_bn_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_running_mean.dim() != 1 or b_bn_running_mean.dtype != torch.float32:
+            raise ValueError(f"self.bn.running_mean is {b_bn_running_mean.dtype} of shape {tuple(b_bn_running_mean.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_running_mean.device != x.device:
+            raise RuntimeError(f"self.bn.running_mean is on {b_bn_running_mean.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_running_var.dim() != 1 or b_bn_running_var.dtype != torch.float32:
+            raise ValueError(f"self.bn.running_var is {b_bn_running_var.dtype} of shape {tuple(b_bn_running_var.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_running_var.device != x.device:
+            raise RuntimeError(f"self.bn.running_var is on {b_bn_running_var.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_bn_num_batches_tracked.dim() != 0 or b_bn_num_batches_tracked.dtype != torch.int64:
+            raise ValueError(f"self.bn.num_batches_tracked is {b_bn_num_batches_tracked.dtype} of shape {tuple(b_bn_num_batches_tracked.shape)}: this kernel was generated for torch.int64 of rank 0 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_bn_num_batches_tracked.device != x.device:
+            raise RuntimeError(f"self.bn.num_batches_tracked is on {b_bn_num_batches_tracked.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = x.shape[2]
         d3 = x.shape[3]
-        if p_bn_weight.shape[0] != p_bn_bias.shape[0]:
-            raise ValueError("generated for p_bn_weight.shape[0] == p_bn_bias.shape[0]")
-        if p_bn_weight.shape[0] != b_bn_running_mean.shape[0]:
-            raise ValueError("generated for p_bn_weight.shape[0] == b_bn_running_mean.shape[0]")
-        if p_bn_weight.shape[0] != b_bn_running_var.shape[0]:
-            raise ValueError("generated for p_bn_weight.shape[0] == b_bn_running_var.shape[0]")
-        if p_bn_weight.shape[0] != x.shape[1]:
-            raise ValueError("generated for p_bn_weight.shape[0] == x.shape[1]")
+        if p_bn_weight.shape[0] != d1:
+            raise ValueError(f"self.bn.weight.shape[0] is {p_bn_weight.shape[0]}: this kernel was generated for self.bn.weight.shape[0] == x.shape[1]")
+        if p_bn_bias.shape[0] != d1:
+            raise ValueError(f"self.bn.bias.shape[0] is {p_bn_bias.shape[0]}: this kernel was generated for self.bn.bias.shape[0] == x.shape[1]")
+        if b_bn_running_mean.shape[0] != d1:
+            raise ValueError(f"self.bn.running_mean.shape[0] is {b_bn_running_mean.shape[0]}: this kernel was generated for self.bn.running_mean.shape[0] == x.shape[1]")
+        if b_bn_running_var.shape[0] != d1:
+            raise ValueError(f"self.bn.running_var.shape[0] is {b_bn_running_var.shape[0]}: this kernel was generated for self.bn.running_var.shape[0] == x.shape[1]")
+        if d1 >= 2147483647:
+            raise ValueError(f"self.bn.running_var has {d1} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * 1 * 1 >= 2147483647:
+            raise ValueError(f"pw1 has {d1 * 1 * 1} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d2 * d3 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k1_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_bn_weight = p_bn_weight.contiguous()
+        p_bn_bias = p_bn_bias.contiguous()
+        b_bn_running_mean = b_bn_running_mean.contiguous()
+        b_bn_running_var = b_bn_running_var.contiguous()
+        b_bn_num_batches_tracked = b_bn_num_batches_tracked.contiguous()
+        x = x.contiguous()
         # k0: k0_pointwise_kernel
         pw1 = torch.empty((d1, 1, 1), device=x.device, dtype=torch.float32)
         k0_pointwise_kernel[(triton.cdiv(d1, 1024),)](b_bn_running_var, pw1, d1, XBLOCK=1024, num_warps=4, num_stages=1)

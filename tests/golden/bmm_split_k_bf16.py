@@ -4,7 +4,22 @@ Target: mi300x (gfx942). Reference: bmm.py (Batched matmul (128 x 512 x 1024) @ 
 Problem hash HASH, dtype bf16.
 
 Kernels:
-  k0: matmul [bmm0] {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32, 'GROUP_M': 4, 'num_warps': 8, 'num_stages': 3, 'split_k': 2, 'precision': 'ieee'}"""
+  k0: matmul [bmm0] {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32, 'GROUP_M': 4, 'num_warps': 8, 'num_stages': 3, 'split_k': 2, 'precision': 'ieee'}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (bmm.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    a: torch.bfloat16, shape (any, any, any)
+    b: torch.bfloat16, shape (a.shape[0], a.shape[2], any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -90,6 +105,9 @@ def k0_matmul_kernel(a_ptr, b_ptr, partials_ptr, counters_ptr, bmm0_ptr, s0, s1,
         tl.store(bmm0_ptr + (i0 * s5 + om * s1 + on), v_bmm0.to(tl.bfloat16), mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """bmm: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -97,16 +115,34 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
-        a = a.contiguous()
-        b = b.contiguous()
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 3 or a.dtype != torch.bfloat16:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.bfloat16 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
+            raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 3 or b.dtype != torch.bfloat16:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.bfloat16 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
         d0 = a.shape[0]
         d1 = a.shape[1]
         d2 = a.shape[2]
         d3 = b.shape[2]
-        if a.shape[0] != b.shape[0]:
-            raise ValueError("generated for a.shape[0] == b.shape[0]")
-        if a.shape[2] != b.shape[1]:
-            raise ValueError("generated for a.shape[2] == b.shape[1]")
+        if b.shape[0] != d0:
+            raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[0]")
+        if b.shape[1] != d2:
+            raise ValueError(f"b.shape[1] is {b.shape[1]}: this kernel was generated for b.shape[1] == a.shape[2]")
+        if d0 * d1 * d2 >= 2147483647:
+            raise ValueError(f"a has {d0 * d1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 * d3 >= 2147483647:
+            raise ValueError(f"b has {d0 * d2 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d3 >= 2147483647:
+            raise ValueError(f"bmm0 has {d0 * d1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        a = a.contiguous()
+        b = b.contiguous()
         # k0: k0_matmul_kernel
         bmm0 = torch.empty((d0, d1, d3), device=a.device, dtype=torch.bfloat16)
         k0_partials = torch.empty(d0 * triton.cdiv(d1, 64) * triton.cdiv(d3, 64) * 2 * 4096, device=a.device, dtype=torch.float32)

@@ -6,7 +6,24 @@ Problem hash HASH, dtype as written.
 Kernels:
   k0: reduction [max0, pw0, pw1, sum0, pw2, pw3, pw4, pw5, gather0, pw6, pw7, pw8] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': False, 'num_warps': 8}
   k1: reduction [pw9, sum1, pw10] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}
-  k2: reduction [sum2, pw11] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}"""
+  k2: reduction [sum2, pw11] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (cross_entropy.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    logits: torch.float32, shape (any, any)
+    targets: torch.int64, shape (logits.shape[0],)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k1_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k2_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel, k1_reduction_kernel, k2_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -78,6 +95,9 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
     tl.store(pw11_ptr + (xindex), v_pw11, mask=xmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """cross_entropy: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -85,12 +105,30 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, logits, targets):
-        logits = logits.contiguous()
-        targets = targets.contiguous()
+        if not isinstance(logits, torch.Tensor):
+            raise TypeError(f"logits is a {type(logits).__name__}: this kernel takes a torch.Tensor")
+        if logits.dim() != 2 or logits.dtype != torch.float32:
+            raise ValueError(f"logits is {logits.dtype} of shape {tuple(logits.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (logits.device.type == "cuda" or (_INTERPRETED and logits.device.type == "cpu")):
+            raise RuntimeError(f"logits is on {logits.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(targets, torch.Tensor):
+            raise TypeError(f"targets is a {type(targets).__name__}: this kernel takes a torch.Tensor")
+        if targets.dim() != 1 or targets.dtype != torch.int64:
+            raise ValueError(f"targets is {targets.dtype} of shape {tuple(targets.shape)}: this kernel was generated for torch.int64 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if targets.device != logits.device:
+            raise RuntimeError(f"targets is on {targets.device}, the kernels run on {logits.device} (logits's device): move the module and every input to one device")
         d0 = logits.shape[0]
         d1 = logits.shape[1]
-        if logits.shape[0] != targets.shape[0]:
-            raise ValueError("generated for logits.shape[0] == targets.shape[0]")
+        if targets.shape[0] != d0:
+            raise ValueError(f"targets.shape[0] is {targets.shape[0]}: this kernel was generated for targets.shape[0] == logits.shape[0]")
+        if d0 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
+            raise ValueError(f"rows of {d0} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d0 >= 2147483647:
+            raise ValueError(f"targets has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"logits has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        logits = logits.contiguous()
+        targets = targets.contiguous()
         # k0: k0_reduction_kernel
         pw8 = torch.empty((d0,), device=logits.device, dtype=torch.float32)
         k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)

@@ -6,7 +6,24 @@ Problem hash HASH, dtype as written.
 Kernels:
   k0: matmul [bmm0] {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
   k1: reduction [pw0, max0, pw1, pw2, sum0, pw3] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}
-  k2: matmul [bmm1] {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}"""
+  k2: matmul [bmm1] {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (decode_attention.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    q: torch.float32, shape (any, any, 1, any)
+    k_cache: torch.float32, shape (q.shape[0], q.shape[1], any, q.shape[3])
+    v_cache: torch.float32, shape (q.shape[0], q.shape[1], k_cache.shape[2], q.shape[3])
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k1_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_matmul_kernel, k1_reduction_kernel, k2_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -116,6 +133,9 @@ def k2_matmul_kernel(pw3_ptr, v_cache_ptr, bmm1_ptr, s0, s1, s2, BLOCK_M: tl.con
     tl.store(bmm1_ptr + (i0 * s0 + on + tl.zeros([BLOCK_M, BLOCK_N], tl.int32)), v_bmm1, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """decode_attention: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -123,27 +143,59 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q, k_cache, v_cache):
-        q = q.contiguous()
-        k_cache = k_cache.contiguous()
-        v_cache = v_cache.contiguous()
+        if not isinstance(q, torch.Tensor):
+            raise TypeError(f"q is a {type(q).__name__}: this kernel takes a torch.Tensor")
+        if q.dim() != 4 or q.dtype != torch.float32:
+            raise ValueError(f"q is {q.dtype} of shape {tuple(q.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (q.device.type == "cuda" or (_INTERPRETED and q.device.type == "cpu")):
+            raise RuntimeError(f"q is on {q.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(k_cache, torch.Tensor):
+            raise TypeError(f"k_cache is a {type(k_cache).__name__}: this kernel takes a torch.Tensor")
+        if k_cache.dim() != 4 or k_cache.dtype != torch.float32:
+            raise ValueError(f"k_cache is {k_cache.dtype} of shape {tuple(k_cache.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if k_cache.device != q.device:
+            raise RuntimeError(f"k_cache is on {k_cache.device}, the kernels run on {q.device} (q's device): move the module and every input to one device")
+        if not isinstance(v_cache, torch.Tensor):
+            raise TypeError(f"v_cache is a {type(v_cache).__name__}: this kernel takes a torch.Tensor")
+        if v_cache.dim() != 4 or v_cache.dtype != torch.float32:
+            raise ValueError(f"v_cache is {v_cache.dtype} of shape {tuple(v_cache.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if v_cache.device != q.device:
+            raise RuntimeError(f"v_cache is on {v_cache.device}, the kernels run on {q.device} (q's device): move the module and every input to one device")
         d0 = q.shape[0]
         d1 = q.shape[1]
         d2 = q.shape[3]
         d3 = k_cache.shape[2]
-        if q.shape[0] != k_cache.shape[0]:
-            raise ValueError("generated for q.shape[0] == k_cache.shape[0]")
-        if q.shape[1] != k_cache.shape[1]:
-            raise ValueError("generated for q.shape[1] == k_cache.shape[1]")
-        if q.shape[3] != k_cache.shape[3]:
-            raise ValueError("generated for q.shape[3] == k_cache.shape[3]")
-        if q.shape[0] != v_cache.shape[0]:
-            raise ValueError("generated for q.shape[0] == v_cache.shape[0]")
-        if q.shape[1] != v_cache.shape[1]:
-            raise ValueError("generated for q.shape[1] == v_cache.shape[1]")
-        if k_cache.shape[2] != v_cache.shape[2]:
-            raise ValueError("generated for k_cache.shape[2] == v_cache.shape[2]")
-        if q.shape[3] != v_cache.shape[3]:
-            raise ValueError("generated for q.shape[3] == v_cache.shape[3]")
+        if q.shape[2] != 1:
+            raise ValueError(f"q.shape[2] is {q.shape[2]}: this kernel was generated for q.shape[2] == 1 (the same in every variant it was traced at)")
+        if k_cache.shape[0] != d0:
+            raise ValueError(f"k_cache.shape[0] is {k_cache.shape[0]}: this kernel was generated for k_cache.shape[0] == q.shape[0]")
+        if k_cache.shape[1] != d1:
+            raise ValueError(f"k_cache.shape[1] is {k_cache.shape[1]}: this kernel was generated for k_cache.shape[1] == q.shape[1]")
+        if k_cache.shape[3] != d2:
+            raise ValueError(f"k_cache.shape[3] is {k_cache.shape[3]}: this kernel was generated for k_cache.shape[3] == q.shape[3]")
+        if v_cache.shape[0] != d0:
+            raise ValueError(f"v_cache.shape[0] is {v_cache.shape[0]}: this kernel was generated for v_cache.shape[0] == q.shape[0]")
+        if v_cache.shape[1] != d1:
+            raise ValueError(f"v_cache.shape[1] is {v_cache.shape[1]}: this kernel was generated for v_cache.shape[1] == q.shape[1]")
+        if v_cache.shape[2] != d3:
+            raise ValueError(f"v_cache.shape[2] is {v_cache.shape[2]}: this kernel was generated for v_cache.shape[2] == k_cache.shape[2]")
+        if v_cache.shape[3] != d2:
+            raise ValueError(f"v_cache.shape[3] is {v_cache.shape[3]}: this kernel was generated for v_cache.shape[3] == q.shape[3]")
+        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
+            raise ValueError(f"rows of {d3} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d0 * d1 * 1 * d2 >= 2147483647:
+            raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d3 * d2 >= 2147483647:
+            raise ValueError(f"k_cache has {d0 * d1 * d3 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if (d0 * d1) * 1 * d3 >= 2147483647:
+            raise ValueError(f"bmm0 has {(d0 * d1) * 1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * 1 * d3 >= 2147483647:
+            raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if (d0 * d1) * 1 * d2 >= 2147483647:
+            raise ValueError(f"bmm1 has {(d0 * d1) * 1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        q = q.contiguous()
+        k_cache = k_cache.contiguous()
+        v_cache = v_cache.contiguous()
         # k0: k0_matmul_kernel
         bmm0 = torch.empty((d0 * d1, 1, d3), device=q.device, dtype=torch.float32)
         k0_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d3, 64),)](q, k_cache, bmm0, d3, d2, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)

@@ -4,7 +4,23 @@ Target: mi300x (gfx942). Reference: gemm_bias_gelu.py (Linear 4096 -> 14336 (wit
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [mm0, pw0, pw1, pw2, pw3, pw4, pw5] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}"""
+  k0: matmul [mm0, pw0, pw1, pw2, pw3, pw4, pw5] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (gemm_bias_gelu.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.linear.weight: torch.float32, shape (any, x.shape[1])
+    self.linear.bias: torch.float32, shape (self.linear.weight.shape[0],)
+    x: torch.float32, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -59,6 +75,9 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0,
     tl.store(pw5_ptr + (om * s1 + on), v_pw5, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """gemm_bias_gelu: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -67,16 +86,40 @@ class ModelNew(nn.Module):
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x):
-        p_linear_weight = self.linear.weight.contiguous()
-        p_linear_bias = self.linear.bias.contiguous()
-        x = x.contiguous()
+        p_linear_weight = self.linear.weight
+        p_linear_bias = self.linear.bias
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_linear_weight.dim() != 2 or p_linear_weight.dtype != torch.float32:
+            raise ValueError(f"self.linear.weight is {p_linear_weight.dtype} of shape {tuple(p_linear_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_weight.device != x.device:
+            raise RuntimeError(f"self.linear.weight is on {p_linear_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_linear_bias.dim() != 1 or p_linear_bias.dtype != torch.float32:
+            raise ValueError(f"self.linear.bias is {p_linear_bias.dtype} of shape {tuple(p_linear_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_linear_bias.device != x.device:
+            raise RuntimeError(f"self.linear.bias is on {p_linear_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = p_linear_weight.shape[0]
-        if p_linear_weight.shape[0] != p_linear_bias.shape[0]:
-            raise ValueError("generated for p_linear_weight.shape[0] == p_linear_bias.shape[0]")
-        if p_linear_weight.shape[1] != x.shape[1]:
-            raise ValueError("generated for p_linear_weight.shape[1] == x.shape[1]")
+        if p_linear_weight.shape[1] != d1:
+            raise ValueError(f"self.linear.weight.shape[1] is {p_linear_weight.shape[1]}: this kernel was generated for self.linear.weight.shape[1] == x.shape[1]")
+        if p_linear_bias.shape[0] != d2:
+            raise ValueError(f"self.linear.bias.shape[0] is {p_linear_bias.shape[0]}: this kernel was generated for self.linear.bias.shape[0] == self.linear.weight.shape[0]")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d1 >= 2147483647:
+            raise ValueError(f"self.linear.weight has {d2 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 >= 2147483647:
+            raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"pw5 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_linear_weight = p_linear_weight.contiguous()
+        p_linear_bias = p_linear_bias.contiguous()
+        x = x.contiguous()
         # k0: k0_matmul_kernel
         pw5 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
         k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_linear_weight, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)

@@ -4,7 +4,24 @@ Target: mi300x (gfx942). Reference: layernorm.py (LayerNorm over the hidden size
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: reduction [sum0, pw0, pw1, pw2, sum1, pw3, pw4, pw5, pw6, pw7, pw8, pw9] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}"""
+  k0: reduction [sum0, pw0, pw1, pw2, sum1, pw3, pw4, pw5, pw6, pw7, pw8, pw9] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (layernorm.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.ln.weight: torch.float32, shape (x.shape[1],)
+    self.ln.bias: torch.float32, shape (x.shape[1],)
+    x: torch.float32, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -44,6 +61,9 @@ def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, 
     tl.store(pw9_ptr + (xindex * s1 + rindex), v_pw9, mask=xmask & rmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """layernorm: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -55,15 +75,37 @@ class ModelNew(nn.Module):
             self.ln.bias.normal_(0.0, 0.1)
 
     def forward(self, x):
-        p_ln_weight = self.ln.weight.contiguous()
-        p_ln_bias = self.ln.bias.contiguous()
-        x = x.contiguous()
+        p_ln_weight = self.ln.weight
+        p_ln_bias = self.ln.bias
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_ln_weight.dim() != 1 or p_ln_weight.dtype != torch.float32:
+            raise ValueError(f"self.ln.weight is {p_ln_weight.dtype} of shape {tuple(p_ln_weight.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_ln_weight.device != x.device:
+            raise RuntimeError(f"self.ln.weight is on {p_ln_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_ln_bias.dim() != 1 or p_ln_bias.dtype != torch.float32:
+            raise ValueError(f"self.ln.bias is {p_ln_bias.dtype} of shape {tuple(p_ln_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_ln_bias.device != x.device:
+            raise RuntimeError(f"self.ln.bias is on {p_ln_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if p_ln_weight.shape[0] != p_ln_bias.shape[0]:
-            raise ValueError("generated for p_ln_weight.shape[0] == p_ln_bias.shape[0]")
-        if p_ln_weight.shape[0] != x.shape[1]:
-            raise ValueError("generated for p_ln_weight.shape[0] == x.shape[1]")
+        if p_ln_weight.shape[0] != d1:
+            raise ValueError(f"self.ln.weight.shape[0] is {p_ln_weight.shape[0]}: this kernel was generated for self.ln.weight.shape[0] == x.shape[1]")
+        if p_ln_bias.shape[0] != d1:
+            raise ValueError(f"self.ln.bias.shape[0] is {p_ln_bias.shape[0]}: this kernel was generated for self.ln.bias.shape[0] == x.shape[1]")
+        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
+            raise ValueError(f"rows of {d1} elements: k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 >= 2147483647:
+            raise ValueError(f"self.ln.weight has {d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_ln_weight = p_ln_weight.contiguous()
+        p_ln_bias = p_ln_bias.contiguous()
+        x = x.contiguous()
         # k0: k0_reduction_kernel
         pw9 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
         k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), num_warps=16, num_stages=1)

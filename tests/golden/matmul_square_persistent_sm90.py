@@ -4,7 +4,22 @@ Target: h200 (sm_90). Reference: matmul_square.py (Square matmul 4096 x 4096 x 4
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [mm0] {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee', 'PERSISTENT': 1}"""
+  k0: matmul [mm0] {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee', 'PERSISTENT': 1}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (matmul_square.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    a: torch.float32, shape (any, a.shape[0])
+    b: torch.float32, shape (a.shape[0], a.shape[0])
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -66,6 +81,9 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, BLOCK_M: tl.constexpr, BLOCK_N: 
         tl.store(mm0_ptr + (om * s0 + on), v_mm0, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """matmul_square: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -73,15 +91,29 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 2 or a.dtype != torch.float32:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
+            raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 2 or b.dtype != torch.float32:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
+        d0 = a.shape[0]
+        if a.shape[1] != d0:
+            raise ValueError(f"a.shape[1] is {a.shape[1]}: this kernel was generated for a.shape[1] == a.shape[0]")
+        if b.shape[0] != d0:
+            raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[0]")
+        if b.shape[1] != d0:
+            raise ValueError(f"b.shape[1] is {b.shape[1]}: this kernel was generated for b.shape[1] == a.shape[0]")
+        if d0 * d0 >= 2147483647:
+            raise ValueError(f"a has {d0 * d0} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         a = a.contiguous()
         b = b.contiguous()
-        d0 = a.shape[0]
-        if a.shape[0] != a.shape[1]:
-            raise ValueError("generated for a.shape[0] == a.shape[1]")
-        if a.shape[0] != b.shape[0]:
-            raise ValueError("generated for a.shape[0] == b.shape[0]")
-        if a.shape[0] != b.shape[1]:
-            raise ValueError("generated for a.shape[0] == b.shape[1]")
         # k0: k0_matmul_kernel
         mm0 = torch.empty((d0, d0), device=a.device, dtype=torch.float32)
         k0_matmul_kernel[(min(triton.cdiv(d0, 64) * triton.cdiv(d0, 64), _num_programs(a.device)),)](a, b, mm0, d0, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, NUM_PROGRAMS=_num_programs(a.device), num_warps=8, num_stages=2)

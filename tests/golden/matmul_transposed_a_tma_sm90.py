@@ -4,7 +4,22 @@ Target: h200 (sm_90). Reference: matmul_transposed_a.py (Matmul with A transpose
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [mm0] {'BLOCK_M': 32, 'BLOCK_N': 32, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee', 'TMA': 1}"""
+  k0: matmul [mm0] {'BLOCK_M': 32, 'BLOCK_N': 32, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee', 'TMA': 1}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (matmul_transposed_a.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    a: torch.float32, shape (any, any)
+    b: torch.float32, shape (a.shape[0], any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -76,6 +91,9 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, B
     tl.store(mm0_ptr + (om * s1 + on), v_mm0, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """matmul_transposed_a: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -83,13 +101,31 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
-        a = a.contiguous()
-        b = b.contiguous()
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 2 or a.dtype != torch.float32:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
+            raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 2 or b.dtype != torch.float32:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
         d0 = a.shape[0]
         d1 = a.shape[1]
         d2 = b.shape[1]
-        if a.shape[0] != b.shape[0]:
-            raise ValueError("generated for a.shape[0] == b.shape[0]")
+        if b.shape[0] != d0:
+            raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[0]")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"a has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"b has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * d2 >= 2147483647:
+            raise ValueError(f"mm0 has {d1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        a = a.contiguous()
+        b = b.contiguous()
         # k0: k0_matmul_kernel
         mm0 = torch.empty((d1, d2), device=a.device, dtype=torch.float32)
         k0_matmul_kernel[(triton.cdiv(d1, 32) * triton.cdiv(d2, 32),)](a, b, mm0, d1, d2, d0, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8, USE_TMA=(d1) % 4 == 0 and (d2) % 4 == 0 and a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0, num_warps=8, num_stages=2)

@@ -4,7 +4,22 @@ Target: mi300x (gfx942). Reference: matvec.py (Matrix-vector product (28672 x 81
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [mm0] {'BLOCK_M': 128, 'BLOCK_N': 16, 'BLOCK_K': 32, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 2, 'precision': 'ieee'}"""
+  k0: matmul [mm0] {'BLOCK_M': 128, 'BLOCK_N': 16, 'BLOCK_K': 32, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 2, 'precision': 'ieee'}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (matvec.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    a: torch.float32, shape (any, any)
+    b: torch.float32, shape (a.shape[1], 1)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -62,6 +77,9 @@ def k0_matmul_kernel(a_ptr, b_ptr, partials_ptr, counters_ptr, mm0_ptr, s0, s1, 
         tl.store(mm0_ptr + (om + tl.zeros([BLOCK_M, BLOCK_N], tl.int32)), v_mm0, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """matvec: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -69,12 +87,32 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a, b):
-        a = a.contiguous()
-        b = b.contiguous()
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"a is a {type(a).__name__}: this kernel takes a torch.Tensor")
+        if a.dim() != 2 or a.dtype != torch.float32:
+            raise ValueError(f"a is {a.dtype} of shape {tuple(a.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (a.device.type == "cuda" or (_INTERPRETED and a.device.type == "cpu")):
+            raise RuntimeError(f"a is on {a.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(f"b is a {type(b).__name__}: this kernel takes a torch.Tensor")
+        if b.dim() != 2 or b.dtype != torch.float32:
+            raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b.device != a.device:
+            raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
         d0 = a.shape[0]
         d1 = a.shape[1]
-        if a.shape[1] != b.shape[0]:
-            raise ValueError("generated for a.shape[1] == b.shape[0]")
+        if b.shape[0] != d1:
+            raise ValueError(f"b.shape[0] is {b.shape[0]}: this kernel was generated for b.shape[0] == a.shape[1]")
+        if b.shape[1] != 1:
+            raise ValueError(f"b.shape[1] is {b.shape[1]}: this kernel was generated for b.shape[1] == 1 (the same in every variant it was traced at)")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"a has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * 1 >= 2147483647:
+            raise ValueError(f"b has {d1 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * 1 >= 2147483647:
+            raise ValueError(f"mm0 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        a = a.contiguous()
+        b = b.contiguous()
         # k0: k0_matmul_kernel
         mm0 = torch.empty((d0, 1), device=a.device, dtype=torch.float32)
         k0_partials = torch.empty(triton.cdiv(d0, 128) * 1 * 2 * 128, device=a.device, dtype=torch.float32)

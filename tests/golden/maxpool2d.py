@@ -4,7 +4,21 @@ Target: mi300x (gfx942). Reference: maxpool2d.py (MaxPool2d 3x3, stride 2, paddi
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: pool [maxpool0] {'XBLOCK': 1024, 'num_warps': 4}"""
+  k0: pool [maxpool0] {'XBLOCK': 1024, 'num_warps': 4}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (maxpool2d.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    x: torch.float32, shape (any, any, any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_pool_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -44,6 +58,9 @@ def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, s8, YBLO
     tl.store(maxpool0_ptr + (xindex), v_maxpool0, mask=xmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_pool_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """maxpool2d: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -52,13 +69,23 @@ class ModelNew(nn.Module):
         self.pool = nn.MaxPool2d(kernel_size, stride=stride, padding=padding)
 
     def forward(self, x):
-        x = x.contiguous()
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = x.shape[2]
         d3 = x.shape[3]
         d4 = (d2 - 1) // 2 + 1
         d5 = (d3 - 1) // 2 + 1
+        if d0 * d1 * d2 * d3 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d1 * d4 * d5 >= 2147483647:
+            raise ValueError(f"maxpool0 has {d0 * d1 * d4 * d5} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        x = x.contiguous()
         # k0: k0_pool_kernel
         maxpool0 = torch.empty((d0, d1, d4, d5), device=x.device, dtype=torch.float32)
         k0_pool_kernel[(triton.cdiv(d4 * d0 * d1, 8), triton.cdiv(d5, 128))](x, maxpool0, d5, d4 * d0 * d1, d4, d1, d2 * d3, d2, d3, d4 * d5 * d1, d4 * d5, YBLOCK=8, XBLOCK=128, num_warps=4, num_stages=1)

@@ -6,7 +6,26 @@ Problem hash HASH, dtype as written.
 Kernels:
   k0: library [conv0] {}
   k1: pointwise [pw0, pw1] {'XBLOCK': 1024, 'num_warps': 4}
-  k2: pool [avgpool0, pw2] {'XBLOCK': 1024, 'num_warps': 4}"""
+  k2: pool [avgpool0, pw2] {'XBLOCK': 1024, 'num_warps': 4}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (conv_scale_pool.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.scale: torch.float32, shape ()
+    self.bias: torch.float32, shape (8, 1, 1)
+    self.conv.weight: torch.float32, shape (8, 3, 3, 3)
+    self.conv.bias: torch.float32, shape (8,)
+    x: torch.float32, shape (2, 3, 12, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k1_pointwise_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 4 elements (2^20 // 4 in triton 3.6; it holds whole rows in one block)
+    k1_pointwise_kernel, k2_pool_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -64,6 +83,9 @@ def k2_pool_kernel(pw1_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, YBL
     tl.store(pw2_ptr + (xindex), v_pw2, mask=xmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k1_pointwise_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """conv_scale_pool: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -75,11 +97,32 @@ class ModelNew(nn.Module):
         self.bias = nn.Parameter(torch.randn(out_channels, 1, 1))
 
     def forward(self, x):
-        p_scale = self.scale.contiguous()
-        p_bias = self.bias.contiguous()
-        p_conv_weight = self.conv.weight.contiguous()
-        p_conv_bias = self.conv.bias.contiguous()
-        x = x.contiguous()
+        p_scale = self.scale
+        p_bias = self.bias
+        p_conv_weight = self.conv.weight
+        p_conv_bias = self.conv.bias
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_scale.dim() != 0 or p_scale.dtype != torch.float32:
+            raise ValueError(f"self.scale is {p_scale.dtype} of shape {tuple(p_scale.shape)}: this kernel was generated for torch.float32 of rank 0 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_scale.device != x.device:
+            raise RuntimeError(f"self.scale is on {p_scale.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_bias.dim() != 3 or p_bias.dtype != torch.float32:
+            raise ValueError(f"self.bias is {p_bias.dtype} of shape {tuple(p_bias.shape)}: this kernel was generated for torch.float32 of rank 3 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_bias.device != x.device:
+            raise RuntimeError(f"self.bias is on {p_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_conv_weight.dim() != 4 or p_conv_weight.dtype != torch.float32:
+            raise ValueError(f"self.conv.weight is {p_conv_weight.dtype} of shape {tuple(p_conv_weight.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_conv_weight.device != x.device:
+            raise RuntimeError(f"self.conv.weight is on {p_conv_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_conv_bias.dim() != 1 or p_conv_bias.dtype != torch.float32:
+            raise ValueError(f"self.conv.bias is {p_conv_bias.dtype} of shape {tuple(p_conv_bias.shape)}: this kernel was generated for torch.float32 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_conv_bias.device != x.device:
+            raise RuntimeError(f"self.conv.bias is on {p_conv_bias.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[3]
         conv0_o0 = 2
         conv0_o1 = 8
@@ -87,6 +130,39 @@ class ModelNew(nn.Module):
         conv0_o3 = d0
         avgpool0_o2 = (12 - 2) // 2 + 1
         d1 = (d0 - 2) // 2 + 1
+        if p_bias.shape[0] != 8:
+            raise ValueError(f"self.bias.shape[0] is {p_bias.shape[0]}: this kernel was generated for self.bias.shape[0] == 8 (the same in every variant it was traced at)")
+        if p_bias.shape[1] != 1:
+            raise ValueError(f"self.bias.shape[1] is {p_bias.shape[1]}: this kernel was generated for self.bias.shape[1] == 1 (the same in every variant it was traced at)")
+        if p_bias.shape[2] != 1:
+            raise ValueError(f"self.bias.shape[2] is {p_bias.shape[2]}: this kernel was generated for self.bias.shape[2] == 1 (the same in every variant it was traced at)")
+        if p_conv_weight.shape[0] != 8:
+            raise ValueError(f"self.conv.weight.shape[0] is {p_conv_weight.shape[0]}: this kernel was generated for self.conv.weight.shape[0] == 8 (the same in every variant it was traced at)")
+        if p_conv_weight.shape[1] != 3:
+            raise ValueError(f"self.conv.weight.shape[1] is {p_conv_weight.shape[1]}: this kernel was generated for self.conv.weight.shape[1] == 3 (the same in every variant it was traced at)")
+        if p_conv_weight.shape[2] != 3:
+            raise ValueError(f"self.conv.weight.shape[2] is {p_conv_weight.shape[2]}: this kernel was generated for self.conv.weight.shape[2] == 3 (the same in every variant it was traced at)")
+        if p_conv_weight.shape[3] != 3:
+            raise ValueError(f"self.conv.weight.shape[3] is {p_conv_weight.shape[3]}: this kernel was generated for self.conv.weight.shape[3] == 3 (the same in every variant it was traced at)")
+        if p_conv_bias.shape[0] != 8:
+            raise ValueError(f"self.conv.bias.shape[0] is {p_conv_bias.shape[0]}: this kernel was generated for self.conv.bias.shape[0] == 8 (the same in every variant it was traced at)")
+        if x.shape[0] != 2:
+            raise ValueError(f"x.shape[0] is {x.shape[0]}: this kernel was generated for x.shape[0] == 2 (the same in every variant it was traced at)")
+        if x.shape[1] != 3:
+            raise ValueError(f"x.shape[1] is {x.shape[1]}: this kernel was generated for x.shape[1] == 3 (the same in every variant it was traced at)")
+        if x.shape[2] != 12:
+            raise ValueError(f"x.shape[2] is {x.shape[2]}: this kernel was generated for x.shape[2] == 12 (the same in every variant it was traced at)")
+        if 12 * d0 > tl.TRITON_MAX_TENSOR_NUMEL // 4:
+            raise ValueError(f"rows of {12 * d0} elements: k1_pointwise_kernel holds 4 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if 2 * 8 * 12 * d0 >= 2147483647:
+            raise ValueError(f"pw1 has {2 * 8 * 12 * d0} elements: k1_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if 2 * 8 * avgpool0_o2 * d1 >= 2147483647:
+            raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k2_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_scale = p_scale.contiguous()
+        p_bias = p_bias.contiguous()
+        p_conv_weight = p_conv_weight.contiguous()
+        p_conv_bias = p_conv_bias.contiguous()
+        x = x.contiguous()
         # k0: k0_library_kernel
         k0_conv0 = torch.ops.aten.convolution.default(x, p_conv_weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1).contiguous()  # conv2d kernel (3, 3) stride (1, 1) pad (1, 1) groups 1
         # k1: k1_pointwise_kernel

@@ -4,7 +4,22 @@ Target: mi300x (gfx942). Reference: rmsnorm.py (RMSNorm written out (x * rsqrt(m
 Problem hash HASH, dtype bf16.
 
 Kernels:
-  k0: reduction [pw0, sum0, pw1, pw2, pw3, pw4, pw5] {'XBLOCK': 2, 'RBLOCK': 64, 'persistent': False, 'num_warps': 2, 'waves_per_eu': 2}"""
+  k0: reduction [pw0, sum0, pw1, pw2, pw3, pw4, pw5] {'XBLOCK': 2, 'RBLOCK': 64, 'persistent': False, 'num_warps': 2, 'waves_per_eu': 2}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (rmsnorm.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.weight: torch.bfloat16, shape (x.shape[1],)
+    x: torch.bfloat16, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -46,6 +61,9 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
         tl.store(pw5_ptr + (xindex * s1 + rindex), v_pw5.to(tl.bfloat16), mask=xmask & rmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """rmsnorm: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -55,12 +73,27 @@ class ModelNew(nn.Module):
         self.eps = eps
 
     def forward(self, x):
-        p_weight = self.weight.contiguous()
-        x = x.contiguous()
+        p_weight = self.weight
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.bfloat16:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.bfloat16 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_weight.dim() != 1 or p_weight.dtype != torch.bfloat16:
+            raise ValueError(f"self.weight is {p_weight.dtype} of shape {tuple(p_weight.shape)}: this kernel was generated for torch.bfloat16 of rank 1 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_weight.device != x.device:
+            raise RuntimeError(f"self.weight is on {p_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if p_weight.shape[0] != x.shape[1]:
-            raise ValueError("generated for p_weight.shape[0] == x.shape[1]")
+        if p_weight.shape[0] != d1:
+            raise ValueError(f"self.weight.shape[0] is {p_weight.shape[0]}: this kernel was generated for self.weight.shape[0] == x.shape[1]")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 >= 2147483647:
+            raise ValueError(f"self.weight has {d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_weight = p_weight.contiguous()
+        x = x.contiguous()
         # k0: k0_reduction_kernel
         pw5 = torch.empty((d0, d1), device=x.device, dtype=torch.bfloat16)
         k0_reduction_kernel[(triton.cdiv(d0, 2),)](x, p_weight, pw5, d0, d1, d1, XBLOCK=2, RBLOCK=64, num_warps=2, num_stages=1, **({'waves_per_eu': 2} if _AMD else {}))

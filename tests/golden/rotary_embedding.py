@@ -4,7 +4,24 @@ Target: mi300x (gfx942). Reference: rotary_embedding.py (Rotary position embeddi
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: pointwise [pw0, cat0, pw1, pw2, pw3] {'XBLOCK': 1024, 'num_warps': 4}"""
+  k0: pointwise [pw0, cat0, pw1, pw2, pw3] {'XBLOCK': 1024, 'num_warps': 4}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (rotary_embedding.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.cos: torch.float32, shape (x.shape[2], x.shape[3])
+    self.sin: torch.float32, shape (x.shape[2], x.shape[3])
+    x: torch.float32, shape (any, any, any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_pointwise_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 8 elements (2^20 // 8 in triton 3.6; it holds whole rows in one block)
+    k0_pointwise_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -37,6 +54,9 @@ def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4
     tl.store(pw3_ptr + (xindex * s1 + rindex), v_pw3, mask=xmask & rmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """rotary_embedding: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -49,21 +69,43 @@ class ModelNew(nn.Module):
         self.register_buffer("sin", emb.sin(), persistent=False)
 
     def forward(self, x):
-        b_cos = self.cos.contiguous()
-        b_sin = self.sin.contiguous()
-        x = x.contiguous()
+        b_cos = self.cos
+        b_sin = self.sin
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 4 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 4 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if b_cos.dim() != 2 or b_cos.dtype != torch.float32:
+            raise ValueError(f"self.cos is {b_cos.dtype} of shape {tuple(b_cos.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_cos.device != x.device:
+            raise RuntimeError(f"self.cos is on {b_cos.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if b_sin.dim() != 2 or b_sin.dtype != torch.float32:
+            raise ValueError(f"self.sin is {b_sin.dtype} of shape {tuple(b_sin.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if b_sin.device != x.device:
+            raise RuntimeError(f"self.sin is on {b_sin.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = x.shape[2]
         d3 = x.shape[3]
-        if b_cos.shape[0] != b_sin.shape[0]:
-            raise ValueError("generated for b_cos.shape[0] == b_sin.shape[0]")
-        if b_cos.shape[1] != b_sin.shape[1]:
-            raise ValueError("generated for b_cos.shape[1] == b_sin.shape[1]")
-        if b_cos.shape[0] != x.shape[2]:
-            raise ValueError("generated for b_cos.shape[0] == x.shape[2]")
-        if b_cos.shape[1] != x.shape[3]:
-            raise ValueError("generated for b_cos.shape[1] == x.shape[3]")
+        if b_cos.shape[0] != d2:
+            raise ValueError(f"self.cos.shape[0] is {b_cos.shape[0]}: this kernel was generated for self.cos.shape[0] == x.shape[2]")
+        if b_cos.shape[1] != d3:
+            raise ValueError(f"self.cos.shape[1] is {b_cos.shape[1]}: this kernel was generated for self.cos.shape[1] == x.shape[3]")
+        if b_sin.shape[0] != d2:
+            raise ValueError(f"self.sin.shape[0] is {b_sin.shape[0]}: this kernel was generated for self.sin.shape[0] == x.shape[2]")
+        if b_sin.shape[1] != d3:
+            raise ValueError(f"self.sin.shape[1] is {b_sin.shape[1]}: this kernel was generated for self.sin.shape[1] == x.shape[3]")
+        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 8:
+            raise ValueError(f"rows of {d3} elements: k0_pointwise_kernel holds 8 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d0 * d1 * d2 * d3 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d3 >= 2147483647:
+            raise ValueError(f"self.cos has {d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        b_cos = b_cos.contiguous()
+        b_sin = b_sin.contiguous()
+        x = x.contiguous()
         # k0: k0_pointwise_kernel
         pw3 = torch.empty((d0, d1, d2, d3), device=x.device, dtype=torch.float32)
         k0_pointwise_kernel[(triton.cdiv(d0 * d1 * d2, 8),)](x, b_cos, b_sin, pw3, d0 * d1 * d2, d3, d3 // 2, (-1 * d3) // (2), d2, XBLOCK=8, RBLOCK=triton.next_power_of_2(d3), num_warps=4, num_stages=1)

@@ -4,7 +4,21 @@ Target: mi300x (gfx942). Reference: softmax_long_rows.py (Softmax over very long
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': False, 'num_warps': 8}"""
+  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': False, 'num_warps': 8}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (softmax_long_rows.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    x: torch.float32, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -46,6 +60,9 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
         tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """softmax_long_rows: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -53,9 +70,17 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        x = x.contiguous()
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
         d0 = x.shape[0]
         d1 = x.shape[1]
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        x = x.contiguous()
         # k0: k0_reduction_kernel
         pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
         k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)

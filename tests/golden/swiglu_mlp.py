@@ -6,7 +6,24 @@ Problem hash HASH, dtype as written.
 Kernels:
   k0: matmul [mm0, pw0, pw1, pw2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
   k1: matmul [mm1] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
-  k2: matmul [mm2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}"""
+  k2: matmul [mm2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
+
+Usage (forward only):
+    ref = Model(*get_init_inputs())                  # the reference (swiglu_mlp.py)
+    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
+    new.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        out = new(*inputs)
+
+Supports (checked by forward() before any launch):
+    self.gate_proj.weight: torch.float32, shape (any, x.shape[1])
+    self.up_proj.weight: torch.float32, shape (self.gate_proj.weight.shape[0], x.shape[1])
+    self.down_proj.weight: torch.float32, shape (x.shape[1], self.gate_proj.weight.shape[0])
+    x: torch.float32, shape (any, any)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    k1_matmul_kernel, k0_matmul_kernel, k2_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
 import torch
 import torch.nn as nn
@@ -130,6 +147,9 @@ def k2_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
     tl.store(mm2_ptr + (om * s1 + on), v_mm2, mask=mmask & nmask)
 
 
+# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
+_INTERPRETED = not isinstance(k1_matmul_kernel, triton.runtime.JITFunction)
+
 class ModelNew(nn.Module):
     """swiglu_mlp: forward() runs the Triton kernels above; the constructor is Model's own."""
 
@@ -140,23 +160,52 @@ class ModelNew(nn.Module):
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
 
     def forward(self, x):
-        p_gate_proj_weight = self.gate_proj.weight.contiguous()
-        p_up_proj_weight = self.up_proj.weight.contiguous()
-        p_down_proj_weight = self.down_proj.weight.contiguous()
-        x = x.contiguous()
+        p_gate_proj_weight = self.gate_proj.weight
+        p_up_proj_weight = self.up_proj.weight
+        p_down_proj_weight = self.down_proj.weight
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x is a {type(x).__name__}: this kernel takes a torch.Tensor")
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x is {x.dtype} of shape {tuple(x.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if not (x.device.type == "cuda" or (_INTERPRETED and x.device.type == "cpu")):
+            raise RuntimeError(f"x is on {x.device}: the Triton kernels run on a CUDA or ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")
+        if p_gate_proj_weight.dim() != 2 or p_gate_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.gate_proj.weight is {p_gate_proj_weight.dtype} of shape {tuple(p_gate_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_gate_proj_weight.device != x.device:
+            raise RuntimeError(f"self.gate_proj.weight is on {p_gate_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_up_proj_weight.dim() != 2 or p_up_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.up_proj.weight is {p_up_proj_weight.dtype} of shape {tuple(p_up_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_up_proj_weight.device != x.device:
+            raise RuntimeError(f"self.up_proj.weight is on {p_up_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
+        if p_down_proj_weight.dim() != 2 or p_down_proj_weight.dtype != torch.float32:
+            raise ValueError(f"self.down_proj.weight is {p_down_proj_weight.dtype} of shape {tuple(p_down_proj_weight.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
+        if p_down_proj_weight.device != x.device:
+            raise RuntimeError(f"self.down_proj.weight is on {p_down_proj_weight.device}, the kernels run on {x.device} (x's device): move the module and every input to one device")
         d0 = x.shape[0]
         d1 = x.shape[1]
         d2 = p_gate_proj_weight.shape[0]
-        if p_gate_proj_weight.shape[0] != p_up_proj_weight.shape[0]:
-            raise ValueError("generated for p_gate_proj_weight.shape[0] == p_up_proj_weight.shape[0]")
-        if p_gate_proj_weight.shape[1] != p_up_proj_weight.shape[1]:
-            raise ValueError("generated for p_gate_proj_weight.shape[1] == p_up_proj_weight.shape[1]")
-        if p_gate_proj_weight.shape[1] != p_down_proj_weight.shape[0]:
-            raise ValueError("generated for p_gate_proj_weight.shape[1] == p_down_proj_weight.shape[0]")
-        if p_gate_proj_weight.shape[0] != p_down_proj_weight.shape[1]:
-            raise ValueError("generated for p_gate_proj_weight.shape[0] == p_down_proj_weight.shape[1]")
-        if p_gate_proj_weight.shape[1] != x.shape[1]:
-            raise ValueError("generated for p_gate_proj_weight.shape[1] == x.shape[1]")
+        if p_gate_proj_weight.shape[1] != d1:
+            raise ValueError(f"self.gate_proj.weight.shape[1] is {p_gate_proj_weight.shape[1]}: this kernel was generated for self.gate_proj.weight.shape[1] == x.shape[1]")
+        if p_up_proj_weight.shape[0] != d2:
+            raise ValueError(f"self.up_proj.weight.shape[0] is {p_up_proj_weight.shape[0]}: this kernel was generated for self.up_proj.weight.shape[0] == self.gate_proj.weight.shape[0]")
+        if p_up_proj_weight.shape[1] != d1:
+            raise ValueError(f"self.up_proj.weight.shape[1] is {p_up_proj_weight.shape[1]}: this kernel was generated for self.up_proj.weight.shape[1] == x.shape[1]")
+        if p_down_proj_weight.shape[0] != d1:
+            raise ValueError(f"self.down_proj.weight.shape[0] is {p_down_proj_weight.shape[0]}: this kernel was generated for self.down_proj.weight.shape[0] == x.shape[1]")
+        if p_down_proj_weight.shape[1] != d2:
+            raise ValueError(f"self.down_proj.weight.shape[1] is {p_down_proj_weight.shape[1]}: this kernel was generated for self.down_proj.weight.shape[1] == self.gate_proj.weight.shape[0]")
+        if d0 * d1 >= 2147483647:
+            raise ValueError(f"x has {d0 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d2 * d1 >= 2147483647:
+            raise ValueError(f"self.up_proj.weight has {d2 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d0 * d2 >= 2147483647:
+            raise ValueError(f"mm1 has {d0 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if d1 * d2 >= 2147483647:
+            raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        p_gate_proj_weight = p_gate_proj_weight.contiguous()
+        p_up_proj_weight = p_up_proj_weight.contiguous()
+        p_down_proj_weight = p_down_proj_weight.contiguous()
+        x = x.contiguous()
         # k1: k1_matmul_kernel
         mm1 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
         k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_up_proj_weight, mm1, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)

@@ -29,10 +29,11 @@ def assemble(*, group: str, name: str, doc: str, body: Sequence[str], pointers: 
              pointer_dtypes: Mapping[str, str], sizes: SizeArgs, big: bool, constexprs: Sequence[tuple[str, int]],
              options: Sequence[tuple[str, object]], grid: Sequence[GridAxis], host_constexprs=(), grid_cap: str = "",
              scratch: Sequence[Scratch] = (), host_prologue: Sequence[str] = (), host_buffers: Sequence[str] = (),
-             helpers: Sequence[str] = (), fp8_format: str = "") -> GeneratedKernel:
+             helpers: Sequence[str] = (), fp8_format: str = "", whole_row: SizeExpr | None = None) -> GeneratedKernel:
     """`body`: the kernel's lines, indented one level. `pointers`: buffer -> argument, in order of first use;
     `pointer_dtypes`: each buffer's element dtype. `constexprs` hold their values at the traced shapes; those
-    named in `host_constexprs` are decided per call by the host."""
+    named in `host_constexprs` are decided per call by the host. `big`: the kernel indexes in int64 (else the
+    host refuses tensors of 2^31 - 1 elements or more); `whole_row`: a persistent kernel's row length."""
     args: list[str] = []
     signature: list[tuple[str, str]] = []
     for buffer, arg in pointers.items():
@@ -47,7 +48,7 @@ def assemble(*, group: str, name: str, doc: str, body: Sequence[str], pointers: 
     source = f"@triton.jit\ndef {name}({', '.join(args)}):\n    \"\"\"{doc}\"\"\"\n" + "\n".join(body) + "\n"
     launch = Launch(tuple((arg, buffer) for buffer, arg in pointers.items()), tuple(sizes.args), tuple(constexprs),
                     tuple(options), tuple(grid), grid_cap, tuple(host_constexprs), tuple(scratch),
-                    tuple(host_prologue), tuple(host_buffers))
+                    tuple(host_prologue), tuple(host_buffers), big, whole_row)
     return GeneratedKernel(group, name, source, tuple(signature), launch, tuple(helpers), fp8_format)
 
 

@@ -18,6 +18,15 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
+from kerntailor.codegen.guards import (
+    int32_check_before_launch,
+    int32_checks,
+    interpreted_line,
+    row_checks,
+    shape_checks,
+    tensor_checks,
+    usage_text,
+)
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.render import HELPER_PRELUDE
 from kerntailor.codegen.sizes import SizeArgs
@@ -81,7 +90,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         if position not in tensor_args:
             raise CodegenUnsupported(f"graph input {inp.name} ({inp.target}) is not a tensor argument of forward()")
         var[inp.name] = tensor_args[position]
-    lines = [f'"""{header}"""', "", "import torch", "import torch.nn as nn", "import triton",
+    labels = _labels(problem, gen, var)
+    usage = usage_text(problem.path.name, gen, kernels, labels, host_names)
+    lines = [f'"""{header}\n\n{usage}"""', "", "import torch", "import torch.nn as nn", "import triton",
              "import triton.language as tl", ""]
     if ctor.definitions:
         lines += ["# From the reference file: what Model's constructor needs, so that ModelNew is built as Model is."]
@@ -89,13 +100,14 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
-    lines += _module_level(kernels)
+    lines += _module_level(kernels) + [""] + interpreted_line(kernels)
     lines += ["", f"class ModelNew({ctor.bases}):",
               f'    """{problem.name}: forward() runs the Triton kernels above; '
               "the constructor is Model's own.\"\"\"", ""]
     lines += textwrap.indent(ctor.body, "    ").splitlines()
     lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
-    body = _mode_check(gen.graph.training) + list(arg_checks) + _forward_sizes(problem, gen, host_names, var)
+    body = _mode_check(gen.graph.training) + list(arg_checks) + _forward_sizes(problem, gen, kernels, host_names,
+                                                                               var, labels, buffers)
     user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
     device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
     for k, size in zip(kernels, sizes):
@@ -130,18 +142,26 @@ def _module_level(kernels: list[GeneratedKernel]) -> list[str]:
     return lines
 
 
-def _forward_sizes(problem: ProblemSpec, gen: Generalized, host_names: dict[Dim, str], var: dict) -> list[str]:
-    """forward()'s first lines: contiguous inputs and parameters (`var` gains their names), the problem's dims,
-    the sizes families derive on the host (a pool's output sizes), and checks of dims that must be equal."""
+def _labels(problem: ProblemSpec, gen: Generalized, var: dict[str, str]) -> dict[str, str]:
+    """Graph input -> the name its user knows: forward()'s argument, or the attribute (`self.ln.weight`)."""
+    return {inp.name: var[inp.name] if inp.kind == "input" else attribute_text(meta_model(problem), inp.target)
+            for inp in gen.graph.inputs}
+
+
+def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel],
+                   host_names: dict[Dim, str], var: dict, labels: dict[str, str], buffers: dict[str, tuple]) \
+        -> list[str]:
+    """forward()'s first lines: the inputs' and parameters' checks (guards.py), the problem's dims, the sizes
+    families derive on the host (a pool's output sizes), the checks of every size the kernels assume and of the
+    ranges their schedules support, then contiguous inputs and parameters (`var` gains their names)."""
     graph, body = gen.graph, []
     for inp in graph.inputs:
         if inp.kind in ("parameter", "buffer", "constant"):
             var[inp.name] = inp.name
-            body.append(f"{inp.name} = {attribute_text(meta_model(problem), inp.target)}.contiguous()")
-        elif inp.kind == "input":
-            body.append(f"{var[inp.name]} = {var[inp.name]}.contiguous()")
-        else:
+            body.append(f"{inp.name} = {labels[inp.name]}")
+        elif inp.kind != "input":
             raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
+    body += tensor_checks(gen, var, labels, any(k.source for k in kernels))
     for dim in gen.dims:
         if not dim.node:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
@@ -154,13 +174,10 @@ def _forward_sizes(problem: ProblemSpec, gen: Generalized, host_names: dict[Dim,
         if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
         body += fam.derived_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
-    for a, b in gen.equal_dims:
-        if a.node or b.node:
-            continue
-        left = f"{var[graph.inputs[a.input].name]}.shape[{a.axis}]"
-        right = f"{var[graph.inputs[b.input].name]}.shape[{b.axis}]"
-        body.append(f"if {left} != {right}:")
-        body.append(f'    raise ValueError("generated for {left} == {right}")')
+    size = SizeArgs(gen, host_names)
+    body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
+    body += row_checks(kernels, size) + int32_checks(gen, kernels, size, var, labels, buffers)
+    body += [f"{var[inp.name]} = {var[inp.name]}.contiguous()" for inp in graph.inputs]
     return body
 
 
@@ -191,6 +208,7 @@ def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], devic
     for buffer in launch.host_buffers:   # made by the host lines before the launch
         var[buffer] = f"{k.group}_{buffer}"
     lines = [line.format(**var, device=device) for line in launch.host_prologue]
+    lines += int32_check_before_launch(k, var)
     # partial results and counters, allocated per call; zeroed unless the kernel writes every element first
     for s in launch.scratch:
         var[s.buffer] = f"{k.group}_{s.buffer}"

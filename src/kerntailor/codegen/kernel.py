@@ -50,6 +50,9 @@ class Launch:
     # buffers in host_buffers (each named "<group>_<buffer>" on the host)
     host_prologue: tuple[str, ...] = ()
     host_buffers: tuple[str, ...] = ()
+    wide_indices: bool = False                      # int64 offsets; int32 ones take tensors under 2^31 - 1 elements
+    # a persistent kernel's row: RBLOCK = next_power_of_2(it) per call, one block of XBLOCK such rows
+    whole_row: SizeExpr | None = None
 
 
 @dataclass(frozen=True)

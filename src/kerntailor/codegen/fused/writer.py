@@ -349,13 +349,14 @@ class FusedWriter(KernelWriter):
         dtypes |= {b: self.graph.buffer_type(b).dtype for b in self.pointers if b not in dtypes}
         constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
         constexprs += [("SPLIT", split)] if split else []
-        host_constexprs = ()
+        host_constexprs, whole_row = (), None
         space = self.space
         if self.reduce and self.persistent and not split:   # the whole row in one block, whatever its length
             row = self.at.reduced_size()
             traced = next_power_of_two(prod(space.concrete[k] for k in space.axes))
             constexprs = [(n, traced if n == "RBLOCK" else v) for n, v in constexprs]
             host_constexprs = (("RBLOCK", f"triton.next_power_of_2({self.sizes.host(row)})"),)
+            whole_row = row
         shape = " x ".join(self.sizes.host(e) for e in space.orig)
         axes = space.orig_axes
         doc = (f"{self.group.family} over ({shape})"
@@ -369,7 +370,7 @@ class FusedWriter(KernelWriter):
         return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,
                         pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                         options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
-                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)))
+                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)), whole_row=whole_row)
 
     def contraction_hazard(self) -> bool:
         """Whether this kernel must be compiled without FMA contraction: it makes more than one pass over

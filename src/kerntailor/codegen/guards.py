@@ -1,0 +1,213 @@
+"""kernel.py's run-time checks: every assumption its kernels make, checked on the host before any launch.
+
+The kernels compute what the trace saw, for every size the generalization fitted (capture/generalize.py);
+they assume the rest. forward() checks, in this order, and raises one error naming the argument and the
+assumption (ValueError; RuntimeError for a device; TypeError for a tensor argument that is not a tensor):
+- each tensor argument, parameter and buffer: its rank and dtype (the traced ones: a kernel's loads, stores
+  and output buffers are typed at generation, so another dtype would be read as this one or return this one),
+  and its device (the first input's; a CPU tensor only under the interpreter). Another float dtype is refused,
+  not cast: Model would return that dtype and compute in it (bf16 parameters, bf16 rounding), so a cast in and
+  out would give an answer the referee never judged, under a tolerance chosen for the traced dtype;
+- every size the kernels were not given at run time: an axis that was the same in every traced variant is a
+  literal in the kernels, an axis fitted to another's size (a weight's `in_features` to x.shape[1]) is read
+  through that one: each must hold at run time;
+- the ranges the schedule supports: a persistent kernel holds XBLOCK whole rows of next_power_of_2(row)
+  elements in one block, at most Triton's TRITON_MAX_TENSOR_NUMEL (2^20 in triton 3.6; past it Triton
+  refuses to compile: "numel exceeds triton maximum tensor numel"); a kernel generated with int32 offsets
+  (every tensor it indexes had fewer than 2^31 - 1 elements when traced) takes no tensor of 2^31 - 1 or more.
+Contiguity is not a check: forward() makes every tensor `.contiguous()` after them (a no-op returning the
+tensor itself when it already is; a copy when it is not), since every kernel indexes with row-major strides.
+
+Every check reads shapes, dtypes and devices only: host metadata, no device sync, no dispatcher call.
+"""
+
+from __future__ import annotations
+
+from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.sizes import SizeArgs
+
+INT32_LIMIT = 2 ** 31 - 1   # a writer indexes in int64 from this many elements (fused/space.py, anchor.py)
+
+# Every check is written inline in forward(), not in a helper function: the referee's static check reads any
+# function forward() calls as taking tensors, and a comparison of tensors there as a PyTorch operator.
+
+
+def interpreted_line(kernels: list[GeneratedKernel]) -> list[str]:
+    """kernel.py's `_INTERPRETED`: whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at
+    import), so that host tensors can run. Nothing when no kernel is Triton (host lines only)."""
+    first = next((k.kernel_name for k in kernels if k.source), None)
+    if first is None:
+        return []
+    return ["# Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run "
+            "on the host.", f"_INTERPRETED = not isinstance({first}, triton.runtime.JITFunction)"]
+
+
+def tensor_checks(gen: Generalized, var: dict[str, str], labels: dict[str, str], triton_kernels: bool) -> list[str]:
+    """forward() lines checking each tensor's rank, dtype and device (module docstring). `var`: graph input ->
+    host name; `labels`: graph input -> the name the user knows (`x`, `self.ln.weight`)."""
+    from kerntailor.codegen.emit import TORCH_DTYPES
+
+    inputs = [i for i in gen.graph.inputs if i.kind == "input"] + \
+        [i for i in gen.graph.inputs if i.kind != "input"]
+    lines, device, first = [], None, ""
+    for inp in inputs:
+        dtype = TORCH_DTYPES.get(inp.type.dtype)
+        if dtype is None:
+            raise CodegenUnsupported(f"{labels[inp.name]} of dtype {inp.type.dtype}")
+        name, label, rank = var[inp.name], labels[inp.name], len(inp.type.shape)
+        if inp.kind == "input":
+            lines += [f"if not isinstance({name}, torch.Tensor):",
+                      f'    raise TypeError(f"{label} is a {{type({name}).__name__}}: this kernel takes a '
+                      'torch.Tensor")']
+        lines += [f"if {name}.dim() != {rank} or {name}.dtype != {dtype}:",
+                  f'    raise ValueError(f"{label} is {{{name}.dtype}} of shape {{tuple({name}.shape)}}: this kernel '
+                  f'was generated for {dtype} of rank {rank} (its loads, stores and outputs are typed; cast it, or '
+                  'generate a kernel for that dtype or rank)")']
+        if device is not None:
+            lines += [f"if {name}.device != {device}:",
+                      f'    raise RuntimeError(f"{label} is on {{{name}.device}}, the kernels run on {{{device}}} '
+                      f'({first}\'s device): move the module and every input to one device")']
+        elif inp.kind == "input":
+            device, first = f"{name}.device", label
+            if triton_kernels:
+                lines += [f'if not ({device}.type == "cuda" or (_INTERPRETED and {device}.type == "cpu")):',
+                          f'    raise RuntimeError(f"{label} is on {{{device}}}: the Triton kernels run on a CUDA or '
+                          'ROCm GPU (on the CPU only under TRITON_INTERPRET=1)")']
+    return lines
+
+
+def shape_checks(gen: Generalized, var: dict[str, str], labels: dict[str, str], host_names: dict[Dim, str]) \
+        -> list[str]:
+    """forward() lines checking every axis the kernels do not read at run time: an axis the same in every
+    traced variant (a literal in the kernels), an axis fitted to other dims' sizes. Runs after the dims'
+    host names are set."""
+    graph, lines = gen.graph, []
+    origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
+    for i, inp in enumerate(graph.inputs):
+        for k, traced in enumerate(inp.type.shape):
+            e = gen.expr(("input", i, "shape", k), traced)
+            if _is_dim(e, Dim(i, k)):
+                continue   # the dim the host reads here
+            here = f"{var[inp.name]}.shape[{k}]"
+            expected = e.render(host_names)
+            label = f"{labels[inp.name]}.shape[{k}]"
+            why = (f"{e.render({})} (the same in every variant it was traced at)" if e.is_constant
+                   else e.render(origin))
+            lines += [f"if {here} != {expected}:",
+                      f'    raise ValueError(f"{label} is {{{here}}}: this kernel was generated for '
+                      f'{label} == {why}")']
+    return lines
+
+
+def _is_dim(e: SizeExpr, dim: Dim) -> bool:
+    return e.factors == ((dim, 1),) and e.coeff == 1 and e.offset == 0
+
+
+def row_checks(kernels: list[GeneratedKernel], size: SizeArgs) -> list[str]:
+    """forward() lines refusing a row longer than a persistent kernel's block can hold (module docstring)."""
+    lines, seen = [], set()
+    for k in kernels:
+        row = k.launch.whole_row
+        if row is None:
+            continue
+        xblock = dict(k.launch.constexprs).get("XBLOCK", 1)
+        text = size.host(row)
+        if (text, xblock) in seen:
+            continue
+        seen.add((text, xblock))
+        lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
+                  f'    raise ValueError(f"rows of {{{text}}} elements: {k.kernel_name} holds {xblock} whole row(s) '
+                  f"in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate the "
+                  'kernel with rows this long, and it loops over each row")']
+    return lines
+
+
+def int32_checks(gen: Generalized, kernels: list[GeneratedKernel], size: SizeArgs, var: dict[str, str],
+                 labels: dict[str, str], buffers: dict[str, tuple]) -> list[str]:
+    """forward() lines refusing a tensor of 2^31 - 1 elements or more to a kernel generated with int32 offsets,
+    checked on sizes before anything is allocated. A tensor that was that large when traced is left out: the
+    writer that chose int32 offsets with it in view addresses it in int64 (a gather's table). Scratch buffers
+    (per-tile partials) and the buffers a kernel's host lines make (fp8 copies of its operands) are not in
+    `buffers`: emit.py checks the latter before the launch (`int32_check_before_launch`)."""
+    graph, lines, seen = gen.graph, [], set()
+    shapes = {inp.name: [gen.expr(("input", i, "shape", k), s) for k, s in enumerate(inp.type.shape)]
+              for i, inp in enumerate(graph.inputs)}
+    shapes |= {b: list(shape) for b, (shape, _) in buffers.items()}
+    for k in kernels:
+        if not k.source or k.launch.wide_indices:
+            continue
+        for _, b in k.pointer_args:
+            if b not in shapes or graph.buffer_type(b).numel >= INT32_LIMIT:
+                continue
+            exprs = shapes[b]
+            if all(e.is_constant for e in exprs):
+                continue   # the traced count, under the limit
+            text = " * ".join(_factor(size.host(e)) for e in exprs)
+            if text in seen:
+                continue   # checked for an earlier kernel: the same limit
+            seen.add(text)
+            lines += _int32_check(labels.get(b, b), text, k.kernel_name)
+    return lines
+
+
+def int32_check_before_launch(k: GeneratedKernel, var: dict[str, str]) -> list[str]:
+    """forward() lines, after a kernel's host lines, refusing the buffers they made (fp8 copies of operands,
+    the library's product) when they are too large for the kernel's int32 offsets."""
+    if not k.source or k.launch.wide_indices:
+        return []
+    lines = []
+    for _, b in k.pointer_args:
+        if b in k.launch.host_buffers:
+            lines += _int32_check(var[b], f"{var[b]}.numel()", k.kernel_name)
+    return lines
+
+
+def _int32_check(label: str, numel: str, kernel: str) -> list[str]:
+    return [f"if {numel} >= {INT32_LIMIT}:",
+            f'    raise ValueError(f"{label} has {{{numel}}} elements: {kernel} computes offsets in int32, generated '
+            'for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes '
+            'in int64)")']
+
+
+def _factor(text: str) -> str:
+    return text if text.isidentifier() or text.isdigit() else f"({text})"
+
+
+def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKernel], labels: dict[str, str],
+               host_names: dict[Dim, str]) -> str:
+    """kernel.py's header paragraph: how to use ModelNew, what it supports, and what it raises outside that."""
+    from kerntailor.codegen.emit import TORCH_DTYPES
+
+    graph = gen.graph
+    origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
+    lines = ["Usage (forward only):",
+             f"    ref = Model(*get_init_inputs())                  # the reference ({problem_file})",
+             "    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names",
+             "    new.load_state_dict(ref.state_dict())",
+             "    with torch.no_grad():",
+             "        out = new(*inputs)",
+             "", "Supports (checked by forward() before any launch):"]
+    for i, inp in enumerate(graph.inputs):
+        dims = []
+        for k, traced in enumerate(inp.type.shape):
+            e = gen.expr(("input", i, "shape", k), traced)
+            dims.append("any" if _is_dim(e, Dim(i, k)) else e.render(origin))
+        shape = f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
+        lines.append(f"    {labels[inp.name]}: {TORCH_DTYPES[inp.type.dtype]}, shape {shape}")
+    lines.append("    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides "
+                 "(forward() makes them contiguous, a copy where they are not)")
+    for k in kernels:
+        if k.launch.whole_row is not None:
+            xblock = dict(k.launch.constexprs).get("XBLOCK", 1)
+            lines.append(f"    {k.kernel_name}: rows of at most TRITON_MAX_TENSOR_NUMEL // {xblock} elements "
+                         f"(2^20 // {xblock} in triton 3.6; it holds whole rows in one block)")
+    narrow = [k.kernel_name for k in kernels if k.source and not k.launch.wide_indices]
+    if narrow:
+        lines.append(f"    {', '.join(narrow)}: tensors of fewer than 2^31 - 1 elements (int32 offsets)")
+    lines += ["", "Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row "
+              "or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the "
+              "outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its "
+              "outputs as constants)."]
+    return "\n".join(lines)

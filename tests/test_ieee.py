@@ -167,15 +167,20 @@ def test_relu_max_and_reductions_keep_nan_in_the_text():
     assert "propagate_nan=tl.PropagateNan.ALL" in looped and "!= acc_" in looped
 
 
+COMPILED = {**{name: CASES[name] for name in ("clamp", "amax_amin_looped", "argmax_argmin_persistent",
+                                                "argmax_argmin_looped", "softmax_looped")},
+            "gemm_logsumexp_row_tail": (ROOT / "problems" / "level2" / "gemm_logsumexp.py", None),
+            "gemm_bias_relu": (ROOT / "problems" / "level2" / "gemm_bias_relu.py", None)}
+
+
 @pytest.mark.compile
-@pytest.mark.parametrize("name", ["clamp", "amax_amin_looped", "argmax_argmin_persistent", "argmax_argmin_looped",
-                                  "softmax_looped"])
+@pytest.mark.parametrize("name", list(COMPILED))
 def test_nan_keeping_kernels_cross_compile(name, tmp_path):
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
-    path, knobs = CASES[name]
+    path, knobs = COMPILED[name]
     module = make_module(path, knobs)
     sources = [kernel_source(module.source, kernel) for kernel in module.kernels]
     targets = [get_target("mi300x"), get_target("h200")]

@@ -68,8 +68,8 @@ def write_row_tail(w, M: str, N: str) -> None:
         node = w.graph.node(name)
         if name in by_name:
             op = by_name[name].op
-            value = f"tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]})"
-            w.out(f"v_{name} = {_row_value(op, value)}  # {node.describe()} over this tile")
+            w.out(f"t_{name} = tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]})")
+            w.out(f"v_{name} = {_row_value(op, f't_{name}')}  # {node.describe()} over this tile")
         else:
             w.compute_node(node)
     parts, counters = w.pointer("row_partials"), w.pointer("row_counters")

@@ -14,7 +14,7 @@ from kerntailor.verify import checks as C
 from kerntailor.verify.draws import DISTRIBUTIONS, SPECIAL, draw_inputs, draw_names, special_values
 from kerntailor.verify.poison import GARBAGE_BYTE, NAN_BYTE, poison_value, poisoned_allocations
 from kerntailor.verify.tolerance import (TOLERANCES, compare, flatten_outputs, policy_dtype, relax,
-                                         special_reference, tolerance_for)
+                                         side_with_float64, special_reference, tolerance_for)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "candidates" / "problems"
@@ -204,6 +204,20 @@ def test_special_reference_takes_pytorchs_nan_and_inf_and_float64_elsewhere():
     assert r[0] == 1.0 and bool(torch.isnan(r[1])) and r[2] == float("inf") and r[3] == 3.0 and r[4] == 5.0
     ints = torch.tensor([1, 2])
     assert special_reference(ints, ints) is ints
+
+
+def test_where_pytorch_disagrees_with_itself_either_answer_passes():
+    """CPU fp32 gelu(+Inf) is NaN on PyTorch's vectorized path, +Inf in float64: a candidate giving either passes;
+    one giving neither (a finite number) fails."""
+    tol = TOLERANCES["fp32"]
+    x = torch.tensor([float("inf"), 1.0] * 8)
+    native = torch.nn.functional.gelu(x)
+    ref64 = torch.nn.functional.gelu(x.double())
+    ref = special_reference(ref64, native)
+    for out in (native, ref64.float()):
+        assert compare(out, side_with_float64(ref, ref64, out), tol, same_nan=True).problem is None
+    wrong = torch.where(torch.isinf(x), 3.0, ref64.float())
+    assert compare(wrong, side_with_float64(ref, ref64, wrong), tol, same_nan=True).problem is not None
 
 
 def test_same_nan_asks_for_nan_where_the_reference_has_it():

@@ -43,7 +43,11 @@ PyTorch does" means, an fp32 square that overflows included), the float64 values
 same_nan=True) then asks for NaN exactly where that reference has NaN (a sum, a matmul or a norm that turns a
 row into NaN from one NaN input: the candidate's NaNs must sit on the same positions), the same Inf where it
 has Inf, and the usual bounds over the finite rest. Where PyTorch's own dtype and float64 disagree on NaN or
-Inf (side_with_float64), a candidate that agrees with float64 there passes too.
+Inf (side_with_float64), a candidate that agrees with float64 there passes too. The finite rest is bounded as on
+every draw, widened to 4x PyTorch's own error on it, which huge inputs can make large (problems/level1/groupnorm
+on this draw, CPU, 2026-12-01: the generated kernel's ‖Δ‖/‖ref‖ of 0.84 passed, PyTorch's own fp32 error being at
+least a quarter of it): this draw judges where NaN and Inf land; the regular draws judge accuracy, and the
+verdict's worst error is theirs.
 Integer and bool outputs must match exactly.
 """
 

@@ -26,13 +26,16 @@ with 1 in 64 elements replaced by an IEEE special value, each kind equally likel
 
 huge = max^0.4 and tiny = smallest normal^0.4 of the tensor's dtype (fp32: 2.6e15 and 6.7e-16; bf16: 2.6e15 and
 6.7e-16; fp16: 84 and 2.1e-2): far from 1, yet a product of two is still finite and normal. At max^0.8 (fp32
-1.6e30) two huge factors overflow to ±Inf in fp32, and whether a dot product then holds +Inf or NaN depends
-on how the library rounds (PyTorch's CPU fp32 matmul fuses the multiply-add and keeps +Inf; the interpreter's
-numpy product rounds it to -Inf first and gets Inf - Inf = NaN: problems/level1/matmul_square on this draw):
-rounding order, not NaN propagation. Subnormals are left out too (a GPU may flush them to zero). Structure tensors (masks, labels, indices) and integer tensors keep their values: a
-special value there would change what the problem means, not test how a kernel propagates it. A problem
-whose floating inputs are all structure (or that has none) gets the special draw all the same: it then
-repeats a regular draw's inputs, and says nothing about NaN.
+1.6e30) two huge factors overflow to ±Inf in fp32, and whether a dot product that also holds an Inf input then
+gives +Inf or NaN depends on the library's order of operations and on whether it rounds each product before
+adding (problems/level1/matmul_square on this draw, CPU, 2026-12-01: PyTorch's fp32 matmul gave +Inf at 3
+places where the interpreter's numpy product gave NaN; the float64 reference, with no overflow, +Inf): that
+is rounding order, not NaN propagation. Subnormals are left out too (a GPU may flush them to zero).
+
+Structure tensors (masks, labels, indices) and integer tensors keep their values: a special value there would
+change what the problem means, not test how a kernel propagates it. A problem whose floating inputs are all
+structure (or that has none) gets the special draw all the same: it then repeats a regular draw's inputs and
+says nothing about NaN.
 """
 
 from __future__ import annotations

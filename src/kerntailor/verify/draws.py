@@ -34,8 +34,8 @@ is rounding order, not NaN propagation. Subnormals are left out too (a GPU may f
 
 Structure tensors (masks, labels, indices) and integer tensors keep their values: a special value there would
 change what the problem means, not test how a kernel propagates it. A problem whose floating inputs are all
-structure (or that has none) gets the special draw all the same: it then repeats a regular draw's inputs and
-says nothing about NaN.
+structure (or that has none) gets the special draw all the same: it then judges the problem's own values at
+another seed, and says nothing about NaN.
 """
 
 from __future__ import annotations

@@ -202,7 +202,8 @@ class Server:
 
         import torch
 
-        from kerntailor.verify import checks as C, interp
+        from kerntailor.verify import checks as C
+        from kerntailor.verify import interp
         from kerntailor.verify.channel import encode_values
         from kerntailor.verify.observe import Seen, observed
         from kerntailor.verify.poison import poison_device_cache, poisoned_allocations

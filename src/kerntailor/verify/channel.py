@@ -21,7 +21,8 @@ import json
 import select
 import socket
 import struct
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 MAX_HEADER = 4 << 20
 MAX_DIMS = 16
@@ -145,7 +146,9 @@ def export_cuda(t) -> dict[str, Any]:
     """A CUDA IPC description of contiguous tensor `t`'s storage (torch's own sharing, as torch.multiprocessing
     does it): JSON fields only."""
     (device, handle, size, offset, ref_handle, ref_offset, event, event_sync) = t.untyped_storage()._share_cuda_()
-    b64 = (lambda b: base64.b64encode(b).decode() if b is not None else None)
+    def b64(b: bytes | None) -> str | None:
+        return base64.b64encode(b).decode() if b is not None else None
+
     return {"device": int(device), "handle": b64(handle), "size": int(size), "offset": int(offset),
             "ref_handle": b64(ref_handle), "ref_offset": int(ref_offset), "event": b64(event),
             "event_sync": bool(event_sync), "storage_offset": int(t.storage_offset())}

@@ -3,11 +3,11 @@
     python -m kerntailor.verify.launch CLI_PID -- python -m kerntailor.verify.judge JOB_DIR EVENTS_FD
 
 It starts the candidate process (candidate.py, sandboxed; link.py is its handle on it) before it imports
-torch, so that both start at once. Then, for every variant and draw, it computes the reference itself (float64, from the problem file it
-loads), sends the candidate process the inputs, asks for two poisoned runs, and compares the outputs it
-receives (tolerance.py, checks.py). The candidate process never holds the reference, its outputs or the
-problem module; it cannot write to EVENTS_FD (a pipe to the CLI); and "done" is the judge's own statement,
-made after every case passed. When the judge exits, the kernel ends every process of its namespace.
+torch, so that both start at once. Then, for every variant and draw, it computes the reference itself (float64,
+from the problem file it loads), sends the candidate process the inputs, asks for two poisoned runs, and
+compares the outputs it receives (tolerance.py, checks.py). The candidate process never holds the reference,
+its outputs or the problem module; it cannot write to EVENTS_FD (a pipe to the CLI); and "done" is the judge's
+own statement, made after every case passed. When the judge exits, the kernel ends every process of its namespace.
 
 Events are JSON objects, one per line, that the CLI turns into a Verdict (referee.assemble).
 """
@@ -275,8 +275,15 @@ class Judge:
 
         from kerntailor.verify import checks as C
         from kerntailor.verify.draws import draw_inputs
-        from kerntailor.verify.tolerance import (compare, flatten_outputs, policy_dtype, relax, side_with_float64,
-                                                 special_reference, tolerance_for)
+        from kerntailor.verify.tolerance import (
+            compare,
+            flatten_outputs,
+            policy_dtype,
+            relax,
+            side_with_float64,
+            special_reference,
+            tolerance_for,
+        )
 
         special = draw == "special"
         where = {"variant": variant, "draw": draw}

@@ -148,7 +148,7 @@ def _python_path() -> str:
     return os.pathsep.join(parts)
 
 
-def sandbox_for(home, *, parent_pid: int, gpu: bool, cpu_seconds: int) -> tuple["SandboxSpec", dict[str, str]]:
+def sandbox_for(home, *, parent_pid: int, gpu: bool, cpu_seconds: int) -> tuple[SandboxSpec, dict[str, str]]:
     """The spec and the environment of a candidate process whose private home will be `home` (created here,
     empty); called by the process that starts it (the judge, the build probe's caller)."""
     home = str(home)
@@ -241,7 +241,9 @@ def _enter_user_namespace() -> str:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    def enc(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+
     _call(_libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 

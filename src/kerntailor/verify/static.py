@@ -18,9 +18,9 @@ Always on, whatever the flags: the candidate may not import or call the referenc
 file), and may not hide code behind exec/eval/importlib/runpy, which this check cannot see into. Nor may it,
 anywhere in the file (import-time code included), reach into the process or out of it (rule "reach"):
 frames and interpreter internals (sys._getframe, f_back, __globals__, gc, inspect, ctypes, builtins,
-sys.modules, globals()), kerntailor itself (but its fp8 helpers, kerntailor.precision), the dispatcher's controls (torch._C, torch.overrides,
-torch.utils._python_dispatch), other processes and the network (subprocess, socket, os.fork/kill/exec),
-or patch a module it imported (`torch.softmax = ...`). The referee does not depend on this rule: the
+sys.modules, globals()), kerntailor itself (but its fp8 helpers, kerntailor.precision), the dispatcher's controls
+(torch._C, torch.overrides, torch.utils._python_dispatch), other processes and the network (subprocess, socket,
+os.fork/kill/exec), or patch a module it imported (`torch.softmax = ...`). The referee does not depend on this rule: the
 candidate runs sandboxed in a process of its own, and what it runs is observed (observe.py); the rule
 names such code before it runs.
 This is a heuristic over source text: it errs towards flagging, and says where, so a person can judge.

@@ -107,7 +107,7 @@ def tolerance_for(dtype: torch.dtype | None, tf32: bool = False) -> Tolerance:
     return TOLERANCES[name]
 
 
-def relax(tol: Tolerance, eager: "Comparison", factor: float = EAGER_FACTOR) -> Tolerance:
+def relax(tol: Tolerance, eager: Comparison, factor: float = EAGER_FACTOR) -> Tolerance:
     """The bounds for one draw: the table's, widened to `factor` x the error of PyTorch in its own dtype.
 
     Only a clean eager comparison (finite, no NaN/Inf disagreement) can widen the bounds.

@@ -13,8 +13,16 @@ from kerntailor.problem import load_problem
 from kerntailor.verify import checks as C
 from kerntailor.verify.draws import DISTRIBUTIONS, SPECIAL, draw_inputs, draw_names, special_values
 from kerntailor.verify.poison import GARBAGE_BYTE, NAN_BYTE, poison_value, poisoned_allocations
-from kerntailor.verify.tolerance import (TOLERANCES, compare, flatten_outputs, policy_dtype, relax,
-                                         side_with_float64, special_reference, tolerance_for)
+from kerntailor.verify.tolerance import (
+    TOLERANCES,
+    compare,
+    flatten_outputs,
+    policy_dtype,
+    relax,
+    side_with_float64,
+    special_reference,
+    tolerance_for,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "candidates" / "problems"

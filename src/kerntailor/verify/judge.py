@@ -275,8 +275,15 @@ class Judge:
 
         from kerntailor.verify import checks as C
         from kerntailor.verify.draws import draw_inputs
-        from kerntailor.verify.tolerance import (compare, flatten_outputs, policy_dtype, relax, side_with_float64,
-                                                 special_reference, tolerance_for)
+        from kerntailor.verify.tolerance import (
+            compare,
+            flatten_outputs,
+            policy_dtype,
+            relax,
+            side_with_float64,
+            special_reference,
+            tolerance_for,
+        )
 
         special = draw == "special"
         where = {"variant": variant, "draw": draw}

@@ -11,8 +11,14 @@ from math import prod
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.fused.reductions import (Accumulators, acc_dtype, compute_ready_reduced, is_float,
-                                                 row_extremum, stages)
+from kerntailor.codegen.fused.reductions import (
+    Accumulators,
+    acc_dtype,
+    compute_ready_reduced,
+    is_float,
+    row_extremum,
+    stages,
+)
 from kerntailor.codegen.kernel import GeneratedKernel, Scratch
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.nodes import Reduction

@@ -257,6 +257,16 @@ def test_dropout_in_eval_mode_is_not_random():
     assert v.passed, f"{v.check}: {v.reason}"
 
 
+@pytest.mark.interpreter
+def test_dropout_in_training_mode_is_a_random_reference_refused_in_one_line():
+    from kerntailor.errors import ProblemError
+    from kerntailor.verify import verify_candidate
+
+    with pytest.raises(ProblemError, match="the reference is random") as info:
+        verify_candidate(load_problem(PROBLEMS / "dropout_train.py"), HERE / "ok_relu.py", VerifySettings(device="cpu"))
+    assert "\n" not in str(info.value)
+
+
 # --- killing the CLI ---------------------------------------------------------------------------------------
 
 def _env() -> dict[str, str]:

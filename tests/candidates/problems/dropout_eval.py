@@ -1,6 +1,7 @@
-"""ReLU then an nn.Dropout(0.5) layer (referee tests): the loader puts the model in eval mode, where dropout is
-the identity, so the reference is deterministic and a ReLU kernel is correct (KernelBench's level 2 #66 and
-#83 have such layers)."""
+"""ReLU then an nn.Dropout(0.5) layer (referee tests), the model put in eval mode by its constructor: a model runs
+in the mode it is built in, and in eval mode dropout is the identity, so the reference is deterministic and a
+ReLU kernel is correct. Built without eval() (KernelBench's level 2 #66 and #83), the same layer is random:
+dropout_train.py."""
 import torch
 import torch.nn as nn
 
@@ -13,6 +14,7 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.dropout = nn.Dropout(0.5)
+        self.eval()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(torch.relu(x))

@@ -235,3 +235,32 @@ def test_build_specializes_sizes_that_are_multiples_of_16():
     assert all(codes[name] == "DS" for name, ty in k.signature if ty.startswith("*"))
     sized = [name for name, _ in k.size_args]
     assert sized and all(codes.get(name) == "D" for name in sized)   # layernorm's sizes are all multiples of 16
+
+
+def test_generated_module_slower_than_the_library_is_kept_beside_it(tmp_path, monkeypatch, no_local_gpu):
+    """Measured slower than the library, the library path is emitted and the generated module, which the referee
+    passed, is kept as generated.py (to read and profile); a later run that emits a generated kernel removes it."""
+    from dataclasses import replace
+
+    import kerntailor.generate.pipeline as pipeline
+
+    real_judge = pipeline._judge
+
+    def judged_then_timed(run, schedules, searches):
+        verdict, chosen, source = real_judge(run, schedules, searches)
+        run.local = run.target    # as on the target GPU, where this timing decides
+        timing = {"timings": [{"name": "candidate", "median_s": 2e-3}, {"name": "eager", "median_s": 1e-3}]}
+        return replace(verdict, timing=timing), chosen, source
+
+    monkeypatch.setattr(pipeline, "_judge", judged_then_timed)
+    out = tmp_path / "out"
+    result = generate(SOFTMAX, settings(tmp_path, use_store=False))
+    assert result.status == "library", result.message
+    assert "slower than the library (1000.0 us, eager)" in result.message and "generated.py" in result.message
+    kept = (out / "generated.py").read_text()
+    assert "@triton.jit" in kept and "@triton.jit" not in (out / "kernel.py").read_text()
+    assert verify_candidate(load_problem(SOFTMAX), out / "generated.py").passed
+
+    monkeypatch.setattr(pipeline, "_judge", real_judge)
+    result = generate(SOFTMAX, settings(tmp_path, use_store=False))
+    assert result.status == "generated" and not (out / "generated.py").exists()

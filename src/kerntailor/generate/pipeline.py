@@ -46,6 +46,7 @@ from kerntailor.verify.referee import fits_referee
 log = logging.getLogger("kerntailor.generate")
 
 LIBRARY = "library"   # the store family of a library-path decision
+GENERATED_SLOWER = "generated.py"   # beside a library path: the generated module that passed but lost on time
 # what torch.matmul runs for a matmul group with the LIBRARY knob (observed at the dispatcher, CPU and
 # problems/): the only operators the referee lets such a module run
 LIBRARY_PRODUCT_OPS = frozenset({"aten.mm.default", "aten.bmm.default"})
@@ -335,9 +336,11 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
         if cand and best_baseline and cand > best_baseline:
             compiled = medians.get("compile") is not None and medians["compile"] < medians.get("eager", float("inf"))
             reason = (f"the generated kernel ({cand:.1f} us) is slower than the library "
-                      f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'})")
-            return _library(run, reason, results, verdict, report, compiled=compiled)
+                      f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'}); the generated module, "
+                      f"which passed the referee, is kept in {GENERATED_SLOWER}")
+            return _library(run, reason, results, verdict, report, compiled=compiled, slower=source)
     write_outputs(run, source, report)   # judged: into place
+    _keep_slower(run, None)
     if run.store is not None:
         _store_winner(run, schedules, results, verdict, report)
     generated = len(run.plan.groups) - len(run.library_groups)
@@ -346,6 +349,14 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
     return GenerateResult(run.problem.name, run.target.name, run.mode, "generated",
                           f"{what}; referee: passed ({verdict.mode})", run.kernel_path, run.report_path, verdict,
                           tuple(results), report, mixed=bool(run.library_groups))
+
+
+def _keep_slower(run: Run, source: str | None) -> None:
+    path = run.out / GENERATED_SLOWER
+    if source is not None:
+        place(path, source)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> None:
@@ -357,8 +368,12 @@ def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> N
         write_report(report, run.out)
 
 
-def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False) -> GenerateResult:
+def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False,
+             slower: str | None = None) -> GenerateResult:
+    """The library path into place; `slower`, a generated module the referee passed that lost on time, is kept
+    beside it (GENERATED_SLOWER) to read, profile and improve; a stale one from an earlier run goes."""
     log.info("library path: %s", reason)
+    _keep_slower(run, slower)
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": run.problem.name,
                                    "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}

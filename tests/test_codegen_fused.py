@@ -202,11 +202,15 @@ def test_mish_computes_tanh_of_softplus_from_one_exp(dtype, tmp_path):
 
 @pytest.mark.interpreter
 def test_broadcast_operand_uses_row_tiles(tmp_path):
-    """A per-channel operand of batchnorm: long rows in chunks, the channel divided once per row."""
+    """A per-channel operand of batchnorm: long rows in chunks, one chunk of one row per program, so the channel
+    is divided once per program (row and chunk from the program id) and never per element, with no loop."""
     path = L1 / "batchnorm2d_eval.py"
     module = make_module(path)
     big = module.kernels[-1].source
-    assert "for roffset" in big and not re.search(r"rindex (//|%)", big)
+    assert "for roffset" not in big and not re.search(r"rindex (//|%)", big)
+    assert "program_id(0) // nchunks" in big and "program_id(0) % nchunks" in big
+    divisions = [line for line in big.splitlines() if re.search(r"(//|%) ", line.split("#")[0])]
+    assert all("nchunks" in line or re.match(r"\s*i\d+ = xindex (//|%) s\d+$", line) for line in divisions), divisions
     verify(path, module, tmp_path)
 
 

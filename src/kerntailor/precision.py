@@ -100,3 +100,13 @@ def pow2_scale_inverse(scale):
 
     exp = ((scale.view(torch.int32) >> 23) & 0xFF) - 127
     return ((127 - exp) << 23).view(torch.float32)
+
+
+def policy_dtype(dtypes: list) -> object | None:
+    """The least precise floating dtype among `dtypes` (torch dtypes; the problem's inputs, parameters and
+    outputs): the dtype a problem's tolerance (verify/tolerance.py) and cost (measure/cost.py) are taken in."""
+    import torch
+
+    order = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
+    floats = [d for d in dtypes if d in order]
+    return min(floats, key=order.index) if floats else None

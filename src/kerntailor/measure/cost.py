@@ -57,8 +57,8 @@ def estimate_cost(problem, variant: str = "default") -> ProblemCost:
     """Inputs + parameters read once, outputs written once; FLOPs from the file's FLOPS hint."""
     import torch
 
+    from kerntailor.precision import policy_dtype
     from kerntailor.problem.spec import dtype_name
-    from kerntailor.verify.tolerance import policy_dtype
 
     model = problem.make_model(variant, "meta")
     inputs = problem.make_inputs(variant, "meta")

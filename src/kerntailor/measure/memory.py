@@ -13,7 +13,7 @@ problem's inputs + parameters + outputs, fp32, first draw; 2026-12-01):
 The peak is always the reference step: the float64 outputs (2x the fp32 outputs) held while the reference also
 runs in its own dtype (its outputs, the eager comparison) and twice on one draw (a random reference is refused:
 a second copy of the inputs and outputs, one input copy at a time now); then the comparison's float64 chunk
-temporaries (about 9 chunks of tolerance.CHUNK_BYTES, whole outputs below that size: the large multiples of
+temporaries (about 9 chunks of CHUNK_BYTES, whole outputs below that size: the large multiples of
 the small variants). The float64 forward itself is 2.5x (relu, layernorm) to 3.4x (gemm).
 
 So the plan (referee_plan) is, first fit wins: everything on the GPU; the float64 outputs kept on the host (the
@@ -51,7 +51,8 @@ from kerntailor.errors import KerntailorError
 CONTEXT_BYTES = 1 << 30         # per CUDA process (judge, candidate): context, cuBLAS/cuDNN workspaces
 PROCESS_BYTES = 512 << 20       # per process on the host (judge, candidate): Python, torch and triton loaded
 HEADROOM = 0.9                  # of the memory free, for the allocator's fragmentation and other processes
-COMPARE_CHUNKS = 10             # float64 chunks (tolerance.CHUNK_BYTES) the comparison holds at once, at most
+CHUNK_BYTES = 128 << 20   # float64 bytes of one chunk of an output: the comparison's temporaries are a few times this
+COMPARE_CHUNKS = 10             # float64 chunks (CHUNK_BYTES) the comparison holds at once, at most
 BUDGET_ENV = "KERNTAILOR_MEMORY_BUDGET"   # bytes ("6GB", "512MB", "1000000") the referee may use, overriding
 #                                           what the device (or the host, under the interpreter) has free
 
@@ -226,8 +227,6 @@ def _count(problem, variant: str) -> Footprint:
 
 def _needs(f: Footprint, reference: str, keep: str, gpu: bool) -> tuple[int, int]:
     """(device bytes, host bytes) of one verification of variant `f` under a plan (terms: module docstring)."""
-    from kerntailor.verify.tolerance import CHUNK_BYTES
-
     compare = COMPARE_CHUNKS * min(CHUNK_BYTES, f.outputs64)
     candidate = f.parameters + 2 * f.inputs + f.forward + 2 * f.outputs
     ref64 = f.parameters64 + f.inputs64 + f.forward64

@@ -47,6 +47,9 @@ from typing import Any
 
 import torch
 
+from kerntailor.measure.memory import CHUNK_BYTES  # the referee's memory plan budgets the comparison by it
+from kerntailor.precision import policy_dtype  # noqa: F401  (the tolerance's dtype: re-exported)
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -70,16 +73,7 @@ TOLERANCES: dict[str, Tolerance] = {
 EAGER_FACTOR = 4.0  # a candidate may miss by this times PyTorch's own error on the same draw (never less strict)
 
 # Least precise first: the policy of a computation is that of its least precise floating tensor.
-_PRECISION_ORDER = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
 _POLICY_OF = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64"}
-
-
-def policy_dtype(dtypes: list[torch.dtype]) -> torch.dtype | None:
-    """The least precise floating dtype among the problem's inputs, parameters and outputs."""
-    floats = [d for d in dtypes if d in _PRECISION_ORDER]
-    if not floats:
-        return None
-    return min(floats, key=_PRECISION_ORDER.index)
 
 
 def tolerance_for(dtype: torch.dtype | None, tf32: bool = False) -> Tolerance:
@@ -121,7 +115,6 @@ class Comparison:
     where: tuple[int, ...] | None
 
 
-CHUNK_BYTES = 128 << 20   # float64 bytes of one chunk of an output: the comparison's temporaries are a few times this
 BLOCK = 1 << 16           # elements per partial sum; the partials are added exactly (math.fsum), so the sums, and
 #                           with them every figure compare() reports, do not depend on the chunk size
 

@@ -24,12 +24,14 @@ from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.anchor import AnchorWriter
+from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
 
@@ -112,7 +114,7 @@ class PoolSchedule(Schedule):
 def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
     many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
-    node = gen.graph.node(group.nodes[0])
+    node = gen.graph.node(group.anchor)
     window = prod(node.kernel) if node.kernel else 1
     xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
@@ -137,6 +139,7 @@ def generate_pool(gen: Generalized, group: FusionGroup, schedule: PoolSchedule, 
 
 class _PoolWriter(AnchorWriter):
     anchor_type = Pool
+    takes_prologue = True
 
     def write(self) -> GeneratedKernel:
         pool: Pool = self.anchor
@@ -148,6 +151,12 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
                                      "(only (N, C, *spatial) inputs)")
         view_parts = self.view_exprs(pool, 0)
+        for n in self.prologue:
+            if n.out.shape != pool.operands[0].shape:
+                raise CodegenUnsupported(f"{self.group.name}: prologue {n.name} of shape {n.out.shape}, not the "
+                                         f"pool input's {pool.operands[0].shape}")
+        if self.prologue and pool.operands[0].base not in self.members:
+            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads no member of its prologue")
         space = output_shape(self.gen, pool)
         if product(space) is None:
             raise CodegenUnsupported("output size is not a product of sizes")
@@ -158,7 +167,8 @@ class _PoolWriter(AnchorWriter):
         if n_rows is None:
             raise CodegenUnsupported("output rows are not a product of sizes")
         self._tile(rank, space, n_rows)
-        self._input_base(*view_parts)
+        if not self.prologue:  # else the window's values are computed, not loaded
+            self._input_base(*view_parts)
         in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
         self._reduce_window(pool, windows, in_sizes, view_parts, acc)
         value = "acc" if pool.kind == "max" else f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
@@ -213,8 +223,9 @@ class _PoolWriter(AnchorWriter):
             self.out(f"start{d} = {f'{start} - {p}' if p else start}")
         init = 'float("-inf")' if pool.kind == "max" else "0.0"
         self.out(f"acc = tl.full([YBLOCK, XBLOCK], {init}, {acc})")
+        hoist_at = len(self.out.lines)
+        hoisted: dict[str, str] = {}   # the prologue's loads that do not vary over the window: load text -> name
         loop = "tl.static_range" if prod(w[0] for w in windows) <= UNROLL_LIMIT else "range"
-        ptr = self.pointer(view.base)
         with ExitStack() as loops:
             for d, (k, _, p, dil) in enumerate(windows):
                 loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
@@ -224,21 +235,76 @@ class _PoolWriter(AnchorWriter):
                 inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
                 prev = f"m{d - 1}" if d else "xmask"
                 self.out(f"m{d} = {' & '.join([prev] + inside)}")
-            offs = ["base"]
-            for d in range(nd):
-                st = self.sizes.text(in_strides[2 + d])
-                offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
             other = 'float("-inf")' if pool.kind == "max" else "0.0"
-            self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
+            if self.prologue:
+                value = self._window_prologue(nd, f"m{nd - 1}", hoisted)
+                if any(p for _, _, p, _ in windows) or pool.ceil_mode:
+                    self.out(f"v = tl.where(m{nd - 1}, {value}.to({acc}), {other})  # padding: outside the prologue")
+                else:
+                    self.out(f"v = {value}.to({acc})")
+            else:
+                offs = ["base"]
+                for d in range(nd):
+                    st = self.sizes.text(in_strides[2 + d])
+                    offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
+                ptr = self.pointer(view.base)
+                self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
             if pool.kind == "max":
                 self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
             else:
                 self.out("acc = acc + v")
+        self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
+                                             for text, name in hoisted.items()]
+
+    def _window_prologue(self, nd: int, mask: str, hoisted: dict[str, str]) -> str:
+        """The prologue at the window position (i0, i1, p0, ..): `v_<member>` for each member, in the window loop's
+        body; the name of the value the pool reads. Loads that vary over the window are masked by `mask` (the
+        window's part inside the input); the others (a per-channel bias, a scalar) go to `hoisted`, loaded
+        once above the loop."""
+        window = {0: "i0", 1: "i1", **{2 + d: f"p{d}" for d in range(nd)}}
+        outer, self.loads = self.loads, {}   # the loop body is a section of its own
+        for node in self.prologue:
+            renderer = ExprRenderer(self._window_leaf(node, window, mask, hoisted), lambda a: window[a],
+                                    self.slot(node))
+            text = renderer.render(node.expr)
+            self.helpers.update(renderer.helpers)
+            self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out} (prologue)")
+        self.loads = outer
+        return f"v_{self.anchor.operands[0].base}"
+
+    def _window_leaf(self, node, window: dict[int, str], mask: str, hoisted: dict[str, str]):
+        """Renders a prologue member's Load at the window position (AnchorWriter.leaf at other coordinates)."""
+        moving = [f"p{d}" for d in range(len(window) - 2)]
+
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members:
+                if gather is not None:
+                    raise CodegenUnsupported(f"{node.name} gathers from {view.base} of its group")
+                self._check_aligned(node, load.operand)
+                return f"v_{view.base}"
+            if len(view.shape) != len(window):
+                raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
+            offset = self.operand_offset(node, load.operand, window)
+            if gather is not None:
+                stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
+                offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
+            elif valid is None and not any(mentions(offset, p) for p in moving):
+                text = self.load_text(view.base, offset, self.full_mask)
+                if text not in hoisted:
+                    hoisted[text] = f"ld{self.load_counter}"
+                    self.load_counter += 1
+                return hoisted[text]
+            m = mask if valid is None else f"{mask} & {valid}"
+            return self.cached_load(self.load_text(view.base, offset, m))
+        return render
 
     def tile_axes(self) -> list[list[str]]:
         """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex."""
         rank = len(self.anchor.out.shape)
-        return [[f"i{k}" for k in range(rank - 1)] + ["yindex", "xindex"], [f"i{rank - 1}", "xindex"]]
+        nd = rank - 2  # a prologue's window positions p<d> vary like the output axis they step along
+        return [[f"i{k}" for k in range(rank - 1)] + [f"p{d}" for d in range(nd - 1)] + ["yindex", "xindex"],
+                [f"i{rank - 1}", f"p{nd - 1}", "xindex"]]
 
     def _divisor(self, pool: Pool, windows, in_sizes: list[str], acc: str) -> str:
         if pool.divisor:

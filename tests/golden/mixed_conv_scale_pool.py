@@ -138,6 +138,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"x.shape[1] is {x.shape[1]}: this kernel was generated for x.shape[1] == 3 (the same in every variant it was traced at)")
         if x.shape[2] != 12:
             raise ValueError(f"x.shape[2] is {x.shape[2]}: this kernel was generated for x.shape[2] == 12 (the same in every variant it was traced at)")
+        if conv0_o0 * conv0_o1 * conv0_o2 * conv0_o3 >= 2147483647:
+            raise ValueError(f"conv0 has {conv0_o0 * conv0_o1 * conv0_o2 * conv0_o3} elements: k1_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if 2 * 8 * avgpool0_o2 * d1 >= 2147483647:
             raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k1_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_scale = p_scale.contiguous()

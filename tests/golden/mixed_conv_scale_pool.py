@@ -5,7 +5,7 @@ Problem hash HASH, dtype as written.
 
 Kernels:
   k0: library [conv0] {}
-  k1: pool [pw0, pw1, avgpool0, pw2] {'XBLOCK': 1024, 'num_warps': 4}
+  k1: pool [pw0, pw1, avgpool0, pw2] {'XBLOCK': 512, 'num_warps': 4}
 
 Usage (forward only):
     ref = Model(*get_init_inputs())                  # the reference (conv_scale_pool.py)
@@ -151,5 +151,5 @@ class ModelNew(nn.Module):
         k0_conv0 = torch.ops.aten.convolution.default(x, p_conv_weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1).contiguous()  # conv2d kernel (3, 3) stride (1, 1) pad (1, 1) groups 1
         # k1: k1_pool_kernel
         pw2 = torch.empty((2, 8, avgpool0_o2, d1), device=x.device, dtype=torch.float32)
-        k1_pool_kernel[(triton.cdiv(16 * avgpool0_o2, 128), triton.cdiv(d1, 8))](k0_conv0, p_conv_bias, p_scale, p_bias, pw2, d1, 16 * avgpool0_o2, avgpool0_o2, d0, 96 * d0, 12 * d0, 8 * avgpool0_o2 * d1, avgpool0_o2 * d1, YBLOCK=128, XBLOCK=8, num_warps=4, num_stages=1)
+        k1_pool_kernel[(triton.cdiv(16 * avgpool0_o2, 64), triton.cdiv(d1, 8))](k0_conv0, p_conv_bias, p_scale, p_bias, pw2, d1, 16 * avgpool0_o2, avgpool0_o2, d0, 96 * d0, 12 * d0, 8 * avgpool0_o2 * d1, avgpool0_o2 * d1, YBLOCK=64, XBLOCK=8, num_warps=4, num_stages=1)
         return pw2

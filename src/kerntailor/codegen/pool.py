@@ -1,5 +1,5 @@
 """Triton source for a pooling group: max or average pooling over 1-3 spatial axes of (N, C, *spatial),
-plus its pointwise epilogue.
+plus its pointwise epilogue, and a pointwise prologue where the plan gave it one (FusionGroup.prologue).
 
 Iteration: each program computes a YBLOCK x XBLOCK tile of the output seen as rows (n, c, o_1..o_{d-1},
 flattened) x the last output axis o_d, on a 2-D grid. Only the YBLOCK row indices are unravelled into
@@ -9,6 +9,13 @@ the kernel window (unrolled: the window is a structural constant) with masked lo
 the input, so it reads -inf for max and is left out of an average's sum; the
 divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
 kernels do. Accumulation is fp32; max propagates NaN like torch.
+
+A prologue (a convolution's bias + activation before the pool) is computed on each window element instead
+of loaded: its members read their own inputs at the window position, under the window's mask, and the
+value is then taken only where that mask holds, since padding lies outside the prologue's output (-inf to a
+max, nothing to an average, never prologue(0)). Its loads that do not move over the window (a per-channel
+bias, a scalar parameter) are hoisted above the window loop. Overlapping windows recompute it; the plan
+bounds how often.
 
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
@@ -113,10 +120,13 @@ class PoolSchedule(Schedule):
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
-    many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
+    many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942), and half as many with a prologue
+    (tanh(scale·x) + 1 on a 3x3 window at 1024 spilled 14 registers on gfx942)."""
     node = gen.graph.node(group.anchor)
     window = prod(node.kernel) if node.kernel else 1
     xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
+    if group.prologue:
+        xblock //= 2
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
     return PoolSchedule(XBLOCK=xblock, num_warps=4)
 
@@ -151,12 +161,8 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
                                      "(only (N, C, *spatial) inputs)")
         view_parts = self.view_exprs(pool, 0)
-        for n in self.prologue:
-            if n.out.shape != pool.operands[0].shape:
-                raise CodegenUnsupported(f"{self.group.name}: prologue {n.name} of shape {n.out.shape}, not the "
-                                         f"pool input's {pool.operands[0].shape}")
-        if self.prologue and pool.operands[0].base not in self.members:
-            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads no member of its prologue")
+        if self.prologue:
+            self._check_prologue(pool, view_parts[1])
         space = output_shape(self.gen, pool)
         if product(space) is None:
             raise CodegenUnsupported("output size is not a product of sizes")
@@ -215,7 +221,7 @@ class _PoolWriter(AnchorWriter):
 
     def _reduce_window(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str) -> None:
         """acc: the window's max or sum, over loops unrolled where the window is small; masked loads read -inf
-        (max) or 0 (sum) outside the input."""
+        (max) or 0 (sum) outside the input, and a prologue's value is replaced by them there."""
         view, _, in_strides, _ = view_parts
         nd = len(windows)
         for d, (_, s, p, _) in enumerate(windows):
@@ -256,12 +262,37 @@ class _PoolWriter(AnchorWriter):
         self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
                                              for text, name in hoisted.items()]
 
+    def _check_prologue(self, pool: Pool, in_shape: list) -> None:
+        """The pool reads a prologue member, all members of one shape, which is the pool input's without its size-1
+        axes (constant 1 in every variant, on both sides) or the same."""
+        view = pool.operands[0]
+        if view.base not in self.members:
+            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads no member of its prologue")
+        shape = self.graph.node(view.base).out.shape
+        for n in self.prologue:
+            if n.out.shape != shape:
+                raise CodegenUnsupported(f"{self.group.name}: prologue {n.name} of shape {n.out.shape}, not "
+                                         f"{view.base}'s {shape}")
+        if tuple(s for s in shape if s != 1) != tuple(s for s in view.shape if s != 1):
+            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads {view.base} as {view.shape}")
+        ones = [e for e, s in zip(in_shape, view.shape) if s == 1]
+        ones += [self.gen.expr(("node", view.base, "out", k), s) for k, s in enumerate(shape) if s == 1]
+        if not all(e.is_constant for e in ones):
+            raise CodegenUnsupported(f"{self.group.name}: a size-1 axis between {view.base} and {pool.name} "
+                                     "changes with the input sizes")
+
     def _window_prologue(self, nd: int, mask: str, hoisted: dict[str, str]) -> str:
         """The prologue at the window position (i0, i1, p0, ..): `v_<member>` for each member, in the window loop's
         body; the name of the value the pool reads. Loads that vary over the window are masked by `mask` (the
         window's part inside the input); the others (a per-channel bias, a scalar) go to `hoisted`, loaded
         once above the loop."""
-        window = {0: "i0", 1: "i1", **{2 + d: f"p{d}" for d in range(nd)}}
+        at = {0: "i0", 1: "i1", **{2 + d: f"p{d}" for d in range(nd)}}  # the pool input's axes
+        view = self.anchor.operands[0]
+        shape = self.graph.node(view.base).out.shape
+        # the prologue's own axes: the pool input's, size-1 axes aside (a 1-d pool reads (N, C, L) as (N, C, 1, L))
+        window = {k: "0" for k, s in enumerate(shape) if s == 1}
+        window |= dict(zip((k for k, s in enumerate(shape) if s != 1),
+                           (at[k] for k, s in enumerate(view.shape) if s != 1)))
         outer, self.loads = self.loads, {}   # the loop body is a section of its own
         for node in self.prologue:
             renderer = ExprRenderer(self._window_leaf(node, window, mask, hoisted), lambda a: window[a],
@@ -274,7 +305,7 @@ class _PoolWriter(AnchorWriter):
 
     def _window_leaf(self, node, window: dict[int, str], mask: str, hoisted: dict[str, str]):
         """Renders a prologue member's Load at the window position (AnchorWriter.leaf at other coordinates)."""
-        moving = [f"p{d}" for d in range(len(window) - 2)]
+        moving = [c for c in window.values() if c.startswith("p")]
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]

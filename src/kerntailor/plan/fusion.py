@@ -22,9 +22,10 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
   product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written;
-- a pointwise group whose only reader is a pool, at the pool's input shape (read as it is: no view), joins the
-  pool's group as its *prologue* (`FusionGroup.prologue`): codegen evaluates it on each window element it loads,
-  so the pool's input (a convolution's bias + activation) is never written. Overlapping windows recompute it, so
+- a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
+  in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
+  (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
+  convolution's bias + activation) is never written. Overlapping windows recompute it, so
   the merge is refused where a window has more than RECOMPUTE_LIMIT times as many elements as its stride step
   moves over (a 3x3 window at stride 1: 9); a padded position stays outside the prologue's output (-inf to a
   max, nothing to an average), never prologue(0).
@@ -402,26 +403,34 @@ def _inlinable(graph: Graph, g: _Group, node: Node, consumers: dict, outputs: se
 
 def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool:
     """Whether pointwise group `g` can be evaluated inside `pool`'s window loop (module docstring): every member
-    at the pool's input shape, read by nothing but the group and the pool (and no graph output), members reading
-    each other as they are, the pool reading its producer as it is, and a recompute factor within the limit."""
+    at the group's shape, read by nothing but the group and the pool (and no graph output), members reading each
+    other as they are, the pool reading its producer as it is (size-1 axes aside), and a recompute factor within
+    the limit."""
     if g.family != "pointwise" or not isinstance(pool, Pool):
         return False
     view = pool.operands[0]
-    if view.offset or tuple(view.strides) != contiguous_strides(view.shape):
+    if view.offset or tuple(view.strides) != contiguous_strides(view.shape) or view.numel != prod(g.space):
+        return False
+    if squeezed(view.shape) != squeezed(g.space):   # as it is, or with size-1 axes put in (a 1-d pool's (N, C, 1, L))
         return False
     if prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
         return False
     names = {n.name for n in g.nodes}
     for n in g.nodes:
-        if n.out.shape != view.shape or n.name in outputs:
+        if n.out.shape != g.space or n.name in outputs:
             return False
         if any(c not in names and c != pool.name for c in consumers[n.name]):
             return False
         for op in n.operands:
-            if op.base in names and (op.shape != view.shape or op.offset
+            if op.base in names and (op.shape != g.space or op.offset
                                      or tuple(op.strides) != contiguous_strides(op.shape)):
                 return False
     return True
+
+
+def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape` without its size-1 axes."""
+    return tuple(s for s in shape if s != 1)
 
 
 def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],

@@ -12,7 +12,7 @@ One case per writer path, so that a change to codegen that moves any generated t
   programs on sm_90; tf32x3; fp8-row on sm_90 and fp8-tensor on gfx942; the library product with a row tail;
   the row tail (plain and persistent TMA); AMD compile options; two GEMM groups in launch order (SwiGLU).
 - scan: inclusive, reverse, exclusive, a scan along a middle axis; cumprod in bf16.
-- pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation.
+- pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; a pointwise prologue computed on the padded window.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ CASES = {
     "avgpool2d_ceil": (DATA / "codegen" / "avgpool2d_ceil.py", None, {"pool": {"XBLOCK": 128}}, "gfx942"),
     "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {}, "gfx942"),
     "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {}, "gfx942"),
+    "avgpool2d_prologue_pad": (DATA / "pool_prologue" / "avgpool2d_pad.py", None, {}, "sm_90"),
     # mixed: the library's convolution, a tiled pointwise tail with a one-element parameter, a pool
     "mixed_conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
 }

@@ -27,6 +27,7 @@ from kerntailor.plan import plan_fusion
 ROOT = Path(__file__).resolve().parents[1]
 LEVEL1 = ROOT / "problems" / "level1"
 DATA = ROOT / "tests" / "data" / "codegen"
+PROLOGUE = ROOT / "tests" / "data" / "pool_prologue"
 
 
 def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None):
@@ -58,6 +59,12 @@ CASES = [
     (DATA / "avgpool2d_ceil.py", None, {}),
     (LEVEL1 / "cumsum.py", "bf16", {}),
     (LEVEL1 / "maxpool2d.py", "bf16", {}),
+    # a pointwise prologue evaluated on the pool's window (plan/fusion.py): each prologue's value at 0 would change
+    # the result if a padded position were read as prologue(0) instead of being left out
+    *[(PROLOGUE / f"{name}.py", None, {}) for name in (
+        "maxpool1d_pad_ceil", "maxpool2d_pad", "maxpool3d_pad", "avgpool1d_ceil_exclude_pad", "avgpool2d_pad",
+        "avgpool3d_ceil_pad")],
+    (PROLOGUE / "maxpool2d_pad.py", "bf16", {}),
 ]
 
 
@@ -190,6 +197,25 @@ def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
     assert divisions and set(divisions) <= {"yindex", "q2"}, divisions   # row indices only, never i3 / xindex
     assert "tl.full([YBLOCK, XBLOCK]" in src
     assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
+
+
+def test_a_prologue_is_computed_on_the_window_and_never_written():
+    """The pool kernel reads x (not the prologue's output, which has no buffer), computes the prologue on each
+    window element under the window's mask, leaves padded positions out by that mask (not prologue(0)), and
+    loads the one-element scale once, above the window loop."""
+    _, module = _generate(PROLOGUE / "avgpool2d_pad.py")
+    (kernel,) = module.kernels
+    src = kernel.source
+    assert [b for _, b in kernel.pointer_args] == ["x", "p_scale", "avgpool0"]
+    body = src[src.index("for k0"):]
+    assert "tl.load(x_ptr" in body and "mask=m1" in body
+    assert "v = tl.where(m1, v_pw2.to(tl.float32), 0.0)" in body
+    scale = next(line for line in src.splitlines() if "tl.load(p_scale_ptr" in line)
+    assert src.index(scale) < src.index("for k0") and "mask=xmask" in scale
+    # no padding: the window never leaves the input, so the value is used as computed
+    _, module = _generate(ROOT / "tests" / "data" / "mixed" / "conv_scale_pool.py")
+    pool = next(k for k in module.kernels if k.kernel_name.endswith("pool_kernel"))
+    assert "tl.where(m" not in pool.source and "v = v_pw1.to(tl.float32)" in pool.source
 
 
 @pytest.mark.compile

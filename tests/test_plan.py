@@ -5,6 +5,7 @@ that writes every graph output."""
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +17,6 @@ from kerntailor.plan.fusion import ANCHORS
 try:  # one capture per problem for the whole session: test_capture.py's cache
     from test_capture import FILES, IDS, captured
 except ImportError:  # collected some other way: capture here
-    from pathlib import Path
-
     from kerntailor.capture import capture_problem
     from kerntailor.problem import load_problem
 
@@ -234,3 +233,67 @@ def test_an_anchor_codegen_refuses_is_planned_alone_when_named():
     check_partition(graph, mixed)
     assert [g.family for g in mixed.groups] == ["library", "pointwise"]
     assert mixed.groups[0].nodes == (mm.name,) and mm.name in mixed.groups[1].inputs
+
+
+# --- a pool's pointwise prologue ----------------------------------------------------------------------------
+
+PROLOGUE = Path(__file__).parent / "data" / "pool_prologue"
+
+
+@pytest.mark.parametrize("name", ["maxpool1d_pad_ceil", "maxpool2d_pad", "maxpool3d_pad", "avgpool1d_ceil_exclude_pad",
+                                  "avgpool2d_pad", "avgpool3d_ceil_pad"])
+def test_a_pointwise_group_only_a_pool_reads_is_its_prologue(name):
+    """The pointwise nodes at the pool's input shape join the pool's group as its prologue, padding or not (1-d
+    pools read them as (N, C, 1, L)): the group reads x and writes the pool's output, nothing at the input's size."""
+    from helpers import prepared
+
+    _, _, gen, plan = prepared(PROLOGUE / f"{name}.py")
+    graph = gen.graph
+    check_partition(graph, plan)
+    (group,) = [g for g in plan.groups if g.family == "pool"]
+    pool = graph.node(group.anchor)
+    assert pool.family == "pool" and group.nodes[-1] == pool.name
+    x = next(i for i in graph.inputs if i.kind == "input")
+    full = [n.name for n in graph.nodes if n.family == "pointwise" and n.out.numel == x.type.numel]
+    assert full and group.prologue == tuple(full) and group.nodes[:len(full)] == tuple(full)
+    assert group.outputs == (pool.name,) and x.name in group.inputs
+    small = sum(i.type.nbytes for i in graph.inputs if i.name in group.inputs and i is not x)
+    small += sum(graph.node(b).out.nbytes for b in group.inputs if b not in {i.name for i in graph.inputs})
+    assert group.bytes_moved == x.type.nbytes + pool.out.nbytes + small
+
+
+@pytest.mark.parametrize("name, why", [
+    ("overlapping_window", "a 3x3 window at stride 1 reads each element 9 times (limit 4)"),
+    ("read_elsewhere", "the relu is a graph output too"),
+    ("through_a_view", "the pool reads the relu transposed"),
+])
+def test_a_prologue_is_refused(name, why):
+    """The relu stays a pointwise kernel of its own, the pool reading what it writes."""
+    from helpers import prepared
+
+    _, _, gen, plan = prepared(PROLOGUE / f"{name}.py")
+    check_partition(gen.graph, plan)
+    assert [g.family for g in plan.groups] == ["pointwise", "pool"], why
+    pointwise, pool = plan.groups
+    assert not pool.prologue and pool.anchor == pool.nodes[0] and pointwise.outputs[0] in pool.inputs, why
+
+
+def test_the_recompute_limit_counts_window_elements_per_stride_step():
+    """A 3x3 window at stride 2 recomputes each element 9/4 times on average: within the limit; at stride 1 (9)
+    it is not. The same graph, only the pool's stride changed."""
+    import dataclasses
+
+    from helpers import prepared
+    from kerntailor.ir.nodes import Pool
+    from kerntailor.plan.fusion import RECOMPUTE_LIMIT
+
+    graph = prepared(PROLOGUE / "overlapping_window.py")[2].graph
+    assert RECOMPUTE_LIMIT == 4
+
+    def with_stride(stride: int):
+        nodes = tuple(dataclasses.replace(n, stride=(stride, stride)) if isinstance(n, Pool) else n
+                      for n in graph.nodes)
+        return plan_fusion(dataclasses.replace(graph, nodes=nodes))
+
+    assert [len(g.prologue) for g in with_stride(2).groups] == [1]
+    assert [len(g.prologue) for g in with_stride(1).groups] == [0, 0]

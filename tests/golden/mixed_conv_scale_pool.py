@@ -5,8 +5,7 @@ Problem hash HASH, dtype as written.
 
 Kernels:
   k0: library [conv0] {}
-  k1: pointwise [pw0, pw1] {'XBLOCK': 1024, 'num_warps': 4}
-  k2: pool [avgpool0, pw2] {'XBLOCK': 1024, 'num_warps': 4}
+  k1: pool [pw0, pw1, avgpool0, pw2] {'XBLOCK': 512, 'num_warps': 4}
 
 Usage (forward only):
     ref = Model(*get_init_inputs())                  # the reference (conv_scale_pool.py)
@@ -22,8 +21,7 @@ Supports (checked by forward() before any launch):
     self.conv.bias: torch.float32, shape (8,)
     x: torch.float32, shape (2, 3, 12, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
-    k1_pointwise_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 4 elements (2^20 // 4 in triton 3.6; it holds whole rows in one block)
-    k1_pointwise_kernel, k2_pool_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+    k1_pool_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
 
@@ -38,24 +36,8 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k1_pointwise_kernel(conv0_ptr, p_conv_bias_ptr, p_scale_ptr, pw1_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
-    """pointwise over (2 x 8 x 12 x d0): pw0, pw1. Tiles: rows x the last axis."""
-    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
-    xmask = xindex < 16
-    i1 = xindex % 8
-    rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s0
-    ld0 = tl.load(conv0_ptr + (xindex * s0 + rindex), mask=xmask & rmask, other=0)
-    ld1 = tl.load(p_conv_bias_ptr + (i1 * 1), mask=xmask, other=0)
-    v_pw0 = (ld0 + ld1)  # conv bias, fp32[2, 8, 12, d0]
-    ld2 = tl.load(p_scale_ptr + (0 + tl.zeros([XBLOCK, 1], tl.int32)), mask=xmask, other=0)
-    v_pw1 = (v_pw0 * ld2)  # mul, fp32[2, 8, 12, d0]
-    tl.store(pw1_ptr + (xindex * s0 + rindex), v_pw1, mask=xmask & rmask)
-
-
-@triton.jit
-def k2_pool_kernel(pw1_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
-    """avg-pool2d kernel (2, 2) stride (2, 2) pad (0, 0) -> (2 x 8 x avgpool0_o2 x d1): avgpool0, pw2. A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window."""
+def k1_pool_kernel(conv0_ptr, p_conv_bias_ptr, p_scale_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, s7, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """avg-pool2d kernel (2, 2) stride (2, 2) pad (0, 0) -> (2 x 8 x avgpool0_o2 x d1): pw0, pw1, avgpool0, pw2. A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window."""
     yindex = tl.program_id(0) * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, o_1..
     i3 = tl.program_id(1) * XBLOCK + tl.arange(0, XBLOCK)[None, :]  # the last output axis
     xmask = (yindex < s1) & (i3 < s0)
@@ -65,26 +47,30 @@ def k2_pool_kernel(pw1_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, YBL
     i1 = q2 % 8
     q1 = q2 // 8
     i0 = q1
-    base = q2 * s3  # (n, c) in the input
     start0 = i2 * 2
     start1 = i3 * 2
     acc = tl.full([YBLOCK, XBLOCK], 0.0, tl.float32)
+    ld1 = tl.load(p_conv_bias_ptr + (i1 + tl.zeros([YBLOCK, XBLOCK], tl.int32)), mask=xmask, other=0)  # the same at every window position
+    ld2 = tl.load(p_scale_ptr + (0 + tl.zeros([YBLOCK, XBLOCK], tl.int32)), mask=xmask, other=0)  # the same at every window position
     for k0 in tl.static_range(2):
         p0 = start0 + k0
         m0 = xmask
         for k1 in tl.static_range(2):
             p1 = start1 + k1
             m1 = m0
-            v = tl.load(pw1_ptr + (base + p0 * s4 + p1), mask=m1, other=0.0).to(tl.float32)
+            ld0 = tl.load(conv0_ptr + (i0 * s4 + i1 * s5 + p0 * s3 + p1), mask=m1, other=0)
+            v_pw0 = (ld0 + ld1)  # conv bias, fp32[2, 8, 12, 16] (prologue)
+            v_pw1 = (v_pw0 * ld2)  # mul, fp32[2, 8, 12, 16] (prologue)
+            v = v_pw1.to(tl.float32)
             acc = acc + v
     v_avgpool0 = acc / 4.0  # avg-pool2d kernel (2, 2) stride (2, 2) pad (0, 0)
-    ld0 = tl.load(p_bias_ptr + (i1 + tl.zeros([YBLOCK, XBLOCK], tl.int32)), mask=xmask, other=0)
-    v_pw2 = (v_avgpool0 + ld0)  # add, fp32[2, 8, 6, 8]
+    ld3 = tl.load(p_bias_ptr + (i1 + tl.zeros([YBLOCK, XBLOCK], tl.int32)), mask=xmask, other=0)
+    v_pw2 = (v_avgpool0 + ld3)  # add, fp32[2, 8, 6, 8]
     tl.store(pw2_ptr + (xindex), v_pw2, mask=xmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
-_INTERPRETED = not isinstance(k1_pointwise_kernel, triton.runtime.JITFunction)
+_INTERPRETED = not isinstance(k1_pool_kernel, triton.runtime.JITFunction)
 
 class ModelNew(nn.Module):
     """conv_scale_pool: forward() runs the Triton kernels above; the constructor is Model's own."""
@@ -152,12 +138,10 @@ class ModelNew(nn.Module):
             raise ValueError(f"x.shape[1] is {x.shape[1]}: this kernel was generated for x.shape[1] == 3 (the same in every variant it was traced at)")
         if x.shape[2] != 12:
             raise ValueError(f"x.shape[2] is {x.shape[2]}: this kernel was generated for x.shape[2] == 12 (the same in every variant it was traced at)")
-        if 12 * d0 > tl.TRITON_MAX_TENSOR_NUMEL // 4:
-            raise ValueError(f"rows of {12 * d0} elements: k1_pointwise_kernel holds 4 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
-        if 2 * 8 * 12 * d0 >= 2147483647:
-            raise ValueError(f"pw1 has {2 * 8 * 12 * d0} elements: k1_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        if conv0_o0 * conv0_o1 * conv0_o2 * conv0_o3 >= 2147483647:
+            raise ValueError(f"conv0 has {conv0_o0 * conv0_o1 * conv0_o2 * conv0_o3} elements: k1_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if 2 * 8 * avgpool0_o2 * d1 >= 2147483647:
-            raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k2_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k1_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         p_scale = p_scale.contiguous()
         p_bias = p_bias.contiguous()
         p_conv_weight = p_conv_weight.contiguous()
@@ -165,10 +149,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_library_kernel
         k0_conv0 = torch.ops.aten.convolution.default(x, p_conv_weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1).contiguous()  # conv2d kernel (3, 3) stride (1, 1) pad (1, 1) groups 1
-        # k1: k1_pointwise_kernel
-        pw1 = torch.empty((2, 8, 12, d0), device=x.device, dtype=torch.float32)
-        k1_pointwise_kernel[(triton.cdiv(16, 4),)](k0_conv0, p_conv_bias, p_scale, pw1, 12 * d0, XBLOCK=4, RBLOCK=triton.next_power_of_2(12 * d0), num_warps=4, num_stages=1)
-        # k2: k2_pool_kernel
+        # k1: k1_pool_kernel
         pw2 = torch.empty((2, 8, avgpool0_o2, d1), device=x.device, dtype=torch.float32)
-        k2_pool_kernel[(triton.cdiv(16 * avgpool0_o2, 128), triton.cdiv(d1, 8))](pw1, p_bias, pw2, d1, 16 * avgpool0_o2, avgpool0_o2, 12 * d0, d0, 8 * avgpool0_o2 * d1, avgpool0_o2 * d1, YBLOCK=128, XBLOCK=8, num_warps=4, num_stages=1)
+        k1_pool_kernel[(triton.cdiv(16 * avgpool0_o2, 64), triton.cdiv(d1, 8))](k0_conv0, p_conv_bias, p_scale, p_bias, pw2, d1, 16 * avgpool0_o2, avgpool0_o2, d0, 96 * d0, 12 * d0, 8 * avgpool0_o2 * d1, avgpool0_o2 * d1, YBLOCK=64, XBLOCK=8, num_warps=4, num_stages=1)
         return pw2

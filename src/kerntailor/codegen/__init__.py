@@ -39,7 +39,7 @@ from kerntailor.codegen.families import FAMILIES, Family, family
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import SizeArgs
-from kerntailor.plan.fusion import FusionGroup, Plan
+from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan
 from kerntailor.problem.spec import ProblemSpec
 
 __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "GroupUnsupported",
@@ -108,7 +108,8 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
             node = gen.graph.node(out)
             shape = [gen.expr(("node", out, "out", k), s) for k, s in enumerate(node.out.shape)]
             if fam.output_shape is not None:  # derived sizes: gen has no expressions for them
-                shape = fam.output_shape(gen, gen.graph.node(group.nodes[0]))
+                # a library group's results are anchors themselves; a pool's epilogue has the pool's shape
+                shape = fam.output_shape(gen, node if node.family in ANCHORS else gen.graph.node(group.anchor))
             buffers[out] = (shape, node.out.dtype)
     configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {schedules[g.name].knobs()}" for g in plan.groups}
     header = header_text(problem, target_name, arch, configs, notes or [])

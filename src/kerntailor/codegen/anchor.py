@@ -32,15 +32,25 @@ class AnchorWriter(KernelWriter):
     epilogue over the anchor's output shape."""
 
     anchor_type: type = Node
+    takes_prologue = False  # whether the family's writer evaluates a FusionGroup.prologue
 
     def __init__(self, gen: Generalized, group: FusionGroup, schedule: Schedule, host_names: dict, name: str):
         super().__init__(gen, group, schedule, host_names, name)
-        self.anchor = self.nodes[0]
+        # the prologue (a pool's: plan/fusion.py) comes before the anchor; the writer evaluates it where the anchor
+        # reads its input
+        self.prologue = [n for n in self.nodes if n.name in group.prologue]
+        body = [n for n in self.nodes if n.name not in group.prologue]
+        if self.prologue and not self.takes_prologue:
+            raise CodegenUnsupported(f"{group.name}: a {group.family} kernel takes no prologue")
+        self.anchor = body[0]
         if not isinstance(self.anchor, self.anchor_type):
             raise CodegenUnsupported(f"{group.name}: expected a {self.anchor_type.__name__} first, "
                                      f"got {type(self.anchor).__name__}")
+        for n in self.prologue:
+            if not isinstance(n, Pointwise):
+                raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} prologue")
         tail = self.tail_names()
-        self.epilogue = [n for n in self.nodes[1:] if n.name not in tail]
+        self.epilogue = [n for n in body[1:] if n.name not in tail]
         for n in self.epilogue:
             if not isinstance(n, Pointwise):
                 raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} epilogue")

@@ -45,7 +45,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
            output_shape=pool.output_shape),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
-           derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines),
+           derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines,
+           output_shape=library.output_shape),
 )}
 
 

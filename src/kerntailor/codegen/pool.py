@@ -1,5 +1,5 @@
 """Triton source for a pooling group: max or average pooling over 1-3 spatial axes of (N, C, *spatial),
-plus its pointwise epilogue.
+plus its pointwise epilogue, and a pointwise prologue where the plan gave it one (FusionGroup.prologue).
 
 Iteration: each program computes a YBLOCK x XBLOCK tile of the output seen as rows (n, c, o_1..o_{d-1},
 flattened) x the last output axis o_d, on a 2-D grid. Only the YBLOCK row indices are unravelled into
@@ -9,6 +9,13 @@ the kernel window (unrolled: the window is a structural constant) with masked lo
 the input, so it reads -inf for max and is left out of an average's sum; the
 divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
 kernels do. Accumulation is fp32; max propagates NaN like torch.
+
+A prologue (a convolution's bias + activation before the pool) is computed on each window element instead
+of loaded: its members read their own inputs at the window position, under the window's mask, and the
+value is then taken only where that mask holds, since padding lies outside the prologue's output (-inf to a
+max, nothing to an average, never prologue(0)). Its loads that do not move over the window (a per-channel
+bias, a scalar parameter) are hoisted above the window loop. Overlapping windows recompute it; the plan
+bounds how often.
 
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
@@ -24,12 +31,14 @@ from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.anchor import AnchorWriter
+from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
 
@@ -111,10 +120,13 @@ class PoolSchedule(Schedule):
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
-    many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942)."""
-    node = gen.graph.node(group.nodes[0])
+    many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942), and half as many with a prologue
+    (tanh(scale·x) + 1 on a 3x3 window at 1024 spilled 14 registers on gfx942)."""
+    node = gen.graph.node(group.anchor)
     window = prod(node.kernel) if node.kernel else 1
     xblock = 1024 if window <= 9 else 512 if window <= 32 else 256
+    if group.prologue:
+        xblock //= 2
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
     return PoolSchedule(XBLOCK=xblock, num_warps=4)
 
@@ -137,6 +149,7 @@ def generate_pool(gen: Generalized, group: FusionGroup, schedule: PoolSchedule, 
 
 class _PoolWriter(AnchorWriter):
     anchor_type = Pool
+    takes_prologue = True
 
     def write(self) -> GeneratedKernel:
         pool: Pool = self.anchor
@@ -148,6 +161,8 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported(f"{pool.name}: pooling of rank {rank} over {nd} spatial axes "
                                      "(only (N, C, *spatial) inputs)")
         view_parts = self.view_exprs(pool, 0)
+        if self.prologue:
+            self._check_prologue(pool, view_parts[1])
         space = output_shape(self.gen, pool)
         if product(space) is None:
             raise CodegenUnsupported("output size is not a product of sizes")
@@ -158,7 +173,8 @@ class _PoolWriter(AnchorWriter):
         if n_rows is None:
             raise CodegenUnsupported("output rows are not a product of sizes")
         self._tile(rank, space, n_rows)
-        self._input_base(*view_parts)
+        if not self.prologue:  # else the window's values are computed, not loaded
+            self._input_base(*view_parts)
         in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
         self._reduce_window(pool, windows, in_sizes, view_parts, acc)
         value = "acc" if pool.kind == "max" else f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
@@ -205,7 +221,7 @@ class _PoolWriter(AnchorWriter):
 
     def _reduce_window(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str) -> None:
         """acc: the window's max or sum, over loops unrolled where the window is small; masked loads read -inf
-        (max) or 0 (sum) outside the input."""
+        (max) or 0 (sum) outside the input, and a prologue's value is replaced by them there."""
         view, _, in_strides, _ = view_parts
         nd = len(windows)
         for d, (_, s, p, _) in enumerate(windows):
@@ -213,8 +229,9 @@ class _PoolWriter(AnchorWriter):
             self.out(f"start{d} = {f'{start} - {p}' if p else start}")
         init = 'float("-inf")' if pool.kind == "max" else "0.0"
         self.out(f"acc = tl.full([YBLOCK, XBLOCK], {init}, {acc})")
+        hoist_at = len(self.out.lines)
+        hoisted: dict[str, str] = {}   # the prologue's loads that do not vary over the window: load text -> name
         loop = "tl.static_range" if prod(w[0] for w in windows) <= UNROLL_LIMIT else "range"
-        ptr = self.pointer(view.base)
         with ExitStack() as loops:
             for d, (k, _, p, dil) in enumerate(windows):
                 loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
@@ -224,21 +241,101 @@ class _PoolWriter(AnchorWriter):
                 inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
                 prev = f"m{d - 1}" if d else "xmask"
                 self.out(f"m{d} = {' & '.join([prev] + inside)}")
-            offs = ["base"]
-            for d in range(nd):
-                st = self.sizes.text(in_strides[2 + d])
-                offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
             other = 'float("-inf")' if pool.kind == "max" else "0.0"
-            self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
+            if self.prologue:
+                value = self._window_prologue(nd, f"m{nd - 1}", hoisted)
+                if any(p for _, _, p, _ in windows) or pool.ceil_mode:
+                    self.out(f"v = tl.where(m{nd - 1}, {value}.to({acc}), {other})  # padding: outside the prologue")
+                else:
+                    self.out(f"v = {value}.to({acc})")
+            else:
+                offs = ["base"]
+                for d in range(nd):
+                    st = self.sizes.text(in_strides[2 + d])
+                    offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
+                ptr = self.pointer(view.base)
+                self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
             if pool.kind == "max":
                 self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
             else:
                 self.out("acc = acc + v")
+        self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
+                                             for text, name in hoisted.items()]
+
+    def _check_prologue(self, pool: Pool, in_shape: list) -> None:
+        """The pool reads a prologue member, all members of one shape, which is the pool input's without its size-1
+        axes (constant 1 in every variant, on both sides) or the same."""
+        view = pool.operands[0]
+        if view.base not in self.members:
+            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads no member of its prologue")
+        shape = self.graph.node(view.base).out.shape
+        for n in self.prologue:
+            if n.out.shape != shape:
+                raise CodegenUnsupported(f"{self.group.name}: prologue {n.name} of shape {n.out.shape}, not "
+                                         f"{view.base}'s {shape}")
+        if tuple(s for s in shape if s != 1) != tuple(s for s in view.shape if s != 1):
+            raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads {view.base} as {view.shape}")
+        ones = [e for e, s in zip(in_shape, view.shape) if s == 1]
+        ones += [self.gen.expr(("node", view.base, "out", k), s) for k, s in enumerate(shape) if s == 1]
+        if not all(e.is_constant for e in ones):
+            raise CodegenUnsupported(f"{self.group.name}: a size-1 axis between {view.base} and {pool.name} "
+                                     "changes with the input sizes")
+
+    def _window_prologue(self, nd: int, mask: str, hoisted: dict[str, str]) -> str:
+        """The prologue at the window position (i0, i1, p0, ..): `v_<member>` for each member, in the window loop's
+        body; the name of the value the pool reads. Loads that vary over the window are masked by `mask` (the
+        window's part inside the input); the others (a per-channel bias, a scalar) go to `hoisted`, loaded
+        once above the loop."""
+        at = {0: "i0", 1: "i1", **{2 + d: f"p{d}" for d in range(nd)}}  # the pool input's axes
+        view = self.anchor.operands[0]
+        shape = self.graph.node(view.base).out.shape
+        # the prologue's own axes: the pool input's, size-1 axes aside (a 1-d pool reads (N, C, L) as (N, C, 1, L))
+        window = {k: "0" for k, s in enumerate(shape) if s == 1}
+        window |= dict(zip((k for k, s in enumerate(shape) if s != 1),
+                           (at[k] for k, s in enumerate(view.shape) if s != 1)))
+        outer, self.loads = self.loads, {}   # the loop body is a section of its own
+        for node in self.prologue:
+            renderer = ExprRenderer(self._window_leaf(node, window, mask, hoisted), lambda a: window[a],
+                                    self.slot(node))
+            text = renderer.render(node.expr)
+            self.helpers.update(renderer.helpers)
+            self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out} (prologue)")
+        self.loads = outer
+        return f"v_{self.anchor.operands[0].base}"
+
+    def _window_leaf(self, node, window: dict[int, str], mask: str, hoisted: dict[str, str]):
+        """Renders a prologue member's Load at the window position (AnchorWriter.leaf at other coordinates)."""
+        moving = [c for c in window.values() if c.startswith("p")]
+
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members:
+                if gather is not None:
+                    raise CodegenUnsupported(f"{node.name} gathers from {view.base} of its group")
+                self._check_aligned(node, load.operand)
+                return f"v_{view.base}"
+            if len(view.shape) != len(window):
+                raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
+            offset = self.operand_offset(node, load.operand, window)
+            if gather is not None:
+                stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
+                offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
+            elif valid is None and not any(mentions(offset, p) for p in moving):
+                text = self.load_text(view.base, offset, self.full_mask)
+                if text not in hoisted:
+                    hoisted[text] = f"ld{self.load_counter}"
+                    self.load_counter += 1
+                return hoisted[text]
+            m = mask if valid is None else f"{mask} & {valid}"
+            return self.cached_load(self.load_text(view.base, offset, m))
+        return render
 
     def tile_axes(self) -> list[list[str]]:
         """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex."""
         rank = len(self.anchor.out.shape)
-        return [[f"i{k}" for k in range(rank - 1)] + ["yindex", "xindex"], [f"i{rank - 1}", "xindex"]]
+        nd = rank - 2  # a prologue's window positions p<d> vary like the output axis they step along
+        return [[f"i{k}" for k in range(rank - 1)] + [f"p{d}" for d in range(nd - 1)] + ["yindex", "xindex"],
+                [f"i{rank - 1}", f"p{nd - 1}", "xindex"]]
 
     def _divisor(self, pool: Pool, windows, in_sizes: list[str], acc: str) -> str:
         if pool.divisor:

@@ -30,7 +30,7 @@ def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
             r *= group.space[k]
         sizes = {"R": r, "X": max(1, total // r)}
     elif group.family == "pool":
-        sizes = {"numel": nodes[0].out.numel}
+        sizes = {"numel": gen.graph.node(group.anchor).out.numel}
     elif group.family == "matmul":
         sizes = work_sizes(gen, group)
         matrix = sum(n.flops() for n in nodes[:1])

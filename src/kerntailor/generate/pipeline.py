@@ -226,7 +226,7 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
             break
         except GroupUnsupported as e:
             group = next(g for g in run.plan.groups if g.name == e.group)
-            anchor = group.nodes[0]
+            anchor = group.anchor
             if group.family not in ANCHORS or anchor in refused:
                 raise
             log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)

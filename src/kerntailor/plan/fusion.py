@@ -21,7 +21,14 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
-  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written.
+  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written;
+- a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
+  in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
+  (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
+  convolution's bias + activation) is never written. Overlapping windows recompute it, so
+  the merge is refused where a window has more than RECOMPUTE_LIMIT times as many elements as its stride step
+  moves over (a 3x3 window at stride 1: 9); a padded position stays outside the prologue's output (-inf to a
+  max, nothing to an average), never prologue(0).
 """
 
 from __future__ import annotations
@@ -32,12 +39,15 @@ from math import prod
 
 from kerntailor.capture.cost import view_bytes
 from kerntailor.ir.expr import Load, Op
-from kerntailor.ir.nodes import Graph, Node, Reduction
+from kerntailor.ir.nodes import Graph, Node, Pool, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.coverage import GENERATED_ANCHORS, LIBRARY
 from kerntailor.plan.row_tail import row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
+# a pool's prologue is recomputed on every window that reads an element: at most this many times on average
+# (window elements / the product of the strides)
+RECOMPUTE_LIMIT = 4
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,13 @@ class FusionGroup:
     space: tuple[int, ...]       # iteration shape: output shape, or a reduction's full input shape
     reduce_axes: tuple[int, ...] = ()
     bytes_moved: int = 0         # what this kernel reads and writes, at least
+    # members computed on every element the anchor reads (a pool's window), never written: a pointwise prologue
+    prologue: tuple[str, ...] = ()
+
+    @property
+    def anchor(self) -> str:
+        """The first member outside the prologue: an anchor group's anchor op (a pool after its prologue)."""
+        return next(n for n in self.nodes if n not in self.prologue)
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,7 @@ class _Group:
     nodes: list[Node]
     space: tuple[int, ...]
     axes: tuple[int, ...] = ()
+    prologue: tuple[str, ...] = ()
 
     @property
     def reduced_numel(self) -> int:
@@ -274,6 +292,12 @@ def plan_fusion(graph: Graph, library: Collection[str] = ()) -> Plan:
             groups.append(target)
         target.nodes.append(node)
         group_of[node.name] = target
+        if node.family == "pool" and target.family == "pool":
+            producer = group_of.get(node.operands[0].base)
+            if producer is not None and _pool_prologue(producer, node, consumers, graph_outputs) \
+                    and can_merge(target, producer):
+                target.prologue = tuple(n.name for n in producer.nodes)
+                absorb(target, producer)
         if node.family == "pointwise" and target.family == "pointwise" and node.out.shape == target.space:
             # recompute, do not write: pointwise producers that only this node reads, through narrowing views
             for g in producers:
@@ -377,6 +401,38 @@ def _inlinable(graph: Graph, g: _Group, node: Node, consumers: dict, outputs: se
     return True
 
 
+def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool:
+    """Whether pointwise group `g` can be evaluated inside `pool`'s window loop (module docstring): every member
+    at the group's shape, read by nothing but the group and the pool (and no graph output), members reading each
+    other as they are, the pool reading its producer as it is (size-1 axes aside), and a recompute factor within
+    the limit."""
+    if g.family != "pointwise" or not isinstance(pool, Pool):
+        return False
+    view = pool.operands[0]
+    if view.offset or tuple(view.strides) != contiguous_strides(view.shape) or view.numel != prod(g.space):
+        return False
+    if squeezed(view.shape) != squeezed(g.space):   # as it is, or with size-1 axes put in (a 1-d pool's (N, C, 1, L))
+        return False
+    if prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
+        return False
+    names = {n.name for n in g.nodes}
+    for n in g.nodes:
+        if n.out.shape != g.space or n.name in outputs:
+            return False
+        if any(c not in names and c != pool.name for c in consumers[n.name]):
+            return False
+        for op in n.operands:
+            if op.base in names and (op.shape != g.space or op.offset
+                                     or tuple(op.strides) != contiguous_strides(op.shape)):
+                return False
+    return True
+
+
+def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape` without its size-1 axes."""
+    return tuple(s for s in shape if s != 1)
+
+
 def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],
             graph_outputs: set[str]) -> FusionGroup:
     members = {n.name for n in group.nodes}
@@ -394,4 +450,4 @@ def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[s
                if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
     written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),
-                       tuple(outputs), group.space, group.axes, read + written)
+                       tuple(outputs), group.space, group.axes, read + written, group.prologue)

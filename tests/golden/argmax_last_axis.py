@@ -43,11 +43,11 @@ def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK
         rmask = rindex < s1
         ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
         x_argmax0 = tl.where(xmask & rmask, ld0, float("-inf"))
-        better = x_argmax0 > acc_argmax0
+        better = (x_argmax0 > acc_argmax0) | ((x_argmax0 != x_argmax0) & (acc_argmax0 == acc_argmax0)) | ((idx_argmax0 == 2147483647) & xmask & rmask)
         idx_argmax0 = tl.where(better, rindex, idx_argmax0)
         acc_argmax0 = tl.where(better, x_argmax0, acc_argmax0)
-    m_argmax0 = tl.max(acc_argmax0, axis=1, keep_dims=True)
-    v_argmax0 = tl.min(tl.where(acc_argmax0 == m_argmax0, idx_argmax0, 2147483647), axis=1, keep_dims=True).to(tl.int64)  # argmax over axes [1], first index
+    m_argmax0 = tl.where(tl.max((acc_argmax0 != acc_argmax0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(acc_argmax0, axis=1, keep_dims=True))
+    v_argmax0 = tl.min(tl.where(tl.where(m_argmax0 != m_argmax0, acc_argmax0 != acc_argmax0, acc_argmax0 == m_argmax0), idx_argmax0, 2147483647), axis=1, keep_dims=True).to(tl.int64)  # argmax over axes [1], first index
     tl.store(argmax0_ptr + (xindex), v_argmax0.to(tl.int64), mask=xmask)
 
 

@@ -54,8 +54,8 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
         x_max0 = tl.where(xmask & rmask, ld1, float("-inf"))
         e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
         acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
-        acc_max0 = tl.maximum(acc_max0, x_max0)
-    v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = tl.where(tl.max((acc_max0 != acc_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(acc_max0, axis=1, keep_dims=True))  # max over axes [1]
     v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
     v_pw2 = tl.log(v_sum0)  # log, fp32[d0, 1]
     ld2 = tl.load(logits_ptr + (i0 * s1 + (v_pw5) * 1), mask=xmask, other=0)

@@ -85,7 +85,7 @@ def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBL
     ld0 = tl.load(bmm0_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
     v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
     x_max0 = tl.where(xmask & rmask, v_pw0, float("-inf"))
-    v_max0 = tl.max(x_max0, axis=1, keep_dims=True)  # max over axes [3]
+    v_max0 = tl.where(tl.max((x_max0 != x_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(x_max0, axis=1, keep_dims=True))  # max over axes [3]
     v_pw1 = (v_pw0 - v_max0)  # sub, fp32[d0, d1, 1, d3]
     v_pw2 = tl.exp(v_pw1)  # exp, fp32[d0, d1, 1, d3]
     x_sum0 = tl.where(xmask & rmask, v_pw2, 0.0)

@@ -91,13 +91,15 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
     v_pw1 = v_pw0.to(tl.float32)  # addmm round, bf16[4096, 14336]
     v_pw2 = v_pw1.to(tl.float32)  # cast to fp32, fp32[4096, 14336]
     # row tail: this tile's share of each row reduction (columns past N count as the identity)
-    v_max0 = tl.max(tl.where(nmask, v_pw2, float("-inf")), axis=1, keep_dims=True)  # max over axes [1] over this tile
+    t_max0 = tl.where(nmask, v_pw2, float("-inf"))
+    v_max0 = tl.where(tl.max((t_max0 != t_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(t_max0, axis=1, keep_dims=True))  # max over axes [1] over this tile
     v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
     v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
     v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]
     v_pw6 = (v_pw2 - v_pw5)  # sub, fp32[4096, 14336]
     v_pw7 = tl.exp(v_pw6)  # exp, fp32[4096, 14336]
-    v_sum0 = tl.sum(tl.where(nmask, v_pw7, 0.0), axis=1, keep_dims=True)  # sum over axes [1] over this tile
+    t_sum0 = tl.where(nmask, v_pw7, 0.0)
+    v_sum0 = tl.sum(t_sum0, axis=1, keep_dims=True)  # sum over axes [1] over this tile
     tiles_n = tl.cdiv(s1, BLOCK_N)
     rows_pad = tl.cdiv(s0, BLOCK_M) * BLOCK_M
     tl.store(row_partials_ptr + om.to(tl.int64) * tiles_n + pid_n, v_max0)
@@ -110,8 +112,8 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
         acc_max0 = tl.full([BLOCK_M, ROW_PARTS], float("-inf"), tl.float32)
         for t0 in range(0, tiles_n, ROW_PARTS):
             tmask = t0 + rt < tiles_n
-            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True))
-        v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
+        v_max0 = tl.where(tl.max((acc_max0 != acc_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(acc_max0, axis=1, keep_dims=True))  # max over axes [1]
         v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
         v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
         v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]

@@ -45,8 +45,8 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
         x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
         e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
         acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
-        acc_max0 = tl.maximum(acc_max0, x_max0)
-    v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = tl.where(tl.max((acc_max0 != acc_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(acc_max0, axis=1, keep_dims=True))  # max over axes [1]
     v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
     rlast = (s1 - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
     for rstep in range(0, s1, RBLOCK):

@@ -41,7 +41,7 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
     rmask = rindex < s1
     ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
     x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
-    v_max0 = tl.max(x_max0, axis=1, keep_dims=True)  # max over axes [1]
+    v_max0 = tl.where(tl.max((x_max0 != x_max0).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), tl.max(x_max0, axis=1, keep_dims=True))  # max over axes [1]
     v_pw0 = (ld0 - v_max0)  # sub, fp32[d0, d1]
     v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
     x_sum0 = tl.where(xmask & rmask, v_pw1, 0.0)

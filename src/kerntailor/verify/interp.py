@@ -11,6 +11,10 @@ programs in the same order, so a race between programs never shows. `install()` 
   tensor cores do with fp32 operands (measured on an H200, 4096^3: 7.8e-4 relative norm error, against 3e-4
   for round-to-nearest); "tf32x3" splits them into a tf32 high and low part and sums three products;
   "ieee" stays exact;
+- NaN: `tl.maximum`/`tl.minimum` with the default PropagateNan.NONE compile to maxnum/minnum on a GPU, which
+  return the other operand when one is NaN; the interpreter computes them with np.maximum/np.minimum, which
+  return the NaN. They become np.fmax/np.fmin, so a kernel that would drop a NaN on the GPU drops it here too
+  (PropagateNan.ALL keeps np.maximum/np.minimum). Its `tl.max`/`tl.min` reductions already use np.nanmax/nanmin;
 - program order: while `reversed_grid()` is active, program ids are handed out last to first;
 - bookkeeping: the interpreter's own copies of a launch's arguments to and from the host are marked
   (`in_bookkeeping()`), so that observe.py does not count them as the candidate's.
@@ -186,6 +190,8 @@ def install() -> bool:
     builder_cls.create_atomic_rmw = rmw
     builder_cls.create_atomic_cas = cas
     builder_cls.create_dot = dot
+    builder_cls.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmax)
+    builder_cls.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmin)
     builder_cls.set_grid_idx = set_grid_idx
     _installed = True
     return True

@@ -10,8 +10,8 @@ pass where they can:
 
 NaN as torch: a floating max/min is NaN over a row holding a NaN (torch.amax), and argmax/argmin give the first
 NaN's index (torch.argmax). Triton's `tl.max` drops NaN (maxnum, on the GPU and in the interpreter's nanmax), so a
-row's NaN is found by a second reduction of `x != x` (row_extremum); per-lane running values use
-`propagate_nan=tl.PropagateNan.ALL`.
+row's extremum is kernel.py's `_row_max`/`_row_min` (row_extremum; codegen/helpers/reduce.py: one NaN-keeping
+reduction on a GPU); per-lane running values use `propagate_nan=tl.PropagateNan.ALL`.
 - `OnlineSoftmax`: a max M and a sum S = Σ exp(x − M) over the same x, in one pass;
 - `Welford`: a sum S and Q = Σ (x − m)² with m a row value derived from S, in one pass: per-lane running
   mean and M2, combined across lanes with Chan's formula (a variance never reads x twice).
@@ -34,15 +34,13 @@ INT_IDENTITY = {"sum": "0", "max": "-9223372036854775807 - 1", "min": "922337203
 INT_SOURCES = ("i64", "i32", "i16", "i8", "u8", "bool")
 
 
-def row_extremum(op: str, value: str, nan: bool = True) -> str:
-    """The max or min of `value` ([rows, lanes]) over axis 1, kept as [rows, 1]; with `nan`, NaN on a row that
-    holds one (tl.max alone would drop it)."""
-    fn = "tl.max" if op == "max" else "tl.min"
-    text = f"{fn}({value}, axis=1, keep_dims=True)"
+def row_extremum(w, op: str, value: str, nan: bool = True) -> str:
+    """The max or min of `value` ([rows, lanes]) over axis 1, kept as [rows, 1]; with `nan` (floating values),
+    NaN on a row that holds one (tl.max alone would drop it): the helper `_row_<op>` joins `w`'s kernel."""
     if not nan:
-        return text
-    return (f'tl.where(tl.max(({value} != {value}).to(tl.int32), axis=1, keep_dims=True) > 0, float("nan"), '
-            f"{text})")
+        return f"{'tl.max' if op == 'max' else 'tl.min'}({value}, axis=1, keep_dims=True)"
+    w.helpers.add(f"row_{op}")
+    return f"_row_{op}({value})"
 
 
 def write_reduction(w, rblock: int) -> None:
@@ -206,12 +204,12 @@ class Accumulators:
             fn = "tl.sum" if r.op == "sum" else "tl.max"
             w.out(f"v_{r.name} = {fn}({x}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op in ("max", "min"):
-            w.out(f"v_{r.name} = {row_extremum(r.op, x, is_float(w, r))}  # {r.describe()}")
+            w.out(f"v_{r.name} = {row_extremum(w, r.op, x, is_float(w, r))}  # {r.describe()}")
         elif r.op == "all":
             w.out(f"v_{r.name} = tl.min({x}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op in ("argmax", "argmin"):
             m = f"m_{r.name}"
-            w.out(f"{m} = {row_extremum(r.op[3:], x, is_float(w, r))}")
+            w.out(f"{m} = {row_extremum(w, r.op[3:], x, is_float(w, r))}")
             w.out(f"v_{r.name} = tl.min(tl.where(({_best(x, m, is_float(w, r))}) & rmask, rindex, 2147483647), "
                   f"axis=1, keep_dims=True).to(tl.int64)  # {r.describe()}, first index")
         else:
@@ -257,14 +255,14 @@ class Accumulators:
         if r.op == "sum":
             w.out(f"v_{r.name} = tl.sum({a}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op in ("max", "min"):
-            w.out(f"v_{r.name} = {row_extremum(r.op, a, is_float(w, r))}  # {r.describe()}")
+            w.out(f"v_{r.name} = {row_extremum(w, r.op, a, is_float(w, r))}  # {r.describe()}")
         elif r.op == "any":
             w.out(f"v_{r.name} = tl.max({a}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op == "all":
             w.out(f"v_{r.name} = tl.min({a}, axis=1, keep_dims=True)  # {r.describe()}")
         else:
             m = f"m_{r.name}"
-            w.out(f"{m} = {row_extremum(r.op[3:], a, is_float(w, r))}")
+            w.out(f"{m} = {row_extremum(w, r.op[3:], a, is_float(w, r))}")
             w.out(f"v_{r.name} = tl.min(tl.where({_best(a, m, is_float(w, r))}, idx_{r.name}, 2147483647), "
                   f"axis=1, keep_dims=True).to(tl.int64)  # {r.describe()}, first index")
 
@@ -309,7 +307,7 @@ class OnlineSoftmax:
     @staticmethod
     def finish(w, m: Reduction, s_node: Reduction) -> None:
         """The lanes' (max, sum) into the row's: the row max, and each lane's sum rescaled to it."""
-        w.out(f"v_{m.name} = {row_extremum('max', f'acc_{m.name}')}  # {m.describe()}")
+        w.out(f"v_{m.name} = {row_extremum(w, 'max', f'acc_{m.name}')}  # {m.describe()}")
         w.out(f'v_{s_node.name} = tl.sum(tl.where(acc_{m.name} == float("-inf"), 0.0, acc_{s_node.name} * '
               f"tl.exp(acc_{m.name} - v_{m.name})), axis=1, keep_dims=True)  # {s_node.describe()}")
 

@@ -75,7 +75,7 @@ def write_split(w, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
         for k, r in enumerate(reductions):
             w.out(f"p_{r.name} = tl.load(partials_ptr + {k} * SPLIT + lanes + xindex, volatile=True)")
             value = (f"tl.sum(p_{r.name}, axis=1, keep_dims=True)" if r.op == "sum"
-                     else row_extremum(r.op, f"p_{r.name}", is_float(w, r)))   # a partial's NaN stays NaN
+                     else row_extremum(w, r.op, f"p_{r.name}", is_float(w, r)))   # a partial's NaN stays NaN
             w.out(f"v_{r.name} = {value}  # {r.describe()}")
             done.add(r.name)
         compute_ready_reduced(w, done)

@@ -18,9 +18,9 @@ from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY, row_extremum
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype, nan_extremum
 
 
-def _row_value(op: str, value: str) -> str:
+def _row_value(w, op: str, value: str) -> str:
     """A row reduction of `value` over axis 1 (max and min keep a NaN, as torch.amax)."""
-    return f"tl.sum({value}, axis=1, keep_dims=True)" if op == "sum" else row_extremum(op, value)
+    return f"tl.sum({value}, axis=1, keep_dims=True)" if op == "sum" else row_extremum(w, op, value)
 
 
 @contextmanager
@@ -68,8 +68,8 @@ def write_row_tail(w, M: str, N: str) -> None:
         node = w.graph.node(name)
         if name in by_name:
             op = by_name[name].op
-            w.out(f"t_{name} = tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]})")
-            w.out(f"v_{name} = {_row_value(op, f't_{name}')}  # {node.describe()} over this tile")
+            tile = f"tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]})"
+            w.out(f"v_{name} = {_row_value(w, op, tile)}  # {node.describe()} over this tile")
         else:
             w.compute_node(node)
     parts, counters = w.pointer("row_partials"), w.pointer("row_counters")
@@ -87,7 +87,7 @@ def write_row_tail(w, M: str, N: str) -> None:
                     w.compute_node(node)   # again, from the combined values
                 continue
             _combine(w, by_name[name], channels, parts)
-            w.out(f"v_{name} = {_row_value(by_name[name].op, f'acc_{name}')}  # {node.describe()}")
+            w.out(f"v_{name} = {_row_value(w, by_name[name].op, f'acc_{name}')}  # {node.describe()}")
         for name in w.group.outputs:
             node = w.graph.node(name)
             value = f"v_{name}"

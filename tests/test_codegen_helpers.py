@@ -288,3 +288,36 @@ def test_tf32x3_and_row_extremes_keep_inf_and_nan_on_the_gpu(tmp_path):
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     _check_special(json.loads(done.stdout.strip().splitlines()[-1]), ("dot",), ("hw",))
+
+
+@pytest.mark.compile
+def test_triton_tf32x3_drops_the_nan_of_the_small_products_on_sm90(tmp_path):
+    """What the emulation copies (dot.py): Triton's F32DotTC rewrites tl.dot(input_precision="tf32x3") into two
+    small tf32 products, a NaN-to-zero select on their sum (`arith.cmpf uno` + `arith.select`), then the big
+    product. Should an upgrade of Triton lose that select, Inf operands give NaN on the GPU and this fails."""
+    script = textwrap.dedent('''
+        import json, re
+        import triton
+        import triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        @triton.jit
+        def k(a_ptr, b_ptr, c_ptr):
+            r = tl.arange(0, 32)
+            a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+            b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+            tl.store(c_ptr + r[:, None] * 32 + r[None, :], tl.dot(a, b, input_precision="tf32x3"))
+
+        src = ASTSource(fn=k, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}, constexprs={})
+        ttgir = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ttgir"]
+        steps = [m.group(1) for m in re.finditer(r"(tt\\.dot|arith\\.cmpf uno|arith\\.select)\\b", ttgir)]
+        print(json.dumps(steps))
+    ''')
+    path = tmp_path / "run.py"
+    path.write_text(script)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert steps == ["tt.dot", "tt.dot", "arith.cmpf uno", "arith.select", "tt.dot"], steps

@@ -140,7 +140,7 @@ def normalize(source: str) -> str:
 RELU = CANDIDATES / "problems" / "relu_small.py"
 OK = (CANDIDATES / "ok_relu.py").read_text()
 # builds, but computes leaky ReLU: the referee's accuracy check fails, with numbers
-WRONG = OK.replace("tl.where(x > 0, x, tl.zeros_like(x))", "tl.where(x > 0, x, 0.25 * x)")
+WRONG = OK.replace("tl.where(x < 0, tl.zeros_like(x), x)", "tl.where(x < 0, 0.25 * x, x)")
 assert WRONG != OK
 
 

@@ -172,3 +172,152 @@ def test_portable_math_and_tf32_rounding(tmp_path):
     assert all(err <= 4.0 for err in result["ulps"].values()), result["ulps"]
     assert result["tf32_ok"]
     assert result["ties"] == [1 + 2.0 ** -10, 1 + 2.0 ** -9]   # halfway cases round away from zero
+
+
+# --- Inf and NaN through the tf32x3 split and the NaN-keeping row max/min ------------------------------------
+
+def _special_script(device: str, dot_form: str, row_forms: tuple[str, ...]) -> str:
+    """A script printing, as JSON, how the tf32x3 dot `dot_form` and the row max/min forms `row_forms` compare with
+    IEEE float64 (the dot) and torch.amax/amin (the rows) on inputs holding NaN, ±Inf and ±0."""
+    return textwrap.dedent(f'''
+        import json
+        import torch
+        import triton
+        import triton.language as tl
+        from kerntailor.codegen.helpers import dot, reduce
+        from kerntailor.verify import interp
+
+        interp.install()   # under the interpreter: tl.dot(input_precision="tf32x3") as the referee runs it
+        DEV = {device!r}
+
+        @triton.jit
+        def run_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr, HW: tl.constexpr):
+            r = tl.arange(0, N)
+            a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+            b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+            acc = tl.full([N, N], 0.5, tl.float32)
+            if HW:
+                c = tl.dot(a, b, acc, input_precision="tf32x3")
+            else:
+                c = dot.{dot_form}(a, b, acc)
+            tl.store(c_ptr + r[:, None] * N + r[None, :], c)
+
+        torch.manual_seed(0)
+        n = 16
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        a[0, 3] = float("inf"); a[1, 5] = float("-inf"); a[2, 7] = float("nan")
+        a[3, 0] = a[3, 1] = float("inf"); b[0, 4] = 1.0; b[1, 4] = -1.0    # inf - inf in one output
+        a[4, 9] = 1.0; a[4, 10] = 0.5; a[4, 11] = 3.0; b[9, 8] = float("inf"); b[10, 8] = b[11, 8] = 0.0
+        b[2, 2] = float("-inf"); b[6, 1] = float("inf"); b[5, 6] = 0.0      # Inf·0 in (1, 6); tf32 a_lo = 0 at (4, 8)
+        want = (a.double()[:, :, None] * b.double()[None, :, :]).sum(1) + 0.5   # elementwise IEEE products
+        result = {{}}
+        for name, hw in (("dot", 0), ("dot_referee", 1)):
+            if hw and DEV != "cpu":
+                continue
+            c = torch.empty(n, n, device=DEV)
+            run_dot[(1,)](a.to(DEV), b.to(DEV), c, N=n, HW=hw)
+            c = c.cpu().double()
+            fin = torch.isfinite(want)
+            result[name] = {{"nan_same": bool(torch.equal(c.isnan(), want.isnan())),
+                            "inf_same": bool(torch.equal(c[want.isinf()], want[want.isinf()])
+                                             and torch.equal(c.isinf(), want.isinf())),
+                            "finite_err": float(((c[fin] - want[fin]).abs() / want[fin].abs().clamp_min(1)).max()),
+                            "nan": int(want.isnan().sum()), "inf": int(want.isinf().sum())}}
+
+        @triton.jit
+        def run_rows(x_ptr, mx_ptr, mn_ptr, L: tl.constexpr, R: tl.constexpr, FORM: tl.constexpr):
+            r = tl.arange(0, R)
+            x = tl.load(x_ptr + r[:, None] * L + tl.arange(0, L)[None, :])
+            if FORM == 0:
+                mx = reduce._row_max_hw(x)
+                mn = reduce._row_min_hw(x)
+            else:
+                mx = reduce._row_max_flagged(x)
+                mn = reduce._row_min_flagged(x)
+            tl.store(mx_ptr + r[:, None], mx)
+            tl.store(mn_ptr + r[:, None], mn)
+
+        nan, inf = float("nan"), float("inf")
+        rows = torch.randn(8, 8)
+        rows[0, 3] = nan                                        # one NaN
+        rows[1] = -inf                                          # a row of -Inf
+        rows[2, 0], rows[2, 7] = inf, nan                       # +Inf and NaN
+        rows[3] = nan                                           # all NaN
+        rows[4, 2], rows[4, 5] = inf, -inf                      # both Infs
+        rows[5] = torch.tensor([-0.0, 0.0, -1.0, 2.0, -3.0, 0.0, 1.0, -0.0])
+        rows[6] = inf
+        for form, name in enumerate(("hw", "flagged")):
+            if name not in {row_forms!r}:
+                continue
+            mx, mn = torch.empty(8, 1, device=DEV), torch.empty(8, 1, device=DEV)
+            run_rows[(1,)](rows.to(DEV), mx, mn, L=8, R=8, FORM=form)
+            same = [torch.equal(g.cpu().isnan(), w.isnan()) and torch.equal(g.cpu()[~w.isnan()], w[~w.isnan()])
+                    for g, w in ((mx, rows.amax(1, keepdim=True)), (mn, rows.amin(1, keepdim=True)))]
+            result["rows_" + name] = same
+        print(json.dumps(result))
+    ''')
+
+
+def _check_special(result: dict, dot_names: tuple[str, ...], row_forms: tuple[str, ...]) -> None:
+    for name in dot_names:
+        r = result[name]
+        assert r["nan"] >= 4 and r["inf"] >= 3, r          # the draw holds what it means to
+        assert r["nan_same"] and r["inf_same"], (name, r)
+        assert r["finite_err"] < 1e-5, (name, r)           # tf32x3: about fp32 accuracy on the finite outputs
+    for form in row_forms:
+        assert result["rows_" + form] == [True, True], (form, result)
+
+
+@pytest.mark.interpreter
+def test_tf32x3_split_and_row_extremes_keep_inf_and_nan(tmp_path):
+    """The interpreter's tf32x3 (kernel.py's emulation, and the referee's tl.dot(input_precision="tf32x3")) gives
+    NaN and ±Inf where the IEEE product has them: an Inf operand's low part is inf - inf = NaN, which the small
+    products must not carry into the result (Triton's F32DotTC zeroes their NaNs; so does the emulation). Both
+    forms of _row_max/_row_min equal torch.amax/amin, NaN where a row holds one (the GPU form, a tl.reduce with a
+    NaN-keeping combine, runs here through the interpreter's element-by-element reduce)."""
+    result = _run_interpreted(_special_script("cpu", "_dot_tf32x3_emulated", ("hw", "flagged")), tmp_path)
+    _check_special(result, ("dot", "dot_referee"), ("hw", "flagged"))
+
+
+@pytest.mark.gpu
+def test_tf32x3_and_row_extremes_keep_inf_and_nan_on_the_gpu(tmp_path):
+    """The GPU forms: tl.dot(input_precision="tf32x3") as Triton compiles it, and _row_max_hw/_row_min_hw."""
+    path = tmp_path / "run.py"
+    path.write_text(_special_script("cuda", "_dot_tf32x3_hw", ("hw",)))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _check_special(json.loads(done.stdout.strip().splitlines()[-1]), ("dot",), ("hw",))
+
+
+@pytest.mark.compile
+def test_triton_tf32x3_drops_the_nan_of_the_small_products_on_sm90(tmp_path):
+    """What the emulation copies (dot.py): Triton's F32DotTC rewrites tl.dot(input_precision="tf32x3") into two
+    small tf32 products, a NaN-to-zero select on their sum (`arith.cmpf uno` + `arith.select`), then the big
+    product. Should an upgrade of Triton lose that select, Inf operands give NaN on the GPU and this fails."""
+    script = textwrap.dedent('''
+        import json, re
+        import triton
+        import triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        @triton.jit
+        def k(a_ptr, b_ptr, c_ptr):
+            r = tl.arange(0, 32)
+            a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+            b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+            tl.store(c_ptr + r[:, None] * 32 + r[None, :], tl.dot(a, b, input_precision="tf32x3"))
+
+        src = ASTSource(fn=k, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}, constexprs={})
+        ttgir = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ttgir"]
+        steps = [m.group(1) for m in re.finditer(r"(tt\\.dot|arith\\.cmpf uno|arith\\.select)\\b", ttgir)]
+        print(json.dumps(steps))
+    ''')
+    path = tmp_path / "run.py"
+    path.write_text(script)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert steps == ["tt.dot", "tt.dot", "arith.cmpf uno", "arith.select", "tt.dot"], steps

@@ -66,6 +66,7 @@ CHEATERS = [
     Case("cheat_naive_softmax", "softmax_rows", "nan", draw="outliers", on_gpu=("inf", "accuracy")),
     Case("cheat_state_dict", "linear_small", "state_dict"),
     Case("cheat_wrong_dtype", "relu_small", "output"),
+    Case("cheat_drops_nan", "relu_small", "nan", draw="special"),   # #17: NaN -> 0 where torch.relu keeps NaN
     Case("tf32_linear", "linear_small", "accuracy"),          # tf32 GEMM under the default fp32 policy
     # #15: each attack that passed `kerntailor verify` at 64ad185
     Case("cheat_forged_done", "softmax_rows", "static"),
@@ -177,5 +178,6 @@ def test_suite_is_broad(interpreter_verdicts: dict[str, Verdict]) -> None:
 def test_interpreter_skips_nothing_on_tiny_problems(interpreter_verdicts: dict[str, Verdict]) -> None:
     v = interpreter_verdicts["ok_softmax"]
     assert {c.variant for c in v.cases} == {"default", "small", "odd"}
-    assert {c.draw for c in v.cases} == {"normal", "uniform", "outliers"}
+    assert {c.draw for c in v.cases} == {"normal", "uniform", "outliers", "special"}
+    assert [c.variant for c in v.cases if c.draw == "special"] == ["odd"]
     assert v.variants_skipped == ()

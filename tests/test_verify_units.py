@@ -11,9 +11,18 @@ import torch
 
 from kerntailor.problem import load_problem
 from kerntailor.verify import checks as C
-from kerntailor.verify.draws import DISTRIBUTIONS, draw_inputs, draw_names
+from kerntailor.verify.draws import DISTRIBUTIONS, SPECIAL, draw_inputs, draw_names, special_values
 from kerntailor.verify.poison import GARBAGE_BYTE, NAN_BYTE, poison_value, poisoned_allocations
-from kerntailor.verify.tolerance import TOLERANCES, compare, flatten_outputs, policy_dtype, relax, tolerance_for
+from kerntailor.verify.tolerance import (
+    TOLERANCES,
+    compare,
+    flatten_outputs,
+    policy_dtype,
+    relax,
+    side_with_float64,
+    special_reference,
+    tolerance_for,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "candidates" / "problems"
@@ -163,6 +172,74 @@ def get_init_inputs():
         assert 0 <= float(p.min()) and float(p.max()) <= 1            # unit interval stays there
         assert float(q.min()) >= 0                                     # non-negative stays non-negative
         assert torch.equal(labels, base[2]) and torch.equal(mask, base[3]) and k == 3   # structure kept
+        assert torch.equal(labels, base[2]) and torch.equal(mask, base[3]) and k == 3   # structure kept
+    p, q, labels, mask, k = draw_inputs(problem, "default", SPECIAL, 4, "cpu")
+    assert torch.equal(labels, base[2]) and torch.equal(mask, base[3]) and k == 3   # no NaN in a mask or labels
+    for t, domain in ((p, "unit"), (q, "nonneg")):
+        finite = t[torch.isfinite(t)]
+        assert float(finite.min()) >= 0 and (domain == "nonneg" or float(finite.max()) <= 1)
+        assert not bool(torch.isneginf(t).any()) and (domain == "nonneg" or not bool(torch.isinf(t).any()))
+
+
+def test_special_draw_places_every_kind_in_a_small_fraction_seeded():
+    problem = load_problem(TINY / "softmax_rows.py")
+    base = problem.make_inputs("default", "cpu", 3)[0]
+    x = draw_inputs(problem, "default", SPECIAL, 3, "cpu")[0]
+    assert x.shape == base.shape and x.dtype == base.dtype and x.stride() == base.stride()
+    assert torch.equal(draw_inputs(problem, "default", SPECIAL, 3, "cpu")[0].nan_to_num(7.0), x.nan_to_num(7.0))
+    values = special_values(torch.float32, "real")
+    big = torch.randn(512, 512)   # many elements: every kind appears, about 1 in 64 elements special
+    from kerntailor.verify.draws import _redraw
+    g = torch.Generator().manual_seed(0)
+    y = _redraw(big, SPECIAL, g)
+    special = torch.isnan(y) | torch.isinf(y) | (y == 0) | (y.abs() > 1e14) | (y.abs() < 1e-14)
+    assert 0.01 < float(special.float().mean()) < 0.02
+    assert bool(torch.isnan(y).any()) and bool(torch.isposinf(y).any()) and bool(torch.isneginf(y).any())
+    assert bool((torch.signbit(y) & (y == 0)).any()) and bool((~torch.signbit(y) & (y == 0)).any())
+    for v in values[5:]:   # ±huge, ±tiny: in the draw; a product of two is finite and normal in the dtype
+        assert bool((y == torch.tensor(v, dtype=torch.float32)).any())
+        assert torch.finfo(torch.float32).tiny <= v * v < torch.finfo(torch.float32).max
+    half = special_values(torch.float16, "real")
+    finite = [abs(v) for v in half if v == v and abs(v) != float("inf") and v != 0]
+    assert finite and all(6.1e-5 <= v * v < 65504 for v in finite)   # fp16 too
+
+
+def test_special_reference_takes_pytorchs_nan_and_inf_and_float64_elsewhere():
+    ref64 = torch.tensor([1.0, 2.0, 1e60, 3.0, float("nan")], dtype=torch.float64)
+    native = torch.tensor([1.0, float("nan"), float("inf"), 3.0001, 5.0])   # fp32 overflow, a NaN PyTorch gives
+    r = special_reference(ref64, native)
+    assert r.dtype == torch.float64
+    assert r[0] == 1.0 and bool(torch.isnan(r[1])) and r[2] == float("inf") and r[3] == 3.0 and r[4] == 5.0
+    ints = torch.tensor([1, 2])
+    assert special_reference(ints, ints) is ints
+
+
+def test_where_pytorch_disagrees_with_itself_either_answer_passes():
+    """CPU fp32 gelu(+Inf) is NaN on PyTorch's vectorized path, +Inf in float64: a candidate giving either passes;
+    one giving neither (a finite number) fails."""
+    tol = TOLERANCES["fp32"]
+    x = torch.tensor([float("inf"), 1.0] * 8)
+    native = torch.nn.functional.gelu(x)
+    ref64 = torch.nn.functional.gelu(x.double())
+    ref = special_reference(ref64, native)
+    for out in (native, ref64.float()):
+        assert compare(out, side_with_float64(ref, ref64, out), tol, same_nan=True).problem is None
+    wrong = torch.where(torch.isinf(x), 3.0, ref64.float())
+    assert compare(wrong, side_with_float64(ref, ref64, wrong), tol, same_nan=True).problem is not None
+
+
+def test_same_nan_asks_for_nan_where_the_reference_has_it():
+    tol = TOLERANCES["fp32"]
+    ref = torch.tensor([float("nan"), 1.0, float("inf"), 2.0], dtype=torch.float64)
+    right = torch.tensor([float("nan"), 1.0, float("inf"), 2.0])
+    assert compare(right, ref, tol, same_nan=True).problem is None
+    dropped = torch.tensor([0.0, 1.0, float("inf"), 2.0])
+    assert compare(dropped, ref, tol).problem is None   # the regular draws never see a NaN reference
+    c = compare(dropped, ref, tol, same_nan=True)
+    assert c.problem == "nan" and c.where == (0,) and "not NaN where the reference is NaN" in c.detail
+    assert compare(torch.tensor([float("nan"), 1.0, 3.0, 2.0]), ref, tol, same_nan=True).problem == "inf"
+    assert compare(torch.tensor([float("nan"), float("nan"), float("inf"), 2.0]), ref, tol,
+                   same_nan=True).problem == "nan"
 
 
 # ---- poison and the tensor checks ----

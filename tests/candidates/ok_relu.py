@@ -15,7 +15,7 @@ def _relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
-    tl.store(y_ptr + offs, tl.where(x > 0, x, tl.zeros_like(x)), mask=mask)
+    tl.store(y_ptr + offs, tl.where(x < 0, tl.zeros_like(x), x), mask=mask)   # NaN < 0 is false: NaN stays
 
 
 class ModelNew(nn.Module):

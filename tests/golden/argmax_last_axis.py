@@ -29,6 +29,33 @@ import triton.language as tl
 # Compile options; AMD-only ones apply when this torch is a ROCm build.
 _AMD = torch.version.hip is not None
 
+import os
+
+from triton.language.extra import libdevice
+
+# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+@triton.jit
+def _maximum_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _row_max_hw(x):
+    return tl.reduce(x, 1, _maximum_nan, keep_dims=True)
+
+
+@triton.jit
+def _row_max_flagged(x):
+    nan = tl.max((x != x).to(tl.int32), axis=1, keep_dims=True) > 0
+    return tl.where(nan, float("nan"), tl.max(x, axis=1, keep_dims=True))
+
+
+# one NaN-keeping reduction on a GPU; the interpreter would run that tl.reduce one element at a
+# time in Python, so there the same value comes from tl.max/tl.min and a NaN flag
+_row_max = _row_max_flagged if _INTERPRET else _row_max_hw
+
 
 @triton.jit
 def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
@@ -43,11 +70,11 @@ def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK
         rmask = rindex < s1
         ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
         x_argmax0 = tl.where(xmask & rmask, ld0, float("-inf"))
-        better = x_argmax0 > acc_argmax0
+        better = (x_argmax0 > acc_argmax0) | ((x_argmax0 != x_argmax0) & (acc_argmax0 == acc_argmax0)) | ((idx_argmax0 == 2147483647) & xmask & rmask)
         idx_argmax0 = tl.where(better, rindex, idx_argmax0)
         acc_argmax0 = tl.where(better, x_argmax0, acc_argmax0)
-    m_argmax0 = tl.max(acc_argmax0, axis=1, keep_dims=True)
-    v_argmax0 = tl.min(tl.where(acc_argmax0 == m_argmax0, idx_argmax0, 2147483647), axis=1, keep_dims=True).to(tl.int64)  # argmax over axes [1], first index
+    m_argmax0 = _row_max(acc_argmax0)
+    v_argmax0 = tl.min(tl.where(tl.where(m_argmax0 != m_argmax0, acc_argmax0 != acc_argmax0, acc_argmax0 == m_argmax0), idx_argmax0, 2147483647), axis=1, keep_dims=True).to(tl.int64)  # argmax over axes [1], first index
     tl.store(argmax0_ptr + (xindex), v_argmax0.to(tl.int64), mask=xmask)
 
 

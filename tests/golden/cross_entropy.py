@@ -34,6 +34,33 @@ import triton.language as tl
 # Compile options; AMD-only ones apply when this torch is a ROCm build.
 _AMD = torch.version.hip is not None
 
+import os
+
+from triton.language.extra import libdevice
+
+# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+@triton.jit
+def _maximum_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _row_max_hw(x):
+    return tl.reduce(x, 1, _maximum_nan, keep_dims=True)
+
+
+@triton.jit
+def _row_max_flagged(x):
+    nan = tl.max((x != x).to(tl.int32), axis=1, keep_dims=True) > 0
+    return tl.where(nan, float("nan"), tl.max(x, axis=1, keep_dims=True))
+
+
+# one NaN-keeping reduction on a GPU; the interpreter would run that tl.reduce one element at a
+# time in Python, so there the same value comes from tl.max/tl.min and a NaN flag
+_row_max = _row_max_flagged if _INTERPRET else _row_max_hw
+
 
 @triton.jit
 def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
@@ -54,8 +81,8 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
         x_max0 = tl.where(xmask & rmask, ld1, float("-inf"))
         e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
         acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
-        acc_max0 = tl.maximum(acc_max0, x_max0)
-    v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = _row_max(acc_max0)  # max over axes [1]
     v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
     v_pw2 = tl.log(v_sum0)  # log, fp32[d0, 1]
     ld2 = tl.load(logits_ptr + (i0 * s1 + (v_pw5) * 1), mask=xmask, other=0)

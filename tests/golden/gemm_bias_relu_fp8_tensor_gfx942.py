@@ -244,7 +244,7 @@ def k0_matmul_kernel(fp8_a_ptr, fp8_b_ptr, fp8_sa_ptr, fp8_sb_ptr, p_linear_bias
     ld0 = tl.load(p_linear_bias_ptr + (on), mask=nmask, other=0).to(tl.float32)
     v_pw0 = (v_mm0 + ld0)  # addmm bias, fp32[4096, 14336]
     v_pw1 = v_pw0.to(tl.float32)  # addmm round, bf16[4096, 14336]
-    v_pw2 = tl.where(v_pw1 > 0, v_pw1, 0.0)  # relu, bf16[4096, 14336]
+    v_pw2 = tl.where(v_pw1 < 0, 0.0, v_pw1)  # relu, bf16[4096, 14336]
     tl.store(pw2_ptr + (om * s1 + on), v_pw2.to(tl.bfloat16), mask=mmask & nmask)
 
 

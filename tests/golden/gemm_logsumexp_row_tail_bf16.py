@@ -39,6 +39,26 @@ from triton.language.extra import libdevice
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 @triton.jit
+def _maximum_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _row_max_hw(x):
+    return tl.reduce(x, 1, _maximum_nan, keep_dims=True)
+
+
+@triton.jit
+def _row_max_flagged(x):
+    nan = tl.max((x != x).to(tl.int32), axis=1, keep_dims=True) > 0
+    return tl.where(nan, float("nan"), tl.max(x, axis=1, keep_dims=True))
+
+
+# one NaN-keeping reduction on a GPU; the interpreter would run that tl.reduce one element at a
+# time in Python, so there the same value comes from tl.max/tl.min and a NaN flag
+_row_max = _row_max_flagged if _INTERPRET else _row_max_hw
+
+@triton.jit
 def _dot_16bit_upcast(a, b, acc):
     return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
 
@@ -91,7 +111,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
     v_pw1 = v_pw0.to(tl.float32)  # addmm round, bf16[4096, 14336]
     v_pw2 = v_pw1.to(tl.float32)  # cast to fp32, fp32[4096, 14336]
     # row tail: this tile's share of each row reduction (columns past N count as the identity)
-    v_max0 = tl.max(tl.where(nmask, v_pw2, float("-inf")), axis=1, keep_dims=True)  # max over axes [1] over this tile
+    v_max0 = _row_max(tl.where(nmask, v_pw2, float("-inf")))  # max over axes [1] over this tile
     v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
     v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
     v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]
@@ -110,8 +130,8 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
         acc_max0 = tl.full([BLOCK_M, ROW_PARTS], float("-inf"), tl.float32)
         for t0 in range(0, tiles_n, ROW_PARTS):
             tmask = t0 + rt < tiles_n
-            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True))
-        v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
+        v_max0 = _row_max(acc_max0)  # max over axes [1]
         v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
         v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
         v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]

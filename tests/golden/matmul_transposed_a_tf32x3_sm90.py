@@ -51,6 +51,7 @@ def _dot_tf32x3_emulated(a, b, acc):
     b_lo = _round_tf32(b - b_hi)
     small = tl.dot(a_hi, b_lo, tl.dot(a_lo, b_hi, tl.zeros_like(acc), input_precision="ieee"),
                    input_precision="ieee")
+    small = tl.where(small != small, 0.0, small)   # as Triton's F32DotTC: an Inf's x - x_hi is NaN; a_hi·b_hi: Inf
     return tl.dot(a_hi, b_hi, small, input_precision="ieee") + acc
 
 

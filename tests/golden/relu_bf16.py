@@ -36,7 +36,7 @@ def k0_pointwise_kernel(x_ptr, pw0_ptr, s0, XBLOCK: tl.constexpr):
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
     xmask = xindex < s0
     ld0 = tl.load(x_ptr + (xindex), mask=xmask, other=0).to(tl.float32)
-    v_pw0 = tl.where(ld0 > 0, ld0, 0.0)  # relu, bf16[d0, d1]
+    v_pw0 = tl.where(ld0 < 0, 0.0, ld0)  # relu, bf16[d0, d1]
     tl.store(pw0_ptr + (xindex), v_pw0.to(tl.bfloat16), mask=xmask)
 
 

@@ -30,6 +30,33 @@ import triton.language as tl
 # Compile options; AMD-only ones apply when this torch is a ROCm build.
 _AMD = torch.version.hip is not None
 
+import os
+
+from triton.language.extra import libdevice
+
+# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+@triton.jit
+def _maximum_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _row_max_hw(x):
+    return tl.reduce(x, 1, _maximum_nan, keep_dims=True)
+
+
+@triton.jit
+def _row_max_flagged(x):
+    nan = tl.max((x != x).to(tl.int32), axis=1, keep_dims=True) > 0
+    return tl.where(nan, float("nan"), tl.max(x, axis=1, keep_dims=True))
+
+
+# one NaN-keeping reduction on a GPU; the interpreter would run that tl.reduce one element at a
+# time in Python, so there the same value comes from tl.max/tl.min and a NaN flag
+_row_max = _row_max_flagged if _INTERPRET else _row_max_hw
+
 
 @triton.jit
 def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
@@ -41,7 +68,7 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
     rmask = rindex < s1
     ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
     x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
-    v_max0 = tl.max(x_max0, axis=1, keep_dims=True)  # max over axes [1]
+    v_max0 = _row_max(x_max0)  # max over axes [1]
     v_pw0 = (ld0 - v_max0)  # sub, fp32[d0, d1]
     v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
     x_sum0 = tl.where(xmask & rmask, v_pw1, 0.0)

@@ -53,6 +53,19 @@ def literal(value, dtype: str) -> str:
     return str(int(value))
 
 
+def nan_extremum(op: str, a: str, b: str, dtype: str = "fp32") -> str:
+    """`tl.maximum`/`tl.minimum` of two values, NaN where either is NaN (torch.maximum, torch.clamp, torch.amax).
+
+    Triton's default (PropagateNan.NONE) compiles to maxnum/minnum, which returns the other operand: a NaN
+    input would vanish on the GPU (the interpreter hides this: it computes both with np.maximum, unless
+    verify/interp.py's install() makes it GPU-faithful). PropagateNan.ALL compiles to LLVM's maximum/minimum
+    (sm_90: max.NaN.f32; gfx942: max plus a NaN select). Integer operands take the plain form."""
+    fn = "tl.maximum" if op == "max" else "tl.minimum"
+    if dtype not in FLOAT:
+        return f"{fn}({a}, {b})"
+    return f"{fn}({a}, {b}, propagate_nan=tl.PropagateNan.ALL)"
+
+
 class ExprRenderer:
     """Turns one node's expression into text.
 
@@ -107,11 +120,10 @@ class ExprRenderer:
             return f"(1.0 / {args[0]})"
         if op == "square":
             return f"({args[0]} * {args[0]})"
-        if op == "relu":
-            return f"tl.where({args[0]} > 0, {args[0]}, 0.0)"
+        if op == "relu":   # NaN < 0 is false: NaN stays NaN, as torch.relu (and -0.0 stays -0.0)
+            return f"tl.where({args[0]} < 0, 0.0, {args[0]})"
         if op in ("max", "min"):
-            fn = "tl.maximum" if op == "max" else "tl.minimum"
-            return f"{fn}({args[0]}, {args[1]})"
+            return nan_extremum(op, args[0], args[1], e.dtype)
         if op == "where":
             return f"tl.where({args[0]}, {args[1]}, {args[2]})"
         if op == "isnan":

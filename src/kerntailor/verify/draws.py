@@ -14,6 +14,28 @@ Outlier magnitudes are log-uniform in [10, 1000] (fp16 tensors: [10, 100], so th
 fp16): past 88.7, exp() overflows fp32, which is what catches a softmax that forgets to subtract the max.
 A floating tensor that is constant or integer-valued (masks, one-hot targets, labels stored as float) is
 structure, not data: it keeps the problem's own (seeded) values.
+
+The "special" draw (SPECIAL; the judge runs it once, on the smallest variant: see judge.py) is the normal draw
+with 1 in 64 elements replaced by an IEEE special value, each kind equally likely, within the tensor's domain:
+
+| domain   | special values                                                                |
+|----------|-------------------------------------------------------------------------------|
+| real     | NaN, +Inf, -Inf, +0, -0, ±huge, ±tiny                                         |
+| nonneg   | NaN, +Inf, +0, -0, huge, tiny                                                 |
+| unit     | NaN, +0, -0, 1, tiny (no Inf or huge: outside [0, 1])                         |
+
+huge = max^0.4 and tiny = smallest normal^0.4 of the tensor's dtype (fp32: 2.6e15 and 6.7e-16; bf16: 2.6e15 and
+6.7e-16; fp16: 84 and 2.1e-2): far from 1, yet a product of two is still finite and normal. At max^0.8 (fp32
+1.6e30) two huge factors overflow to ±Inf in fp32, and whether a dot product that also holds an Inf input then
+gives +Inf or NaN depends on the library's order of operations and on whether it rounds each product before
+adding (problems/level1/matmul_square on this draw, CPU, 2026-12-01: PyTorch's fp32 matmul gave +Inf at 3
+places where the interpreter's numpy product gave NaN; the float64 reference, with no overflow, +Inf): that
+is rounding order, not NaN propagation. Subnormals are left out too (a GPU may flush them to zero).
+
+Structure tensors (masks, labels, indices) and integer tensors keep their values: a special value there would
+change what the problem means, not test how a kernel propagates it. A problem whose floating inputs are all
+structure (or that has none) gets the special draw all the same: it then judges the problem's own values at
+another seed, and says nothing about NaN.
 """
 
 from __future__ import annotations
@@ -23,6 +45,8 @@ from typing import Any
 import torch
 
 DISTRIBUTIONS = ("normal", "uniform", "outliers")
+SPECIAL = "special"
+SPECIAL_RATE = 1 / 64
 OUTLIER_RATE = 1 / 64
 OUTLIER_LOW, OUTLIER_HIGH, OUTLIER_HIGH_FP16 = 10.0, 1000.0, 100.0
 
@@ -65,10 +89,36 @@ def _raw(dist: str, shape: tuple[int, ...], gen: torch.Generator, device: torch.
     return z
 
 
+def special_values(dtype: torch.dtype, domain: str) -> tuple[float, ...]:
+    """The special values one tensor of `dtype` and `domain` ("real", "nonneg", "unit") may receive."""
+    info = torch.finfo(dtype)
+    huge, tiny = float(info.max) ** 0.4, float(info.tiny) ** 0.4
+    nan, inf = float("nan"), float("inf")
+    if domain == "unit":
+        return nan, 0.0, -0.0, 1.0, tiny
+    if domain == "nonneg":
+        return nan, inf, 0.0, -0.0, huge, tiny
+    return nan, inf, -inf, 0.0, -0.0, huge, -huge, tiny, -tiny
+
+
+def _with_specials(t: torch.Tensor, domain: str, gen: torch.Generator) -> torch.Tensor:
+    """`t` with SPECIAL_RATE of its elements (seeded) replaced by special values of its dtype and domain."""
+    values = torch.tensor(special_values(t.dtype, domain), dtype=torch.float64, device=t.device)
+    pick = torch.rand(t.shape, generator=gen, device=t.device) < SPECIAL_RATE
+    kind = torch.randint(0, values.numel(), t.shape, generator=gen, device=t.device)
+    out = t.to(torch.float64)
+    out = torch.where(pick, values[kind], out)
+    return out.to(t.dtype)
+
+
 def _redraw(t: torch.Tensor, dist: str, gen: torch.Generator) -> torch.Tensor:
     if _is_structure(t):
         return t
     domain = _domain(t)
+    if dist == SPECIAL:
+        out = torch.empty_like(t)   # the problem's strides
+        out.copy_(_with_specials(_redraw(t, "normal", gen), domain, gen))
+        return out
     high = OUTLIER_HIGH_FP16 if t.dtype == torch.float16 else OUTLIER_HIGH
     z = _raw(dist, tuple(t.shape), gen, t.device, high)
     if domain == "nonneg":

@@ -9,8 +9,13 @@ programs in the same order, so a race between programs never shows. `install()` 
   otherwise the launch raises IllegalMemoryAccess (what a GPU with compute-sanitizer would report);
 - tf32: `input_precision="tf32"` cuts the fp32 operands to tf32 (10-bit mantissa) by truncation, as NVIDIA's
   tensor cores do with fp32 operands (measured on an H200, 4096^3: 7.8e-4 relative norm error, against 3e-4
-  for round-to-nearest); "tf32x3" splits them into a tf32 high and low part and sums three products;
+  for round-to-nearest); "tf32x3" splits them into a tf32 high and low part and sums three products, the NaNs
+  of the two small ones set to 0 as Triton's F32DotTC pass does (an Inf operand's low part is inf - inf);
   "ieee" stays exact;
+- NaN: `tl.maximum`/`tl.minimum` with the default PropagateNan.NONE compile to maxnum/minnum on a GPU, which
+  return the other operand when one is NaN; the interpreter computes them with np.maximum/np.minimum, which
+  return the NaN. They become np.fmax/np.fmin, so a kernel that would drop a NaN on the GPU drops it here too
+  (PropagateNan.ALL keeps np.maximum/np.minimum). Its `tl.max`/`tl.min` reductions already use np.nanmax/nanmin;
 - program order: while `reversed_grid()` is active, program ids are handed out last to first;
 - bookkeeping: the interpreter's own copies of a launch's arguments to and from the host are marked
   (`in_bookkeeping()`), so that observe.py does not count them as the candidate's.
@@ -156,8 +161,9 @@ def install() -> bool:
             a_hi, b_hi = _to_tf32(a.data), _to_tf32(b.data)
             a_lo, b_lo = _to_tf32(a.data - a_hi), _to_tf32(b.data - b_hi)
             acc = d.data.dtype
-            data = (np.matmul(a_hi, b_lo, dtype=acc) + np.matmul(a_lo, b_hi, dtype=acc)
-                    + np.matmul(a_hi, b_hi, dtype=acc) + d.data)
+            small = np.matmul(a_hi, b_lo, dtype=acc) + np.matmul(a_lo, b_hi, dtype=acc)
+            small = np.where(np.isnan(small), 0, small)   # as Triton's F32DotTC: an Inf's x - x_hi is NaN
+            data = np.matmul(a_hi, b_hi, dtype=acc) + small + d.data
             return tensor_handle(data, d.dtype.scalar)
         return orig_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
@@ -186,6 +192,8 @@ def install() -> bool:
     builder_cls.create_atomic_rmw = rmw
     builder_cls.create_atomic_cas = cas
     builder_cls.create_dot = dot
+    builder_cls.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmax)
+    builder_cls.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmin)
     builder_cls.set_grid_idx = set_grid_idx
     _installed = True
     return True

@@ -46,6 +46,7 @@ class VerifySettings:
     timeout_s: float = 300.0      # per verification worker (its runs, not counting timing)
     time_timeout_s: float = 900.0  # extra allowance for the timing phase (torch.compile is slow to build)
     draws: int = 3                # fresh draws per variant; cycles normal, uniform, outliers
+    special: bool = True          # and one special-values draw (NaN, ±Inf, ±0, huge, tiny) on the smallest variant
     seed: int = 0
     device: str = "auto"          # "auto" (GPU if present, else CPU interpreter), "cuda", "cpu"
     variants: tuple[str, ...] | None = None   # None: every variant that fits the mode

@@ -7,6 +7,11 @@ pass where they can:
 
 - `Accumulators`: sum, max, min, any, all (int64 for integer data: exact), argmax and argmin (each lane keeps
   its first best, so such a pass walks forwards), combined across lanes after the pass;
+
+NaN as torch: a floating max/min is NaN over a row holding a NaN (torch.amax), and argmax/argmin give the first
+NaN's index (torch.argmax). Triton's `tl.max` drops NaN (maxnum, on the GPU and in the interpreter's nanmax), so a
+row's extremum is kernel.py's `_row_max`/`_row_min` (row_extremum; codegen/helpers/reduce.py: one NaN-keeping
+reduction on a GPU); per-lane running values use `propagate_nan=tl.PropagateNan.ALL`.
 - `OnlineSoftmax`: a max M and a sum S = Σ exp(x − M) over the same x, in one pass;
 - `Welford`: a sum S and Q = Σ (x − m)² with m a row value derived from S, in one pass: per-lane running
   mean and M2, combined across lanes with Chan's formula (a variance never reads x twice).
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.patterns import squared
+from kerntailor.codegen.render import nan_extremum
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Pointwise, Reduction, exp_of_difference
 
@@ -26,6 +32,15 @@ FLOAT_IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "
 INT_IDENTITY = {"sum": "0", "max": "-9223372036854775807 - 1", "min": "9223372036854775807",
                 "argmax": "-9223372036854775807 - 1", "argmin": "9223372036854775807", "any": "0", "all": "1"}
 INT_SOURCES = ("i64", "i32", "i16", "i8", "u8", "bool")
+
+
+def row_extremum(w, op: str, value: str, nan: bool = True) -> str:
+    """The max or min of `value` ([rows, lanes]) over axis 1, kept as [rows, 1]; with `nan` (floating values),
+    NaN on a row that holds one (tl.max alone would drop it): the helper `_row_<op>` joins `w`'s kernel."""
+    if not nan:
+        return f"{'tl.max' if op == 'max' else 'tl.min'}({value}, axis=1, keep_dims=True)"
+    w.helpers.add(f"row_{op}")
+    return f"_row_{op}({value})"
 
 
 def write_reduction(w, rblock: int) -> None:
@@ -136,6 +151,16 @@ def acc_dtype(w, r: Reduction) -> str:
     return "tl.int64" if source in INT_SOURCES else "tl.float32"
 
 
+def is_float(w, r: Reduction) -> bool:
+    """Whether reduction `r` accumulates floating values (which may hold NaN)."""
+    return acc_dtype(w, r) == "tl.float32"
+
+
+def _best(x: str, m: str, nan: bool) -> str:
+    """Where `x` holds its row's best value `m`: its NaNs where `m` is NaN (torch.argmax picks the first NaN)."""
+    return f"tl.where({m} != {m}, {x} != {x}, {x} == {m})" if nan else f"{x} == {m}"
+
+
 def identity(w, r: Reduction) -> str:
     return INT_IDENTITY[r.op] if acc_dtype(w, r) == "tl.int64" else FLOAT_IDENTITY[r.op]
 
@@ -178,13 +203,14 @@ class Accumulators:
         if r.op in ("sum", "any"):
             fn = "tl.sum" if r.op == "sum" else "tl.max"
             w.out(f"v_{r.name} = {fn}({x}, axis=1, keep_dims=True)  # {r.describe()}")
-        elif r.op in ("max", "min", "all"):
-            fn = "tl.max" if r.op == "max" else "tl.min"
-            w.out(f"v_{r.name} = {fn}({x}, axis=1, keep_dims=True)  # {r.describe()}")
+        elif r.op in ("max", "min"):
+            w.out(f"v_{r.name} = {row_extremum(w, r.op, x, is_float(w, r))}  # {r.describe()}")
+        elif r.op == "all":
+            w.out(f"v_{r.name} = tl.min({x}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op in ("argmax", "argmin"):
-            fn = "tl.max" if r.op == "argmax" else "tl.min"
-            w.out(f"m_{r.name} = {fn}({x}, axis=1, keep_dims=True)")
-            w.out(f"v_{r.name} = tl.min(tl.where(({x} == m_{r.name}) & rmask, rindex, 2147483647), "
+            m = f"m_{r.name}"
+            w.out(f"{m} = {row_extremum(w, r.op[3:], x, is_float(w, r))}")
+            w.out(f"v_{r.name} = tl.min(tl.where(({_best(x, m, is_float(w, r))}) & rmask, rindex, 2147483647), "
                   f"axis=1, keep_dims=True).to(tl.int64)  # {r.describe()}, first index")
         else:
             raise CodegenUnsupported(f"reduction {r.op}")
@@ -207,15 +233,19 @@ class Accumulators:
         a = f"acc_{r.name}"
         if r.op == "sum":
             w.out(f"{a} = {a} + {x}")
-        elif r.op in ("max", "any"):
+        elif r.op in ("max", "min"):
+            w.out(f"{a} = {nan_extremum(r.op, a, x, 'fp32' if is_float(w, r) else 'i64')}")
+        elif r.op == "any":
             w.out(f"{a} = tl.maximum({a}, {x})")
-        elif r.op in ("min", "all"):
+        elif r.op == "all":
             w.out(f"{a} = tl.minimum({a}, {x})")
-        else:  # argmax/argmin: each lane keeps its first best (so the pass must walk forwards)
+        else:  # argmax/argmin: each lane keeps its first best (so the pass must walk forwards); a NaN is best
             if w.layout.loops:
                 w.layout.loops[-1]["ordered"] = True
             cmp = ">" if r.op == "argmax" else "<"
-            w.out(f"better = {x} {cmp} {a}")
+            nan = f" | (({x} != {x}) & ({a} == {a}))" if is_float(w, r) else ""
+            first = f"(idx_{r.name} == 2147483647) & xmask & rmask"   # a row of -inf (the identity) still has an index
+            w.out(f"better = ({x} {cmp} {a}){nan} | ({first})")
             w.out(f"idx_{r.name} = tl.where(better, rindex, idx_{r.name})")
             w.out(f"{a} = tl.where(better, {x}, {a})")
 
@@ -224,14 +254,16 @@ class Accumulators:
         a = f"acc_{r.name}"
         if r.op == "sum":
             w.out(f"v_{r.name} = tl.sum({a}, axis=1, keep_dims=True)  # {r.describe()}")
-        elif r.op in ("max", "any"):
+        elif r.op in ("max", "min"):
+            w.out(f"v_{r.name} = {row_extremum(w, r.op, a, is_float(w, r))}  # {r.describe()}")
+        elif r.op == "any":
             w.out(f"v_{r.name} = tl.max({a}, axis=1, keep_dims=True)  # {r.describe()}")
-        elif r.op in ("min", "all"):
+        elif r.op == "all":
             w.out(f"v_{r.name} = tl.min({a}, axis=1, keep_dims=True)  # {r.describe()}")
         else:
-            fn = "tl.max" if r.op == "argmax" else "tl.min"
-            w.out(f"m_{r.name} = {fn}({a}, axis=1, keep_dims=True)")
-            w.out(f"v_{r.name} = tl.min(tl.where({a} == m_{r.name}, idx_{r.name}, 2147483647), "
+            m = f"m_{r.name}"
+            w.out(f"{m} = {row_extremum(w, r.op[3:], a, is_float(w, r))}")
+            w.out(f"v_{r.name} = tl.min(tl.where({_best(a, m, is_float(w, r))}, idx_{r.name}, 2147483647), "
                   f"axis=1, keep_dims=True).to(tl.int64)  # {r.describe()}, first index")
 
 
@@ -270,12 +302,12 @@ class OnlineSoftmax:
         w.out(f"e_{m.name} = tl.exp(-tl.abs({x} - {am}))")
         w.out(f"{as_} = tl.where({x} > {am}, {as_} * e_{m.name} + 1.0, "
               f'{as_} + tl.where({x} == float("-inf"), 0.0, e_{m.name}))  # online: rescale the running sum')
-        w.out(f"{am} = tl.maximum({am}, {x})")
+        w.out(f"{am} = {nan_extremum('max', am, x)}")
 
     @staticmethod
     def finish(w, m: Reduction, s_node: Reduction) -> None:
         """The lanes' (max, sum) into the row's: the row max, and each lane's sum rescaled to it."""
-        w.out(f"v_{m.name} = tl.max(acc_{m.name}, axis=1, keep_dims=True)  # {m.describe()}")
+        w.out(f"v_{m.name} = {row_extremum(w, 'max', f'acc_{m.name}')}  # {m.describe()}")
         w.out(f'v_{s_node.name} = tl.sum(tl.where(acc_{m.name} == float("-inf"), 0.0, acc_{s_node.name} * '
               f"tl.exp(acc_{m.name} - v_{m.name})), axis=1, keep_dims=True)  # {s_node.describe()}")
 

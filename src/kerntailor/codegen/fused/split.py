@@ -11,7 +11,14 @@ from math import prod
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.fused.reductions import Accumulators, acc_dtype, compute_ready_reduced, stages
+from kerntailor.codegen.fused.reductions import (
+    Accumulators,
+    acc_dtype,
+    compute_ready_reduced,
+    is_float,
+    row_extremum,
+    stages,
+)
 from kerntailor.codegen.kernel import GeneratedKernel, Scratch
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.nodes import Reduction
@@ -66,9 +73,10 @@ def write_split(w, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
     with w.out.block("if count == SPLIT - 1:  # the last program: combine the partials in order, then the epilogue"):
         w.out("lanes = tl.arange(0, SPLIT)[None, :]")
         for k, r in enumerate(reductions):
-            fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[r.op]
             w.out(f"p_{r.name} = tl.load(partials_ptr + {k} * SPLIT + lanes + xindex, volatile=True)")
-            w.out(f"v_{r.name} = {fn}(p_{r.name}, axis=1, keep_dims=True)  # {r.describe()}")
+            value = (f"tl.sum(p_{r.name}, axis=1, keep_dims=True)" if r.op == "sum"
+                     else row_extremum(w, r.op, f"p_{r.name}", is_float(w, r)))   # a partial's NaN stays NaN
+            w.out(f"v_{r.name} = {value}  # {r.describe()}")
             done.add(r.name)
         compute_ready_reduced(w, done)
         w.store_outputs("reduced", done)

@@ -20,7 +20,7 @@ from kerntailor.codegen.fused.patterns import has_op, live, softplus_of, unit_di
 from kerntailor.codegen.fused.reductions import write_reduction
 from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
-from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.helpers import named_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.sizes import const, product
@@ -378,7 +378,7 @@ class FusedWriter(KernelWriter):
         return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,
                         pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                         options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
-                        helpers=tuple(math_helper(h) for h in sorted(self.helpers)), whole_row=whole_row)
+                        helpers=tuple(named_helper(h) for h in sorted(self.helpers)), whole_row=whole_row)
 
     def contraction_hazard(self) -> bool:
         """Whether this kernel must be compiled without FMA contraction: it makes more than one pass over

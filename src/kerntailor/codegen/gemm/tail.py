@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY
-from kerntailor.codegen.render import TL_DTYPES, compute_dtype
+from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY, row_extremum
+from kerntailor.codegen.render import TL_DTYPES, compute_dtype, nan_extremum
 
-_TAIL_COMBINE = {"sum": "{a} + {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})"}
+
+def _row_value(w, op: str, value: str) -> str:
+    """A row reduction of `value` over axis 1 (max and min keep a NaN, as torch.amax)."""
+    return f"tl.sum({value}, axis=1, keep_dims=True)" if op == "sum" else row_extremum(w, op, value)
 
 
 @contextmanager
@@ -65,8 +68,8 @@ def write_row_tail(w, M: str, N: str) -> None:
         node = w.graph.node(name)
         if name in by_name:
             op = by_name[name].op
-            w.out(f"v_{name} = tl.{op}(tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]}), "
-                  f"axis=1, keep_dims=True)  # {node.describe()} over this tile")
+            tile = f"tl.where(nmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[op]})"
+            w.out(f"v_{name} = {_row_value(w, op, tile)}  # {node.describe()} over this tile")
         else:
             w.compute_node(node)
     parts, counters = w.pointer("row_partials"), w.pointer("row_counters")
@@ -84,7 +87,7 @@ def write_row_tail(w, M: str, N: str) -> None:
                     w.compute_node(node)   # again, from the combined values
                 continue
             _combine(w, by_name[name], channels, parts)
-            w.out(f"v_{name} = tl.{by_name[name].op}(acc_{name}, axis=1, keep_dims=True)  # {node.describe()}")
+            w.out(f"v_{name} = {_row_value(w, by_name[name].op, f'acc_{name}')}  # {node.describe()}")
         for name in w.group.outputs:
             node = w.graph.node(name)
             value = f"v_{name}"
@@ -107,7 +110,8 @@ def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:
                   "other=0.0, volatile=True)")
             w.out(f"acc_{name} += tl.where(tmask, {part} * tl.exp(c_t - v_{r.shift}), 0.0)")
         else:
-            w.out(f"acc_{name} = {_TAIL_COMBINE[r.op].format(a=f'acc_{name}', b=part)}")
+            combined = f"acc_{name} + {part}" if r.op == "sum" else nan_extremum(r.op, f"acc_{name}", part)
+            w.out(f"acc_{name} = {combined}")
 
 
 def _channel_rows(ch: int) -> str:

@@ -19,7 +19,7 @@ from kerntailor.codegen.gemm import (
 from kerntailor.codegen.gemm.loops import dot_loop, gemv_loop, times, tma_descriptors, tma_loop, tma_plan
 from kerntailor.codegen.gemm.operands import fp8_operands, fp8_rescale, library_product
 from kerntailor.codegen.gemm.tail import split_combine, write_row_tail
-from kerntailor.codegen.helpers import math_helper, num_programs, tma_allocator
+from kerntailor.codegen.helpers import named_helper, num_programs, tma_allocator
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.sizes import const
@@ -241,7 +241,7 @@ class GemmWriter(AnchorWriter):
             host_constexprs += (("NUM_PROGRAMS", PERSISTENT_PROGRAMS),)
             self.helpers.add("num_programs")
         own = {"tma_allocator": tma_allocator, "num_programs": num_programs}
-        helpers = tuple(own[h]() if h in own else math_helper(h) for h in sorted(self.helpers))
+        helpers = tuple(own[h]() if h in own else named_helper(h) for h in sorted(self.helpers))
         batch = [space[j] for j in range(nb)]
         tiles = tuple((e, 1) for e in batch) + ((space[nb], bm), (space[nb + 1], bn))
         factors = tiles + (((const(split), 1),) if split > 1 else ())

@@ -9,6 +9,13 @@ from zero), which Triton uses to split operands for tf32x3; the plain tf32 emula
 magnitude above the fp32 tolerance). tf32x3 = a_hi·b_lo + a_lo·b_hi + a_hi·b_hi with x_hi = tf32(x),
 x_lo = tf32(x - x_hi), as Triton's F32DotTC pass decomposes it; products of tf32 values are exact in fp32, so
 the emulation matches the hardware up to summation order.
+
+Inf operands under tf32x3: x_lo = inf - inf is NaN, so the two small products are NaN in every output that meets an
+Inf or NaN operand. Triton 3.6.0's F32DotTC pass (what `input_precision="tf32x3"` compiles to) then sets the NaNs
+of their sum to 0 (`arith.cmpf uno` + `arith.select` before the big product, seen in the sm_90 TTGIR) and the big
+product a_hi·b_hi gives the IEEE result (±Inf, or NaN for Inf·0 or a NaN operand: rounding to tf32 keeps Inf, NaN
+and the sign). The emulation does the same. Zeroing the low parts of non-finite operands instead is not enough:
+a finite x with x_lo = 0 (any tf32 value) times an Inf is 0·Inf = NaN in the small product.
 """
 
 import triton
@@ -42,6 +49,7 @@ def _dot_tf32x3_emulated(a, b, acc):
     b_lo = _round_tf32(b - b_hi)
     small = tl.dot(a_hi, b_lo, tl.dot(a_lo, b_hi, tl.zeros_like(acc), input_precision="ieee"),
                    input_precision="ieee")
+    small = tl.where(small != small, 0.0, small)   # as Triton's F32DotTC: an Inf's x - x_hi is NaN; a_hi·b_hi: Inf
     return tl.dot(a_hi, b_hi, small, input_precision="ieee") + acc
 
 

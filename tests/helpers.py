@@ -17,7 +17,7 @@ import tokenize
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from kerntailor.capture.capture import capture_generalized
+from kerntailor.capture.capture import capture_generalized, capture_problem
 from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
@@ -33,9 +33,10 @@ TARGET_OF_ARCH = {"gfx942": "mi300x", "gfx950": "mi355x", "gfx90a": "mi250x", "s
 
 # --- captured problems and generated modules -------------------------------------------------------------
 
-# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost) are kept on
-# disk between runs, keyed by the problem file's text, the dtype, torch's version and the source of every module a
-# capture runs (capture/, ir/, problem/ and the leaf modules): an edit there, or in the problem, captures afresh.
+# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost; and the default
+# variant's alone, for test_plan.py's plans of every problem) are kept on disk between runs, keyed by the problem
+# file's text, the dtype, torch's version and the source of every module a capture runs (capture/, ir/, problem/
+# and the leaf modules): an edit there, or in the problem, captures afresh.
 # test_capture.py and test_generalize.py test capture itself and never read this cache.
 # KERNTAILOR_TEST_CAPTURE_CACHE=0 turns it off.
 CAPTURE_CACHE = ROOT / ".pytest_cache" / "kerntailor-captures"
@@ -54,22 +55,33 @@ def _capture_code_digest() -> str:
     return h.hexdigest()
 
 
-def captured(spec):
-    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+def _disk_cached(key: str, compute, spec):
+    """compute(spec), from the disk cache where it holds the result under `key` (with the capture code's digest)."""
     if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
-        return capture_generalized(spec)
-    key = hashlib.sha256(f"{_capture_code_digest()} {spec.content_hash} {spec.name} {spec.dtype}".encode())
-    file = CAPTURE_CACHE / f"{key.hexdigest()[:32]}.pickle"
+        return compute(spec)
+    digest = hashlib.sha256(f"{_capture_code_digest()} {key}".encode())
+    file = CAPTURE_CACHE / f"{digest.hexdigest()[:32]}.pickle"
     try:
         return pickle.loads(file.read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         pass
-    result = capture_generalized(spec)
+    result = compute(spec)
     CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(result))
     tmp.replace(file)   # atomic: a reader never sees half a file
     return result
+
+
+def captured(spec):
+    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+    return _disk_cached(f"{spec.content_hash} {spec.name} {spec.dtype}", capture_generalized, spec)
+
+
+def captured_default(spec):
+    """The default variant's Capture of a loaded problem (capture_problem: no variant traced, no sizes fitted, so
+    also for a problem whose sizes cannot be generalized), from the disk cache where it holds one."""
+    return _disk_cached(f"default {spec.content_hash} {spec.name} {spec.dtype}", capture_problem, spec)
 
 
 @functools.cache

@@ -166,6 +166,7 @@ def _console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kerntailor"]
 
 
+@pytest.mark.integration
 def test_real_console_script_leaks_no_traceback(tmp_path):
     path = tmp_path / "sorts.py"
     path.write_text(UNSUPPORTED)

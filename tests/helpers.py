@@ -78,17 +78,26 @@ def captured(spec):
     return _disk_cached(f"{spec.content_hash} {spec.name} {spec.dtype}", capture_generalized, spec)
 
 
-def captured_default(spec):
-    """The default variant's Capture of a loaded problem (capture_problem: no variant traced, no sizes fitted, so
-    also for a problem whose sizes cannot be generalized), from the disk cache where it holds one."""
-    return _disk_cached(f"default {spec.content_hash} {spec.name} {spec.dtype}", capture_problem, spec)
+def captured_variant(spec, variant: str = "default"):
+    """capture_problem(spec, variant): one variant's Capture of a loaded problem (no other variant traced, no sizes
+    fitted, so also for a problem whose sizes cannot be generalized), from the disk cache where it holds one. A
+    capture that raises is not cached."""
+    return _disk_cached(f"variant {variant} {spec.content_hash} {spec.name} {spec.dtype}",
+                        lambda s: capture_problem(s, variant), spec)
+
+
+@functools.cache
+def loaded(path: Path, dtype: str | None = None):
+    """load_problem(path, dtype), once per session (a ProblemSpec is frozen): the test modules that load every
+    problem file share these loads (about 0.1 s each)."""
+    return load_problem(path, dtype=dtype)
 
 
 @functools.cache
 def prepared(path: Path, dtype: str | None = None):
     """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
     header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
-    spec = load_problem(path, dtype=dtype)
+    spec = loaded(path, dtype)
     cap, gen = captured(spec)
     return spec, cap, gen, plan_fusion(gen.graph)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import loaded
 from kerntailor.capture import Capture, capture_problem
 from kerntailor.capture.cost import MATRIX_FAMILIES
 from kerntailor.errors import CaptureError, KerntailorError
@@ -36,9 +37,8 @@ BF16_SUBSET = ["softmax_long_rows", "layernorm", "rmsnorm", "cross_entropy", "ma
                "matmul_transposed_b", "gemm_bias_relu", "conv2d", "sdpa", "swiglu_mlp", "llama_decoder_block"]
 
 
-@functools.cache
 def spec_of(name: str, dtype: str | None = None):
-    return load_problem(BY_NAME[name], dtype=dtype)
+    return loaded(BY_NAME[name], dtype)
 
 
 @functools.cache

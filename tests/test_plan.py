@@ -8,12 +8,11 @@ import functools
 
 import pytest
 
-from helpers import ROOT, captured_default
+from helpers import ROOT, captured_variant, loaded
 from kerntailor.ir.nodes import Graph, Matmul, Reduction
 from kerntailor.plan import Plan, plan_fusion
 from kerntailor.plan.coverage import GENERATED_ANCHORS
 from kerntailor.plan.fusion import ANCHORS
-from kerntailor.problem import load_problem
 
 PROBLEMS = ROOT / "problems"
 FILES = sorted(p for p in PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
@@ -24,8 +23,8 @@ BY_NAME = {p.stem: p for p in FILES}
 @functools.cache
 def captured(name: str):
     """The default variant's capture of problem `name`, once per session, kept in the tests' capture cache between
-    sessions (helpers.captured_default)."""
-    return captured_default(load_problem(BY_NAME[name]))
+    sessions (helpers.captured_variant)."""
+    return captured_variant(loaded(BY_NAME[name]))
 
 
 @functools.cache

@@ -55,17 +55,29 @@ def _capture_code_digest() -> str:
     return h.hexdigest()
 
 
-def _disk_cached(key: str, compute, spec):
-    """compute(spec), from the disk cache where it holds the result under `key` (with the capture code's digest)."""
+def _cache_file(key: str) -> Path:
+    return CAPTURE_CACHE / f"{hashlib.sha256(f'{_capture_code_digest()} {key}'.encode()).hexdigest()[:32]}.pickle"
+
+
+def _cache_read(key: str):
+    """What the disk cache holds under `key` (with the capture code's digest), or None."""
     if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
-        return compute(spec)
-    digest = hashlib.sha256(f"{_capture_code_digest()} {key}".encode())
-    file = CAPTURE_CACHE / f"{digest.hexdigest()[:32]}.pickle"
+        return None
     try:
-        return pickle.loads(file.read_bytes())
+        return pickle.loads(_cache_file(key).read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
+        return None
+
+
+def _disk_cached(key: str, compute, spec):
+    """compute(spec), from the disk cache where it holds the result under `key`."""
+    held = _cache_read(key)
+    if held is not None:
+        return held
     result = compute(spec)
+    if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
+        return result
+    file = _cache_file(key)
     CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(result))
@@ -73,15 +85,22 @@ def _disk_cached(key: str, compute, spec):
     return result
 
 
+def _generalized_key(spec) -> str:
+    return f"{spec.content_hash} {spec.name} {spec.dtype}"
+
+
 def captured(spec):
     """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
-    return _disk_cached(f"{spec.content_hash} {spec.name} {spec.dtype}", capture_generalized, spec)
+    return _disk_cached(_generalized_key(spec), capture_generalized, spec)
 
 
 def captured_variant(spec, variant: str = "default"):
     """capture_problem(spec, variant): one variant's Capture of a loaded problem (no other variant traced, no sizes
-    fitted, so also for a problem whose sizes cannot be generalized), from the disk cache where it holds one. A
-    capture that raises is not cached."""
+    fitted, so also for a problem whose sizes cannot be generalized), from the disk cache where it holds one; the
+    default variant's also from a cached capture_generalized, whose first capture it is. A capture that raises is
+    not cached."""
+    if variant == "default" and (held := _cache_read(_generalized_key(spec))) is not None:
+        return held[0]
     return _disk_cached(f"variant {variant} {spec.content_hash} {spec.name} {spec.dtype}",
                         lambda s: capture_problem(s, variant), spec)
 

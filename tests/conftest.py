@@ -1,4 +1,6 @@
-"""Test tiers (see pyproject markers and the README): unit (no mark), interpreter (TRITON_INTERPRET=1 in worker
+"""Test tiers (see pyproject markers and the README): unit (none of the tier marks below; marked `unit` here at
+collection, so `pytest -m unit` selects it), capture (torch.export of models, CPU), integration (a command or the
+pipeline end to end: child processes, the referee's processes), interpreter (TRITON_INTERPRET=1 in worker
 processes, CPU), compile (cross-compiles with Triton, CPU), gpu (needs a CUDA or ROCm GPU: skipped where torch
 sees none). Shared helpers live in tests/helpers.py; shared fixtures here."""
 
@@ -15,7 +17,15 @@ def _gpu_available() -> bool:
     return torch.cuda.is_available()
 
 
+# a test with none of these marks is a unit test
+TIERS = ("capture", "integration", "interpreter", "compile", "gpu")
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest's own -m selection, which must see the unit mark
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.unit)
     if _gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a GPU (torch.cuda.is_available() is False)")

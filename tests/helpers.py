@@ -17,7 +17,7 @@ import tokenize
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from kerntailor.capture.capture import capture_generalized
+from kerntailor.capture.capture import capture_generalized, capture_problem
 from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
@@ -33,9 +33,10 @@ TARGET_OF_ARCH = {"gfx942": "mi300x", "gfx950": "mi355x", "gfx90a": "mi250x", "s
 
 # --- captured problems and generated modules -------------------------------------------------------------
 
-# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost) are kept on
-# disk between runs, keyed by the problem file's text, the dtype, torch's version and the source of every module a
-# capture runs (capture/, ir/, problem/ and the leaf modules): an edit there, or in the problem, captures afresh.
+# Captures (torch.export of every variant: about a second per problem, the unit tier's main cost; and the default
+# variant's alone, for test_plan.py's plans of every problem) are kept on disk between runs, keyed by the problem
+# file's text, the dtype, torch's version and the source of every module a capture runs (capture/, ir/, problem/
+# and the leaf modules): an edit there, or in the problem, captures afresh.
 # test_capture.py and test_generalize.py test capture itself and never read this cache.
 # KERNTAILOR_TEST_CAPTURE_CACHE=0 turns it off.
 CAPTURE_CACHE = ROOT / ".pytest_cache" / "kerntailor-captures"
@@ -54,17 +55,29 @@ def _capture_code_digest() -> str:
     return h.hexdigest()
 
 
-def captured(spec):
-    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+def _cache_file(key: str) -> Path:
+    return CAPTURE_CACHE / f"{hashlib.sha256(f'{_capture_code_digest()} {key}'.encode()).hexdigest()[:32]}.pickle"
+
+
+def _cache_read(key: str):
+    """What the disk cache holds under `key` (with the capture code's digest), or None."""
     if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
-        return capture_generalized(spec)
-    key = hashlib.sha256(f"{_capture_code_digest()} {spec.content_hash} {spec.name} {spec.dtype}".encode())
-    file = CAPTURE_CACHE / f"{key.hexdigest()[:32]}.pickle"
+        return None
     try:
-        return pickle.loads(file.read_bytes())
+        return pickle.loads(_cache_file(key).read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
-    result = capture_generalized(spec)
+        return None
+
+
+def _disk_cached(key: str, compute, spec):
+    """compute(spec), from the disk cache where it holds the result under `key`."""
+    held = _cache_read(key)
+    if held is not None:
+        return held
+    result = compute(spec)
+    if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
+        return result
+    file = _cache_file(key)
     CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(result))
@@ -72,11 +85,38 @@ def captured(spec):
     return result
 
 
+def _generalized_key(spec) -> str:
+    return f"{spec.content_hash} {spec.name} {spec.dtype}"
+
+
+def captured(spec):
+    """(Capture, Generalized) of a loaded problem: capture_generalized, from the disk cache where it holds one."""
+    return _disk_cached(_generalized_key(spec), capture_generalized, spec)
+
+
+def captured_variant(spec, variant: str = "default"):
+    """capture_problem(spec, variant): one variant's Capture of a loaded problem (no other variant traced, no sizes
+    fitted, so also for a problem whose sizes cannot be generalized), from the disk cache where it holds one; the
+    default variant's also from a cached capture_generalized, whose first capture it is. A capture that raises is
+    not cached."""
+    if variant == "default" and (held := _cache_read(_generalized_key(spec))) is not None:
+        return held[0]
+    return _disk_cached(f"variant {variant} {spec.content_hash} {spec.name} {spec.dtype}",
+                        lambda s: capture_problem(s, variant), spec)
+
+
+@functools.cache
+def loaded(path: Path, dtype: str | None = None):
+    """load_problem(path, dtype), once per session (a ProblemSpec is frozen): the test modules that load every
+    problem file share these loads (about 0.1 s each)."""
+    return load_problem(path, dtype=dtype)
+
+
 @functools.cache
 def prepared(path: Path, dtype: str | None = None):
     """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
     header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
-    spec = load_problem(path, dtype=dtype)
+    spec = loaded(path, dtype)
     cap, gen = captured(spec)
     return spec, cap, gen, plan_fusion(gen.graph)
 
@@ -196,7 +236,8 @@ class FakeLLM:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, at every test's teardown
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
     def prompt(self, i: int) -> str:

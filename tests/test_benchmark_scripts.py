@@ -19,6 +19,7 @@ def _row(problem, level, status, time_us, eager_us, compile_us, floor_us, **extr
             "time_us": time_us, "eager_us": eager_us, "compile_us": compile_us, "floor_us": floor_us} | extra
 
 
+@pytest.mark.integration
 def test_merge_bench_takes_the_later_pass_and_keeps_each_rows_commit(tmp_path):
     first, second, again = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
     first.write_text("\n".join(json.dumps(r) for r in [

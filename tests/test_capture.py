@@ -1,8 +1,9 @@
 """Capture: every problem lowers to the IR; node families, FLOPs, bytes and floors against hand-computed
 values; unsupported ops are one-line CaptureErrors that name the op.
 
-Each problem is captured once per dtype (`captured`, cached; test_plan.py reuses it), and the floor on
-every target is computed from that one capture.
+Each problem is captured once per dtype (`captured`, cached), and the floor on every target is computed from
+that one capture. Every test that captures is in the capture tier (`pytest -m capture`: about a second a
+problem); test_plan.py plans the same problems from the tests' capture cache (helpers.prepared).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import loaded
 from kerntailor.capture import Capture, capture_problem
 from kerntailor.capture.cost import MATRIX_FAMILIES
 from kerntailor.errors import CaptureError, KerntailorError
@@ -35,9 +37,8 @@ BF16_SUBSET = ["softmax_long_rows", "layernorm", "rmsnorm", "cross_entropy", "ma
                "matmul_transposed_b", "gemm_bias_relu", "conv2d", "sdpa", "swiglu_mlp", "llama_decoder_block"]
 
 
-@functools.cache
 def spec_of(name: str, dtype: str | None = None):
-    return load_problem(BY_NAME[name], dtype=dtype)
+    return loaded(BY_NAME[name], dtype)
 
 
 @functools.cache
@@ -100,6 +101,7 @@ def check_well_formed(graph: Graph) -> None:
 
 # --- every problem captures -------------------------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_every_problem_captures_fp32_with_a_floor_on_every_target(path):
     cap = captured(path.stem)
@@ -130,6 +132,7 @@ def test_variants_are_unchanged(path):
     assert not any(v.literals for v in spec.variants)
 
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name", BF16_SUBSET)
 def test_bf16_subset_captures(name):
     cap = captured(name, "bf16")
@@ -148,6 +151,7 @@ def test_bf16_subset_captures(name):
 
 # --- node families ----------------------------------------------------------------------------------------
 
+@pytest.mark.capture
 def test_softmax_is_max_sub_exp_sum_div():
     graph = captured("softmax_long_rows").graph
     shape = [(n.family, n.op if isinstance(n, Reduction) else n.expr.op) for n in graph.nodes]
@@ -163,6 +167,7 @@ def test_softmax_is_max_sub_exp_sum_div():
     assert graph.outputs[0].base == div.name and graph.output_types[0].shape == (4096, 393216)
 
 
+@pytest.mark.capture
 def test_layernorm_is_two_sum_reductions_and_pointwise():
     graph = captured("layernorm").graph
     reductions = [n for n in graph.nodes if n.family == "reduction"]
@@ -176,6 +181,7 @@ def test_layernorm_is_two_sum_reductions_and_pointwise():
     assert {i.name for i in graph.inputs} <= reads
 
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,dims,transposed", [
     ("matmul_square", lambda c: (c["n"], c["n"], c["n"]), None),
     ("matmul_tall_skinny", lambda c: (c["m"], c["n"], c["k"]), None),
@@ -201,6 +207,7 @@ def test_matmul_nodes(name, dims, transposed):
     assert mm.describe().endswith({None: "[NN]", 0: "[TN]", 1: "[NT]"}[transposed])
 
 
+@pytest.mark.capture
 def test_bmm_is_a_batched_matmul():
     c = constants("bmm")
     mm = only(captured("bmm").graph, Matmul)
@@ -208,6 +215,7 @@ def test_bmm_is_a_batched_matmul():
     assert mm.flops() == 2 * c["batch_size"] * c["m"] * c["n"] * c["k"]
 
 
+@pytest.mark.capture
 def test_linear_reads_the_weight_transposed():
     c = constants("gemm_bias_relu")
     graph = captured("gemm_bias_relu").graph
@@ -218,6 +226,7 @@ def test_linear_reads_the_weight_transposed():
     assert mm.operands[1].base == weight.name and mm.operands[1].strides == (1, c["in_features"])
 
 
+@pytest.mark.capture
 def test_gemm_bias_relu_bf16_reads_bf16_and_rounds_once():
     graph = captured("gemm_bias_relu", "bf16").graph
     mm = only(graph, Matmul)
@@ -235,6 +244,7 @@ def test_gemm_bias_relu_bf16_reads_bf16_and_rounds_once():
     assert graph.output_types[0].dtype == "bf16"
 
 
+@pytest.mark.capture
 def test_conv2d_has_a_bias_epilogue():
     c = constants("conv2d")
     graph = captured("conv2d").graph
@@ -251,6 +261,7 @@ def test_conv2d_has_a_bias_epilogue():
     assert conv.flops() == 2 * prod(conv.out.shape) * c["in_channels"] * c["kernel_size"] ** 2
 
 
+@pytest.mark.capture
 def test_sdpa_is_one_attention_node():
     c = constants("sdpa")
     graph = captured("sdpa").graph
@@ -264,6 +275,7 @@ def test_sdpa_is_one_attention_node():
     assert causal.causal
 
 
+@pytest.mark.capture
 def test_maxpool2d_is_a_pool():
     pool = only(captured("maxpool2d").graph, Pool)
     assert pool.kind == "max" and pool.kernel == (3, 3) and pool.stride == (2, 2) and pool.padding == (1, 1)
@@ -271,12 +283,14 @@ def test_maxpool2d_is_a_pool():
     assert pool.out.shape == (c["batch_size"], c["channels"], c["height"] // 2, c["width"] // 2)
 
 
+@pytest.mark.capture
 def test_cumsum_is_a_scan():
     scan = only(captured("cumsum").graph, Scan)
     assert scan.op == "sum" and scan.axis == 1 and not scan.reverse and not scan.exclusive
     assert scan.out.shape == scan.operands[0].shape
 
 
+@pytest.mark.capture
 def test_cross_entropy_gathers_the_target_logit():
     graph = captured("cross_entropy").graph
     targets = next(i for i in graph.inputs if i.type.dtype == "i64")
@@ -299,6 +313,7 @@ def test_cross_entropy_gathers_the_target_logit():
     assert graph.output_types[0].shape == ()
 
 
+@pytest.mark.capture
 def test_dtype_conversions_capture(tmp_path):
     """x.float() / .to(dtype) insert aten._assert_tensor_metadata, which computes nothing."""
     path = _write(tmp_path, "casts", "return ((x > 0).float() * x).to(torch.bfloat16).float()")
@@ -308,6 +323,7 @@ def test_dtype_conversions_capture(tmp_path):
     assert sorted(casts) == ["bf16", "fp32", "fp32"]
 
 
+@pytest.mark.capture
 def test_arange_and_constants_fold_into_pointwise():
     graph = captured("causal_attention_masked").graph
     exprs = [e for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr)]
@@ -348,6 +364,7 @@ def _write(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,body,op", [
     ("uses_sort", "return torch.sort(x, dim=-1).values", "sort"),
     ("uses_argsort", "return torch.argsort(x, dim=-1)", "sort"),
@@ -368,6 +385,7 @@ def test_unsupported_op_is_a_one_line_capture_error(tmp_path, name, body, op):
 
 # --- FLOPs and bytes, by hand ------------------------------------------------------------------------------
 
+@pytest.mark.capture
 def test_softmax_bytes_and_flops():
     cost = captured("softmax_long_rows").cost
     numel = 4096 * 393216
@@ -376,6 +394,7 @@ def test_softmax_bytes_and_flops():
     assert cost.unfused_bytes == (1 + 2 + 2 + 1 + 2) * numel * 4 + 4 * 4096 * 4  # each node alone
 
 
+@pytest.mark.capture
 def test_matmul_square_flops_and_bytes():
     cost = captured("matmul_square").cost
     assert cost.flops == cost.flops_matrix == 2 * 4096**3 and cost.flops_vector == 0
@@ -384,6 +403,7 @@ def test_matmul_square_flops_and_bytes():
     assert cost.arithmetic_intensity == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 4))
 
 
+@pytest.mark.capture
 def test_gemm_bias_relu_flops_on_the_matrix_units():
     c = constants("gemm_bias_relu")
     m, k, n = c["batch_size"], c["in_features"], c["out_features"]
@@ -395,6 +415,7 @@ def test_gemm_bias_relu_flops_on_the_matrix_units():
     assert bf16.flops_matrix == 2 * m * n * k and bf16.min_bytes == (m * k + n * k + n + m * n) * 2
 
 
+@pytest.mark.capture
 def test_relu_bytes():
     c = constants("relu")
     numel = c["batch_size"] * c["dim"]
@@ -404,6 +425,7 @@ def test_relu_bytes():
 
 # --- floors against hand-computed values -------------------------------------------------------------------
 
+@pytest.mark.capture
 def test_softmax_floor_on_mi300x():
     floor = floor_of(captured("softmax_long_rows"), get_target("mi300x"))
     assert floor.bound == "memory" and floor.microseconds == pytest.approx(2431.1, abs=0.05)
@@ -411,6 +433,7 @@ def test_softmax_floor_on_mi300x():
     assert floor.bandwidth == 5.3e12 and not floor.matrix
 
 
+@pytest.mark.capture
 def test_fp32_matmul_floor_on_h100_uses_the_vector_rate():
     floor = floor_of(captured("matmul_square"), get_target("h100"))
     assert floor.peak_flops == 67e12  # no fp32 matrix units on Hopper: CUDA-core rate
@@ -420,12 +443,14 @@ def test_fp32_matmul_floor_on_h100_uses_the_vector_rate():
     assert floor.memory_seconds * 1e6 == pytest.approx(3 * 4096**2 * 4 / 3.35e12 * 1e6)  # 60.1 us
 
 
+@pytest.mark.capture
 def test_fp32_matmul_floor_on_mi300x_uses_fp32_matrix_cores():
     floor = floor_of(captured("matmul_square"), get_target("mi300x"))
     assert floor.peak_flops == 163.4e12 and floor.matrix and floor.rate_dtype == "fp32"
     assert floor.bound == "compute" and round(floor.microseconds, 1) == 841.1  # 137.4 GFLOP / 163.4 TF
 
 
+@pytest.mark.capture
 def test_bf16_gemm_floor_on_mi300x():
     cap = captured("gemm_bias_relu", "bf16")
     floor = floor_of(cap, get_target("mi300x"))

@@ -69,6 +69,7 @@ def families(graph) -> set[str]:
 
 # --- vector norms ---------------------------------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,body", [
     ("l2_normalize", "return x / torch.norm(x, p=2, dim=1, keepdim=True)"),
     ("frobenius", "return x / torch.norm(x, p='fro')"),
@@ -86,6 +87,7 @@ def test_vector_norms(tmp_path, name, body):
     assert not any("norm" in n.origin and n.family not in ("pointwise", "reduction") for n in graph.nodes)
 
 
+@pytest.mark.capture
 def test_triplet_margin_loss(tmp_path):
     spec = problem(tmp_path, "triplet", "return F.triplet_margin_loss(a, p, n, margin=1.0)",
                    "torch.randn(32, 20), torch.randn(32, 20), torch.randn(32, 20)", args="a, p, n")
@@ -94,6 +96,7 @@ def test_triplet_margin_loss(tmp_path):
 
 # --- instance norm (batch statistics) ----------------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,init,inputs", [
     ("instance2d", "self.norm = nn.InstanceNorm2d(6)", "torch.randn(3, 6, 5, 7)"),
     ("instance2d_affine", "self.norm = nn.InstanceNorm2d(6, affine=True)\n"
@@ -112,6 +115,7 @@ def test_instance_norm(tmp_path, name, init, inputs):
     assert all(r.out.numel == n * c for r in reductions)
 
 
+@pytest.mark.capture
 def test_batch_norm_by_batch_statistics(tmp_path):
     spec = problem(tmp_path, "bn_batch_stats", "return F.batch_norm(x, None, None, self.w, self.b, training=True)",
                    "torch.randn(8, 5, 9)",
@@ -119,6 +123,7 @@ def test_batch_norm_by_batch_statistics(tmp_path):
     captured_matches_eager(spec)
 
 
+@pytest.mark.capture
 def test_batch_norm_in_training_mode_with_running_statistics(tmp_path):
     """F.batch_norm with running statistics and training=True (aten._native_batch_norm_legit_functional): the
     output is the batch-statistics normalization; the updated statistics are buffer mutations, not outputs."""
@@ -133,6 +138,7 @@ def test_batch_norm_in_training_mode_with_running_statistics(tmp_path):
 
 # --- views: split, chunk, unbind, unfold ---------------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,body", [
     ("split_qkv", "q, k, v = x.split(16, dim=-1)\nreturn q * k + v"),
     ("split_uneven", "a, b, c = x.split([3, 5, 40], dim=-1)\nreturn a.sum(-1) + b.mean(-1) - c.amax(-1)"),
@@ -149,6 +155,7 @@ def test_views(tmp_path, name, body):
 
 # --- constant padding ---------------------------------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,body", [
     ("pad_last", "return F.pad(x, (1, 2)) * 3"),
     ("pad_two_axes_value", "return F.pad(x, (2, 1, 0, 3), value=0.5)"),
@@ -173,6 +180,7 @@ def _walk(e):
         yield from _walk(e.valid)
 
 
+@pytest.mark.capture
 def test_padding_generalizes_over_variants(tmp_path):
     """The pad's bounds and its output's size are fitted across variants (W + 3: a line with an offset)."""
     from kerntailor.capture.capture import capture_generalized
@@ -192,6 +200,7 @@ def test_padding_generalizes_over_variants(tmp_path):
 
 # --- copy_ of a module's tensor attribute -----------------------------------------------------------------
 
+@pytest.mark.capture
 def test_a_hidden_state_kept_on_the_module(tmp_path):
     """`self.hidden.copy_(h)` then `self.hidden = ...` (KernelBench's VanillaRNN): torch.export refuses to
     trace a write to a plain tensor attribute; captured with it registered as a buffer, and only forward()'s
@@ -215,6 +224,7 @@ def test_a_hidden_state_kept_on_the_module(tmp_path):
 
 # --- transposed convolution: an anchor with aten.convolution's arguments ---------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,init,inputs", [
     ("convt2d_all", "self.conv = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, "
                     "dilation=2)", "torch.randn(2, 4, 5, 6)"),
@@ -244,6 +254,7 @@ def test_transposed_convolution(tmp_path, name, init, inputs):
 
 # --- recurrent layers: whole, one anchor per result --------------------------------------------------------------
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,init,body,inputs,args", [
     ("lstm_batch_first", "self.rnn = nn.LSTM(8, 12, 2, batch_first=True)",
      "out, (h, c) = self.rnn(x, (h0, c0))\nreturn out[:, -1], h, c",
@@ -273,6 +284,7 @@ def test_recurrent_layers(tmp_path, name, init, body, inputs, args):
     assert len(recurrent_groups) == 1 and {n.name for n in nodes} <= set(recurrent_groups[0].nodes)
 
 
+@pytest.mark.capture
 def test_a_long_lstm_captures_in_seconds(tmp_path):
     """6 layers over 512 steps (KernelBench level3/36): one node per result, never unrolled step by step
     (unrolled, one meta forward took 17 s and torch.export 48 s on 2 shared cores, 2026-12-01; whole, the
@@ -300,6 +312,7 @@ def test_recurrent_kernels_are_restored():
 
 # --- refusals --------------------------------------------------------------------------------------------------
 
+@pytest.mark.capture
 def test_random_numbers_in_forward_are_a_one_line_refusal(tmp_path):
     spec = problem(tmp_path, "random_h0", "return x + torch.randn(x.shape[0], 4, device=x.device)",
                    "torch.randn(64, 4)")
@@ -309,6 +322,7 @@ def test_random_numbers_in_forward_are_a_one_line_refusal(tmp_path):
     assert "\n" not in message and "random" in message and "randn" in message
 
 
+@pytest.mark.capture
 def test_inspect_prints_the_new_anchors(tmp_path):
     from kerntailor.inspect import inspect_problem, render_inspection
 
@@ -323,6 +337,7 @@ def test_inspect_prints_the_new_anchors(tmp_path):
     assert "library   [conv0]" in text and "library   [lstm0_0, lstm0_2]" in text
 
 
+@pytest.mark.capture
 @pytest.mark.parametrize("name,body,inputs", [
     ("index_rows", "return self.table[self.idx.view(-1)].view(7, 7, -1) * x", "torch.randn(2, 7, 7, 5)"),
     ("index_middle_negative", "return x[:, self.picks] * 2", "torch.randn(3, 6, 5)"),

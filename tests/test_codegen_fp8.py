@@ -143,6 +143,7 @@ def test_fp8_needs_fp8_matrix_units():
     assert 'FP8_FORMAT = "e4m3fnuz"' in gfx942.source and "torch.float8_e4m3fnuz" in gfx942.source
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("target, problem, message", [
     ("mi250x", L2 / "gemm_bias_relu.py", "gfx90a has no fp8 matrix instructions"),
     ("h200", L3 / "causal_attention_sdpa.py", "fp8 does not cover"),

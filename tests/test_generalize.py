@@ -269,6 +269,7 @@ def _check_reproduces_every_variant(spec, gen):
             assert math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9), (variant.name, path, got, want)
 
 
+@pytest.mark.capture
 def test_layernorm():
     spec, cap, gen = generalized(PROBLEMS / "level1" / "layernorm.py")
     names = [i.name for i in gen.graph.inputs]
@@ -284,6 +285,7 @@ def test_layernorm():
     _check_reproduces_every_variant(spec, gen)
 
 
+@pytest.mark.capture
 def test_rmsnorm():
     spec, _, gen = generalized(PROBLEMS / "level1" / "rmsnorm.py")
     names = [i.name for i in gen.graph.inputs]
@@ -292,6 +294,7 @@ def test_rmsnorm():
     _check_reproduces_every_variant(spec, gen)
 
 
+@pytest.mark.capture
 def test_cross_entropy():
     spec, _, gen = generalized(PROBLEMS / "level1" / "cross_entropy.py")
     names = [i.name for i in gen.graph.inputs]
@@ -303,6 +306,7 @@ def test_cross_entropy():
     _check_reproduces_every_variant(spec, gen)
 
 
+@pytest.mark.capture
 def test_rotary_embedding():
     spec, _, gen = generalized(PROBLEMS / "level3" / "rotary_embedding.py")
     e = exprs_of(gen)
@@ -317,6 +321,7 @@ def test_rotary_embedding():
     _check_reproduces_every_variant(spec, gen)
 
 
+@pytest.mark.capture
 def test_a_size_that_fits_nothing_is_a_capture_error(tmp_path):
     # a constant that varies with the variant but is no function of the input dims
     src = (DATA / "tiny_softmax.py").read_text().replace(

@@ -112,6 +112,7 @@ def test_no_store_writes_no_store(tmp_path, home, no_local_gpu):
     assert generate(SOFTMAX, s).status == "generated"
 
 
+@pytest.mark.integration
 def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tmp_path, home):
     s = settings(tmp_path, out_dir=tmp_path / "lib")
     result = generate(SDPA, s)
@@ -135,6 +136,7 @@ def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tm
     assert cached.ModelNew is cached.Model
 
 
+@pytest.mark.integration
 def test_a_problem_capture_cannot_express_takes_the_library_path(tmp_path, home, no_local_gpu):
     """An op the IR has no lowering for (aten.sort) is not an error of the user's file: the reference runs,
     judged like any candidate, and the report says why."""
@@ -180,6 +182,7 @@ def test_cli_generate(tmp_path, home):
     assert (home / "store.sqlite").exists()      # the default store lives under KERNTAILOR_HOME
 
 
+@pytest.mark.integration
 def test_cli_unknown_target_is_one_line(tmp_path, home):
     proc = _cli(["generate", str(SOFTMAX), "--target", "no-such-gpu", "--out", str(tmp_path / "x")], home, tmp_path)
     assert proc.returncode == 2
@@ -237,6 +240,7 @@ def test_build_specializes_sizes_that_are_multiples_of_16():
     assert sized and all(codes.get(name) == "D" for name in sized)   # layernorm's sizes are all multiples of 16
 
 
+@pytest.mark.interpreter
 def test_generated_module_slower_than_the_library_is_kept_beside_it(tmp_path, monkeypatch, no_local_gpu):
     """Measured slower than the library, the library path is emitted and the generated module, which the referee
     passed, is kept as generated.py (to read and profile); a later run that emits a generated kernel removes it."""

@@ -1,5 +1,9 @@
 """`kerntailor targets` and `kerntailor inspect` through the CLI: output, JSON, and user errors as exit
-code 2 with one line on stderr and never a traceback (CliRunner, and the real console script once)."""
+code 2 with one line on stderr and never a traceback (CliRunner, and the real console script once).
+
+In this process inspect's capture comes from the tests' capture cache (helpers.captured_variant: the same
+capture_problem, run once per problem, dtype and variant until the capture code changes); the console script's
+run captures for real."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers import captured_variant
 from kerntailor.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +44,13 @@ def get_inputs():
 def get_init_inputs():
     return []
 """
+
+
+@pytest.fixture(autouse=True)
+def cached_captures(monkeypatch):
+    import kerntailor.inspect
+
+    monkeypatch.setattr(kerntailor.inspect, "capture_problem", captured_variant)
 
 
 def run(*args: str):
@@ -166,6 +178,7 @@ def _console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kerntailor"]
 
 
+@pytest.mark.integration
 def test_real_console_script_leaks_no_traceback(tmp_path):
     path = tmp_path / "sorts.py"
     path.write_text(UNSUPPORTED)

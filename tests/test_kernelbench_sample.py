@@ -47,6 +47,7 @@ def _sweep_module():
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"{SUITE} is not next to the repository")
 
 
+@pytest.mark.integration
 @needs_suite
 def test_kernelbench_sample_captures_or_refuses_in_one_line(tmp_path):
     files = sample()

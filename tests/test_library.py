@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from kerntailor.capture.capture import capture_generalized
+from helpers import prepared
 from kerntailor.codegen import FAMILIES, default_schedule, generate_module, host_names
 from kerntailor.codegen.library import host_size_lines
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.ir.nodes import Conv
-from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import GENERATED_ANCHORS
 from kerntailor.plan.fusion import ANCHORS
-from kerntailor.problem import load_problem
 
 DATA = Path(__file__).parent / "data" / "mixed"
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,9 +42,7 @@ def no_local_gpu(monkeypatch):
 
 
 def _module(name: str):
-    problem = load_problem(DATA / f"{name}.py")
-    _, gen = capture_generalized(problem)
-    plan = plan_fusion(gen.graph)
+    problem, _, gen, plan = prepared(DATA / f"{name}.py")   # captured from the tests' disk cache
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
     return problem, gen, plan, generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
 

@@ -472,6 +472,7 @@ def get_init_inputs() -> list[Config]:
 """
 
 
+@pytest.mark.capture
 def test_dataclass_with_future_annotations_loads_and_captures(tmp_path):
     from kerntailor.capture import capture_problem
 
@@ -585,6 +586,7 @@ def test_kernelbench_data_files_are_present():
     assert {p.stem for p in KB_FILES} == set(KB_EXPECT)
 
 
+@pytest.mark.capture
 @pytest.mark.parametrize("path", KB_FILES, ids=[p.stem for p in KB_FILES])
 def test_kernelbench_file_loads_captures_and_inspects_on_every_target(path):
     from kerntailor.capture import capture_problem

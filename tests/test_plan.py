@@ -9,24 +9,23 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, captured_variant, loaded
 from kerntailor.ir.nodes import Graph, Matmul, Reduction
 from kerntailor.plan import Plan, plan_fusion
 from kerntailor.plan.coverage import GENERATED_ANCHORS
 from kerntailor.plan.fusion import ANCHORS
 
-try:  # one capture per problem for the whole session: test_capture.py's cache
-    from test_capture import FILES, IDS, captured
-except ImportError:  # collected some other way: capture here
-    from kerntailor.capture import capture_problem
-    from kerntailor.problem import load_problem
+PROBLEMS = ROOT / "problems"
+FILES = sorted(p for p in PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
+IDS = [str(p.relative_to(PROBLEMS)) for p in FILES]
+BY_NAME = {p.stem: p for p in FILES}
 
-    _PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
-    FILES = sorted(p for p in _PROBLEMS.glob("**/*.py") if not p.name.startswith("_"))
-    IDS = [str(p.relative_to(_PROBLEMS)) for p in FILES]
 
-    @functools.cache
-    def captured(name: str, dtype: str | None = None):
-        return capture_problem(load_problem(next(p for p in FILES if p.stem == name), dtype=dtype))
+@functools.cache
+def captured(name: str):
+    """The default variant's capture of problem `name`, once per session, kept in the tests' capture cache between
+    sessions (helpers.captured_variant)."""
+    return captured_variant(loaded(BY_NAME[name]))
 
 
 @functools.cache

@@ -3,13 +3,12 @@ its small variants run for real on CPU with finite outputs."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
 import torch
 
-from kerntailor.problem import load_problem
+from helpers import loaded
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ROOT / "problems"
@@ -25,9 +24,8 @@ MIN_DEFAULT_BYTES = 1 << 20
 MAX_DEFAULT_BYTES = 8 << 30
 
 
-@functools.cache
 def _load(path: Path, dtype: str | None):
-    return load_problem(path, dtype=dtype)
+    return loaded(path, dtype)   # once per session, shared with the other modules that load every problem
 
 
 def _is_pow2(n: int) -> bool:

@@ -342,6 +342,7 @@ def _writer(path: Path, count: int, start_at: float = 0.0) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.integration
 def test_sigkill_mid_run_loses_at_most_the_record_in_flight(tmp_path):
     path = tmp_path / "s.sqlite"
     expected = 0
@@ -377,6 +378,7 @@ def test_sigkill_mid_run_loses_at_most_the_record_in_flight(tmp_path):
             assert len(cands) - len(timed) in (0, 1)
 
 
+@pytest.mark.integration
 def test_two_writer_processes_both_succeed(tmp_path):
     path = tmp_path / "fresh" / "s.sqlite"   # both also race to create the file and its schema
     start_at = time.time() + 1.0

@@ -95,6 +95,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.capture
 def test_sizes_written_as_literals_in_get_init_inputs(tmp_path):
     spec = load_problem(write(tmp_path, "literal_init", LITERAL_INIT))
     for name in ("small", "odd"):
@@ -174,6 +175,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.capture
 def test_a_batch_below_min_size_is_the_only_size(tmp_path):
     """Nothing of size can move (the model fixes 4096): the batch of 10, which sizes the inputs and no parameter,
     is halved for small and made odd for odd. The constructor reads `.item()`: built on the CPU, then meta."""

@@ -222,6 +222,7 @@ def _cli(*args, env_budget: str, home: Path):
                           cwd=ROOT, timeout=300)
 
 
+@pytest.mark.integration
 def test_verify_refuses_a_problem_over_the_budget_in_one_line(tmp_path):
     r = _cli("verify", "problems/level1/layernorm.py", str(CANDIDATES / "ok_layernorm.py"), env_budget="1MB",
              home=tmp_path)
@@ -231,6 +232,7 @@ def test_verify_refuses_a_problem_over_the_budget_in_one_line(tmp_path):
     assert "the host has 0.0 GB free" in lines[0] and "Traceback" not in r.stderr
 
 
+@pytest.mark.integration
 def test_generate_refuses_before_touching_the_output_or_the_store(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -116,6 +116,7 @@ def test_softmax_keeps_its_own_kernel():
     assert not plan.groups[0].reduce_axes
 
 
+@pytest.mark.capture
 def test_own_problems_plan(own):
     for name in ("wide_logsumexp", "relu_mean", "amax_min", "gated_sum"):
         graph, plan = _plan(own[name])

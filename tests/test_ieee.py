@@ -109,6 +109,7 @@ def outcomes(tmp_path_factory):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", list(CASES))
 def test_special_values_propagate_as_in_eager(outcomes, name):
     result = outcomes[name]
@@ -117,6 +118,7 @@ def test_special_values_propagate_as_in_eager(outcomes, name):
         assert result["nonfinite"] > 0
 
 
+@pytest.mark.interpreter
 def test_the_interpreter_drops_nan_in_maxnum_as_a_gpu_does():
     """With interp.install(), the default tl.maximum (maxnum) returns the other operand, as the GPU does; the
     PropagateNan.ALL form keeps the NaN. Without this the interpreter would hide a kernel's lost NaN."""

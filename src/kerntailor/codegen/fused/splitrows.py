@@ -3,7 +3,8 @@ kernels, launched in order.
 
 - Phase A (`<name>_partials_kernel`, programs (row block, split)): each program reduces its chunk of XBLOCK rows
   and stores the chunk's partial statistics in a scratch buffer `partials` [statistic, rows, SPLIT]: a sum, max
-  or min as itself; an online-softmax pair as (max, sum of exp(x - max)); a Welford pair (a sum S and the
+  or min as itself; a max M with S = Σ exp(x − c), c computed from M (softmax, logsumexp: `exp_pairs`), as the
+  chunk's (max m, sum of exp(x − m)) by the online pass; a Welford pair (a sum S and the
   squared deviations Q from a row value derived from S: a variance) as (sum, count, M2 about the chunk's mean).
 - Phase B (the group's kernel, the same programs): each program loads its rows' SPLIT partials, combines them
   with one tl.sum / tl.max over the split axis (the same tree for every program and every run: the same bits
@@ -28,7 +29,7 @@ from kerntailor.codegen.fused.reductions import (
 )
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.sizes import const
-from kerntailor.ir.nodes import Reduction
+from kerntailor.ir.nodes import Reduction, exp_of_difference
 
 
 def split_plan(w):
@@ -40,9 +41,9 @@ def split_plan(w):
     if any(acc_dtype(w, r) != "tl.float32" for r in reductions):
         raise CodegenUnsupported("split rows keep fp32 partials: an integer reduction is not split")
     stage = stages(w, reductions)
-    online = OnlineSoftmax.pairs(w, reductions)
+    online = exp_pairs(w, reductions)
     welford = Welford.pairs(w, reductions, stage)
-    partners = {s.name for s in online.values()} | {q.name for q, _ in welford.values()}
+    partners = {s.name for s, _ in online.values()} | {q.name for q, _ in welford.values()}
     for r in reductions:
         if r.name in partners:
             continue
@@ -54,6 +55,31 @@ def split_plan(w):
     return reductions, online, welford, partners
 
 
+def exp_pairs(w, reductions: list[Reduction]) -> dict[str, tuple[Reduction, str]]:
+    """{M's name: (S, c)} for S = Σ exp(x − c) with M = max x over the same axes and c a row value computed from M
+    alone (softmax's c = M; logsumexp's c = M, or 0 where M is infinite). A chunk keeps (m, s = Σ exp(x − m)) by
+    the online pass; the row's S = Σ s·exp(m − c) once c is known, so c may be any function of M."""
+    pairs = {}
+    for s_node in reductions:
+        if s_node.op != "sum" or s_node.operands[0].base not in w.members:
+            continue
+        found = exp_of_difference(w.graph, s_node.operands[0].base)
+        if found is None or found[0] not in w.members or found[2].base not in w.members:
+            continue
+        _, x, shift = found
+        c = w.graph.node(shift.base)
+        if w.level[c.name] != "reduced":
+            continue
+        deps = [n for n in w.graph.upstream([c.name], w.members) if isinstance(n, Reduction)]
+        if isinstance(c, Reduction):
+            deps = [c]
+        if len(deps) != 1 or deps[0].op != "max" or deps[0].axes != s_node.axes or deps[0].operands[0] != x \
+                or deps[0].name in pairs:
+            continue
+        pairs[deps[0].name] = (s_node, c.name)
+    return pairs
+
+
 def statistics(reductions, online: dict, welford: dict, partners: set[str]) -> list[tuple[str, str]]:
     """The partials each program stores, in order: (variable, how the split combines it)."""
     stats = []
@@ -61,7 +87,7 @@ def statistics(reductions, online: dict, welford: dict, partners: set[str]) -> l
         if r.name in partners:
             continue
         if r.name in online:
-            stats += [(f"v_{r.name}", "max"), (f"v_{online[r.name].name}", "softmax-sum")]
+            stats += [(f"v_{r.name}", "max"), (f"v_{online[r.name][0].name}", "softmax-sum")]
         elif r.name in welford:
             stats += [(f"v_{r.name}", "sum"), (f"cnt_{r.name}", "sum"), (f"m2_{r.name}", "welford-m2")]
         else:
@@ -113,7 +139,7 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     compute_ready_reduced(w, done)   # row values needing no reduction (a size-derived constant)
     for r in reductions:
         if r.name in online:
-            OnlineSoftmax.init(w, r, online[r.name])
+            OnlineSoftmax.init(w, r, online[r.name][0])
         elif r.name in welford:
             Welford.init(w, r)
         elif r.name not in partners:
@@ -122,7 +148,7 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     loop_done = {n for n in done if w.level[n] == "reduced"}
     for r in reductions:
         if r.name in online:
-            OnlineSoftmax.accumulate(w, r, online[r.name], loop_done)
+            OnlineSoftmax.accumulate(w, r, online[r.name][0], loop_done)
         elif r.name in welford:   # each lane's count is its chunk-relative RBLOCK step: roffset counts from 0
             Welford.accumulate(w, r, loop_done)
         elif r.name not in partners:
@@ -130,7 +156,7 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     close()
     for r in reductions:
         if r.name in online:
-            OnlineSoftmax.finish(w, r, online[r.name])
+            OnlineSoftmax.finish(w, r, online[r.name][0])
         elif r.name in welford:
             _welford_chunk(w, r, rnumel)
         elif r.name not in partners:
@@ -174,12 +200,14 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
             continue
         p = f"p{position[f'v_{r.name}']}"
         if r.name in online:
-            s_node = online[r.name]
+            s_node, c = online[r.name]
             ps = f"p{position[f'v_{s_node.name}']}"
             w.out(f"v_{r.name} = tl.max({p}, axis=1, keep_dims=True)  # {r.describe()}")
-            w.out(f'v_{s_node.name} = tl.sum(tl.where({p} == float("-inf"), 0.0, {ps} * tl.exp({p} - v_{r.name})), '
-                  f"axis=1, keep_dims=True)  # {s_node.describe()}: each chunk's sum rescaled to the row max")
-            done |= {r.name, s_node.name}
+            done.add(r.name)
+            compute_ready_reduced(w, done)   # the shift c, from the max
+            w.out(f'v_{s_node.name} = tl.sum(tl.where({p} == float("-inf"), 0.0, {ps} * tl.exp({p} - v_{c})), '
+                  f"axis=1, keep_dims=True)  # {s_node.describe()}: each chunk's sum rescaled to the shift")
+            done.add(s_node.name)
         elif r.name in welford:
             _welford_combine(w, r, *welford[r.name], p, position, done)
         else:

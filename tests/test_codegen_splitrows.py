@@ -173,4 +173,5 @@ def test_split_row_kernels_cross_compile(name, tmp_path):
     for r in results:
         assert r.ok, f"{name} on {r.target}: {r.error}"
         assert r.facts is not None and r.facts.registers > 0
-        print(f"{name} {r.target}: registers {r.facts.registers}, spills {r.facts.spills}, scratch {r.facts.scratch_bytes}")
+        print(f"{name} {r.target}: registers {r.facts.registers}, spills {r.facts.spills}, "
+              f"scratch {r.facts.scratch_bytes}")

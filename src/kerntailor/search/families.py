@@ -160,7 +160,8 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
             Constraint(f"SPLIT x RBLOCK <= R={R}: every program reduces at least one chunk", ("SPLIT", "RBLOCK"),
                        lambda v: v["SPLIT"] * v["RBLOCK"] <= R),
             Constraint(f"split programs <= 8 x {target.compute_units} CUs", ("SPLIT", "XBLOCK"),
-                       lambda v: v["SPLIT"] == 0 or math.ceil(X / v["XBLOCK"]) * v["SPLIT"] <= 8 * target.compute_units),
+                       lambda v: v["SPLIT"] == 0
+                       or math.ceil(X / v["XBLOCK"]) * v["SPLIT"] <= 8 * target.compute_units),
         ]
     return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
                  dtype_key(dtype))

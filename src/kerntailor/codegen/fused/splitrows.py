@@ -190,7 +190,7 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
     rows = _program(w, split)
     w.out("lanes = tl.arange(0, SPLIT)[None, :]  # the row's chunks, (1, SPLIT)")
     stats = statistics(reductions, online, welford, partners)
-    for k, (var, _) in enumerate(stats):
+    for k in range(len(stats)):
         w.out(f"p{k} = tl.load({_partials_offset(k, rows)} + lanes, mask=xmask, other=0.0)")
     position = {var: k for k, (var, _) in enumerate(stats)}
     done: set[str] = set()

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from helpers import DATA, L1, ROOT, make_module, numbers_in_code, prepared, verify
-from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.codegen.fused import ReductionSchedule
 from kerntailor.problem import load_problem
 
@@ -233,9 +233,15 @@ def test_an_integer_whole_tensor_sum_can_be_split():
     assert counts and split_possible(gen, counts[0])
 
 
-def test_split_needs_a_whole_tensor_reduction():
-    with pytest.raises(CodegenUnsupported, match="whole-tensor"):
-        reduction_module(FUSED / "tiny_softmax.py", {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False})
+def test_split_of_many_rows_splits_each_row():
+    """The whole-tensor split (one kernel, an atomic counter) is for one row; SPLIT on a group of many rows splits
+    each row instead (two kernels: tests/test_codegen_splitrows.py)."""
+    from kerntailor.codegen.fused import split_possible
+
+    _, _, gen, plan = prepared(FUSED / "tiny_softmax.py")
+    assert not split_possible(gen, plan.groups[0])
+    module = reduction_module(FUSED / "tiny_softmax.py", {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 8, "persistent": False})
+    assert len(module.kernels[0].launches) == 2 and "atomic" not in module.source
 
 
 # --- sizes are runtime arguments ---------------------------------------------------------------------------

@@ -6,7 +6,8 @@ One case per writer path, so that a change to codegen that moves any generated t
   (tanh); bf16 with Mish's one-exp tanh(softplus).
 - reduction: persistent rows; looped rows with online softmax; Welford; a split whole-tensor reduction;
   reduced axes looped as scalars around a contiguous inner loop (GroupNorm; and persistent); rows strided across
-  the reduced axes (XBLOCK > 1); argmax and an integer amax; a gather recomputed per row (cross-entropy); inline members
+  the reduced axes (XBLOCK > 1); split rows (a partials kernel, then the normalising one); argmax and an
+  integer amax; a gather recomputed per row (cross-entropy); inline members
   read through a narrowing view (rotary embedding's cat).
 - matmul: the plain tl.dot path; split-K (2-D and batched); GEMV (and GEMV split-K); TMA and persistent
   programs on sm_90; tf32x3; fp8-row on sm_90 and fp8-tensor on gfx942; the library product with a row tail;
@@ -58,6 +59,9 @@ CASES = {
                     {"reduction": {"XBLOCK": 2, "RBLOCK": 64, "persistent": False, "num_warps": 2,
                                    "waves_per_eu": 2}}, "gfx942"),
     "decode_attention": (L3 / "decode_attention.py", None, {}, "gfx942"),
+    "batchnorm3d_train_split_rows": (DATA / "codegen_fused" / "tiny_batchnorm3d_train.py", None,
+                                     {"reduction": {"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": 32, "persistent": False,
+                                                    "num_warps": 8}}, "sm_90"),
     # matmul
     "gemm_bias_gelu": (L2 / "gemm_bias_gelu.py", None, {}, "gfx942"),
     "gemm_bias_gelu_split_k": (L2 / "gemm_bias_gelu.py", None,

@@ -82,6 +82,9 @@ def _mode_check(training: bool | None) -> list[str]:
 def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel], sizes: list[SizeArgs],
                 host_names: dict[Dim, str], header: str, buffers: dict[str, tuple]) -> EmittedModule:
     """The kernel.py text. `buffers` maps each group output to (shape SizeExprs, dtype)."""
+    # a group may launch more than one kernel (`GeneratedKernel.before`): from here on, every launch in order
+    launches = [(part, size) for k, size in zip(kernels, sizes) for part in k.launches]
+    groups_kernels, kernels, sizes = kernels, [k for k, _ in launches], [size for _, size in launches]
     ctor = reference_constructor(problem)
     tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args)
     var = {}   # graph input or buffer -> its name in forward()
@@ -121,7 +124,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         body += _launch_lines(k, size, var, device)
     body.append(_return_line(gen, var, sizes[0] if sizes else SizeArgs(gen, host_names)))
     lines += ["        " + line for line in body]
-    return EmittedModule("\n".join(lines) + "\n", tuple(kernels))
+    return EmittedModule("\n".join(lines) + "\n", tuple(groups_kernels))
 
 
 def _module_level(kernels: list[GeneratedKernel]) -> list[str]:

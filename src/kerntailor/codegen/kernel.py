@@ -69,6 +69,14 @@ class GeneratedKernel:
     # the library calls its host lines make, as written ("torch.ops.aten.convolution.default"): a library
     # group's (codegen/library.py); the referee's static check allows exactly these
     library_calls: tuple[str, ...] = ()
+    # kernels of the same group launched before this one, in order (a split-row reduction's partials pass); their
+    # scratch is allocated at their launch and stays defined for this kernel, which reads it by buffer name
+    before: tuple[GeneratedKernel, ...] = ()
+
+    @property
+    def launches(self) -> tuple[GeneratedKernel, ...]:
+        """Every kernel this group launches, in launch order (`before`, then this one)."""
+        return self.before + (self,)
 
     @property
     def constexprs(self) -> tuple[tuple[str, int], ...]:

@@ -21,6 +21,10 @@ Each term, with where its number comes from:
     K-slices a wave is using and nothing across waves (an estimate, not measured here).
   * split-K partials: split_k x M x N fp32 values written and read back once (2 x 4 bytes each), and one
     more launch (the zeroing or reduction of the partials).
+  * split rows (a reduction with SPLIT > 0): X x SPLIT x SPLIT_ROW_STATISTICS fp32 partials written once and
+    read back by each of the row's SPLIT programs (L2 serves all but the first read; counted once, 2 x 4 bytes
+    each), and one more launch (the partials kernel runs before the normalising one). The programs become
+    X / XBLOCK x SPLIT, which is what the wave quantization below rewards.
   * spills: each spilled register is stored and loaded once per trip of the main loop by every thread
     of every program: AMD `vgpr_spills` x 4 B x 2 (scratch size if larger), NVIDIA the `ptxas` spill
     store + load bytes. Pessimistic (scratch partly hits in cache) so spilling schedules rank low; SGPR
@@ -78,6 +82,7 @@ MIN_WAVES_PER_SIMD_AMD = 4
 MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
 SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial written once and read back once
+SPLIT_ROW_STATISTICS = 3             # partials per row and chunk: Welford's (sum, count, M2), the most any group keeps
 L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
 
 
@@ -229,7 +234,8 @@ class AnalyticalModel:
         programs = program_count(config, sizes)
         slots = t.compute_units * occ.blocks_per_cu
         split_k = config.get("split_k", 1) if config.family == "matmul" else 1
-        launches = 1 + (split_k > 1)
+        split_rows = config.get("SPLIT", 0) if config.family == "reduction" else 0
+        launches = 1 + (split_k > 1) + (split_rows > 0)
         launch_s = launches * self.launch_overhead_s
 
         compute = floor.compute_seconds * padding_factor(config, sizes)
@@ -249,6 +255,8 @@ class AnalyticalModel:
             traffic += max(0.0, reread - compulsory)
             if split_k > 1:
                 traffic += split_k * sizes["M"] * sizes["N"] * SPLIT_K_PARTIAL_BYTES
+        if split_rows:
+            traffic += sizes["X"] * split_rows * SPLIT_ROW_STATISTICS * SPLIT_K_PARTIAL_BYTES
         spills = spill_bytes_per_thread(facts) * threads * programs * loop_trips(config, sizes)
         traffic += spills
 

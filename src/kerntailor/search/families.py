@@ -55,6 +55,7 @@ KPACK = (1, 2)
 KPACK_FORCED_1 = ("gfx950",)       # the compiler forces kpack=1 there (gpu-facts.md)
 GROUP_M = (1, 4, 8)
 SPLIT_K = (1, 2, 4, 8)
+SPLIT_ROWS_MIN_R = 1 << 14          # rows shorter than this are not split (two launches and the partials' bytes)
 
 
 def itemsize(dtype: str) -> int:
@@ -129,6 +130,10 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
     persistent=False loops over the row in RBLOCK chunks (only when RBLOCK < that, else it is the
     persistent kernel). num_stages pipelines the loop: 1 only on AMD (ROCm's guide: 1 with no GEMM) and
     for persistent kernels (no loop).
+
+    Few rows (2 <= X < 2 x the target's CUs) of at least SPLIT_ROWS_MIN_R elements add the knob SPLIT: 0, or
+    SPLIT programs per row (codegen/fused/splitrows.py: a partials kernel, then the normalising one), looped,
+    each program at least one RBLOCK of its row, at most 8 programs per CU in all.
     """
     r_top = next_power_of_two(R)
     knobs = [
@@ -146,8 +151,40 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
         Constraint("num_stages > 1 only for a looped kernel", ("num_stages", "persistent"),
                    lambda v: v["num_stages"] == 1 or not v["persistent"]),
     ]
+    splits = row_splits(target, R=R, X=X)
+    if splits:
+        knobs.append(Knob("SPLIT", (0,) + splits))
+        constraints += [
+            Constraint("SPLIT > 0 only for a looped kernel", ("SPLIT", "persistent"),
+                       lambda v: v["SPLIT"] == 0 or not v["persistent"]),
+            Constraint(f"SPLIT x RBLOCK <= R={R}: every program reduces at least one chunk", ("SPLIT", "RBLOCK"),
+                       lambda v: v["SPLIT"] * v["RBLOCK"] <= R),
+            Constraint(f"split programs <= 8 x {target.compute_units} CUs", ("SPLIT", "XBLOCK"),
+                       lambda v: v["SPLIT"] == 0
+                       or math.ceil(X / v["XBLOCK"]) * v["SPLIT"] <= 8 * target.compute_units),
+        ]
     return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
                  dtype_key(dtype))
+
+
+def row_splits(target: Target, *, R: int, X: int) -> tuple[int, ...]:
+    """The SPLIT values of a group of X rows of R (module docstring of reduction_space): () where rows are many or
+    short; else powers of two from 2 up to what puts about 4 programs per CU (at most 1024)."""
+    if not 2 <= X < 2 * target.compute_units or R < SPLIT_ROWS_MIN_R:
+        return ()
+    top = min(1024, next_power_of_two(math.ceil(4 * target.compute_units / X)), next_power_of_two(R) // 2048)
+    return power_of_two_range(2, top) if top >= 2 else ()
+
+
+def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> list[dict]:
+    """Few long rows: a split-row schedule that gives about two programs per CU, 2048-element chunks, 8 warps (a
+    heuristic seed, not measured; the cost model and the GPU decide)."""
+    splits = row_splits(target, R=R, X=X)
+    if not splits:
+        return []
+    want = next_power_of_two(math.ceil(2 * target.compute_units / X))
+    split = max(s for s in splits if s <= max(want, splits[0]))
+    return [{"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": split, "persistent": False, "num_warps": 8, "num_stages": 1}]
 
 
 # --- gemm --------------------------------------------------------------------------------------------------
@@ -298,7 +335,7 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     return seeds
 
 
-SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds}
+SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds, "reduction": reduction_seeds}
 
 
 def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
@@ -361,7 +398,7 @@ def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     if config.family == "pointwise":
         return math.ceil(sizes["numel"] / config["XBLOCK"])
     if config.family in ("reduction", "scan"):
-        return math.ceil(sizes["X"] / config["XBLOCK"])
+        return math.ceil(sizes["X"] / config["XBLOCK"]) * max(1, config.get("SPLIT", 0))
     if config.family == "pool":
         return math.ceil(sizes["numel"] / config["XBLOCK"])
     if config.family == "matmul":
@@ -372,6 +409,8 @@ def program_count(config: Config, sizes: Mapping[str, int]) -> int:
 
 def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
     """Iterations of the program's main loop (1 with no loop)."""
+    if config.family == "reduction" and config.get("SPLIT", 0):   # each program loops over its chunk
+        return math.ceil(math.ceil(sizes["R"] / config["SPLIT"]) / config["RBLOCK"])
     if (config.family == "reduction" and not config["persistent"]) or config.family == "scan":
         return math.ceil(sizes["R"] / config["RBLOCK"])
     if config.family == "matmul":

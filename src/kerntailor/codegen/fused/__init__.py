@@ -53,8 +53,9 @@ class PointwiseSchedule(Schedule):
 @dataclass(frozen=True, kw_only=True)
 class ReductionSchedule(Schedule):
     """XBLOCK rows per program, RBLOCK elements of a row at a time: the whole row in registers (`persistent`,
-    RBLOCK then covers it at run time) or a loop over it; SPLIT > 0 spreads one whole-tensor row over SPLIT
-    programs (the search tunes the chunks, never the split)."""
+    RBLOCK then covers it at run time) or a loop over it. SPLIT > 0 spreads each row over SPLIT programs, looping
+    over their chunks: one whole-tensor row (split.py; the default's choice, which the search keeps), or, where a
+    group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes)."""
 
     family: ClassVar[str] = "reduction"
     order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "persistent", "num_warps", "num_stages",
@@ -75,9 +76,10 @@ class ReductionSchedule(Schedule):
             self.power_of_two("SPLIT")
 
     def retune(self, knobs) -> ReductionSchedule:
-        """A split reduction keeps its split and loops over its chunks, whatever the search's knobs say."""
+        """A split reduction loops over its chunks, whatever the search's knobs say; a whole-tensor split keeps its
+        split (the space has no SPLIT knob for one row)."""
         tuned = super().retune(knobs)
-        return replace(tuned, persistent=False) if self.SPLIT else tuned
+        return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:
@@ -106,11 +108,22 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
     if group.family not in ("pointwise", "reduction") or schedule.family != group.family:
         raise CodegenUnsupported(f"{group.name} is a {group.family} group, not one for a {schedule.family} schedule")
     writer = FusedWriter(gen, group, schedule, host_names, kernel_name)
+    if group.family == "reduction" and schedule.SPLIT and writer.many_rows():
+        return _split_rows(gen, group, schedule, host_names, kernel_name)
     kernel = writer.write()
     tiles = writer.tile_mode()
     if tiles:   # coordinates were needed: walk [rows, last axis] tiles instead, dividing row indices only
         kernel = FusedWriter(gen, group, schedule, host_names, kernel_name, tiled=tiles).write()
     return kernel
+
+
+def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedule, host_names: dict,
+                kernel_name: str) -> GeneratedKernel:
+    """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel."""
+    partials_name = kernel_name.removesuffix("_kernel") + "_partials_kernel"
+    first = FusedWriter(gen, group, schedule, host_names, partials_name, phase="partials").write()
+    second = FusedWriter(gen, group, schedule, host_names, kernel_name, phase="normalise").write()
+    return replace(second, before=(first,))
 
 
 def split_possible(gen: Generalized, group: FusionGroup) -> bool:

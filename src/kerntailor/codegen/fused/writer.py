@@ -20,6 +20,7 @@ from kerntailor.codegen.fused.patterns import has_op, live, softplus_of, unit_di
 from kerntailor.codegen.fused.reductions import write_reduction
 from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
+from kerntailor.codegen.fused.splitrows import write_normalise, write_partials
 from kerntailor.codegen.helpers import named_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
@@ -32,8 +33,9 @@ from kerntailor.units import next_power_of_two
 
 
 class FusedWriter(KernelWriter):
-    def __init__(self, gen, group, schedule, host_names: dict, name: str, tiled: str = ""):
+    def __init__(self, gen, group, schedule, host_names: dict, name: str, tiled: str = "", phase: str = ""):
         super().__init__(gen, group, schedule, host_names, name)
+        self.phase = phase   # a split-row reduction's kernel (splitrows.py): "partials" or "normalise"
         space = iteration_space(gen, group)
         self.tiled = "" if space.reduce else tiled   # "" (flat), "persistent" or "chunked" [rows, last axis]
         self.reduce = space.reduce or bool(self.tiled)
@@ -300,7 +302,10 @@ class FusedWriter(KernelWriter):
         if rows is None:
             raise CodegenUnsupported("iteration sizes are not products of input dims")
         xnumel = self.sizes.text(rows)
+        self.rows = rows
         split = self.schedule.SPLIT if reduction else 0
+        if split and self.phase:
+            return (write_partials if self.phase == "partials" else write_normalise)(self, split, rblock)
         if split:
             return write_split(self, split, rblock, rows)
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
@@ -348,10 +353,16 @@ class FusedWriter(KernelWriter):
             return "chunked"
         return ""
 
-    def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0,
-               scratch: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+    def many_rows(self) -> bool:
+        """Whether the group has more than one row at the traced shapes (a split then splits each row)."""
+        return prod(self.space.concrete[k] for k in self.space.outer) > 1
+
+    def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
+               grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+        """`scratch`: buffers allocated for this kernel; `reads`: scratch an earlier kernel of the group allocated
+        (`GeneratedKernel.before`); `grid`: the launch grid where it is not one program per XBLOCK rows."""
         body = self.layout.expand(self.out.lines)
-        dtypes = {s.buffer: s.dtype for s in scratch}
+        dtypes = {s.buffer: s.dtype for s in scratch + reads}
         dtypes |= {b: self.graph.buffer_type(b).dtype for b in self.pointers if b not in dtypes}
         constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
         constexprs += [("SPLIT", split)] if split else []
@@ -370,9 +381,13 @@ class FusedWriter(KernelWriter):
                + f": {', '.join(self.group.nodes)}."
                + (" Tiles: rows x the last axis." if self.tiled == "persistent" else "")
                + (" Tiles: one chunk of a row of the last axis per program." if self.tiled == "chunked" else "")
-               + (" Persistent: one read of each input." if self.reduce and self.persistent and not self.tiled else ""))
+               + (" Persistent: one read of each input." if self.reduce and self.persistent and not self.tiled else "")
+               + {"partials": " Split rows, phase A: each program's partial statistics of one chunk of its rows.",
+                  "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
+                               "chunk of the outputs.", "": ""}[self.phase])
         options = self.schedule.options() + ((("enable_fp_fusion", False),) if self.contraction_hazard() else ())
-        grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
+        if grid is None:
+            grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
         if self.tiled == "chunked":
             grid = GridAxis(((rows, 1), (self.at.reduced_size(), rblock)))
         return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,

@@ -1,0 +1,248 @@
+"""Few long rows split over SPLIT programs each (a ReductionSchedule with SPLIT > 0 on a group of many rows): two
+kernels, launched in order.
+
+- Phase A (`<name>_partials_kernel`, programs (row block, split)): each program reduces its chunk of XBLOCK rows
+  and stores the chunk's partial statistics in a scratch buffer `partials` [statistic, rows, SPLIT]: a sum, max
+  or min as itself; a max M with S = Σ exp(x − c), c computed from M (softmax, logsumexp: `exp_pairs`), as the
+  chunk's (max m, sum of exp(x − m)) by the online pass; a Welford pair (a sum S and the
+  squared deviations Q from a row value derived from S: a variance) as (sum, count, M2 about the chunk's mean).
+- Phase B (the group's kernel, the same programs): each program loads its rows' SPLIT partials, combines them
+  with one tl.sum / tl.max over the split axis (the same tree for every program and every run: the same bits
+  whatever the timing; no atomics), computes the row values, stores the per-row outputs from the split-0
+  program only, and the full-size outputs (the normalising pass) over its own chunk.
+
+Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
+empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
+reductions that is not a Welford or online-softmax partner, argmax, integer sums) is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.fused.reductions import (
+    Accumulators,
+    OnlineSoftmax,
+    Welford,
+    acc_dtype,
+    compute_ready_reduced,
+    stages,
+)
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.sizes import const
+from kerntailor.ir.nodes import Reduction, exp_of_difference
+
+
+def split_plan(w):
+    """(reductions, online pairs, Welford pairs, partners) of the group, or CodegenUnsupported with the reason a
+    split over rows cannot compute it."""
+    if not w.reduce:
+        raise CodegenUnsupported("split rows are for reduction groups")
+    reductions = [n for n in w.nodes if isinstance(n, Reduction)]
+    if any(acc_dtype(w, r) != "tl.float32" for r in reductions):
+        raise CodegenUnsupported("split rows keep fp32 partials: an integer reduction is not split")
+    stage = stages(w, reductions)
+    online = exp_pairs(w, reductions)
+    welford = Welford.pairs(w, reductions, stage)
+    partners = {s.name for s, _ in online.values()} | {q.name for q, _ in welford.values()}
+    for r in reductions:
+        if r.name in partners:
+            continue
+        if r.op not in ("sum", "max", "min"):
+            raise CodegenUnsupported(f"split rows combine sum, max and min partials, not {r.op} ({r.name})")
+        if stage[r.name] > 0:
+            raise CodegenUnsupported(f"split rows combine one stage of reductions (or a Welford or online-softmax "
+                                     f"pair): {r.name} needs another reduction first")
+    return reductions, online, welford, partners
+
+
+def exp_pairs(w, reductions: list[Reduction]) -> dict[str, tuple[Reduction, str]]:
+    """{M's name: (S, c)} for S = Σ exp(x − c) with M = max x over the same axes and c a row value computed from M
+    alone (softmax's c = M; logsumexp's c = M, or 0 where M is infinite). A chunk keeps (m, s = Σ exp(x − m)) by
+    the online pass; the row's S = Σ s·exp(m − c) once c is known, so c may be any function of M."""
+    pairs = {}
+    for s_node in reductions:
+        if s_node.op != "sum" or s_node.operands[0].base not in w.members:
+            continue
+        found = exp_of_difference(w.graph, s_node.operands[0].base)
+        if found is None or found[0] not in w.members or found[2].base not in w.members:
+            continue
+        _, x, shift = found
+        c = w.graph.node(shift.base)
+        if w.level[c.name] != "reduced":
+            continue
+        deps = [n for n in w.graph.upstream([c.name], w.members) if isinstance(n, Reduction)]
+        if isinstance(c, Reduction):
+            deps = [c]
+        if len(deps) != 1 or deps[0].op != "max" or deps[0].axes != s_node.axes or deps[0].operands[0] != x \
+                or deps[0].name in pairs:
+            continue
+        pairs[deps[0].name] = (s_node, c.name)
+    return pairs
+
+
+def statistics(reductions, online: dict, welford: dict, partners: set[str]) -> list[tuple[str, str]]:
+    """The partials each program stores, in order: (variable, how the split combines it)."""
+    stats = []
+    for r in reductions:
+        if r.name in partners:
+            continue
+        if r.name in online:
+            stats += [(f"v_{r.name}", "max"), (f"v_{online[r.name][0].name}", "softmax-sum")]
+        elif r.name in welford:
+            stats += [(f"v_{r.name}", "sum"), (f"cnt_{r.name}", "sum"), (f"m2_{r.name}", "welford-m2")]
+        else:
+            stats.append((f"v_{r.name}", r.op))
+    return stats
+
+
+def _program(w, split: int) -> str:
+    """Row block and split of this program; the rows' indices and mask; the chunk. Returns the row count text."""
+    rows = w.sizes.text(w.rows)
+    pid = "tl.program_id(0).to(tl.int64)" if w.big else "tl.program_id(0)"
+    w.out(f"pid = {pid}")
+    w.out("split = pid % SPLIT  # which chunk of the rows")
+    w.out("xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
+    w.out(f"xmask = xindex < {rows}")
+    w.layout.coords_block(list(w.space.outer), "xindex")
+    rnumel = w.sizes.text(w.at.reduced_size())
+    w.out(f"chunk = tl.cdiv(tl.cdiv({rnumel}, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs")
+    w.out("start = split * chunk")
+    return rows
+
+
+def _chunk_loop(w):
+    """`for` over this program's chunk, RBLOCK at a time (a context: the loop body); loads cached per body."""
+    rnumel = w.sizes.text(w.at.reduced_size())
+    w.out("for roffset in range(0, chunk, RBLOCK):")
+    w.out.depth += 1
+    outer_loads, w.loads = w.loads, {}
+    w.out("rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")
+    w.out(f"rmask = rindex < {rnumel}")
+    w.layout.coords_block(list(w.space.axes), "rindex")
+
+    def close():
+        w.loads = outer_loads
+        w.out.depth -= 1
+    return close
+
+
+def _partials_offset(k: int, rows: str) -> str:
+    return f"partials_ptr + ({k} * {rows} + xindex) * SPLIT"
+
+
+def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
+    """Phase A: each program's partial statistics of its chunk of its rows."""
+    reductions, online, welford, partners = split_plan(w)
+    rows = _program(w, split)
+    rnumel = w.sizes.text(w.at.reduced_size())
+    done: set[str] = set()
+    compute_ready_reduced(w, done)   # row values needing no reduction (a size-derived constant)
+    for r in reductions:
+        if r.name in online:
+            OnlineSoftmax.init(w, r, online[r.name][0])
+        elif r.name in welford:
+            Welford.init(w, r)
+        elif r.name not in partners:
+            Accumulators.init(w, r)
+    close = _chunk_loop(w)
+    loop_done = {n for n in done if w.level[n] == "reduced"}
+    for r in reductions:
+        if r.name in online:
+            OnlineSoftmax.accumulate(w, r, online[r.name][0], loop_done)
+        elif r.name in welford:   # each lane's count is its chunk-relative RBLOCK step: roffset counts from 0
+            Welford.accumulate(w, r, loop_done)
+        elif r.name not in partners:
+            Accumulators.accumulate(w, r, loop_done)
+    close()
+    for r in reductions:
+        if r.name in online:
+            OnlineSoftmax.finish(w, r, online[r.name][0])
+        elif r.name in welford:
+            _welford_chunk(w, r, rnumel)
+        elif r.name not in partners:
+            Accumulators.finish(w, r)
+    stats = statistics(reductions, online, welford, partners)
+    for k, (var, _) in enumerate(stats):
+        w.out(f"tl.store({_partials_offset(k, rows)} + split, {var}, mask=xmask)")
+    scratch = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1)), zeroed=False),)
+    w.pointer("partials")
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
+
+
+def _welford_chunk(w, s: Reduction, rnumel: str) -> None:
+    """The lanes' (mean, M2) into the chunk's (sum, count, M2 about the chunk's mean): Chan's formula over the
+    lanes, as Welford.finish does for a whole row, with each lane's count within this chunk."""
+    n = f"n_{s.name}"
+    w.out(f"end = tl.minimum(start + chunk, {rnumel}) - start  # elements of the row in this chunk (<= 0: none)")
+    w.out(f"{n} = tl.maximum((end - tl.arange(0, RBLOCK)[None, :] + RBLOCK - 1) // RBLOCK, 0).to(tl.float32)"
+          "  # elements each lane saw")
+    w.out(f"v_{s.name} = tl.sum({n} * mean_{s.name}, axis=1, keep_dims=True)  # the chunk's sum")
+    w.out(f"cnt_{s.name} = tl.sum({n} + tl.zeros([XBLOCK, RBLOCK], tl.float32), axis=1, keep_dims=True)")
+    w.out(f"mean_{s.name} = mean_{s.name} - v_{s.name} / tl.maximum(cnt_{s.name}, 1.0)  # lane mean - chunk mean")
+    w.out(f"m2_{s.name} = tl.sum(m2_{s.name} + {n} * mean_{s.name} * mean_{s.name}, axis=1, keep_dims=True)")
+
+
+def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
+    """Phase B: the rows' partials combined in a fixed order, the row values, the per-row outputs (split 0 only)
+    and the full-size outputs over this program's chunk."""
+    reductions, online, welford, partners = split_plan(w)
+    rows = _program(w, split)
+    w.out("lanes = tl.arange(0, SPLIT)[None, :]  # the row's chunks, (1, SPLIT)")
+    stats = statistics(reductions, online, welford, partners)
+    for k in range(len(stats)):
+        w.out(f"p{k} = tl.load({_partials_offset(k, rows)} + lanes, mask=xmask, other=0.0)")
+    position = {var: k for k, (var, _) in enumerate(stats)}
+    done: set[str] = set()
+    compute_ready_reduced(w, done)
+    for r in reductions:
+        if r.name in partners:
+            continue
+        p = f"p{position[f'v_{r.name}']}"
+        if r.name in online:
+            s_node, c = online[r.name]
+            ps = f"p{position[f'v_{s_node.name}']}"
+            w.out(f"v_{r.name} = tl.max({p}, axis=1, keep_dims=True)  # {r.describe()}")
+            done.add(r.name)
+            compute_ready_reduced(w, done)   # the shift c, from the max
+            w.out(f'v_{s_node.name} = tl.sum(tl.where({p} == float("-inf"), 0.0, {ps} * tl.exp({p} - v_{c})), '
+                  f"axis=1, keep_dims=True)  # {s_node.describe()}: each chunk's sum rescaled to the shift")
+            done.add(s_node.name)
+        elif r.name in welford:
+            _welford_combine(w, r, *welford[r.name], p, position, done)
+        else:
+            fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[r.op]
+            w.out(f"v_{r.name} = {fn}({p}, axis=1, keep_dims=True)  # {r.describe()}")
+            done.add(r.name)
+        compute_ready_reduced(w, done)
+    compute_ready_reduced(w, done)
+    if any(w.level[n.name] == "reduced" for n in w.outputs()):
+        w.out("if split == 0:  # the row's outputs, once per row")
+        with w.out.indented():
+            w.store_outputs("reduced", done)
+    if any(w.level[n.name] == "full" for n in w.outputs()):
+        close = _chunk_loop(w)
+        w.store_outputs("full", {name for name in done if w.level[name] == "reduced"})
+        close()
+    w.pointer("partials")
+    reads = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1))),)
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, grid=grid, reads=reads)
+
+
+def _welford_combine(w, s: Reduction, q: Reduction, m_name: str, p: str, position: dict, done: set[str]) -> None:
+    """S = Σ chunk sums; Q = Σ (M2_c + n_c·(mean_c − mean)²) + n·(mean − m)², m the row value derived from S."""
+    pc, pm = f"p{position[f'cnt_{s.name}']}", f"p{position[f'm2_{s.name}']}"
+    w.out(f"v_{s.name} = tl.sum({p}, axis=1, keep_dims=True)  # {s.describe()}")
+    w.out(f"cnt_{s.name} = tl.sum({pc}, axis=1, keep_dims=True)")
+    w.out(f"dev_{s.name} = tl.where({pc} > 0, {p} / tl.maximum({pc}, 1.0) - v_{s.name} / cnt_{s.name}, 0.0)"
+          "  # chunk mean - row mean")
+    w.out(f"m2_{s.name} = tl.sum({pm} + {pc} * dev_{s.name} * dev_{s.name}, axis=1, keep_dims=True)")
+    done.add(s.name)
+    compute_ready_reduced(w, done)
+    if m_name not in done:
+        w.compute(w.graph.node(m_name), done)
+    dev = f"(v_{s.name} / cnt_{s.name} - v_{m_name})"
+    w.out(f"v_{q.name} = m2_{s.name} + cnt_{s.name} * {dev} * {dev}  # {q.describe()}: M2 + n·(mean − m)²")
+    done.add(q.name)
+

@@ -1,0 +1,177 @@
+"""Split rows (codegen/fused/splitrows.py; issue #18 item 1): a group of few long rows spread over SPLIT programs per
+row, a partials kernel then the normalising one.
+
+- interpreter: the referee passes BatchNorm3d in training mode (Welford partials over a strided axis), LayerNorm,
+  GroupNorm, RMSNorm, softmax and logsumexp of few rows, with odd variants whose rows are no multiple of the chunk
+  (and a chunk left empty); the module run twice on one input gives the same bits.
+- unit: the two kernels and their launch order; what the split refuses; the search space and the cost model.
+- compile: both kernels cross-compile for gfx942 and sm_90 (registers and spills printed with -s).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from helpers import DATA, L1, make_module, prepared, verify
+from kerntailor.codegen import CodegenUnsupported
+from kerntailor.codegen.fused import ReductionSchedule
+
+FUSED = DATA / "codegen_fused"
+SPLIT = {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 4, "persistent": False, "num_warps": 4}
+
+
+def split_module(path, **knobs):
+    return make_module(path, {"reduction": SPLIT | knobs})
+
+
+# --- the referee under the interpreter --------------------------------------------------------------------
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name, knobs", [
+    ("tiny_batchnorm3d_train.py", {}),              # Welford over (N, D, H, W) per channel: a strided row
+    ("tiny_batchnorm3d_train.py", {"XBLOCK": 2}),   # two channels per program
+    ("tiny_layernorm.py", {}),                       # odd: 300 = chunks of 128, 128, 44 and an empty one
+    ("tiny_groupnorm_few.py", {}),                   # Welford, per-channel affine inside the row
+    ("tiny_rmsnorm_few.py", {"SPLIT": 8}),           # one sum of squares
+    ("tiny_softmax.py", {}),                         # (max, sum of exp) partials, then the full-size output
+    ("tiny_logsumexp_few.py", {"SPLIT": 16}),       # the shift is where(|max| == inf, 0, max); per-row output only
+    ("tiny_sum_axis0.py", {"XBLOCK": 4}),            # rows strided across the reduced axis, several per program
+])
+def test_split_rows_pass_the_referee(name, knobs, tmp_path):
+    path = FUSED / name
+    module = split_module(path, **knobs)
+    (kernel,) = module.kernels
+    assert [k.kernel_name for k in kernel.launches] == ["k0_reduction_partials_kernel", "k0_reduction_kernel"]
+    verify(path, module, tmp_path)
+
+
+RERUN = """
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("kernel", sys.argv[1])
+kernel = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(kernel)
+new = kernel.ModelNew(4)
+torch.manual_seed(0)
+x = torch.randn(2, 4, 6, 10, 12) * 3.0 + 1.0
+with torch.no_grad():
+    a, b = new(x), new(x)
+assert not torch.isnan(a).any()
+print("equal" if torch.equal(a, b) else "differ")
+"""
+
+
+@pytest.mark.interpreter
+def test_split_rows_give_the_same_bits_every_run(tmp_path):
+    """Two runs of one module on one input: bitwise equal (the combine is one fixed tl.sum tree, no atomics)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "kernel.py"
+    out.write_text(split_module(FUSED / "tiny_batchnorm3d_train.py").source)
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    run = subprocess.run([sys.executable, "-c", RERUN, str(out)], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "equal"
+
+
+# --- what the split writes, and refuses --------------------------------------------------------------------
+
+def test_split_rows_launch_a_partials_kernel_first():
+    module = split_module(FUSED / "tiny_layernorm.py")
+    (kernel,) = module.kernels
+    first, second = kernel.launches
+    assert [s.buffer for s in first.scratch] == ["partials"] and not second.scratch
+    assert ("partials_ptr", "partials") in second.pointer_args
+    # Welford: (sum, count, M2) per row and chunk, [statistic, rows, SPLIT]
+    assert "12 * d0" in module.source
+    src = module.source
+    assert src.index("k0_reduction_partials_kernel[") < src.index("k0_reduction_kernel[")
+    assert "atomic" not in first.source + second.source
+    for k in (first, second):   # (row block, split) programs: rows x SPLIT
+        (axis,) = k.launch.grid
+        assert [b for _, b in axis.factors] == [1, 1] and axis.factors[1][0].evaluate({}) == 4
+        assert dict(k.constexprs)["SPLIT"] == 4
+
+
+def test_split_rows_store_per_row_outputs_once():
+    module = split_module(FUSED / "tiny_logsumexp_few.py")
+    second = module.kernels[0]
+    assert "if split == 0:" in second.source
+    assert "for roffset" not in second.source   # no full-size output: no second pass over the row
+
+
+def test_split_rows_refuse_what_they_cannot_combine():
+    with pytest.raises(CodegenUnsupported, match="split rows combine sum, max and min"):
+        split_module(L1 / "argmax_last_axis.py")
+    with pytest.raises(CodegenUnsupported, match="integer reduction"):
+        split_module(FUSED / "tiny_int_amax.py")
+
+
+# --- the search and the cost model ---------------------------------------------------------------------------
+
+def test_split_is_a_knob_only_for_few_long_rows():
+    from kerntailor.search.families import reduction_seeds, reduction_space
+    from kerntailor.targets import get_target
+
+    h200 = get_target("h200")
+    few = reduction_space(h200, R=1 << 24, X=16)
+    assert "SPLIT" in few.names
+    assert "SPLIT" not in reduction_space(h200, R=1 << 24, X=4096).names   # rows enough to fill the GPU
+    assert "SPLIT" not in reduction_space(h200, R=1024, X=16).names         # rows too short to split
+    assert "SPLIT" not in reduction_space(h200, R=1 << 24, X=1).names       # one row: the whole-tensor split
+    (seed,) = reduction_seeds(h200, R=1 << 24, X=16)
+    config = few.config_of(ReductionSchedule(**seed))
+    assert not few.violations(config)
+    assert seed["SPLIT"] * 16 >= h200.compute_units   # at least one program per SM
+
+
+def test_cost_model_prefers_the_split_for_few_long_rows():
+    """16 rows of 16M (72_ConvTranspose3d_BatchNorm's statistics): 16 programs on 132 SMs leave most idle."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.config import Config
+    from kerntailor.targets import get_target
+
+    h200 = get_target("h200")
+    R, X = 1 << 24, 16
+    work = Work(flops=5.0 * R * X, min_bytes=8.0 * R * X, dtype="fp32", sizes=(("R", R), ("X", X)))
+    model = AnalyticalModel(h200)
+
+    def explain(split):
+        return model.explain(Candidate(Config("reduction", (("XBLOCK", 1), ("RBLOCK", 2048), ("num_warps", 8),
+                                                            ("num_stages", 1), ("persistent", False),
+                                                            ("SPLIT", split))), work))
+
+    whole, split = explain(0), explain(32)
+    assert split.programs == 32 * X and split.launches == 2 and whole.launches == 1
+    assert split.traffic_bytes > whole.traffic_bytes    # the partials' bytes
+    assert split.seconds < whole.seconds
+
+
+# --- cross-compilation ----------------------------------------------------------------------------------------
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name", ["tiny_batchnorm3d_train.py", "tiny_softmax.py"])
+def test_split_row_kernels_cross_compile(name, tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    path = FUSED / name
+    gen = prepared(path)[2]
+    module = make_module(path, {"reduction": {"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": 32, "persistent": False,
+                                              "num_warps": 8}})
+    kernels = module.kernels[0].launches
+    sources = [kernel_source(module.source, k, gen) for k in kernels]
+    targets = [get_target("mi300x"), get_target("h200")]
+    results = build_many(sources, targets, cache_dir=tmp_path / "build-cache")
+    assert len(results) == 4
+    for r in results:
+        assert r.ok, f"{name} on {r.target}: {r.error}"
+        assert r.facts is not None and r.facts.registers > 0
+        print(f"{name} {r.target}: registers {r.facts.registers}, spills {r.facts.spills}, "
+              f"scratch {r.facts.scratch_bytes}")

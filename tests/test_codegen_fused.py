@@ -365,3 +365,39 @@ def test_sibling_reductions_of_one_input_share_a_kernel(knobs, tmp_path):
     module = reduction_module(path, knobs)
     assert module.kernels[0].source.count("tl.load(") == 1   # x read once (per chunk when looped)
     verify(path, module, tmp_path)
+
+
+@pytest.mark.compile
+def test_row_starts_are_hinted_aligned_so_loads_vectorize(tmp_path):
+    """Rows of 3,060 fp32 (a multiple of 4, not of 16, so Triton's own specialization cannot tell): the kernel
+    reads the row length as rlen = length // ALIGN * ALIGN, which the host makes the same value by setting ALIGN
+    per call to the length's largest power-of-two divisor (at most 16). Cross-compiled for sm_90 at ALIGN 4 the
+    loads are 128-bit; at ALIGN 1 (what an odd row gets) they are 32-bit, so ALIGN is what vectorizes them."""
+    from dataclasses import replace
+
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    path = FUSED / "tiny_channel_bias_rows.py"
+    module = make_module(path, arch="sm_90")
+    (kernel,) = module.kernels
+    assert "rlen = s1 // ALIGN * ALIGN" in kernel.source and "xindex * rlen + rindex" in kernel.source
+    assert "rmask = rindex < rlen" in kernel.source
+    assert ("ALIGN", 4) in kernel.launch.constexprs
+    assert "ALIGN=(min(16, (d2) & -(d2)) or 1)" in module.source
+    _, _, gen, _ = prepared(path)
+    source = kernel_source(module.source, kernel, gen)   # 16-byte aligned pointers, as the launcher specializes
+    unaligned = replace(source, constexprs=dict(source.constexprs, ALIGN=1))
+    aligned, plain = build_many([source, unaligned], [get_target("h200")], cache_dir=tmp_path / "cache")
+    assert aligned.ok and plain.ok, (aligned.error, plain.error)
+    widths = dict(aligned.facts.global_load_widths)
+    assert any(".v4" in w for w in widths), widths
+    assert not any(".v4" in w for w in dict(plain.facts.global_load_widths)), plain.facts.global_load_widths
+
+
+@pytest.mark.interpreter
+def test_aligned_rows_pass_the_referee(tmp_path):
+    """The same kernel at every variant (row lengths 3,060, 1,028 and the odd 1,031: ALIGN 4, 4 and 1)."""
+    path = FUSED / "tiny_channel_bias_rows.py"
+    verify(path, make_module(path), tmp_path)

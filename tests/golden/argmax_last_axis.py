@@ -58,17 +58,18 @@ _row_max = _row_max_flagged if _INTERPRET else _row_max_hw
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: argmax0."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     acc_argmax0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
     idx_argmax0 = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)
-    for roffset in range(0, s1, RBLOCK):
+    for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         x_argmax0 = tl.where(xmask & rmask, ld0, float("-inf"))
         better = (x_argmax0 > acc_argmax0) | ((x_argmax0 != x_argmax0) & (acc_argmax0 == acc_argmax0)) | ((idx_argmax0 == 2147483647) & xmask & rmask)
         idx_argmax0 = tl.where(better, rindex, idx_argmax0)
@@ -103,5 +104,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         argmax0 = torch.empty((d0,), device=x.device, dtype=torch.int64)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, argmax0, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, argmax0, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
         return argmax0

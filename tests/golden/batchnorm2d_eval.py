@@ -48,15 +48,16 @@ def k0_pointwise_kernel(b_bn_running_var_ptr, pw1_ptr, s0, XBLOCK: tl.constexpr)
 
 
 @triton.jit
-def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, p_bn_bias_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, p_bn_bias_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """pointwise over (d0 x d1 x d2 x d3): pw2, pw3, pw4, pw5. Tiles: one chunk of a row of the last axis per program."""
     nchunks = tl.cdiv(s1, RBLOCK)
     xindex = (tl.program_id(0) // nchunks + tl.arange(0, XBLOCK))[:, None]  # the row, (1, 1)
     xmask = xindex < s0
     i1 = xindex % s2
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = (tl.program_id(0) % nchunks) * RBLOCK + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
-    ld0 = tl.load(x_ptr + (xindex * s1 + rindex), mask=xmask & rmask, other=0)
+    rmask = rindex < rlen
+    ld0 = tl.load(x_ptr + (xindex * rlen + rindex), mask=xmask & rmask, other=0)
     ld1 = tl.load(b_bn_running_mean_ptr + (i1 * 1), mask=xmask, other=0)
     v_pw2 = (ld0 - ld1)  # batch_norm, fp32[d0, d1, d2, d3]
     ld2 = tl.load(pw1_ptr + (i1 * 1), mask=xmask, other=0)
@@ -65,7 +66,7 @@ def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, 
     v_pw4 = (v_pw3 * ld3)  # affine, fp32[d0, d1, d2, d3]
     ld4 = tl.load(p_bn_bias_ptr + (i1 * 1), mask=xmask, other=0)
     v_pw5 = (v_pw4 + ld4)  # affine, fp32[d0, d1, d2, d3]
-    tl.store(pw5_ptr + (xindex * s1 + rindex), v_pw5, mask=xmask & rmask)
+    tl.store(pw5_ptr + (xindex * rlen + rindex), v_pw5, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -147,5 +148,5 @@ class ModelNew(nn.Module):
         k0_pointwise_kernel[(triton.cdiv(d1, 1024),)](b_bn_running_var, pw1, d1, XBLOCK=1024, num_warps=4, num_stages=1)
         # k1: k1_pointwise_kernel
         pw5 = torch.empty((d0, d1, d2, d3), device=x.device, dtype=torch.float32)
-        k1_pointwise_kernel[((d0 * d1) * triton.cdiv(d2 * d3, 1024),)](x, b_bn_running_mean, pw1, p_bn_weight, p_bn_bias, pw5, d0 * d1, d2 * d3, d1, XBLOCK=1, RBLOCK=1024, num_warps=4, num_stages=1)
+        k1_pointwise_kernel[((d0 * d1) * triton.cdiv(d2 * d3, 1024),)](x, b_bn_running_mean, pw1, p_bn_weight, p_bn_bias, pw5, d0 * d1, d2 * d3, d1, XBLOCK=1, RBLOCK=1024, ALIGN=(min(16, (d2 * d3) & -(d2 * d3)) or 1), num_warps=4, num_stages=1)
         return pw5

@@ -63,21 +63,22 @@ _row_max = _row_max_flagged if _INTERPRET else _row_max_hw
 
 
 @triton.jit
-def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2, pw3, pw4, pw5, gather0, pw6, pw7, pw8."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     ld0 = tl.load(targets_ptr + (i0 * 1), mask=xmask, other=0)
     v_pw4 = (ld0 != -100)  # ne, bool[d0]
     v_pw5 = tl.where(v_pw4, ld0, 0)  # where, i64[d0]
     v_pw7 = (ld0 != -100)  # ne, bool[d0]
     acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
     acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
-    for roffset in range(0, s1, RBLOCK):
+    for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld1 = tl.load(logits_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld1 = tl.load(logits_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         x_max0 = tl.where(xmask & rmask, ld1, float("-inf"))
         e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
         acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
@@ -85,7 +86,7 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
     v_max0 = _row_max(acc_max0)  # max over axes [1]
     v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
     v_pw2 = tl.log(v_sum0)  # log, fp32[d0, 1]
-    ld2 = tl.load(logits_ptr + (i0 * s1 + (v_pw5) * 1), mask=xmask, other=0)
+    ld2 = tl.load(logits_ptr + (i0 * rlen + (v_pw5) * 1), mask=xmask, other=0)
     v_gather0 = ((((ld2 - v_max0)) - v_pw2))  # gather, fp32[d0, 1]
     v_pw6 = (-v_gather0)  # neg, fp32[d0]
     v_pw8 = tl.where(v_pw7, v_pw6, 0.0)  # where, fp32[d0]
@@ -93,12 +94,13 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
 
 
 @triton.jit
-def k1_reduction_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k1_reduction_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0), reducing axes [0]: pw9, sum1, pw10. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < 1
+    rlen = s0 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s0
+    rmask = rindex < rlen
     ld0 = tl.load(targets_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
     v_pw9 = (ld0 != -100)  # ne, bool[d0]
     x_sum1 = tl.where(xmask & rmask, (v_pw9).to(tl.int64), 0)
@@ -108,12 +110,13 @@ def k1_reduction_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK:
 
 
 @triton.jit
-def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0), reducing axes [0]: sum2, pw11. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < 1
+    rlen = s0 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s0
+    rmask = rindex < rlen
     ld0 = tl.load(pw8_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
     x_sum2 = tl.where(xmask & rmask, ld0, 0.0)
     v_sum2 = tl.sum(x_sum2, axis=1, keep_dims=True)  # sum over axes [0]
@@ -158,11 +161,11 @@ class ModelNew(nn.Module):
         targets = targets.contiguous()
         # k0: k0_reduction_kernel
         pw8 = torch.empty((d0,), device=logits.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
         # k1: k1_reduction_kernel
         pw10 = torch.empty((), device=logits.device, dtype=torch.float32)
-        k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1)
+        k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
         # k2: k2_reduction_kernel
         pw11 = torch.empty((), device=logits.device, dtype=torch.float32)
-        k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), num_warps=16, num_stages=1)
+        k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
         return pw11

@@ -102,14 +102,15 @@ def k0_matmul_kernel(q_ptr, k_cache_ptr, bmm0_ptr, s0, s1, s2, BLOCK_M: tl.const
 
 
 @triton.jit
-def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
-    ld0 = tl.load(bmm0_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+    rmask = rindex < rlen
+    ld0 = tl.load(bmm0_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
     v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
     x_max0 = tl.where(xmask & rmask, v_pw0, float("-inf"))
     v_max0 = _row_max(x_max0)  # max over axes [3]
@@ -118,7 +119,7 @@ def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBL
     x_sum0 = tl.where(xmask & rmask, v_pw2, 0.0)
     v_sum0 = tl.sum(x_sum0, axis=1, keep_dims=True)  # sum over axes [3]
     v_pw3 = (v_pw2 / v_sum0)  # div, fp32[d0, d1, 1, d3]
-    tl.store(pw3_ptr + (xindex * s1 + rindex), v_pw3, mask=xmask & rmask)
+    tl.store(pw3_ptr + (xindex * rlen + rindex), v_pw3, mask=xmask & rmask)
 
 
 @triton.jit
@@ -228,7 +229,7 @@ class ModelNew(nn.Module):
         k0_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d3, 64),)](q, k_cache, bmm0, d3, d2, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)
         # k1: k1_reduction_kernel
         pw3 = torch.empty((d0, d1, 1, d3), device=q.device, dtype=torch.float32)
-        k1_reduction_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=triton.next_power_of_2(d3), num_warps=16, num_stages=1)
+        k1_reduction_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=triton.next_power_of_2(d3), ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=16, num_stages=1)
         # k2: k2_matmul_kernel
         bmm1 = torch.empty((d0 * d1, 1, d2), device=q.device, dtype=torch.float32)
         k2_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d2, 64),)](pw3, v_cache, bmm1, d2, d3, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)

@@ -34,15 +34,16 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, p_gn_weight_ptr, p_gn_bias_ptr, pw9_ptr, s0, s1, s2, s3, s4, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, p_gn_weight_ptr, p_gn_bias_ptr, pw9_ptr, s0, s1, s2, s3, s4, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x 8 x (d1 * d2 * d3) // (8)), reducing axes [2]: sum0, pw0, pw1, pw2, sum1, pw3, pw4, pw5, pw6, pw7, pw8, pw9. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i1 = xindex % 8
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
+    rmask = rindex < rlen
     i2 = rindex // s4
-    ld0 = tl.load(x_ptr + (xindex * s1 + rindex), mask=xmask & rmask, other=0)
+    ld0 = tl.load(x_ptr + (xindex * rlen + rindex), mask=xmask & rmask, other=0)
     x_sum0 = tl.where(xmask & rmask, ld0, 0.0)
     v_sum0 = tl.sum(x_sum0, axis=1, keep_dims=True)  # sum over axes [2]
     v_pw0 = (v_sum0 / s2)  # mean, fp32[d0, 8, 1]
@@ -59,7 +60,7 @@ def k0_reduction_kernel(x_ptr, p_gn_weight_ptr, p_gn_bias_ptr, pw9_ptr, s0, s1, 
     v_pw8 = (v_pw7 * ld1)  # affine, fp32[d0, d1, d2, d3]
     ld2 = tl.load(p_gn_bias_ptr + (i1 * s3 + i2 * 1), mask=xmask & rmask, other=0)
     v_pw9 = (v_pw8 + ld2)  # affine, fp32[d0, d1, d2, d3]
-    tl.store(pw9_ptr + (xindex * s1 + rindex), v_pw9, mask=xmask & rmask)
+    tl.store(pw9_ptr + (xindex * rlen + rindex), v_pw9, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -111,5 +112,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         pw9 = torch.empty((d0, d1, d2, d3), device=x.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(8 * d0, 1),)](x, p_gn_weight, p_gn_bias, pw9, 8 * d0, (d1 * d2 * d3) // (8), 0.125 * d1 * d2 * d3, d1 // 8, d2 * d3, XBLOCK=1, RBLOCK=triton.next_power_of_2((d1 * d2 * d3) // (8)), num_warps=4, num_stages=2)
+        k0_reduction_kernel[(triton.cdiv(8 * d0, 1),)](x, p_gn_weight, p_gn_bias, pw9, 8 * d0, (d1 * d2 * d3) // (8), 0.125 * d1 * d2 * d3, d1 // 8, d2 * d3, XBLOCK=1, RBLOCK=triton.next_power_of_2((d1 * d2 * d3) // (8)), ALIGN=(min(16, ((d1 * d2 * d3) // (8)) & -((d1 * d2 * d3) // (8))) or 1), num_warps=4, num_stages=2)
         return pw9

@@ -32,14 +32,15 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: max0. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
-    ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+    rmask = rindex < rlen
+    ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
     x_max0 = tl.where(xmask & rmask, (ld0).to(tl.int64), -9223372036854775807 - 1)
     v_max0 = tl.max(x_max0, axis=1, keep_dims=True)  # max over axes [1]
     tl.store(max0_ptr + (xindex), v_max0.to(tl.int64), mask=xmask)
@@ -72,5 +73,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         max0 = torch.empty((d0,), device=x.device, dtype=torch.int64)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, max0, d0, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), num_warps=1, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, max0, d0, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=1, num_stages=1)
         return max0

@@ -34,14 +34,15 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: sum0, pw0, pw1, pw2, sum1, pw3, pw4, pw5, pw6, pw7, pw8, pw9. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
-    ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+    rmask = rindex < rlen
+    ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
     x_sum0 = tl.where(xmask & rmask, ld0, 0.0)
     v_sum0 = tl.sum(x_sum0, axis=1, keep_dims=True)  # sum over axes [1]
     v_pw0 = (v_sum0 / s2)  # mean, fp32[d0, 1]
@@ -58,7 +59,7 @@ def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, 
     v_pw8 = (v_pw7 * ld1)  # affine, fp32[d0, d1]
     ld2 = tl.load(p_ln_bias_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
     v_pw9 = (v_pw8 + ld2)  # affine, fp32[d0, d1]
-    tl.store(pw9_ptr + (xindex * s1 + rindex), v_pw9, mask=xmask & rmask)
+    tl.store(pw9_ptr + (xindex * rlen + rindex), v_pw9, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -108,5 +109,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         pw9 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), num_warps=16, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=16, num_stages=1)
         return pw9

@@ -33,22 +33,23 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: sum0, pw0, pw1, pw2, sum1, pw3, pw4, pw5, pw6, pw7, pw8, pw9."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     mean_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # per lane: running mean
     m2_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and sum of squared deviations
-    for roffset in range(0, s1, RBLOCK):
+    for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         w_sum0 = tl.where(xmask & rmask, ld0, mean_sum0)
         d_sum0 = w_sum0 - mean_sum0
         mean_sum0 = mean_sum0 + d_sum0 * (1.0 / (roffset // RBLOCK + 1))  # Welford: each lane's (roffset // RBLOCK + 1)-th element
         m2_sum0 = m2_sum0 + d_sum0 * (w_sum0 - mean_sum0)
-    n_sum0 = (((s1) - tl.arange(0, RBLOCK)[None, :] + RBLOCK - 1) // RBLOCK).to(tl.float32)  # elements each lane saw
+    n_sum0 = (((rlen) - tl.arange(0, RBLOCK)[None, :] + RBLOCK - 1) // RBLOCK).to(tl.float32)  # elements each lane saw
     v_sum0 = tl.sum(n_sum0 * mean_sum0, axis=1, keep_dims=True)  # sum over axes [1]
     cnt_sum0 = tl.sum(n_sum0 + tl.zeros([XBLOCK, RBLOCK], tl.float32), axis=1, keep_dims=True)
     mean_sum0 = mean_sum0 - v_sum0 / cnt_sum0  # lane mean - row mean
@@ -58,19 +59,19 @@ def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, 
     v_pw3 = (v_sum1 / s2)  # var, fp32[d0, 1]
     v_pw4 = (v_pw3 + 1e-05)  # norm, fp32[d0, 1]
     v_pw5 = tl.rsqrt(v_pw4)  # norm, fp32[d0, 1]
-    rlast = (s1 - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
-    for rstep in range(0, s1, RBLOCK):
+    rlast = (rlen - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
+    for rstep in range(0, rlen, RBLOCK):
         roffset = rlast - rstep
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld1 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld1 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         v_pw6 = (ld1 - v_pw0)  # norm, fp32[d0, d1]
         v_pw7 = (v_pw6 * v_pw5)  # norm, fp32[d0, d1]
         ld2 = tl.load(p_ln_weight_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
         v_pw8 = (v_pw7 * ld2)  # affine, fp32[d0, d1]
         ld3 = tl.load(p_ln_bias_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
         v_pw9 = (v_pw8 + ld3)  # affine, fp32[d0, d1]
-        tl.store(pw9_ptr + (xindex * s1 + rindex), v_pw9, mask=xmask & rmask)
+        tl.store(pw9_ptr + (xindex * rlen + rindex), v_pw9, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -118,5 +119,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         pw9 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=1024, num_warps=4, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, p_ln_weight, p_ln_bias, pw9, d0, d1, d1, XBLOCK=1, RBLOCK=1024, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
         return pw9

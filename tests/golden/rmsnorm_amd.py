@@ -32,16 +32,17 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: pw0, sum0, pw1, pw2, pw3, pw4, pw5."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     acc_sum0 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
-    for roffset in range(0, s1, RBLOCK):
+    for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0).to(tl.float32)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0).to(tl.float32)
         v_pw0 = (ld0 * ld0)  # pow, bf16[d0, d1]
         x_sum0 = tl.where(xmask & rmask, v_pw0, 0.0)
         acc_sum0 = acc_sum0 + x_sum0
@@ -49,16 +50,16 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
     v_pw1 = (v_sum0 / s2)  # mean, bf16[d0, 1]
     v_pw2 = (v_pw1 + 1e-06)  # add, bf16[d0, 1]
     v_pw3 = tl.rsqrt(v_pw2)  # rsqrt, bf16[d0, 1]
-    rlast = (s1 - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
-    for rstep in range(0, s1, RBLOCK):
+    rlast = (rlen - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
+    for rstep in range(0, rlen, RBLOCK):
         roffset = rlast - rstep
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld1 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0).to(tl.float32)
+        rmask = rindex < rlen
+        ld1 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0).to(tl.float32)
         v_pw4 = (ld1 * v_pw3)  # mul, bf16[d0, d1]
         ld2 = tl.load(p_weight_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0).to(tl.float32)
         v_pw5 = (v_pw4 * ld2)  # mul, bf16[d0, d1]
-        tl.store(pw5_ptr + (xindex * s1 + rindex), v_pw5.to(tl.bfloat16), mask=xmask & rmask)
+        tl.store(pw5_ptr + (xindex * rlen + rindex), v_pw5.to(tl.bfloat16), mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -96,5 +97,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         pw5 = torch.empty((d0, d1), device=x.device, dtype=torch.bfloat16)
-        k0_reduction_kernel[(triton.cdiv(d0, 2),)](x, p_weight, pw5, d0, d1, d1, XBLOCK=2, RBLOCK=64, num_warps=2, num_stages=1, **({'waves_per_eu': 2} if _AMD else {}))
+        k0_reduction_kernel[(triton.cdiv(d0, 2),)](x, p_weight, pw5, d0, d1, d1, XBLOCK=2, RBLOCK=64, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=2, num_stages=1, **({'waves_per_eu': 2} if _AMD else {}))
         return pw5

@@ -34,24 +34,25 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """pointwise over (d0 x d1 x d2 x d3): pw0, cat0, pw1, pw2, pw3. Tiles: rows x the last axis."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i1 = xindex % s4
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < s1
+    rmask = rindex < rlen
     i2 = rindex
-    ld0 = tl.load(x_ptr + (xindex * s1 + rindex + s2), mask=xmask & rmask & ((i2 >= 0) & (i2 < s2)), other=0)
-    ld1 = tl.load(x_ptr + (xindex * s1 + rindex + s3), mask=xmask & rmask & ((i2 >= s2) & (i2 < s1)), other=0)
+    ld0 = tl.load(x_ptr + (xindex * rlen + rindex + s2), mask=xmask & rmask & ((i2 >= 0) & (i2 < s2)), other=0)
+    ld1 = tl.load(x_ptr + (xindex * rlen + rindex + s3), mask=xmask & rmask & ((i2 >= s2) & (i2 < rlen)), other=0)
     v_cat0 = tl.where(((i2 >= 0) & (i2 < s2)), ((-ld0)), ld1)  # cat, fp32[d0, d1, d2, d3]
-    ld2 = tl.load(x_ptr + (xindex * s1 + rindex), mask=xmask & rmask, other=0)
-    ld3 = tl.load(b_cos_ptr + (rindex + i1 * s1), mask=xmask & rmask, other=0)
+    ld2 = tl.load(x_ptr + (xindex * rlen + rindex), mask=xmask & rmask, other=0)
+    ld3 = tl.load(b_cos_ptr + (rindex + i1 * rlen), mask=xmask & rmask, other=0)
     v_pw1 = (ld2 * ld3)  # mul, fp32[d0, d1, d2, d3]
-    ld4 = tl.load(b_sin_ptr + (rindex + i1 * s1), mask=xmask & rmask, other=0)
+    ld4 = tl.load(b_sin_ptr + (rindex + i1 * rlen), mask=xmask & rmask, other=0)
     v_pw2 = (v_cat0 * ld4)  # mul, fp32[d0, d1, d2, d3]
     v_pw3 = (v_pw1 + v_pw2)  # add, fp32[d0, d1, d2, d3]
-    tl.store(pw3_ptr + (xindex * s1 + rindex), v_pw3, mask=xmask & rmask)
+    tl.store(pw3_ptr + (xindex * rlen + rindex), v_pw3, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -108,5 +109,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_pointwise_kernel
         pw3 = torch.empty((d0, d1, d2, d3), device=x.device, dtype=torch.float32)
-        k0_pointwise_kernel[(triton.cdiv(d0 * d1 * d2, 8),)](x, b_cos, b_sin, pw3, d0 * d1 * d2, d3, d3 // 2, (-1 * d3) // (2), d2, XBLOCK=8, RBLOCK=triton.next_power_of_2(d3), num_warps=4, num_stages=1)
+        k0_pointwise_kernel[(triton.cdiv(d0 * d1 * d2, 8),)](x, b_cos, b_sin, pw3, d0 * d1 * d2, d3, d3 // 2, (-1 * d3) // (2), d2, XBLOCK=8, RBLOCK=triton.next_power_of_2(d3), ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=4, num_stages=1)
         return pw3

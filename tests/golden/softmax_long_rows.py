@@ -58,33 +58,34 @@ _row_max = _row_max_flagged if _INTERPRET else _row_max_hw
 
 
 @triton.jit
-def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
     i0 = xindex
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
     acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
-    for roffset in range(0, s1, RBLOCK):
+    for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
         e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
         acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
         acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
     v_max0 = _row_max(acc_max0)  # max over axes [1]
     v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
-    rlast = (s1 - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
-    for rstep in range(0, s1, RBLOCK):
+    rlast = (rlen - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
+    for rstep in range(0, rlen, RBLOCK):
         roffset = rlast - rstep
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-        rmask = rindex < s1
-        ld1 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        rmask = rindex < rlen
+        ld1 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
         v_pw0 = (ld1 - v_max0)  # sub, fp32[d0, d1]
         v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
         v_pw2 = (v_pw1 / v_sum0)  # div, fp32[d0, d1]
-        tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask)
+        tl.store(pw2_ptr + (xindex * rlen + rindex), v_pw2, mask=xmask & rmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
@@ -110,5 +111,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         # k0: k0_reduction_kernel
         pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=4096, num_warps=8, num_stages=1)
+        k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
         return pw2

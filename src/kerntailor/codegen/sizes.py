@@ -54,18 +54,25 @@ class SizeArgs:
     gen: Generalized
     host_names: dict[Dim, str]
     args: list[tuple[str, SizeExpr]] = field(default_factory=list)
+    aliases: dict = field(default_factory=dict)   # a size's kernel-side name after the kernel renames it
 
     def text(self, e: SizeExpr) -> str:
-        """Kernel-side text for a size: a literal if constant, else an argument."""
+        """Kernel-side text for a size: a literal if constant, else an argument (or the name `alias` gave it)."""
         if e.is_constant:
             return e.render({})
         key = canon(e) or e
+        if key in self.aliases:
+            return self.aliases[key]
         for name, other in self.args:
             if (canon(other) or other) == key:
                 return name
         name = f"s{len(self.args)}"
         self.args.append((name, e))
         return name
+
+    def alias(self, e: SizeExpr, name: str) -> None:
+        """From now on `e` reads as `name` in the kernel (a local the kernel computed equal to it)."""
+        self.aliases[canon(e) or e] = name
 
     def host(self, e: SizeExpr) -> str:
         return e.render(self.host_names)

@@ -38,6 +38,7 @@ class FusedWriter(KernelWriter):
         self.phase = phase   # a split-row reduction's kernel (splitrows.py): "partials" or "normalise"
         space = iteration_space(gen, group)
         self.tiled = "" if space.reduce else tiled   # "" (flat), "persistent" or "chunked" [rows, last axis]
+        self.aligned = False   # rows read through rlen (align_rows)
         self.reduce = space.reduce or bool(self.tiled)
         self.persistent = schedule.persistent if space.reduce else self.tiled == "persistent"
         self.space = space.as_tiles() if self.tiled else space
@@ -322,6 +323,7 @@ class FusedWriter(KernelWriter):
             self.out(f"xindex = ({pid} * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
         self.out(f"xmask = xindex < {xnumel}")
         self.layout.coords_block(list(self.space.outer), "xindex")
+        self.align_rows()
         if not self.tiled:
             write_reduction(self, rblock)
         else:   # [rows, last axis] tiles: the row in one block (persistent), or one chunk of it
@@ -329,6 +331,22 @@ class FusedWriter(KernelWriter):
             self.rindex(start, self.sizes.text(self.at.reduced_size()))
             self.store_outputs("full", self.compute_live())
         return self.finish(xblock, rblock, rows)
+
+    def align_rows(self) -> None:
+        """Rows along the innermost axes start at xindex * (row length), and the row mask compares with it: the
+        kernel reads the length as `rlen = length // ALIGN * ALIGN` (the same value: the host sets ALIGN per call
+        to the length's largest power-of-two divisor, at most 16), so the compiler knows both are multiples of
+        ALIGN. Triton knows it only for sizes divisible by 16 (its integer specialization); without it a row of
+        115,320 fp32 elements (a multiple of 8) is read and written 4 bytes per instruction instead of 16
+        (cross-compiled for sm_90: tests/test_codegen_fused.py)."""
+        if not self.at.trailing():
+            return
+        length = self.at.reduced_size()
+        if length.is_constant:
+            return
+        self.out(f"rlen = {self.sizes.text(length)} // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN")
+        self.sizes.alias(length, "rlen")
+        self.aligned = True
 
     def tile_mode(self) -> str:
         """For a flat pointwise kernel that divides element indices (some load needs coordinates): walk
@@ -374,6 +392,11 @@ class FusedWriter(KernelWriter):
             constexprs = [(n, traced if n == "RBLOCK" else v) for n, v in constexprs]
             host_constexprs = (("RBLOCK", f"triton.next_power_of_2({self.sizes.host(row)})"),)
             whole_row = row
+        if self.aligned:   # the row length's largest power-of-two divisor, at most 16 (align_rows)
+            length = prod(space.concrete[k] for k in space.axes)
+            constexprs.append(("ALIGN", min(16, length & -length) or 1))
+            row = self.sizes.host(self.at.reduced_size())
+            host_constexprs += (("ALIGN", f"(min(16, ({row}) & -({row})) or 1)"),)
         shape = " x ".join(self.sizes.host(e) for e in space.orig)
         axes = space.orig_axes
         doc = (f"{self.group.family} over ({shape})"

@@ -132,7 +132,8 @@ class CandidateProcess:
             reply, _ = self.request({"op": "alloc", "ids": ids, "specs": specs}, where=where)
             handles = reply.get("handles")
             if not reply.get("ok") or not isinstance(handles, list) or len(handles) != len(picks):
-                raise Stop("crash", "the candidate process did not allocate its inputs", **where)
+                why = f": {str(reply.get('reason'))[:300]}" if reply.get("reason") else ""
+                raise Stop("crash", f"the candidate process did not allocate its inputs{why}", **where)
             for slot, i, flat, handle in zip(ids, picks, flats, handles):
                 dst = import_cuda(handle, flat.dtype, (flat.numel(),), flat.device)
                 dst.copy_(flat)

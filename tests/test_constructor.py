@@ -63,7 +63,8 @@ def test_super_with_the_class_name_builds_modelnew(tmp_path):
     assert ctor.definitions == () and ctor.bases == "nn.Module" and ctor.forward_args == ("x",)
 
 
-def test_copies_what_the_constructor_needs_and_nothing_else(tmp_path):
+def test_copies_what_the_constructor_and_forward_need_and_nothing_else(tmp_path):
+    """Model's forward is carried as _reference_forward (kernel.py's backward), so its reads are copied too."""
     ctor = reference_constructor(_problem(tmp_path, """
         import math
         import torch
@@ -73,12 +74,16 @@ def test_copies_what_the_constructor_needs_and_nothing_else(tmp_path):
 
         WIDTH = 3
         UNUSED = 7
+        NEVER = 11
 
         def width(n):
             return n * WIDTH
 
         def unrelated():
             return UNUSED
+
+        def never_read():
+            return NEVER
 
         class Block(nn.Module):
             def __init__(self, n):
@@ -97,9 +102,11 @@ def test_copies_what_the_constructor_needs_and_nothing_else(tmp_path):
                 return self.block(x) + unrelated()
         """ + TAIL))
     text = "\n".join(ctor.definitions)
-    for needed in ("import math", "import torch.nn.functional as F", "WIDTH = 3", "def width", "class Block"):
+    for needed in ("import math", "import torch.nn.functional as F", "WIDTH = 3", "def width", "class Block",
+                   "UNUSED = 7", "def unrelated"):   # the last two: read by forward only
         assert needed in text
-    for not_needed in ("UNUSED", "def unrelated", "get_inputs", "get_init_inputs", "class Model", "n = 32",
+    assert ctor.reference_forward.startswith("def _reference_forward(self, x):")
+    for not_needed in ("NEVER", "def never_read", "get_inputs", "get_init_inputs", "class Model", "n = 32",
                        "import torch\n", "unused_alias"):
         assert not_needed not in text
 

@@ -6,12 +6,13 @@ Problem hash HASH, dtype as written.
 Kernels:
   k0: matmul [mm0] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'tf32x3'}
 
-Usage (forward only):
+Usage:
     ref = Model(*get_init_inputs())                  # the reference (matmul_transposed_a.py)
     new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names
     new.load_state_dict(ref.state_dict())
     with torch.no_grad():
-        out = new(*inputs)
+        out = new(*inputs)                          # the kernels alone, no autograd graph
+    new(*inputs).sum().backward()                   # training: gradients as Model's (below)
 
 Supports (checked by forward() before any launch):
     a: torch.float32, shape (any, any)
@@ -19,7 +20,9 @@ Supports (checked by forward() before any launch):
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
     k0_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
-Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its outputs as constants)."""
+Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
+
+Gradients: when grad mode is on and an input, parameter or buffer requires grad, forward() runs through _ReferenceBackward (a torch.autograd.Function): the kernels compute the outputs, and backward recomputes Model's own forward (ModelNew._reference_forward, copied from the reference) with PyTorch autograd from the saved inputs, parameters and buffers, and returns its gradients. That costs the inputs kept until backward and one reference forward and backward there. A tensor changed in place between forward and backward raises (autograd's saved-tensor check), so does a second-order gradient (backward is once_differentiable). No recomputation can differ from the kernels' forward: a forward that draws random numbers (dropout in training mode) is never generated, and one that reads the training flag runs only in the mode it was generated for. Under torch.no_grad, or with nothing requiring grad, forward() builds no graph."""
 
 import torch
 import torch.nn as nn
@@ -103,11 +106,59 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, B
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
+
+class _Reference(nn.Module):
+    """Model's forward (ModelNew._reference_forward) as a module's forward, for torch.func.functional_call."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args):
+        return self.module._reference_forward(*args)
+
+
+class _ReferenceBackward(torch.autograd.Function):
+    """ModelNew's outputs with gradients: forward by the kernels, backward by Model's forward recomputed with
+    PyTorch autograd from the saved tensors (module docstring of kerntailor's codegen/grads.py)."""
+
+    @staticmethod
+    def forward(ctx, module, args, positions, names, *tensors):
+        # tensors: forward()'s tensor arguments (at `positions` of args), then the module's tensors (`names`)
+        ctx.module, ctx.args, ctx.positions, ctx.names = module, args, positions, names
+        ctx.save_for_backward(*tensors)
+        return module(*args)   # grad mode is off here: ModelNew.forward launches the kernels
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *grads):
+        needs = ctx.needs_input_grad[4:]
+        leaves = [t.detach().requires_grad_(need) for t, need in zip(ctx.saved_tensors, needs)]
+        args = list(ctx.args)
+        with torch.enable_grad():   # once_differentiable runs backward under no_grad
+            for position, leaf in zip(ctx.positions, leaves):
+                args[position] = leaf.clone()   # the reference may update an input in place
+            state = {name: leaf if leaf.requires_grad else leaf.clone()   # nor may it update a buffer
+                     for name, leaf in zip(ctx.names, leaves[len(ctx.positions):])}
+            outs = torch.func.functional_call(_Reference(ctx.module), state, tuple(args))
+        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
+        wanted = [leaf for leaf in leaves if leaf.requires_grad]
+        got = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True) \
+            if pairs and wanted else [None] * len(wanted)
+        got = iter(got)
+        return (None, None, None, None) + tuple(next(got) if leaf.requires_grad else None for leaf in leaves)
+
+
 class ModelNew(nn.Module):
     """matmul_transposed_a: forward() runs the Triton kernels above; the constructor is Model's own."""
 
     def __init__(self):
         super().__init__()
+
+    # Model's own forward, for backward only (see _ReferenceBackward); forward() never calls it
+    def _reference_forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a.T, b)
 
     def forward(self, a, b):
         if not isinstance(a, torch.Tensor):
@@ -122,6 +173,9 @@ class ModelNew(nn.Module):
             raise ValueError(f"b is {b.dtype} of shape {tuple(b.shape)}: this kernel was generated for torch.float32 of rank 2 (its loads, stores and outputs are typed; cast it, or generate a kernel for that dtype or rank)")
         if b.device != a.device:
             raise RuntimeError(f"b is on {b.device}, the kernels run on {a.device} (a's device): move the module and every input to one device")
+        # gradients: the kernels' outputs, differentiated by Model's forward recomputed in backward
+        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            return _ReferenceBackward.apply(self, (a, b), (0, 1), (), a, b)
         d0 = a.shape[0]
         d1 = a.shape[1]
         d2 = b.shape[1]

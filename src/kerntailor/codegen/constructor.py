@@ -9,7 +9,11 @@ rewritten but copied: the body of `Model` except `forward` (with the name `Model
 top-level import, constant, function and class of the file it needs, found by the names it reads, transitively,
 in file order. `get_inputs`, `get_init_inputs` and `Model` itself are never copied.
 
-`forward` is generated; it reads parameters and buffers by their state_dict names, spelled as Python attribute
+Model's `forward` is carried too, renamed `_reference_forward` (and every top-level name it reads copied as
+above): kernel.py's backward recomputes it with PyTorch autograd (codegen/grads.py); ModelNew's own forward
+never calls it (the referee's static and observed-operator checks refuse a forward that does).
+
+ModelNew's `forward` is generated; it reads parameters and buffers by their state_dict names, spelled as Python attribute
 access that works for every container (`self.network[0].weight`, `self.heads['q'].bias`).
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import keyword
+import re
 import symtable
 import textwrap
 from dataclasses import dataclass
@@ -39,6 +44,7 @@ class Constructor:
     bases: str                      # Model's base classes, as written
     body: str                       # Model's class body without forward, dedented, Model renamed ModelNew
     forward_args: tuple[str, ...]   # forward()'s parameter names after self
+    reference_forward: str          # Model's forward renamed `_reference_forward`, dedented, Model -> ModelNew
 
 
 class _RenameModel(ast.NodeTransformer):
@@ -145,13 +151,13 @@ def reference_constructor(problem: ProblemSpec) -> Constructor:
     model_scope = next(t for t in table.get_children() if t.get_name() == "Model" and t.get_lineno() == model.lineno)
     roots = _loads(list(model.bases) + list(model.keywords))
     roots |= {s.get_name() for s in model_scope.get_symbols() if s.is_referenced() and s.is_global()}
-    for scope in model_scope.get_children():
-        if not (scope.get_name() == "forward" and scope.get_lineno() == forward.lineno):
-            roots |= _global_reads(scope)
+    for scope in model_scope.get_children():   # forward's reads included: _reference_forward needs them
+        roots |= _global_reads(scope)
     definitions = _needed(tree, table, roots)
     texts = tuple(_text(source, stmt) for stmt in definitions)
     bases = ", ".join(ast.unparse(b) for b in list(model.bases) + list(model.keywords)) or "nn.Module"
-    return Constructor(texts, bases, body, names)
+    reference = re.sub(r"\bdef forward\b", "def _reference_forward", _text(source, forward), count=1)
+    return Constructor(texts, bases, body, names, reference)
 
 
 def attribute_text(model: torch.nn.Module, target: str) -> str:

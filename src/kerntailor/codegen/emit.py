@@ -2,8 +2,9 @@
 
 `ModelNew` is built by the reference `Model`'s own constructor, copied with what it needs (constructor.py: the
 signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward`
-reads input sizes, allocates outputs and launches the kernels, each as its Launch says. The module imports only
-torch and triton.
+reads input sizes, allocates outputs and launches the kernels, each as its Launch says; where a gradient is needed
+it runs them through an autograd.Function whose backward recomputes Model's forward (grads.py). The module imports
+only torch and triton.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
+from kerntailor.codegen.grads import FUNCTION_TEXT, grad_branch
 from kerntailor.codegen.guards import (
     int32_check_before_launch,
     int32_checks,
@@ -93,6 +95,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         if position not in tensor_args:
             raise CodegenUnsupported(f"graph input {inp.name} ({inp.target}) is not a tensor argument of forward()")
         var[inp.name] = tensor_args[position]
+    tensor_positions = {name: position for position, name in tensor_args.items()}
     labels = _labels(problem, gen, var)
     usage = usage_text(problem.path.name, gen, kernels, labels, host_names)
     lines = [f'"""{header}\n\n{usage}"""', "", "import torch", "import torch.nn as nn", "import triton",
@@ -104,13 +107,20 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
     lines += _module_level(kernels) + [""] + interpreted_line(kernels)
+    lines += ["", ""] + FUNCTION_TEXT.splitlines() + [""]
     lines += ["", f"class ModelNew({ctor.bases}):",
               f'    """{problem.name}: forward() runs the Triton kernels above; '
               "the constructor is Model's own.\"\"\"", ""]
     lines += textwrap.indent(ctor.body, "    ").splitlines()
+    lines += ["", "    # Model's own forward, for backward only (see _ReferenceBackward); forward() never calls it"]
+    lines += textwrap.indent(ctor.reference_forward, "    ").splitlines()
     lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+    positions = [tensor_positions[var[i.name]] for i in gen.graph.inputs if i.kind == "input"]
+    module_tensors = [i.name for i in gen.graph.inputs if i.kind != "input"]
+    grads = grad_branch(gen, {i.name: i.name for i in gen.graph.inputs if i.kind != "input"}, ctor.forward_args,
+                        sorted(set(positions)), module_tensors)
     body = _mode_check(gen.graph.training) + list(arg_checks) + _forward_sizes(problem, gen, kernels, host_names,
-                                                                               var, labels, buffers)
+                                                                               var, labels, buffers, grads)
     user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
     device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
     for k, size in zip(kernels, sizes):
@@ -152,11 +162,12 @@ def _labels(problem: ProblemSpec, gen: Generalized, var: dict[str, str]) -> dict
 
 
 def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel],
-                   host_names: dict[Dim, str], var: dict, labels: dict[str, str], buffers: dict[str, tuple]) \
-        -> list[str]:
+                   host_names: dict[Dim, str], var: dict, labels: dict[str, str], buffers: dict[str, tuple],
+                   grads: list[str]) -> list[str]:
     """forward()'s first lines: the inputs' and parameters' checks (guards.py), the problem's dims, the sizes
     families derive on the host (a pool's output sizes), the checks of every size the kernels assume and of the
-    ranges their schedules support, then contiguous inputs and parameters (`var` gains their names)."""
+    ranges their schedules support, then contiguous inputs and parameters (`var` gains their names). `grads` (the
+    gradient branch, grads.py) comes right after the tensors' checks: a wrong tensor is named before anything."""
     graph, body = gen.graph, []
     for inp in graph.inputs:
         if inp.kind in ("parameter", "buffer", "constant"):
@@ -165,6 +176,7 @@ def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[Generat
         elif inp.kind != "input":
             raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
     body += tensor_checks(gen, var, labels, any(k.source for k in kernels))
+    body += grads
     for dim in gen.dims:
         if not dim.node:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")

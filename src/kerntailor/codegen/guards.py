@@ -182,12 +182,13 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
 
     graph = gen.graph
     origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
-    lines = ["Usage (forward only):",
+    lines = ["Usage:",
              f"    ref = Model(*get_init_inputs())                  # the reference ({problem_file})",
              "    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names",
              "    new.load_state_dict(ref.state_dict())",
              "    with torch.no_grad():",
-             "        out = new(*inputs)",
+             "        out = new(*inputs)                          # the kernels alone, no autograd graph",
+             "    new(*inputs).sum().backward()                   # training: gradients as Model's (below)",
              "", "Supports (checked by forward() before any launch):"]
     for i, inp in enumerate(graph.inputs):
         dims = []
@@ -207,7 +208,15 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
     if narrow:
         lines.append(f"    {', '.join(narrow)}: tensors of fewer than 2^31 - 1 elements (int32 offsets)")
     lines += ["", "Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row "
-              "or tensor too large), RuntimeError for a device; TypeError for a non-tensor. Gradients: none; the "
-              "outputs carry no grad_fn, so do not backpropagate through this module (autograd would treat its "
-              "outputs as constants)."]
+              "or tensor too large), RuntimeError for a device; TypeError for a non-tensor.", "",
+              "Gradients: when grad mode is on and an input, parameter or buffer requires grad, forward() runs "
+              "through _ReferenceBackward (a torch.autograd.Function): the kernels compute the outputs, and "
+              "backward recomputes Model's own forward (ModelNew._reference_forward, copied from the reference) "
+              "with PyTorch autograd from the saved inputs, parameters and buffers, and returns its gradients. "
+              "That costs the inputs kept until backward and one reference forward and backward there. A tensor "
+              "changed in place between forward and backward raises (autograd's saved-tensor check), so does a "
+              "second-order gradient (backward is once_differentiable). No recomputation can differ from the "
+              "kernels' forward: a forward that draws random numbers (dropout in training mode) is never "
+              "generated, and one that reads the training flag runs only in the mode it was generated for. "
+              "Under torch.no_grad, or with nothing requiring grad, forward() builds no graph."]
     return "\n".join(lines)

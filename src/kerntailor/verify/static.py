@@ -2,7 +2,11 @@
 
 Read from the candidate's AST, never by running it. The forward path is `ModelNew.forward` and every function,
 method and class of the candidate file it reaches by name, except `__init__` (which may build nn layers to hold
-the parameters, so that the reference's state_dict loads) and the `@triton.jit` kernels themselves.
+the parameters, so that the reference's state_dict loads), the `@triton.jit` kernels themselves, and the
+`backward` of a torch.autograd.Function class of the file (autograd runs it in backward, not forward: a generated
+module's backward recomputes the reference forward on purpose, codegen/grads.py) unless the path names
+`Class.backward` itself. A forward that runs the reference by a path this check cannot see is still caught by
+the observed-operator check (observe.py): the referee runs forward under no_grad, where no backward runs.
 
 On that path the rule is deny-by-default for PyTorch: a call into `torch.*` (F.*, torch.linalg.*, aten ops,
 torch.compile, ...) is a finding unless it only allocates, views or describes tensors (PLUMBING below); so is a
@@ -163,11 +167,15 @@ class _Module:
         self.functions: dict[str, ast.FunctionDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.kernels: dict[str, ast.FunctionDef] = {}
+        self.autograd: set[str] = set()   # classes deriving from torch.autograd.Function
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 (self.kernels if _is_kernel(node, imports) else self.functions)[node.name] = node
             elif isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
+                if any(imports.dotted(b) in ("torch.autograd.Function", "torch.autograd.function.Function")
+                       for b in node.bases):
+                    self.autograd.add(node.name)
 
     def methods(self, cls: str) -> dict[str, ast.FunctionDef]:
         node = self.classes.get(cls)
@@ -251,8 +259,12 @@ class _PathChecker:
                     yield self.module.functions[node.id], None
                 elif node.id in self.module.classes:
                     for name, m in self.module.methods(node.id).items():
-                        if name != "__init__":
+                        if name != "__init__" and not (name == "backward" and node.id in self.module.autograd):
                             yield m, node.id
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    node.value.id in self.module.autograd and node.attr == "backward" and \
+                    "backward" in self.module.methods(node.value.id):   # the backward named on the path
+                yield self.module.methods(node.value.id)["backward"], node.value.id
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 if node.attr in owner_methods and node.attr != "__init__":
                     yield owner_methods[node.attr], owner

@@ -1,0 +1,19 @@
+"""Float64 softmax over the last axis, for gradcheck."""
+import torch
+import torch.nn as nn
+
+rows = 5
+cols = 12
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols, dtype=torch.float64)]
+
+
+def get_init_inputs():
+    return []

@@ -13,8 +13,8 @@ Model's `forward` is carried too, renamed `_reference_forward` (and every top-le
 above): kernel.py's backward recomputes it with PyTorch autograd (codegen/grads.py); ModelNew's own forward
 never calls it (the referee's static and observed-operator checks refuse a forward that does).
 
-ModelNew's `forward` is generated; it reads parameters and buffers by their state_dict names, spelled as Python attribute
-access that works for every container (`self.network[0].weight`, `self.heads['q'].bias`).
+ModelNew's `forward` is generated; it reads parameters and buffers by their state_dict names, spelled as Python
+attribute access that works for every container (`self.network[0].weight`, `self.heads['q'].bias`).
 """
 
 from __future__ import annotations

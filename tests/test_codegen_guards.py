@@ -107,7 +107,7 @@ def test_the_header_says_how_to_use_the_module_and_what_it_supports():
     assert "    self.ln.weight: torch.float32, shape (x.shape[1],)" in header
     assert "k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements" in header
     assert "k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)" in header
-    assert "Gradients: none" in header
+    assert "Gradients: when grad mode is on" in header and "Gradients: none" not in header
 
 
 def test_checks_come_before_contiguous_copies_and_allocations():

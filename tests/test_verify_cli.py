@@ -26,7 +26,9 @@ def test_pass_exits_0_and_json_is_the_verdict():
     assert r.exit_code == 0, r.output
     v = json.loads(r.output)
     assert v["passed"] is True and v["check"] is None and v["mode"] == "cpu interpreter"
-    assert [c["variant"] for c in v["cases"]] == ["odd"] * 3
+    # three regular draws, then the special-values draw (NaN, Inf, signed zeros) on the smallest variant judged
+    assert [c["variant"] for c in v["cases"]] == ["odd"] * 4
+    assert [c["draw"] for c in v["cases"]][-1] == "special"
     assert "accuracy" in v["checks"] and "unwritten" in v["checks"]
 
 

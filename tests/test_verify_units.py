@@ -204,6 +204,22 @@ def test_special_draw_places_every_kind_in_a_small_fraction_seeded():
     assert finite and all(6.1e-5 <= v * v < 65504 for v in finite)   # fp16 too
 
 
+def test_special_draw_puts_every_kind_in_a_small_tensor_and_as_many_as_fit_in_a_tiny_one():
+    # 5 x 37 (relu_small's odd variant): at the 1/64 rate alone, P(no NaN) = 0.72 (a NaN-dropping ReLU passed
+    # the special draw on the H200 that way, 2026-12-02)
+    from kerntailor.verify.draws import _redraw
+    values = torch.tensor(special_values(torch.float32, "real"), dtype=torch.float32)
+    for seed in range(20):
+        y = _redraw(torch.randn(5, 37), SPECIAL, torch.Generator().manual_seed(seed))
+        assert bool(torch.isnan(y).any()) and bool(torch.isposinf(y).any()) and bool(torch.isneginf(y).any())
+        for v in values[3:]:
+            hits = (y == v) & (torch.signbit(y) == torch.signbit(v))
+            assert bool(hits.any()), (seed, float(v))
+    tiny = _redraw(torch.randn(4), SPECIAL, torch.Generator().manual_seed(0))
+    assert int((torch.isnan(tiny) | torch.isinf(tiny)).sum()) == 3 and int((tiny == 0).sum()) == 1   # the first 4 kinds
+    assert bool(torch.isnan(tiny).any()) and bool(torch.isposinf(tiny).any()) and bool(torch.isneginf(tiny).any())
+
+
 def test_special_reference_takes_pytorchs_nan_and_inf_and_float64_elsewhere():
     ref64 = torch.tensor([1.0, 2.0, 1e60, 3.0, float("nan")], dtype=torch.float64)
     native = torch.tensor([1.0, float("nan"), float("inf"), 3.0001, 5.0])   # fp32 overflow, a NaN PyTorch gives

@@ -19,19 +19,22 @@ def _softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexp
     offs = tl.arange(0, BLOCK)
     m = tl.full([BLOCK], float("-inf"), tl.float32)   # running max per lane
     s = tl.zeros([BLOCK], tl.float32)                 # running sum of exp(x - m) per lane
+    nan = tl.zeros([BLOCK], tl.int32)                 # a NaN seen per lane: torch's softmax row is then NaN
     for start in range(0, n_cols, BLOCK):
         cols = start + offs
         x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        nan = nan | (x != x).to(tl.int32)
         m_new = tl.maximum(m, x)
         live = m_new > float("-inf")
         s = tl.where(live, s * tl.exp(m - m_new) + tl.exp(x - m_new), 0.0)
         m = m_new
     m_row = tl.max(m, axis=0)
     s_row = tl.sum(tl.where(m > float("-inf"), s * tl.exp(m - m_row), 0.0), axis=0)
+    row_nan = tl.max(nan, axis=0) > 0
     for start in range(0, n_cols, BLOCK):
         cols = start + offs
         x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-        y = tl.exp(x - m_row) / s_row
+        y = tl.where(row_nan, float("nan"), tl.exp(x - m_row) / s_row)
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
 
 

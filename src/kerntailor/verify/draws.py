@@ -16,7 +16,8 @@ A floating tensor that is constant or integer-valued (masks, one-hot targets, la
 structure, not data: it keeps the problem's own (seeded) values.
 
 The "special" draw (SPECIAL; the judge runs it once, on the smallest variant: see judge.py) is the normal draw
-with 1 in 64 elements replaced by an IEEE special value, each kind equally likely, within the tensor's domain:
+with 1 in 64 elements replaced by an IEEE special value, each kind equally likely, within the tensor's domain,
+and each kind at least once per tensor (at seeded places, as many kinds as the tensor has elements):
 
 | domain   | special values                                                                |
 |----------|-------------------------------------------------------------------------------|
@@ -106,6 +107,15 @@ def _with_specials(t: torch.Tensor, domain: str, gen: torch.Generator) -> torch.
     values = torch.tensor(special_values(t.dtype, domain), dtype=torch.float64, device=t.device)
     pick = torch.rand(t.shape, generator=gen, device=t.device) < SPECIAL_RATE
     kind = torch.randint(0, values.numel(), t.shape, generator=gen, device=t.device)
+    # every kind at least once, at seeded places (as many as fit): at the rate alone a small tensor often
+    # holds no NaN at all (185 elements, 9 kinds: P(no NaN) = 0.72), and a NaN-dropping kernel passes
+    n = t.numel()
+    if n:
+        at = torch.randperm(n, generator=gen, device=t.device)[:values.numel()]
+        pick, kind = pick.reshape(-1).clone(), kind.reshape(-1).clone()
+        pick[at] = True
+        kind[at] = torch.arange(at.numel(), device=t.device)
+        pick, kind = pick.reshape(t.shape), kind.reshape(t.shape)
     out = t.to(torch.float64)
     out = torch.where(pick, values[kind], out)
     return out.to(t.dtype)

@@ -230,10 +230,12 @@ def test_token_budget_stops_the_loop_and_caps_each_reply(llm, tmp_path):
 
 
 def test_seconds_budget_stops_the_loop(llm, tmp_path):
+    # the budget is the invocation's wall clock: loading the problem counts too (over 1 s on a loaded 2-core
+    # machine, where no request was then made), so only the bound on requests is asserted
     fake = llm([{"text": "thinking...", "delay_s": 0.6}] * 20)
     t0 = time.monotonic()
     result = run_proposer(RELU, settings(tmp_path, attempts=20, turns=1, max_seconds=1.0))
-    assert 1 <= len(fake.requests) <= 3 and result.stopped == "budget: 1 s spent"
+    assert len(fake.requests) <= 3 and result.stopped == "budget: 1 s spent"
     assert time.monotonic() - t0 < 15
 
 

@@ -1,7 +1,7 @@
 """The referee's special-values draw (NaN, ±Inf, ±0, huge, tiny: verify/draws.py) over a suite, on the CPU.
 
     python benchmarks/ieee_sweep.py problems/ ../shared/kernelbench/level1/19_ReLU.py ... \
-        --out benchmarks/data/ieee_special_draw_cpu_DATE [--limit 240]
+        --out benchmarks/data/ieee_special_draw_cpu_DATE [--limit 240] [--jobs N]
 
 Per problem file, in a child process killed at --limit seconds: capture, plan and each group's default schedule
 as `generate` takes them (a group codegen refuses is planned as a library call, as generate does), kernel.py
@@ -21,6 +21,7 @@ Writes OUT.json (rows, command, machine, toolchain, date) and OUT.md (a table).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--out")
     parser.add_argument("--limit", type=float, default=240.0)
+    parser.add_argument("--jobs", type=int, default=1, help="problems judged at once (one child process each)")
+    parser.add_argument("--machine", default=None, help="the machine's description in the data file")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -102,9 +105,14 @@ def main(argv: list[str] | None = None) -> None:
             row = {"status": "error", "reason": f"{type(e).__name__}: {e}"[:400]}
         print("ROW " + json.dumps(row))
         return
-    rows = []
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
-    for path in problem_files(args.paths):
+    paths = problem_files(args.paths)
+    src = str(ROOT / "src")
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p))
+    if args.jobs > 1:   # one core a child
+        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+    def one(path: Path) -> dict:
         started = time.monotonic()
         try:
             proc = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True,
@@ -113,12 +121,15 @@ def main(argv: list[str] | None = None) -> None:
             row = json.loads(line[4:]) if line else {"status": "error", "reason": proc.stderr.strip()[-300:]}
         except subprocess.TimeoutExpired:
             row = {"status": "timeout", "reason": f"over {args.limit:g} s"}
-        row = {"problem": str(path), **row,
-               "wall_s": round(time.monotonic() - started, 1)}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-        if args.out:
-            write(args, rows)
+        return {"problem": str(path), **row, "wall_s": round(time.monotonic() - started, 1)}
+
+    done: dict[Path, dict] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for row in pool.map(one, paths):   # in the paths' order, as each finishes
+            print(json.dumps(row), flush=True)
+            done[Path(row["problem"])] = row
+            if args.out:
+                write(args, [done[p] for p in paths if p in done])
 
 
 def write(args, rows: list[dict]) -> None:
@@ -126,8 +137,10 @@ def write(args, rows: list[dict]) -> None:
     import triton
 
     doc = {"command": "python benchmarks/ieee_sweep.py " + " ".join(sys.argv[1:]),
-           "date": datetime.date.today().isoformat(), "machine": f"CPU only ({platform.machine()}), Triton "
-           "interpreter, 2 shared cores", "torch": torch.__version__, "triton": triton.__version__, "rows": rows}
+           "date": datetime.date.today().isoformat(),
+           "machine": args.machine or f"CPU ({platform.machine()}, {os.cpu_count()} cores), Triton interpreter, "
+           f"{args.jobs} job(s)", "torch": torch.__version__, "triton": triton.__version__,
+           "numpy": __import__("numpy").__version__, "rows": rows}
     Path(args.out + ".json").write_text(json.dumps(doc, indent=1) + "\n")
     counts: dict[str, int] = {}
     for r in rows:

@@ -403,3 +403,16 @@ def test_aligned_rows_pass_the_referee(tmp_path):
     """The same kernel at every variant (row lengths 3,060, 1,028 and the odd 1,031: ALIGN 4, 4 and 1)."""
     path = FUSED / "tiny_channel_bias_rows.py"
     verify(path, make_module(path), tmp_path)
+
+
+def test_a_row_coordinate_dividing_by_the_row_length_follows_its_definition():
+    """Causal attention written out (problems/level3/causal_attention_masked.py): the softmax rows' mask row
+    coordinate is `xindex % rlen` (the key length equals the query length); it must come after `rlen = ...`
+    (it came before, and every draw raised UnboundLocalError in the interpreter: the ieee sweep of 2026-12-02)."""
+    source = make_module(ROOT / "problems/level3/causal_attention_masked.py").source
+    for body in source.split("@triton.jit")[1:]:
+        lines = body.splitlines()
+        defined = next((i for i, ln in enumerate(lines) if ln.strip().startswith("rlen = ")), None)
+        used = [i for i, ln in enumerate(lines) if "rlen" in ln and not ln.strip().startswith("rlen = ")]
+        if used:
+            assert defined is not None and defined < min(used), "\n".join(lines[:12])

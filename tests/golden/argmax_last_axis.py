@@ -65,8 +65,8 @@ def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK
     """reduction over (d0 x d1), reducing axes [1]: argmax0."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
-    i0 = xindex
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
     acc_argmax0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
     idx_argmax0 = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)
     for roffset in range(0, rlen, RBLOCK):

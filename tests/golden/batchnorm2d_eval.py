@@ -56,8 +56,8 @@ def k1_pointwise_kernel(x_ptr, b_bn_running_mean_ptr, pw1_ptr, p_bn_weight_ptr, 
     nchunks = tl.cdiv(s1, RBLOCK)
     xindex = (tl.program_id(0) // nchunks + tl.arange(0, XBLOCK))[:, None]  # the row, (1, 1)
     xmask = xindex < s0
-    i1 = xindex % s2
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i1 = xindex % s2
     rindex = (tl.program_id(0) % nchunks) * RBLOCK + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < rlen
     ld0 = tl.load(x_ptr + (xindex * rlen + rindex), mask=xmask & rmask, other=0)

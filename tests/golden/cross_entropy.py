@@ -73,8 +73,8 @@ def k0_reduction_kernel(targets_ptr, logits_ptr, pw8_ptr, s0, s1, XBLOCK: tl.con
     """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2, pw3, pw4, pw5, gather0, pw6, pw7, pw8."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
-    i0 = xindex
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
     ld0 = tl.load(targets_ptr + (i0 * 1), mask=xmask, other=0)
     v_pw4 = (ld0 != -100)  # ne, bool[d0]
     v_pw5 = tl.where(v_pw4, ld0, 0)  # where, i64[d0]

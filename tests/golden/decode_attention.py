@@ -112,8 +112,8 @@ def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBL
     """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
-    i0 = xindex
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < rlen
     ld0 = tl.load(bmm0_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)

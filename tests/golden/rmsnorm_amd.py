@@ -39,8 +39,8 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
     """reduction over (d0 x d1), reducing axes [1]: pw0, sum0, pw1, pw2, pw3, pw4, pw5."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
-    i0 = xindex
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
     acc_sum0 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
     for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)

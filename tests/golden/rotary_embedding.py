@@ -41,8 +41,8 @@ def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4
     """pointwise over (d0 x d1 x d2 x d3): pw0, cat0, pw1, pw2, pw3. Tiles: rows x the last axis."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
     xmask = xindex < s0
-    i1 = xindex % s4
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i1 = xindex % s4
     rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
     rmask = rindex < rlen
     i2 = rindex

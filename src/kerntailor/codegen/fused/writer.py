@@ -322,8 +322,8 @@ class FusedWriter(KernelWriter):
         else:
             self.out(f"xindex = ({pid} * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
         self.out(f"xmask = xindex < {xnumel}")
+        self.align_rows()   # first: a row coordinate may divide by a size equal to the row length (read as rlen)
         self.layout.coords_block(list(self.space.outer), "xindex")
-        self.align_rows()
         if not self.tiled:
             write_reduction(self, rblock)
         else:   # [rows, last axis] tiles: the row in one block (persistent), or one chunk of it

@@ -45,7 +45,7 @@ from kerntailor.codegen.gemm import check_precision
 from kerntailor.codegen.helpers import dot_helper, math_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, is_whole, product, quotient, same
+from kerntailor.codegen.sizes import const, product, same
 from kerntailor.ir.nodes import Attention
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.units import next_power_of_two
@@ -256,22 +256,22 @@ class _AttentionWriter(AnchorWriter):
             self.unravel(list(range(nl)), lead, "bh")
 
     def _kv_coords(self, which: str, view, shape: list[SizeExpr], lead: list[SizeExpr], nl: int) -> dict[int, str]:
-        """The coordinates k or v is read at along each leading axis: the output's, or i // group where the
-        operand has fewer heads (GQA: group = Hq / Hkv, a whole number in every variant)."""
+        """The coordinates k or v is read at along each leading axis: the output's, or, where the operand has
+        fewer heads (GQA: Hkv dividing Hq, checked by capture), i · Hkv // Hq, which is i // (Hq / Hkv) without
+        a quotient of sizes."""
         coords = {}
         for a in range(nl):
             if same(shape[a], lead[a]) or (shape[a].is_constant and lead[a].is_constant
                                            and shape[a].evaluate({}) == lead[a].evaluate({})):
                 coords[a] = f"i{a}"
-                continue
-            if view.shape[a] == 1 and shape[a].is_constant:
+            elif view.shape[a] == 1 and shape[a].is_constant:
                 coords[a] = "0"
-                continue
-            group = quotient(lead[a], shape[a])
-            if group is None or not _whole(group):
-                raise CodegenUnsupported(f"{self.anchor.name}: {which} has {view.shape[a]} heads along axis {a}, "
-                                         f"not a divisor of the output's {self.anchor.out.shape[a]} in every variant")
-            coords[a] = f"(i{a} // {self._paren(self.sizes.text(group))})"
+            elif a == nl - 1:
+                coords[a] = (f"(i{a} * {self._paren(self.sizes.text(shape[a]))} // "
+                             f"{self._paren(self.sizes.text(lead[a]))})")
+            else:
+                raise CodegenUnsupported(f"{self.anchor.name}: {which} has {view.shape[a]} along axis {a}, the "
+                                         f"output {self.anchor.out.shape[a]}")
         return coords
 
     @staticmethod
@@ -407,10 +407,6 @@ _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}
 
 def _masked(terms: list[str]) -> str:
     return f", mask={' & '.join(terms)}, other=0.0" if terms else ""
-
-
-def _whole(e: SizeExpr) -> bool:
-    return (e.is_constant and float(e.evaluate({})).is_integer() and e.evaluate({}) >= 1) or is_whole(e)
 
 
 def prod_expr(exprs: list[SizeExpr]) -> SizeExpr:

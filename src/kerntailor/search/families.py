@@ -391,7 +391,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     if _hopper(target):
         return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
                 {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
-                {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4}]
+                {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4}]
     if target.is_amd:
         amd = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
         return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4} | amd,

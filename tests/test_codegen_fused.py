@@ -218,12 +218,12 @@ def test_broadcast_operand_uses_row_tiles(tmp_path):
 
 # --- what codegen refuses ----------------------------------------------------------------------------------
 
-def test_attention_is_a_library_call_not_a_generated_kernel():
-    """Fused attention has no generator (matmul has: codegen/gemm/): the plan makes it a library group, a host
-    call of the exact ATen op inside kernel.py, and no Triton kernel is written for it."""
+def test_attention_is_a_generated_kernel_not_a_library_call():
+    """Fused attention has a generator now (codegen/attention.py; tests/test_codegen_attention.py): no library call
+    of SDPA in kernel.py."""
     module = make_module(FUSED / "tiny_sdpa.py")
-    assert "torch.ops.aten.scaled_dot_product_attention.default(" in module.source
-    assert "@triton.jit" not in module.source
+    assert "torch.ops.aten.scaled_dot_product_attention.default(" not in module.source
+    assert "@triton.jit" in module.source
 
 
 def test_an_integer_whole_tensor_sum_can_be_split():

@@ -14,6 +14,9 @@ One case per writer path, so that a change to codegen that moves any generated t
   the row tail (plain and persistent TMA); AMD compile options; two GEMM groups in launch order (SwiGLU).
 - scan: inclusive, reverse, exclusive, a scan along a middle axis; cumprod in bf16.
 - pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; a pointwise prologue computed on the padded window.
+- attention: SDPA in fp32 (ieee); causal in bf16 with the Hopper seed tiles (and the V scan before it); GQA from
+  repeat_interleave (k/v read at head i·Hkv // Hq); a boolean mask; an additive mask with an explicit scale; a
+  pointwise epilogue (`* 0.5 + q`).
 """
 
 from __future__ import annotations
@@ -107,6 +110,15 @@ CASES = {
     "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {}, "gfx942"),
     "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {}, "gfx942"),
     "avgpool2d_prologue_pad": (DATA / "pool_prologue" / "avgpool2d_pad.py", None, {}, "sm_90"),
+    # attention
+    "sdpa_attention": (L1 / "sdpa.py", None, {}, "gfx942"),
+    "causal_attention_sdpa_bf16_sm90": (L3 / "causal_attention_sdpa.py", "bf16",
+                                        {"attention": {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
+                                                       "num_stages": 3}}, "sm_90"),
+    "gqa_causal_attention": (L3 / "gqa_causal_attention.py", None, {}, "gfx942"),
+    "sdpa_bool_mask": (DATA / "attention" / "sdpa_bool_mask.py", None, {}, "gfx942"),
+    "sdpa_additive_mask": (DATA / "attention" / "sdpa_additive_mask.py", None, {}, "gfx942"),
+    "sdpa_tail_epilogue": (DATA / "mixed" / "sdpa_tail.py", None, {}, "gfx942"),
     # mixed: the library's convolution, a tiled pointwise tail with a one-element parameter, a pool
     "mixed_conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
 }

@@ -54,7 +54,7 @@ def test_the_planners_generated_anchors_are_codegens_families():
     """plan/coverage.py (read by the planner, which may not import codegen) says which anchors have a generator:
     exactly the anchor families codegen's table has."""
     assert GENERATED_ANCHORS == set(FAMILIES) & set(ANCHORS)
-    assert "library" in FAMILIES and not {"conv", "attention", "recurrent"} & set(FAMILIES)
+    assert "library" in FAMILIES and not {"conv", "recurrent"} & set(FAMILIES) and "attention" in FAMILIES
 
 
 def test_a_library_group_is_host_lines_calling_its_aten_op():
@@ -132,8 +132,6 @@ def _generate(name: str, tmp_path: Path):
     ("conv_pool_softmax", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
     ("conv_transpose_tanh", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
     ("conv_scale_pool", "conv", "torch.ops.aten.convolution.default", {"aten.convolution.default"}),
-    ("sdpa_tail", "attention", "torch.ops.aten.scaled_dot_product_attention.default",
-     {"aten._scaled_dot_product_flash_attention_for_cpu.default"}),
     ("lstm_tail", "recurrent", "torch.ops.aten.lstm.input", None),
 ])
 def test_a_mixed_module_is_generated_and_passes_the_referee(name, anchor, call, ops, tmp_path, no_local_gpu):
@@ -143,12 +141,7 @@ def test_a_mixed_module_is_generated_and_passes_the_referee(name, anchor, call, 
     (lib,) = report["library_groups"]
     assert lib["call"] == call and lib["reason"] == f"{anchor}: no generator"
     assert 0 < report["generated_share"] < 1 and report["generated_groups"] == report["groups"] - 1
-    if ops is not None and anchor == "attention" and torch.cuda.is_available():
-        # on a GPU the referee's device picks one fused SDPA kernel (the H200, fp32: memory-efficient attention)
-        assert len(report["library_ops"]) == 1 and report["library_ops"][0] in {
-            "aten._scaled_dot_product_flash_attention.default", "aten._scaled_dot_product_efficient_attention.default",
-            "aten._scaled_dot_product_cudnn_attention.default"}, report["library_ops"]
-    elif ops is not None:   # what one call runs on this CPU (lstm: oneDNN layers and their glue, library_ops.py)
+    if ops is not None:   # what one call runs on this CPU (lstm: oneDNN layers and their glue, library_ops.py)
         assert set(report["library_ops"]) == ops
     else:
         assert report["library_ops"]

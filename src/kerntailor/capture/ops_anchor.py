@@ -8,8 +8,8 @@ import torch
 
 from kerntailor.capture.lower import Lowering, Unsupported, lowers, unusable
 from kerntailor.capture.ops_pointwise import apply
-from kerntailor.ir.expr import CAST, Op
-from kerntailor.ir.nodes import Attention, Conv, Matmul, Pool, Recurrent
+from kerntailor.ir.expr import CAST, Load, Op
+from kerntailor.ir.nodes import Attention, Conv, Matmul, Pointwise, Pool, Recurrent
 from kerntailor.ir.types import TensorType, View
 
 aten = torch.ops.aten
@@ -66,14 +66,42 @@ def _convolution(ctx: Lowering, x: View, w: View, bias, stride, padding, dilatio
 @lowers(aten.scaled_dot_product_attention.default)
 def _sdpa(ctx: Lowering, q: View, k: View, v: View, attn_mask=None, dropout_p: float = 0.0,
           is_causal: bool = False, scale=None, enable_gqa: bool = False):
+    """softmax(q kᵀ · scale + mask) v. Grouped-query attention (enable_gqa: k and v with fewer heads, each shared
+    by Hq / Hkv query heads) keeps k and v at their own head count; so does the usual way of writing it without
+    enable_gqa, `k.repeat_interleave(Hq // Hkv, dim=-3)` (a broadcast copy, `_shared_heads`): the attention reads
+    the un-repeated k and v, and the copies die."""
     if dropout_p:
         raise Unsupported("attention dropout")
-    if enable_gqa or q.shape[:-2] != k.shape[:-2]:
-        raise Unsupported("grouped-query attention")
+    k, v = _shared_heads(ctx, k), _shared_heads(ctx, v)
+    if len(q.shape) < 3 or len(k.shape) != len(q.shape) or len(v.shape) != len(q.shape):
+        raise Unsupported(f"attention over operands of ranks {len(q.shape)}, {len(k.shape)}, {len(v.shape)}")
+    if q.shape[:-3] != k.shape[:-3] or k.shape[:-2] != v.shape[:-2] or q.shape[-3] % k.shape[-3]:
+        raise Unsupported(f"attention of q {list(q.shape)} over k {list(k.shape)}, v {list(v.shape)}")
+    if q.shape[-3] != k.shape[-3] and attn_mask is not None:
+        raise Unsupported("grouped-query attention with a mask")
     scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
     operands = (q, k, v) + ((attn_mask.expand(q.shape[:-1] + (k.shape[-2],)),) if attn_mask is not None else ())
     return ctx.emit(Attention(ctx.fresh("attn"), operands, ctx.out_type(), "scaled_dot_product_attention",
                               float(scale), bool(is_causal)))
+
+
+def _shared_heads(ctx: Lowering, view: View) -> View:
+    """`view` itself, or, where it reads a copy of a tensor repeated along a new axis after the heads (what
+    repeat_interleave lowers to: (..., H, G, S, D) with stride 0 along G, read back as (..., H·G, S, D)), a view of
+    that tensor with H heads: the attention shares each head between G query heads (GQA) without the copy."""
+    copy = next((n for n in ctx.nodes if n.name == view.base), None)
+    if not isinstance(copy, Pointwise) or len(copy.operands) != 1 or copy.expr != Load(0, copy.out.dtype):
+        return view
+    src = copy.operands[0]
+    shape = copy.out.shape
+    if len(shape) != len(view.shape) + 1 or not view.is_contiguous or ctx.dtype(src) != copy.out.dtype:
+        return view
+    heads, group = shape[-4], shape[-3]
+    if src.strides[-3] != 0 or view.shape[:-3] != shape[:-4] or view.shape[-3] != heads * group \
+            or view.shape[-2:] != shape[-2:]:
+        return view
+    keep = [a for a in range(len(shape)) if a != len(shape) - 3]
+    return View(src.base, tuple(shape[a] for a in keep), tuple(src.strides[a] for a in keep), src.offset)
 
 
 @lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default, aten.max_pool1d.default,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import fused, gemm, library, pool, scan
+from kerntailor.codegen import attention, fused, gemm, library, pool, scan
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
@@ -44,6 +44,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool,
            derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
            output_shape=pool.output_shape),
+    Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines,
            output_shape=library.output_shape),

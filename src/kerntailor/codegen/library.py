@@ -93,8 +93,10 @@ def library_call(node: Node) -> Call:
                                                  [Field("output_padding", i) for i in range(nd)], Field("groups")))
     if isinstance(node, Attention):
         mask = Operand(3) if len(node.operands) > 3 else None
+        gqa = (("enable_gqa", True),) if node.operands[0].shape[-3] != node.operands[1].shape[-3] else ()
         return Call("aten.scaled_dot_product_attention.default", (Operand(0), Operand(1), Operand(2)),
-                    (("attn_mask", mask), ("dropout_p", 0.0), ("is_causal", node.causal), ("scale", Field("scale"))))
+                    (("attn_mask", mask), ("dropout_p", 0.0), ("is_causal", node.causal), ("scale", Field("scale")))
+                    + gqa)
     if isinstance(node, Recurrent):
         states = [Operand(1 + i) for i in range(node.hidden)]
         params = [Operand(j) for j in range(1 + node.hidden, len(node.operands))]

@@ -9,7 +9,7 @@ size it by) and its `KernelSource` (what the build stage compiles).
 from __future__ import annotations
 
 from kerntailor.builder import KernelSource
-from kerntailor.codegen import GeneratedKernel
+from kerntailor.codegen import GeneratedKernel, attention
 from kerntailor.codegen.gemm import work_sizes
 from kerntailor.costmodel import Work
 from kerntailor.plan.fusion import FusionGroup
@@ -17,7 +17,8 @@ from kerntailor.plan.fusion import FusionGroup
 
 def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
     """(Work, the family's sizes) of one group at the traced shapes: FLOPs and bytes for the cost model; R and X
-    (rows of R reduced or scanned), numel, or M, N, K (the batch folded into M) for its search space."""
+    (rows of R reduced or scanned), numel, M, N, K (the batch folded into M), or an attention's BH, Lq, Lk, D, Dv
+    for its search space."""
     nodes = [gen.graph.node(n) for n in group.nodes]
     flops = sum(n.flops() for n in nodes)
     total = 1
@@ -34,6 +35,10 @@ def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
     elif group.family == "matmul":
         sizes = work_sizes(gen, group)
         matrix = sum(n.flops() for n in nodes[:1])
+        return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
+    elif group.family == "attention":
+        sizes = attention.work_sizes(gen, group)
+        matrix = nodes[0].flops()
         return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
     else:
         sizes = {"numel": total}

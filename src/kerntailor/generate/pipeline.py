@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
+from kerntailor.codegen.attention import PRECISIONS as ATTENTION_PRECISIONS
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
@@ -250,11 +251,12 @@ def _referee_device() -> str:
 
 
 def _default_schedules(run: Run) -> dict[str, Schedule]:
-    """Each group's heuristic schedule; a matmul group's products in the user's precision policy (not a knob
-    the search may change). CodegenUnsupported for a family codegen does not cover."""
+    """Each group's heuristic schedule; a matmul group's products, and an attention group's fp32 ones under an
+    ieee or tf32 policy, in the user's precision policy (not a knob the search may change). CodegenUnsupported
+    for a family codegen does not cover."""
     schedules = {g.name: default_schedule(run.gen, g) for g in run.plan.groups}
     for g in run.plan.groups:
-        if g.family == "matmul":
+        if g.family == "matmul" or (g.family == "attention" and run.settings.precision in ATTENTION_PRECISIONS):
             schedules[g.name] = replace(schedules[g.name], precision=run.settings.precision)
     return schedules
 
@@ -446,7 +448,7 @@ def _store_library_decision(run: Run, source: str, verdict: Verdict, report: dic
 # --- the report ---------------------------------------------------------------------------------------------
 
 def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
-    precision = run.settings.precision if any(g.family == "matmul" for g in run.plan.groups) else None
+    precision = run.settings.precision if any(g.family in ("matmul", "attention") for g in run.plan.groups) else None
     cost = run.capture.cost
     return {
         "problem": run.problem.name, "path": str(run.problem.path), "dtype": run.problem.dtype or "as written",

@@ -335,7 +335,72 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     return seeds
 
 
-SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds, "reduction": reduction_seeds}
+# --- attention ---------------------------------------------------------------------------------------------
+
+def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D: int, Dv: int) -> int:
+    """Estimated LDS per block of a flash-attention kernel: the K and V tiles of one step (BLOCK_N x D and
+    BLOCK_N x Dv, heads padded to a power of two) per stage, by gemm_lds_bytes's rule for the stages; the Q tile
+    stays in registers. Not measured for attention: the build reads the real figure and rejects what does not fit."""
+    size = itemsize(dtype)
+    step = values["BLOCK_N"] * (next_power_of_two(max(16, D)) + next_power_of_two(max(16, Dv))) * size
+    stages = values.get("num_stages", 1)
+    if target.is_amd:
+        return step if stages <= 1 else (stages - 1) * step
+    return max(1, stages) * step
+
+
+def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16") -> Space:
+    """Flash attention (codegen/attention.py): BLOCK_M query rows per program on a (cdiv(Lq, BLOCK_M), BH) grid,
+    BLOCK_N keys per step. Knobs: BLOCK_M, BLOCK_N (16-128, no bigger than the sequence warrants), num_warps
+    (2-8), num_stages (1-4; AMD 1-2: ROCm's guide keeps fused GEMMs at one or two); AMD: waves_per_eu and
+    matrix_instr_nonkdim (16, 32). The fp32 accumulator (BLOCK_M x Dv) and the score tile (BLOCK_M x BLOCK_N)
+    share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread."""
+    def tiles(n: int) -> tuple[int, ...]:
+        return power_of_two_range(16, min(128, max(16, next_power_of_two(n))))
+
+    dv = next_power_of_two(max(16, Dv))
+    knobs = [Knob("BLOCK_M", tiles(Lq)), Knob("BLOCK_N", tiles(Lk)), Knob("num_warps", (2, 4, 8)),
+             Knob("num_stages", (1, 2) if target.is_amd else (1, 2, 3, 4))]
+    if target.is_amd:
+        knobs += [Knob("waves_per_eu", WAVES_PER_EU), Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM)]
+    constraints = _common_constraints(target) + [
+        Constraint(f"accumulator + scores <= {MAX_ACC_PER_THREAD} fp32 per thread",
+                   ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * (dv + v["BLOCK_N"]) <= MAX_ACC_PER_THREAD * _threads(v, target)),
+        Constraint("scores >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
+        Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_N", "num_stages"),
+                   lambda v: attention_lds_bytes(v, target, dtype, D, Dv) <= target.lds_per_block),
+    ]
+    if target.is_amd:
+        constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
+                                      ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
+                                      lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
+    return Space("attention", tuple(knobs), tuple(constraints), target.name,
+                 (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)), dtype_key(dtype))
+
+
+def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16") -> list[dict]:
+    """Schedules to time first. Not measured by us yet: Triton's fused-attention tutorial (python/tutorials/
+    06-fused-attention.py, triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in
+    (2, 3, 4), num_warps in (4, 8) and on Hopper picks 128 x 128 with 8 warps for 16-bit operands (128 x 64 for
+    head dims up to 64 and for fp8); its AMD variant runs 1 stage (ROCm: no pipelining of the second GEMM where
+    it spills) with matrix_instr_nonkdim 16 and waves_per_eu 2. Long queries only (decode takes the heuristic)."""
+    if Lq < 128 or Lk < 128 or dtype_key(dtype) not in ("bf16", "fp16"):
+        return []
+    if _hopper(target):
+        return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+                {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
+                {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4}]
+    if target.is_amd:
+        amd = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
+        return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4} | amd,
+                {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4} | amd]
+    return []
+
+
+SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds, "reduction": reduction_seeds,
+                                               "attention": attention_seeds}
 
 
 def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
@@ -350,6 +415,7 @@ SPACES: dict[str, Callable[..., Space]] = {
     "scan": lambda target, **sizes: scan_space(target, **sizes),
     "pool": lambda target, **sizes: pool_space(target, **sizes),
     "library": lambda target, **sizes: library_space(target, **sizes),
+    "attention": lambda target, **sizes: attention_space(target, **sizes),
 }
 
 
@@ -382,7 +448,7 @@ def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
 
 def make_space(family: str, target: Target, **sizes) -> Space:
     """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool" |
-    "library")
+    "attention" | "library")
     for `target` and the problem `sizes`."""
     try:
         build = SPACES[family]
@@ -404,6 +470,8 @@ def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     if config.family == "matmul":
         return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
                 * config.get("split_k", 1))
+    if config.family == "attention":
+        return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
     raise ValueError(f"no grid rule for family {config.family!r}")
 
 
@@ -415,6 +483,8 @@ def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
         return math.ceil(sizes["R"] / config["RBLOCK"])
     if config.family == "matmul":
         return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
+    if config.family == "attention":   # key blocks of a program (the longest, without causal skipping)
+        return math.ceil(sizes["Lk"] / config["BLOCK_N"])
     return 1
 
 
@@ -433,4 +503,6 @@ def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
         split = config.get("split_k", 1)
         return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])
                 * pad(sizes["K"], config["BLOCK_K"] * split))
+    if config.family == "attention":
+        return pad(sizes["Lq"], config["BLOCK_M"]) * pad(sizes["Lk"], config["BLOCK_N"])
     return 1.0

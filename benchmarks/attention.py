@@ -1,0 +1,207 @@
+"""Benchmark: the generated attention modules (codegen/attention.py) against what a user runs instead, on one GPU.
+
+For each attention problem (problems/level1/sdpa.py and the level-3 attention problems) at its own (KernelBench)
+sizes: kernel.py as generate_module emits it for sm_90 under the attention group's default schedule and the
+search's seeds for the target (other groups at their defaults), eager PyTorch (and which SDPA backend eager
+ran, from the profiler: flash, efficient, cuDNN or math), torch.compile (default mode), and the floor: matrix
+FLOPs at the measured bf16 (or fp32/tf32) matmul rate, minimum bytes (every input read once, every output
+written once) at the measured copy bandwidth (measure/ceilings.py). Timing: measure/stopwatch.py (interleaved,
+L2 flushed before every run, CUDA events, medians). Every candidate's output is checked against eager's
+(relative error in float64) before it is timed. Problems whose attention is written out (causal_attention_masked,
+decode_attention) have no attention group yet: their modules are GEMM groups and a softmax kernel.
+
+    PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16 --out DIR          # on the GPU machine (~4 min)
+    PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16 --only sdpa,gqa --out DIR
+    PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/attention.py --smoke --out DIR   # CPU: small variants,
+                                                                                          # values only, no times
+Writes DIR/attention_<dtype>.json with the command, machine, toolchain and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import load_candidate, rel_err  # noqa: E402
+
+PROBLEMS = {
+    "sdpa": ROOT / "problems" / "level1" / "sdpa.py",
+    "causal_sdpa": ROOT / "problems" / "level3" / "causal_attention_sdpa.py",
+    "gqa": ROOT / "problems" / "level3" / "gqa_causal_attention.py",
+    "causal_masked": ROOT / "problems" / "level3" / "causal_attention_masked.py",
+    "decode": ROOT / "problems" / "level3" / "decode_attention.py",
+}
+SLOW = {"llama_block": ROOT / "problems" / "level3" / "llama_decoder_block.py"}   # with --only llama_block
+
+
+def _schedules(gen, plan, target, dtype_key: str, smoke: bool) -> list[tuple[str, dict]]:
+    """(label, {group: schedule}) to time: every group at its default; the attention group also at each seed."""
+    from kerntailor.codegen import default_schedule
+    from kerntailor.codegen.attention import work_sizes
+    from kerntailor.search.families import make_space, seed_knobs
+
+    base = {g.name: default_schedule(gen, g) for g in plan.groups}
+    out = [("default", base)]
+    att = [g for g in plan.groups if g.family == "attention"]
+    if smoke or not att:
+        return out
+    (group,) = att
+    sizes = work_sizes(gen, group)
+    space = make_space("attention", target, dtype=dtype_key, **sizes)
+    for knobs in seed_knobs("attention", target, dtype=dtype_key, **sizes):
+        schedule = base[group.name].retune(knobs)
+        if space.is_valid(space.config_of(schedule)) and schedule != base[group.name]:
+            label = f"{schedule.BLOCK_M}x{schedule.BLOCK_N}/{schedule.num_warps}w/{schedule.num_stages}s"
+            out.append((label, dict(base, **{group.name: schedule})))
+    return out
+
+
+def _eager_backend(model, inputs) -> list[str]:
+    """The SDPA operators eager ran (profiler op names), e.g. aten::_scaled_dot_product_flash_attention."""
+    import torch
+
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        model(*inputs)
+    return sorted({e.key for e in prof.key_averages() if "scaled_dot_product" in e.key and e.key.count("_") > 3})
+
+
+def _floor(capture, ceilings, dtype_key: str) -> dict:
+    cost = capture.cost
+    rate = ceilings.matmul("bf16" if dtype_key in ("bf16", "fp16") else "fp32")
+    compute = cost.flops_matrix / rate if rate else 0.0
+    memory = cost.min_bytes / ceilings.copy_bandwidth
+    return {"us": max(compute, memory) * 1e6, "compute_us": compute * 1e6, "memory_us": memory * 1e6,
+            "matrix_flops": cost.flops_matrix, "min_bytes": cost.min_bytes, "matmul_rate": rate,
+            "copy_bandwidth": ceilings.copy_bandwidth}
+
+
+def bench_problem(name: str, path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dict:
+    import torch
+
+    from kerntailor.capture.capture import capture_generalized, capture_problem
+    from kerntailor.codegen import generate_module
+    from kerntailor.plan import plan_fusion
+    from kerntailor.plan.fusion import Plan
+    from kerntailor.problem import load_problem
+    from kerntailor.targets import get_target
+
+    spec = load_problem(path, dtype=dtype)
+    _, gen = capture_generalized(spec)
+    plan = Plan(plan_fusion(gen.graph).launch_order())
+    target = get_target("h200")
+    dtype_key = {"bf16": "bf16", "fp16": "fp16"}.get(dtype or "", "fp32")
+    device = "cpu" if smoke else "cuda"
+    variant = "small" if smoke else "default"
+    capture = capture_problem(spec, variant)
+    torch.manual_seed(0)
+    inputs = spec.make_inputs(variant, device=device)
+    model = spec.make_model(variant, device=device)
+    record = {"problem": name, "path": str(path.relative_to(ROOT)), "variant": variant,
+              "families": [g.family for g in plan.groups], "candidates": []}
+    with torch.no_grad():
+        expected = model(*inputs)
+    fns = {}
+    for label, schedules in _schedules(gen, plan, target, dtype_key, smoke):
+        entry = {"label": label, "knobs": {g: s.knobs() for g, s in schedules.items()}}
+        try:
+            source = generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
+            file = workdir / f"{name}_{len(record['candidates'])}.py"
+            file.write_text(source)
+            module = load_candidate(file, "attn")
+            candidate = spec.cast_candidate(module.ModelNew(*spec.init_inputs(variant)).to(device))
+            candidate.load_state_dict(model.state_dict())
+            with torch.no_grad():
+                entry["rel_err"] = rel_err(candidate(*inputs), expected)
+            fns[f"generated:{label}"] = (lambda m: lambda xs: m(*xs))(candidate)
+        except Exception as e:   # a schedule that does not compile or run is a result, not a crash
+            entry["error"] = f"{type(e).__name__}: {e}"[:500]
+        record["candidates"].append(entry)
+    if smoke:
+        return record
+    record["eager_sdpa_ops"] = _eager_backend(model, inputs)
+    fns["eager"] = lambda xs: model(*xs)
+    compiled = torch.compile(model)
+    fns["torch.compile"] = lambda xs: compiled(*xs)
+    from kerntailor.measure.ceilings import load_ceilings
+    from kerntailor.measure.stopwatch import measure
+
+    timings = measure(fns, [inputs], budget_s=3.0, max_runs=100)
+    record["times_us"] = {n: t.median_s * 1e6 for n, t in timings.items()}
+    record["quartiles_us"] = {n: [t.q1_s * 1e6, t.q3_s * 1e6] for n, t in timings.items()}
+    record["floor"] = _floor(capture, load_ceilings(torch.device("cuda")), dtype_key)
+    best = min((v, n) for n, v in record["times_us"].items() if n.startswith("generated:")) \
+        if any(n.startswith("generated:") for n in record["times_us"]) else None
+    if best:
+        record["best_generated"] = best[1]
+        record["speedup_vs_eager"] = record["times_us"]["eager"] / best[0]
+        record["speedup_vs_compile"] = record["times_us"]["torch.compile"] / best[0]
+        record["time_over_floor"] = best[0] / record["floor"]["us"]
+    return record
+
+
+def _toolchain() -> dict:
+    import torch
+    import triton
+
+    info = {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
+            "cuda": torch.version.cuda, "hip": torch.version.hip}
+    if torch.cuda.is_available():
+        info["device"] = torch.cuda.get_device_name(0)
+    try:
+        info["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                        timeout=10).stdout.strip()
+    except OSError:
+        info["commit"] = ""
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", default="bf16", help="bf16 | fp16 | fp32 (as written)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", default="", help=f"comma-separated names of {', '.join(PROBLEMS | SLOW)}")
+    parser.add_argument("--smoke", action="store_true", help="CPU: small variants under TRITON_INTERPRET, no times")
+    parser.add_argument("--deadline-s", type=float, default=220.0, help="stop starting problems after this")
+    args = parser.parse_args(argv)
+    dtype = None if args.dtype == "fp32" else args.dtype
+    known = PROBLEMS | SLOW
+    names = [n for n in args.only.split(",") if n] or list(PROBLEMS)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        print(f"attention.py: error: unknown problem {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="kt-attn-") as tmp:
+        for name in names:
+            if time.time() - start > args.deadline_s:
+                results.append({"problem": name, "skipped": f"deadline of {args.deadline_s:.0f} s reached"})
+                continue
+            try:
+                results.append(bench_problem(name, known[name], dtype, args.smoke, Path(tmp)))
+            except Exception as e:
+                results.append({"problem": name, "error": f"{type(e).__name__}: {e}"[:1000]})
+            print(json.dumps(results[-1], default=str)[:2000], flush=True)
+    report = {"command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+              "machine": platform.node(), "toolchain": _toolchain(),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "dtype": args.dtype, "smoke": args.smoke, "seconds": round(time.time() - start, 1), "results": results}
+    out = args.out / f"attention_{args.dtype}{'_smoke' if args.smoke else ''}.json"
+    out.write_text(json.dumps(report, indent=1, default=str))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,416 @@
+"""Triton source for an attention group: softmax(Q Kᵀ · scale + mask) V as a flash-attention forward, plus the
+pointwise epilogue over its output.
+
+    out[..., i, :] = Σ_j softmax_j(scale · q[i]·k[j] + bias[i, j]) · v[j]        (Attention, ir/nodes.py)
+
+Iteration: a 2-D grid, (cdiv(Lq, BLOCK_M), the leading dims of the output flattened: batch x heads). A program
+holds one BLOCK_M x D tile of Q in registers and walks the keys BLOCK_N at a time: S = Q Kᵀ with `tl.dot` into
+fp32, the running row max m and sum l of the online softmax (in the log2 domain: exp2 of scores pre-multiplied
+by log2(e)), acc = acc · exp2(m_old - m_new) + P V (P cast to V's dtype for the second product, as FlashAttention
+does). The score matrix is never written. The loop is split in two: the key blocks every row of the tile sees
+whole (no mask), then the few that need one (the causal diagonal, the keys past Lk). With is_causal the blocks
+above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j is seen by row i iff j <= i).
+
+GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
+Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
+QKV projection costs nothing). Head dims that are not powers of two are padded to BLOCK_D (masked loads).
+
+Precision: 16-bit operands multiply exactly with fp32 accumulation (the dot helpers of codegen/helpers/dot.py,
+which upcast under the interpreter); fp32 operands take the user's policy (ieee by default, tf32 / tf32x3),
+checked per target as the GEMM does (gemm.check_precision). Softmax statistics are always fp32.
+
+Special values, as PyTorch's SDPA computes them (its math backend: what the float64 reference runs; measured
+with torch 2.13 on the CPU, 2026-12-02):
+- a row whose scores are all -inf (every key masked) gives 0, not NaN (PyTorch's `_safe_softmax`): l = 0 there,
+  and the kernel divides by 1 instead, so the row is Σ 0·v (0, or NaN where v holds a NaN or Inf);
+- a boolean mask is added as 0 / -inf (NaN + -inf stays NaN), an additive mask is added; is_causal replaces the
+  masked scores by -inf (masked_fill: a NaN key above the diagonal does not reach the row);
+- a masked key still multiplies its (zero) weight by v: a NaN or Inf in v at a key masked for row i makes
+  out[i] NaN in that column. The causal kernel skips the blocks above the diagonal, so a small kernel before it
+  records, per (batch x head) and column of v, the last key holding a NaN or Inf (`v_last_bad`, one read of V);
+  the attention kernel writes NaN where that key lies above row i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import prod
+from typing import ClassVar
+
+from kerntailor.capture.generalize import Generalized, SizeExpr
+from kerntailor.codegen.anchor import AnchorWriter
+from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.gemm import check_precision
+from kerntailor.codegen.helpers import dot_helper, math_helper
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.sizes import const, product, same
+from kerntailor.ir.nodes import Attention
+from kerntailor.plan.fusion import FusionGroup
+from kerntailor.units import next_power_of_two
+
+PRECISIONS = ("ieee", "tf32", "tf32x3")   # fp32 operands' dot policies (16-bit operands ignore it)
+MATRIX_DTYPES = ("fp32", "bf16", "fp16")
+MIN_DOT = 16                               # tl.dot's smallest tile side (triton 3.6)
+LOG2E = 1.4426950408889634
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttentionSchedule(Schedule):
+    """BLOCK_M query rows per program, BLOCK_N keys per step of its loop; fp32 products in `precision` (the
+    user's policy, never tuned); AMD: matrix_instr_nonkdim."""
+
+    family: ClassVar[str] = "attention"
+    order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision",
+                                        "waves_per_eu", "matrix_instr_nonkdim")
+    shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision")
+
+    BLOCK_M: int
+    BLOCK_N: int
+    num_stages: int = 2
+    precision: str = "ieee"
+    matrix_instr_nonkdim: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("BLOCK_M", "BLOCK_N"):
+            self.power_of_two(name)
+            self.at_least(name, MIN_DOT)
+        self.one_of("precision", PRECISIONS)
+        if self.matrix_instr_nonkdim is not None:
+            self.one_of("matrix_instr_nonkdim", (0, 16, 32))
+
+
+def attention_node(gen: Generalized, group: FusionGroup) -> Attention:
+    node = gen.graph.node(group.anchor)
+    if not isinstance(node, Attention):
+        raise CodegenUnsupported(f"{group.name}: an attention group must start with its Attention node")
+    return node
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
+    """{"BH", "Lq", "Lk", "D", "Dv"} of the group's attention at the traced shapes (BH: the leading dims of the
+    output, batch x heads): what search/families.py's attention_space and the cost model size it by."""
+    node = attention_node(gen, group)
+    q, k, v = (op.shape for op in node.operands[:3])
+    return {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
+
+
+def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
+    return gen.graph.buffer_type(attention_node(gen, group).operands[0].base).dtype
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
+    """A schedule without search, portable across targets.
+
+    16-bit operands: 128 query rows x 64 keys, 8 warps, 2 stages (Triton's fused-attention tutorial's Hopper
+    choice is 128 x 64 or 128 x 128 with 8 warps and 3-4 stages; 2 keeps a D = 128 K+V pair, 2 x 16 KiB per
+    stage, within gfx942's 64 KiB of LDS). fp32 operands: 64 x 32 with 4 warps (tiles twice the bytes). Short
+    sequences get tiles rounded up from their length (never below tl.dot's 16): decode (Lq = 1) takes 16 rows."""
+    sizes = work_sizes(gen, group)
+    sixteen = operand_dtype(gen, group) in ("bf16", "fp16")
+    bm, bn = (128, 64) if sixteen else (64, 32)
+    if max(sizes["D"], sizes["Dv"]) > 128:   # 256-wide heads: half the rows, the accumulator stays 64 KiB
+        bm = bm // 2
+    bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"])))
+    bn = min(bn, max(MIN_DOT, next_power_of_two(sizes["Lk"])))
+    warps = 8 if bm >= 128 else 4
+    return AttentionSchedule(BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=2)
+
+
+def generate_attention(gen: Generalized, group: FusionGroup, schedule: AttentionSchedule, host_names: dict,
+                       kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for an attention group under `schedule` (the causal kernel's V scan before it)."""
+    if group.family != "attention":
+        raise CodegenUnsupported(f"{group.name} is a {group.family} group")
+    return _AttentionWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+
+
+class _AttentionWriter(AnchorWriter):
+    anchor_type = Attention
+
+    def __init__(self, gen, group, schedule: AttentionSchedule, host_names, name, arch):
+        super().__init__(gen, group, schedule, host_names, name)
+        self.arch = arch
+        self.module_helpers: list[str] = []
+        self.host_constexprs: list[tuple[str, str]] = []
+
+    # --- checks -----------------------------------------------------------------------------------------------
+    def _check(self) -> tuple[str, list]:
+        att: Attention = self.anchor
+        if len(att.operands) not in (3, 4):
+            raise CodegenUnsupported(f"{att.name}: attention with {len(att.operands)} operands")
+        q, k, v = att.operands[:3]
+        rank = len(att.out.shape)
+        if rank < 2 or any(len(op.shape) != rank for op in att.operands):
+            raise CodegenUnsupported(f"{att.name}: operands of ranks {[len(op.shape) for op in att.operands]}")
+        dtype = self.graph.buffer_type(q.base).dtype
+        if dtype not in MATRIX_DTYPES or any(self.graph.buffer_type(op.base).dtype != dtype for op in (k, v)):
+            raise CodegenUnsupported(f"{att.name}: attention over "
+                                     f"{', '.join(self.graph.buffer_type(op.base).dtype for op in (q, k, v))}")
+        if att.out.dtype != dtype:
+            raise CodegenUnsupported(f"{att.name}: {dtype} operands with a {att.out.dtype} result")
+        if dtype == "fp32":
+            check_precision(self.schedule.precision, dtype, self.arch)
+        parts = [self.view_exprs(att, j) for j in range(len(att.operands))]
+        if len(parts) == 4:
+            mask_dtype = self.graph.buffer_type(att.operands[3].base).dtype
+            if mask_dtype not in ("bool", "fp32", "bf16", "fp16", "fp64"):
+                raise CodegenUnsupported(f"{att.name}: an attention mask of {mask_dtype}")
+        return dtype, parts
+
+    # --- the kernel -------------------------------------------------------------------------------------------
+    def write(self) -> GeneratedKernel:
+        att: Attention = self.anchor
+        dtype, parts = self._check()
+        (q, q_shape, q_st, q_off), (k, k_shape, k_st, k_off), (v, v_shape, v_st, v_off) = parts[:3]
+        rank = len(att.out.shape)
+        nl = rank - 2
+        space = [self.sizes.slot(("node", att.name, "out", j), s) for j, s in enumerate(att.out.shape)]
+        Lq, Lk = self.sizes.text(q_shape[-2]), self.sizes.text(k_shape[-2])
+        D, Dv = self.sizes.text(q_shape[-1]), self.sizes.text(v_shape[-1])
+        bm, bn = self.schedule.BLOCK_M, self.schedule.BLOCK_N
+        block_d = self._head_block("BLOCK_D", q_shape[-1], att.operands[0].shape[-1])
+        block_dv = self._head_block("BLOCK_DV", v_shape[-1], att.operands[2].shape[-1])
+        lead = space[:nl]
+        self._program(nl, lead)
+        kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
+                     for j, name in ((1, "k"), (2, "v"))}
+        self._base("q", q, q_st, q_off, {a: f"i{a}" for a in range(nl)}, nl)
+        self._base("k", k, k_st, k_off, kv_coords["k"], nl)
+        self._base("v", v, v_st, v_off, kv_coords["v"], nl)
+        masked = len(parts) == 4
+        if masked:
+            m_view, _, m_st, m_off = parts[3]
+            self._base("m", m_view, m_st, m_off, {a: f"i{a}" for a in range(nl)}, nl)
+        d_mask = block_d[1]
+        dv_mask = block_dv[1]
+        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # query rows")
+        self.out("rd = tl.arange(0, BLOCK_D)  # q and k head dim")
+        self.out("rdv = tl.arange(0, BLOCK_DV)  # v head dim")
+        self.out("rn0 = tl.arange(0, BLOCK_N)")
+        q_mask = f"(rm[:, None] < {Lq})" + (f" & (rd[None, :] < {D})" if d_mask else "")
+        self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {self._t('rm[:, None]', q_st[-2])} + "
+                 f"{self._t('rd[None, :]', q_st[-1])}, mask={q_mask}, other=0.0)  # (BLOCK_M, BLOCK_D), held")
+        scale = self.sizes.slot(("node", att.name, "scale"), att.scale)
+        scale_text = self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale) * LOG2E)
+        self.out(f"qk_scale = {scale_text}{f' * {LOG2E!r}' if not scale.is_constant else ''}"
+                 "  # scale x log2(e): the softmax in base 2")
+        self.out('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)')
+        self.out("l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum")
+        self.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
+        # keys every row of the tile sees whole (no mask), then the rest (the diagonal, the tail past Lk)
+        if att.causal:
+            self.out(f"hi = tl.minimum((pid_m + 1) * BLOCK_M, {Lk})  # causal: keys past the tile's last row unseen")
+            self.out(f"lo = tl.minimum(pid_m * BLOCK_M, {Lk}) // BLOCK_N * BLOCK_N"
+                     "  # keys below every row of the tile")
+        else:
+            self.out(f"hi = {Lk}")
+            self.out(f"lo = {Lk} // BLOCK_N * BLOCK_N  # whole key blocks")
+        ops = (k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype)
+        with self.out.block("for start in range(0, lo, BLOCK_N):  # whole blocks: no mask"):
+            self._step(ops, masked, parts, edge=False)
+        with self.out.block("for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked"):
+            self._step(ops, masked, parts, edge=True)
+        self.out("l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)")
+        self.out("o = acc / l_safe[:, None]")
+        before = ()
+        if att.causal:
+            before = (self._v_scan(nl, lead, v, bn, block_dv),)
+            self.out(f"last_bad = tl.load({self.pointer('v_last_bad')} + bh * {Dv} + rdv, "
+                     f"mask=rdv < {Dv}, other=-1)  # the last key with a NaN or Inf in v, per column")
+            self.out('o = tl.where(last_bad[None, :] > rm[:, None], float("nan"), o)'
+                     "  # that key masked for the row: 0 x NaN, as SDPA")
+        self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
+        self.out("od = rdv[None, :]  # output columns, (1, BLOCK_DV)")
+        self.out(f"mmask = om < {Lq}")
+        self.out(f"dmask = od < {Dv}")
+        self.coords = {a: f"i{a}" for a in range(nl)} | {nl: "om", nl + 1: "od"}
+        self.tile = "[BLOCK_M, BLOCK_DV]"
+        self.full_mask = "mmask & dmask"
+        self.out(f"v_{att.name} = o  # {att.describe()}")
+        self.compute_epilogue()
+        self.store_outputs(space)
+        return self._finish(att, space, nl, bm, bn, block_d, block_dv, before, dtype)
+
+    def _t(self, index: str, stride: SizeExpr) -> str:
+        st = self.sizes.text(stride)
+        return index if st == "1" else f"{index} * {st}"
+
+    def _head_block(self, name: str, size: SizeExpr, traced: int) -> tuple[int, bool]:
+        """(BLOCK_D at the traced shapes, whether loads need a mask along the head dim). A head dim that changes
+        between variants takes its block per call from the host (next power of two, at least 16)."""
+        block = max(MIN_DOT, next_power_of_two(traced))
+        if size.is_constant:
+            return block, block != traced
+        self.host_constexprs.append((name, f"max({MIN_DOT}, triton.next_power_of_2({self.sizes.host(size)}))"))
+        return block, True
+
+    def _program(self, nl: int, lead: list[SizeExpr]) -> None:
+        """pid_m: the query block; bh: the leading coordinates flattened, unravelled into i0, i1, ..."""
+        pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
+        self.out(f"pid_m = {pid.format(0)}")
+        self.out(f"bh = {pid.format(1)}  # batch x heads, flattened")
+        if nl:
+            self.unravel(list(range(nl)), lead, "bh")
+
+    def _kv_coords(self, which: str, view, shape: list[SizeExpr], lead: list[SizeExpr], nl: int) -> dict[int, str]:
+        """The coordinates k or v is read at along each leading axis: the output's, or, where the operand has
+        fewer heads (GQA: Hkv dividing Hq, checked by capture), i · Hkv // Hq, which is i // (Hq / Hkv) without
+        a quotient of sizes."""
+        coords = {}
+        for a in range(nl):
+            if same(shape[a], lead[a]) or (shape[a].is_constant and lead[a].is_constant
+                                           and shape[a].evaluate({}) == lead[a].evaluate({})):
+                coords[a] = f"i{a}"
+            elif view.shape[a] == 1 and shape[a].is_constant:
+                coords[a] = "0"
+            elif a == nl - 1:
+                coords[a] = (f"(i{a} * {self._paren(self.sizes.text(shape[a]))} // "
+                             f"{self._paren(self.sizes.text(lead[a]))})")
+            else:
+                raise CodegenUnsupported(f"{self.anchor.name}: {which} has {view.shape[a]} along axis {a}, the "
+                                         f"output {self.anchor.out.shape[a]}")
+        return coords
+
+    @staticmethod
+    def _paren(text: str) -> str:
+        return text if text.isidentifier() or text.isdigit() else f"({text})"
+
+    def _base(self, which: str, view, strides, offset, coords: dict[int, str], nl: int) -> None:
+        """<which>_base: where the program's (batch, head) starts in the operand, and the view's offset."""
+        terms = []
+        for a in range(nl):
+            if coords[a] == "0" or (view.strides[a] == 0 and strides[a].is_constant):
+                continue
+            terms.append(self._t(coords[a], strides[a]))
+        if not offset.is_constant or offset.coeff + offset.offset != 0:
+            terms.append(self.sizes.text(offset))
+        self.out(f"{which}_base = {' + '.join(terms) or '0'}")
+
+    def _step(self, ops, masked: bool, parts, edge: bool) -> None:
+        """One BLOCK_N step of the loop: scores, their masks, the online softmax update and acc += P V."""
+        att: Attention = self.anchor
+        k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
+        self.out("rn = start + rn0  # keys")
+        k_mask = [f"(rn[None, :] < {Lk})"] if edge else []
+        k_mask += [f"(rd[:, None] < {D})"] if d_mask else []
+        v_mask = [f"(rn[:, None] < {Lk})"] if edge else []
+        v_mask += [f"(rdv[None, :] < {Dv})"] if dv_mask else []
+        k_load = (f"tl.load({self.pointer(k.base)} + k_base + {self._t('rn[None, :]', k_st[-2])} + "
+                  f"{self._t('rd[:, None]', k_st[-1])}{_masked(k_mask)})")
+        self.out(f"kt = {k_load}  # K^T, (BLOCK_D, BLOCK_N)")
+        self.out(f"qk = {self._dot('q', 'kt', 'tl.zeros([BLOCK_M, BLOCK_N], tl.float32)', dtype)} * qk_scale")
+        if masked:
+            m_view, _, m_st, _ = parts[3]
+            Lq = self.sizes.text(parts[0][1][-2])
+            m_mask = f"(rm[:, None] < {Lq})" + (f" & (rn[None, :] < {Lk})" if edge else "")
+            bias = (f"tl.load({self.pointer(m_view.base)} + m_base + {self._t('rm[:, None]', m_st[-2])} + "
+                    f"{self._t('rn[None, :]', m_st[-1])}, mask={m_mask}, other=0)")
+            if self.graph.buffer_type(m_view.base).dtype == "bool":
+                self.out(f"qk = qk + tl.where({bias} != 0, 0.0, float(\"-inf\"))  # boolean mask: 0 or -inf, added")
+            else:
+                self.out(f"qk = qk + {bias}.to(tl.float32) * {LOG2E!r}  # additive mask")
+        if edge:
+            keep = [f"(rn[None, :] < {Lk})"] + (["(rn[None, :] <= rm[:, None])"] if att.causal else [])
+            self.out(f"qk = tl.where({' & '.join(keep)}, qk, float(\"-inf\"))"
+                     + ("  # causal: key j seen by row i iff j <= i" if att.causal else ""))
+        self.out("m_new = tl.maximum(m_i, tl.max(qk, 1))")
+        self.out('m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift')
+        self.out("p = tl.math.exp2(qk - m_use[:, None])")
+        self.out("alpha = tl.math.exp2(m_i - m_use)")
+        self.out("l_i = l_i * alpha + tl.sum(p, 1)")
+        v_load = (f"tl.load({self.pointer(v.base)} + v_base + {self._t('rn[:, None]', v_st[-2])} + "
+                  f"{self._t('rdv[None, :]', v_st[-1])}{_masked(v_mask)})")
+        self.out(f"vt = {v_load}  # (BLOCK_N, BLOCK_DV)")
+        p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
+        self.out(f"acc = {self._dot(p, 'vt', 'acc * alpha[:, None]', dtype)}")
+        self.out("m_i = m_new")
+
+    def _dot(self, a: str, b: str, acc: str, dtype: str) -> str:
+        """acc + a @ b in the precision policy (the helpers join kernel.py's module level)."""
+        precision = self.schedule.precision
+        if dtype == "fp32" and precision == "ieee":
+            return f'tl.dot({a}, {b}, {acc}, input_precision="ieee")'
+        helper = precision if dtype == "fp32" else "16bit"
+        for name in (("round_tf32",) if helper != "16bit" else ()) + (helper,):
+            text = dot_helper(name)
+            if text not in self.module_helpers:
+                self.module_helpers.append(text)
+        return f"_dot_{helper}({a}, {b}, {acc})"
+
+    # --- the V scan of a causal kernel ------------------------------------------------------------------------
+    def _v_scan(self, nl: int, lead: list[SizeExpr], v, bn: int, block_dv: tuple[int, bool]) -> GeneratedKernel:
+        """A kernel before the attention: per (batch x head) and column of v, the last key whose value is NaN or
+        Inf (-1 where none), in the scratch buffer v_last_bad (module docstring)."""
+        scan = _AttentionWriter(self.gen, self.group, self.schedule, self.sizes.host_names, f"{self.name}_v_scan",
+                                self.arch)
+        v_parts = self.view_exprs(self.anchor, 2)
+        v_shape, v_st = v_parts[1], v_parts[2]
+        Lk, Dv = scan.sizes.text(self.view_exprs(self.anchor, 1)[1][-2]), scan.sizes.text(v_shape[-1])
+        scan._head_block("BLOCK_DV", v_shape[-1], self.anchor.operands[2].shape[-1])
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        scan.out(f"bh = {pid}  # batch x heads, flattened")
+        if nl:
+            scan.unravel(list(range(nl)), [scan.sizes.slot(("node", self.anchor.name, "out", j), s)
+                                           for j, s in enumerate(self.anchor.out.shape[:nl])], "bh")
+        coords = scan._kv_coords("v", v, v_shape, [scan.sizes.slot(("node", self.anchor.name, "out", j), s)
+                                                   for j, s in enumerate(self.anchor.out.shape[:nl])], nl)
+        scan._base("v", v, v_st, v_parts[3], coords, nl)
+        scan.out("rdv = tl.arange(0, BLOCK_DV)")
+        scan.out("rn0 = tl.arange(0, BLOCK_N)")
+        scan.out("last = tl.full([BLOCK_DV], -1, tl.int32)")
+        with scan.out.block(f"for start in range(0, {Lk}, BLOCK_N):"):
+            scan.out("rn = start + rn0")
+            scan.out(f"x = tl.load({scan.pointer(v.base)} + v_base + {scan._t('rn[:, None]', v_st[-2])} + "
+                     f"{scan._t('rdv[None, :]', v_st[-1])}, mask=(rn[:, None] < {Lk}) & (rdv[None, :] < {Dv}), "
+                     "other=0.0).to(tl.float32)")
+            scan.out('bad = (x != x) | (tl.abs(x) == float("inf"))')
+            scan.out("last = tl.maximum(last, tl.max(tl.where(bad, rn[:, None], -1), 0))")
+        scan.out(f"tl.store({scan.pointer('v_last_bad')} + bh * {Dv} + rdv, last, mask=rdv < {Dv})")
+        count = ((prod_expr(lead), 1), (v_shape[-1], 1)) if lead else ((v_shape[-1], 1),)
+        scratch = (Scratch("v_last_bad", "i32", count, zeroed=False),)
+        dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in scan.pointers}
+        grid = (GridAxis(tuple((e, 1) for e in lead) or ((const(1), 1),)),)
+        return assemble(group=self.group.name, name=scan.name,
+                        doc="The last key holding a NaN or Inf in v, per (batch x head) and column (-1: none).",
+                        body=scan.out.lines, pointers=scan.pointers, pointer_dtypes=dtypes, sizes=scan.sizes,
+                        big=self.big, constexprs=[("BLOCK_N", bn), ("BLOCK_DV", block_dv[0])],
+                        options=(("num_warps", 4), ("num_stages", 1)), grid=grid,
+                        host_constexprs=scan.host_constexprs, scratch=scratch)
+
+    # --- the launch -----------------------------------------------------------------------------------------
+    def tile_axes(self) -> list[list[str]]:
+        return [["om", "rm"], ["od", "rdv"]]
+
+    def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
+                dtype: str) -> GeneratedKernel:
+        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
+        grid = (GridAxis(((space[nl], bm),)), GridAxis(tuple((e, 1) for e in space[:nl]) or ((const(1), 1),)))
+        dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in self.pointers}
+        shape = " x ".join(self.sizes.host(e) for e in space)
+        what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")
+        doc = (f"{att.describe()} -> ({shape}): {', '.join(self.group.nodes)}. Flash attention ({what}online "
+               f"softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, "
+               f"{'tl.dot ' + self.schedule.precision if dtype == 'fp32' else dtype + ' tl.dot, fp32 accumulation'}.")
+        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
+                          pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
+                          options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
+                          helpers=helpers)
+        return replace(kernel, before=before) if before else kernel
+
+
+_TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}
+
+
+def _masked(terms: list[str]) -> str:
+    return f", mask={' & '.join(terms)}, other=0.0" if terms else ""
+
+
+def prod_expr(exprs: list[SizeExpr]) -> SizeExpr:
+    p = product(exprs)
+    if p is None:
+        raise CodegenUnsupported("the attention's leading dims are not a product of sizes")
+    return p

@@ -1,0 +1,28 @@
+"""A 2-D convolution alone, small (tests: a family with no code generator, nothing else -> the library path)."""
+import torch
+import torch.nn as nn
+
+batch = 2
+channels = 3
+size = 12
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, 4, 3, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, size, size)]
+
+
+def get_init_inputs():
+    return []
+
+
+VARIANTS = {"small": {"batch": 1, "channels": 3, "size": 8},
+            "odd": {"batch": 1, "channels": 3, "size": 11}}

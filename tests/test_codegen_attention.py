@@ -1,0 +1,275 @@
+"""The attention family (codegen/attention.py): SDPA captured as an Attention anchor is planned as an attention
+group and generated as a flash-attention kernel whose values match torch's SDPA under the Triton interpreter
+(causal and not, GQA, boolean and additive masks, odd lengths, head dims 16-128 and 80, decode with Lq = 1, bf16),
+special values included, and whose modules pass the referee. Unit tests check the schedule, the space and what
+the writer refuses; the cross-compile of the default schedules is in the compile tier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, L1, L3, make_module, prepared, verify
+from kerntailor.codegen import ScheduleError, default_schedule
+from kerntailor.codegen.attention import AttentionSchedule
+from kerntailor.plan import plan_fusion
+from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
+from kerntailor.targets import get_target
+
+ATT = DATA / "attention"
+PLAIN, CAUSAL, GQA = ATT / "sdpa_plain.py", ATT / "sdpa_causal.py", ATT / "sdpa_gqa.py"
+BOOL_MASK, ADD_MASK = ATT / "sdpa_bool_mask.py", ATT / "sdpa_additive_mask.py"
+CROSS, CROSS_CAUSAL = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py"
+
+
+# --- unit ----------------------------------------------------------------------------------------------------
+
+def test_sdpa_is_planned_as_an_attention_group_and_the_library_remains_the_fallback():
+    _, _, gen, plan = prepared(PLAIN)
+    (group,) = plan.groups
+    assert group.family == "attention"
+    module = make_module(PLAIN)
+    assert "tl.dot(q, kt" in module.source and "scaled_dot_product_attention.default(" not in module.source
+    # codegen refusing it (the pipeline's re-plan): the library call, as before
+    library = plan_fusion(gen.graph, library=[group.anchor])
+    assert [g.family for g in library.groups] == ["library"]
+
+
+def test_gqa_written_with_repeat_interleave_reads_the_shared_heads_without_copies():
+    """gqa_causal_attention repeats k and v with repeat_interleave: capture reads the un-repeated tensors."""
+    _, _, gen, plan = prepared(L3 / "gqa_causal_attention.py")
+    assert [g.family for g in plan.groups] == ["attention"]
+    (att,) = gen.graph.nodes
+    assert att.operands[0].shape[1] == 4 * att.operands[1].shape[1] == 4 * att.operands[2].shape[1]
+    assert {op.base for op in att.operands} == {i.name for i in gen.graph.inputs}
+    source = make_module(L3 / "gqa_causal_attention.py").source
+    assert "k_base = " in source and " // " in source.split("k_base = ")[1].splitlines()[0]
+
+
+def test_schedule_checks_its_knobs():
+    assert AttentionSchedule(BLOCK_M=128, BLOCK_N=64, num_warps=8).knobs()["BLOCK_N"] == 64
+    for bad in ({"BLOCK_M": 8, "BLOCK_N": 64}, {"BLOCK_M": 96, "BLOCK_N": 64},
+                {"BLOCK_M": 64, "BLOCK_N": 64, "precision": "fp8-row"}):
+        with pytest.raises(ScheduleError):
+            AttentionSchedule(**bad)
+
+
+def test_default_schedule_by_dtype_and_length():
+    _, _, gen, plan = prepared(L1 / "sdpa.py", "bf16")
+    s = default_schedule(gen, plan.groups[0])
+    assert (s.BLOCK_M, s.BLOCK_N, s.num_warps) == (128, 64, 8)
+    _, _, gen, plan = prepared(L1 / "sdpa.py")
+    s = default_schedule(gen, plan.groups[0])
+    assert (s.BLOCK_M, s.BLOCK_N) == (64, 32) and s.precision == "ieee"
+    _, _, gen, plan = prepared(PLAIN)   # 40 keys: tiles no longer than the sequence warrants
+    s = default_schedule(gen, plan.groups[0])
+    assert s.BLOCK_M == 64 and s.BLOCK_N == 32
+
+
+def test_space_seeds_and_what_a_config_implies():
+    h200, mi300x = get_target("h200"), get_target("mi300x")
+    sizes = {"BH": 256, "Lq": 2048, "Lk": 2048, "D": 128, "Dv": 128}
+    space = make_space("attention", h200, dtype="bf16", **sizes)
+    seeds = seed_knobs("attention", h200, dtype="bf16", **sizes)
+    assert seeds and all(space.is_valid(space.config(**s)) for s in seeds)
+    # the LDS rule keeps 4 stages of 128-key K and V tiles of fp32 out (4 x 128 x 256 x 4 B > 227 KiB)
+    fp32 = make_space("attention", h200, dtype="fp32", **sizes)
+    assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4))
+    amd = make_space("attention", mi300x, dtype="bf16", **sizes)
+    assert {k.name for k in amd.knobs} >= {"waves_per_eu", "matrix_instr_nonkdim"}
+    assert all(amd.is_valid(amd.config(**s)) for s in seed_knobs("attention", mi300x, dtype="bf16", **sizes))
+    config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3)
+    assert program_count(config, sizes) == 16 * 256 and loop_trips(config, sizes) == 32
+
+
+def test_head_dims_that_vary_take_their_block_per_call():
+    source = make_module(PLAIN).source
+    assert "BLOCK_D=max(16, triton.next_power_of_2(" in source
+    assert "rd[None, :] < " in source   # padded head dims are masked
+
+
+# --- interpreter: values against torch's SDPA ---------------------------------------------------------------
+
+_RUN = textwrap.dedent('''
+    import importlib.util, json, sys
+    import torch
+    import torch.nn.functional as F
+
+    results = []
+    for path, shapes, dtype, kind, special in json.loads(sys.argv[1]):
+        spec = importlib.util.spec_from_file_location("k", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        torch.manual_seed(0)
+        dt = getattr(torch, dtype)
+        ins = [torch.randn(s).to(dt) for s in shapes[:3]]
+        if kind == "bool":
+            mask = torch.rand(shapes[3]) > 0.3
+            mask[..., 0] = True
+            mask[..., -1, :] = False          # a row with every key masked: SDPA gives 0
+            ins.append(mask)
+        elif kind == "add":
+            ins.append(torch.randn(shapes[3]).to(dt))
+        if special:                           # NaN and Inf in v at keys a causal row masks, NaN in k too
+            ins[2][..., shapes[2][-2] - 2, 0] = float("nan")
+            ins[2][..., shapes[2][-2] // 2, 1] = float("inf")
+            ins[1][..., shapes[1][-2] - 1, 3] = float("nan")
+        out = mod.ModelNew()(*ins)
+        kw = {"is_causal": kind in ("causal", "gqa")} | ({"enable_gqa": True} if kind == "gqa" else {})
+        if kind == "bool":
+            kw["attn_mask"] = ins[3]
+        elif kind == "add":
+            kw |= {"attn_mask": ins[3].double(), "scale": 0.3}
+        ref = F.scaled_dot_product_attention(*[x.double() for x in ins[:3]], **kw)
+        same_nan = bool(torch.equal(out.isnan(), ref.isnan()))
+        same_nan = same_nan and bool(torch.equal(out.isinf(), ref.isinf())) and bool(torch.equal(
+            out[ref.isinf()].double(), ref[ref.isinf()]))   # and the same Inf, sign included
+        finite = ref.isfinite()
+        err = ((out.double()[finite] - ref[finite]).norm() / ref[finite].norm()).item()
+        results.append({"path": path, "shapes": shapes, "err": err, "same_nan": same_nan,
+                        "nan": int(ref.isnan().sum()), "zeros": int((ref == 0).all(-1).sum())})
+    print(json.dumps(results))
+''')
+
+TOL = {"float32": 1e-5, "bfloat16": 1.6e-2}   # the referee's ‖Δ‖/‖ref‖ per dtype (verify/tolerance.py)
+
+
+def _run(jobs: list) -> list[dict]:
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    run = subprocess.run([sys.executable, "-c", _RUN, json.dumps(jobs)], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _write(tmp_path: Path, path: Path, dtype: str | None, knobs: dict | None = None, arch: str = "gfx942") -> str:
+    module = make_module(path, {"attention": knobs or {}}, dtype, arch)
+    out = tmp_path / f"{path.stem}_{dtype}_{len(list(tmp_path.iterdir()))}.py"
+    out.write_text(module.source)
+    return str(out)
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_values_match_sdpa_fp32(tmp_path):
+    """fp32 (ieee) within the referee's fp32 tolerance: odd lengths (Lq, Lk no multiple of the blocks), head
+    dims 16, 64, 80 and 128, decode (Lq = 1), causal, GQA, boolean and additive masks, Lq != Lk."""
+    small = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}   # several blocks on small shapes: both loops run
+    plain, causal = _write(tmp_path, PLAIN, None, small), _write(tmp_path, CAUSAL, None, small)
+    gqa = _write(tmp_path, GQA, None, small)
+    bool_mask, add_mask = _write(tmp_path, BOOL_MASK, None, small), _write(tmp_path, ADD_MASK, None, small)
+    cross, cross_causal = _write(tmp_path, CROSS, None, small), _write(tmp_path, CROSS_CAUSAL, None, small)
+    jobs = [
+        (plain, [[1, 2, 37, 64]] * 3, "float32", "plain", False),
+        (plain, [[1, 1, 33, 128]] * 3, "float32", "plain", False),
+        (plain, [[2, 1, 29, 80]] * 3, "float32", "plain", False),
+        (cross, [[1, 2, 1, 64], [1, 2, 45, 64], [1, 2, 45, 64]], "float32", "plain", False),   # decode
+        (cross, [[2, 3, 19, 64], [2, 3, 50, 64], [2, 3, 50, 64]], "float32", "plain", False),
+        (causal, [[1, 2, 37, 64]] * 3, "float32", "causal", False),
+        (causal, [[1, 1, 50, 128]] * 3, "float32", "causal", False),
+        (cross_causal, [[1, 2, 1, 64], [1, 2, 45, 64], [1, 2, 45, 64]], "float32", "causal", False),  # key 0 only
+        (cross_causal, [[1, 2, 50, 32], [1, 2, 19, 32], [1, 2, 19, 32]], "float32", "causal", False),  # Lq > Lk
+        (gqa, [[1, 6, 35, 64], [1, 2, 35, 64], [1, 2, 35, 64]], "float32", "gqa", False),
+        (gqa, [[2, 4, 19, 16], [2, 1, 19, 16], [2, 1, 19, 16]], "float32", "gqa", False),      # MQA
+        (bool_mask, [[1, 2, 19, 64], [1, 2, 41, 64], [1, 2, 41, 64], [19, 41]], "float32", "bool", False),
+        (add_mask, [[1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 37]], "float32", "add", False),
+    ]
+    for r in _run(jobs):
+        assert r["err"] < TOL["float32"] and r["same_nan"], r
+        assert r["nan"] == 0
+    # the boolean mask's last row has every key masked: SDPA gives zeros there (and the kernel matched it)
+    assert all(r["zeros"] > 0 for r in _run(jobs[-2:-1]))
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_values_match_sdpa_bf16_and_special_values(tmp_path):
+    """bf16 operands (fp32 statistics and accumulation) within the bf16 tolerance at the default tiles; NaN and
+    Inf in v at keys a causal row masks give NaN exactly where SDPA gives it (its 0 x NaN), a NaN in k above the
+    diagonal does not (masked_fill), with and without GQA."""
+    plain, causal = _write(tmp_path, PLAIN, "bf16"), _write(tmp_path, CAUSAL, "bf16")
+    small = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}
+    causal32, gqa32 = _write(tmp_path, CAUSAL, None, small), _write(tmp_path, GQA, None, small)
+    jobs = [
+        (plain, [[1, 2, 150, 64]] * 3, "bfloat16", "plain", False),
+        (causal, [[1, 1, 140, 128]] * 3, "bfloat16", "causal", False),
+        (causal32, [[1, 2, 37, 64]] * 3, "float32", "causal", True),
+        (gqa32, [[1, 4, 33, 32], [1, 2, 33, 32], [1, 2, 33, 32]], "float32", "gqa", True),
+    ]
+    results = _run(jobs)
+    for r in results[:2]:
+        assert r["err"] < TOL["bfloat16"] and r["same_nan"], r
+    for r in results[2:]:
+        assert r["same_nan"] and r["nan"] > 0 and r["err"] < TOL["float32"], r
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [GQA, BOOL_MASK, ADD_MASK, DATA / "mixed" / "sdpa_tail.py"],
+                         ids=["gqa", "bool_mask", "additive_mask", "tail"])
+def test_generated_modules_pass_the_referee(path, tmp_path):
+    """The referee's whole protocol (variants, draws, special values, poisoned outputs, static check) on the
+    default schedule; sdpa_tail's `* 0.5 + q` is fused as the attention's epilogue."""
+    _, _, _, plan = prepared(path)
+    assert [g.family for g in plan.groups] == ["attention"]
+    verify(path, make_module(path), tmp_path)
+
+
+# --- compile: cross-compiled for gfx942 and sm_90 (no GPU) -------------------------------------------------
+
+COMPILE_TARGETS = {"mi300x": "gfx942", "h200": "sm_90"}
+# case -> (problem, dtype, knob overrides): the default schedules at the problems' own (KernelBench) sizes
+COMPILE_CASES = {
+    "sdpa_bf16": (L1 / "sdpa.py", "bf16", {}),
+    "causal_bf16": (L3 / "causal_attention_sdpa.py", "bf16", {}),
+    "gqa_bf16": (L3 / "gqa_causal_attention.py", "bf16", {}),
+    "sdpa_fp32_tf32x3": (L1 / "sdpa.py", None, {"precision": "tf32x3"}),
+}
+
+
+@pytest.fixture(scope="module")
+def attention_built(tmp_path_factory) -> dict[tuple[str, str], object]:
+    """(case, target name) -> BuildResult of the attention kernel (the last launch of its group)."""
+    from kerntailor.builder import BuildCache, BuildPool
+    from kerntailor.generate.kernels import kernel_source
+
+    cache = BuildCache(tmp_path_factory.mktemp("attention-build-cache"))
+    out = {}
+    with BuildPool(None, timeout_s=600) as pool:
+        for name, arch in COMPILE_TARGETS.items():
+            cases = {c: v for c, v in COMPILE_CASES.items() if not (arch != "sm_90" and "tf32x3" in c)}
+            sources = []
+            for path, dtype, knobs in cases.values():
+                module = make_module(path, {"attention": knobs}, dtype, arch)
+                kernel = next(k for k in module.kernels if k.kernel_name.endswith("attention_kernel"))
+                sources.append(kernel_source(module.source, kernel, prepared(path, dtype)[2]))
+            for case, result in zip(cases, pool.build(sources, [get_target(name)], cache=cache)):
+                out[case, name] = result
+    return out
+
+
+@pytest.mark.compile
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(COMPILE_TARGETS))
+def test_default_schedules_cross_compile_with_matrix_instructions(attention_built, name):
+    """The default schedules build for gfx942 (MFMA) and sm_90 (wgmma, or mma.sync), within the target's limits;
+    the ISA facts (registers, spills, LDS) are what the builder reports for every kernel."""
+    arch = COMPILE_TARGETS[name]
+    prefix = ("wgmma", "mma") if arch == "sm_90" else ("v_mfma",)
+    for (case, target), r in attention_built.items():
+        if target != name:
+            continue
+        assert r.ok and not r.rejected_reason, f"{case} on {name}: {r.error or r.rejected_reason}"
+        facts = r.facts
+        assert facts.registers > 0 and facts.lds_bytes > 0
+        assert facts.matrix_instr_count > 0 and all(k.startswith(prefix) for k in facts.matrix_instr_kinds), facts
+        if "bf16" in case:   # 16-bit operands: no spills at the default tiles (fp32 ieee on sm_90 spills: FMAs)
+            assert any("bf16" in k for k in facts.matrix_instr_kinds), facts.matrix_instr_kinds
+            assert facts.spills == 0, (case, facts)

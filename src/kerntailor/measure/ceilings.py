@@ -110,10 +110,12 @@ def cache_key(device_name: str, torch_version: str) -> str:
 
 
 def _median_time(fn, runs: int, warmup: int = 2) -> float:
+    """Median seconds of `runs` calls of `fn`, each bracketed by CUDA events, after `warmup` calls."""
     import torch
 
     for _ in range(warmup):
         fn()
+    torch.cuda.synchronize()
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

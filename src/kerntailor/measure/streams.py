@@ -17,7 +17,6 @@ left out of the best.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -83,33 +82,18 @@ def stream_ways(x, y) -> list[tuple[str, str, Callable[[], object]]]:
     return ways
 
 
-def _median_seconds(fn: Callable[[], object], runs: int, warmup: int) -> float:
-    import torch
-
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
-
-
 def measure_streams(device, nbytes: int = STREAM_BYTES, runs: int = 10, warmup: int = 2) -> tuple[StreamRate, ...]:
     """Every read and write way on `device` (the caller holds the GPU lock), `nbytes` each."""
     import torch
+
+    from kerntailor.measure.ceilings import _median_time  # the ceilings' timer: one way of timing for every rate
 
     x = torch.rand(nbytes // 4, device=device)          # values in [0, 1): the sums stay finite
     y = torch.empty_like(x)
     rates = []
     for kind, name, call in stream_ways(x, y):
         try:
-            seconds = _median_seconds(call, runs, warmup)
+            seconds = _median_time(call, runs, warmup)
         except Exception as e:  # a way this GPU or toolchain cannot run is data, not the end of the measurement
             rates.append(StreamRate(kind, name, 0.0, 0, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"))
             continue

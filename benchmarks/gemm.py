@@ -290,7 +290,8 @@ def _floors(problem, target, ceilings, precision: str, variant: str) -> dict:
     if precision == "tf32x3":
         cost = capture.cost
         tf32 = roofline_floor(target, flops=3 * cost.flops_matrix, vector_flops=cost.flops_vector,
-                              min_bytes=cost.min_bytes, dtype="tf32", matrix=True, ceilings=ceilings)
+                              min_bytes=cost.min_bytes, dtype="tf32", matrix=True, ceilings=ceilings,
+                              read_bytes=cost.min_bytes_read)
         out["floor_tf32x3_us"] = tf32.microseconds
     return out
 
@@ -366,7 +367,7 @@ def run(args) -> None:
         os.environ["TRITON_INTERPRET"] = "1"   # before triton is imported: every kernel runs on the CPU
     import torch
 
-    from kerntailor.targets import Ceilings, detect_local_target, get_target
+    from kerntailor.targets import detect_local_target, get_target
 
     work = Path(args.work)
     entries = _selected(json.loads((work / "manifest.json").read_text()), args)
@@ -381,8 +382,7 @@ def run(args) -> None:
         torch.backends.cudnn.allow_tf32 = False
         target = detect_local_target()
         measured = load_ceilings()
-        ceilings = Ceilings(copy_bandwidth=measured.copy_bandwidth,
-                            source=f"measured copy on {torch.cuda.get_device_name()}")
+        ceilings = measured.to_roofline()   # bandwidths measured here (reads and writes apart); vendor matmul peaks
         _precompile(work, entries, args.precompile_workers)
     clock = _Clock(args.dry_run)
     rows, started = [], time.time()
@@ -413,10 +413,13 @@ def _write(args, rows, measured, started) -> None:
         "command": " ".join(["python"] + sys.argv), "date": datetime.date.today().isoformat(), "machine": machine,
         "torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda, "label": label,
         "allow_tf32": False, "dry_run": bool(args.dry_run),
-        "ceilings": {"copy_bandwidth_Bps": measured.copy_bandwidth,
+        "ceilings": {"copy_bandwidth_Bps": measured.copy_bandwidth, "read_bandwidth_Bps": measured.read_bandwidth,
+                     "write_bandwidth_Bps": measured.write_bandwidth,
                      "matmul_flops": dict(measured.matmul_flops)} if measured else None,
         "floor_note": "floor = max(matrix FLOPs / vendor matrix peak of the dtype + epilogue FLOPs / vector peak, "
-                      "min bytes / measured copy bandwidth); tf32x3 also against 3 x FLOPs at the tf32 peak",
+                      "read bytes / measured read bandwidth + written bytes / measured write bandwidth); tf32x3 "
+                      "also against 3 x FLOPs at the tf32 peak"
+                      + (f"; {measured.floor_label()}" if measured else ""),
         "wall_s": time.time() - started, "rows": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1))

@@ -126,15 +126,14 @@ def run(args) -> None:
     from kerntailor.measure.floor import floor_of
     from kerntailor.measure.stopwatch import measure
     from kerntailor.problem import load_problem
-    from kerntailor.targets import Ceilings, detect_local_target
+    from kerntailor.targets import detect_local_target
 
     work = Path(args.work)
     manifest = json.loads((work / "manifest.json").read_text())
     dtype = manifest["dtype"]
     target = detect_local_target()
     measured = load_ceilings()
-    ceilings = Ceilings(copy_bandwidth=measured.copy_bandwidth,
-                        source=f"measured copy on {torch.cuda.get_device_name()}")
+    ceilings = measured.to_roofline()   # bandwidths measured here (reads and writes apart); vendor compute peaks
     rows = []
     started = time.time()
     for entry in manifest["problems"]:
@@ -209,8 +208,10 @@ def _write(args, rows, dtype, measured, started) -> None:
         "machine": f"{torch.cuda.get_device_name()} ({platform.node()})",
         "torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
         "label": f"measured on {torch.cuda.get_device_name()}",
-        "ceilings": {"copy_bandwidth_Bps": measured.copy_bandwidth},
-        "floor_note": "floor = max(FLOPs / vendor vector peak, min bytes / measured copy bandwidth)",
+        "ceilings": {"copy_bandwidth_Bps": measured.copy_bandwidth, "read_bandwidth_Bps": measured.read_bandwidth,
+                     "write_bandwidth_Bps": measured.write_bandwidth},
+        "floor_note": "floor = max(FLOPs / vendor vector peak, read bytes / measured read bandwidth + written bytes "
+                      f"/ measured write bandwidth); {measured.floor_label()}",
         "wall_s": time.time() - started, "dtype": dtype, "rows": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1))

@@ -390,6 +390,7 @@ def test_softmax_bytes_and_flops():
     cost = captured("softmax_long_rows").cost
     numel = 4096 * 393216
     assert cost.min_bytes == 2 * numel * 4 == 12_884_901_888
+    assert cost.min_bytes_read == cost.min_bytes_written == numel * 4   # a row in, a row out
     assert cost.flops == 5 * numel and not cost.matrix  # max, sub, exp, sum, div
     assert cost.unfused_bytes == (1 + 2 + 2 + 1 + 2) * numel * 4 + 4 * 4096 * 4  # each node alone
 
@@ -399,6 +400,7 @@ def test_matmul_square_flops_and_bytes():
     cost = captured("matmul_square").cost
     assert cost.flops == cost.flops_matrix == 2 * 4096**3 and cost.flops_vector == 0
     assert cost.min_bytes == 3 * 4096**2 * 4
+    assert (cost.min_bytes_read, cost.min_bytes_written) == (2 * 4096**2 * 4, 4096**2 * 4)   # A, B in; C out
     assert cost.matrix and cost.dtype == "fp32"
     assert cost.arithmetic_intensity == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 4))
 
@@ -411,6 +413,7 @@ def test_gemm_bias_relu_flops_on_the_matrix_units():
     assert cost.matrix and cost.flops_matrix == 2 * m * n * k
     assert cost.flops_vector == 2 * m * n  # bias add and relu per output element
     assert cost.min_bytes == (m * k + n * k + n + m * n) * 4
+    assert cost.min_bytes_read == (m * k + n * k + n) * 4 and cost.min_bytes_written == m * n * 4
     bf16 = captured("gemm_bias_relu", "bf16").cost
     assert bf16.flops_matrix == 2 * m * n * k and bf16.min_bytes == (m * k + n * k + n + m * n) * 2
 
@@ -421,6 +424,24 @@ def test_relu_bytes():
     numel = c["batch_size"] * c["dim"]
     cost = captured("relu").cost
     assert cost.min_bytes == 2 * numel * 4 and cost.flops == numel
+    assert cost.min_bytes_read == cost.min_bytes_written == numel * 4      # copy-like: as many bytes each way
+
+
+@pytest.mark.capture
+def test_reductions_split_bytes_into_many_reads_and_few_writes():
+    """A loss reads two tensors and writes one scalar; a mean over the middle axis writes 1/dim1 of what it
+    reads: the floor charges almost all of their bytes at the read rate."""
+    c = constants("huber_loss")
+    numel = c["batch_size"] * c["dim"]
+    huber = captured("huber_loss").cost
+    assert (huber.min_bytes_read, huber.min_bytes_written) == (2 * numel * 4, 4)
+    assert huber.min_bytes == huber.min_bytes_read + huber.min_bytes_written
+    c = constants("mean_middle_axis")
+    b, r, x = c["batch_size"], c["dim1"], c["dim2"]
+    mean = captured("mean_middle_axis").cost
+    assert (mean.min_bytes_read, mean.min_bytes_written) == (b * r * x * 4, b * x * 4)
+    bf16 = captured("huber_loss", "bf16").cost
+    assert (bf16.min_bytes_read, bf16.min_bytes_written) == (2 * numel * 2, 2)
 
 
 # --- floors against hand-computed values -------------------------------------------------------------------

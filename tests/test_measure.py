@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +18,7 @@ import torch
 from kerntailor.measure import baselines, ceilings, gpulock, stopwatch
 from kerntailor.measure.ceilings import Ceilings, cache_key, cache_path, load_ceilings
 from kerntailor.measure.cost import estimate_cost, problem_cost
-from kerntailor.measure.floor import physics_floor_s, roofline_floor_s
+from kerntailor.measure.floor import floor_label, physics_floor_s, roofline_floor_s
 from kerntailor.measure.stopwatch import measure, summarize
 from kerntailor.problem import load_problem
 from kerntailor.verify import render_timing
@@ -102,12 +103,14 @@ def test_problem_cost_estimate_reads_hints_and_counts_bytes():
     cost = estimate_cost(problem)
     # x (32x64) + W (48x64) + b (48) read, y (32x48) written, fp32
     assert cost.min_bytes == 4 * (32 * 64 + 48 * 64 + 48 + 32 * 48)
+    assert cost.read_bytes == 4 * (32 * 64 + 48 * 64 + 48)              # x, W, b read; y written
     assert cost.flops == 2 * 32 * 64 * 48 and cost.matrix and cost.dtype == "fp32"
     assert estimate_cost(problem, "small").flops == 2 * 16 * 32 * 32     # FLOPS() sees the variant's sizes
-    flops, min_bytes, dtype, matrix = problem_cost(problem)              # capture or estimate: same shape
-    assert min_bytes > 0 and dtype == "fp32"
+    flops, min_bytes, dtype, matrix, read_bytes = problem_cost(problem)  # capture or estimate: same shape
+    assert min_bytes > 0 and dtype == "fp32" and 0 < read_bytes < min_bytes
     relu = estimate_cost(load_problem(TINY / "relu_small.py"))
-    assert relu == (0.0, 2 * 16 * 64 * 4, "fp32", False)
+    assert relu == (0.0, 2 * 16 * 64 * 4, "fp32", False, 16 * 64 * 4)
+    assert problem_cost(load_problem(TINY / "relu_small.py"))[1:] == relu[1:]   # the capture splits alike
 
 
 def test_floors():
@@ -126,6 +129,65 @@ def test_floors():
     assert phys == pytest.approx(2 * 4096**3 / 495e12) and "H200" in source   # fp32 work may use tf32 units
 
 
+# CEIL with read and write measured apart (numbers of the H200's kind, not a measurement)
+SPLIT = replace(CEIL, read_bandwidth=4.7e12, write_bandwidth=4.5e12, read_method="torch.sum", write_method="fill_")
+
+
+def test_floor_charges_reads_and_writes_at_their_own_rates():
+    loss = (3e6, 8_000_004, "fp32", False, 8_000_000)                  # two 4 MB inputs in, one fp32 out
+    assert roofline_floor_s(loss, SPLIT) == pytest.approx(8_000_000 / 4.7e12 + 4 / 4.5e12)
+    assert roofline_floor_s(loss, SPLIT) < roofline_floor_s(loss, CEIL)   # the old floor charged the copy rate
+    copy = (0.0, 8_000_000, "fp32", False, 4_000_000)
+    assert roofline_floor_s(copy, SPLIT) == pytest.approx(4e6 / 4.7e12 + 4e6 / 4.5e12)
+    gemm = (2 * 4096**3, 3 * 4096**2 * 4, "fp32", True, 2 * 4096**2 * 4)
+    assert roofline_floor_s(gemm, SPLIT) == pytest.approx(2 * 4096**3 / 50e12)   # compute-bound: unchanged
+    assert floor_label(loss, SPLIT) == "read 4.70 TB/s, write 4.50 TB/s, measured on Fake GPU 2026-11-29"
+    # a cost that does not say its reads (the old 4-tuple): every byte at the copy rate, and the label says so
+    assert roofline_floor_s(loss[:4], SPLIT) == pytest.approx(8_000_004 / 4e12)
+    assert "not split" in floor_label(loss[:4], SPLIT)
+    # the physics line stays under the split floor: datasheet, or the fastest measured rate with slack
+    phys, _ = physics_floor_s(loss, SPLIT)
+    assert phys == pytest.approx(8_000_004 / (4.7e12 * 1.25)) and phys < roofline_floor_s(loss, SPLIT)
+    target = SimpleNamespace(memory_bandwidth=4.8e12, display_name="NVIDIA H200", peak=lambda d, matrix=True: 67e12)
+    phys, source = physics_floor_s(loss, SPLIT, target)
+    assert phys == pytest.approx(8_000_004 / 4.8e12) and phys < roofline_floor_s(loss, SPLIT)
+    assert "datasheet" in source
+
+
+def test_ceilings_without_read_and_write_stay_readable_and_fall_back_to_copy():
+    # the committed H200 measurement predates read and write: read as 0.0, floor at the copy rate, said so
+    committed = json.loads((Path(__file__).parent.parent / "benchmarks" / "data" /
+                            "ceilings_h200_2026-11-29.json").read_text())
+    old = Ceilings.from_dict(next(iter(committed.values())))
+    assert old.copy_bandwidth == pytest.approx(4.2227e12, rel=1e-4) and not old.split
+    assert (old.read_bandwidth, old.write_bandwidth, old.read_method) == (0.0, 0.0, "")
+    loss = (0.0, 2 * 2**30 + 4, "fp32", False, 2 * 2**30)
+    assert roofline_floor_s(loss, old) == pytest.approx((2 * 2**30 + 4) / old.copy_bandwidth)
+    assert floor_label(loss, old) == ("copy 4.22 TB/s for all bytes (read and write rates not measured apart), "
+                                      "measured on NVIDIA H200 2026-11-29")
+    assert Ceilings.from_dict(SPLIT.to_dict()) == SPLIT                 # the new fields round-trip
+    roof = SPLIT.to_roofline()
+    assert (roof.copy_bandwidth, roof.read_bandwidth, roof.write_bandwidth, roof.matmul_flops) == (
+        4e12, 4.7e12, 4.5e12, ())
+    assert old.to_roofline(matmul=True).read_bandwidth is None and old.to_roofline(matmul=True).matmul_flops
+
+
+def test_cached_entry_without_read_and_write_is_measured_again(tmp_path, monkeypatch, fake_cuda):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))
+    measured = []
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: measured.append(1) or SPLIT)
+    old = CEIL.to_dict()
+    for key in ("read_bandwidth", "write_bandwidth", "read_method", "write_method"):
+        del old[key]
+    cache_path().write_text(json.dumps({cache_key("Fake GPU", torch.__version__): old}))
+    assert load_ceilings("cpu") == SPLIT and len(measured) == 1
+    assert load_ceilings("cpu") == SPLIT and len(measured) == 1         # now complete: read from the cache
+    # measured, but every way failed (rates 0.0): kept, not measured again on every call
+    failed = replace(SPLIT, read_bandwidth=0.0, write_bandwidth=0.0)
+    cache_path().write_text(json.dumps({cache_key("Fake GPU", torch.__version__): failed.to_dict()}))
+    assert load_ceilings("cpu") == failed and len(measured) == 1
+
+
 def test_time_candidate_end_to_end_with_fakes(fake_cuda, monkeypatch, tmp_path):
     monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))
     monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: CEIL)
@@ -141,6 +203,23 @@ def test_time_candidate_end_to_end_with_fakes(fake_cuda, monkeypatch, tmp_path):
     assert all(t["time_over_floor"] > 0 for t in d["timings"])
     text = render_timing(d)
     assert "measured on Fake GPU" in text and "candidate" in text and "floor" in text
+    assert "copy 4.00 TB/s for all bytes" in d["floor_label"] and any("not measured apart" in n for n in d["notes"])
+
+
+def test_time_candidate_names_the_split_floor(fake_cuda, monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: SPLIT)
+    monkeypatch.setattr(torch, "compile", lambda model, mode=None: model)
+    problem = load_problem(TINY / "relu_small.py")
+    model = problem.make_model("default", "cpu")
+    d = baselines.time_candidate(problem, model, model, make_inputs=lambda i: problem.make_inputs(
+        "default", "cpu", i), device="cpu", budget_s=0.02).to_dict()
+    nbytes = 16 * 64 * 4
+    assert d["min_bytes_read"] == nbytes and d["min_bytes"] == 2 * nbytes
+    assert d["floor_s"] == pytest.approx(nbytes / 4.7e12 + nbytes / 4.5e12)
+    assert d["floor_label"] == "read 4.70 TB/s, write 4.50 TB/s, measured on Fake GPU 2026-11-29"
+    assert not any(n.startswith("floor:") for n in d["notes"])
+    assert "ceilings read 4.70 TB/s, write 4.50 TB/s" in render_timing(d)
 
 
 # ---- GPU tier ----
@@ -162,5 +241,8 @@ def test_gpu_ceilings_are_measured_once_and_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(ceilings, "MATMUL_N", 2048)
     c = load_ceilings()
     assert c.copy_bandwidth > 1e11 and c.matmul("bf16") > c.matmul("fp32") > 0
+    # read and write apart: each stream at least as fast as the copy's mixed stream (not faster than 10 TB/s)
+    assert c.split and c.read_method and c.write_method
+    assert 10e12 > c.read_bandwidth > 0.9 * c.copy_bandwidth and 10e12 > c.write_bandwidth > 0.9 * c.copy_bandwidth
     monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: pytest.fail("not cached"))
     assert load_ceilings() == c

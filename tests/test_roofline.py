@@ -70,6 +70,50 @@ def test_measured_matmul_rate_is_used_for_matrix_work_only():
     assert f.seconds == pytest.approx(1.0) and f.memory_source == "vendor peak"
 
 
+# read and write measured apart (numbers of the H200's kind, not a measurement): reads stream faster than a copy
+SPLIT = Ceilings(copy_bandwidth=4.2e12, read_bandwidth=4.7e12, write_bandwidth=4.5e12, source="fake")
+
+
+def test_measured_split_charges_reads_and_writes_at_their_own_rates():
+    h200 = get_target("h200")
+    # a loss: 1 GiB read, one fp32 written
+    loss = roofline_floor(h200, flops=0, min_bytes=2**30 + 4, read_bytes=2**30, dtype="fp32", matrix=False,
+                          ceilings=SPLIT)
+    assert loss.memory_seconds == pytest.approx(2**30 / 4.7e12 + 4 / 4.5e12)
+    assert loss.memory_seconds < (2**30 + 4) / 4.2e12            # a read-mostly kernel may beat the copy rate
+    assert loss.bandwidth == pytest.approx((2**30 + 4) / loss.memory_seconds)   # the effective rate
+    assert loss.memory_label == "read 4.70 TB/s, write 4.50 TB/s" and loss.read_bytes == 2**30
+    # copy-like: as many bytes each way
+    half = SOFTMAX_BYTES // 2
+    copy = roofline_floor(h200, flops=0, min_bytes=SOFTMAX_BYTES, read_bytes=half, dtype="fp32", matrix=False,
+                          ceilings=SPLIT)
+    assert copy.seconds == pytest.approx(half / 4.7e12 + half / 4.5e12)
+    # a GEMM stays compute-bound; its memory time uses the split too
+    gemm = roofline_floor(h200, flops=GEMM_FLOPS, min_bytes=GEMM_BYTES, read_bytes=GEMM_BYTES * 2 // 3,
+                          dtype="fp16", matrix=True, ceilings=SPLIT)
+    assert gemm.bound == "compute"
+    assert gemm.memory_seconds == pytest.approx(GEMM_BYTES * 2 / 3 / 4.7e12 + GEMM_BYTES / 3 / 4.5e12)
+    with pytest.raises(ValueError, match="read_bytes"):
+        roofline_floor(h200, flops=0, min_bytes=10, read_bytes=11, dtype="fp32", matrix=False, ceilings=SPLIT)
+
+
+def test_one_rate_where_reads_and_writes_are_not_apart():
+    h200 = get_target("h200")
+    # copy only (an older measurement): every byte at the copy rate, and the label says why
+    f = roofline_floor(h200, flops=0, min_bytes=SOFTMAX_BYTES, read_bytes=SOFTMAX_BYTES // 2, dtype="fp32",
+                       matrix=False, ceilings=H200_MEASURED)
+    assert f.seconds == pytest.approx(SOFTMAX_BYTES / 4.27e12)
+    assert f.memory_label.startswith("copy 4.27 TB/s") and "not measured apart" in f.memory_label
+    # rates known but the bytes not split: the copy rate, and the label says so
+    f = roofline_floor(h200, flops=0, min_bytes=SOFTMAX_BYTES, dtype="fp32", matrix=False, ceilings=SPLIT)
+    assert f.seconds == pytest.approx(SOFTMAX_BYTES / 4.2e12) and "not split" in f.memory_label
+    # predicted (datasheet): one bandwidth for reads and writes, whatever the split
+    f = roofline_floor(get_target("mi300x"), flops=0, min_bytes=SOFTMAX_BYTES, read_bytes=SOFTMAX_BYTES,
+                       dtype="fp32", matrix=False)
+    assert f.microseconds == pytest.approx(2431.1, abs=0.05)
+    assert f.memory_label == "5.30 TB/s datasheet, one rate for reads and writes"
+
+
 def test_fp32_matrix_on_nvidia_falls_back_to_the_vector_rate():
     f = roofline_floor(get_target("a100"), flops=19.5e12, min_bytes=1, dtype="fp32", matrix=True)
     assert f.seconds == pytest.approx(1.0) and f.rate_dtype == "fp32"

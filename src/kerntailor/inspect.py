@@ -38,7 +38,8 @@ class Inspection:
             "plan": [{"kernel": k.name, "family": k.family, "nodes": list(k.nodes), "inputs": list(k.inputs),
                       "outputs": list(k.outputs), "bytes": k.bytes_moved} for k in self.plan.groups],
             "cost": {"flops": cost.flops, "flops_matrix": cost.flops_matrix, "flops_vector": cost.flops_vector,
-                     "min_bytes": cost.min_bytes, "plan_bytes": self.plan.bytes_moved,
+                     "min_bytes": cost.min_bytes, "min_bytes_read": cost.min_bytes_read,
+                     "min_bytes_written": cost.min_bytes_written, "plan_bytes": self.plan.bytes_moved,
                      "unfused_bytes": cost.unfused_bytes, "arithmetic_intensity": _finite(cost.arithmetic_intensity)},
             "floor": {k: _finite(v) for k, v in asdict(self.floor).items()} | {
                 "microseconds": self.floor.microseconds, "label": f"predicted from {self.floor.ceiling_source}"},
@@ -94,13 +95,14 @@ def render_inspection(report: Inspection, json_out: bool = False) -> str:
     lines += ["", "cost:",
               f"  FLOPs              {_flops(cost.flops)}"
               + (f" ({_flops(cost.flops_matrix)} on matrix units)" if cost.matrix else ""),
-              f"  minimum bytes      {_bytes(cost.min_bytes)} (every input read once, every output written once)",
+              f"  minimum bytes      {_bytes(cost.min_bytes)} (every input read once: {_bytes(cost.min_bytes_read)}; "
+              f"every output written once: {_bytes(cost.min_bytes_written)})",
               f"  bytes as planned   {_bytes(report.plan.bytes_moved)}; unfused {_bytes(cost.unfused_bytes)}",
               f"  arithmetic int.    {ai:.3g} FLOP/byte (ridge point on {t.name}: {floor.ridge_point:.3g})",
               "",
               f"roofline floor on {t.name} (predicted from {floor.ceiling_source}s, {floor.rate_dtype}"
               f"{' matrix' if floor.matrix else ' vector'} rate {floor.peak_flops / 1e12:.1f} TFLOP/s, "
-              f"{floor.bandwidth / 1e12:.2f} TB/s):",
+              f"{floor.memory_label}):",
               f"  {floor.microseconds:.1f} us, {floor.bound}-bound "
               f"(compute {floor.compute_seconds * 1e6:.1f} us, memory {floor.memory_seconds * 1e6:.1f} us)"]
     return "\n".join(lines)

@@ -42,9 +42,13 @@ def node_cost(node: Node, graph: Graph) -> Cost:
 
 @dataclass(frozen=True)
 class GraphCost:
+    """The floor's inputs for a whole graph. The compulsory bytes come apart into reads and writes, since a
+    GPU streams reads faster than it streams a copy (the floor charges each at its own measured rate)."""
+
     flops_matrix: int    # on matrix units (matmul, conv, attention)
     flops_vector: int    # everything else
-    min_bytes: int       # every used input read once + every output written once
+    min_bytes_read: int      # every used input (and parameter) read once
+    min_bytes_written: int   # every distinct output written once
     unfused_bytes: int   # what one kernel per node would move
     dtype: str           # the dtype that sets the compute rate
     matrix: bool         # whether the compute floor is on matrix units
@@ -52,6 +56,11 @@ class GraphCost:
     @property
     def flops(self) -> int:
         return self.flops_matrix + self.flops_vector
+
+    @property
+    def min_bytes(self) -> int:
+        """The compulsory traffic: every used input read once + every output written once."""
+        return self.min_bytes_read + self.min_bytes_written
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -71,8 +80,7 @@ def graph_cost(graph: Graph) -> GraphCost:
     else:
         floats = [i.type for i in graph.inputs if i.type.dtype in ("fp64", "fp32", "bf16", "fp16")]
         dtype = max(floats, key=lambda t: t.nbytes).dtype if floats else "fp32"
-    return GraphCost(flops_matrix, flops_vector, read + written, sum(c.bytes for c in costs), dtype,
-                     bool(matrix))
+    return GraphCost(flops_matrix, flops_vector, read, written, sum(c.bytes for c in costs), dtype, bool(matrix))
 
 
 def _distinct_outputs(graph: Graph):

@@ -46,7 +46,8 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
             "mixed": bool(result.report.get("mixed")),
             "generated_groups": result.report.get("generated_groups", len(result.report.get("kernels", []))),
             "groups": result.report.get("groups", len(result.report.get("kernels", []))),
-            "floor_us": (result.report.get("floor") or {}).get("us"), "floor_label": "predicted from vendor peaks"}
+            "floor_us": (result.report.get("floor") or {}).get("us"),
+            "floor_label": "predicted from vendor peaks (one datasheet bandwidth for reads and writes)"}
     # what would run: each kernel's schedule and the ISA facts of its build for the target (on a CPU-only
     # machine, the cross-compiled code of an absent GPU: an MI300X's VGPRs, occupancy and MFMA kinds)
     row["kernels"] = [{"group": k.get("group"), "family": k.get("family"), "config": k.get("config"),
@@ -54,8 +55,9 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
                       for k in result.report.get("kernels", [])]
     timing = (verdict or {}).get("timing") or {}
     timings = {t["name"]: t["median_s"] * 1e6 for t in timing.get("timings", [])}
-    if timing.get("floor_s"):  # measured ceilings of this GPU (copy bandwidth, matmul rates)
-        row |= {"floor_us": timing["floor_s"] * 1e6, "floor_label": "measured ceilings"}
+    if timing.get("floor_s"):  # measured ceilings of this GPU (read and write or copy bandwidth, matmul rates)
+        row |= {"floor_us": timing["floor_s"] * 1e6,
+                "floor_label": f"measured ceilings: {timing.get('floor_label') or 'copy bandwidth'}"}
     if timings and result.status == "library":  # what runs is the reference (eager or compiled); the loser is kept
         kept = "compile" if result.report.get("library") == "torch.compile" else "eager"
         row |= {"time_us": timings.get(kept), "rejected_candidate_us": timings.get("candidate"),

@@ -478,7 +478,8 @@ def _mixed_dict(run: Run) -> dict:
 
 
 def _floor_dict(floor) -> dict:
-    return {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}"}
+    return {"us": floor.microseconds, "bound": floor.bound, "label": f"predicted from {floor.ceiling_source}",
+            "bandwidth": floor.memory_label}
 
 
 def _check_fp8(plan, gen, target, precision: str) -> None:

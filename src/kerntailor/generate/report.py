@@ -79,7 +79,8 @@ def render_markdown(report: dict) -> str:
                 lines.append(f"| {name} | {_us(r['median_s'])} | {_us(r.get('q1_s'))} – {_us(r.get('q3_s'))} | "
                              f"{ratio} |")
             if timing.get("floor_s"):
-                lines.append(f"| roofline floor (measured ceilings) | {_us(timing['floor_s'])} | | "
+                lines.append(f"| roofline floor (measured ceilings: {timing.get('floor_label') or 'copy bandwidth'}) | "
+                             f"{_us(timing['floor_s'])} | | "
                              f"{timing['floor_s'] / cand:.2f}x |" if cand else "")
     return "\n".join(lines) + "\n"
 

@@ -37,6 +37,8 @@ class TimingReport:
     input_sets: int
     compile_mode: str
     notes: tuple[str, ...] = field(default=())
+    min_bytes_read: int | None = None        # of min_bytes, the reads (None: not split)
+    floor_label: str = ""                    # which memory floor: "read 4.71 TB/s, write 4.45 TB/s, measured on ..."
 
     def timing(self, name: str) -> Timing | None:
         for t in self.timings:
@@ -61,7 +63,8 @@ class TimingReport:
             "device_name": self.device_name, "torch_version": self.torch_version,
             "triton_version": self.triton_version, "date": self.date, "timings": rows,
             "floor_s": self.floor_s, "physics_floor_s": self.physics_floor_s, "physics_source": self.physics_source,
-            "flops": self.flops, "min_bytes": self.min_bytes, "dtype": self.dtype, "matrix": self.matrix,
+            "flops": self.flops, "min_bytes": self.min_bytes, "min_bytes_read": self.min_bytes_read,
+            "floor_label": self.floor_label, "dtype": self.dtype, "matrix": self.matrix,
             "ceilings": self.ceilings, "input_sets": self.input_sets, "compile_mode": self.compile_mode,
             "speedup_vs_eager": self.speedup("eager"), "speedup_vs_compile": self.speedup("compile"),
             "host": platform.node(), "notes": list(self.notes),
@@ -134,7 +137,7 @@ def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: l
 
     from kerntailor.measure.ceilings import load_ceilings
     from kerntailor.measure.cost import cost_with_source
-    from kerntailor.measure.floor import local_target, physics_floor_s, roofline_floor_s
+    from kerntailor.measure.floor import floor_label, local_target, physics_floor_s, roofline_floor_s
 
     device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
     notes = list(notes)
@@ -143,6 +146,9 @@ def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: l
     floor = roofline_floor_s(cost, ceilings, tf32=tf32 or precision == "tf32", precision=precision)
     phys, source = physics_floor_s(cost, ceilings, local_target(ceilings.device_name), precision=precision)
     notes.append(f"FLOPs and bytes from {cost_source}")
+    label = floor_label(cost, ceilings)
+    if not ceilings.split:
+        notes.append(f"floor: {label}")
     if not cost.flops:
         notes.append("no FLOPs counted: the floor counts bytes only")
     return TimingReport(
@@ -150,4 +156,5 @@ def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: l
         triton_version=triton.__version__, date=datetime.datetime.now().isoformat(timespec="seconds"),
         timings=tuple(timings[n] for n in timings), floor_s=floor, physics_floor_s=phys, physics_source=source,
         flops=cost.flops, min_bytes=cost.min_bytes, dtype=cost.dtype, matrix=cost.matrix,
-        ceilings=ceilings.to_dict(), input_sets=input_sets, compile_mode=compile_mode, notes=tuple(notes))
+        ceilings=ceilings.to_dict(), input_sets=input_sets, compile_mode=compile_mode, notes=tuple(notes),
+        min_bytes_read=cost.read_bytes, floor_label=label)

@@ -4,7 +4,8 @@
 capture cannot trace the problem, it falls back to an estimate:
 
 - min bytes = every input tensor, parameter and buffer read once + every output written once (shapes from a
-  forward on the meta device, no real memory);
+  forward on the meta device, no real memory); the reads are kept apart (`read_bytes`), since the floor
+  charges reads and writes at their own measured rates;
 - FLOPs = the problem file's `FLOPS` hint (a number, or a function of no arguments that reads the variant's
   size constants), else 0 (a memory-bound floor);
 - matrix = the file's `MATRIX` hint, else whether its source calls a matrix op (matmul, linear, conv, ...);
@@ -25,6 +26,7 @@ class ProblemCost(NamedTuple):
     min_bytes: int
     dtype: str
     matrix: bool
+    read_bytes: int | None = None   # of min_bytes, the reads (the rest are writes); None: not split
 
 
 def _flat(value: Any) -> list[Any]:
@@ -38,7 +40,7 @@ def _nbytes(t) -> int:
 
 
 def problem_cost(problem, variant: str = "default") -> ProblemCost:
-    """(flops, min_bytes, dtype, matrix) of one variant of a loaded ProblemSpec."""
+    """(flops, min_bytes, dtype, matrix, read_bytes) of one variant of a loaded ProblemSpec."""
     return cost_with_source(problem, variant)[0]
 
 
@@ -48,7 +50,8 @@ def cost_with_source(problem, variant: str = "default") -> tuple[ProblemCost, st
         from kerntailor.capture import capture_problem
 
         c = capture_problem(problem, variant).cost
-        return ProblemCost(float(c.flops), int(c.min_bytes), str(c.dtype), bool(c.matrix)), "capture"
+        return (ProblemCost(float(c.flops), int(c.min_bytes), str(c.dtype), bool(c.matrix), int(c.min_bytes_read)),
+                "capture")
     except Exception:  # capture cannot trace every problem (yet): fall back to the estimate
         return estimate_cost(problem, variant), "estimate"
 
@@ -66,7 +69,8 @@ def estimate_cost(problem, variant: str = "default") -> ProblemCost:
         outputs = _flat(model(*inputs))
     tensors_in = [x for x in inputs if isinstance(x, torch.Tensor)] + list(model.state_dict().values())
     tensors_out = [y for y in outputs if isinstance(y, torch.Tensor)]
-    min_bytes = sum(_nbytes(t) for t in tensors_in) + sum(_nbytes(t) for t in tensors_out)
+    read_bytes = sum(_nbytes(t) for t in tensors_in)
+    min_bytes = read_bytes + sum(_nbytes(t) for t in tensors_out)
     module = problem.module(variant)
     hint = getattr(module, "FLOPS", None)
     flops = 0.0
@@ -77,4 +81,4 @@ def estimate_cost(problem, variant: str = "default") -> ProblemCost:
     matrix_hint = getattr(module, "MATRIX", None)
     matrix = bool(matrix_hint) if matrix_hint is not None else bool(flops and MATRIX_OPS.search(problem.source))
     dt = policy_dtype([t.dtype for t in tensors_in + tensors_out])
-    return ProblemCost(flops, int(min_bytes), dtype_name(dt) if dt is not None else "fp32", matrix)
+    return ProblemCost(flops, int(min_bytes), dtype_name(dt) if dt is not None else "fp32", matrix, int(read_bytes))

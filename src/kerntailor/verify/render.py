@@ -56,9 +56,10 @@ def render_timing(t: dict[str, Any]) -> str:
                      f"{r['min_s'] * 1e6:>9.2f} {r['max_s'] * 1e6:>9.2f} {speed:>8} "
                      f"{_num(r.get('time_over_floor'), '.2f'):>10} {_num(r.get('pct_of_roofline'), '.1f'):>10}")
     c = t["ceilings"]
+    bandwidth = t.get("floor_label") or f"{c['copy_bandwidth'] / 1e12:.2f} TB/s copy"   # older reports: copy only
     lines.append(f"  {'floor':<10} {floor * 1e6:>11.2f}   from {t['min_bytes'] / 1e6:.1f} MB, "
                  f"{t['flops'] / 1e9:.3g} GFLOP ({t['dtype']}{', matrix' if t['matrix'] else ''}); ceilings "
-                 f"{c['copy_bandwidth'] / 1e12:.2f} TB/s copy, matmul "
+                 f"{bandwidth}; matmul "
                  + ", ".join(f"{k} {v / 1e12:.0f}" for k, v in sorted(c["matmul_flops"].items())) + " TFLOP/s")
     lines.append(f"  speedup = baseline time / candidate time; physics floor {t['physics_floor_s'] * 1e6:.2f} µs "
                  f"({t['physics_source']})")

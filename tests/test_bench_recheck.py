@@ -18,7 +18,7 @@ def suite(tmp_path):
     level = tmp_path / "suite" / "level1"
     level.mkdir(parents=True)
     shutil.copy(DATA / "tiny_softmax.py", level)
-    shutil.copy(DATA / "tiny_sdpa.py", level)   # attention: no code generator → library path
+    shutil.copy(DATA / "tiny_conv2d.py", level)   # a lone convolution: no code generator → library path
     return tmp_path / "suite"
 
 
@@ -71,8 +71,8 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     assert rows["tiny_softmax"]["label"] == "predicted for mi300x"
     (kernel,) = rows["tiny_softmax"]["kernels"]          # what would run on the MI300X, from its gfx942 build
     assert kernel["config"] and kernel["isa"]["vgprs"] > 0 and "occupancy_rule" in kernel["isa"]
-    assert rows["tiny_sdpa"]["kernels"] == []
-    assert rows["tiny_sdpa"]["status"] == "library" and not rows["tiny_sdpa"]["correct"]
+    assert rows["tiny_conv2d"]["kernels"] == []
+    assert rows["tiny_conv2d"]["status"] == "library" and not rows["tiny_conv2d"]["correct"]
     assert result["summary"]["overall"]["correct"] == 1
     assert json.loads((out / "bench.json").read_text())["summary"]["level1"]["problems"] == 2
     assert "tiny_softmax" in (out / "bench.md").read_text()
@@ -87,7 +87,7 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     newer = type(real)(**{**real.to_dict(), "triton": real.triton + "+next"})
     monkeypatch.setattr("kerntailor.store.toolchain_fingerprint", lambda *a, **k: newer)
     rows = recheck()   # the kernel and the library-path decision are both stored winners
-    assert sorted(r.problem for r in rows) == ["tiny_sdpa", "tiny_softmax"]
+    assert sorted(r.problem for r in rows) == ["tiny_conv2d", "tiny_softmax"]
     assert all(r.passed and not r.regression for r in rows), [r.reason for r in rows]
     assert recheck() == []   # rechecked under the new toolchain: nothing left
 
@@ -98,10 +98,10 @@ def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
     settings = GenerateSettings(target="mi300x", out_dir=tmp_path / "out", max_candidates=2, budget_s=20)
     result = bench(suite, settings, jobs=2)
     assert result["jobs"] == 2 and result["wall_s"] > 0
-    assert [r["problem"] for r in result["rows"]] == ["tiny_sdpa", "tiny_softmax"]   # suite order, not finish order
+    assert [r["problem"] for r in result["rows"]] == ["tiny_conv2d", "tiny_softmax"]   # suite order, not finish order
     rows = {r["problem"]: r for r in result["rows"]}
     assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
-    assert rows["tiny_sdpa"]["status"] == "library"
+    assert rows["tiny_conv2d"]["status"] == "library"
     with pytest.raises(Exception, match="--jobs"):
         bench(suite, settings, jobs=0)
 
@@ -132,5 +132,5 @@ def test_a_bug_on_one_problem_is_a_row_not_the_end_of_the_suite(suite, tmp_path,
     rows = {r["problem"]: r for r in result["rows"]}
     assert rows["tiny_softmax"]["status"] == "error" and not rows["tiny_softmax"]["correct"]
     assert rows["tiny_softmax"]["error"] == "internal error: KeyError: \"pool config has no knob 'RBLOCK'\""
-    assert rows["tiny_sdpa"]["error"] == "internal error: RuntimeError: second"
+    assert rows["tiny_conv2d"]["error"] == "internal error: RuntimeError: second"
     assert len((tmp_path / "out" / "bench.rows.jsonl").read_text().splitlines()) == 2

@@ -31,7 +31,7 @@ from kerntailor.generate.group_search import GroupSearch, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
-from kerntailor.generate.sources import PROPOSERS, combine
+from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import GENERATED_ANCHORS
@@ -118,9 +118,11 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     LLM proposer, their kernels compete with the template's (generate/sources.py)."""
     if settings.proposer == "template" and settings.seed_kernel is None:
         return _generate_template(problem_path, settings, progress)
+    check_proposer(settings)
     template = None
     if settings.proposer != "llm":  # the store is not consulted: other sources were asked for
-        template = _generate_template(problem_path, replace(settings, use_store=False), progress)
+        template = _generate_template(problem_path, replace(settings, use_store=False,
+                                                            budget_s=budget_shares(settings)[0]), progress)
     local = detect_local_target()
     measured = local is not None and local.name == resolve_target(settings.target).name
     return combine(problem_path, settings, template, progress, measured=measured)

@@ -134,9 +134,16 @@ def _target_option(default="mi300x", help: str = TARGET_HELP):
 @app.command()
 def targets(json_out: bool = typer.Option(False, "--json", help="print JSON instead of a table")) -> None:
     """List the GPU targets kerntailor knows, with their facts."""
+    import json
+
     from kerntailor.targets.show import show_targets
 
-    typer.echo(show_targets(json_out=json_out))
+    if json_out:   # the table's rows under "targets", with the schema version and toolchain every JSON carries
+        from kerntailor.generate.report import stamp
+
+        print_json(stamp({"targets": json.loads(show_targets(json_out=True))}))
+        return
+    typer.echo(show_targets())
 
 
 @app.command()
@@ -151,7 +158,12 @@ def inspect(
     from kerntailor.inspect import inspect_problem, render_inspection
 
     report = inspect_problem(problem, target, dtype=value(dtype), variant=variant)
-    typer.echo(render_inspection(report, json_out=json_out))
+    if json_out:
+        from kerntailor.generate.report import stamp
+
+        print_json(stamp(report.to_dict()))
+        return
+    typer.echo(render_inspection(report))
 
 
 @app.command()

@@ -20,6 +20,11 @@ SDPA = Path(__file__).parent / "data" / "codegen_fused" / "tiny_sdpa.py"
 pytestmark = pytest.mark.interpreter
 
 
+# --budget bounds the LLM proposer too (its share: all of it with --proposer llm, half with all, counted from the
+# proposer's start: loading the problem and judging each kernel under the interpreter take seconds a turn here)
+LLM_BUDGET_S = 300.0
+
+
 def _settings(tmp_path, **kw) -> GenerateSettings:
     return GenerateSettings(**(dict(target="mi300x", out_dir=tmp_path / "out", max_candidates=2, budget_s=20,
                                     store_path=tmp_path / "store.sqlite") | kw))
@@ -48,7 +53,7 @@ def test_a_failing_seed_kernel_is_reported_not_used(tmp_path, monkeypatch):
 
 def test_llm_proposer_alone_emits_and_stores_its_kernel(tmp_path, llm):
     fake = llm([fenced(WRONG), fenced(OK)])
-    s = _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=2)
+    s = _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=2, budget_s=LLM_BUDGET_S)
     result = generate(RELU, s)
     assert result.status == "generated" and result.report["source"] == "llm", result.message
     assert result.kernel_path.read_text().strip() == OK.strip()
@@ -62,14 +67,14 @@ def test_llm_proposer_alone_emits_and_stores_its_kernel(tmp_path, llm):
 
 def test_llm_that_never_passes_falls_back_to_the_library(tmp_path, llm):
     llm([fenced(WRONG)])
-    result = generate(SDPA, _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=1))
+    result = generate(SDPA, _settings(tmp_path, proposer="llm", llm_attempts=1, llm_turns=1, budget_s=LLM_BUDGET_S))
     assert result.status == "library" and "no kernel passed" in result.message
     assert "library path" in result.kernel_path.read_text()
 
 
 def test_proposer_all_starts_the_llm_from_the_template_kernel(tmp_path, llm):
     fake = llm([fenced(WRONG)])
-    result = generate(RELU, _settings(tmp_path, proposer="all", llm_attempts=1, llm_turns=1))
+    result = generate(RELU, _settings(tmp_path, proposer="all", llm_attempts=1, llm_turns=1, budget_s=LLM_BUDGET_S))
     assert result.status == "generated" and result.report["source"] == "template"
     assert (tmp_path / "out" / "template_kernel.py").read_text() in fake.prompt(0)
 

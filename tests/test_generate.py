@@ -178,6 +178,8 @@ def test_a_problem_capture_cannot_express_takes_the_library_path(tmp_path, home,
 
 def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, KERNTAILOR_HOME=str(home))
+    # this checkout's source first: a relative PYTHONPATH (src) means nothing from `cwd`
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env.pop("TRITON_INTERPRET", None)
     return subprocess.run([sys.executable, "-m", "kerntailor", *args], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=300)

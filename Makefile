@@ -9,12 +9,20 @@ DEMO   ?= problems/level1/layernorm.py
 .PHONY: setup demo test clean
 setup: $(VENV)/.installed
 
-# torch==2.13.0 resolves to the CPU build on CPU-only machines (a local wheel); triton 3.6.0 matches the
-# GPU machines and cross-compiles for gfx942/sm_90 without a GPU.
+# Which torch 2.13.0 build this installs is pip's choice, not this file's: from PyPI on Linux x86_64 it is the
+# CUDA build (with its nvidia-* wheels, several GB), which also runs on a machine without a GPU; the CPU build
+# (torch-2.13.0+cpu) comes only from a wheel pip is pointed at (the development machine's pip configuration
+# has one in its find-links) or from PyTorch's CPU index: `make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu`
+# (not reachable from the development machine, so not tried there). triton 3.6.0 matches the GPU machines and
+# cross-compiles for gfx942/sm_90 without a GPU.
+TORCH_INDEX ?=
+TORCH_FROM  := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "torch==2.13.0" "triton==3.6.0" "numpy>=1.26,<2.4"
+	$(PY) -m pip install -q $(TORCH_FROM) "torch==2.13.0"
+	$(PY) -m pip install -q "triton==3.6.0" "numpy>=1.26,<2.4"
 	$(PY) -m pip install -q -e ".[dev,learned,llm]"
 	touch $@
 

@@ -191,7 +191,9 @@ def fenced(code: str, words: str = "Here is the kernel.") -> str:
 class FakeLLM:
     """POST /v1/chat/completions on 127.0.0.1, answering from a script; records every request it gets.
 
-    A script entry is the reply text, or a dict: text, prompt_tokens, completion_tokens, delay_s, status.
+    A script entry is the reply text, or a dict: text, prompt_tokens, completion_tokens, delay_s, status, raw (a
+    body sent as it is with status 200, e.g. JSON cut off in transit). Each request is recorded with the
+    monotonic time it arrived ("at").
     """
 
     def __init__(self, script: list, model: str = "scripted-coder"):
@@ -204,13 +206,15 @@ class FakeLLM:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, **body})
+                fake.requests.append({"path": self.path, "at": time.monotonic(), **body})
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 entry = fake.script.pop(0) if fake.script else "I have nothing more to say."
                 entry = {"text": entry} if isinstance(entry, str) else entry
                 time.sleep(entry.get("delay_s", 0))
                 if self.path != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                if "raw" in entry:
+                    return self._send(200, None, raw=entry["raw"].encode())
                 if entry.get("status", 200) != 200:
                     return self._send(entry["status"], {"error": {"message": entry["text"] or "scripted failure"}})
                 prompt = sum(len(m["content"]) for m in body["messages"]) // 4
@@ -222,8 +226,8 @@ class FakeLLM:
                                  "choices": [{"index": 0, "finish_reason": entry.get("finish_reason", "stop"),
                                               "message": {"role": "assistant", "content": entry["text"]}}]})
 
-            def _send(self, status: int, payload: dict):
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: dict | None, raw: bytes | None = None):
+                data = raw if raw is not None else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -134,3 +134,52 @@ def test_a_bug_on_one_problem_is_a_row_not_the_end_of_the_suite(suite, tmp_path,
     assert rows["tiny_softmax"]["error"] == "internal error: KeyError: \"pool config has no knob 'RBLOCK'\""
     assert rows["tiny_conv2d"]["error"] == "internal error: RuntimeError: second"
     assert len((tmp_path / "out" / "bench.rows.jsonl").read_text().splitlines()) == 2
+
+
+def test_only_selects_by_exact_name_path_or_glob_never_substring(tmp_path):
+    from kerntailor.errors import KerntailorError
+    from kerntailor.generate.bench import select
+
+    names = ["level1/relu.py", "level1/leaky_relu.py", "level2/conv_relu.py", "level2/gemm_relu_add.py",
+             "level1/softmax.py"]
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text("")
+    paths = sorted(tmp_path / n for n in names)
+
+    def chosen(*only):
+        return sorted(p.relative_to(tmp_path).as_posix() for p in select(paths, tmp_path, list(only)))
+
+    assert chosen("relu") == ["level1/relu.py"]                       # not leaky_relu, not conv_relu
+    assert chosen("level1/relu") == chosen("level1/relu.py") == ["level1/relu.py"]
+    assert chosen("*relu*") == sorted(n for n in names if "relu" in n)
+    assert chosen("level2/*") == ["level2/conv_relu.py", "level2/gemm_relu_add.py"]
+    assert chosen("relu", "softmax") == ["level1/relu.py", "level1/softmax.py"]
+    with pytest.raises(KerntailorError, match="'relux' matches no problem"):
+        chosen("relu", "relux")
+
+
+def test_library_rows_are_labelled_library_neither_correct_nor_wrong():
+    from kerntailor.generate.bench import render_bench
+
+    rows = [{"problem": "sdpa", "level": "level1", "status": "library", "correct": None, "label": "x"},
+            {"problem": "relu", "level": "level1", "status": "generated", "correct": True, "label": "x"},
+            {"problem": "bad", "level": "level1", "status": "generated", "correct": False, "label": "x"},
+            {"problem": "boom", "level": "level1", "status": "error", "correct": False, "error": "e"}]
+    result = {"suite": "s", "target": "mi300x", "dtype": "fp32", "date": "d", "rows": rows,
+              "summary": {"overall": summarize(rows)}}
+    table = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in render_bench(result).splitlines()
+             if line.startswith("| ") and line.count("|") == 10 and "problem" not in line}
+    assert table == {"sdpa": "library", "relu": "yes", "bad": "no", "boom": "-"}
+    assert summarize(rows)["correct"] == 1
+
+
+def test_problems_are_stored_by_their_resolved_path(monkeypatch):
+    """recheck loads a stored problem again from wherever it is run: the key holds the resolved path."""
+    from kerntailor.problem import load_problem
+    from kerntailor.store import ProblemKey
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    key = ProblemKey.of(load_problem("problems/level1/relu.py"), "mi300x")
+    assert key.path == str(root / "problems" / "level1" / "relu.py")

@@ -232,7 +232,8 @@ def test_verify_cli_takes_the_precision(tmp_path):
     kernel.write_text(make_module(path, {"BLOCK_K": 32}, "bf16", arch="sm_90").source)   # no fp8 in it
     runner = CliRunner()
     bad = runner.invoke(app, ["verify", str(path), str(kernel), "--dtype", "bf16", "--precision", "fp4"])
-    assert bad.exit_code == 2 and "unknown precision 'fp4'" in bad.output and "Traceback" not in bad.output
+    assert bad.exit_code == 2 and "'--precision'" in bad.output and "'fp4'" in bad.output
+    assert "Traceback" not in bad.output
     judged = runner.invoke(app, ["verify", str(path), str(kernel), "--dtype", "bf16", "--precision", "fp8-row",
                                  "--variant", "small"])
     assert judged.exit_code == 1 and "defines no FP8_FORMAT" in judged.output, judged.output

@@ -240,6 +240,11 @@ def test_rankdata_and_spearman():
     x = [rng.randint(0, 9) for _ in range(60)]
     y = [xi + rng.gauss(0, 3) for xi in x]
     assert spearman(x, y) == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
+    # the core's fallback without SciPy gives the same statistic, ties included
+    from kerntailor.costmodel.quality import spearman_numpy
+
+    assert spearman_numpy(x, y) == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
+    assert math.isnan(spearman_numpy([1, 2, 3], [5, 5, 5]))
 
 
 def test_score_top5_per_group():

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,17 @@ def test_generate_predicted_then_cached(tmp_path, no_local_gpu):
     assert "store" in again.message and again.verdict is None
     assert kernel.read_text() == first
     assert again.report.get("served_from_store") is True
+    # every JSON written says its schema and the toolchain that wrote it; the problem by its resolved path
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["schema_version"] >= 1 and {"torch", "triton", "python", "kerntailor"} <= set(report["toolchain"])
+    assert report["path"] == str(SOFTMAX.resolve()) and report["search"]["budget_s"] == 30
+
+    # a smaller search is served the stored one; a larger one searches again and replaces it
+    assert generate(SOFTMAX, replace(s, budget_s=10, max_candidates=2)).status == "cached"
+    larger = generate(SOFTMAX, replace(s, budget_s=60))
+    assert larger.status == "generated" and larger.verdict is not None, larger.message
+    assert larger.report["search"]["budget_s"] == 60
+    assert generate(SOFTMAX, replace(s, budget_s=60)).status == "cached"
 
 
 @pytest.mark.interpreter
@@ -166,6 +178,8 @@ def test_a_problem_capture_cannot_express_takes_the_library_path(tmp_path, home,
 
 def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, KERNTAILOR_HOME=str(home))
+    # this checkout's source first: a relative PYTHONPATH (src) means nothing from `cwd`
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env.pop("TRITON_INTERPRET", None)
     return subprocess.run([sys.executable, "-m", "kerntailor", *args], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=300)

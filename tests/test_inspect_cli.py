@@ -86,7 +86,9 @@ def test_targets_lists_all_seven():
 def test_targets_json_parses():
     result = run("targets", "--json")
     assert result.exit_code == 0, result.stderr
-    data = json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    assert document["schema_version"] >= 1 and document["toolchain"]["triton"]
+    data = document["targets"]
     assert [t["name"] for t in data] == TARGET_NAMES
     mi300x = data[0]
     assert mi300x["memory_bandwidth"] == 5.3e12 and mi300x["peak_flops"]["bf16"] == 1307.4e12
@@ -111,6 +113,7 @@ def test_inspect_json():
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["problem"] == "softmax_long_rows" and data["target"]["name"] == "mi300x"
+    assert data["schema_version"] >= 1 and data["toolchain"]["torch"]
     assert data["floor"]["microseconds"] == pytest.approx(2431.1, abs=0.05)
     assert data["floor"]["bound"] == "memory"
     assert data["cost"]["min_bytes"] == data["cost"]["plan_bytes"] == 2 * 4096 * 393216 * 4

@@ -362,6 +362,34 @@ def test_an_endpoint_error_after_a_reply_ends_the_loop_with_what_it_has(llm, tmp
     assert result.stopped.startswith("endpoint error: the LLM endpoint") and not result.passed
 
 
+def test_a_reply_cut_off_in_transit_is_one_line_not_a_traceback(llm, tmp_path):
+    """A 200 whose JSON body is cut short: the openai client raises JSONDecodeError (a ValueError), which used
+    to end `generate` with a traceback (issue #22)."""
+    llm([{"raw": '{"id": "chatcmpl-1", "object": "chat.completion", "choi'}])
+    with pytest.raises(ProposerError, match="not valid JSON") as err:
+        run_proposer(RELU, settings(tmp_path))
+    assert "\n" not in str(err.value)
+
+
+def test_an_endpoint_that_never_answers_costs_at_most_the_seconds_budget(llm, tmp_path):
+    """The request's deadline is the proposer's time left, whatever the client's own timeout (600 s here)."""
+    fake = llm([{"text": "too late", "delay_s": 30}])
+    t0 = time.monotonic()
+    with pytest.raises(ProposerError, match="did not answer within") as err:
+        run_proposer(RELU, settings(tmp_path, max_seconds=2.0, request_timeout_s=600.0, max_retries=2))
+    assert time.monotonic() - t0 < 6 and len(fake.requests) == 1, str(err.value)
+
+
+def test_server_errors_are_retried_within_the_deadline(llm, tmp_path):
+    fake = llm([{"text": "overloaded", "status": 500}, "no code here"])
+    result = run_proposer(RELU, settings(tmp_path, turns=1, max_retries=1))
+    assert len(fake.requests) == 2 and result.turns[0].outcome == "no_code"
+    fake = llm([{"text": "overloaded", "status": 500}] * 5)
+    with pytest.raises(ProposerError, match="InternalServerError"):
+        run_proposer(RELU, settings(tmp_path, turns=1, max_retries=1))
+    assert len(fake.requests) == 2   # the first try and one retry
+
+
 # ---- extraction
 
 

@@ -486,3 +486,46 @@ def test_read_only_store_or_directory_is_a_clear_error(tmp_path):
     assert _digest(path) == before
     with Store(path) as store:  # writable again: nothing was lost
         assert store.lookup_winner(PK, TC) is not None
+
+
+def _zero_page(path: Path, page: int) -> None:
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    data = bytearray(path.read_bytes())
+    data[(page - 1) * size:page * size] = bytes(size)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damaged", ["candidates_key", "timings"])
+def test_damaged_page_is_reported_on_open_and_nothing_is_written(tmp_path, monkeypatch, damaged):
+    """A zeroed page of an index or a table: before the open-time check, the store opened and its queries read
+    the damaged part as missing rows (recheck, costmodel: "nothing to do", issue #22). Now the open fails in one
+    line that says it is damaged, and the file is left as it was."""
+    from kerntailor.store import connect
+
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        for i in range(20):
+            add_winner(store, pk=replace(PK, content_hash=f"{i:064x}"))
+    con = sqlite3.connect(path)
+    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (damaged,)).fetchone()
+    con.close()
+    _zero_page(path, root)
+    monkeypatch.setattr(connect, "_CHECKED", set())
+    before = _digest(path)
+    with pytest.raises(StoreError) as err:
+        Store(path)
+    message = str(err.value)
+    assert "\n" not in message and "damaged" in message and str(path) in message and "nothing was written" in message
+    assert _digest(path) == before
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path))   # the CLI: one line, exit 2
+    from typer.testing import CliRunner
+
+    from kerntailor.cli import app
+
+    result = CliRunner().invoke(app, ["recheck"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("kerntailor: error: store") and len(result.stderr.splitlines()) == 1
+    assert _digest(path) == before

@@ -1,7 +1,8 @@
 """How well a cost model ranks: Spearman rank correlation and top-k hit rate per problem group.
 
-Spearman is computed here with numpy (average ranks for ties, then Pearson on the ranks) so the core
-needs no scipy. A group is one problem (same Work): configs are only ever ranked against configs of the
+Spearman is scipy.stats.spearmanr where SciPy is installed (the `learned` extra, which the learned model
+needs anyway); without it, the same statistic from numpy (average ranks for ties, then Pearson on the ranks),
+so the core needs no SciPy. A group is one problem (same Work): configs are only ever ranked against configs of the
 same problem, so quality is judged per group.
 """
 
@@ -63,9 +64,21 @@ def rankdata(values: Sequence[float]) -> np.ndarray:
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman rank correlation of x and y; NaN if fewer than 2 values or either is constant."""
+    """Spearman rank correlation of x and y (scipy.stats.spearmanr, else `spearman_numpy`); NaN if fewer than 2
+    values or either is constant."""
     if len(x) != len(y):
         raise ValueError(f"spearman needs equal lengths, got {len(x)} and {len(y)}")
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:   # undefined (SciPy would warn and say NaN)
+        return math.nan
+    try:
+        from scipy.stats import spearmanr
+    except ImportError:
+        return spearman_numpy(x, y)
+    return float(spearmanr(x, y).statistic)
+
+
+def spearman_numpy(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation without SciPy: Pearson's correlation of the average ranks."""
     if len(x) < 2:
         return math.nan
     rx, ry = rankdata(x), rankdata(y)

@@ -10,6 +10,7 @@ never fast); geomean speedups; geomean floor/time (roofline efficiency).
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import json
 import math
 import platform
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from kerntailor.errors import KerntailorError
 from kerntailor.generate.pipeline import GenerateResult, GenerateSettings, generate
-from kerntailor.generate.report import place
+from kerntailor.generate.report import place, stamp
 from kerntailor.problem import load_problem
 
 P_VALUES = (1.0, 1.2, 1.5)
@@ -38,7 +39,8 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     passed = bool(verdict and verdict.get("passed"))
     row |= {"status": result.status, "mode": result.mode, "message": result.message,
             "served_from_store": bool(result.report.get("served_from_store")),
-            "correct": passed and result.status != "library",
+            # a library path runs the reference itself: neither correct nor wrong (None), labelled "library"
+            "correct": None if result.status == "library" else passed,
             # a library path is written only after the reference passed its own referee (report.library_verdict
             # holds the failure where it did not: no kernel.py at all)
             "library_emitted": result.status == "library" and "library_verdict" not in result.report,
@@ -95,7 +97,7 @@ def _library_emitted(row: dict) -> bool:
 
 
 def summarize(rows: list[dict]) -> dict:
-    out = {"problems": len(rows), "correct": sum(r["correct"] for r in rows),
+    out = {"problems": len(rows), "correct": sum(bool(r["correct"]) for r in rows),
            "generated": sum(r["status"] == "generated" or r["status"] == "cached" for r in rows),
            "library": sum(r["status"] == "library" for r in rows),
            "mixed": sum(bool(r.get("mixed")) and r["status"] in ("generated", "cached") for r in rows)}
@@ -233,6 +235,39 @@ def _run_parallel(paths: list[Path], settings: GenerateSettings, jobs: int, on_p
     return [rows[p] for p in paths]
 
 
+def select(paths: list[Path], suite: Path, only: list[str]) -> list[Path]:
+    """The problems `only` names: each entry is a problem's name ("relu"), its path under the suite
+    ("level1/relu", with or without ".py") or a glob of either ("*relu*", "level2/*"); never a substring.
+    KerntailorError for an entry that matches nothing (a typo is not an empty suite)."""
+    def keys(p: Path) -> tuple[str, ...]:
+        rel = p.relative_to(suite).as_posix()
+        return p.stem, p.name, rel, rel.removesuffix(".py")
+
+    chosen, unmatched = set(), []
+    for pattern in only:
+        hits = {p for p in paths if any(fnmatch.fnmatchcase(k, pattern) for k in keys(p))}
+        if not hits:
+            unmatched.append(pattern)
+        chosen |= hits
+    if unmatched:
+        raise KerntailorError(f"--only {', '.join(repr(u) for u in unmatched)} matches no problem under {suite} "
+                              "(a problem's name such as relu, its path such as level1/relu, or a glob such as "
+                              "'*relu*')")
+    return [p for p in paths if p in chosen]
+
+
+def check_bench_out(out: Path, suite: Path, force: bool = False) -> None:
+    """KerntailorError (before any work) when `out` holds the bench of another suite, unless `force`."""
+    try:
+        held = json.loads((Path(out) / "bench.json").read_text()).get("suite")
+    except (OSError, ValueError, AttributeError):
+        return
+    if force or held is None or Path(held).resolve() == Path(suite).resolve():
+        return
+    raise KerntailorError(f"--out {out} holds the bench of another suite ({held}); pass --force to overwrite it, "
+                          "or choose another --out")
+
+
 def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None, *, part: str = "all",
           jobs: int = 1, on_problem: Callable[[str, int, int], None] | None = None) -> dict:
     """Run generate on every problem file under `suite` (recursively), or on one `part` of it; returns
@@ -241,9 +276,12 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
         raise KerntailorError(f"unknown --part {part!r}: choose one of {', '.join(PARTS)}")
     if jobs < 1:
         raise KerntailorError(f"--jobs must be at least 1, got {jobs}")
-    paths = sorted(p for p in Path(suite).rglob("*.py") if not p.name.startswith("_"))
+    suite = Path(suite)
+    if not suite.is_dir():
+        raise KerntailorError(f"{suite}: not a directory of problem files")
+    paths = sorted(p for p in suite.rglob("*.py") if not p.name.startswith("_"))
     if only:
-        paths = [p for p in paths if any(o in str(p) for o in only)]
+        paths = select(paths, suite, only)
     if part != "all":
         paths = [p for p in paths if problem_part(p, settings.dtype) == part]
     if not paths:
@@ -262,13 +300,14 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
         rows = _run_parallel(paths, settings, jobs, on_problem)
     levels = sorted({r["level"] for r in rows})
     result = {
-        "suite": str(suite), "part": part, "jobs": jobs, "wall_s": round(time.monotonic() - started, 1),
+        "suite": str(suite.resolve()), "part": part, "jobs": jobs, "wall_s": round(time.monotonic() - started, 1),
         "target": settings.target, "dtype": settings.dtype or "as written", "precision": settings.precision,
         "date": datetime.date.today().isoformat(), "host": platform.node(), "rows": rows,
         "summary": {"overall": summarize(rows)} | {lv: summarize([r for r in rows if r["level"] == lv])
                                                    for lv in levels},
     }
     out_root.mkdir(parents=True, exist_ok=True)
+    result = stamp(result)
     place(out_root / "bench.json", json.dumps(result, indent=1, default=str))
     place(out_root / "bench.md", render_bench(result))
     return result
@@ -278,6 +317,16 @@ def _fmt(v, digits: int = 2) -> str:
     if v is None:
         return "-"
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def _correct_cell(row: dict) -> str:
+    """yes / no for a generated kernel; "library" for the library path (the reference itself: neither correct
+    nor wrong; a row written before that field held False); "-" for an error row."""
+    if row["status"] == "library":
+        return "library"
+    if row["status"] == "error":
+        return "-"
+    return "yes" if row["correct"] else "no"
 
 
 def render_bench(result: dict) -> str:
@@ -290,7 +339,7 @@ def render_bench(result: dict) -> str:
     lines += ["| problem | level | status | correct | time µs | eager µs | compile µs | floor µs | label |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['problem']} | {r['level']} | {r['status']} | {'yes' if r['correct'] else 'no'} | "
+        lines.append(f"| {r['problem']} | {r['level']} | {r['status']} | {_correct_cell(r)} | "
                      f"{_fmt(r.get('time_us'), 1)} | {_fmt(r.get('eager_us'), 1)} | {_fmt(r.get('compile_us'), 1)} | "
                      f"{_fmt(r.get('floor_us'), 1)} | {r.get('label') or r.get('error') or r.get('message', '')} |")
     lines += ["", "KernelBench's metrics (against eager, as KernelBench measures): correct = the emitted module "

@@ -32,7 +32,7 @@ from kerntailor.generate.group_search import GroupSearch, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
-from kerntailor.generate.sources import PROPOSERS, combine
+from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import GENERATED_ANCHORS
@@ -119,9 +119,11 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     LLM proposer, their kernels compete with the template's (generate/sources.py)."""
     if settings.proposer == "template" and settings.seed_kernel is None:
         return _generate_template(problem_path, settings, progress)
+    check_proposer(settings)
     template = None
     if settings.proposer != "llm":  # the store is not consulted: other sources were asked for
-        template = _generate_template(problem_path, replace(settings, use_store=False), progress)
+        template = _generate_template(problem_path, replace(settings, use_store=False,
+                                                            budget_s=budget_shares(settings)[0]), progress)
     local = detect_local_target()
     measured = local is not None and local.name == resolve_target(settings.target).name
     return combine(problem_path, settings, template, progress, measured=measured)
@@ -193,6 +195,10 @@ def _served_from_store(run: Run) -> GenerateResult | None:
     hit = run.store.lookup_winner(run.pkey, run.toolchain) if run.store is not None else None
     if hit is None:
         return None
+    smaller = _smaller_search((hit.report or {}).get("search"), run.settings)
+    if smaller:   # the new winner replaces it in the store (record_winner)
+        log.info("the stored result is not reused: %s; searching again", smaller)
+        return None
     report = dict(hit.report or {}) | {"served_from_store": True}
     write_outputs(run, hit.candidate.source or "", report)
     run.store.finish_run(run.run_id, "cached")
@@ -204,6 +210,28 @@ def _served_from_store(run: Run) -> GenerateResult | None:
     return GenerateResult(run.problem.name, run.target.name, run.mode, "cached",
                           f"served from the store (winner of an earlier run, {hit.label})", run.kernel_path,
                           run.report_path, report=report, mixed=bool(report.get("mixed")))
+
+
+def _search_dict(settings: GenerateSettings) -> dict:
+    """How large a search was asked for: stored in the report, so a later run can tell whether the stored result
+    is at least as thorough as the search it asks for (`_smaller_search`)."""
+    return {"budget_s": settings.budget_s, "max_candidates": settings.max_candidates, "strategy": settings.strategy,
+            "seed": settings.seed}
+
+
+def _smaller_search(stored: dict | None, settings: GenerateSettings) -> str:
+    """Why a stored result does not answer this run (its search was smaller, or of another kind), or "" when it
+    does. A stored result that does not say how it was searched is searched again."""
+    if not stored:
+        return "it does not record how large its search was"
+    asked = _search_dict(settings)
+    if stored.get("strategy") != asked["strategy"] or stored.get("seed") != asked["seed"]:
+        return f"it was searched by {stored.get('strategy')} (seed {stored.get('seed')})"
+    if (stored.get("budget_s") or 0) < asked["budget_s"] or (stored.get("max_candidates") or 0) < \
+            asked["max_candidates"]:
+        return (f"its search was {stored.get('budget_s'):g} s and {stored.get('max_candidates')} candidates, this "
+                f"run asks for {asked['budget_s']:g} s and {asked['max_candidates']}")
+    return ""
 
 
 def _capture(run: Run) -> None:
@@ -377,6 +405,7 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
     log.info("library path: %s", reason)
     _keep_slower(run, slower)
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": run.problem.name,
+                                   "path": str(Path(run.problem.path).resolve()), "search": _search_dict(run.settings),
                                    "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
     if run.floor is not None and "floor" not in report:
@@ -451,7 +480,8 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
     precision = run.settings.precision if any(g.family in ("matmul", "attention") for g in run.plan.groups) else None
     cost = run.capture.cost
     return {
-        "problem": run.problem.name, "path": str(run.problem.path), "dtype": run.problem.dtype or "as written",
+        "problem": run.problem.name, "path": str(Path(run.problem.path).resolve()),
+        "dtype": run.problem.dtype or "as written", "search": _search_dict(run.settings),
         "precision": precision,
         "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode,
         "floor": _floor_dict(run.floor),

@@ -40,8 +40,15 @@ def recheck(store_path: Path | None = None,
         name = winner.problem.name or winner.problem_key
         if on_winner:
             on_winner(name, i, len(stale))
+        stored = Path(winner.problem.path)
+        if not stored.is_absolute() and not stored.exists():   # stored before paths were resolved (store/keys.py)
+            rows.append(RecheckRow(name, winner.target, False, True,
+                                   f"problem file unusable: stored by the relative path {stored}, which is not "
+                                   f"under {Path.cwd()}; run recheck from the folder it was generated in, or "
+                                   "generate it again"))
+            continue
         try:
-            problem = load_problem(winner.problem.path, dtype=winner.problem.dtype)
+            problem = load_problem(stored, dtype=winner.problem.dtype)
         except KerntailorError as e:
             rows.append(RecheckRow(name, winner.target, False, True, f"problem file unusable: {e}"))
             continue

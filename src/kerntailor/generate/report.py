@@ -14,11 +14,38 @@ import os
 import tempfile
 from pathlib import Path
 
+from kerntailor.errors import KerntailorError
 from kerntailor.problem import ProblemSpec
+
+# Every JSON document kerntailor writes (report.json, bench.json, the --json output of each command) carries
+# this version and the toolchain that wrote it. Bump it when a field changes meaning or is removed (adding
+# fields needs no bump).
+JSON_SCHEMA_VERSION = 1
+
+
+def stamp(document: dict) -> dict:
+    """`document` with "schema_version" and "toolchain" (torch, triton, python, kerntailor, CUDA/ROCm, driver,
+    GPU) first; those of an earlier run (a report served from the store) are replaced by the current ones, the
+    stored report keeping its own under "stored_toolchain"."""
+    from kerntailor.store import toolchain_fingerprint
+
+    earlier = document.get("toolchain")
+    current = toolchain_fingerprint().to_dict()
+    rest = {k: v for k, v in document.items() if k not in ("schema_version", "toolchain")}
+    if earlier and earlier != current and "stored_toolchain" not in rest:
+        rest["stored_toolchain"] = earlier
+    return {"schema_version": JSON_SCHEMA_VERSION, "toolchain": current} | rest
 
 
 def _us(seconds) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
+
+
+def config_text(config) -> str:
+    """A schedule as `XBLOCK=1024, num_warps=4`, never a dict repr."""
+    if not isinstance(config, dict):
+        return str(config)
+    return ", ".join(f"{k}={config_text(v) if isinstance(v, dict) else v}" for k, v in config.items()) or "-"
 
 
 def render_markdown(report: dict) -> str:
@@ -54,17 +81,19 @@ def render_markdown(report: dict) -> str:
             isa = k.get("isa") or {}
             names = ("registers", "vgprs", "agprs", "spills", "lds_bytes", "occupancy_rule", "matrix_instr_count")
             facts = ", ".join(f"{n}={isa[n]}" for n in names if isa.get(n) is not None)
-            lines.append(f"| {k['group']} | {k['family']} | `{k['config']}` | {_us(k['seconds'])} ({k['label']}) | "
+            lines.append(f"| {k['group']} | {k['family']} | {config_text(k['config'])} | {_us(k['seconds'])} "
+                         f"({k['label']}) | "
                          f"{facts} |")
         for k in kernels:
             if k.get("runners_up"):
                 lines += ["", f"Runners-up for {k['group']}:"]
-                lines += [f"- `{r['config']}`: {_us(r['seconds'])}" for r in k["runners_up"]]
+                lines += [f"- {config_text(r['config'])}: {_us(r['seconds'])}" for r in k["runners_up"]]
     v = report.get("verdict")
     if v:
+        # the referee's reason states the worst error where it passed; the figure is added only where it does not
+        error = "" if "worst" in (v.get("reason") or "") else f"; worst relative error {v.get('rel_norm_err')}"
         lines += ["", f"Referee: **{'PASS' if v.get('passed') else 'FAIL'}** ({v.get('mode')}): "
-                      f"{v.get('reason') or 'all checks passed'}; worst relative error "
-                      f"{v.get('rel_norm_err')}"]
+                      f"{v.get('reason') or 'all checks passed'}{error}"]
         if v.get("sandbox"):
             lines += ["", f"The candidate ran {v['sandbox']}"]
         timing = v.get("timing")
@@ -93,8 +122,37 @@ def place(path: Path, text: str) -> None:
 
 
 def write_report(report: dict, out: Path) -> None:
-    place(out / "report.json", json.dumps(report, indent=2, default=str))
+    place(out / "report.json", json.dumps(stamp(report), indent=2, default=str))
     place(out / "report.md", render_markdown(report))
+
+
+def check_out_owner(out: Path, problem: Path, force: bool = False) -> None:
+    """KerntailorError (before any work) when `out` holds the kernel.py of another problem than `problem`,
+    unless `force`. The owner is what out/report.json names (its resolved path, else its problem name); a
+    kernel.py without a report.json is of unknown origin and refused too."""
+    if force or not (out / "kernel.py").exists():
+        return
+    what = _owner(out / "report.json")
+    mine = (str(Path(problem).resolve()), Path(problem).stem)
+    if what is not None and (what[0] == mine[0] or (not what[0] and what[1] == mine[1])):
+        return
+    held = f"the kernel of {what[1]} ({what[0] or 'path not recorded'})" if what else \
+        "a kernel.py without a report.json"
+    raise KerntailorError(f"--out {out} holds {held}; pass --force to overwrite it, or choose another --out")
+
+
+def _owner(report_json: Path) -> tuple[str, str] | None:
+    """(resolved problem path or "", problem name) of the report at `report_json`, or None if unreadable."""
+    try:
+        report = json.loads(report_json.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict) or not report.get("problem"):
+        return None
+    path = report.get("path") or ""
+    if path and not Path(path).is_absolute():   # written before paths were resolved: not comparable
+        path = ""
+    return path, str(report["problem"])
 
 
 def judging_folder() -> tempfile.TemporaryDirectory:

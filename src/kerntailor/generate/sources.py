@@ -18,10 +18,31 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kerntailor.errors import KerntailorError
+from kerntailor.errors import KerntailorError, ProposerError
 from kerntailor.generate.report import emit_library, place, write_report
 
 PROPOSERS = ("template", "llm", "all")
+LLM_SHARE_UNDER_ALL = 0.5   # with --proposer all, the LLM's share of --budget; the template's search has the rest
+
+
+def budget_shares(settings) -> tuple[float, float]:
+    """(the template search's seconds, the LLM proposer's seconds) of settings.budget_s: all of it to the one
+    proposer asked for, split LLM_SHARE_UNDER_ALL under `all`. The LLM's share bounds its requests, retries and
+    waits included (propose/llm.py): an endpoint that fails or hangs costs at most that."""
+    if settings.proposer == "all":
+        llm = settings.budget_s * LLM_SHARE_UNDER_ALL
+        return settings.budget_s - llm, llm
+    return (0.0, settings.budget_s) if settings.proposer == "llm" else (settings.budget_s, 0.0)
+
+
+def check_proposer(settings) -> None:
+    """ProposerError (one line), before any work, when the LLM proposer is asked for but cannot run: the `llm`
+    extra or an endpoint variable is missing."""
+    if settings.proposer in ("llm", "all"):
+        from kerntailor.propose.llm import LLMConfig, require_openai
+
+        require_openai()
+        LLMConfig.from_env()
 
 
 @dataclass(frozen=True)
@@ -50,7 +71,7 @@ def _proposer_settings(settings, out: Path, seed: Path | None):
 
     return ProposerSettings(target=settings.target, dtype=settings.dtype, attempts=settings.llm_attempts,
                             turns=settings.llm_turns, out_dir=out, seed_kernel=seed, use_store=settings.use_store,
-                            store_path=settings.store_path)
+                            store_path=settings.store_path, max_seconds=budget_shares(settings)[1])
 
 
 def _others(problem_path, settings, template: Contender | None, out: Path, progress) -> tuple[list[Contender], dict]:
@@ -64,7 +85,13 @@ def _others(problem_path, settings, template: Contender | None, out: Path, progr
         if seed is None and template is not None:  # the LLM refines the template's kernel
             seed = out / "template_kernel.py"
             seed.write_text(template.code)
-        r = run_proposer(problem_path, _proposer_settings(settings, out, seed), progress=progress)
+        try:
+            r = run_proposer(problem_path, _proposer_settings(settings, out, seed), progress=progress)
+        except ProposerError as e:
+            if template is None:   # --proposer llm: nothing else was asked for; the error is the answer
+                raise
+            # --proposer all: the endpoint failed before any reply; the template's kernel stands
+            return [], {"proposer": "llm", "passed": False, "error": str(e)}
         info = {"proposer": "llm", "passed": r.passed, "stopped": r.stopped, "turns": len(r.turns),
                 "tokens": r.tokens, "seconds": round(r.seconds, 1), "model": r.model, "store_run": r.run_id}
         if not r.passed:
@@ -148,4 +175,4 @@ def combine(problem_path, settings, template, progress, *, measured: bool):
                           template.groups if template else (), report)
 
 
-__all__ = ["PROPOSERS", "Contender", "combine"]
+__all__ = ["PROPOSERS", "Contender", "budget_shares", "check_proposer", "combine"]

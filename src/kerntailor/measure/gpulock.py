@@ -5,16 +5,17 @@ checks overlap, but two processes timing on one GPU would slow each other and bo
 Every timed section (the stopwatch's timed rounds, the ceilings' measurement) and the referee's correctness
 phase on a GPU hold this lock, keyed by the GPU's UUID so that processes seeing the same GPU under different
 CUDA_VISIBLE_DEVICES indices still agree.
-The lock is an flock on a file in the temp directory: released by the kernel if the holder dies.
+The lock is `filelock`'s FileLock on a file in the temp directory (on Linux an flock, released by the kernel if
+the holder dies); filelock is a dependency of torch, declared in pyproject.toml too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import tempfile
 from pathlib import Path
+
+from filelock import FileLock
 
 
 def lock_path(device) -> Path:
@@ -30,10 +31,5 @@ def lock_path(device) -> Path:
 def gpu_lock(device):
     """Hold the exclusive timing lock of `device` (a torch device) for the block."""
     path = lock_path(device)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with FileLock(path, mode=0o666):   # 0o666: jobs of other users on the same GPU share it
         yield path
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)

@@ -38,7 +38,6 @@ alone is refused in one line. Within a job the reservation is the budget its ref
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -393,24 +392,22 @@ def reserve(need: int, capacity: int, ledger: Path, poll_s: float = 1.0, on_wait
 
 @contextlib.contextmanager
 def _locked(ledger: Path):
-    """The ledger's {pid: bytes} under an exclusive flock; written back when the block ends."""
+    """The ledger's {pid: bytes}, under an exclusive FileLock beside it; written back when the block ends."""
+    from filelock import FileLock
+
     ledger.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(ledger, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = os.read(fd, 1 << 20).decode() or "{}"
-        try:
-            book = {str(k): int(v) for k, v in json.loads(raw).items()}
-        except (ValueError, AttributeError):
-            book = {}   # a torn or foreign file: start again (reservations of live jobs come back next poll)
-        yield book
-        data = json.dumps(book).encode()
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        os.write(fd, data)
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+    with FileLock(ledger.with_name(ledger.name + ".lock"), mode=0o666):
+        # written in place (not renamed over): in the shared temp directory another user's file cannot be replaced
+        with os.fdopen(os.open(ledger, os.O_RDWR | os.O_CREAT, 0o666), "r+") as f:
+            raw = f.read() or "{}"
+            try:
+                book = {str(k): int(v) for k, v in json.loads(raw).items()}
+            except (ValueError, AttributeError):
+                book = {}   # a torn or foreign file: start again (reservations of live jobs come back next poll)
+            yield book
+            f.seek(0)
+            f.truncate()
+            f.write(json.dumps(book))
 
 
 def gpu_reservation(problem, on_wait=None):

@@ -59,13 +59,23 @@ def require_openai():
 
 class ChatClient:
     """One endpoint and model. `complete` sends one chat request and returns the Reply, or raises
-    ProposerError in one line when the endpoint fails (unreachable, HTTP error, malformed answer)."""
+    ProposerError in one line when the endpoint fails (unreachable, HTTP error, a reply that is not the JSON it
+    should be, no answer in time).
+
+    Time: a request with `timeout_s` ends within it, retries included: the openai client's own retries (each
+    with the full timeout) are off, `complete` retries a connection error or an HTTP 5xx/429 itself while time
+    is left, and each try runs in a daemon thread that is abandoned at the deadline (httpx's timeout bounds
+    each read, not a reply trickled out byte by byte)."""
+
+    RETRY_PAUSE_S = 1.0
 
     def __init__(self, config: LLMConfig, *, timeout_s: float = 600.0, max_retries: int = 2):
         self.config = config
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
         self._openai = require_openai()
         self._client = self._openai.OpenAI(base_url=config.base_url, api_key=config.api_key,
-                                           timeout=timeout_s, max_retries=max_retries)
+                                           timeout=timeout_s, max_retries=0)
 
     def complete(self, messages: list[tuple[str, str]], *, max_tokens: int, temperature: float | None = None,
                  seed: int | None = None, timeout_s: float | None = None) -> Reply:
@@ -75,20 +85,24 @@ class ChatClient:
             kwargs["temperature"] = temperature
         if seed is not None:
             kwargs["seed"] = seed
-        if timeout_s is not None:
-            kwargs["timeout"] = max(1.0, timeout_s)
         started = time.monotonic()
-        try:
+        deadline = started + max(1.0, self.timeout_s if timeout_s is None else timeout_s)
+        retryable = (self._openai.APIConnectionError, self._openai.InternalServerError, self._openai.RateLimitError)
+        tries = 0
+        while True:
+            tries += 1
             try:
-                response = self._client.chat.completions.create(**kwargs)
-            except self._openai.BadRequestError as e:
-                if "max_completion_tokens" not in str(e):
-                    raise
-                # newer hosted models take the cap under its new name only
-                kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
-                response = self._client.chat.completions.create(**kwargs)
-        except self._openai.APIError as e:
-            raise ProposerError(f"the LLM endpoint {self.config.base_url} failed: {_one_line(e)}") from None
+                response = self._create(kwargs, deadline)
+                break
+            except retryable as e:
+                if tries > self.max_retries or time.monotonic() + self.RETRY_PAUSE_S >= deadline:
+                    raise self._failed(e) from None
+                time.sleep(self.RETRY_PAUSE_S)
+            except self._openai.APIError as e:
+                raise self._failed(e) from None
+            except ValueError as e:   # a 200 whose body is not whole JSON (a reply cut off in transit)
+                raise ProposerError(f"the LLM endpoint {self.config.base_url} sent a reply that is not valid JSON "
+                                    f"({_one_line(e)})") from None
         seconds = time.monotonic() - started
         try:
             choice = response.choices[0]
@@ -101,6 +115,43 @@ class ChatClient:
                          seconds)
         prompt_chars = sum(len(c) for _, c in messages)
         return Reply(text, prompt_chars // 4, len(text) // 4, choice.finish_reason, seconds, usage_reported=False)
+
+    def _failed(self, e: BaseException) -> ProposerError:
+        return ProposerError(f"the LLM endpoint {self.config.base_url} failed: {_one_line(e)}")
+
+    def _create(self, kwargs: dict, deadline: float):
+        """One request, answered by `deadline` or abandoned (ProposerError); the openai client's exceptions pass."""
+        import threading
+
+        box: dict = {}
+        window = max(0.0, deadline - time.monotonic())
+
+        def call():
+            try:
+                box["response"] = self._call(dict(kwargs), max(0.1, deadline - time.monotonic()))
+            except BaseException as e:  # noqa: BLE001  handed to the waiting thread
+                box["error"] = e
+
+        worker = threading.Thread(target=call, name="kerntailor-llm-request", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            raise ProposerError(f"the LLM endpoint {self.config.base_url} did not answer within {window:.1f} s "
+                                "(the time left to the proposer)")
+        if "error" in box:
+            raise box["error"]
+        return box["response"]
+
+    def _call(self, kwargs: dict, timeout: float):
+        kwargs["timeout"] = timeout
+        try:
+            return self._client.chat.completions.create(**kwargs)
+        except self._openai.BadRequestError as e:
+            if "max_completion_tokens" not in str(e):
+                raise
+            # newer hosted models take the cap under its new name only
+            kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+            return self._client.chat.completions.create(**kwargs)
 
 
 def _one_line(e: BaseException) -> str:

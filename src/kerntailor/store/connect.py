@@ -1,8 +1,8 @@
 """Opening the store file safely: where it lives, what is refused, WAL, and the schema guard.
 
 Nothing is written to a file until it is known to be an SQLite file with a kerntailor schema no newer than
-this code's (or an empty/new file): a corrupt, foreign or newer store is reported in one line and left
-exactly as it was.
+this code's, whose pages pass SQLite's quick_check (or an empty/new file): a corrupt, damaged, foreign or newer
+store is reported in one line and left exactly as it was.
 """
 
 from __future__ import annotations
@@ -113,12 +113,41 @@ def connect(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Conne
     return conn
 
 
+# stores this process has found sound, by (path, size, mtime): quick_check reads the whole file, so it runs once
+# per process and file state (bench opens the store once per problem)
+_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def check_sound(conn: sqlite3.Connection, path: Path) -> None:
+    """StoreError (one line) when SQLite's quick_check finds the file damaged: a corrupt page of a table or an
+    index that the queries would otherwise read as missing rows, without a word. Only reads."""
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _CHECKED:
+        return
+    try:
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    except sqlite3.DatabaseError as e:   # a page too damaged for the check itself to read
+        problems = [str(e)]
+    if problems != ["ok"]:
+        first = " ".join(problems[0].split())[:200]
+        raise StoreError(f"store {path} is damaged ({first}); nothing was written to it. Save what can be read "
+                         f"(sqlite3 {path} .recover > store.sql), then {MOVE}")
+    if key is not None:
+        _CHECKED.add(key)
+
+
 def _prepare(conn: sqlite3.Connection, path: Path, busy_timeout_s: float) -> None:
     version = schema.current_version(conn)  # a read: a corrupt file fails here, before any write
     if version is None:
         raise StoreError(_not_a_store(path))
     if version > schema.SCHEMA_VERSION:
         raise StoreError(_newer(path, version))
+    if version:
+        check_sound(conn, path)   # reads only: a damaged store is never written to
     deadline = time.monotonic() + busy_timeout_s
     while True:  # switching a new file to WAL needs a moment alone with it; a second opener waits
         try:

@@ -161,7 +161,9 @@ class ProblemKey:
         """The key of a ProblemSpec's default inputs on `target` (a Target or its name)."""
         target_name = target if isinstance(target, str) else target.name
         inputs = tuple((i.shape, i.dtype, i.value) for i in spec.inputs)
-        return cls(spec.content_hash, spec.dtype, inputs, target_name, spec.name, str(spec.path), precision)
+        # the resolved path: `recheck` loads the problem again from wherever it is run
+        return cls(spec.content_hash, spec.dtype, inputs, target_name, spec.name, str(Path(spec.path).resolve()),
+                   precision)
 
     def key(self) -> str:
         """`target/hash16-dtype/digest16`: readable, and the digest covers every part of the key."""

@@ -38,7 +38,7 @@ def test_generate_bench_and_recheck_json_and_plain_output(tmp_path, monkeypatch)
     suite.mkdir(parents=True)
     problem = suite / "tiny_softmax.py"
     shutil.copy(DATA / "tiny_softmax.py", problem)
-    shutil.copy(DATA / "tiny_sdpa.py", suite)
+    shutil.copy(DATA / "tiny_conv2d.py", suite)
     runner = CliRunner()
     common = ["--target", "mi300x", "--budget", "20", "--candidates", "2"]
 
@@ -69,10 +69,10 @@ def test_generate_bench_and_recheck_json_and_plain_output(tmp_path, monkeypatch)
     doc = json.loads(r.stdout)
     assert doc["schema_version"] >= 1 and doc["toolchain"]["triton"]
     rows = {row["problem"]: row for row in doc["rows"]}
-    assert rows["tiny_softmax"]["correct"] is True and rows["tiny_sdpa"]["correct"] is None
-    assert "[1/2] tiny_sdpa" in r.stderr and "[2/2] tiny_softmax" in r.stderr
+    assert rows["tiny_softmax"]["correct"] is True and rows["tiny_conv2d"]["correct"] is None
+    assert "[1/2] tiny_conv2d" in r.stderr and "[2/2] tiny_softmax" in r.stderr
     assert json.loads((tmp_path / "b" / "bench.json").read_text())["schema_version"] == doc["schema_version"]
-    assert "| tiny_sdpa | level1 | library | library |" in (tmp_path / "b" / "bench.md").read_text()
+    assert "| tiny_conv2d | level1 | library | library |" in (tmp_path / "b" / "bench.md").read_text()
 
     # recheck --json: nothing is stale under this toolchain
     r = runner.invoke(app, ["recheck", "--json"])

@@ -244,3 +244,21 @@ def test_opcheck_compile_and_raising_gradients_on_each_family(tmp_path, name):
     assert "modified by an inplace operation" in r["changed_in_place"], r
     assert "first-order gradients only" in r["second_order"], r
     assert "first-order gradients only" in r["second_order_unused"], r
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_the_guard_overhead_benchmark_runs_without_a_gpu_and_says_its_times_mean_nothing(tmp_path):
+    """benchmarks/guard_overhead.py (run on the H200 for numbers): here it builds the module, finds its op, checks
+    that forward, the op and the bare launches agree, and writes no time."""
+    root = GRADS.parents[2]
+    out = tmp_path / "overhead.json"
+    env = dict(os.environ, PYTHONPATH=str(root / "src"), CUDA_VISIBLE_DEVICES="")
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "guard_overhead.py"), "--only", "relu",
+                          "--out", str(out)], cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["meaningful"] is False and doc["toolchain"]["torch"] and doc["date"] and doc["command"]
+    (row,) = doc["rows"]
+    assert row["problem"] == "relu" and row["same_outputs"] is True and row["op"].startswith("kerntailor.relu_")
+    assert row["timings"] == "not meaningful on CPU/interpreter"

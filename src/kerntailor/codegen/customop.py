@@ -7,11 +7,13 @@ and kernel launches in order; it returns the buffers the outputs are (forward() 
 torch.as_strided where the output is one). To torch.compile the operator is one opaque call whose results it
 learns from the fake implementation, `_launch_kernels_fake`: the same size lines, then empty tensors of the
 returned buffers' shapes, dtypes and device, no launch. So a model holding ModelNew compiles without a graph
-break, and CUDA graphs capture the launches (no host synchronisation on the way).
+break (tests/test_customop.py), and a CUDA graph can capture the launches: nothing on the way synchronises with the
+host (tests/test_customop_gpu.py, run on a GPU).
 
 The operator takes tensors: forward()'s tensor arguments, then the module's parameters, buffers and constants,
 as forward() names them; a forward() argument the host lines read that is not a tensor (a literal the trace
-fixed: int, float or bool) comes after them, typed. It returns new tensors only (mutates_args=()): a custom op's
+fixed: int, float or bool) comes after them, typed (no writer's host lines read one today; the referee's static
+check would read such an argument as a tensor, and arithmetic on it as a finding). It returns new tensors only (mutates_args=()): a custom op's
 outputs may not alias its inputs or each other, so an output that views a forward() input is built in forward()
 from that input, and several outputs that view one buffer share the one returned buffer.
 

@@ -111,11 +111,15 @@ def test_the_header_says_how_to_use_the_module_and_what_it_supports():
 
 
 def test_checks_come_before_contiguous_copies_and_allocations():
-    body = make_module(L1 / "layernorm.py").source.split("def forward", 1)[1]
-    first_copy = body.index(".contiguous()")
+    """forward() checks everything, then calls the custom op (customop.py), which alone copies and allocates."""
+    source = make_module(L1 / "layernorm.py").source
+    forward = source.split("class ModelNew", 1)[1].split("    def forward(self", 1)[1]
+    call = forward.index("torch.ops.kerntailor.")
     for check in ("x.dim() != 2", "!= d1:", "tl.TRITON_MAX_TENSOR_NUMEL", ">= 2147483647"):
-        assert body.index(check) < first_copy, check
-    assert first_copy < body.index("torch.empty(")
+        assert forward.index(check) < call, check
+    assert ".contiguous()" not in forward and "torch.empty(" not in forward
+    op = source.split("def _launch_kernels(", 1)[1]
+    assert op.index(".contiguous()") < op.index("torch.empty(")
 
 
 def _load_on_gpu(tmp_path, module):

@@ -87,6 +87,9 @@ CHEATERS = [
     # #17: a forward that runs the copy of the reference kernel.py carries for backward
     Case("cheat_reference_forward", "softmax_rows", "static"),
     Case("cheat_reference_forward", "softmax_rows", "library", dynamic=True),
+    # #17 item 4: a kernel.py-shaped custom op whose implementation calls the library
+    Case("cheat_custom_op", "softmax_rows", "static"),
+    Case("cheat_custom_op", "softmax_rows", "library", dynamic=True),
 ]
 # named by the static check's rule "reach" (its findings come before the library rule's)
 REACH_ATTACKS = {"cheat_forged_done", "cheat_frame_walk", "cheat_patch_referee", "cheat_find_model", "cheat_dict_op",
@@ -94,7 +97,8 @@ REACH_ATTACKS = {"cheat_forged_done", "cheat_frame_walk", "cheat_patch_referee",
 # what the observed check must name, for the cases it rejects
 LIBRARY_NAMES = {"cheat_getattr_op": "aten._softmax", "cheat_dict_op": "aten._softmax",
                  "cheat_default_arg": "aten._softmax", "cheat_builtins_getattr": "aten._softmax",
-                 "cheat_numpy_host": "on the host", "cheat_reference_forward": "aten._softmax"}
+                 "cheat_numpy_host": "on the host", "cheat_reference_forward": "aten._softmax",
+                 "cheat_custom_op": "aten._softmax"}
 CORRECT = [
     Case("ok_relu", "relu_small", None),
     Case("ok_softmax", "softmax_rows", None),

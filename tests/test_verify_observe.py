@@ -89,6 +89,31 @@ def test_a_custom_op_is_followed_into_its_implementation():
     assert "softmax" in found
 
 
+def test_inside_a_custom_op_the_same_calls_are_recorded_as_in_forward():
+    """kernel.py's launches run as a custom op (#17 item 4), whose kernel runs below autograd: there composites
+    (torch.matmul, Tensor.item) reach the mode undecomposed and Python-level host reads (numpy, tolist) dispatch
+    nothing. The findings must be those of the same calls made in forward(), neither fewer nor renamed: an allowed
+    library product (aten.mm) stays allowed, a host read stays a host read."""
+    w = torch.randn(8, 8)
+
+    def body(t):
+        t.numpy()
+        t.tolist()
+        t.sum().item()
+        t.to("cpu")
+        return torch.matmul(t, w) + torch.relu(t)
+
+    @torch.library.custom_op("kerntailor_test::same_calls", mutates_args=())
+    def same_calls(t: torch.Tensor) -> torch.Tensor:
+        return body(t)
+
+    in_forward, in_op = _seen(lambda: body(x)), _seen(lambda: same_calls(x))
+    assert sorted(in_op) == sorted(in_forward) and len(in_op) == 7, in_op
+    assert any("Tensor.numpy()" in f for f in in_op) and any("Tensor.item()" in f for f in in_op)
+    assert _seen(lambda: same_calls(x), frozenset({"aten.mm.default", "aten.add.Tensor", "aten.relu.default",
+                                                   "aten.sum.default"})) == [f for f in in_op if "host" in f]
+
+
 @pytest.mark.interpreter
 def test_a_legit_kernel_under_the_interpreter_is_clean(monkeypatch):
     """The interpreter copies a launch's arguments to and from the host; that bookkeeping is not the

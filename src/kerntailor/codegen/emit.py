@@ -2,9 +2,10 @@
 
 `ModelNew` is built by the reference `Model`'s own constructor, copied with what it needs (constructor.py: the
 signature, module tree and parameter names match, a state_dict loads, and the file stands alone); `forward`
-reads input sizes, allocates outputs and launches the kernels, each as its Launch says; where a gradient is needed
-it runs them through an autograd.Function whose backward recomputes Model's forward (grads.py). The module imports
-only torch and triton.
+checks its inputs and the sizes the kernels assume (guards.py), then calls one custom op (customop.py) whose
+implementation reads the sizes, makes the tensors contiguous, allocates outputs and launches the kernels, each as
+its Launch says; where a gradient is needed forward runs through an autograd.Function whose backward recomputes
+Model's forward (grads.py). The module imports only torch and triton.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
+from kerntailor.codegen.customop import NAMESPACE, PLACEHOLDER, call_line, module_names, name_module, op_lines, \
+    op_signature
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
-from kerntailor.codegen.grads import FUNCTION_TEXT, grad_branch
+from kerntailor.codegen.grads import FUNCTION_TEXT, NEW_TEXT, grad_branch
 from kerntailor.codegen.guards import (
     int32_check_before_launch,
     int32_checks,
@@ -89,6 +92,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     groups_kernels, kernels, sizes = kernels, [k for k, _ in launches], [size for _, size in launches]
     ctor = reference_constructor(problem)
     tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args)
+    scalar_args = {name: spec.value for spec, name in zip(problem.inputs, ctor.forward_args) if spec.shape is None}
     var = {}   # graph input or buffer -> its name in forward()
     for inp in (i for i in gen.graph.inputs if i.kind == "input"):
         position = int(inp.target.removeprefix("arg"))
@@ -107,34 +111,56 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
     lines += _module_level(kernels) + [""] + interpreted_line(kernels)
-    lines += ["", ""] + FUNCTION_TEXT.splitlines() + [""]
-    lines += ["", f"class ModelNew({ctor.bases}):",
-              f'    """{problem.name}: forward() runs the Triton kernels above; '
-              "the constructor is Model's own.\"\"\"", ""]
-    lines += textwrap.indent(ctor.body, "    ").splitlines()
-    lines += ["", "    # Model's own forward, for backward only (see _ReferenceBackward); forward() never calls it"]
-    lines += textwrap.indent(ctor.reference_forward, "    ").splitlines()
-    lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+
+    # forward(): the checks, the gradient branch, then the op (customop.py) and the outputs' views
     positions = [tensor_positions[var[i.name]] for i in gen.graph.inputs if i.kind == "input"]
     module_tensors = [i.name for i in gen.graph.inputs if i.kind != "input"]
     grads = grad_branch(gen, {i.name: i.name for i in gen.graph.inputs if i.kind != "input"}, ctor.forward_args,
                         sorted(set(positions)), module_tensors)
-    body = _mode_check(gen.graph.training) + list(arg_checks) + _forward_sizes(problem, gen, kernels, host_names,
-                                                                               var, labels, buffers, grads)
+    forward = _mode_check(gen.graph.training) + list(arg_checks) + _forward_checks(gen, kernels, host_names, var,
+                                                                                   labels, buffers, grads)
+    sizes_text = _size_lines(gen, host_names, var)
+    # the op: its tensors (forward()'s, in argument order, then the module's), sizes, copies, launches
+    op_tensors = sorted({var[i.name] for i in gen.graph.inputs if i.kind == "input"}, key=ctor.forward_args.index)
+    op_tensors += [var[name] for name in module_tensors]
+    body = list(sizes_text) + [f"{var[inp.name]} = {var[inp.name]}.contiguous()" for inp in gen.graph.inputs]
     user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
     device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
+    inputs = dict(var)
     for k, size in zip(kernels, sizes):
         body.append(f"# {k.group}: {k.kernel_name}")
         for buffer, (shape, dtype) in buffers.items():
             if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
-                shape_text = ", ".join(size.host(e) for e in shape)
-                body.append(f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), "
-                            f"device={device}, dtype={TORCH_DTYPES[dtype]})")
+                body.append(_empty_line(buffer, shape, dtype, size, device))
                 var[buffer] = buffer
         body += _launch_lines(k, size, var, device)
-    body.append(_return_line(gen, var, sizes[0] if sizes else SizeArgs(gen, host_names)))
-    lines += ["        " + line for line in body]
-    return EmittedModule("\n".join(lines) + "\n", tuple(groups_kernels))
+    size = SizeArgs(gen, host_names)
+    results = list(dict.fromkeys(var[v.base] for v in gen.graph.outputs
+                                 if v.base in var and v.base not in inputs))
+    bases = {var[v.base]: v.base for v in gen.graph.outputs if v.base in var}
+    fake = list(sizes_text) + [_empty_line(r, *buffers[bases[r]], size, device) for r in results]
+    sig = op_signature(op_tensors, body, module_names("\n".join(lines)), scalar_args, results)
+    lines += ["", ""] + op_lines(sig, body, fake)
+    forward += [call_line(sig), _return_line(gen, var, size)]
+
+    lines += ["", ""] + FUNCTION_TEXT.splitlines() + [""]
+    lines += ["", f"class ModelNew({ctor.bases}):",
+              f'    """{problem.name}: forward() checks its inputs and runs the Triton kernels above, as the custom '
+              f'op torch.ops.{NAMESPACE}.{PLACEHOLDER}; the constructor is Model\'s own."""', ""]
+    lines += NEW_TEXT.splitlines() + [""]
+    lines += textwrap.indent(ctor.body, "    ").splitlines()
+    lines += ["", "    # Model's own forward, for backward only (see _ReferenceBackward); forward() never calls it"]
+    lines += textwrap.indent(ctor.reference_forward, "    ").splitlines()
+    lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+    lines += ["        " + line for line in forward]
+    docstring, code = lines[0], "\n".join(lines[1:]) + "\n"
+    return EmittedModule(name_module(docstring + "\n", code, problem.name), tuple(groups_kernels))
+
+
+def _empty_line(buffer: str, shape, dtype: str, size: SizeArgs, device: str) -> str:
+    shape_text = ", ".join(size.host(e) for e in shape)
+    return (f"{buffer} = torch.empty(({shape_text}{',' if len(shape) == 1 else ''}), device={device}, "
+            f"dtype={TORCH_DTYPES[dtype]})")
 
 
 def _module_level(kernels: list[GeneratedKernel]) -> list[str]:
@@ -161,13 +187,12 @@ def _labels(problem: ProblemSpec, gen: Generalized, var: dict[str, str]) -> dict
             for inp in gen.graph.inputs}
 
 
-def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedKernel],
-                   host_names: dict[Dim, str], var: dict, labels: dict[str, str], buffers: dict[str, tuple],
-                   grads: list[str]) -> list[str]:
-    """forward()'s first lines: the inputs' and parameters' checks (guards.py), the problem's dims, the sizes
-    families derive on the host (a pool's output sizes), the checks of every size the kernels assume and of the
-    ranges their schedules support, then contiguous inputs and parameters (`var` gains their names). `grads` (the
-    gradient branch, grads.py) comes right after the tensors' checks: a wrong tensor is named before anything."""
+def _forward_checks(gen: Generalized, kernels: list[GeneratedKernel], host_names: dict[Dim, str], var: dict,
+                    labels: dict[str, str], buffers: dict[str, tuple], grads: list[str]) -> list[str]:
+    """forward()'s lines before the op: the module's tensors bound to locals (`var` gains their names), the
+    inputs' and parameters' checks (guards.py), the problem's sizes (`_size_lines`), the checks of every size the
+    kernels assume and of the ranges their schedules support. `grads` (the gradient branch, grads.py) comes right
+    after the tensors' checks: a wrong tensor is named before anything."""
     graph, body = gen.graph, []
     for inp in graph.inputs:
         if inp.kind in ("parameter", "buffer", "constant"):
@@ -177,10 +202,21 @@ def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[Generat
             raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
     body += tensor_checks(gen, var, labels, any(k.source for k in kernels))
     body += grads
+    body += _size_lines(gen, host_names, var)
+    size = SizeArgs(gen, host_names)
+    body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
+    body += row_checks(kernels, size) + int32_checks(gen, kernels, size, var, labels, buffers)
+    return body
+
+
+def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list[str]:
+    """The problem's dims read from the tensors (`var`: graph input -> host name), then the sizes families derive
+    on the host (a pool's output sizes, by the op's formula): forward() checks them, the op and its fake read
+    them again from the tensors they are given."""
+    graph, body = gen.graph, []
     for dim in gen.dims:
         if not dim.node:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
-    # derived output sizes (a pool's), by the op's formula from the input's runtime size
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis)):
         node = graph.node(dim.node)
@@ -189,10 +225,6 @@ def _forward_sizes(problem: ProblemSpec, gen: Generalized, kernels: list[Generat
         if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
         body += fam.derived_size_lines(gen, node, dim.axis, host_names[dim], SizeArgs(gen, host_names))
-    size = SizeArgs(gen, host_names)
-    body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
-    body += row_checks(kernels, size) + int32_checks(gen, kernels, size, var, labels, buffers)
-    body += [f"{var[inp.name]} = {var[inp.name]}.contiguous()" for inp in graph.inputs]
     return body
 
 

@@ -1,19 +1,27 @@
 """kernel.py's gradients: forward by the generated kernels, backward by the reference recomputed with autograd.
 
-The kernels compute forward only. When grad mode is on and any tensor argument, parameter or buffer the module
-reads requires grad, ModelNew.forward() runs through `_ReferenceBackward` (a torch.autograd.Function):
+The kernels compute forward only (the custom op that runs them, customop.py, has no autograd formula: a backward
+through it alone raises). When grad mode is on and any tensor argument, parameter or buffer the module reads
+requires grad, ModelNew.forward() runs through `_ReferenceBackward` (a torch.autograd.Function):
 - its forward calls ModelNew.forward() again, where grad mode is off (autograd.Function.forward runs so), so the
   kernels compute the outputs exactly as without gradients; it saves the tensors (references, no copies: the
   saved-tensor version check raises if one is changed in place before backward);
 - its backward recomputes Model's own forward (copied into kernel.py as ModelNew._reference_forward,
-  codegen/constructor.py) under enable_grad from the saved tensors, substituted for the module's parameters and
-  buffers by torch.func.functional_call (so a call under functional_call is differentiated with the tensors it
-  was given), and returns torch.autograd.grad of it for the tensors that require grad. Inputs and buffers enter
-  the recomputation as copies: a reference that updates one in place (BatchNorm's running statistics in training
-  mode) changes neither the caller's tensors nor the module's, as the kernels did not.
+  codegen/constructor.py) from the saved tensors, substituted for the module's parameters and buffers by
+  torch.func.functional_call on `ModelNew._reference` (a module whose forward is _reference_forward, made in
+  ModelNew.__new__ and kept out of the module tree, so no state_dict entry), and returns torch.func.vjp of it for
+  the tensors that need a gradient; outputs that are not floating point (an argmax) have none. Inputs and buffers
+  enter the recomputation as copies: a reference that updates one in place (BatchNorm's running statistics in
+  training mode) changes neither the caller's tensors nor the module's, as the kernels did not.
+torch.compile traces this backward (fullgraph, no graph break): hence torch.func.vjp rather than
+torch.autograd.grad (which Dynamo does not trace) and a module made before, not in, the traced code.
 The recomputed forward is the one the kernels computed: capture refuses a forward that draws random numbers
 (dropout in training mode, rand_like), and a forward that depends on the training flag runs only in the mode it
-was generated for (emit.py's mode check). backward is once_differentiable: a second-order gradient raises.
+was generated for (emit.py's mode check). Gradients are first order only: backward computes them under no_grad,
+and under create_graph=True ties them to the tensors they come from through `_SecondOrder`, whose backward raises,
+so a second-order gradient raises (torch.autograd.function.once_differentiable would tie them to detached copies:
+torch.autograd.grad of them would then say "not used in the graph", or give None, or zeros with
+materialize_grads=True, without a word about why).
 Without grad needed, forward() pays one check (torch.is_grad_enabled() and each tensor's requires_grad flag)
 and builds no graph.
 """
@@ -43,27 +51,60 @@ class _ReferenceBackward(torch.autograd.Function):
         # tensors: forward()'s tensor arguments (at `positions` of args), then the module's tensors (`names`)
         ctx.module, ctx.args, ctx.positions, ctx.names = module, args, positions, names
         ctx.save_for_backward(*tensors)
-        return module(*args)   # grad mode is off here: ModelNew.forward launches the kernels
+        outs = module(*args)   # grad mode is off here: ModelNew.forward launches the kernels
+        flat = outs if isinstance(outs, tuple) else (outs,)
+        ctx.floating = [o.is_floating_point() or o.is_complex() for o in flat]   # the outputs with gradients
+        return outs
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
-        needs = ctx.needs_input_grad[4:]
-        leaves = [t.detach().requires_grad_(need) for t, need in zip(ctx.saved_tensors, needs)]
-        args = list(ctx.args)
-        with torch.enable_grad():   # once_differentiable runs backward under no_grad
-            for position, leaf in zip(ctx.positions, leaves):
-                args[position] = leaf.clone()   # the reference may update an input in place
-            state = {name: leaf if leaf.requires_grad else leaf.clone()   # nor may it update a buffer
-                     for name, leaf in zip(ctx.names, leaves[len(ctx.positions):])}
-            outs = torch.func.functional_call(_Reference(ctx.module), state, tuple(args))
-        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
-        wanted = [leaf for leaf in leaves if leaf.requires_grad]
-        got = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True) \\
-            if pairs and wanted else [None] * len(wanted)
-        got = iter(got)
-        return (None, None, None, None) + tuple(next(got) if leaf.requires_grad else None for leaf in leaves)
+        saved, needs = ctx.saved_tensors, ctx.needs_input_grad[4:]
+
+        def reference(*wanted):   # Model's forward of the tensors that need a gradient, the others held fixed
+            wanted = iter(wanted)
+            tensors = [next(wanted) if need else t.clone() for t, need in zip(saved, needs)]
+            args = list(ctx.args)
+            for position, t in zip(ctx.positions, tensors):
+                args[position] = t.clone()   # the reference may update an input in place (and a buffer: cloned above)
+            state = dict(zip(ctx.names, tensors[len(ctx.positions):]))
+            outs = torch.func.functional_call(ctx.module._reference, state, tuple(args))
+            outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+            return tuple(o for o in outs if o.is_floating_point() or o.is_complex()), ()
+
+        with torch.no_grad():   # first-order gradients, not recorded for a second order (_SecondOrder)
+            wanted = [t for t, need in zip(saved, needs) if need]
+            floating, pullback, _ = torch.func.vjp(reference, *wanted, has_aux=True)
+            grads = [g for g, o in zip(grads, ctx.floating) if o]
+            got = iter(pullback(tuple(torch.zeros_like(o) if g is None else g for g, o in zip(grads, floating))))
+            out = [next(got) if need else None for need in needs]
+        if torch.is_grad_enabled():   # create_graph=True: differentiating these gradients must raise
+            present = [g for g in out if g is not None]
+            tied = iter(_SecondOrder.apply(len(present), *present, *saved, *[g for g in grads if g is not None]))
+            out = [None if g is None else next(tied) for g in out]
+        return (None, None, None, None) + tuple(out)
+
+
+class _SecondOrder(torch.autograd.Function):
+    """ModelNew's gradients computed under create_graph=True, tied to the tensors they come from: a second-order
+    gradient reaches this node and raises, where it would otherwise come out as none (or zeros) without a word."""
+
+    @staticmethod
+    def forward(ctx, count, *tensors):
+        return tuple(t.view_as(t) for t in tensors[:count])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("a second-order gradient through ModelNew: kernel.py gives first-order gradients only "
+                           "(its backward recomputes Model's forward and is not differentiated again)")
+'''.strip("\n")
+
+NEW_TEXT = '''
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        # Model's forward as a module (backward's functional_call), made with the instance and held outside the
+        # module tree (no state_dict entry): torch.compile traces backward, and cannot trace a module being built
+        object.__setattr__(self, "_reference", _Reference(self))
+        return self
 '''.strip("\n")
 
 

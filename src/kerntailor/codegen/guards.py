@@ -15,8 +15,9 @@ assumption (ValueError; RuntimeError for a device; TypeError for a tensor argume
   elements in one block, at most Triton's TRITON_MAX_TENSOR_NUMEL (2^20 in triton 3.6; past it Triton
   refuses to compile: "numel exceeds triton maximum tensor numel"); a kernel generated with int32 offsets
   (every tensor it indexes had fewer than 2^31 - 1 elements when traced) takes no tensor of 2^31 - 1 or more.
-Contiguity is not a check: forward() makes every tensor `.contiguous()` after them (a no-op returning the
-tensor itself when it already is; a copy when it is not), since every kernel indexes with row-major strides.
+Contiguity is not a check: the custom op that runs the kernels (customop.py) makes every tensor `.contiguous()`
+first (a no-op returning the tensor itself when it already is; a copy when it is not), since every kernel indexes
+with row-major strides.
 
 Every check reads shapes, dtypes and devices only: host metadata, no device sync, no dispatcher call.
 """
@@ -178,10 +179,12 @@ def _factor(text: str) -> str:
 def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKernel], labels: dict[str, str],
                host_names: dict[Dim, str]) -> str:
     """kernel.py's header paragraph: how to use ModelNew, what it supports, and what it raises outside that."""
+    from kerntailor.codegen.customop import NAMESPACE, PLACEHOLDER
     from kerntailor.codegen.emit import TORCH_DTYPES
 
     graph = gen.graph
     origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
+    op = f"torch.ops.{NAMESPACE}.{PLACEHOLDER}"   # customop.py names it
     lines = ["Usage:",
              f"    ref = Model(*get_init_inputs())                  # the reference ({problem_file})",
              "    new = ModelNew(*get_init_inputs()).cuda()       # Model's own constructor and parameter names",
@@ -189,6 +192,14 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
              "    with torch.no_grad():",
              "        out = new(*inputs)                          # the kernels alone, no autograd graph",
              "    new(*inputs).sum().backward()                   # training: gradients as Model's (below)",
+             "    fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)",
+             "",
+             f"Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, "
+             f"{op} (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model "
+             "holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured "
+             "in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode=\"reduce-overhead\")): nothing on the way "
+             "reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s "
+             "checks.",
              "", "Supports (checked by forward() before any launch):"]
     for i, inp in enumerate(graph.inputs):
         dims = []
@@ -198,7 +209,7 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
         shape = f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
         lines.append(f"    {labels[inp.name]}: {TORCH_DTYPES[inp.type.dtype]}, shape {shape}")
     lines.append("    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides "
-                 "(forward() makes them contiguous, a copy where they are not)")
+                 "(the op makes them contiguous, a copy where they are not)")
     for k in kernels:
         if k.launch.whole_row is not None:
             xblock = dict(k.launch.constexprs).get("XBLOCK", 1)
@@ -212,10 +223,11 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
               "Gradients: when grad mode is on and an input, parameter or buffer requires grad, forward() runs "
               "through _ReferenceBackward (a torch.autograd.Function): the kernels compute the outputs, and "
               "backward recomputes Model's own forward (ModelNew._reference_forward, copied from the reference) "
-              "with PyTorch autograd from the saved inputs, parameters and buffers, and returns its gradients. "
+              "with PyTorch autograd (torch.func.vjp) from the saved inputs, parameters and buffers, and returns "
+              "its gradients; torch.compile traces that backward too. "
               "That costs the inputs kept until backward and one reference forward and backward there. A tensor "
               "changed in place between forward and backward raises (autograd's saved-tensor check), so does a "
-              "second-order gradient (backward is once_differentiable). No recomputation can differ from the "
+              "second-order gradient (the gradients are first order only). No recomputation can differ from the "
               "kernels' forward: a forward that draws random numbers (dropout in training mode) is never "
               "generated, and one that reads the training flag runs only in the mode it was generated for. "
               "Under torch.no_grad, or with nothing requiring grad, forward() builds no graph."]

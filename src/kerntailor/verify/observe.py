@@ -15,7 +15,11 @@ the host without an operator (numpy(), tolist(), numpy.asarray). Findings:
 - a read of tensor data on the host: Tensor.item() / float() / int() / bool() (aten._local_scalar_dense),
   numpy(), tolist(), and on the GPU any copy of a device tensor to the host;
 - a custom operator whose implementation cannot be observed (one registered with torch.library.custom_op
-  is followed into its Python implementation, so what it runs is seen).
+  is followed into its Python implementation, so what it runs is seen, and seen as a call from forward() would
+  be: a custom op's kernel runs below autograd, where composite operators are not yet decomposed, so this mode
+  decomposes them itself (torch.matmul is recorded as aten.mm, not aten.matmul; Tensor.item() as a host read),
+  and the Tensor-method mode is re-entered for the host reads that dispatch nothing (numpy(), tolist()).
+  kernel.py runs its launches as such an op (codegen/customop.py).
 
 Triton kernel launches do not go through the dispatcher. Under Triton's interpreter, what the interpreter
 itself does to its arguments (copies to and from the host) is not the candidate's: interp.py marks that
@@ -109,9 +113,25 @@ def _device_to_host(packet: str, args, kwargs) -> bool:
     return False
 
 
+def _composite(func) -> bool:
+    """Whether an operator has a CompositeImplicitAutograd kernel (made of other operators: aten.matmul, item)."""
+    import torch
+
+    return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+
+
 def _modes(seen: Seen, device_type: str):
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Function(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name in HOST_METHODS and not interp.in_bookkeeping():
+                seen.host[HOST_METHODS[name]] += 1
+            return func(*args, **(kwargs or {}))
+
+    function = Function()
 
     class Dispatch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -122,11 +142,21 @@ def _modes(seen: Seen, device_type: str):
             if namespace not in ("aten", "prim", "prims"):
                 impl = _python_impl(func, device_type)
                 if impl is not None and str(func) not in seen.allowed:
-                    with self:   # observe what the custom op's Python implementation runs
+                    # observe what the custom op's Python implementation runs, as if forward() ran it: both modes
+                    # (Python-level host reads, numpy() and tolist(), dispatch no operator)
+                    with function, self:
                         return impl(*args, **kwargs)
                 if str(func) not in seen.allowed:
                     seen.opaque[str(func)] += 1
                 return func(*args, **kwargs)
+            if str(func) not in seen.allowed and _composite(func):
+                # a composite reaches this mode only below autograd (inside a custom op, whose kernel runs there):
+                # decomposed, it is recorded as what forward() would have run (aten.matmul as aten.mm, item as
+                # _local_scalar_dense, to as _to_copy)
+                with self:
+                    out = func.decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
             if packet == HOST_READ_OP:
                 seen.host["Tensor.item() (or float(), int(), bool() of a tensor)"] += 1
             elif packet in DEVICE_COPIES and _device_to_host(packet, args, kwargs):
@@ -135,20 +165,13 @@ def _modes(seen: Seen, device_type: str):
                 seen.ops[str(func)] += 1
             return func(*args, **kwargs)
 
-    class Function(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = getattr(func, "__name__", "")
-            if name in HOST_METHODS and not interp.in_bookkeeping():
-                seen.host[HOST_METHODS[name]] += 1
-            return func(*args, **(kwargs or {}))
-
     # TorchDispatchMode wraps __torch_dispatch__ so that torch.compile skips it, importing torch._dynamo on
     # the first call: 2.3 s of the first verification run on this machine (2-core CPU, 2026-12-01), for a
     # wrapper nothing here needs. Pointing the wrapper at the function itself skips that import.
     raw = getattr(Dispatch.__torch_dispatch__, "__wrapped__", None)
     if raw is not None:
         raw.__dynamo_disable = raw
-    return Function(), Dispatch()
+    return function, Dispatch()
 
 
 @contextlib.contextmanager

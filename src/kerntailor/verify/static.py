@@ -5,8 +5,12 @@ method and class of the candidate file it reaches by name, except `__init__` (wh
 the parameters, so that the reference's state_dict loads), the `@triton.jit` kernels themselves, and the
 `backward` of a torch.autograd.Function class of the file (autograd runs it in backward, not forward: a generated
 module's backward recomputes the reference forward on purpose, codegen/grads.py) unless the path names
-`Class.backward` itself. A forward that runs the reference by a path this check cannot see is still caught by
-the observed-operator check (observe.py): the referee runs forward under no_grad, where no backward runs.
+`Class.backward` itself. Where the path calls a custom op (`torch.ops.<namespace>.<op>`, a namespace not PyTorch's
+own), every function of the file registered with torch.library is on it: one decorated with torch.library.* and
+one handed to a torch.library call (`torch.library.custom_op(name, fn)`, as kernel.py registers its op once per
+process; `.register_fake(fake)` chained to it). A forward that runs the reference by a path this check cannot see
+is still caught by the observed-operator check (observe.py): the referee runs forward under no_grad, where no
+backward runs.
 
 On that path the rule is deny-by-default for PyTorch: a call into `torch.*` (F.*, torch.linalg.*, aten ops,
 torch.compile, ...) is a finding unless it only allocates, views or describes tensors (PLUMBING below); so is a
@@ -160,6 +164,13 @@ def _is_kernel(fn: ast.FunctionDef, imports: _Imports) -> bool:
     return False
 
 
+def _library_rooted(func: ast.AST, imports: _Imports) -> bool:
+    """Whether a call's function is torch.library.<...>, or a method of what such a call returned."""
+    while isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        func = func.value.func
+    return (imports.dotted(func) or "").startswith("torch.library.")
+
+
 class _Module:
     """The candidate's top-level functions and classes, and which of them are Triton kernels."""
 
@@ -168,6 +179,12 @@ class _Module:
         self.classes: dict[str, ast.ClassDef] = {}
         self.kernels: dict[str, ast.FunctionDef] = {}
         self.autograd: set[str] = set()   # classes deriving from torch.autograd.Function
+        # functions of the file handed to torch.library anywhere in it (custom_op(name, fn), chained
+        # .register_fake(fn), register_kernel(name, "cuda", fn)): a custom op's implementation, like a decorated one
+        self.registered: set[str] = {a.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+                                     and _library_rooted(node.func, imports)
+                                     for a in list(node.args) + [k.value for k in node.keywords]
+                                     if isinstance(a, ast.Name)}
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 (self.kernels if _is_kernel(node, imports) else self.functions)[node.name] = node
@@ -276,6 +293,8 @@ class _PathChecker:
                     custom_ops = True
         if custom_ops:  # torch.ops.<ns>.<op>: follow every custom op the file registers
             for f in self.module.functions.values():
+                if f.name in self.module.registered:
+                    yield f, None
                 for dec in f.decorator_list:
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     if (self.imports.dotted(target) or "").startswith("torch.library."):

@@ -85,6 +85,7 @@ class Judge:
         self.fp8_unquantized: set[str] = set()   # fused matrix ops the fp8 reference ran as they are (noted once)
         self.max_numel = 1
         self.host_failed = False   # the plan's host reference failed once (a tensor the module keeps on the GPU)
+        self.plan = job.get("memory") or {}   # where the float64 reference lives (an edge case may have its own)
 
     def ran(self, *names: str) -> None:
         for n in names:
@@ -148,6 +149,7 @@ class Judge:
                     inputs = draw_inputs(self.problem, variant, draw, seed, self.device)
                     self.case(ref_model, variant, draw, inputs, seed, first=di == 0)
         self.special_case()
+        self.edge_cases()
         self.events.emit(event="done", checks=self.checks)
 
     def special_case(self) -> None:
@@ -168,6 +170,102 @@ class Judge:
             inputs = draw_inputs(self.problem, variant, SPECIAL, seed, self.device)
             self.case(ref_model, variant, SPECIAL, inputs, seed)
 
+    def edge_cases(self) -> None:
+        """The edge cases (edges.py, planned by the CLI) after every other case, one draw each: the reference's
+        answer or a named refusal. Any failure there is check "edges", its reason naming the case and the check
+        that failed in it. A case with an allowance (the interpreter's rows) that has not answered in time is
+        skipped with the reason, and so is every case after it: the candidate process is still at that work."""
+        import time
+
+        from kerntailor.verify.channel import Overtime
+        from kerntailor.verify.edges import edge_problem
+
+        edges = self.job.get("edges") or ()
+        for k, edge in enumerate(edges):
+            problem = edge_problem(self.problem, edge)
+            vi = self.job["variants"].index(edge.base)
+            vseed = self.job["seed"] + 7919 * (vi + 1)
+            seed = self.job["seed"] + 1000 * (vi + 1) + len(self.job["draws"]) + 1 + k
+            where = {"variant": edge.variant_name, "draw": edge.draw}
+            self.plan = edge.memory or self.job.get("memory") or {}
+            if edge.allowance_s is not None:
+                self.cand.chan.deadline = time.monotonic() + edge.allowance_s
+            try:
+                with self.gpu_exclusive():
+                    self.edge_case(problem, edge, vseed, seed, where)
+            except Overtime:
+                later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
+                self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
+                                 f"{edge.allowance_s:g} s under the interpreter (two runs of forward); judge it on "
+                                 f"a GPU{later}")
+                break
+            except Stop as s:
+                if s.check == "referee":
+                    raise
+                raise Stop("edges", f"{edge.label()}: [{s.check}] {s.reason}", **{**s.info, **where}) from None
+            finally:
+                self.plan = self.job.get("memory") or {}
+                self.cand.chan.deadline = None
+        if edges:
+            self.ran("edges")
+
+    def edge_case(self, problem, edge, vseed: int, seed: int, where: dict) -> None:
+        """One edge case: where the reference answers, a regular case that also takes a named refusal at the
+        first run; where the reference raises, the candidate must raise too (any exception)."""
+        import torch
+
+        from kerntailor.verify.edges import edge_inputs
+
+        variant = edge.variant_name
+        ref_model = problem.make_model(variant, self.device, vseed)
+        inputs = edge_inputs(problem, edge, "normal", seed, self.device)
+        self.progress(step="reference", **where)
+        raises = self.reference_raises(ref_model, inputs, seed)
+        try:
+            self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=True)
+            if raises is None:
+                self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
+                return
+            numel = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+            self.max_numel = max(self.max_numel, 4 * numel + (1 << 20))
+            self.cand.chan.max_bytes = 16 * self.max_numel + (64 << 20)
+            shipped = self.cand.ship(list(inputs), where)
+            self.cand.request({"op": "inputs"}, {"inputs": shipped}, where=where)
+            self.progress(step="run 1", **where)
+            self.call(0xFF, False, seed, 8 << 20, where, refusal=True)
+        except Refused as r:
+            self.refusal(edge, r, where, raises)
+            return
+        raise Stop("output", f"forward returned outputs where the reference raises {raises}", **where)
+
+    def reference_raises(self, ref_model, inputs: list[Any], seed: int) -> str | None:
+        """The reference's exception on these inputs in its own dtype (one line), or None when it answers."""
+        import torch
+
+        ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        torch.manual_seed(seed)
+        try:
+            with torch.no_grad():
+                ref_model(*ins)
+        except Exception as e:   # noqa: BLE001 - any exception: the case has no answer
+            return _one_line(e)[:300]
+        return None
+
+    def refusal(self, edge, refused: Refused, where: dict, reference_raises: str | None = None) -> None:
+        """A refusal at an edge case: a case that passed (emitted) when it is named (edges.named_refusal), or
+        any exception where the reference raises too; else a Stop."""
+        from kerntailor.verify.edges import named_refusal
+
+        if reference_raises is None:
+            why = named_refusal(refused.types, refused.message, edge)
+            if why:
+                raise Stop("exception", f"{refused.reason}: {why}", **where)
+            text = refused.reason
+        else:
+            text = f"{refused.reason} (the reference raises too: {reference_raises})"
+        self.events.emit(event="case", **where, rel_norm=0.0, max_abs=0.0, max_rel=0.0, policy="refused",
+                         refused=text[:400])
+
     def gpu_exclusive(self):
         """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU."""
         if self.device.type != "cuda":
@@ -176,15 +274,21 @@ class Judge:
 
         return gpu_lock(self.device)
 
-    def construct(self, variant: str, ref_model, seed: int) -> None:
+    def construct(self, variant: str, ref_model, seed: int, problem=None, keep: bool = True,
+                  refusal: bool = False) -> None:
+        """ModelNew built for `variant` in the candidate process, the reference's state_dict loaded. `refusal`
+        (an edge case): a constructor's exception comes back as Refused."""
+        problem = problem or self.problem
         self.progress(variant=variant, step="construct")
-        payload = {"init": self.problem.init_inputs(variant), "dtype": self.problem.dtype, "seed": seed,
-                   "variant": variant}
+        payload = {"init": problem.init_inputs(variant), "dtype": problem.dtype, "seed": seed,
+                   "variant": variant, "keep": keep}
         payload["state"] = self.cand.ship(dict(ref_model.state_dict()), {"variant": variant})
         payload["init"] = self.cand.ship(payload["init"], {"variant": variant})
         reply, _ = self.cand.request({"op": "construct"}, payload, where={"variant": variant})
         if not reply.get("ok"):
             check = reply.get("check") if reply.get("check") in ("construct", "state_dict") else "referee"
+            if refusal and check == "construct":
+                raise Refused(reply)
             raise Stop(check, str(reply.get("reason", "?"))[:500], variant=variant)
         self.ran("construct", "state_dict")
 
@@ -199,7 +303,7 @@ class Judge:
         the candidate is judged against; `quantized` False gives the exact one (reported for scale only)."""
         import torch
 
-        plan = self.job.get("memory") or {}
+        plan = self.plan
         out, dtype = None, None
         if plan.get("reference") == "host" and self.device.type != "cpu" and not self.host_failed:
             try:
@@ -270,7 +374,11 @@ class Judge:
                                        f"its generator (two runs on the same inputs differ in output {k}: "
                                        f"{cmp.detail[:160]})")
 
-    def case(self, ref_model, variant: str, draw: str, inputs: list[Any], seed: int, first: bool = False) -> None:
+    def case(self, ref_model, variant: str, draw: str, inputs: list[Any], seed: int, first: bool = False,
+             problem=None, edge=None) -> None:
+        """One (variant, draw): the reference, two poisoned runs of the candidate, every check on its outputs.
+        `problem`: the problem of an edge case (edges.edge_problem); `edge`: that case, whose first run may
+        refuse (Judge.refusal)."""
         import torch
 
         from kerntailor.verify import checks as C
@@ -297,7 +405,12 @@ class Judge:
                              "redrawn inputs (outside its domain); used the problem's own get_inputs() instead")
             draw = f"{draw}->problem"
             where["draw"] = draw
-            inputs = draw_inputs(self.problem, variant, "problem", seed, self.device)
+            if edge is not None:
+                from kerntailor.verify.edges import edge_inputs
+
+                inputs = edge_inputs(problem, edge, "problem", seed, self.device)
+            else:
+                inputs = draw_inputs(problem or self.problem, variant, "problem", seed, self.device)
             torch.manual_seed(seed)
             r64_raw, ref_dtype = self.reference64(ref_model, inputs)
             r64 = flatten_outputs(r64_raw)
@@ -346,10 +459,14 @@ class Judge:
         snaps = []
         for run, (byte, reverse) in enumerate(((0xFF, False), (0x42, True)), start=1):
             self.progress(step=f"run {run}", **where)
-            out, facts = self.call(byte, reverse, seed, pool, where)
-            problem = C.check_structure(out, ref_shapes)
-            if problem:
-                raise Stop("output", problem, **where)
+            try:
+                out, facts = self.call(byte, reverse, seed, pool, where, refusal=edge is not None and run == 1)
+            except Refused as r:
+                self.refusal(edge, r, where)
+                return
+            wrong = C.check_structure(out, ref_shapes)
+            if wrong:
+                raise Stop("output", wrong, **where)
             self.ran("output")
             hit = facts["aliased"]
             if hit and not ref_aliases:
@@ -400,14 +517,18 @@ class Judge:
         self.events.emit(event="case", **where, **(worst or dict(rel_norm=0.0, max_abs=0.0, max_rel=0.0,
                                                                  policy="exact")))
 
-    def call(self, byte: int, reverse: bool, seed: int, pool: int, where: dict) -> tuple[list[Any], dict]:
-        """One poisoned run in the candidate process: (its outputs as the judge's own tensors, its facts)."""
+    def call(self, byte: int, reverse: bool, seed: int, pool: int, where: dict, refusal: bool = False) \
+            -> tuple[list[Any], dict]:
+        """One poisoned run in the candidate process: (its outputs as the judge's own tensors, its facts).
+        `refusal` (an edge case's first run): an exception of forward comes back as Refused."""
         from kerntailor.verify.channel import ProtocolError, decode_values
 
         reply, segments = self.cand.request({"op": "run", "byte": byte, "reverse": reverse, "seed": seed,
                                              "pool_bytes": pool}, where=where)
         if not reply.get("ok"):
             check = reply.get("check") if reply.get("check") in ("crash", "exception", "referee") else "crash"
+            if refusal and check == "exception":
+                raise Refused(reply)
             raise Stop(check, str(reply.get("reason", "?"))[:500], **where)
         self.ran("timeout", "crash", "exception")
         library = reply.get("library")
@@ -498,6 +619,19 @@ def _to_host(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_to_host(v) for v in value]
     return value
+
+
+class Refused(Exception):
+    """The candidate raised where an edge case takes a refusal: the candidate process's reason line and the
+    exception's facts (candidate.error_facts), checked for shape since that process is the candidate's."""
+
+    def __init__(self, reply: dict):
+        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        types, message = error.get("types"), error.get("message")
+        self.types = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
+        self.message = message if isinstance(message, str) else ""
+        self.reason = str(reply.get("reason", "?"))[:500]
+        super().__init__(self.reason)
 
 
 class BadCandidate(Exception):

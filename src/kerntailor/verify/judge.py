@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from kerntailor.verify.judge_edges import EdgeCases, Refused
 from kerntailor.verify.link import CandidateProcess, Stop
 
 PR_SET_DUMPABLE = 4
@@ -71,7 +72,7 @@ def fp8_policy(precision: str, fmt_name: str | None) -> tuple[bool, Any] | None:
 
 # --- the referee -------------------------------------------------------------------------------------------
 
-class Judge:
+class Judge(EdgeCases):
     """Runs the checks of one job, in the order of verdict.CHECKS, against the candidate process."""
 
     def __init__(self, job: dict, events: Events, cand: CandidateProcess):
@@ -169,102 +170,6 @@ class Judge:
         with self.gpu_exclusive():
             inputs = draw_inputs(self.problem, variant, SPECIAL, seed, self.device)
             self.case(ref_model, variant, SPECIAL, inputs, seed)
-
-    def edge_cases(self) -> None:
-        """The edge cases (edges.py, planned by the CLI) after every other case, one draw each: the reference's
-        answer or a named refusal. Any failure there is check "edges", its reason naming the case and the check
-        that failed in it. A case with an allowance (the interpreter's rows) that has not answered in time is
-        skipped with the reason, and so is every case after it: the candidate process is still at that work."""
-        import time
-
-        from kerntailor.verify.channel import Overtime
-        from kerntailor.verify.edges import edge_problem
-
-        edges = self.job.get("edges") or ()
-        for k, edge in enumerate(edges):
-            problem = edge_problem(self.problem, edge)
-            vi = self.job["variants"].index(edge.base)
-            vseed = self.job["seed"] + 7919 * (vi + 1)
-            seed = self.job["seed"] + 1000 * (vi + 1) + len(self.job["draws"]) + 1 + k
-            where = {"variant": edge.variant_name, "draw": edge.draw}
-            self.plan = edge.memory or self.job.get("memory") or {}
-            if edge.allowance_s is not None:
-                self.cand.chan.deadline = time.monotonic() + edge.allowance_s
-            try:
-                with self.gpu_exclusive():
-                    self.edge_case(problem, edge, vseed, seed, where)
-            except Overtime:
-                later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
-                self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
-                                 f"{edge.allowance_s:g} s under the interpreter (two runs of forward); judge it on "
-                                 f"a GPU{later}")
-                break
-            except Stop as s:
-                if s.check == "referee":
-                    raise
-                raise Stop("edges", f"{edge.label()}: [{s.check}] {s.reason}", **{**s.info, **where}) from None
-            finally:
-                self.plan = self.job.get("memory") or {}
-                self.cand.chan.deadline = None
-        if edges:
-            self.ran("edges")
-
-    def edge_case(self, problem, edge, vseed: int, seed: int, where: dict) -> None:
-        """One edge case: where the reference answers, a regular case that also takes a named refusal at the
-        first run; where the reference raises, the candidate must raise too (any exception)."""
-        import torch
-
-        from kerntailor.verify.edges import edge_inputs
-
-        variant = edge.variant_name
-        ref_model = problem.make_model(variant, self.device, vseed)
-        inputs = edge_inputs(problem, edge, "normal", seed, self.device)
-        self.progress(step="reference", **where)
-        raises = self.reference_raises(ref_model, inputs, seed)
-        try:
-            self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=True)
-            if raises is None:
-                self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
-                return
-            numel = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
-            self.max_numel = max(self.max_numel, 4 * numel + (1 << 20))
-            self.cand.chan.max_bytes = 16 * self.max_numel + (64 << 20)
-            shipped = self.cand.ship(list(inputs), where)
-            self.cand.request({"op": "inputs"}, {"inputs": shipped}, where=where)
-            self.progress(step="run 1", **where)
-            self.call(0xFF, False, seed, 8 << 20, where, refusal=True)
-        except Refused as r:
-            self.refusal(edge, r, where, raises)
-            return
-        raise Stop("output", f"forward returned outputs where the reference raises {raises}", **where)
-
-    def reference_raises(self, ref_model, inputs: list[Any], seed: int) -> str | None:
-        """The reference's exception on these inputs in its own dtype (one line), or None when it answers."""
-        import torch
-
-        ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        torch.manual_seed(seed)
-        try:
-            with torch.no_grad():
-                ref_model(*ins)
-        except Exception as e:   # noqa: BLE001 - any exception: the case has no answer
-            return _one_line(e)[:300]
-        return None
-
-    def refusal(self, edge, refused: Refused, where: dict, reference_raises: str | None = None) -> None:
-        """A refusal at an edge case: a case that passed (emitted) when it is named (edges.named_refusal), or
-        any exception where the reference raises too; else a Stop."""
-        from kerntailor.verify.edges import named_refusal
-
-        if reference_raises is None:
-            why = named_refusal(refused.types, refused.message, edge)
-            if why:
-                raise Stop("exception", f"{refused.reason}: {why}", **where)
-            text = refused.reason
-        else:
-            text = f"{refused.reason} (the reference raises too: {reference_raises})"
-        self.events.emit(event="case", **where, rel_norm=0.0, max_abs=0.0, max_rel=0.0, policy="refused",
-                         refused=text[:400])
 
     def gpu_exclusive(self):
         """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU."""
@@ -619,19 +524,6 @@ def _to_host(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_to_host(v) for v in value]
     return value
-
-
-class Refused(Exception):
-    """The candidate raised where an edge case takes a refusal: the candidate process's reason line and the
-    exception's facts (candidate.error_facts), checked for shape since that process is the candidate's."""
-
-    def __init__(self, reply: dict):
-        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
-        types, message = error.get("types"), error.get("message")
-        self.types = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
-        self.message = message if isinstance(message, str) else ""
-        self.reason = str(reply.get("reason", "?"))[:500]
-        super().__init__(self.reason)
 
 
 class BadCandidate(Exception):

@@ -305,7 +305,7 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
 def plan_edge_cases(problem, variants: list[str], settings: VerifySettings, interpreter: bool) \
         -> tuple[list, list[str]]:
     """(the edge cases the judge runs, those skipped with why): edges.plan_edges from the smallest variant
-    judged. None for the library path (it runs the reference itself) or with settings.edges off."""
+    judged; none for the library path (it runs the reference itself) or with settings.edges off."""
     from kerntailor.verify.edges import plan_edges
 
     if not settings.edges or settings.library_path:

@@ -86,7 +86,7 @@ def test_plan_skips_with_a_reason_what_cannot_be_stretched():
     problem = load_problem(L1 / "matmul_square.py")   # n only: a and b are n x n, never one axis past 2^20 alone
     edges, skipped = plan_edges(problem, "odd", interpreter=True)
     assert [e.draw for e in edges] == ["edge:rank+1", "edge:rank-1", "edge:bf16"]
-    assert any(s.startswith("edge:rows: no generalized size (n) could be set past 2^20") for s in skipped)
+    assert any(s.startswith("edge:rows: no generalized size fits: n could not be set past 2^20") for s in skipped)
 
 
 class _Plan:
@@ -128,6 +128,32 @@ def test_plan_on_a_gpu_stretches_each_size_and_finds_the_int32_case_where_memory
 
     skipped = plan_edges(problem, "odd", interpreter=False, memory_plan=refused)[1]
     assert any(s.startswith("edge:int32") and "needs ~90 GB" in s for s in skipped)
+
+
+def test_a_size_forward_loops_over_is_not_stretched(tmp_path):
+    """A Python loop over a size (an RNN stepping over its sequence) would run 2^20 steps on meta while planning
+    and in the reference: the planner sees the operator count grow with the size and leaves that size alone."""
+    rnn = tmp_path / "rnn.py"
+    rnn.write_text("import torch\nimport torch.nn as nn\nseq_len = 64\nhidden = 32\n"
+                   "VARIANTS = {'small': {'seq_len': 16, 'hidden': 16}, 'odd': {'seq_len': 7, 'hidden': 13}}\n"
+                   "class Model(nn.Module):\n    def forward(self, x):\n        h = x[0]\n"
+                   "        for t in range(x.shape[0]):\n            h = torch.tanh(h + x[t])\n        return h\n"
+                   "def get_inputs():\n    return [torch.randn(seq_len, hidden)]\n")
+    edges, skipped = plan_edges(load_problem(rnn), "odd", interpreter=True)
+    (rows,) = [e for e in edges if e.kind == "rows"]
+    # the other size stretched: a few steps over long rows (the loop shrunk to fit the interpreter's budget)
+    assert dict(rows.variant.overrides) == {"hidden": 1048579, "seq_len": 1}
+    assert not [s for s in skipped if s.startswith("edge:rows")]
+    edges, _ = plan_edges(load_problem(rnn), "odd", interpreter=False, memory_plan=lambda p, n: _Plan("device"))
+    assert [dict(e.variant.overrides) for e in edges if e.kind == "rows"] == [{"hidden": 1048579, "seq_len": 7}]
+    (int32,) = [e for e in edges if e.kind == "int32"]
+    assert dict(int32.variant.overrides)["seq_len"] == 7 and int32.size == dict(int32.variant.overrides)["hidden"]
+    # where the loop's size is the only one that varies, nothing is stretched, and the verdict says why
+    rnn.write_text(rnn.read_text().replace("'hidden': 16}", "'hidden': 32}").replace("'hidden': 13}", "'hidden': 32}"))
+    edges, skipped = plan_edges(load_problem(rnn), "odd", interpreter=True)
+    assert not [e for e in edges if e.kind == "rows"]
+    assert any(s.startswith("edge:rows: no generalized size fits: seq_len (forward dispatches") and
+               s.endswith("a loop over it)") for s in skipped), skipped
 
 
 def test_forward_names_come_from_the_reference(tmp_path):

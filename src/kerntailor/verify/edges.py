@@ -157,11 +157,12 @@ def named_refusal(types: list[str], message: str, edge: Edge) -> str | None:
 @dataclass(frozen=True)
 class MetaRun:
     """A variant's tensors on meta: forward's arguments ((shape, dtype) or None), state (name, shape, dtype),
-    the numel of each tensor output."""
+    the numel of each tensor output, and how many operators forward dispatched."""
 
     inputs: tuple[tuple[tuple[int, ...], Any] | None, ...]
     state: tuple[tuple[str, tuple[int, ...], Any], ...]
     outputs: tuple[int, ...]
+    ops: int
 
     @property
     def largest(self) -> int:
@@ -177,22 +178,31 @@ class MetaRun:
 @functools.lru_cache(maxsize=256)
 def _meta_run(source: str, path, overrides: tuple, literals: tuple, dtype: str | None, name: str) -> MetaRun | None:
     import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
     from kerntailor.problem.load import build_inputs, build_model, exec_module
     from kerntailor.problem.meta import eager_recurrent_by_shape
     from kerntailor.verify.tolerance import flatten_outputs
 
+    class OpCount(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.n += 1
+            return func(*args, **(kwargs or {}))
+
     try:
         module = exec_module(source, path, dict(overrides), dict(literals))
         model = build_model(module, "meta", dtype, name).eval()
         inputs = build_inputs(module, "meta", dtype, name)
-        with torch.no_grad(), eager_recurrent_by_shape(model):
+        with torch.no_grad(), eager_recurrent_by_shape(model), OpCount() as count:
             out = flatten_outputs(model(*inputs))
     except Exception:   # noqa: BLE001 - the model does not build or run at these sizes
         return None
     state = [(k, tuple(v.shape), v.dtype) for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)]
     return MetaRun(tuple((tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else None for v in inputs),
-                   tuple(state), tuple(o.numel() for o in out if isinstance(o, torch.Tensor)))
+                   tuple(state), tuple(o.numel() for o in out if isinstance(o, torch.Tensor)), count.n)
+
 
 
 def meta_run(problem, variant: Variant, dtype: str | None = None) -> MetaRun | None:
@@ -324,6 +334,18 @@ def _slot_text(slot: Slot) -> str:
     return slot[1] if slot[0] == "const" else f"the literal at {slot[1]}"
 
 
+def _loops_over(problem, start: dict[Slot, int], slot: Slot, run: MetaRun) -> str | None:
+    """Why `slot` is not stretched where forward's work grows with it (a Python loop over it: KernelBench's
+    VanillaRNNHidden steps over its sequence one cell at a time, so a sequence past 2^20 would run millions of
+    operators, on meta while planning and in the reference): the operators forward dispatches on meta at twice
+    the base value against the base's (`run`); None where their count stays."""
+    twice = meta_run(problem, _variant("edge", {**start, slot: 2 * start[slot]}))
+    if twice is None or twice.ops <= run.ops:
+        return None
+    return (f"{_slot_text(slot)} (forward dispatches {run.ops} operators at {start[slot]}, {twice.ops} at "
+            f"{2 * start[slot]}: a loop over it)")
+
+
 def _stretch_edges(problem, base: str, run: MetaRun, names: list[str], interpreter: bool) \
         -> tuple[list[Edge], list[str]]:
     """edge:rows: each generalized size past ROW_LIMIT (module docstring), the others shrunk to fit the budget;
@@ -335,8 +357,12 @@ def _stretch_edges(problem, base: str, run: MetaRun, names: list[str], interpret
         return [], ["edge:rows: no size differs between the problem's variants (nothing generalized to stretch)"]
     budget = INTERPRETER_BUDGET if interpreter else GPU_BUDGET
     start = {s: _value(problem.variant(base), s, defaults) for s in defaults}
-    found, tried = [], []
+    found, tried, looped = [], [], []
     for i, slot in enumerate(general):
+        loop = _loops_over(problem, start, slot, run)
+        if loop:
+            looped.append(loop)
+            continue
         sizes = _stretched(problem, start, slot, general, budget)
         if sizes is None:
             tried.append(_slot_text(slot))
@@ -345,9 +371,9 @@ def _stretch_edges(problem, base: str, run: MetaRun, names: list[str], interpret
         last = any(b is not None and b[0] and b[0][-1] > ROW_LIMIT for b in after.inputs)
         found.append(((not last, -start[slot], i), slot, sizes, after))
     if not found:
-        return [], [f"edge:rows: no generalized size ({', '.join(tried)}) could be set past 2^20 with every tensor "
-                    f"within {budget:,} elements, the other sizes halved down to {SHRINK_FLOOR} (each checked on "
-                    "meta)"]
+        why = [f"{', '.join(tried)} could not be set past 2^20 with every tensor within {budget:,} elements, the "
+               f"other sizes halved down to {SHRINK_FLOOR} (each checked on meta)"] if tried else []
+        return [], [f"edge:rows: no generalized size fits: {'; '.join(why + looped)}"]
     found.sort(key=lambda f: f[0])
     edges = []
     for _, slot, sizes, after in found[:MAX_STRETCHES[interpreter]]:
@@ -398,13 +424,18 @@ def _int32_edge(problem, base: str, run: MetaRun, names: list[str], memory_plan)
     if not general:
         return [], ["edge:int32: no size differs between the problem's variants (nothing generalized to stretch)"]
     start = {s: _value(problem.variant(base), s, defaults) for s in defaults}
-    found = []
+    found, looped = [], []
     for slot in general:
+        loop = _loops_over(problem, start, slot, run)
+        if loop:
+            looped.append(loop)
+            continue
         sizes = _past_int32(problem, start, slot, run)
         if sizes is not None:
             found.append((meta_run(problem, _variant("edge", sizes)).total, slot, sizes))
     if not found:
-        return [], ["edge:int32: no generalized size takes a tensor past 2^31 elements (each checked on meta)"]
+        return [], ["edge:int32: no generalized size takes a tensor past 2^31 elements (each checked on meta)"
+                    + (f"; not stretched: {'; '.join(looped)}" if looped else "")]
     reasons = []
     for _, slot, sizes in sorted(found, key=lambda f: f[0]):
         variant = _variant(f"{base}+{slot[1]}={sizes[slot]}", sizes)

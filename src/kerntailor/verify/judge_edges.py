@@ -29,6 +29,12 @@ class Refused(Exception):
         super().__init__(self.reason)
 
 
+class Unready(Exception):
+    """An edge case the judge could not set up or hold: its reference model or inputs do not build here, or the
+    GPU ran out of memory for it (the judge's own share, or at the int32 case the candidate's). Skipped with this
+    reason, never the candidate's failure; anything the candidate's code does wrong stays a Stop."""
+
+
 class EdgeCases:
     """Judge's edge-case steps (it provides job, events, cand, plan, problem, construct, case, call, progress,
     ran and gpu_exclusive)."""
@@ -37,8 +43,11 @@ class EdgeCases:
         """The edge cases (edges.py, planned by the CLI) after every other case, one draw each: the reference's
         answer or a named refusal. Any failure there is check "edges", its reason naming the case and the check
         that failed in it. A case with an allowance (the interpreter's rows) that has not answered in time is
-        skipped with the reason, and so is every case after it: the candidate process is still at that work."""
+        skipped with the reason, and so is every case after it: the candidate process is still at that work; a
+        case the judge cannot set up or hold in memory (Unready) is skipped with its reason."""
         import time
+
+        import torch
 
         from kerntailor.verify.channel import Overtime
         from kerntailor.verify.edges import edge_problem
@@ -56,6 +65,11 @@ class EdgeCases:
             try:
                 with self.gpu_exclusive():
                     self.edge_case(problem, edge, vseed, seed, where)
+            except (Unready, torch.OutOfMemoryError) as e:
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                why = str(e) if isinstance(e, Unready) else f"the judge ran out of GPU memory ({_one_line(e)[:200]})"
+                self.events.emit(event="edge_skipped", reason=f"{edge.label()}: not judged: {why}")
             except Overtime:
                 later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
                 self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
@@ -80,8 +94,11 @@ class EdgeCases:
         from kerntailor.verify.edges import edge_inputs
 
         variant = edge.variant_name
-        ref_model = problem.make_model(variant, self.device, vseed)
-        inputs = edge_inputs(problem, edge, "normal", seed, self.device)
+        try:
+            ref_model = problem.make_model(variant, self.device, vseed)
+            inputs = edge_inputs(problem, edge, "normal", seed, self.device)
+        except Exception as e:   # noqa: BLE001 - planned on meta tensors; here they do not build
+            raise Unready(f"its reference model or inputs do not build here ({_one_line(e)[:200]})") from None
         self.progress(step="reference", **where)
         raises = self.reference_raises(ref_model, inputs, seed)
         try:
@@ -110,6 +127,8 @@ class EdgeCases:
         try:
             with torch.no_grad():
                 ref_model(*ins)
+        except torch.OutOfMemoryError:
+            raise
         except Exception as e:   # noqa: BLE001 - any exception: the case has no answer
             return _one_line(e)[:300]
         return None
@@ -119,6 +138,8 @@ class EdgeCases:
         any exception where the reference raises too; else a Stop."""
         from kerntailor.verify.edges import named_refusal
 
+        if edge.kind == "int32" and "OutOfMemoryError" in refused.types:
+            raise Unready(f"the candidate process ran out of GPU memory beside the judge ({refused.reason[:200]})")
         if reference_raises is None:
             why = named_refusal(refused.types, refused.message, edge)
             if why:

@@ -15,10 +15,11 @@ After every regular draw and the special-values draw have passed, the judge runs
 |               | variants: what capture/generalize.py fits as a run-time size) set past ROW_LIMIT, the  |
 |               | others at the smallest variant's values, halved (each checked on meta) while a tensor  |
 |               | has more than the budget's elements (interpreter: INTERPRETER_BUDGET; GPU: GPU_BUDGET) |
-|               | (the task asked for the others at the smallest variant's; at 127 x 255 a LayerNorm row |
-|               | past 2^20 would have 2^27 elements: without the halving nothing could be stretched)    |
+|               | (beside the 127 rows of problems/level1/layernorm's smallest variant a row past 2^20   |
+|               | holds 2^27 elements: without the halving the interpreter could stretch nothing)        |
 | edge:int32    | GPU only: one generalized size stretched until a tensor (input, parameter or output)   |
-|               | has more than 2^31 elements, where the GPU has the memory for it (measure/memory.py)   |
+|               | has more than 2^31 elements, where the GPU holds it and the float64 reference          |
+|               | (measure/memory.py's plan; a float64 GEMM of that size on the host would take hours)   |
 
 The answer is judged as on the regular draws (structure, poison, aliasing, inputs, determinism, NaN, Inf,
 accuracy by the table row of its dtype). A refusal passes only when it is *named* (named_refusal): forward (or
@@ -45,9 +46,14 @@ Which sizes are stretched: under the interpreter one (a size that makes a tensor
 first: its rows are few, so are a kernel's programs; then the largest in the base variant), and a rows case
 that has not answered within ROWS_INTERPRETER_S is skipped, said in the verdict, not failed: the interpreter's
 time is no verdict on a kernel, but a slow candidate is then not judged there (run it on a GPU). On the GPU up
-to MAX_STRETCHES in the same order, and the int32 case, each under the judge's own time limit.
+to MAX_STRETCHES in the same order, and the int32 case, each under the judge's own time limit. A size that
+forward loops over in Python (its operator count on meta grows with it: an RNN stepping over its sequence) is
+never stretched: 2^20 steps would hang the planner's meta forward and the reference.
 
-Planned here in the CLI process (on meta tensors: nothing is allocated), run by judge.Judge.edge_cases.
+Planned here in the CLI process (on meta tensors: nothing is allocated; at most 8 s for KernelBench's ResNet-101,
+a median of 0.25 s over its level 2 and 3 files, 2026-12-02), run by judge_edges.EdgeCases in the judge. A case
+the judge cannot set up or hold (its model does not build on the device, the GPU runs out of memory) is skipped
+with the reason, never the candidate's failure.
 """
 
 from __future__ import annotations

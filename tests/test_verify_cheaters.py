@@ -90,7 +90,13 @@ CHEATERS = [
     # #17 item 4: a kernel.py-shaped custom op whose implementation calls the library
     Case("cheat_custom_op", "softmax_rows", "static"),
     Case("cheat_custom_op", "softmax_rows", "library", dynamic=True),
+    # #17 item 1: right on every variant and draw, wrong at an edge (verify/edges.py), each failed there by name
+    Case("cheat_rank_shape", "relu_small", "edges", draw="edge:rank+1"),      # (3, 5, 37) -> a (3, 5) output
+    Case("cheat_bf16_fp32", "relu_small", "edges", draw="edge:bf16"),         # bf16 in, fp32 out
+    Case("cheat_rows_garbage", "layernorm_small", "edges", draw="edge:rows"),  # rows past 2^20: the tail unwritten
 ]
+# the check inside the edge case that each edge cheater must fail (the reason's "[check]")
+EDGE_CHECKS = {"cheat_rank_shape": "output", "cheat_bf16_fp32": "output", "cheat_rows_garbage": "unwritten"}
 # named by the static check's rule "reach" (its findings come before the library rule's)
 REACH_ATTACKS = {"cheat_forged_done", "cheat_frame_walk", "cheat_patch_referee", "cheat_find_model", "cheat_dict_op",
                  "cheat_builtins_getattr"}
@@ -139,7 +145,14 @@ def _assert_case(case: Case, v: Verdict, gpu: bool) -> None:
     label = f"{case.id}: {v.check} {v.reason}"
     if case.check is None:
         assert v.passed, label
-        assert v.checks[-1] == "accuracy" and "unwritten" in v.checks and "determinism" in v.checks
+        assert v.checks[-1] == "edges" and "unwritten" in v.checks and "determinism" in v.checks
+        # the edge cases: answered or refused by name; rows past 2^20 may be too slow for the interpreter (a GEMM's
+        # K loop of 2^20 / 32 steps), which the verdict says; past 2^31 elements needs a GPU
+        edges = {c.draw.split("->")[0] for c in v.cases if c.draw.startswith("edge:")}
+        slow = any(s.startswith("edge:rows (") and "no answer within" in s for s in v.edges_skipped)
+        assert edges | ({"edge:rows"} if slow else set()) >= {"edge:rank+1", "edge:rank-1", "edge:bf16", "edge:rows"}, \
+            label
+        assert gpu or any(s.startswith("edge:int32") for s in v.edges_skipped), label
         return
     assert not v.passed, f"{case.id} passed but should fail [{case.check}]: {v.reason}"
     allowed = (case.check,) + (case.on_gpu if gpu else ())
@@ -154,6 +167,8 @@ def _assert_case(case: Case, v: Verdict, gpu: bool) -> None:
         assert LIBRARY_NAMES[case.candidate] in v.reason, label
     if v.check == "static" and case.candidate in REACH_ATTACKS:
         assert "may not reach" in v.reason, label
+    if v.check == "edges":
+        assert v.reason.startswith(f"{case.draw} (") and f"[{EDGE_CHECKS[case.candidate]}]" in v.reason, label
 
 
 @pytest.mark.interpreter
@@ -184,7 +199,16 @@ def test_suite_is_broad(interpreter_verdicts: dict[str, Verdict]) -> None:
 @pytest.mark.interpreter
 def test_interpreter_skips_nothing_on_tiny_problems(interpreter_verdicts: dict[str, Verdict]) -> None:
     v = interpreter_verdicts["ok_softmax"]
-    assert {c.variant for c in v.cases} == {"default", "small", "odd"}
-    assert {c.draw for c in v.cases} == {"normal", "uniform", "outliers", "special"}
-    assert [c.variant for c in v.cases if c.draw == "special"] == ["odd"]
+    regular = [c for c in v.cases if not c.draw.startswith("edge:")]
+    assert {c.variant for c in regular} == {"default", "small", "odd"}
+    assert {c.draw for c in regular} == {"normal", "uniform", "outliers", "special"}
+    assert [c.variant for c in regular if c.draw == "special"] == ["odd"]
     assert v.variants_skipped == ()
+    # the edge cases after them, on the smallest variant (odd: 7 x 45) or sizes from it: a rank-3 input is refused
+    # by name (the kernel takes rows), a rank-1 one too (the reference raises: softmax over dim 1 of a vector)
+    edges = {c.draw: c for c in v.cases if c.draw.startswith("edge:")}
+    assert list(edges) == ["edge:rank+1", "edge:rank-1", "edge:bf16", "edge:rows"]
+    assert edges["edge:rank+1"].refused.startswith("forward raised ValueError: x has shape (3, 7, 45)")
+    assert "the reference raises too: IndexError" in edges["edge:rank-1"].refused
+    assert edges["edge:bf16"].refused is None and edges["edge:bf16"].policy == "bf16"
+    assert edges["edge:rows"].variant == "odd+dim=1048579" and edges["edge:rows"].policy == "fp32"

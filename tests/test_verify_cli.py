@@ -26,10 +26,15 @@ def test_pass_exits_0_and_json_is_the_verdict():
     assert r.exit_code == 0, r.output
     v = json.loads(r.output)
     assert v["passed"] is True and v["check"] is None and v["mode"] == "cpu interpreter"
-    # three regular draws, then the special-values draw (NaN, Inf, signed zeros) on the smallest variant judged
-    assert [c["variant"] for c in v["cases"]] == ["odd"] * 4
-    assert [c["draw"] for c in v["cases"]][-1] == "special"
-    assert "accuracy" in v["checks"] and "unwritten" in v["checks"]
+    # three regular draws, then the special-values draw (NaN, Inf, signed zeros) on the smallest variant judged,
+    # then the edge cases from it (verify/edges.py): ok_relu answers each, a row past 2^20 on sizes of its own
+    draws = [c["draw"] for c in v["cases"]]
+    assert draws == ["normal", "uniform", "outliers", "special", "edge:rank+1", "edge:rank-1", "edge:bf16",
+                     "edge:rows"]
+    assert [c["variant"] for c in v["cases"]] == ["odd"] * 7 + ["odd+dim=1048579"]
+    assert all(c["refused"] is None for c in v["cases"])
+    assert [s.split(" ")[0] for s in v["edges_skipped"]] == ["edge:int32"]
+    assert "accuracy" in v["checks"] and "unwritten" in v["checks"] and v["checks"][-1] == "edges"
 
 
 @pytest.mark.interpreter

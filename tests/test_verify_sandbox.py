@@ -207,7 +207,7 @@ def test_a_hostile_candidate_leaves_no_process_connection_or_file(planted):
     cand = _fill("cheat_escape.py", planted["tmp"], planted)
     v = verify_dynamic(load_problem(PROBLEMS / "softmax_rows.py"), cand,
                        VerifySettings(device="cpu", variants=("small",), timeout_s=180))
-    assert v.check in (None, "accuracy", "exception", "crash", "library"), f"{v.check}: {v.reason}"
+    assert v.check in (None, "accuracy", "exception", "crash", "library", "edges"), f"{v.check}: {v.reason}"
     assert _survivors(_pids_with(planted["token"]), 5.0) == []
     assert planted["listener"].accepted == 0
     assert not any(Path(planted["canary"]).iterdir())

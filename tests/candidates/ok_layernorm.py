@@ -33,9 +33,12 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = x.shape[-1]
+        BLOCK = triton.next_power_of_2(hidden)
+        if BLOCK > tl.TRITON_MAX_TENSOR_NUMEL:
+            raise ValueError(f"x has rows of {hidden} elements: this kernel holds a row in one block of at most "
+                             f"{tl.TRITON_MAX_TENSOR_NUMEL} elements")
         x2 = x.reshape(-1, hidden).contiguous()          # (rows, hidden)
         y = torch.empty_like(x2)
-        BLOCK = triton.next_power_of_2(hidden)
         _layernorm_kernel[(x2.shape[0],)](x2, self.ln.weight, self.ln.bias, y, hidden, x2.stride(0), y.stride(0),
                                           self.ln.eps, BLOCK=BLOCK, num_warps=8 if BLOCK >= 2048 else 4)
         return y.view_as(x)

@@ -71,8 +71,12 @@ class ModelNew(nn.Module):
         found = AT_IMPORT + reachable()
         if found:
             raise RuntimeError("the sandbox let me reach " + "; ".join(sorted(set(found))))
+        if x.dim() != 2:
+            raise ValueError(f"x has shape {tuple(x.shape)}: this kernel takes rows, a tensor of rank 2")
+        block = triton.next_power_of_2(x.shape[1])
+        if block > tl.TRITON_MAX_TENSOR_NUMEL:
+            raise ValueError(f"x has rows of {x.shape[1]} elements: this kernel holds a row in one block")
         x = x.contiguous()
         y = torch.empty_like(x)
-        _softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
-                                       BLOCK=triton.next_power_of_2(x.shape[1]))
+        _softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=block)
         return y

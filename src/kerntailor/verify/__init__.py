@@ -4,8 +4,10 @@
 
 Checks, in order (verdict.CHECKS): static (no library compute on the forward path, no reach into the
 referee), construct, state_dict, timeout, crash, exception, library (the PyTorch operators forward actually
-ran, observed at the dispatcher), output, aliasing, inputs, unwritten, determinism, nan, inf, accuracy, and
-speed (when timed). Tolerances: tolerance.TOLERANCES (one row per dtype).
+ran, observed at the dispatcher), output, aliasing, inputs, unwritten, determinism, nan, inf, accuracy, edges
+(another rank, another dtype, rows past 2^20, a tensor past 2^31 elements on a GPU: the reference's answer or
+an error naming the argument; edges.py), and speed (when timed). Tolerances: tolerance.TOLERANCES (one row
+per dtype).
 
 Three processes: the CLI reads the candidate's source (never imports it); the judge (judge.py) loads the
 problem, computes the float64 reference and compares; the candidate process (candidate.py), sandboxed

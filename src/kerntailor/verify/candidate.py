@@ -19,10 +19,11 @@ the socket it inherited, one at a time:
 
 It holds no reference output and no reference module (until `time`), and nothing it says is a verdict:
 the judge compares the outputs it receives. What it reports about itself (an exception, an operator it
-ran, aliasing, a changed input) can only make the candidate fail; a candidate that rewrote this process's
-own code (the observer, the poison) could keep such facts back, not change how its outputs are judged, and
-the static check's rule "reach" names the code it would take. Its timings (`time`) are its own report too:
-the judge checks them against the physics floor only.
+ran, aliasing, a changed input) can only make the candidate fail, but for one: at an edge case (edges.py)
+a named exception is a refusal that passes, one its forward could as well raise itself. A candidate that
+rewrote this process's own code (the observer, the poison) could keep such facts back, not change how its
+outputs are judged, and the static check's rule "reach" names the code it would take. Its timings (`time`)
+are its own report too: the judge checks them against the physics floor only.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ CUDA_CRASH_MARKERS = ("illegal memory access", "misaligned address", "unspecifie
 def _one_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")[:500]
+
+
+def error_facts(exc: BaseException) -> dict[str, Any]:
+    """What the judge reads of an exception to tell a named refusal (verify/edges.py): its class's and base
+    classes' names and its message."""
+    return {"types": [c.__name__ for c in type(exc).__mro__][:12], "message": str(exc)[:2000]}
 
 
 def classify(exc: BaseException) -> tuple[str, str]:
@@ -182,7 +189,7 @@ class Server:
                 model = model.to(DTYPES[payload["dtype"]])
         except Exception as e:
             return {"ok": False, "check": "construct", "reason": f"ModelNew(*get_init_inputs()) raised "
-                    f"{_one_line(e)}"}, []
+                    f"{_one_line(e)}", "error": error_facts(e)}, []
         try:
             model.load_state_dict(state, strict=True)
         except Exception as e:
@@ -190,7 +197,8 @@ class Server:
             return {"ok": False, "check": "state_dict",
                     "reason": f"the reference's state_dict does not load into ModelNew: {msg[:300]}"}, []
         self.current = model   # in the mode its constructor left it, as the reference (problem.load.build_model)
-        self.models[payload["variant"]] = self.current
+        if payload.get("keep", True):   # an edge case's model (verify/edges.py) is dropped with the next one
+            self.models[payload["variant"]] = self.current
         return {"ok": True}, []
 
     def op_inputs(self, header, payload):
@@ -223,7 +231,7 @@ class Server:
                 torch.cuda.synchronize(self.device)
         except Exception as e:
             check, reason = classify(e)
-            return {"ok": False, "check": check, "reason": reason}, []
+            return {"ok": False, "check": check, "reason": reason, "error": error_facts(e)}, []
         flat = flatten_outputs(out)
         descs, segments, keep = encode_values(flat, ipc=self.ipc)
         self.keep = keep

@@ -21,6 +21,7 @@ import json
 import select
 import socket
 import struct
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,12 +33,18 @@ class ProtocolError(Exception):
     """The other side sent something malformed, too large, or went away."""
 
 
+class Overtime(Exception):
+    """No reply by the channel's deadline (judge side): the candidate process is still at work, and the channel
+    can carry nothing more (the reply would come later)."""
+
+
 class Channel:
     """Framed messages over a connected stream socket. `alive()` (judge side) says whether the peer process
     still runs, so that a dead candidate whose child kept the socket open cannot hang the judge."""
 
     def __init__(self, sock: socket.socket, max_bytes: int = 1 << 30, alive: Callable[[], bool] | None = None):
         self.sock, self.max_bytes, self.alive = sock, max_bytes, alive
+        self.deadline: float | None = None   # time.monotonic() past which a wait raises Overtime (with `alive`)
 
     def send(self, header: dict[str, Any], segments: Sequence[bytes | bytearray | memoryview] = ()) -> None:
         views = [memoryview(s).cast("B") for s in segments]
@@ -73,6 +80,8 @@ class Channel:
                 if not ready:
                     if not self.alive():
                         raise ProtocolError("the candidate process is gone")
+                    if self.deadline is not None and time.monotonic() > self.deadline:
+                        raise Overtime()
                     continue
             k = self.sock.recv_into(view[got:])
             if k == 0:

@@ -12,6 +12,8 @@ programs in the same order, so a race between programs never shows. `install()` 
   for round-to-nearest); "tf32x3" splits them into a tf32 high and low part and sums three products, the NaNs
   of the two small ones set to 0 as Triton's F32DotTC pass does (an Inf operand's low part is inf - inf);
   "ieee" stays exact;
+- bf16 dot: the interpreter holds bf16 as raw uint16 bits and multiplied those integers (a bf16 `tl.dot` gave
+  values of 1e10 where the product is 1); the operands are widened to the fp32 values they hold first;
 - NaN: `tl.maximum`/`tl.minimum` with the default PropagateNan.NONE compile to maxnum/minnum on a GPU, which
   return the other operand when one is NaN; the interpreter computes them with np.maximum/np.minimum, which
   return the NaN. They become np.fmax/np.fmin, so a kernel that would drop a NaN on the GPU drops it here too
@@ -103,12 +105,18 @@ def _to_tf32(a: np.ndarray) -> np.ndarray:
     return (bits & np.uint32(0xFFFFE000)).view(np.float32).reshape(np.shape(a))
 
 
+def _bf16_to_fp32(bits: np.ndarray) -> np.ndarray:
+    """The interpreter's bf16 (raw uint16 bits) as the fp32 values they are (exact: bf16 is fp32's top half)."""
+    return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
 def install() -> bool:
     """Patch the interpreter's builder and grid executor (idempotent). False if the names are not there."""
     global _installed
     if _installed:
         return True
     try:
+        import triton.language as tl
         from triton.runtime import interpreter as I
         builder_cls = I.InterpreterBuilder
         executor_cls = I.GridExecutor
@@ -152,6 +160,10 @@ def install() -> bool:
         return orig_cas(self, ptr, cmp, val, *rest, **kw)
 
     def dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        # bf16 operands: the interpreter holds them as raw uint16 bits and would multiply the integers; widened
+        # to fp32 they multiply exactly, as a GPU's bf16 MMA does into its fp32 accumulator
+        a, b = (tensor_handle(_bf16_to_fp32(x.data), tl.float32) if x.dtype.scalar == tl.bfloat16 else x
+                for x in (a, b))
         prec = str(input_precision).rsplit(".", 1)[-1].upper()
         fp32 = a.data.dtype == np.float32 and b.data.dtype == np.float32
         if fp32 and prec == "TF32":

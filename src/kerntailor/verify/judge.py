@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from kerntailor.verify.judge_edges import EdgeCases, Refused
 from kerntailor.verify.link import CandidateProcess, Stop
 
 PR_SET_DUMPABLE = 4
@@ -71,7 +72,7 @@ def fp8_policy(precision: str, fmt_name: str | None) -> tuple[bool, Any] | None:
 
 # --- the referee -------------------------------------------------------------------------------------------
 
-class Judge:
+class Judge(EdgeCases):
     """Runs the checks of one job, in the order of verdict.CHECKS, against the candidate process."""
 
     def __init__(self, job: dict, events: Events, cand: CandidateProcess):
@@ -85,6 +86,7 @@ class Judge:
         self.fp8_unquantized: set[str] = set()   # fused matrix ops the fp8 reference ran as they are (noted once)
         self.max_numel = 1
         self.host_failed = False   # the plan's host reference failed once (a tensor the module keeps on the GPU)
+        self.plan = job.get("memory") or {}   # where the float64 reference lives (an edge case may have its own)
 
     def ran(self, *names: str) -> None:
         for n in names:
@@ -148,6 +150,7 @@ class Judge:
                     inputs = draw_inputs(self.problem, variant, draw, seed, self.device)
                     self.case(ref_model, variant, draw, inputs, seed, first=di == 0)
         self.special_case()
+        self.edge_cases()
         self.events.emit(event="done", checks=self.checks)
 
     def special_case(self) -> None:
@@ -176,15 +179,21 @@ class Judge:
 
         return gpu_lock(self.device)
 
-    def construct(self, variant: str, ref_model, seed: int) -> None:
+    def construct(self, variant: str, ref_model, seed: int, problem=None, keep: bool = True,
+                  refusal: bool = False) -> None:
+        """ModelNew built for `variant` in the candidate process, the reference's state_dict loaded. `refusal`
+        (an edge case): a constructor's exception comes back as Refused."""
+        problem = problem or self.problem
         self.progress(variant=variant, step="construct")
-        payload = {"init": self.problem.init_inputs(variant), "dtype": self.problem.dtype, "seed": seed,
-                   "variant": variant}
+        payload = {"init": problem.init_inputs(variant), "dtype": problem.dtype, "seed": seed,
+                   "variant": variant, "keep": keep}
         payload["state"] = self.cand.ship(dict(ref_model.state_dict()), {"variant": variant})
         payload["init"] = self.cand.ship(payload["init"], {"variant": variant})
         reply, _ = self.cand.request({"op": "construct"}, payload, where={"variant": variant})
         if not reply.get("ok"):
             check = reply.get("check") if reply.get("check") in ("construct", "state_dict") else "referee"
+            if refusal and check == "construct":
+                raise Refused(reply)
             raise Stop(check, str(reply.get("reason", "?"))[:500], variant=variant)
         self.ran("construct", "state_dict")
 
@@ -199,7 +208,7 @@ class Judge:
         the candidate is judged against; `quantized` False gives the exact one (reported for scale only)."""
         import torch
 
-        plan = self.job.get("memory") or {}
+        plan = self.plan
         out, dtype = None, None
         if plan.get("reference") == "host" and self.device.type != "cpu" and not self.host_failed:
             try:
@@ -270,7 +279,11 @@ class Judge:
                                        f"its generator (two runs on the same inputs differ in output {k}: "
                                        f"{cmp.detail[:160]})")
 
-    def case(self, ref_model, variant: str, draw: str, inputs: list[Any], seed: int, first: bool = False) -> None:
+    def case(self, ref_model, variant: str, draw: str, inputs: list[Any], seed: int, first: bool = False,
+             problem=None, edge=None) -> None:
+        """One (variant, draw): the reference, two poisoned runs of the candidate, every check on its outputs.
+        `problem`: the problem of an edge case (edges.edge_problem); `edge`: that case, whose first run may
+        refuse (Judge.refusal)."""
         import torch
 
         from kerntailor.verify import checks as C
@@ -297,7 +310,12 @@ class Judge:
                              "redrawn inputs (outside its domain); used the problem's own get_inputs() instead")
             draw = f"{draw}->problem"
             where["draw"] = draw
-            inputs = draw_inputs(self.problem, variant, "problem", seed, self.device)
+            if edge is not None:
+                from kerntailor.verify.edges import edge_inputs
+
+                inputs = edge_inputs(problem, edge, "problem", seed, self.device)
+            else:
+                inputs = draw_inputs(problem or self.problem, variant, "problem", seed, self.device)
             torch.manual_seed(seed)
             r64_raw, ref_dtype = self.reference64(ref_model, inputs)
             r64 = flatten_outputs(r64_raw)
@@ -346,10 +364,14 @@ class Judge:
         snaps = []
         for run, (byte, reverse) in enumerate(((0xFF, False), (0x42, True)), start=1):
             self.progress(step=f"run {run}", **where)
-            out, facts = self.call(byte, reverse, seed, pool, where)
-            problem = C.check_structure(out, ref_shapes)
-            if problem:
-                raise Stop("output", problem, **where)
+            try:
+                out, facts = self.call(byte, reverse, seed, pool, where, refusal=edge is not None and run == 1)
+            except Refused as r:
+                self.refusal(edge, r, where)
+                return
+            wrong = C.check_structure(out, ref_shapes)
+            if wrong:
+                raise Stop("output", wrong, **where)
             self.ran("output")
             hit = facts["aliased"]
             if hit and not ref_aliases:
@@ -400,14 +422,18 @@ class Judge:
         self.events.emit(event="case", **where, **(worst or dict(rel_norm=0.0, max_abs=0.0, max_rel=0.0,
                                                                  policy="exact")))
 
-    def call(self, byte: int, reverse: bool, seed: int, pool: int, where: dict) -> tuple[list[Any], dict]:
-        """One poisoned run in the candidate process: (its outputs as the judge's own tensors, its facts)."""
+    def call(self, byte: int, reverse: bool, seed: int, pool: int, where: dict, refusal: bool = False) \
+            -> tuple[list[Any], dict]:
+        """One poisoned run in the candidate process: (its outputs as the judge's own tensors, its facts).
+        `refusal` (an edge case's first run): an exception of forward comes back as Refused."""
         from kerntailor.verify.channel import ProtocolError, decode_values
 
         reply, segments = self.cand.request({"op": "run", "byte": byte, "reverse": reverse, "seed": seed,
                                              "pool_bytes": pool}, where=where)
         if not reply.get("ok"):
             check = reply.get("check") if reply.get("check") in ("crash", "exception", "referee") else "crash"
+            if refusal and check == "exception":
+                raise Refused(reply)
             raise Stop(check, str(reply.get("reason", "?"))[:500], **where)
         self.ran("timeout", "crash", "exception")
         library = reply.get("library")

@@ -289,16 +289,41 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
                    plan=None) -> Verdict:
     """The dynamic checks, in the judge and the sandboxed candidate process (after the static check)."""
     observe = None if settings.allow_library or settings.library_path else sorted(settings.allowed_ops)
+    edges, edges_skipped = plan_edge_cases(problem, variants, settings, interpreter)
     spawn = dict(candidate=str(candidate_path.resolve()), device=device, interpreter=interpreter,
                  allowed_ops=observe, timeout_s=settings.timeout_s, time_timeout_s=settings.time_timeout_s)
     job = dict(problem=problem, variants=variants, draws=list(draw_names(settings.draws)), seed=settings.seed,
                special=special_variant(problem, variants) if settings.special else None,
                device=device, interpreter=interpreter, tf32=settings.tf32, time=settings.time and not interpreter,
                compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree),
-               memory=plan.to_job() if plan is not None else None)
+               memory=plan.to_job() if plan is not None else None, edges=edges)
     events, ended, log_tail = run_judge(job, spawn, settings)
     return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
-                    time.monotonic() - started)
+                    time.monotonic() - started, edges_skipped)
+
+
+def plan_edge_cases(problem, variants: list[str], settings: VerifySettings, interpreter: bool) \
+        -> tuple[list, list[str]]:
+    """(the edge cases the judge runs, those skipped with why): edges.plan_edges from the smallest variant
+    judged; none for the library path (it runs the reference itself) or with settings.edges off."""
+    from kerntailor.verify.edges import plan_edges
+
+    if not settings.edges or settings.library_path:
+        return [], []
+    base = special_variant(problem, variants)
+    if base is None:
+        return [], []
+
+    def memory(p, names):
+        from kerntailor.measure.memory import referee_plan
+
+        return referee_plan(p, names, gpu=True)
+
+    try:
+        return plan_edges(problem, base, interpreter, settings.seed, memory)
+    except Exception as e:   # noqa: BLE001 - a planning bug must not end the verification: it is said instead
+        lines = str(e).strip().splitlines()
+        return [], [f"edges: not planned, the planner raised {type(e).__name__}: {lines[0] if lines else ''}"[:300]]
 
 
 def fp8_format_of(tree: ast.Module) -> str | None:
@@ -312,7 +337,8 @@ def fp8_format_of(tree: ast.Module) -> str | None:
     return value
 
 
-def assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter, wall_s) -> Verdict:
+def assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter, wall_s,
+             edges_skipped=()) -> Verdict:
     """Turn the judge's events (and how it ended) into a Verdict."""
     for e in events:
         if e.get("event") == "bad_candidate":
@@ -329,9 +355,10 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
     if interpreter and settings.time:
         notes.append("timing needs a GPU: not timed under the interpreter")
     cases = tuple(CaseResult(e["variant"], e["draw"], e["rel_norm"], e["max_abs"], e["max_rel"], e["policy"],
-                             e.get("eager_rel_norm"), e.get("exact_rel_norm"))
+                             e.get("eager_rel_norm"), e.get("exact_rel_norm"), e.get("refused"))
                   for e in events if e.get("event") == "case")
-    common = dict(cases=cases, variants_skipped=tuple(skipped), wall_s=wall_s, **base)
+    edges_skipped = tuple(edges_skipped) + tuple(e["reason"] for e in events if e.get("event") == "edge_skipped")
+    common = dict(cases=cases, variants_skipped=tuple(skipped), edges_skipped=edges_skipped, wall_s=wall_s, **base)
     fail = next((e for e in events if e.get("event") == "fail"), None)
     done = next((e for e in events if e.get("event") == "done"), None)
 
@@ -368,8 +395,9 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
     if done is not None and ended == "timeout" and timing_event is None:
         notes.append(f"timing did not finish within {settings.time_timeout_s:g} s")
     # the worst of the regular draws: on the special draw the finite values are judged with bounds widened to
-    # PyTorch's own error there (huge inputs make it large); its case stays in `cases`
-    regular = [c for c in cases if c.draw != "special"] or list(cases)
+    # PyTorch's own error there (huge inputs make it large), an edge case may be another dtype or refused; their
+    # cases stay in `cases`
+    regular = [c for c in cases if c.draw != "special" and not c.draw.startswith("edge:")] or list(cases)
     worst = max(regular, key=lambda c: c.rel_norm, default=None)
     summary = dict(variant=worst.variant if worst else None, draw=worst.draw if worst else None,
                    max_abs_err=max((c.max_abs for c in regular), default=None),
@@ -385,9 +413,13 @@ def assemble(events, ended, log_tail, base, variants, skipped, settings, interpr
                       "the kernel skips work, reads less than its inputs, or is timed wrongly")
             return Verdict(False, "speed", reason, checks=tuple(checks), notes=tuple(notes), timing=timing,
                            **summary, **common)
-    n_var = len({c.variant for c in cases})
+    edge_cases = [c for c in cases if c.draw.startswith("edge:")]
+    n_var = len({c.variant for c in cases if c not in edge_cases})
     special = next((c.variant for c in cases if c.draw == "special"), None)
     extra = f" + special values on {special}" if special else ""
+    if edge_cases:
+        refused = sum(c.refused is not None for c in edge_cases)
+        extra += f" + {len(edge_cases)} edge case(s), {refused} refused by a named error"
     reason = (f"all checks passed on {len(cases)} cases ({n_var} variant(s) x {settings.draws} draws{extra}); worst "
               f"‖out−ref‖/‖ref‖ = {summary['rel_norm_err'] or 0:.2g} ({worst.policy if worst else 'exact'} "
               f"policy)")

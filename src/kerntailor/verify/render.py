@@ -27,6 +27,12 @@ def render_verdict(v: Verdict) -> str:
     lines.append(f"  checks: {', '.join(v.checks)}")
     if v.variants_skipped:
         lines.append(f"  skipped: {'; '.join(v.variants_skipped)}")
+    for c in v.cases:
+        if c.draw.startswith("edge:"):
+            how = f"refused: {c.refused}" if c.refused else f"answered, ‖out−ref‖/‖ref‖ {_num(c.rel_norm)} ({c.policy})"
+            lines.append(f"  {c.draw} on {c.variant}: {how}")
+    for why in v.edges_skipped:
+        lines.append(f"  skipped {why}")
     if v.tolerance:
         lines.append(f"  tolerance: {v.tolerance}")
     if v.sandbox:

@@ -25,6 +25,8 @@ CHECKS = (
     "nan",          # no NaN where the reference has a number
     "inf",          # Inf only where the reference has the same Inf
     "accuracy",     # within the tolerance table against the float64 reference
+    "edges",        # another rank, another dtype, a row past 2^20, a tensor past 2^31 elements (GPU): the
+    #                 reference's answer or an error naming the argument (edges.py)
     "speed",        # not faster than the roofline floor ("suspect: faster than physics")
 )
 REFEREE_ERROR = "referee"  # not a check: the referee itself failed (a bug to report), so nothing was judged
@@ -47,6 +49,7 @@ class VerifySettings:
     time_timeout_s: float = 900.0  # extra allowance for the timing phase (torch.compile is slow to build)
     draws: int = 3                # fresh draws per variant; cycles normal, uniform, outliers
     special: bool = True          # and one special-values draw (NaN, ±Inf, ±0, huge, tiny) on the smallest variant
+    edges: bool = True            # and the edge cases (edges.py) after them; never for the library path
     seed: int = 0
     device: str = "auto"          # "auto" (GPU if present, else CPU interpreter), "cuda", "cpu"
     variants: tuple[str, ...] | None = None   # None: every variant that fits the mode
@@ -68,6 +71,7 @@ class CaseResult:
     eager_rel_norm: float | None = None   # the reference in its own dtype vs float64, for scale
     exact_rel_norm: float | None = None   # fp8 precisions only: the candidate vs the unquantized float64
     #                                       reference (worst output): what fp8 costs, for scale, never judged
+    refused: str | None = None    # an edge case the candidate refused by a named error: its line (errors are 0)
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class Verdict:
     tolerance: str | None = None      # the policy row used, e.g. "fp32: norm 1e-05, rtol 0.0001, atol 0.0001·rms"
     cases: tuple[CaseResult, ...] = ()
     variants_skipped: tuple[str, ...] = ()   # with why, e.g. "default (too big for the interpreter)"
+    edges_skipped: tuple[str, ...] = ()      # edge cases not run, with why, e.g. "edge:int32 ...: needs a GPU"
     notes: tuple[str, ...] = ()
     timing: dict[str, Any] | None = None   # TimingReport.to_dict() when --time ran on a GPU
     wall_s: float = 0.0

@@ -1,0 +1,151 @@
+"""The judge's edge cases (edges.py plans them in the CLI; Judge runs them after the special draw).
+
+A mixin of judge.Judge: the cases run through Judge.construct and Judge.case, which take an edge case's problem
+(edges.edge_problem) and let its first run refuse (Refused, judged by edges.named_refusal).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kerntailor.verify.link import Stop
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+class Refused(Exception):
+    """The candidate raised where an edge case takes a refusal: the candidate process's reason line and the
+    exception's facts (candidate.error_facts), checked for shape since that process is the candidate's."""
+
+    def __init__(self, reply: dict):
+        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        types, message = error.get("types"), error.get("message")
+        self.types = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
+        self.message = message if isinstance(message, str) else ""
+        self.reason = str(reply.get("reason", "?"))[:500]
+        super().__init__(self.reason)
+
+
+class Unready(Exception):
+    """An edge case the judge could not set up or hold: its reference model or inputs do not build here, or the
+    GPU ran out of memory for it (the judge's own share, or at the int32 case the candidate's). Skipped with this
+    reason, never the candidate's failure; anything the candidate's code does wrong stays a Stop."""
+
+
+class EdgeCases:
+    """Judge's edge-case steps (it provides job, events, cand, plan, problem, construct, case, call, progress,
+    ran and gpu_exclusive)."""
+
+    def edge_cases(self) -> None:
+        """The edge cases (edges.py, planned by the CLI) after every other case, one draw each: the reference's
+        answer or a named refusal. Any failure there is check "edges", its reason naming the case and the check
+        that failed in it. A case with an allowance (the interpreter's rows) that has not answered in time is
+        skipped with the reason, and so is every case after it: the candidate process is still at that work; a
+        case the judge cannot set up or hold in memory (Unready) is skipped with its reason."""
+        import time
+
+        import torch
+
+        from kerntailor.verify.channel import Overtime
+        from kerntailor.verify.edges import edge_problem
+
+        edges = self.job.get("edges") or ()
+        for k, edge in enumerate(edges):
+            problem = edge_problem(self.problem, edge)
+            vi = self.job["variants"].index(edge.base)
+            vseed = self.job["seed"] + 7919 * (vi + 1)
+            seed = self.job["seed"] + 1000 * (vi + 1) + len(self.job["draws"]) + 1 + k
+            where = {"variant": edge.variant_name, "draw": edge.draw}
+            self.plan = edge.memory or self.job.get("memory") or {}
+            if edge.allowance_s is not None:
+                self.cand.chan.deadline = time.monotonic() + edge.allowance_s
+            try:
+                with self.gpu_exclusive():
+                    self.edge_case(problem, edge, vseed, seed, where)
+            except (Unready, torch.OutOfMemoryError) as e:
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                why = str(e) if isinstance(e, Unready) else f"the judge ran out of GPU memory ({_one_line(e)[:200]})"
+                self.events.emit(event="edge_skipped", reason=f"{edge.label()}: not judged: {why}")
+            except Overtime:
+                later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
+                self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
+                                 f"{edge.allowance_s:g} s under the interpreter (two runs of forward); judge it on "
+                                 f"a GPU{later}")
+                break
+            except Stop as s:
+                if s.check == "referee":
+                    raise
+                raise Stop("edges", f"{edge.label()}: [{s.check}] {s.reason}", **{**s.info, **where}) from None
+            finally:
+                self.plan = self.job.get("memory") or {}
+                self.cand.chan.deadline = None
+        if edges:
+            self.ran("edges")
+
+    def edge_case(self, problem, edge, vseed: int, seed: int, where: dict) -> None:
+        """One edge case: where the reference answers, a regular case that also takes a named refusal at the
+        first run; where the reference raises, the candidate must raise too (any exception)."""
+        import torch
+
+        from kerntailor.verify.edges import edge_inputs
+
+        variant = edge.variant_name
+        try:
+            ref_model = problem.make_model(variant, self.device, vseed)
+            inputs = edge_inputs(problem, edge, "normal", seed, self.device)
+        except Exception as e:   # noqa: BLE001 - planned on meta tensors; here they do not build
+            raise Unready(f"its reference model or inputs do not build here ({_one_line(e)[:200]})") from None
+        self.progress(step="reference", **where)
+        raises = self.reference_raises(ref_model, inputs, seed)
+        try:
+            self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=True)
+            if raises is None:
+                self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
+                return
+            numel = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+            self.max_numel = max(self.max_numel, 4 * numel + (1 << 20))
+            self.cand.chan.max_bytes = 16 * self.max_numel + (64 << 20)
+            shipped = self.cand.ship(list(inputs), where)
+            self.cand.request({"op": "inputs"}, {"inputs": shipped}, where=where)
+            self.progress(step="run 1", **where)
+            self.call(0xFF, False, seed, 8 << 20, where, refusal=True)
+        except Refused as r:
+            self.refusal(edge, r, where, raises)
+            return
+        raise Stop("output", f"forward returned outputs where the reference raises {raises}", **where)
+
+    def reference_raises(self, ref_model, inputs: list[Any], seed: int) -> str | None:
+        """The reference's exception on these inputs in its own dtype (one line), or None when it answers."""
+        import torch
+
+        ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        torch.manual_seed(seed)
+        try:
+            with torch.no_grad():
+                ref_model(*ins)
+        except torch.OutOfMemoryError:
+            raise
+        except Exception as e:   # noqa: BLE001 - any exception: the case has no answer
+            return _one_line(e)[:300]
+        return None
+
+    def refusal(self, edge, refused: Refused, where: dict, reference_raises: str | None = None) -> None:
+        """A refusal at an edge case: a case that passed (emitted) when it is named (edges.named_refusal), or
+        any exception where the reference raises too; else a Stop."""
+        from kerntailor.verify.edges import named_refusal
+
+        if edge.kind == "int32" and "OutOfMemoryError" in refused.types:
+            raise Unready(f"the candidate process ran out of GPU memory beside the judge ({refused.reason[:200]})")
+        if reference_raises is None:
+            why = named_refusal(refused.types, refused.message, edge)
+            if why:
+                raise Stop("exception", f"{refused.reason}: {why}", **where)
+            text = refused.reason
+        else:
+            text = f"{refused.reason} (the reference raises too: {reference_raises})"
+        self.events.emit(event="case", **where, rel_norm=0.0, max_abs=0.0, max_rel=0.0, policy="refused",
+                         refused=text[:400])

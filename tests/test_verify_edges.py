@@ -1,0 +1,280 @@
+"""The referee's edge cases (verify/edges.py, #17 item 1): another rank, another dtype, rows past 2^20 and (GPU) a
+tensor past 2^31 elements, each expecting the reference's answer or a named error.
+
+Unit tier: what a named refusal is, what the planner derives from a problem's variants (on meta tensors), the
+inputs of each case, and the verdict's summary. Interpreter tier: the generated modules of several families
+(pointwise, a reduction with persistent rows, a scan, a pool, a GEMM) pass the stage, and a candidate that
+returns outputs where the reference raises fails it. The cheaters that fail it are in test_verify_cheaters.py.
+GPU tier: the int32 case (a tensor past 2^31 elements) is planned and passed on a generated ReLU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers import L1, make_module, prepared
+from kerntailor.problem import load_problem
+from kerntailor.verify import VerifySettings, verify_candidate
+from kerntailor.verify.edges import Edge, edge_inputs, edge_problem, forward_names, named_refusal, plan_edges
+from kerntailor.verify.referee import assemble
+
+HERE = Path(__file__).parent / "candidates"
+PROBLEMS = HERE / "problems"
+ROWS = Edge("rows", "edge:rows", "odd", "hidden_size=1048579", ("x", "ln.weight", "ln.bias"), size=1048579)
+RANK = Edge("rank+1", "edge:rank+1", "odd", "a leading axis of 3", ("x",), lead=3)
+
+
+# --- what a named refusal is ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("types, message", [
+    (["ValueError", "Exception"], "x is torch.float32 of shape (3, 5, 37): this kernel was generated for rank 2"),
+    (["ShapeError", "ValueError", "Exception"], "x: rank 3 is not supported"),      # a subclass
+    (["TypeError", "Exception"], "x must be a rank-2 tensor"),
+])
+def test_a_value_or_type_error_naming_the_argument_is_a_refusal(types, message):
+    assert named_refusal(types, message, RANK) is None
+
+
+@pytest.mark.parametrize("types, message, why", [
+    (["ValueError", "Exception"], "too many values to unpack (expected 2)", "names nothing"),   # x.shape unpacked
+    (["IndexError", "LookupError", "Exception"], "x: index 2 is out of bounds", "not a named refusal (IndexError)"),
+    (["RuntimeError", "Exception"], "x: shape mismatch", "not a named refusal (RuntimeError)"),
+    (["ValueError", "Exception"], "xs is wrong", "names nothing"),                 # a whole word, not a prefix
+    ([], "", "not a named refusal"),                                                # the facts missing or malformed
+])
+def test_anything_else_is_not(types, message, why):
+    assert why in named_refusal(types, message, RANK)
+
+
+def test_a_size_case_takes_a_multiple_of_the_stretched_size_but_not_tritons_power_of_two():
+    assert named_refusal(["ValueError"], "rows of 1048579 elements: k0 holds 1 whole row(s) in one block", ROWS) is None
+    assert named_refusal(["ValueError"], "a row of 2,097,158 elements is too long", ROWS) is None   # 2 rows' worth
+    assert named_refusal(["ValueError"], "self.ln.weight is too long", ROWS) is None                 # by its name
+    assert "names nothing" in named_refusal(["ValueError"], "numel (2097152) exceeds triton maximum tensor numel "
+                                            "(1048576)", ROWS)
+    assert "names nothing" in named_refusal(["ValueError"], "rows of 1048578 elements", ROWS)
+    assert "ValueError/TypeError naming x or ln.weight or ln.bias or a multiple of 1048579" in \
+        named_refusal(["IndexError"], "", ROWS)
+
+
+# --- planning ---------------------------------------------------------------------------------------------
+
+def test_plan_on_the_interpreter_from_the_smallest_variant():
+    problem = load_problem(PROBLEMS / "layernorm_small.py")   # odd: 5 x 50, the smallest; hidden_size, num_tokens vary
+    edges, skipped = plan_edges(problem, "odd", interpreter=True, seed=0)
+    by = {e.draw: e for e in edges}
+    assert list(by) == ["edge:rank+1", "edge:rank-1", "edge:bf16", "edge:rows"]
+    plus = by["edge:rank+1"]
+    assert plus.lead == 3 and plus.names == ("x",) and "x (3, 5, 50)" in plus.what
+    assert by["edge:rank-1"].lead == -1 and "x (50,)" in by["edge:rank-1"].what
+    assert by["edge:bf16"].dtype == "bf16" and by["edge:bf16"].names == ("x", "ln.weight", "ln.bias")
+    rows = by["edge:rows"]
+    # the row (x's last axis) past 2^20, the other generalized size halved until every tensor fits 2^21 elements
+    assert dict(rows.variant.overrides) == {"hidden_size": 1048579, "num_tokens": 1} and rows.size == 1048579
+    assert rows.names == ("x", "ln.weight", "ln.bias") and rows.allowance_s is not None
+    assert [s.split(" ")[0] for s in skipped] == ["edge:int32"] and "needs a GPU" in skipped[0]
+    # the seed moves the leading axis
+    assert plan_edges(problem, "odd", interpreter=True, seed=1)[0][0].lead == 4
+
+
+def test_plan_skips_with_a_reason_what_cannot_be_stretched():
+    problem = load_problem(L1 / "matmul_square.py")   # n only: a and b are n x n, never one axis past 2^20 alone
+    edges, skipped = plan_edges(problem, "odd", interpreter=True)
+    assert [e.draw for e in edges] == ["edge:rank+1", "edge:rank-1", "edge:bf16"]
+    assert any(s.startswith("edge:rows: no generalized size fits: n could not be set past 2^20") for s in skipped)
+
+
+class _Plan:
+    def __init__(self, reference):
+        self.reference, self.device_need = reference, 9e10
+
+    def to_job(self):
+        return {"reference": self.reference, "keep": self.reference, "note": None}
+
+
+def test_plan_on_a_gpu_stretches_each_size_and_finds_the_int32_case_where_memory_allows():
+    problem = load_problem(L1 / "layernorm.py")   # odd: 127 x 255
+    asked = []
+
+    def memory(p, names):
+        asked.append((p.variant(names[0]), names))
+        return _Plan("device")
+
+    edges, skipped = plan_edges(problem, "odd", interpreter=False, memory_plan=memory)
+    rows = [e for e in edges if e.kind == "rows"]   # each generalized size, the row (x's last axis) first
+    assert [k for e in rows for k, v in e.variant.overrides if v == e.size == 1048579] == ["hidden_size", "num_tokens"]
+    assert all(e.allowance_s is None for e in rows)   # the judge's own time limit, no skip
+    (int32,) = [e for e in edges if e.kind == "int32"]
+    sizes = dict(int32.variant.overrides)
+    # the fewest elements in all: tokens stretched (x of 255 columns), not hidden (x and both parameters grow)
+    assert sizes["hidden_size"] == 255 and sizes["num_tokens"] * 255 > 2 ** 31 - 1 > (sizes["num_tokens"] - 2) * 255
+    assert sizes["num_tokens"] % 2 == 1 and int32.names == ("x",) and int32.memory["reference"] == "device"
+    assert asked and asked[0][1] == [int32.variant.name] and not skipped
+
+    def host_only(p, names):
+        return _Plan("host")
+
+    edges, skipped = plan_edges(problem, "odd", interpreter=False, memory_plan=host_only)
+    assert not [e for e in edges if e.kind == "int32"]
+    assert any(s.startswith("edge:int32") and "would not fit the GPU" in s for s in skipped)
+
+    def refused(p, names):
+        raise MemoryError("layernorm: too big to verify here: needs ~90 GB")
+
+    skipped = plan_edges(problem, "odd", interpreter=False, memory_plan=refused)[1]
+    assert any(s.startswith("edge:int32") and "needs ~90 GB" in s for s in skipped)
+
+
+def test_a_size_forward_loops_over_is_not_stretched(tmp_path):
+    """A Python loop over a size (an RNN stepping over its sequence) would run 2^20 steps on meta while planning
+    and in the reference: the planner sees the operator count grow with the size and leaves that size alone."""
+    rnn = tmp_path / "rnn.py"
+    rnn.write_text("import torch\nimport torch.nn as nn\nseq_len = 64\nhidden = 32\n"
+                   "VARIANTS = {'small': {'seq_len': 16, 'hidden': 16}, 'odd': {'seq_len': 7, 'hidden': 13}}\n"
+                   "class Model(nn.Module):\n    def forward(self, x):\n        h = x[0]\n"
+                   "        for t in range(x.shape[0]):\n            h = torch.tanh(h + x[t])\n        return h\n"
+                   "def get_inputs():\n    return [torch.randn(seq_len, hidden)]\n")
+    edges, skipped = plan_edges(load_problem(rnn), "odd", interpreter=True)
+    (rows,) = [e for e in edges if e.kind == "rows"]
+    # the other size stretched: a few steps over long rows (the loop shrunk to fit the interpreter's budget)
+    assert dict(rows.variant.overrides) == {"hidden": 1048579, "seq_len": 1}
+    assert not [s for s in skipped if s.startswith("edge:rows")]
+    edges, _ = plan_edges(load_problem(rnn), "odd", interpreter=False, memory_plan=lambda p, n: _Plan("device"))
+    assert [dict(e.variant.overrides) for e in edges if e.kind == "rows"] == [{"hidden": 1048579, "seq_len": 7}]
+    (int32,) = [e for e in edges if e.kind == "int32"]
+    assert dict(int32.variant.overrides)["seq_len"] == 7 and int32.size == dict(int32.variant.overrides)["hidden"]
+    # where the loop's size is the only one that varies, nothing is stretched, and the verdict says why
+    rnn.write_text(rnn.read_text().replace("'hidden': 16}", "'hidden': 32}").replace("'hidden': 13}", "'hidden': 32}"))
+    edges, skipped = plan_edges(load_problem(rnn), "odd", interpreter=True)
+    assert not [e for e in edges if e.kind == "rows"]
+    assert any(s.startswith("edge:rows: no generalized size fits: seq_len (forward dispatches") and
+               s.endswith("a loop over it)") for s in skipped), skipped
+
+
+def test_forward_names_come_from_the_reference(tmp_path):
+    star = tmp_path / "star.py"
+    star.write_text("import torch\nimport torch.nn as nn\nn = 16\nVARIANTS = {'small': {'n': 8}, 'odd': {'n': 5}}\n"
+                    "class Model(nn.Module):\n    def forward(self, first, *rest):\n        return first + rest[0]\n"
+                    "def get_inputs():\n    return [torch.randn(n), torch.randn(n)]\n")
+    assert forward_names(load_problem(star), 2) == ["first", "rest[0]"]
+    assert forward_names(load_problem(L1 / "cross_entropy.py"), 2) == ["logits", "targets"]
+
+
+def test_case_inputs():
+    problem = load_problem(PROBLEMS / "layernorm_small.py")
+    edges = {e.draw: e for e in plan_edges(problem, "odd", interpreter=True)[0]}
+    (plus,) = edge_inputs(edge_problem(problem, edges["edge:rank+1"]), edges["edge:rank+1"], "normal", 7, "cpu")
+    assert plus.shape == (3, 5, 50) and not torch.equal(plus[0], plus[1])   # independent draws, stacked
+    (minus,) = edge_inputs(edge_problem(problem, edges["edge:rank-1"]), edges["edge:rank-1"], "normal", 7, "cpu")
+    assert minus.shape == (50,)
+    bf16 = edge_problem(problem, edges["edge:bf16"])
+    assert edge_inputs(bf16, edges["edge:bf16"], "normal", 7, "cpu")[0].dtype == torch.bfloat16
+    assert bf16.make_model("odd", "cpu").ln.weight.dtype == torch.bfloat16
+    rows = edges["edge:rows"]
+    (x,) = edge_inputs(edge_problem(problem, rows), rows, "normal", 7, "cpu")
+    assert x.shape == (1, 1048579)
+
+
+def test_the_verdict_keeps_edge_cases_out_of_the_worst_error_and_says_what_was_skipped():
+    case = dict(event="case", variant="odd", draw="normal", rel_norm=1e-7, max_abs=1e-6, max_rel=1e-6, policy="fp32")
+    edge = dict(case, draw="edge:bf16", rel_norm=3e-3, policy="bf16")
+    refused = dict(case, draw="edge:rank+1", rel_norm=0.0, policy="refused", refused="forward raised ValueError: x")
+    events = [case, edge, refused, dict(event="edge_skipped", reason="edge:rows (...): no answer within 60 s"),
+              dict(event="done", checks=["static", "accuracy", "edges"])]
+    base = dict(problem="p", candidate="c", mode="cpu interpreter", tolerance="t")
+    v = assemble(events, "ok", "", base, ["odd"], [], VerifySettings(), True, 1.0, ["edge:int32 (...): needs a GPU"])
+    assert v.passed and v.rel_norm_err == 1e-7 and v.draw == "normal"
+    assert "+ 2 edge case(s), 1 refused by a named error" in v.reason and "(1 variant(s)" in v.reason
+    assert [c.refused for c in v.cases] == [None, None, "forward raised ValueError: x"]
+    assert v.edges_skipped == ("edge:int32 (...): needs a GPU", "edge:rows (...): no answer within 60 s")
+
+
+# --- the stage on generated modules and candidates (interpreter) ------------------------------------------
+
+# one problem per family generate emits; the rows case of a GEMM (a K loop of 2^20 / BLOCK_K steps) or a pool may
+# outlast its allowance under the interpreter, which the verdict says
+FAMILIES = {"pointwise": L1 / "relu.py", "persistent rows": L1 / "layernorm.py", "scan": L1 / "cumsum.py",
+            "pool": L1 / "maxpool2d.py", "gemm": L1 / "matmul_transposed_b.py"}
+
+
+@pytest.fixture(scope="module")
+def family_verdicts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("edges")
+
+    def judge(item):
+        family, path = item
+        out = tmp / f"{path.stem}.py"
+        out.write_text(make_module(path).source)
+        smallest = "odd"   # judged alone: the edges start from it; the other variants add nothing here
+        return family, verify_candidate(prepared(path)[0], out, VerifySettings(device="cpu", variants=(smallest,)))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(judge, FAMILIES.items()))
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_generated_modules_pass_the_edges(family, family_verdicts):
+    v = family_verdicts[family]
+    assert v.passed, f"{family}: {v.check}: {v.reason}"
+    assert v.checks[-1] == "edges"
+    edges = {c.draw: c for c in v.cases if c.draw.startswith("edge:")}
+    # generated kernels are typed at generation: another rank or dtype is refused, naming the input
+    for draw in ("edge:rank+1", "edge:rank-1", "edge:bf16"):
+        assert edges[draw].refused and "forward raised ValueError: " in edges[draw].refused, (draw, edges.get(draw))
+    slow = [s for s in v.edges_skipped if s.startswith("edge:rows (") and "no answer within" in s]
+    assert "edge:rows" in edges or slow, v.edges_skipped
+    if family == "persistent rows":   # a row of 2^20 + 3 held in one block: refused by the row check
+        assert edges["edge:rows"].refused.startswith("forward raised ValueError: rows of 1048579 elements")
+    if family in ("pointwise", "scan") and "edge:rows" in edges:   # computed, right
+        assert edges["edge:rows"].refused is None and edges["edge:rows"].rel_norm < 1e-5
+
+
+@pytest.mark.interpreter
+def test_outputs_where_the_reference_raises_fail(tmp_path):
+    """softmax over dim 1 of a vector raises in PyTorch (the rank-1 case): a candidate that flattens and answers
+    anyway returns what no reference gives."""
+    cand = tmp_path / "flat_softmax.py"
+    cand.write_text((HERE / "ok_softmax.py").read_text().replace(
+        '''        if x.dim() != 2:
+            raise ValueError(f"x has shape {tuple(x.shape)}: this kernel takes rows, a tensor of rank 2")
+        x = x.contiguous()''', '''        if x.dim() == 1:
+            x = x[None, :]
+        elif x.dim() != 2:
+            raise ValueError(f"x has shape {tuple(x.shape)}: this kernel takes rows, a tensor of rank 2")
+        x = x.contiguous()'''))
+    v = verify_candidate(load_problem(PROBLEMS / "softmax_rows.py"), cand,
+                         VerifySettings(device="cpu", variants=("odd",), special=False))
+    assert not v.passed and v.check == "edges" and v.draw == "edge:rank-1", v.reason
+    assert "[output] forward returned outputs where the reference raises IndexError" in v.reason
+
+
+def test_edges_off_and_the_library_path_plan_nothing():
+    from kerntailor.verify.referee import plan_edge_cases
+
+    problem = load_problem(PROBLEMS / "relu_small.py")
+    assert plan_edge_cases(problem, ["odd"], VerifySettings(edges=False), True) == ([], [])
+    assert plan_edge_cases(problem, ["odd"], VerifySettings(library_path=True), True) == ([], [])
+    edges, _ = plan_edge_cases(problem, ["small", "odd"], VerifySettings(), True)
+    assert {e.base for e in edges} == {"odd"}   # the smallest judged
+
+
+@pytest.mark.gpu
+def test_gpu_int32_case_on_a_generated_relu(tmp_path):
+    """On the GPU the int32 case runs (x of 127 x 16,909,321: past 2^31 elements, 8.6 GB in fp32), and the
+    generated ReLU (int32 offsets) refuses it by name; each rows case is answered or refused."""
+    path = L1 / "relu.py"
+    out = tmp_path / "kernel.py"
+    out.write_text(make_module(path).source)
+    v = verify_candidate(prepared(path)[0], out, VerifySettings(device="cuda"))
+    assert v.passed, f"{v.check}: {v.reason}"
+    edges = {c.draw: c for c in v.cases if c.draw.startswith("edge:")}
+    assert "edge:int32" in edges, v.edges_skipped
+    assert edges["edge:int32"].refused and "elements" in edges["edge:int32"].refused
+    assert dataclasses.asdict(v)["edges_skipped"] == ()

@@ -13,17 +13,20 @@ Usage:
     with torch.no_grad():
         out = new(*inputs)                          # the kernels alone, no autograd graph
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
+    fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
+
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.causal_attention_sdpa_d9eec52bb752f9cd (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.bfloat16, shape (any, any, any, any)
     k: torch.bfloat16, shape (q.shape[0], q.shape[1], q.shape[2], q.shape[3])
     v: torch.bfloat16, shape (q.shape[0], q.shape[1], q.shape[2], q.shape[3])
-    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (forward() makes them contiguous, a copy where they are not)
+    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
     k0_attention_kernel_v_scan, k0_attention_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
 
-Gradients: when grad mode is on and an input, parameter or buffer requires grad, forward() runs through _ReferenceBackward (a torch.autograd.Function): the kernels compute the outputs, and backward recomputes Model's own forward (ModelNew._reference_forward, copied from the reference) with PyTorch autograd from the saved inputs, parameters and buffers, and returns its gradients. That costs the inputs kept until backward and one reference forward and backward there. A tensor changed in place between forward and backward raises (autograd's saved-tensor check), so does a second-order gradient (backward is once_differentiable). No recomputation can differ from the kernels' forward: a forward that draws random numbers (dropout in training mode) is never generated, and one that reads the training flag runs only in the mode it was generated for. Under torch.no_grad, or with nothing requiring grad, forward() builds no graph."""
+Gradients: when grad mode is on and an input, parameter or buffer requires grad, forward() runs through _ReferenceBackward (a torch.autograd.Function): the kernels compute the outputs, and backward recomputes Model's own forward (ModelNew._reference_forward, copied from the reference) with PyTorch autograd (torch.func.vjp) from the saved inputs, parameters and buffers, and returns its gradients; torch.compile traces that backward too. That costs the inputs kept until backward and one reference forward and backward there. A tensor changed in place between forward and backward raises (autograd's saved-tensor check), so does a second-order gradient (the gradients are first order only). No recomputation can differ from the kernels' forward: a forward that draws random numbers (dropout in training mode) is never generated, and one that reads the training flag runs only in the mode it was generated for. Under torch.no_grad, or with nothing requiring grad, forward() builds no graph."""
 
 import torch
 import torch.nn as nn
@@ -141,6 +144,39 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
 _INTERPRETED = not isinstance(k0_attention_kernel_v_scan, triton.runtime.JITFunction)
 
 
+# The launches as one operator, torch.ops.kerntailor.causal_attention_sdpa_d9eec52bb752f9cd (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    d0 = q.shape[0]
+    d1 = q.shape[1]
+    d2 = q.shape[2]
+    d3 = q.shape[3]
+    q = q.contiguous()
+    k = k.contiguous()
+    v = v.contiguous()
+    # k0: k0_attention_kernel_v_scan
+    k0_v_last_bad = torch.empty((d0 * d1) * d3, device=q.device, dtype=torch.int32)
+    k0_attention_kernel_v_scan[(d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d1 * d2 * d3, d2 * d3, BLOCK_N=64, BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=4, num_stages=1)
+    # k0: k0_attention_kernel
+    attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.bfloat16)
+    k0_attention_kernel[(triton.cdiv(d2, 128), d0 * d1)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d1 * d2 * d3, d2 * d3, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=128, BLOCK_N=64, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=8, num_stages=3)
+    return attn0
+
+
+def _launch_kernels_fake(q, k, v):
+    """The results' shapes, dtypes and device, as _launch_kernels makes them (for torch.compile: sizes may be symbolic)."""
+    d0 = q.shape[0]
+    d1 = q.shape[1]
+    d2 = q.shape[2]
+    d3 = q.shape[3]
+    attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.bfloat16)
+    return attn0
+
+
+# once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
+if not hasattr(torch.ops.kerntailor, "causal_attention_sdpa_d9eec52bb752f9cd"):
+    torch.library.custom_op("kerntailor::causal_attention_sdpa_d9eec52bb752f9cd", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+
+
 class _Reference(nn.Module):
     """Model's forward (ModelNew._reference_forward) as a module's forward, for torch.func.functional_call."""
 
@@ -161,31 +197,62 @@ class _ReferenceBackward(torch.autograd.Function):
         # tensors: forward()'s tensor arguments (at `positions` of args), then the module's tensors (`names`)
         ctx.module, ctx.args, ctx.positions, ctx.names = module, args, positions, names
         ctx.save_for_backward(*tensors)
-        return module(*args)   # grad mode is off here: ModelNew.forward launches the kernels
+        outs = module(*args)   # grad mode is off here: ModelNew.forward launches the kernels
+        flat = outs if isinstance(outs, tuple) else (outs,)
+        ctx.floating = [o.is_floating_point() or o.is_complex() for o in flat]   # the outputs with gradients
+        return outs
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
-        needs = ctx.needs_input_grad[4:]
-        leaves = [t.detach().requires_grad_(need) for t, need in zip(ctx.saved_tensors, needs)]
-        args = list(ctx.args)
-        with torch.enable_grad():   # once_differentiable runs backward under no_grad
-            for position, leaf in zip(ctx.positions, leaves):
-                args[position] = leaf.clone()   # the reference may update an input in place
-            state = {name: leaf if leaf.requires_grad else leaf.clone()   # nor may it update a buffer
-                     for name, leaf in zip(ctx.names, leaves[len(ctx.positions):])}
-            outs = torch.func.functional_call(_Reference(ctx.module), state, tuple(args))
-        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
-        wanted = [leaf for leaf in leaves if leaf.requires_grad]
-        got = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True) \
-            if pairs and wanted else [None] * len(wanted)
-        got = iter(got)
-        return (None, None, None, None) + tuple(next(got) if leaf.requires_grad else None for leaf in leaves)
+        saved, needs = ctx.saved_tensors, ctx.needs_input_grad[4:]
+
+        def reference(*wanted):   # Model's forward of the tensors that need a gradient, the others held fixed
+            wanted = iter(wanted)
+            tensors = [next(wanted) if need else t.clone() for t, need in zip(saved, needs)]
+            args = list(ctx.args)
+            for position, t in zip(ctx.positions, tensors):
+                args[position] = t.clone()   # the reference may update an input in place (and a buffer: cloned above)
+            state = dict(zip(ctx.names, tensors[len(ctx.positions):]))
+            outs = torch.func.functional_call(ctx.module._reference, state, tuple(args))
+            outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+            return tuple(o for o in outs if o.is_floating_point() or o.is_complex()), ()
+
+        with torch.no_grad():   # first-order gradients, not recorded for a second order (_SecondOrder)
+            wanted = [t for t, need in zip(saved, needs) if need]
+            floating, pullback, _ = torch.func.vjp(reference, *wanted, has_aux=True)
+            grads = [g for g, o in zip(grads, ctx.floating) if o]
+            got = iter(pullback(tuple(torch.zeros_like(o) if g is None else g for g, o in zip(grads, floating))))
+            out = [next(got) if need else None for need in needs]
+        if torch.is_grad_enabled():   # create_graph=True: differentiating these gradients must raise
+            present = [g for g in out if g is not None]
+            tied = iter(_SecondOrder.apply(len(present), *present, *saved, *[g for g in grads if g is not None]))
+            out = [None if g is None else next(tied) for g in out]
+        return (None, None, None, None) + tuple(out)
+
+
+class _SecondOrder(torch.autograd.Function):
+    """ModelNew's gradients computed under create_graph=True, tied to the tensors they come from: a second-order
+    gradient reaches this node and raises, where it would otherwise come out as none (or zeros) without a word."""
+
+    @staticmethod
+    def forward(ctx, count, *tensors):
+        return tuple(t.view_as(t) for t in tensors[:count])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("a second-order gradient through ModelNew: kernel.py gives first-order gradients only "
+                           "(its backward recomputes Model's forward and is not differentiated again)")
 
 
 class ModelNew(nn.Module):
-    """causal_attention_sdpa: forward() runs the Triton kernels above; the constructor is Model's own."""
+    """causal_attention_sdpa: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.causal_attention_sdpa_d9eec52bb752f9cd; the constructor is Model's own."""
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        # Model's forward as a module (backward's functional_call), made with the instance and held outside the
+        # module tree (no state_dict entry): torch.compile traces backward, and cannot trace a module being built
+        object.__setattr__(self, "_reference", _Reference(self))
+        return self
 
     def __init__(self):
         super().__init__()
@@ -238,13 +305,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"v.shape[3] is {v.shape[3]}: this kernel was generated for v.shape[3] == q.shape[3]")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"v has {d0 * d1 * d2 * d3} elements: k0_attention_kernel_v_scan computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        q = q.contiguous()
-        k = k.contiguous()
-        v = v.contiguous()
-        # k0: k0_attention_kernel_v_scan
-        k0_v_last_bad = torch.empty((d0 * d1) * d3, device=q.device, dtype=torch.int32)
-        k0_attention_kernel_v_scan[(d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d1 * d2 * d3, d2 * d3, BLOCK_N=64, BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=4, num_stages=1)
-        # k0: k0_attention_kernel
-        attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.bfloat16)
-        k0_attention_kernel[(triton.cdiv(d2, 128), d0 * d1)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d1 * d2 * d3, d2 * d3, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=128, BLOCK_N=64, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=8, num_stages=3)
+        attn0 = torch.ops.kerntailor.causal_attention_sdpa_d9eec52bb752f9cd(q, k, v)
         return attn0

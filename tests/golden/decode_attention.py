@@ -17,7 +17,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_341d73885246aa28 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, 1, any)
@@ -174,7 +174,7 @@ def k2_matmul_kernel(pw3_ptr, v_cache_ptr, bmm1_ptr, s0, s1, s2, BLOCK_M: tl.con
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.decode_attention_341d73885246aa28 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -206,8 +206,8 @@ def _launch_kernels_fake(q, k_cache, v_cache):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "decode_attention_341d73885246aa28"):
-    torch.library.custom_op("kerntailor::decode_attention_341d73885246aa28", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "decode_attention_2ba3990cd160dc3c"):
+    torch.library.custom_op("kerntailor::decode_attention_2ba3990cd160dc3c", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -278,7 +278,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_341d73885246aa28; the constructor is Model's own."""
+    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -349,5 +349,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if (d0 * d1) * 1 * d2 >= 2147483647:
             raise ValueError(f"bmm1 has {(d0 * d1) * 1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        bmm1 = torch.ops.kerntailor.decode_attention_341d73885246aa28(q, k_cache, v_cache)
+        bmm1 = torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c(q, k_cache, v_cache)
         return torch.as_strided(bmm1, (d0, d1, 1, d2,), (d1 * d2, d2, 1, 1,), 0)

@@ -126,7 +126,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     body = list(sizes_text) + [f"{var[inp.name]} = {var[inp.name]}.contiguous()" for inp in gen.graph.inputs]
     user_inputs = [i for i in gen.graph.inputs if i.kind == "input"]
     device = var[user_inputs[0].name] + ".device" if user_inputs else "'cuda'"
-    inputs = dict(var)
+    graph_inputs = set(var)   # an output viewing one of these is built in forward(): an op may not return it
     for k, size in zip(kernels, sizes):
         body.append(f"# {k.group}: {k.kernel_name}")
         for buffer, (shape, dtype) in buffers.items():
@@ -136,7 +136,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
         body += _launch_lines(k, size, var, device)
     size = SizeArgs(gen, host_names)
     results = list(dict.fromkeys(var[v.base] for v in gen.graph.outputs
-                                 if v.base in var and v.base not in inputs))
+                                 if v.base in var and v.base not in graph_inputs))
     bases = {var[v.base]: v.base for v in gen.graph.outputs if v.base in var}
     fake = list(sizes_text) + [_empty_line(r, *buffers[bases[r]], size, device) for r in results]
     sig = op_signature(op_tensors, body, module_names("\n".join(lines)), scalar_args, results)

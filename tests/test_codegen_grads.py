@@ -106,11 +106,13 @@ def test_gradcheck_in_float64_passes_on_each_family(tmp_path, name):
 
 
 @pytest.mark.interpreter
-def test_gemm_module_gives_the_references_gradients_in_float32(tmp_path):
+@pytest.mark.parametrize("name, family", [("linear_gelu", "matmul"), ("attention", "attention")])
+def test_fp32_only_families_give_the_references_gradients_in_float32(tmp_path, name, family):
+    """The GEMM and attention writers take no fp64: their gradients are checked in fp32 against Model's."""
     from helpers import prepared
 
-    problem = GRADS / "linear_gelu.py"
-    assert [g.family for g in prepared(problem)[3].groups] == ["matmul"]
+    problem = GRADS / f"{name}.py"
+    assert [g.family for g in prepared(problem)[3].groups] == [family]
     result = _run(tmp_path, problem, make_module(problem))
     assert result["forward_rel"] <= 1e-5, result      # fp32's tolerance (the referee's table)
     assert result["grads_equal"] is True, result      # backward is Model's own autograd, recomputed

@@ -170,8 +170,10 @@ def main() -> int:
                 new.load_state_dict(reference.state_dict())
                 inputs = problem.make_inputs(variant, device, seed=0)
                 op, op_args = _op_call(new, inputs)
-                fns = {"forward": lambda: new(*inputs), "op": lambda: op(*op_args),
-                       "launches": lambda: kernel._launch_kernels(*op_args), "reference": lambda: reference(*inputs)}
+                fns = {"forward": lambda new=new, inputs=inputs: new(*inputs),
+                       "op": lambda op=op, args=op_args: op(*args),
+                       "launches": lambda kernel=kernel, args=op_args: kernel._launch_kernels(*args),
+                       "reference": lambda reference=reference, inputs=inputs: reference(*inputs)}
                 row = {"problem": problem.name, "variant": variant,
                        "shapes": [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)],
                        "op": str(op)}

@@ -95,6 +95,34 @@ def test_head_dims_that_vary_take_their_block_per_call():
     assert "rd[None, :] < " in source   # padded head dims are masked
 
 
+def test_a_head_dim_past_what_the_kernel_holds_is_refused_by_name(tmp_path):
+    """The referee's edges stage stretched the head dim to 2^20 + 3 on the H200 (2026-12-02): Triton's
+    CompilationError came out, not a named refusal, and the generated SDPA failed the referee. The op now refuses
+    a head dim past MAX_HEAD_DIM, naming the tensors and the size, before any launch."""
+    from kerntailor.codegen.attention import MAX_HEAD_DIM
+
+    source = make_module(PLAIN).source
+    assert f"> {MAX_HEAD_DIM}:" in source and "raise ValueError(f\"the head dim of q, k, v is {" in source
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(source)
+    script = textwrap.dedent(f'''
+        import importlib.util, torch
+        spec = importlib.util.spec_from_file_location("k", {str(kernel)!r})
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        q = torch.randn(1, 1, 4, {MAX_HEAD_DIM + 1})
+        try:
+            mod.ModelNew()(q, q, q)
+            print("no error")
+        except ValueError as e:
+            print("ValueError:", e)
+    ''')
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, TRITON_INTERPRET="1"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"ValueError: the head dim of q, k, v is {MAX_HEAD_DIM + 1}:" in run.stdout, run.stdout
+
+
 # --- interpreter: values against torch's SDPA ---------------------------------------------------------------
 
 _RUN = textwrap.dedent('''

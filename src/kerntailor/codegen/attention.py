@@ -52,6 +52,7 @@ from kerntailor.units import next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")   # fp32 operands' dot policies (16-bit operands ignore it)
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
+MAX_HEAD_DIM = 256   # the largest head dim the kernel takes per call (flash attention's usual limit)
 MIN_DOT = 16                               # tl.dot's smallest tile side (triton 3.6)
 LOG2E = 1.4426950408889634
 
@@ -173,6 +174,7 @@ class _AttentionWriter(AnchorWriter):
         bm, bn = self.schedule.BLOCK_M, self.schedule.BLOCK_N
         block_d = self._head_block("BLOCK_D", q_shape[-1], att.operands[0].shape[-1])
         block_dv = self._head_block("BLOCK_DV", v_shape[-1], att.operands[2].shape[-1])
+        self.head_dims = (("q", q_shape[-1]), ("k", k_shape[-1]), ("v", v_shape[-1]))
         lead = space[:nl]
         self._program(nl, lead)
         kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
@@ -246,6 +248,22 @@ class _AttentionWriter(AnchorWriter):
             return block, block != traced
         self.host_constexprs.append((name, f"max({MIN_DOT}, triton.next_power_of_2({self.sizes.host(size)}))"))
         return block, True
+
+    def _head_dim_checks(self) -> tuple[str, ...]:
+        """Host lines refusing, by name, a head dim past MAX_HEAD_DIM where it varies per call: the kernel holds
+        BLOCK_M rows of q (and BLOCK_N of k and v) over the whole head dim on chip, so a longer one fails to compile
+        (the referee's edges stage met Triton's CompilationError at a head dim of 2^20 + 3) or spills."""
+        names: dict[str, list[str]] = {}   # host text of a varying head dim -> the tensors that have it
+        for what, size in self.head_dims:
+            if not size.is_constant:
+                names.setdefault(self.sizes.host(size), []).append(what)
+        lines = []
+        for host, whats in names.items():
+            lines += [f"if {host} > {MAX_HEAD_DIM}:",
+                      f'    raise ValueError(f"the head dim of {", ".join(whats)} is {{{{{host}}}}}: {self.name} holds '
+                      f'whole head rows on chip and was generated for head dims up to {MAX_HEAD_DIM}; generate the '
+                      'kernel at this head dim")']
+        return tuple(lines)
 
     def _program(self, nl: int, lead: list[SizeExpr]) -> None:
         """pid_m: the query block; bh: the leading coordinates flattened, unravelled into i0, i1, ..."""
@@ -398,7 +416,7 @@ class _AttentionWriter(AnchorWriter):
         kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
-                          helpers=helpers)
+                          helpers=helpers, host_prologue=self._head_dim_checks())
         return replace(kernel, before=before) if before else kernel
 
 

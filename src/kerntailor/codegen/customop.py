@@ -13,7 +13,8 @@ host (tests/test_customop_gpu.py, run on a GPU).
 The operator takes tensors: forward()'s tensor arguments, then the module's parameters, buffers and constants,
 as forward() names them; a forward() argument the host lines read that is not a tensor (a literal the trace
 fixed: int, float or bool) comes after them, typed (no writer's host lines read one today; the referee's static
-check would read such an argument as a tensor, and arithmetic on it as a finding). It returns new tensors only (mutates_args=()): a custom op's
+check would read such an argument as a tensor, and arithmetic on it as a finding). It returns new tensors only
+(mutates_args=()): a custom op's
 outputs may not alias its inputs or each other, so an output that views a forward() input is built in forward()
 from that input, and several outputs that view one buffer share the one returned buffer.
 

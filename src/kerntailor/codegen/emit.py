@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.constructor import attribute_text, meta_model, reference_constructor
-from kerntailor.codegen.customop import NAMESPACE, PLACEHOLDER, call_line, module_names, name_module, op_lines, \
-    op_signature
+from kerntailor.codegen.customop import (
+    NAMESPACE,
+    PLACEHOLDER,
+    call_line,
+    module_names,
+    name_module,
+    op_lines,
+    op_signature,
+)
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
 from kerntailor.codegen.grads import FUNCTION_TEXT, NEW_TEXT, grad_branch

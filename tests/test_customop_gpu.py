@@ -108,7 +108,8 @@ def test_gpu_cuda_graph_replay_on_new_data_equals_eager(tmp_path, name):
                 s.copy_(f)
             graph.replay()
             torch.cuda.synchronize()
-            assert torch.equal(out, new(*fresh)), seed
+            # stale inputs or outputs would be off by O(1); a library call (cuDNN) may pick another algorithm
+            torch.testing.assert_close(out, new(*fresh), **_tolerance(out.dtype))
 
 
 @pytest.mark.gpu

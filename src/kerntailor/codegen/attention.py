@@ -417,7 +417,13 @@ class _AttentionWriter(AnchorWriter):
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
                           helpers=helpers, host_prologue=self._head_dim_checks())
-        return replace(kernel, before=before) if before else kernel
+        if before:   # the head-dim refusal runs before the group's first launch: the V scan's
+            first = before[0]
+            before = (replace(first, launch=replace(first.launch, host_prologue=kernel.launch.host_prologue
+                                                    + first.launch.host_prologue)),) + before[1:]
+            kernel = replace(kernel, launch=replace(kernel.launch, host_prologue=()))
+            return replace(kernel, before=before)
+        return kernel
 
 
 _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}

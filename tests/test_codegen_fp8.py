@@ -120,7 +120,8 @@ def test_fp8_modules_pass_the_referee(name, knobs, precision, dtype, tmp_path):
     verdict = _judge(path, module, tmp_path, precision, dtype)
     assert verdict.passed, f"{verdict.check}: {verdict.reason}"
     # judged against the quantized reference, and fp8 really costs accuracy against exact math
-    assert all(c.exact_rel_norm is not None and 3e-3 < c.exact_rel_norm < 0.1 for c in verdict.cases), verdict.cases
+    regular = [c for c in verdict.cases if not c.draw.startswith("edge:")]   # edge cases have no exact reference
+    assert regular and all(c.exact_rel_norm is not None and 3e-3 < c.exact_rel_norm < 0.1 for c in regular), regular
 
 
 @pytest.mark.interpreter

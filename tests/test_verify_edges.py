@@ -255,6 +255,23 @@ def test_outputs_where_the_reference_raises_fail(tmp_path):
     assert "[output] forward returned outputs where the reference raises IndexError" in v.reason
 
 
+@pytest.mark.interpreter
+def test_a_constructor_refusing_what_it_built_before_is_no_refusal(tmp_path):
+    """The rank and dtype cases build ModelNew from the arguments the regular draws built it from: a constructor
+    that refuses them the second time (a counter) is a failure there, not a refusal."""
+    cand = tmp_path / "counting_relu.py"
+    init = "    def __init__(self):\n        super().__init__()\n"
+    counting = ("    built = 0\n\n" + init + "        ModelNew.built += 1\n        if ModelNew.built > 1:\n"
+                "            raise ValueError('x: this module is built once')\n")
+    source = (HERE / "ok_relu.py").read_text()
+    assert init in source
+    cand.write_text(source.replace(init, counting))
+    v = verify_candidate(load_problem(PROBLEMS / "relu_small.py"), cand,
+                         VerifySettings(device="cpu", variants=("odd",), special=False))
+    assert not v.passed and v.check == "edges" and v.draw == "edge:rank+1", v.reason
+    assert "[construct] ModelNew(*get_init_inputs()) raised ValueError: x: this module is built once" in v.reason
+
+
 def test_edges_off_and_the_library_path_plan_nothing():
     from kerntailor.verify.referee import plan_edge_cases
 

@@ -255,6 +255,60 @@ def test_outputs_where_the_reference_raises_fail(tmp_path):
     assert "[output] forward returned outputs where the reference raises IndexError" in v.reason
 
 
+@pytest.mark.interpreter
+def test_a_constructor_refusing_what_it_built_before_is_no_refusal(tmp_path):
+    """The rank and dtype cases build ModelNew from the arguments the regular draws built it from: a constructor
+    that refuses them the second time (a counter) is a failure there, not a refusal."""
+    cand = tmp_path / "counting_relu.py"
+    init = "    def __init__(self):\n        super().__init__()\n"
+    counting = ("    built = 0\n\n" + init + "        ModelNew.built += 1\n        if ModelNew.built > 1:\n"
+                "            raise ValueError('x: this module is built once')\n")
+    source = (HERE / "ok_relu.py").read_text()
+    assert init in source
+    cand.write_text(source.replace(init, counting))
+    v = verify_candidate(load_problem(PROBLEMS / "relu_small.py"), cand,
+                         VerifySettings(device="cpu", variants=("odd",), special=False))
+    assert not v.passed and v.check == "edges" and v.draw == "edge:rank+1", v.reason
+    assert "[construct] ModelNew(*get_init_inputs()) raised ValueError: x: this module is built once" in v.reason
+
+
+@pytest.mark.interpreter
+def test_the_interpreter_multiplies_bf16_values_not_their_bits():
+    """verify/interp.py widens bf16 tl.dot operands to fp32: Triton 3.6's interpreter holds bf16 as raw uint16 bits
+    and multiplied those integers (2.5e10 for a 16 x 16 product of N(0, 1) values), which failed every hand-written
+    bf16 GEMM at the edge:bf16 case (ok_linear_ieee.py)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    from helpers import ROOT
+
+    script = textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from kerntailor.verify import interp
+        assert interp.install()
+
+        @triton.jit
+        def k(a_ptr, b_ptr, c_ptr):
+            r = tl.arange(0, 16)
+            a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+            b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+            tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, tl.zeros((16, 16), tl.float32)))
+
+        torch.manual_seed(0)
+        a, b = torch.randn(16, 16, dtype=torch.bfloat16), torch.randn(16, 16, dtype=torch.bfloat16)
+        c = torch.empty(16, 16)
+        k[(1,)](a, b, c)
+        print((c - a.float() @ b.float()).abs().max().item())
+    ''')
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) < 1e-4   # products of bf16 values are exact in fp32
+
+
 def test_edges_off_and_the_library_path_plan_nothing():
     from kerntailor.verify.referee import plan_edge_cases
 

@@ -21,26 +21,28 @@ After every regular draw and the special-values draw have passed, the judge runs
 |               | has more than 2^31 elements, where the GPU holds it and the float64 reference          |
 |               | (measure/memory.py's plan; a float64 GEMM of that size on the host would take hours)   |
 
-The answer is judged as on the regular draws (structure, poison, aliasing, inputs, determinism, NaN, Inf,
-accuracy by the table row of its dtype). A refusal passes only when it is *named* (named_refusal): forward (or
-the constructor, at a stretched size) raises a ValueError or TypeError (or a subclass) whose message names what
-the case changed, as a whole word: a tensor argument by the name Model.forward gives it (`args[0]` for
-`*args`), a parameter or buffer by its state_dict name (`ln.weight`, which `self.ln.weight` holds); on the size
-cases also a multiple of the stretched size (the size itself, a row or an element count that holds it: "rows
-of 1048579 elements"; the stretched sizes are odd or hold an odd factor, so that a power of two in Triton's own
-"numel (2097152) exceeds triton maximum tensor numel (1048576)" is no such multiple). A bare IndexError, a
-RuntimeError of PyTorch, a Triton compile error or interpreter error, and Python's own "too many values to
-unpack" (a ValueError naming nothing) all fail, as does a wrong shape or dtype. Where the reference itself
-raises on the case's inputs, there is no answer to give: the candidate must raise too (any exception); outputs
-fail.
+The answer is judged as on the regular draws (structure, poison, aliasing, inputs, determinism, NaN, Inf, accuracy
+by the table row of its dtype). A refusal passes only when it is *named* (named_refusal): forward (or the
+constructor, at a stretched size: its arguments are new there) raises a ValueError or TypeError (or a subclass)
+whose message names what the case changed, as a whole word: a tensor argument by the name Model.forward gives it
+(`args[0]` for `*args`), a parameter or buffer by its state_dict name (`ln.weight`, which `self.ln.weight` holds);
+on the size cases also a multiple of the stretched size (the size itself, a row or an element count that holds it:
+"rows of 1048579 elements"; the stretched sizes are odd or hold an odd factor, so that a power of two in Triton's
+own "numel (2097152) exceeds triton maximum tensor numel (1048576)" is no such multiple). A bare IndexError, a
+RuntimeError of PyTorch, a Triton compile error or interpreter error, and Python's own "too many values to unpack"
+(a ValueError naming nothing) all fail, as does a wrong shape or dtype. Where the reference itself raises on the
+case's inputs, there is no answer to give: the candidate must raise too (any exception); outputs fail.
 
-What the stage proves, and what it cannot. On each input it tries, the candidate does not return a wrong
-answer silently: it answers right, or refuses in a way a user can read. It cannot prove anything about an input
-it does not try: a candidate may refuse exactly these shapes (a leading axis of this LEAD, this stretched
-size) and compute garbage for their neighbours. Such a candidate was already wrong somewhere untried; the
-stage narrows the room (LEAD and the regular draws move with the seed; refusals are only taken for the named
-assumption, and a candidate refusing every input fails the regular draws, which come first) but a refusal is
-taken at its word: the message is the candidate's, so a message forged to name the argument passes.
+What the stage proves, and what it cannot. On each input it tries, the candidate does not return a wrong answer
+silently: it answers right, or refuses in a way a user can read. It cannot prove anything about an input it does
+not try: a candidate may refuse exactly these shapes (a leading axis of this LEAD, this stretched size) and
+compute garbage for their neighbours. Such a candidate was already wrong somewhere untried; the stage narrows the
+room (LEAD and the regular draws move with the seed; refusals are only taken for the named assumption, and a
+candidate refusing every input fails the regular draws, which come first) but a refusal is taken at its word: the
+message is the candidate's, so a message forged to name the argument passes. Nor can it rule out a candidate whose
+behaviour depends on how often it has been built or called (a counter that refuses everything past the regular
+draws' calls): no finite test can, here or in the regular draws; a constructor that refuses arguments it accepted
+before is not taken as a refusal.
 
 Which sizes are stretched: under the interpreter one (a size that makes a tensor input's last axis past 2^20
 first: its rows are few, so are a kernel's programs; then the largest in the base variant), and a rows case

@@ -83,6 +83,9 @@ class EdgeCases:
             finally:
                 self.plan = self.job.get("memory") or {}
                 self.cand.chan.deadline = None
+        else:   # every case ran: the candidate process lets go of the last one's inputs (GPU timing comes next)
+            if edges:
+                self.cand.request({"op": "inputs"}, {"inputs": []})
         if edges:
             self.ran("edges")
 
@@ -102,7 +105,9 @@ class EdgeCases:
         self.progress(step="reference", **where)
         raises = self.reference_raises(ref_model, inputs, seed)
         try:
-            self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=True)
+            # a refusal by the constructor only where its arguments are new (a stretched size): the same arguments
+            # built a module before, so refusing them now would be a refusal no user meets
+            self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=edge.variant is not None)
             if raises is None:
                 self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
                 return

@@ -150,19 +150,16 @@ def bench_problem(name: str, path: Path, dtype: str | None, smoke: bool, workdir
 
 
 def _toolchain() -> dict:
-    import torch
-    import triton
+    """The project's toolchain fingerprint (store/keys.py: torch, triton, python, kerntailor, CUDA/ROCm, driver,
+    GPU) and the commit the script ran at."""
+    from kerntailor.store import toolchain_fingerprint
 
-    info = {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
-            "cuda": torch.version.cuda, "hip": torch.version.hip}
-    if torch.cuda.is_available():
-        info["device"] = torch.cuda.get_device_name(0)
     try:
-        info["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                        timeout=10).stdout.strip()
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=10).stdout.strip()
     except OSError:
-        info["commit"] = ""
-    return info
+        commit = ""
+    return toolchain_fingerprint().to_dict() | {"commit": commit}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,6 @@ import argparse
 import datetime
 import json
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,15 +98,6 @@ def smoke() -> None:
                           "huber_rel_err": abs(float(got) - float(want)) / abs(float(want))}))
 
 
-def _driver() -> str:
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=20)
-        return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def run(args) -> dict:
     import torch
     import torch.nn.functional as F
@@ -117,6 +107,7 @@ def run(args) -> dict:
     from kerntailor.measure.gpulock import gpu_lock
     from kerntailor.measure.stopwatch import measure
     from kerntailor.measure.streams import measure_streams
+    from kerntailor.store import toolchain_fingerprint
 
     started = time.time()
     device = torch.device("cuda", torch.cuda.current_device())
@@ -143,8 +134,7 @@ def run(args) -> dict:
     return {
         "command": " ".join(["python3"] + sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "machine": f"{torch.cuda.get_device_name(device)} ({platform.node()})",
-        "toolchain": {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
-                      "hip": torch.version.hip, "driver": _driver(), "python": platform.python_version()},
+        "toolchain": toolchain_fingerprint().to_dict(),
         "label": f"measured on {torch.cuda.get_device_name(device)}",
         "ceilings": ceilings.to_dict(), "floor_label": ceilings.floor_label(),
         "ways_second_draw": [{"kind": w.kind, "name": w.name, "GBps": w.bytes_per_s / 1e9, "runs": w.runs,

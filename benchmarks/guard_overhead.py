@@ -148,9 +148,9 @@ def main() -> int:
     args = ap.parse_args()
 
     import torch
-    import triton
 
     from kerntailor.problem import load_problem
+    from kerntailor.store import toolchain_fingerprint
     from kerntailor.targets.lookup import detect_local_target, get_target
 
     gpu = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
@@ -192,8 +192,7 @@ def main() -> int:
     doc = {"command": "python3 " + " ".join(sys.argv),
            "machine": {"host": platform.node(), "cpus": os.cpu_count(),
                        "device": torch.cuda.get_device_name() if gpu else "cpu (Triton interpreter)"},
-           "toolchain": {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
-                         "cuda": torch.version.cuda, "hip": torch.version.hip},
+           "toolchain": toolchain_fingerprint(gpu).to_dict(),
            "commit": _git("rev-parse", "--short", "HEAD"), "dirty": bool(_git("status", "--porcelain")),
            "date": datetime.datetime.now().isoformat(timespec="seconds"), "target": target.name,
            "iters": args.iters, "repeats": args.repeats, "meaningful": gpu, "rows": rows}

@@ -396,7 +396,8 @@ class _AttentionWriter(AnchorWriter):
                         body=scan.out.lines, pointers=scan.pointers, pointer_dtypes=dtypes, sizes=scan.sizes,
                         big=self.big, constexprs=[("BLOCK_N", bn), ("BLOCK_DV", block_dv[0])],
                         options=(("num_warps", 4), ("num_stages", 1)), grid=grid,
-                        host_constexprs=scan.host_constexprs, scratch=scratch)
+                        host_constexprs=scan.host_constexprs, scratch=scratch,
+                        host_prologue=self._head_dim_checks())   # the group's first launch refuses a head dim
 
     # --- the launch -----------------------------------------------------------------------------------------
     def tile_axes(self) -> list[list[str]]:
@@ -416,14 +417,8 @@ class _AttentionWriter(AnchorWriter):
         kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
-                          helpers=helpers, host_prologue=self._head_dim_checks())
-        if before:   # the head-dim refusal runs before the group's first launch: the V scan's
-            first = before[0]
-            before = (replace(first, launch=replace(first.launch, host_prologue=kernel.launch.host_prologue
-                                                    + first.launch.host_prologue)),) + before[1:]
-            kernel = replace(kernel, launch=replace(kernel.launch, host_prologue=()))
-            return replace(kernel, before=before)
-        return kernel
+                          helpers=helpers, host_prologue=() if before else self._head_dim_checks())
+        return replace(kernel, before=before) if before else kernel
 
 
 _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}

@@ -31,7 +31,7 @@ demo: setup
 	$(VENV)/bin/kerntailor generate $(DEMO) --target mi300x --out out/demo --candidates 8 --budget 60
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 clean:
 	rm -rf $(VENV)

@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT.parent / "shared" / "kernelbench"
 SWEEP = ROOT / "benchmarks" / "kernelbench_sweep.py"
-COMMITTED = ROOT / "benchmarks" / "data" / "kernelbench_sweep_cpu_2026-12-01.json"
+COMMITTED = ROOT / "benchmarks" / "data" / "kernelbench_sweep_cpu_2026-12-02.json"
 
 
 def sample(suite: Path | None = None) -> list[Path]:

@@ -4,6 +4,7 @@ the float64 reference can live on the host, and a problem that cannot fit is ref
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -236,13 +237,18 @@ def test_verify_refuses_a_problem_over_the_budget_in_one_line(tmp_path):
 def test_generate_refuses_before_touching_the_output_or_the_store(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    (out / "kernel.py").write_text("# an earlier result\n")
+    # an earlier result of this problem (with the report that names it: --out's owner check lets it be replaced)
+    earlier = {"kernel.py": "# an earlier result\n",
+               "report.json": json.dumps({"problem": "layernorm",
+                                          "path": str((ROOT / "problems/level1/layernorm.py").resolve())})}
+    for name, text in earlier.items():
+        (out / name).write_text(text)
     r = _cli("generate", "problems/level1/layernorm.py", "--target", "mi300x", "--out", str(out),
              env_budget="1MB", home=tmp_path / "home")
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().startswith("kerntailor: error: layernorm: too big to verify here")
     assert len(r.stderr.strip().splitlines()) == 1
-    assert (out / "kernel.py").read_text() == "# an earlier result\n" and sorted(os.listdir(out)) == ["kernel.py"]
+    assert {name: (out / name).read_text() for name in os.listdir(out)} == earlier
     assert not (tmp_path / "home").exists()
 
 

@@ -90,6 +90,13 @@ def test_generate_predicted_then_cached(tmp_path, no_local_gpu):
     assert k0["isa"]["registers"] > 0
     assert 0 < k0["trials"] <= 4
     assert k0["seconds"] > 0
+    # eager and torch.compile predicted for the MI300X, labelled, with the predicted speed-ups of the kernel
+    b = report["baselines"]
+    assert b["label"].startswith("predicted (mi300x, ") and b["eager_us"] > 0 and b["compile_us"] > 0
+    assert b["eager_kernels"] == 1 and b["compile_kernels"] == 1      # softmax: one kernel either way
+    assert b["kernel_us"] == pytest.approx(k0["seconds"] * 1e6)
+    assert b["speedup_vs_eager"] == pytest.approx(b["eager_us"] / b["kernel_us"])
+    assert b["label"] in (tmp_path / "out" / "report.md").read_text()
     assert s.store_path.exists()
 
     # the same problem, target and toolchain again: served from the store, no search, no referee

@@ -4,12 +4,15 @@ Without the target's GPU the kernel's time is predicted (analytical.py) and so m
 Both baselines are sums of kernels, each kernel
 
     seconds = LAUNCH_OVERHEAD_S[vendor]
-            + max(matrix FLOPs / (matrix rate x LIBRARY_GEMM_EFFICIENCY) + vector FLOPs / vector rate,
-                  bytes read and written / (bandwidth x BANDWIDTH_EFFICIENCY))
+            + max(matrix FLOPs / matrix rate + vector FLOPs / vector rate, bytes read and written / bandwidth)
 
-with the target's rates (`targets.roofline_floor`: the dtype's matrix-unit rate for library products, the
-datasheet bandwidth), or `Ceilings` measured on the machine where given (then the efficiencies are not applied:
-measured rates are already achieved ones).
+at exactly the rates the analytical model charges the generated kernel (`targets.roofline_floor`: the dtype's
+matrix-unit peak for library products, the datasheet bandwidth), or at `Ceilings` measured on a machine where
+given. The predicted speed-ups divide one by the other, so both sides must stand on the same rates: an
+achieved-bandwidth or library-efficiency factor on the baselines alone would make a kernel that moves the same
+bytes as eager look faster by that factor (a first version charged eager 0.89 of the H200's datasheet
+bandwidth and predicted relu 1.25x faster than eager on an MI300X). Both therefore run low by the same share
+of the datasheet a real kernel reaches; benchmarks/baseline_prediction.py measures how low.
 
 - eager (`predict_eager`): every ATen op eager dispatches is one kernel that reads its inputs and writes its
   outputs (costmodel/eager_trace.py: traced on meta tensors; views move nothing). Matrix products, convolutions
@@ -22,15 +25,9 @@ measured rates are already achieved ones).
   writes its output, and its epilogue (and any row reduction the plan fused into it) is one more kernel that
   reads that output back. Inductor's max-autotune (Triton GEMM templates with fused epilogues) is not modelled.
 
-The constants, each physical, none fitted to the baselines they are checked against
-(benchmarks/baseline_prediction.py):
-- LAUNCH_OVERHEAD_S: the analytical model's launch cost per kernel (3 us NVIDIA, 5 us AMD; recalled, [U]).
-- BANDWIDTH_EFFICIENCY: the share of the datasheet bandwidth a streaming kernel reaches. NVIDIA 0.89: the H200
-  copy measured 4.27 TB/s of its 4.8 (targets/roofline.H200_MEASURED). AMD 0.8: MI300X streams are commonly
-  reported near 4.3 TB/s of its 5.3 (recalled, not measured here [U]).
-- LIBRARY_GEMM_EFFICIENCY = 0.8: the share of the matrix peak the vendor library reaches on large products;
-  H200 cuBLAS bf16 818 TF of 989 (0.83), fp32 51 TF of 67 (0.76), measured 2026-11-29 (targets/table.py);
-  the same share assumed on AMD [U].
+The one constant is the analytical model's launch cost per kernel, LAUNCH_OVERHEAD_S (3 us NVIDIA, 5 us AMD;
+recalled, [U]), shared so that a kernel and a baseline of as many launches pay the same. Nothing is fitted to
+the baselines it is checked against (benchmarks/baseline_prediction.py).
 """
 
 from __future__ import annotations
@@ -47,8 +44,6 @@ from kerntailor.targets.roofline import VENDOR, Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
 
 MODEL = "baseline model v1"
-BANDWIDTH_EFFICIENCY = {"nvidia": 0.89, "amd": 0.8}
-LIBRARY_GEMM_EFFICIENCY = 0.8
 FLOAT_RATES = ("fp64", "fp32", "bf16", "fp16")
 
 
@@ -62,7 +57,7 @@ class KernelEstimate:
     bytes_read: int
     bytes_written: int
     dtype: str
-    library: bool                 # a library product (matrix units, at LIBRARY_GEMM_EFFICIENCY of the peak)
+    library: bool                 # a library product (on the matrix units)
     seconds: float
 
     def to_dict(self) -> dict:
@@ -130,13 +125,7 @@ def kernel_seconds(target: Target, *, flops_matrix: float, flops_vector: float, 
     else:
         floor = roofline_floor(target, flops=flops_vector, min_bytes=total, dtype=_rate_dtype(dtype),
                                matrix=False, ceilings=ceilings, read_bytes=bytes_read)
-    compute = floor.compute_seconds
-    if flops_matrix and floor.compute_source == VENDOR:
-        compute /= LIBRARY_GEMM_EFFICIENCY
-    memory = floor.memory_seconds
-    if floor.memory_source == VENDOR:
-        memory /= BANDWIDTH_EFFICIENCY[target.vendor]
-    return LAUNCH_OVERHEAD_S[target.vendor] + max(compute, memory)
+    return LAUNCH_OVERHEAD_S[target.vendor] + floor.seconds
 
 
 def predict_eager(ops: Iterable[EagerOp], target: Target, ceilings: Ceilings | None = None) -> BaselineEstimate:

@@ -6,7 +6,7 @@ script predicts the same problems at the same dtype for target h200 on the CPU (
 reports the error: per problem the ratio predicted / measured; over the problems the median ratio, the worst
 ratio either way (max of r and 1/r), the share within 1.5x and 2x, and Spearman's rank correlation
 (costmodel/quality.spearman) of predicted against measured times, for eager, torch.compile and the compile /
-eager speed-up. Two rate sources are reported: the datasheet peaks with the model's efficiencies (what a user
+eager speed-up. Two rate sources are reported: the datasheet peaks (what a user
 without the GPU gets) and the H200's measured ceilings (targets/roofline.H200_MEASURED: the bandwidth and
 library rates isolated from the rest of the model). A problem measured in several runs is compared with the
 median of its runs. The model is not fitted to these measurements (its constants: costmodel/baselines.py).
@@ -118,7 +118,7 @@ def predict(measured: dict, target_name: str) -> list[dict]:
 def summary(rows: list[dict]) -> dict:
     ok = [r for r in rows if "error" not in r]
     out = {}
-    for suffix, name in (("", "vendor peaks x efficiencies"), ("_measured_ceilings", "H200 measured ceilings")):
+    for suffix, name in (("", "datasheet peaks (predicted mode)"), ("_measured_ceilings", "H200 measured ceilings")):
         out[name] = {
             "eager": _stats([(r[f"predicted_eager_us{suffix}"], r["measured_eager_us"]) for r in ok]),
             "compile": _stats([(r[f"predicted_compile_us{suffix}"], r["measured_compile_us"]) for r in ok]),

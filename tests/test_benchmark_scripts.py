@@ -103,7 +103,7 @@ def test_baseline_prediction_compares_each_measured_problem_with_its_prediction(
     assert set(by) == {"relu", "matmul_square"} and by["relu"]["dtype"] == "bf16"   # the dtype from the file name
     assert by["relu"]["runs"] == 2 and by["relu"]["measured_eager_us"] == 510.0       # the median of its runs
     assert by["relu"]["label"].startswith("predicted (h200, ")
-    eager = report["summary"]["vendor peaks x efficiencies"]["eager"]
+    eager = report["summary"]["datasheet peaks (predicted mode)"]["eager"]
     ratios = sorted(r["predicted_eager_us"] / r["measured_eager_us"] for r in report["rows"])
     assert eager["n"] == 2 and eager["median_ratio"] == pytest.approx(sum(ratios) / 2)
     assert eager["worst_ratio"] == pytest.approx(max(max(r, 1 / r) for r in ratios))

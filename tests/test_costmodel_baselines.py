@@ -105,3 +105,17 @@ def test_every_figure_carries_its_label_and_measured_ceilings_set_the_rates(tmp_
     copy = 8 * N / H200_MEASURED.copy_bandwidth + LAUNCH_OVERHEAD_S["nvidia"]
     assert measured.compile.seconds == pytest.approx(copy, rel=1e-9)
     assert measured.to_dict()["rates"] == H200_MEASURED.source
+
+
+def test_a_recurrent_layer_is_one_eager_library_call_with_the_flops_of_its_steps(tmp_path):
+    batch, seq, inp, hidden = 32, 64, 128, 256
+    problem = _problem(tmp_path, "gru", "out, h = self.gru(xs[0])\nreturn h",
+                       f"[torch.randn({batch}, {seq}, {inp})]",
+                       init=f"self.gru = nn.GRU({inp}, {hidden}, 2, batch_first=True)")
+    # nn.GRU fills its initial state, then one call: not the per-step ops meta tensors decompose it into
+    fill, op = trace_eager(problem)
+    assert fill.op == "aten.zeros.default" and fill.bytes_written == 2 * batch * hidden * 4
+    assert op.op == "aten.gru" and op.matrix
+    # per layer and step, the input and hidden products of three gates: 2 x batch x (in + hidden) x 3 hidden
+    per_step = 2 * batch * 3 * hidden * ((inp + hidden) + (hidden + hidden))
+    assert op.flops == pytest.approx(seq * per_step, rel=0.01)

@@ -14,8 +14,11 @@ its FLOPs (torch.utils.flop_counter's formulas).
 - `F.scaled_dot_product_attention` on meta tensors runs PyTorch's math fallback (a matmul, a softmax, a matmul,
   materialising the S x S scores); on a GPU eager runs one fused flash/efficient kernel. It is recorded as that
   one op (a TorchFunctionMode sees the call before it decomposes), its FLOPs 4 x B x H x Sq x Sk x D.
-- Not modelled: ops CompositeImplicit functions decompose on meta but run as one library call on a GPU
-  (`nn.LSTM`/`nn.GRU` through cuDNN: traced here as their per-step ops), and a kernel count per op above one.
+- `nn.RNN` / `nn.LSTM` / `nn.GRU` (`torch._VF.rnn_tanh`, `rnn_relu`, `lstm`, `gru`) decompose on meta tensors
+  into their per-step ops (40,000 for KernelBench's 6-layer LSTM); on a GPU eager makes one cuDNN / MIOpen call.
+  Each is recorded as that one library op, its FLOPs the sum of the matrix products it decomposed into.
+- Not modelled: a kernel count per op above one, and a library call's time beyond its FLOPs and bytes (a
+  recurrent call's steps run one after another; its time is underestimated).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+RECURRENT_CALLS = frozenset({"rnn_tanh", "rnn_relu", "lstm", "gru"})   # torch._VF functions behind nn.RNN & co
 MATRIX_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "convolution", "_convolution",
                         "cudnn_convolution", "convolution_overrideable", "_slow_conv2d_forward",
                         "scaled_dot_product_attention"})
@@ -93,39 +97,43 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     from torch.utils.flop_counter import flop_registry
 
     ops: list[EagerOp] = []
-    inside_attention = [0]
+    calls: list[list[int]] = []   # per library call being traced, the matrix FLOPs of the ops it decomposed into
 
     class Dispatch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
-            if inside_attention[0]:
-                return out
             outputs = _tensors(out)
-            name = str(func)
             if not outputs or _is_view(func) or func.overloadpacket.__name__.startswith("empty"):
                 return out
             packet = func.overloadpacket
             matrix = packet.__name__ in MATRIX_OPS
-            flops = 0
-            if matrix and packet in flop_registry:
-                flops = flop_registry[packet](*args, **kwargs, out_val=out)
-            ops.append(_record(name, _tensors((args, kwargs)), outputs, flops, matrix))
+            flops = flop_registry[packet](*args, **kwargs, out_val=out) if matrix and packet in flop_registry else 0
+            if calls:   # inside a library call: its FLOPs count, not its own launch
+                calls[-1][0] += int(flops)
+                return out
+            ops.append(_record(str(func), _tensors((args, kwargs)), outputs, flops, matrix))
             return out
 
     class Functions(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func is not F.scaled_dot_product_attention or inside_attention[0]:
+            name = getattr(func, "__name__", "")
+            library = func is F.scaled_dot_product_attention or name in RECURRENT_CALLS
+            if not library or calls:
                 return func(*args, **kwargs)
-            inside_attention[0] += 1
+            calls.append([0])
             try:
                 out = func(*args, **kwargs)
             finally:
-                inside_attention[0] -= 1
-            q, k, v = args[:3]
-            flops = 2 * prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
-            ops.append(_record("aten.scaled_dot_product_attention", _tensors((args, kwargs)), [out], flops, True))
+                inner = calls.pop()[0]
+            if func is F.scaled_dot_product_attention:
+                q, k, v = args[:3]
+                flops = 2 * prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+                name = "scaled_dot_product_attention"
+            else:
+                flops = inner
+            ops.append(_record(f"aten.{name}", _tensors((args, kwargs)), _tensors(out), flops, True))
             return out
 
     model = problem.make_model(variant, device="meta")

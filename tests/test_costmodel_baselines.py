@@ -119,3 +119,6 @@ def test_a_recurrent_layer_is_one_eager_library_call_with_the_flops_of_its_steps
     # per layer and step, the input and hidden products of three gates: 2 x batch x (in + hidden) x 3 hidden
     per_step = 2 * batch * 3 * hidden * ((inp + hidden) + (hidden + hidden))
     assert op.flops == pytest.approx(seq * per_step, rel=0.01)
+    # compile runs the same call (the graph keeps h_n alone, yet the call's products are counted)
+    (call,) = [k for k in _predict(problem).compile.kernels if k.library]
+    assert call.flops_matrix == op.flops

@@ -33,12 +33,12 @@ the baselines it is checked against (benchmarks/baseline_prediction.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerntailor.capture.cost import MATRIX_FAMILIES, view_bytes
 from kerntailor.costmodel.analytical import LAUNCH_OVERHEAD_S
 from kerntailor.costmodel.eager_trace import EagerOp, trace_eager
-from kerntailor.ir.nodes import Graph
+from kerntailor.ir.nodes import Graph, Recurrent
 from kerntailor.plan.fusion import plan_fusion
 from kerntailor.targets.roofline import VENDOR, Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
@@ -172,7 +172,7 @@ def _kernel_estimate(graph: Graph, members: tuple[str, ...], consumers: dict[str
     written = sum(n.out.nbytes for n in nodes
                   if n.name in graph_outputs or any(c not in inside for c in consumers.get(n.name, ())))
     matrix = [n for n in nodes if n.family in MATRIX_FAMILIES]
-    flops_matrix = sum(n.flops() for n in matrix)
+    flops_matrix = sum(n.flops() for n in matrix if not isinstance(n, Recurrent)) + _recurrent_flops(matrix)
     flops_vector = sum(n.flops() for n in nodes if n.family not in MATRIX_FAMILIES)
     dtype = (graph.buffer_type(matrix[0].operands[0].base).dtype if matrix and matrix[0].operands
              else nodes[0].out.dtype)
@@ -180,6 +180,14 @@ def _kernel_estimate(graph: Graph, members: tuple[str, ...], consumers: dict[str
                              bytes_read=sum(reads.values()), bytes_written=written, dtype=dtype, ceilings=ceilings)
     return KernelEstimate(members, flops_matrix, flops_vector, sum(reads.values()), written, dtype, bool(matrix),
                           seconds)
+
+
+def _recurrent_flops(nodes) -> int:
+    """The FLOPs of the recurrent calls among `nodes`, each call once. `Recurrent.flops` counts a call on its
+    output-sequence result only, and a graph that returns h_n alone has no such node: the call's products are
+    counted here as that result's would be."""
+    calls = {n.call: replace(n, result=0).flops() for n in nodes if isinstance(n, Recurrent)}
+    return sum(calls.values())
 
 
 def predict_compile(graph: Graph, target: Target, ceilings: Ceilings | None = None) -> BaselineEstimate:

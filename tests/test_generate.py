@@ -143,6 +143,8 @@ def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tm
     report = json.loads(result.report_path.read_text())
     assert report["status"] == "library" and "not covered" in report["reason"]
     assert report["floor"]["us"] > 0
+    # the baselines predicted for the target; no speed-up: what runs is the reference itself
+    assert report["baselines"]["eager_us"] > 0 and "speedup_vs_eager" not in report["baselines"]
     module = _load_module(result.kernel_path)
     assert module.ModelNew is module.Model        # the reference itself runs: never slower, never wrong
     assert "library path" in result.kernel_path.read_text()

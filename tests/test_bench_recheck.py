@@ -74,8 +74,15 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     assert rows["tiny_conv2d"]["kernels"] == []
     assert rows["tiny_conv2d"]["status"] == "library" and not rows["tiny_conv2d"]["correct"]
     assert result["summary"]["overall"]["correct"] == 1
+    # predicted mode: eager and torch.compile predicted for the MI300X, in their own labelled columns
+    for row in rows.values():
+        assert row["predicted_eager_us"] > 0 and row["predicted_compile_us"] > 0
+        assert row["baseline_label"].startswith("predicted (mi300x, ") and "eager_us" not in row
+    overall = result["summary"]["overall"]
+    assert overall["geomean_speedup_vs_predicted_eager"] > 0 and "fast_1.0_vs_predicted_compile" in overall
     assert json.loads((out / "bench.json").read_text())["summary"]["level1"]["problems"] == 2
     assert "tiny_softmax" in (out / "bench.md").read_text()
+    assert "Predicted speed-ups, predicted (mi300x, " in (out / "bench.md").read_text()
     assert (out / "level1" / "tiny_softmax" / "kernel.py").exists()
 
     # nothing is stale under the same toolchain

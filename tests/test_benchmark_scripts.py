@@ -82,3 +82,29 @@ def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 2 and all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows
+
+
+def test_baseline_prediction_compares_each_measured_problem_with_its_prediction(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [{"path": "problems/level1/relu.py", "eager_us": 500.0, "compile_us": 480.0, "command": "bench run A"},
+            {"path": "problems/level1/relu.py", "eager_us": 520.0, "compile_us": 490.0, "command": "bench run A"},
+            {"path": "problems/level1/matmul_square.py", "eager_us": 180.0, "compile_us": 181.0},
+            {"path": "problems/level1/relu.py", "status": "error"}]          # no times: not compared
+    (data / "bench_x_h200_2026-12-01_bf16.json").write_text(json.dumps({"dtype": None, "rows": rows}))
+    out = tmp_path / "out"
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+    subprocess.run([sys.executable, "benchmarks/baseline_prediction.py", "--data", str(data), "--out-dir", str(out)],
+                   cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=300)
+    (report_file,) = out.glob("baseline_prediction_h200_*.json")
+    report = json.loads(report_file.read_text())
+    assert report["command"].startswith("benchmarks/baseline_prediction.py") and report["toolchain"]["torch"]
+    by = {r["problem"]: r for r in report["rows"]}
+    assert set(by) == {"relu", "matmul_square"} and by["relu"]["dtype"] == "bf16"   # the dtype from the file name
+    assert by["relu"]["runs"] == 2 and by["relu"]["measured_eager_us"] == 510.0       # the median of its runs
+    assert by["relu"]["label"].startswith("predicted (h200, ")
+    eager = report["summary"]["datasheet peaks (predicted mode)"]["eager"]
+    ratios = sorted(r["predicted_eager_us"] / r["measured_eager_us"] for r in report["rows"])
+    assert eager["n"] == 2 and eager["median_ratio"] == pytest.approx(sum(ratios) / 2)
+    assert eager["worst_ratio"] == pytest.approx(max(max(r, 1 / r) for r in ratios))
+    assert "| relu | bf16 | 510.0 |" in report_file.with_suffix(".md").read_text()

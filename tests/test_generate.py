@@ -90,6 +90,16 @@ def test_generate_predicted_then_cached(tmp_path, no_local_gpu):
     assert k0["isa"]["registers"] > 0
     assert 0 < k0["trials"] <= 4
     assert k0["seconds"] > 0
+    # eager and torch.compile predicted for the MI300X, labelled, with the predicted speed-ups of the kernel
+    b = report["baselines"]
+    assert b["label"].startswith("predicted (mi300x, ") and b["eager_us"] > 0 and b["compile_us"] > 0
+    assert b["eager_kernels"] == 1 and b["compile_kernels"] == 1      # softmax: one kernel either way
+    assert b["kernel_us"] == pytest.approx(k0["seconds"] * 1e6)
+    assert b["speedup_vs_eager"] == pytest.approx(b["eager_us"] / b["kernel_us"])
+    # like for like: eager softmax is one kernel moving the same bytes at the same rates, so the generated kernel
+    # (predicted at or above its floor, plus the same launch) is never predicted faster than it
+    assert b["speedup_vs_eager"] <= 1.0 + 1e-9
+    assert b["label"] in (tmp_path / "out" / "report.md").read_text()
     assert s.store_path.exists()
 
     # the same problem, target and toolchain again: served from the store, no search, no referee
@@ -133,6 +143,8 @@ def test_uncovered_family_takes_the_library_path_and_is_served_from_the_store(tm
     report = json.loads(result.report_path.read_text())
     assert report["status"] == "library" and "not covered" in report["reason"]
     assert report["floor"]["us"] > 0
+    # the baselines predicted for the target; no speed-up: what runs is the reference itself
+    assert report["baselines"]["eager_us"] > 0 and "speedup_vs_eager" not in report["baselines"]
     module = _load_module(result.kernel_path)
     assert module.ModelNew is module.Model        # the reference itself runs: never slower, never wrong
     assert "library path" in result.kernel_path.read_text()

@@ -26,6 +26,7 @@ from kerntailor.generate.report import place, stamp
 from kerntailor.problem import load_problem
 
 P_VALUES = (1.0, 1.2, 1.5)
+BASELINES = ("eager", "compile", "predicted_eager", "predicted_compile")
 ISA_FIELDS = ("registers", "vgprs", "agprs", "spills", "lds_bytes", "occupancy", "occupancy_rule",
               "matrix_instr_count", "matrix_instr_kinds")
 
@@ -72,6 +73,11 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
         predicted = [k.get("seconds") for k in result.report.get("kernels", [])]
         if predicted and all(p is not None for p in predicted):
             row |= {"time_us": sum(predicted) * 1e6, "label": f"predicted for {result.target}"}
+    baselines = result.report.get("baselines") or {}
+    if baselines.get("eager_us") is not None and not timings:
+        # predicted mode: the baselines predicted too, in columns of their own, under their label
+        row |= {"predicted_eager_us": baselines["eager_us"], "predicted_compile_us": baselines["compile_us"],
+                "baseline_label": baselines.get("label", "predicted")}
     return row
 
 
@@ -111,7 +117,9 @@ def summarize(rows: list[dict]) -> dict:
     built = [r for r in rows if r["status"] in ("generated", "cached") and r.get("groups")]
     out["generated_groups_share"] = (sum(r["generated_groups"] for r in built) / sum(r["groups"] for r in built)
                                      if built else None)
-    for base in ("eager", "compile"):
+    # measured baselines (eager, compile) and, in predicted mode, predicted ones (predicted_eager, predicted_compile:
+    # the kernel's predicted time against the baselines' predicted times); never one figure from both
+    for base in BASELINES:
         timed = [r for r in rows if r.get(f"{base}_us") and r.get("time_us")]
         if not timed:
             continue
@@ -127,6 +135,9 @@ def summarize(rows: list[dict]) -> dict:
         out["geomean_floor_over_time"] = _geomean(efficient)
         out["median_time_over_floor"] = statistics.median(1 / e for e in efficient)
         out["efficiency_label"] = rows[0].get("label", "")
+    labels = sorted({r["baseline_label"] for r in rows if r.get("baseline_label")})
+    if labels:
+        out["predicted_baselines_label"] = "; ".join(labels)
     return out
 
 
@@ -336,12 +347,22 @@ def render_bench(result: dict) -> str:
     if precision.startswith("fp8"):
         lines += [f"Generated kernels quantize their matrix products to fp8 ({precision}); eager and torch.compile "
                   "run the problem in its own dtype.", ""]
-    lines += ["| problem | level | status | correct | time µs | eager µs | compile µs | floor µs | label |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    predicted = any(r.get("predicted_eager_us") is not None for r in result["rows"])
+    extra = " predicted eager µs | predicted compile µs |" if predicted else ""
+    lines += [f"| problem | level | status | correct | time µs | eager µs | compile µs |{extra} floor µs | label |",
+              "|---|---|---|---|---|---|---|" + "---|" * (2 * predicted) + "---|---|"]
     for r in result["rows"]:
+        cells = (f" {_fmt(r.get('predicted_eager_us'), 1)} | {_fmt(r.get('predicted_compile_us'), 1)} |"
+                 if predicted else "")
         lines.append(f"| {r['problem']} | {r['level']} | {r['status']} | {_correct_cell(r)} | "
-                     f"{_fmt(r.get('time_us'), 1)} | {_fmt(r.get('eager_us'), 1)} | {_fmt(r.get('compile_us'), 1)} | "
-                     f"{_fmt(r.get('floor_us'), 1)} | {r.get('label') or r.get('error') or r.get('message', '')} |")
+                     f"{_fmt(r.get('time_us'), 1)} | {_fmt(r.get('eager_us'), 1)} | {_fmt(r.get('compile_us'), 1)} |"
+                     f"{cells} {_fmt(r.get('floor_us'), 1)} | "
+                     f"{r.get('label') or r.get('error') or r.get('message', '')} |")
+    if predicted:
+        labels = sorted({r['baseline_label'] for r in result['rows'] if r.get('baseline_label')})
+        lines += ["", f"predicted eager / predicted compile: {'; '.join(labels)}; nothing ran on the target. Eager: "
+                      "one kernel per ATen op at the target's rates; torch.compile: the fusion plan's kernels "
+                      "(costmodel/baselines.py). The eager µs and compile µs columns hold measured times only."]
     lines += ["", "KernelBench's metrics (against eager, as KernelBench measures): correct = the emitted module "
                   "returns the reference's outputs (a library path is the reference itself: correct, never fast); "
                   "fast_p = correct and faster than eager by more than p. Ours beside them: against torch.compile, "
@@ -364,4 +385,25 @@ def render_bench(result: dict) -> str:
         cells += [s.get("geomean_speedup_vs_eager"), s.get("geomean_speedup_vs_compile"),
                   s.get("geomean_floor_over_time"), s.get("median_time_over_floor")]
         lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
+    lines += _predicted_summary(result)
     return "\n".join(lines) + "\n"
+
+
+def _predicted_summary(result: dict) -> list[str]:
+    """The predicted speed-ups (the kernel's predicted time against the predicted baselines), a table of its
+    own under its label; none where no row has predicted baselines."""
+    summary = result["summary"]
+    label = next((s["predicted_baselines_label"] for s in summary.values() if s.get("predicted_baselines_label")),
+                 None)
+    if label is None:
+        return []
+    lines = ["", f"Predicted speed-ups, {label} (the kernel's predicted time against the predicted baselines; "
+                 "a library path counts 1.0):", "",
+             "| scope | problems | fast_1.0 eager | fast_1.2 eager | fast_1.5 eager | fast_1.0 compile | "
+             "fast_1.2 compile | fast_1.5 compile | geomean vs eager | geomean vs compile |", "|" + "---|" * 10]
+    for scope, s in summary.items():
+        cells = [s["problems"]] + [s.get(f"fast_{p}_vs_predicted_{b}") for b in ("eager", "compile")
+                                   for p in P_VALUES]
+        cells += [s.get("geomean_speedup_vs_predicted_eager"), s.get("geomean_speedup_vs_predicted_compile")]
+        lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
+    return lines

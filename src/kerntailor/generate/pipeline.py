@@ -241,6 +241,20 @@ def _capture(run: Run) -> None:
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
+    if not run.measured:
+        run.baselines = _predicted_baselines(run)
+
+
+def _predicted_baselines(run: Run):
+    """Eager and torch.compile predicted for the target (costmodel/baselines.py); a baseline the model cannot
+    trace is reported as its error, never fatal to the run."""
+    from kerntailor.costmodel.baselines import predict_baselines
+
+    try:
+        return predict_baselines(run.problem, run.capture.graph, run.target)
+    except Exception as e:  # noqa: BLE001  the kernel search does not depend on the baselines' estimate
+        log.info("predicted baselines failed: %s: %s", type(e).__name__, e)
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
 
 
 def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
@@ -410,6 +424,8 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
     if run.floor is not None and "floor" not in report:
         report["floor"] = _floor_dict(run.floor)
+    if run.baselines is not None and "baselines" not in report:
+        report["baselines"] = _baselines_dict(run, None)   # what runs is the reference: no kernel to compare
     library_verdict = emit_library(run.problem, reason, run.out, compiled)   # kernel.py only if it passes
     if compiled and not library_verdict.passed:
         # torch.compile of the reference failed its referee (an Inductor error at one of the variants' shapes):
@@ -492,7 +508,23 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
                     for g in groups],
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,
-    } | _mixed_dict(run)
+    } | _mixed_dict(run) | _baselines_entry(run, groups)
+
+
+def _baselines_entry(run: Run, groups: list[GroupResult]) -> dict:
+    """{"baselines": ...} in predicted mode (with predicted speed-ups where every kernel's time is predicted);
+    nothing in measured mode, where the referee timed the baselines."""
+    if run.baselines is None:
+        return {}
+    times = [g.seconds for g in groups]
+    kernel = sum(times) if times and all(t is not None for t in times) else None
+    return {"baselines": _baselines_dict(run, kernel)}
+
+
+def _baselines_dict(run: Run, kernel_seconds: float | None) -> dict:
+    if isinstance(run.baselines, str):
+        return {"label": f"predicted ({run.target.name})", "error": run.baselines}
+    return run.baselines.to_dict(kernel_seconds)
 
 
 def _mixed_dict(run: Run) -> dict:

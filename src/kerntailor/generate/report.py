@@ -88,6 +88,7 @@ def render_markdown(report: dict) -> str:
             if k.get("runners_up"):
                 lines += ["", f"Runners-up for {k['group']}:"]
                 lines += [f"- {config_text(r['config'])}: {_us(r['seconds'])}" for r in k["runners_up"]]
+    lines += baselines_markdown(report.get("baselines"))
     v = report.get("verdict")
     if v:
         # the referee's reason states the worst error where it passed; the figure is added only where it does not
@@ -112,6 +113,24 @@ def render_markdown(report: dict) -> str:
                              f"{_us(timing['floor_s'])} | | "
                              f"{timing['floor_s'] / cand:.2f}x |" if cand else "")
     return "\n".join(lines) + "\n"
+
+
+def baselines_markdown(baselines: dict | None) -> list[str]:
+    """The predicted eager and torch.compile times (report["baselines"], predicted mode only), every number
+    under its label, and the predicted speed-ups where the kernel's time is predicted too."""
+    if not baselines:
+        return []
+    label = baselines.get("label", "predicted")
+    if baselines.get("error"):
+        return ["", f"Baselines {label}: not estimated ({baselines['error']})."]
+    lines = ["", f"Baselines, {label}: nothing ran; eager is one kernel per ATen op at the target's rates, "
+                 "torch.compile the fusion plan's kernels (costmodel/baselines.py):", "",
+             f"| what ({label}) | time | kernels | vs this kernel (predicted) |", "|---|---|---|---|"]
+    for name, key in (("eager", "eager"), ("torch.compile", "compile")):
+        ratio = baselines.get(f"speedup_vs_{key}")
+        lines.append(f"| {name} | {_us(baselines[f'{key}_us'] * 1e-6)} | {baselines[f'{key}_kernels']} | "
+                     f"{'-' if ratio is None else f'{ratio:.2f}x'} |")
+    return lines
 
 
 def place(path: Path, text: str) -> None:

@@ -32,6 +32,7 @@ class Run:
     gen: object = None
     plan: object = None
     floor: object = None
+    baselines: object = None          # predicted mode: costmodel.baselines.PredictedBaselines (or the error, a str)
     library_groups: dict = field(default_factory=dict)   # library group -> why ("conv: no generator")
     library_ops: frozenset = frozenset()                 # the operators their calls dispatch to (library_ops.py)
 

@@ -144,6 +144,10 @@ def combine(problem_path, settings, template, progress, *, measured: bool):
     report["sources"] = {"template": template.status if template is not None else "not run", **info,
                          "contenders": [{"source": c.source, "median_us": c.median_us} for c in contenders]}
     kernel_path, report_path = out / "kernel.py", out / "report.json"
+    if report.get("baselines") and (best is None or best.source != "template"):
+        # the predicted speed-ups were the template kernel's; another winner (or the library) has none of its own
+        report["baselines"] = {k: v for k, v in report["baselines"].items()
+                               if k not in ("kernel_us", "speedup_vs_eager", "speedup_vs_compile")}
     if best is None:
         reason = why if template is None or template.status != "library" else template.report.get("reason", why)
         report |= {"status": "library", "reason": reason}

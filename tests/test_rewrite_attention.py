@@ -50,7 +50,7 @@ class _Written(nn.Module):
         elif how == "finite_fill":
             att = att.masked_fill(self.bias[:, :, :t, :t] == 0, -1e9)
         probs = torch.softmax(att, dim=-2 if how == "other_dim" else -1)
-        y = probs @ v
+        y = probs @ (att if how == "scores_as_values" else v)
         return (y, att) if how == "second_reader" else y
 
 
@@ -117,11 +117,12 @@ def test_16_bit_attention_through_softmax_casts():
     assert not any(isinstance(n, Matmul) for n in graph.nodes)
 
 
-@pytest.mark.parametrize("how", ["second_reader", "scale_after_mask", "other_dim", "finite_fill"])
+@pytest.mark.parametrize("how", ["second_reader", "scale_after_mask", "other_dim", "finite_fill", "scores_as_values"])
 def test_near_misses_leave_the_graph_alone(how):
-    """The score matrix read elsewhere (returned), a scale after the mask, softmax over the query axis, a fill with
-    a finite value: not the pattern, so the graph is exactly what lowering made."""
-    inputs = _inputs(how)
+    """The score matrix read elsewhere (returned, or as the values: softmax(s) @ s), a scale after the mask,
+    softmax over the query axis, a fill with a finite value: not the pattern, so the graph is exactly what lowering
+    made."""
+    inputs = _inputs(how, t=D if how == "scores_as_values" else T)
     lowered = _graph(_Written(how), inputs)
     assert rewrite_attention(lowered) == lowered
     assert sum(isinstance(n, Matmul) for n in lowered.nodes) == 2

@@ -253,6 +253,8 @@ def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]]):
     names = {n.name for n in chain}
     if any(set(consumers[n.name]) - names - {pv.name} for n in chain):
         return None   # some score, probability or statistic has a reader outside the chain
+    if v.base in names or (mask is not None and mask.base in names) or any(o.base in names for o in qk.operands):
+        return None   # an operand of the attention computed inside the chain (softmax(s) @ s)
     return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain)
 
 

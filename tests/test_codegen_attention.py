@@ -29,6 +29,7 @@ BOOL_MASK, ADD_MASK = ATT / "sdpa_bool_mask.py", ATT / "sdpa_additive_mask.py"
 CROSS, CROSS_CAUSAL = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py"
 # attention written out (capture/rewrite_attention.py): MinGPT's tril buffer, a keep-mask input, an additive bias
 MINGPT, WHERE_KEEP, WRITTEN_ADD = ATT / "written_mingpt.py", ATT / "written_where_keep.py", ATT / "written_additive.py"
+GPT_BLOCK = ATT / "written_gpt_block.py"
 
 
 # --- unit ----------------------------------------------------------------------------------------------------
@@ -65,6 +66,18 @@ def test_written_out_attention_is_planned_as_one_attention_group(path):
     source = make_module(path).source
     assert "tl.dot(q, kt" in source and "o = acc / l_i[:, None]" in source
     assert "scaled_dot_product_attention" not in source and "_safe_softmax" not in source
+
+
+def test_written_out_heads_are_views_of_the_projection():
+    """MinGPT's block: q, k, v split from one projection and transposed to (B, H, T, hd); torch.matmul's copies of
+    them die, the attention reads the projection's output through strides."""
+    _, _, gen, plan = prepared(GPT_BLOCK)
+    (att,) = [n for n in gen.graph.nodes if n.family == "attention"]
+    assert len({op.base for op in att.operands[:3]}) == 1 and not att.operands[0].base.startswith("copy")
+    assert not any(n.name.startswith("copy") for n in gen.graph.upstream([att.name], {m.name for m in gen.graph.nodes})
+                   if n is not att)
+    assert [op.offset for op in att.operands[:3]] == [0, 64, 128]
+    assert [g.family for g in plan.groups if g.family in ("attention", "matmul")] == ["matmul", "attention", "matmul"]
 
 
 def test_schedule_checks_its_knobs():
@@ -307,12 +320,29 @@ def test_written_out_special_values_match_eager(tmp_path):
 
 @pytest.mark.interpreter
 @pytest.mark.slow
-@pytest.mark.parametrize("path, dtype", [(MINGPT, None), (MINGPT, "bf16"), (WHERE_KEEP, None), (WRITTEN_ADD, None)],
-                         ids=["mingpt", "mingpt_bf16", "where_keep", "additive"])
+@pytest.mark.parametrize("path, dtype", [(MINGPT, None), (MINGPT, "bf16"), (WHERE_KEEP, None), (WRITTEN_ADD, None),
+                                         (GPT_BLOCK, None)],
+                         ids=["mingpt", "mingpt_bf16", "where_keep", "additive", "gpt_block"])
 def test_written_out_modules_pass_the_referee(path, dtype, tmp_path):
     """The referee's whole protocol (variants, draws, special values, edges) on the default schedule; in bf16 the
     softmax's casts (to fp32 and back) are part of the matched chain."""
     verify(path, make_module(path, dtype=dtype), tmp_path, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path, dtype", [(L3 / "causal_attention_masked.py", "bf16"),
+                                         (L3 / "causal_attention_masked.py", None),
+                                         (L3 / "decode_attention.py", "bf16"), (L3 / "decode_attention.py", None),
+                                         (MINGPT, None), (WHERE_KEEP, None)],
+                         ids=["causal_masked_bf16", "causal_masked_fp32", "decode_bf16", "decode_fp32", "mingpt",
+                              "where_keep"])
+def test_gpu_written_out_attention_passes_the_referee(path, dtype, tmp_path):
+    """On the GPU (compiled for sm_90 on an NVIDIA machine, gfx942 on AMD): the referee's protocol on the default
+    schedule, at the problems' own sizes."""
+    import torch
+
+    arch = "gfx942" if torch.version.hip else "sm_90"
+    verify(path, make_module(path, dtype=dtype, arch=arch), tmp_path, dtype)
 
 
 # --- compile: cross-compiled for gfx942 and sm_90 (no GPU) -------------------------------------------------

@@ -138,3 +138,24 @@ def test_a_minus_inf_fill_selected_by_a_non_boolean_is_left_alone():
     graph = replace(lowered, inputs=tuple(as_float if i is mask else i for i in lowered.inputs))
     assert isinstance(as_float, GraphInput)
     assert rewrite_attention(graph) == graph
+
+
+def test_heads_transposed_from_one_projection_are_read_through_torch_matmuls_copies():
+    """q, k, v split from one projection and transposed to (B, H, T, hd): torch.matmul copies them to (B·H, T, hd);
+    the Attention reads the projection instead (the copies die) and still computes what eager computes."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "attention" / "written_gpt_block.py"
+    spec = importlib.util.spec_from_file_location("gpt_block", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    init = module.get_init_inputs()
+    model = module.Model(*init).double()
+    inputs = [torch.randn(2, 11, module.n_embd, dtype=torch.float64)]
+    graph = rewrite_attention(_graph(module.Model(*init), inputs))
+    (att,) = [n for n in graph.nodes if isinstance(n, Attention)]
+    assert len({op.base for op in att.operands[:3]}) == 1
+    assert not any(n.name.startswith("copy") for n in graph.nodes[:graph.nodes.index(att)])
+    check_against_eager(graph, model, inputs)

@@ -4,7 +4,7 @@ Target: mi300x (gfx942). Reference: written_mingpt.py (Causal self-attention wri
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: pointwise [pw1] {'XBLOCK': 1024, 'num_warps': 4}
+  k0: pointwise [pw0] {'XBLOCK': 1024, 'num_warps': 4}
   k1: attention [attn0] {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2, 'precision': 'ieee'}
 
 Usage:
@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.written_mingpt_51acaca2229d4d28 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.written_mingpt_a23ccef37c70a1ff (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.bias: torch.float32, shape (1, 1, 64, 64)
@@ -46,19 +46,19 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_pointwise_kernel(b_bias_ptr, pw1_ptr, s0, s1, XBLOCK: tl.constexpr):
-    """pointwise over (1 x 1 x d2 x d2): pw1."""
+def k0_pointwise_kernel(b_bias_ptr, pw0_ptr, s0, s1, XBLOCK: tl.constexpr):
+    """pointwise over (1 x 1 x d2 x d2): pw0."""
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
     xmask = xindex < s0
     i1 = xindex % s1
     i0 = xindex // s1
     ld0 = tl.load(b_bias_ptr + (i0 * 64 + i1 * 1), mask=xmask, other=0)
-    v_pw1 = (ld0 == 0.0)  # eq, bool[1, 1, d2, d2]
-    tl.store(pw1_ptr + (xindex), v_pw1.to(tl.int1), mask=xmask)
+    v_pw0 = (ld0 == 0.0)  # eq, bool[1, 1, d2, d2]
+    tl.store(pw0_ptr + (xindex), v_pw0.to(tl.int1), mask=xmask)
 
 
 @triton.jit
-def k1_attention_kernel(q_ptr, k_ptr, pw1_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
+def k1_attention_kernel(q_ptr, k_ptr, pw0_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
     """attention q[2, 3, 37, 32] scale 0.1768 masked_fill where mask is True (an all -inf row: NaN) -> (d0 x d1 x d2 x d3): attn0. Flash attention (masked, online softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, tl.dot ieee."""
     pid_m = tl.program_id(0)
     bh = tl.program_id(1)  # batch x heads, flattened
@@ -84,7 +84,7 @@ def k1_attention_kernel(q_ptr, k_ptr, pw1_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3,
         rn = start + rn0  # keys
         kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
         qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
-        qk = tl.where(tl.load(pw1_ptr + m_base + rm[:, None] * s0 + rn[None, :], mask=(rm[:, None] < s0), other=0) != 0, float("-inf"), qk)  # the mask replaces the score by -inf where True (masked_fill)
+        qk = tl.where(tl.load(pw0_ptr + m_base + rm[:, None] * s0 + rn[None, :], mask=(rm[:, None] < s0), other=0) != 0, float("-inf"), qk)  # the mask replaces the score by -inf where True (masked_fill)
         m_new = tl.maximum(m_i, tl.max(qk, 1))
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
         p = tl.math.exp2(qk - m_use[:, None])
@@ -97,7 +97,7 @@ def k1_attention_kernel(q_ptr, k_ptr, pw1_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3,
         rn = start + rn0  # keys
         kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rn[None, :] < s0) & (rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
         qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
-        qk = tl.where(tl.load(pw1_ptr + m_base + rm[:, None] * s0 + rn[None, :], mask=(rm[:, None] < s0) & (rn[None, :] < s0), other=0) != 0, float("-inf"), qk)  # the mask replaces the score by -inf where True (masked_fill)
+        qk = tl.where(tl.load(pw0_ptr + m_base + rm[:, None] * s0 + rn[None, :], mask=(rm[:, None] < s0) & (rn[None, :] < s0), other=0) != 0, float("-inf"), qk)  # the mask replaces the score by -inf where True (masked_fill)
         qk = tl.where((rn[None, :] < s0), qk, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(qk, 1))
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
@@ -120,7 +120,7 @@ def k1_attention_kernel(q_ptr, k_ptr, pw1_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3,
 _INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.written_mingpt_51acaca2229d4d28 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.written_mingpt_a23ccef37c70a1ff (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, b_bias: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -131,13 +131,13 @@ def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, b_bias: t
     k = k.contiguous()
     v = v.contiguous()
     # k0: k0_pointwise_kernel
-    pw1 = torch.empty((1, 1, d2, d2), device=q.device, dtype=torch.bool)
-    k0_pointwise_kernel[(triton.cdiv(d2 ** 2, 1024),)](b_bias, pw1, d2 ** 2, d2, XBLOCK=1024, num_warps=4, num_stages=1)
+    pw0 = torch.empty((1, 1, d2, d2), device=q.device, dtype=torch.bool)
+    k0_pointwise_kernel[(triton.cdiv(d2 ** 2, 1024),)](b_bias, pw0, d2 ** 2, d2, XBLOCK=1024, num_warps=4, num_stages=1)
     # k1: k1_attention_kernel
     attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.float32)
     if d3 > 256:
         raise ValueError(f"the head dim of q, k, v is {d3}: k1_attention_kernel holds whole head rows on chip and was generated for head dims up to 256; generate the kernel at this head dim")
-    k1_attention_kernel[(triton.cdiv(d2, 64), d0 * d1)](q, k, pw1, v, attn0, d2, d3, d1, d1 * d2 * d3, d2 * d3, 0 * d0, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=64, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=4, num_stages=2)
+    k1_attention_kernel[(triton.cdiv(d2, 64), d0 * d1)](q, k, pw0, v, attn0, d2, d3, d1, d1 * d2 * d3, d2 * d3, 0 * d0, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=64, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=4, num_stages=2)
     return attn0
 
 
@@ -152,8 +152,8 @@ def _launch_kernels_fake(q, k, v, b_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "written_mingpt_51acaca2229d4d28"):
-    torch.library.custom_op("kerntailor::written_mingpt_51acaca2229d4d28", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "written_mingpt_a23ccef37c70a1ff"):
+    torch.library.custom_op("kerntailor::written_mingpt_a23ccef37c70a1ff", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -224,7 +224,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """written_mingpt: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.written_mingpt_51acaca2229d4d28; the constructor is Model's own."""
+    """written_mingpt: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.written_mingpt_a23ccef37c70a1ff; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -301,8 +301,8 @@ class ModelNew(nn.Module):
         if v.shape[3] != d3:
             raise ValueError(f"v.shape[3] is {v.shape[3]}: this kernel was generated for v.shape[3] == q.shape[3]")
         if 1 * 1 * d2 * d2 >= 2147483647:
-            raise ValueError(f"pw1 has {1 * 1 * d2 * d2} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"pw0 has {1 * 1 * d2 * d2} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"q has {d0 * d1 * d2 * d3} elements: k1_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.written_mingpt_51acaca2229d4d28(q, k, v, b_bias)
+        attn0 = torch.ops.kerntailor.written_mingpt_a23ccef37c70a1ff(q, k, v, b_bias)
         return attn0

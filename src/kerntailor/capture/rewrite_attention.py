@@ -50,7 +50,9 @@ MAX_HEAD_DIM = 256
 
 
 def rewrite_attention(graph: Graph) -> Graph:
-    """`graph` with every written-out attention chain (module docstring) replaced by one Attention node."""
+    """`graph` with every written-out attention chain (module docstring) replaced by one Attention node; where any
+    was, its nodes renumbered (below)."""
+    original = graph
     while True:
         consumers = graph.consumers()
         for node in graph.nodes:
@@ -60,7 +62,37 @@ def rewrite_attention(graph: Graph) -> Graph:
                     graph = _replace(graph, node, *found)
                     break
         else:
-            return graph
+            return graph if graph is original else _renumbered(graph)
+
+
+def _renumbered(graph: Graph) -> Graph:
+    """Nodes named <prefix><n> (as Lowering.fresh names them) numbered again in graph order, per prefix.
+
+    The copies torch.matmul makes of transposed heads exist only at some sizes (a batch of 1 needs none) and die
+    here, so the names after them would differ between variants while the graph is the same; generalize.py
+    compares variants by name. Recurrent results (named after their call) keep their names."""
+    import re
+
+    from kerntailor.ir.nodes import Recurrent
+
+    counts: dict[str, int] = {}
+    names: dict[str, str] = {}
+    for n in graph.nodes:
+        m = re.fullmatch(r"([a-z]+)(\d+)", n.name)
+        if m is None or isinstance(n, Recurrent):
+            continue
+        names[n.name] = f"{m.group(1)}{counts.get(m.group(1), 0)}"
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    taken = {n.name for n in graph.nodes if n.name not in names} | {i.name for i in graph.inputs}
+    if taken & set(names.values()):
+        return graph   # a new name would collide with one kept: leave the names as they are
+
+    def rebase(view: View) -> View:
+        return replace(view, base=names.get(view.base, view.base))
+
+    nodes = tuple(replace(n, name=names.get(n.name, n.name), operands=tuple(rebase(o) for o in n.operands))
+                  for n in graph.nodes)
+    return replace(graph, nodes=nodes, outputs=tuple(rebase(o) for o in graph.outputs))
 
 
 # --- matching -----------------------------------------------------------------------------------------------
@@ -255,7 +287,7 @@ def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]]):
         return None   # some score, probability or statistic has a reader outside the chain
     if v.base in names or (mask is not None and mask.base in names) or any(o.base in names for o in qk.operands):
         return None   # an operand of the attention computed inside the chain (softmax(s) @ s)
-    return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain)
+    return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain, consumers)
 
 
 def _leads_to_qk(graph: Graph, view: View, shape: tuple[int, ...]) -> bool:
@@ -267,18 +299,18 @@ def _leads_to_qk(graph: Graph, view: View, shape: tuple[int, ...]) -> bool:
     return isinstance(node, Matmul) and _whole(view, node) and view.shape == shape
 
 
-def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on, chain):
+def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on, chain, consumers):
     """The Attention over q, k, v read at the scores' leading dims (shape[:-2]), or None where a view cannot
     express it or codegen/attention.py would refuse it."""
     lead = tuple(shape[:-2])
     q3, kt3 = qk.operands
     v3 = pv.operands[1]
-    q = q3.reshape(lead + q3.shape[-2:])
-    k = kt3.permute(tuple(range(len(kt3.shape) - 2)) + (len(kt3.shape) - 1, len(kt3.shape) - 2))
-    k = k.reshape(lead + k.shape[-2:])
-    v = v3.reshape(lead + v3.shape[-2:])
-    if q is None or k is None or v is None:
+    q = _operand(graph, q3, lead, qk, consumers)
+    kt = _operand(graph, kt3, lead, qk, consumers)
+    v = _operand(graph, v3, lead, pv, consumers)
+    if q is None or kt is None or v is None:
         return None
+    k = kt.permute(tuple(range(len(lead))) + (len(lead) + 1, len(lead)))   # (..., Tk, D)
     out_shape = lead + (pv.m, pv.n)
     if pv.out.numel != math.prod(out_shape) or pv.out.shape[-2:] != out_shape[-2:]:
         return None
@@ -293,6 +325,21 @@ def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on
             return None
         operands += (mask,)
     return operands, out_shape, scale, fill_on, chain
+
+
+def _operand(graph: Graph, view: View, lead: tuple[int, ...], reader: Matmul, consumers) -> View | None:
+    """`view` (a product's operand, batch dims flattened) read at the scores' leading dims `lead`; where it reads,
+    whole, a copy that only this product reads (torch.matmul's reshape of a transposed head layout, `.contiguous()`),
+    the copy's own source instead, so the heads stay views of the projection and the copy dies."""
+    copy = _producer(graph, view)
+    if (isinstance(copy, Pointwise) and len(copy.operands) == 1 and _plain(copy.expr, 0)
+            and copy.expr.dtype == copy.out.dtype == graph.buffer_type(copy.operands[0].base).dtype
+            and _whole(view, copy) and copy.out.shape[-2:] == view.shape[-2:] and consumers[copy.name] == [reader.name]
+            and copy.name not in {o.base for o in graph.outputs}):
+        source = copy.operands[0].reshape(lead + view.shape[-2:])
+        if source is not None:
+            return source
+    return view.reshape(lead + view.shape[-2:])
 
 
 def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, chain) -> Graph:
@@ -315,4 +362,11 @@ def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, chai
             nodes.append(att)
             continue
         nodes.append(replace(n, operands=tuple(rebase(o) for o in n.operands)))
-    return replace(graph, nodes=tuple(nodes), outputs=tuple(rebase(o) for o in graph.outputs))
+    outputs = tuple(rebase(o) for o in graph.outputs)
+    live = {o.base for o in outputs}   # drop what only the chain read (a copy the attention reads through)
+    kept = []
+    for n in reversed(nodes):
+        if n.name in live:
+            kept.append(n)
+            live.update(o.base for o in n.operands)
+    return replace(graph, nodes=tuple(kept[::-1]), outputs=outputs)

@@ -18,6 +18,10 @@ with [mask] one of: where(m, -inf, x) (masked_fill), where(m, x, -inf) over a *b
 b (an additive bias). Every intermediate buffer must have no reader outside the chain and must not be a graph
 output; anything else leaves the graph exactly as it was (the matmul path keeps working).
 
+Head layouts stay views: q, k and v are the products' operands read at the scores' leading dims, and where a
+product reads a copy that torch.matmul made of a transposed head layout (MinGPT's split + view + transpose), the
+copy's source instead (the copy dies). A graph that changed has its nodes renumbered (`_renumbered`).
+
 Semantics kept exactly (the referee's NaN / Inf draws check them):
 - the mask is an operand, never read for its values here (a tril buffer stays a boolean operand; the fast
   causal path, is_causal, would need the kernel to prove the buffer is a tril at run time: not done);

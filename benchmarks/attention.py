@@ -8,7 +8,8 @@ FLOPs at the measured bf16 (or fp32/tf32) matmul rate, minimum bytes (every inpu
 written once) at the measured copy bandwidth (measure/ceilings.py). Timing: measure/stopwatch.py (interleaved,
 L2 flushed before every run, CUDA events, medians). Every candidate's output is checked against eager's
 (relative error in float64) before it is timed. Problems whose attention is written out (causal_attention_masked,
-decode_attention) have no attention group yet: their modules are GEMM groups and a softmax kernel.
+decode_attention) are one attention group too (capture/rewrite_attention.py), their mask a boolean operand (the
+causal one not yet recognised as is_causal: every key block is visited).
 
     PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16 --out DIR          # on the GPU machine (~4 min)
     PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16 --only sdpa,gqa --out DIR

@@ -109,6 +109,16 @@ def _anchor(node, xs: list[torch.Tensor]) -> torch.Tensor:
         return torch.ops.aten.convolution(xs[0], xs[1], None, list(node.stride), list(node.padding),
                                           list(node.dilation), node.transposed, list(node.output_padding),
                                           node.groups)
+    if isinstance(node, Attention) and node.written_out:   # as written: scale, mask (replaced or added), softmax
+        scores = xs[0] @ xs[1].transpose(-2, -1) * node.scale
+        if len(xs) > 3 and node.fill_on is not None:
+            scores = scores.masked_fill(xs[3].to(torch.bool) == node.fill_on, float("-inf"))
+        elif len(xs) > 3:
+            scores = scores + (torch.where(xs[3], 0.0, float("-inf")) if xs[3].dtype == torch.bool else xs[3])
+        probs = torch.softmax(scores, dim=-1)
+        if node.safe_softmax:
+            probs = probs.masked_fill(scores.isneginf().all(-1, keepdim=True), 0.0)
+        return probs @ xs[2]
     if isinstance(node, Attention):
         mask = xs[3] if len(xs) > 3 else None
         return F.scaled_dot_product_attention(xs[0], xs[1], xs[2], attn_mask=mask, is_causal=node.causal,

@@ -67,7 +67,7 @@ def test_fma_contraction_check_builds_the_schedule_it_judges():
     spec_ = importlib.util.spec_from_file_location("fma_check", ROOT / "benchmarks" / "fma_contraction_check.py")
     check = importlib.util.module_from_spec(spec_)
     spec_.loader.exec_module(check)
-    spec, _, gen, plan = prepared(ROOT / "problems" / "level3" / "decode_attention.py")
+    spec, _, gen, plan = prepared(ROOT / "tests" / "data" / "codegen_fused" / "decode_scores.py")
     plan = Plan(plan.launch_order())
     module = generate_module(spec, gen, plan, check.schedules_of(plan, check.SCHEDULE), "check", "sm_90")
     flagged = [k.group for k in module.kernels if ("enable_fp_fusion", False) in k.options]

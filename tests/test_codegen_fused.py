@@ -298,7 +298,7 @@ def test_every_kernel_cross_compiles(name, tmp_path):
 
 @pytest.mark.compile
 def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
-    """decode_attention's softmax, looped: the first pass takes the row max of x·s, the second computes
+    """decode_scores' softmax (decode_attention's, before that became one attention kernel), looped: the first pass takes the row max of x·s, the second computes
     exp(x·s − max). With FMA contraction the second pass's x·s is unrounded (fma(x, s, −max)) while the
     max was rounded: on the H200 the outlier draw failed the referee by 8.7e-4 (2026-12-01). Such kernels
     (more than one pass, a product feeding a row max) are compiled with enable_fp_fusion=False, so both
@@ -311,7 +311,7 @@ def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
 
-    path = ROOT / "problems" / "level3" / "decode_attention.py"
+    path = FUSED / "decode_scores.py"
     _, cap, gen, plan = prepared(path)
     (index, group), = [(i, g) for i, g in enumerate(plan.groups) if g.family == "reduction"]
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
@@ -406,10 +406,12 @@ def test_aligned_rows_pass_the_referee(tmp_path):
 
 
 def test_a_row_coordinate_dividing_by_the_row_length_follows_its_definition():
-    """Causal attention written out (problems/level3/causal_attention_masked.py): the softmax rows' mask row
-    coordinate is `xindex % rlen` (the key length equals the query length); it must come after `rlen = ...`
-    (it came before, and every draw raised UnboundLocalError in the interpreter: the ieee sweep of 2026-12-02)."""
-    source = make_module(ROOT / "problems/level3/causal_attention_masked.py").source
+    """Causal attention's probabilities written out (causal_probs_masked: problems/level3/causal_attention_masked.py
+    without its @ v, which is now one attention kernel): the softmax rows' mask row coordinate is `xindex % rlen`
+    (the key length equals the query length); it must come after `rlen = ...` (it came before, and every draw
+    raised UnboundLocalError in the interpreter: the ieee sweep of 2026-12-02)."""
+    source = make_module(FUSED / "causal_probs_masked.py").source
+    assert "xindex % rlen" in source
     for body in source.split("@triton.jit")[1:]:
         lines = body.splitlines()
         defined = next((i for i, ln in enumerate(lines) if ln.strip().startswith("rlen = ")), None)

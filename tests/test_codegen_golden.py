@@ -16,7 +16,9 @@ One case per writer path, so that a change to codegen that moves any generated t
 - pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; a pointwise prologue computed on the padded window.
 - attention: SDPA in fp32 (ieee); causal in bf16 with the Hopper seed tiles (and the V scan before it); GQA from
   repeat_interleave (k/v read at head i·Hkv // Hq); a boolean mask; an additive mask with an explicit scale; a
-  pointwise epilogue (`* 0.5 + q`).
+  pointwise epilogue (`* 0.5 + q`); attention written out (capture/rewrite_attention.py): decode (Lq = 1, no mask)
+  and MinGPT's masked_fill of a tril buffer (the mask replaces scores, an emptied row is NaN).
+- a batched GEMV and a persistent softmax (decode_scores: a decode step's scores, returned).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ CASES = {
     "rmsnorm_amd": (L1 / "rmsnorm.py", "bf16",
                     {"reduction": {"XBLOCK": 2, "RBLOCK": 64, "persistent": False, "num_warps": 2,
                                    "waves_per_eu": 2}}, "gfx942"),
-    "decode_attention": (L3 / "decode_attention.py", None, {}, "gfx942"),
+    "decode_scores": (DATA / "codegen_fused" / "decode_scores.py", None, {}, "gfx942"),
     "batchnorm3d_train_split_rows": (DATA / "codegen_fused" / "tiny_batchnorm3d_train.py", None,
                                      {"reduction": {"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": 32, "persistent": False,
                                                     "num_warps": 8}}, "sm_90"),
@@ -118,6 +120,8 @@ CASES = {
     "gqa_causal_attention": (L3 / "gqa_causal_attention.py", None, {}, "gfx942"),
     "sdpa_bool_mask": (DATA / "attention" / "sdpa_bool_mask.py", None, {}, "gfx942"),
     "sdpa_additive_mask": (DATA / "attention" / "sdpa_additive_mask.py", None, {}, "gfx942"),
+    "decode_attention": (L3 / "decode_attention.py", None, {}, "gfx942"),     # written out: one attention kernel
+    "written_mingpt": (DATA / "attention" / "written_mingpt.py", None, {}, "gfx942"),
     "sdpa_tail_epilogue": (DATA / "mixed" / "sdpa_tail.py", None, {}, "gfx942"),
     # mixed: the library's convolution, a tiled pointwise tail with a one-element parameter, a pool
     "mixed_conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),

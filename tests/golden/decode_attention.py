@@ -4,9 +4,7 @@ Target: mi300x (gfx942). Reference: decode_attention.py (Decode-step attention: 
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [bmm0] {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
-  k1: reduction [pw0, max0, pw1, pw2, sum0, pw3] {'XBLOCK': 1, 'RBLOCK': 4096, 'persistent': True, 'num_warps': 16}
-  k2: matmul [bmm1] {'BLOCK_M': 16, 'BLOCK_N': 64, 'BLOCK_K': 128, 'GROUP_M': 1, 'num_warps': 4, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
+  k0: attention [attn0] {'BLOCK_M': 16, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2, 'precision': 'ieee'}
 
 Usage:
     ref = Model(*get_init_inputs())                  # the reference (decode_attention.py)
@@ -17,15 +15,14 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_4699c34b57c6843e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, 1, any)
     k_cache: torch.float32, shape (q.shape[0], q.shape[1], any, q.shape[3])
     v_cache: torch.float32, shape (q.shape[0], q.shape[1], k_cache.shape[2], q.shape[3])
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k1_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
-    k0_matmul_kernel, k1_reduction_kernel, k2_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+    k0_attention_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
 
@@ -43,138 +40,68 @@ import math
 # Compile options; AMD-only ones apply when this torch is a ROCm build.
 _AMD = torch.version.hip is not None
 
-import os
-
-from triton.language.extra import libdevice
-
-# Triton's interpreter (TRITON_INTERPRET=1, CPU verification) has no libdevice.
-_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 @triton.jit
-def _maximum_nan(a, b):
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
-def _row_max_hw(x):
-    return tl.reduce(x, 1, _maximum_nan, keep_dims=True)
-
-
-@triton.jit
-def _row_max_flagged(x):
-    nan = tl.max((x != x).to(tl.int32), axis=1, keep_dims=True) > 0
-    return tl.where(nan, float("nan"), tl.max(x, axis=1, keep_dims=True))
-
-
-# one NaN-keeping reduction on a GPU; the interpreter would run that tl.reduce one element at a
-# time in Python, so there the same value comes from tl.max/tl.min and a NaN flag
-_row_max = _row_max_flagged if _INTERPRET else _row_max_hw
-
-
-@triton.jit
-def k0_matmul_kernel(q_ptr, k_cache_ptr, bmm0_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    """d0 * d1 x (1 x d2) @ (d2 x d3) [NT] -> (d0 * d1 x 1 x d3): bmm0. One BLOCK_M x BLOCK_N tile per program, GEMV (multiply-adds, one tl.sum)."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(1, BLOCK_M)
-    num_n = tl.cdiv(s0, BLOCK_N)
-    tile = pid % (num_m * num_n)
-    bidx = pid // (num_m * num_n)
-    i0 = bidx
-    pid_m = tile // num_n
-    pid_n = tile % num_n
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    a_base = i0 * s1  # batch element and view offset
-    b_base = i0 * s2  # batch element and view offset
-    k_tiles = tl.cdiv(s1, BLOCK_K)
-    k_lo = 0
-    k_hi = k_tiles
-    kk = k_lo * BLOCK_K + rk
-    a_ptrs = q_ptr + a_base + kk[:, None]
-    b_ptrs = k_cache_ptr + b_base + kk[:, None] + (rn % s0)[None, :] * s1
-    part = tl.zeros([BLOCK_K, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s1 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[:, None] < k_left, other=0.0).to(tl.float32)
-        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0).to(tl.float32)
-        part += a * b
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
-    acc = tl.sum(part, axis=0, keep_dims=True)  # (BLOCK_M, BLOCK_N), one side 1
+def k0_attention_kernel(q_ptr, k_cache_ptr, v_cache_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
+    """attention q[32, 32, 1, 128] scale 0.08839 (an all -inf row: NaN) -> (d0 x d1 x 1 x d2): attn0. Flash attention (online softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, tl.dot ieee."""
+    pid_m = tl.program_id(0)
+    bh = tl.program_id(1)  # batch x heads, flattened
+    i1 = bh % s2
+    q1 = bh // s2
+    i0 = q1
+    q_base = i0 * s3 + i1 * s1
+    k_base = i0 * s4 + i1 * s5
+    v_base = i0 * s4 + i1 * s5
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # query rows
+    rd = tl.arange(0, BLOCK_D)  # q and k head dim
+    rdv = tl.arange(0, BLOCK_DV)  # v head dim
+    rn0 = tl.arange(0, BLOCK_N)
+    q = tl.load(q_ptr + q_base + rm[:, None] + rd[None, :], mask=(rm[:, None] < 1) & (rd[None, :] < s1), other=0.0)  # (BLOCK_M, BLOCK_D), held
+    qk_scale = s6 * 1.4426950408889634  # scale x log2(e): the softmax in base 2
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)
+    l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum
+    acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)
+    hi = s0
+    lo = s0 // BLOCK_N * BLOCK_N  # whole key blocks
+    for start in range(0, lo, BLOCK_N):  # whole blocks: no mask
+        rn = start + rn0  # keys
+        kt = tl.load(k_cache_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
+        qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
+        p = tl.math.exp2(qk - m_use[:, None])
+        alpha = tl.math.exp2(m_i - m_use)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(v_cache_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+        acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+        m_i = m_new
+    for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked
+        rn = start + rn0  # keys
+        kt = tl.load(k_cache_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rn[None, :] < s0) & (rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
+        qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
+        qk = tl.where((rn[None, :] < s0), qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
+        p = tl.math.exp2(qk - m_use[:, None])
+        alpha = tl.math.exp2(m_i - m_use)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(v_cache_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rn[:, None] < s0) & (rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+        acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+        m_i = m_new
+    o = acc / l_i[:, None]  # a row with every key masked: 0 / 0 = NaN, as softmax written out
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
-    on = rn[None, :]  # output columns, (1, BLOCK_N)
+    od = rdv[None, :]  # output columns, (1, BLOCK_DV)
     mmask = om < 1
-    nmask = on < s0
-    v_bmm0 = acc  # d0 * d1 x (1 x d2) @ (d2 x d3) [NT], fp32 accumulator
-    tl.store(bmm0_ptr + (i0 * s0 + on + tl.zeros([BLOCK_M, BLOCK_N], tl.int32)), v_bmm0, mask=mmask & nmask)
-
-
-@triton.jit
-def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
-    """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3. Persistent: one read of each input."""
-    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
-    xmask = xindex < s0
-    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
-    i0 = xindex
-    rindex = 0 + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
-    rmask = rindex < rlen
-    ld0 = tl.load(bmm0_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
-    v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
-    x_max0 = tl.where(xmask & rmask, v_pw0, float("-inf"))
-    v_max0 = _row_max(x_max0)  # max over axes [3]
-    v_pw1 = (v_pw0 - v_max0)  # sub, fp32[d0, d1, 1, d3]
-    v_pw2 = tl.exp(v_pw1)  # exp, fp32[d0, d1, 1, d3]
-    x_sum0 = tl.where(xmask & rmask, v_pw2, 0.0)
-    v_sum0 = tl.sum(x_sum0, axis=1, keep_dims=True)  # sum over axes [3]
-    v_pw3 = (v_pw2 / v_sum0)  # div, fp32[d0, d1, 1, d3]
-    tl.store(pw3_ptr + (xindex * rlen + rindex), v_pw3, mask=xmask & rmask)
-
-
-@triton.jit
-def k2_matmul_kernel(pw3_ptr, v_cache_ptr, bmm1_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    """d0 * d1 x (1 x d3) @ (d3 x d2) [NN] -> (d0 * d1 x 1 x d2): bmm1. One BLOCK_M x BLOCK_N tile per program, GEMV (multiply-adds, one tl.sum)."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(1, BLOCK_M)
-    num_n = tl.cdiv(s0, BLOCK_N)
-    tile = pid % (num_m * num_n)
-    bidx = pid // (num_m * num_n)
-    i0 = bidx
-    pid_m = tile // num_n
-    pid_n = tile % num_n
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    a_base = i0 * s1  # batch element and view offset
-    b_base = i0 * s2  # batch element and view offset
-    k_tiles = tl.cdiv(s1, BLOCK_K)
-    k_lo = 0
-    k_hi = k_tiles
-    kk = k_lo * BLOCK_K + rk
-    a_ptrs = pw3_ptr + a_base + kk[:, None]
-    b_ptrs = v_cache_ptr + b_base + kk[:, None] * s0 + rn[None, :]
-    part = tl.zeros([BLOCK_K, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s1 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[:, None] < k_left, other=0.0).to(tl.float32)
-        b = tl.load(b_ptrs, mask=(rk[:, None] < k_left) & (rn < s0)[None, :], other=0.0).to(tl.float32)
-        part += a * b
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * s0
-    acc = tl.sum(part, axis=0, keep_dims=True)  # (BLOCK_M, BLOCK_N), one side 1
-    om = rm[:, None]  # output rows, (BLOCK_M, 1)
-    on = rn[None, :]  # output columns, (1, BLOCK_N)
-    mmask = om < 1
-    nmask = on < s0
-    v_bmm1 = acc  # d0 * d1 x (1 x d3) @ (d3 x d2) [NN], fp32 accumulator
-    tl.store(bmm1_ptr + (i0 * s0 + on + tl.zeros([BLOCK_M, BLOCK_N], tl.int32)), v_bmm1, mask=mmask & nmask)
+    dmask = od < s1
+    v_attn0 = o  # attention q[32, 32, 1, 128] scale 0.08839 (an all -inf row: NaN)
+    tl.store(attn0_ptr + (i0 * s3 + i1 * s1 + od + tl.zeros([BLOCK_M, BLOCK_DV], tl.int32)), v_attn0, mask=mmask & dmask)
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
-_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
+_INTERPRETED = not isinstance(k0_attention_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.decode_attention_4699c34b57c6843e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -183,16 +110,12 @@ def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
     q = q.contiguous()
     k_cache = k_cache.contiguous()
     v_cache = v_cache.contiguous()
-    # k0: k0_matmul_kernel
-    bmm0 = torch.empty((d0 * d1, 1, d3), device=q.device, dtype=torch.float32)
-    k0_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d3, 64),)](q, k_cache, bmm0, d3, d2, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)
-    # k1: k1_reduction_kernel
-    pw3 = torch.empty((d0, d1, 1, d3), device=q.device, dtype=torch.float32)
-    k1_reduction_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=triton.next_power_of_2(d3), ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=16, num_stages=1)
-    # k2: k2_matmul_kernel
-    bmm1 = torch.empty((d0 * d1, 1, d2), device=q.device, dtype=torch.float32)
-    k2_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d2, 64),)](pw3, v_cache, bmm1, d2, d3, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)
-    return bmm1
+    # k0: k0_attention_kernel
+    attn0 = torch.empty((d0, d1, 1, d2), device=q.device, dtype=torch.float32)
+    if d2 > 256:
+        raise ValueError(f"the head dim of q, k, v is {d2}: k0_attention_kernel holds whole head rows on chip and was generated for head dims up to 256; generate the kernel at this head dim")
+    k0_attention_kernel[(triton.cdiv(1, 16), d0 * d1)](q, k_cache, v_cache, attn0, d3, d2, d1, d1 * d2, d1 * d2 * d3, d2 * d3, 0.9999999999999999 * d2 ** -0.5, BLOCK_M=16, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d2)), BLOCK_DV=max(16, triton.next_power_of_2(d2)), num_warps=4, num_stages=2)
+    return attn0
 
 
 def _launch_kernels_fake(q, k_cache, v_cache):
@@ -201,13 +124,13 @@ def _launch_kernels_fake(q, k_cache, v_cache):
     d1 = q.shape[1]
     d2 = q.shape[3]
     d3 = k_cache.shape[2]
-    bmm1 = torch.empty((d0 * d1, 1, d2), device=q.device, dtype=torch.float32)
-    return bmm1
+    attn0 = torch.empty((d0, d1, 1, d2), device=q.device, dtype=torch.float32)
+    return attn0
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "decode_attention_2ba3990cd160dc3c"):
-    torch.library.custom_op("kerntailor::decode_attention_2ba3990cd160dc3c", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "decode_attention_4699c34b57c6843e"):
+    torch.library.custom_op("kerntailor::decode_attention_4699c34b57c6843e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -278,7 +201,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c; the constructor is Model's own."""
+    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_4699c34b57c6843e; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -337,17 +260,9 @@ class ModelNew(nn.Module):
             raise ValueError(f"v_cache.shape[2] is {v_cache.shape[2]}: this kernel was generated for v_cache.shape[2] == k_cache.shape[2]")
         if v_cache.shape[3] != d2:
             raise ValueError(f"v_cache.shape[3] is {v_cache.shape[3]}: this kernel was generated for v_cache.shape[3] == q.shape[3]")
-        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d3} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 * 1 * d2 >= 2147483647:
-            raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d3 * d2 >= 2147483647:
-            raise ValueError(f"k_cache has {d0 * d1 * d3 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        if (d0 * d1) * 1 * d3 >= 2147483647:
-            raise ValueError(f"bmm0 has {(d0 * d1) * 1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        if d0 * d1 * 1 * d3 >= 2147483647:
-            raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        if (d0 * d1) * 1 * d2 >= 2147483647:
-            raise ValueError(f"bmm1 has {(d0 * d1) * 1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        bmm1 = torch.ops.kerntailor.decode_attention_2ba3990cd160dc3c(q, k_cache, v_cache)
-        return torch.as_strided(bmm1, (d0, d1, 1, d2,), (d1 * d2, d2, 1, 1,), 0)
+            raise ValueError(f"k_cache has {d0 * d1 * d3 * d2} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        attn0 = torch.ops.kerntailor.decode_attention_4699c34b57c6843e(q, k_cache, v_cache)
+        return torch.as_strided(attn0, (d0, d1, 1, d2,), (d1 * d2, d2, 1, 1,), 0)

@@ -11,6 +11,7 @@ from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
 from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
+from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.ir.nodes import Graph
 from kerntailor.problem.spec import ProblemSpec, Variant
 
@@ -34,7 +35,7 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") ->
     training = model.training if reads_training(model) else None
     _without_running_statistics(model)
     program = export_on_meta(model, inputs, problem.name)
-    graph = lower_program(program, problem.name)
+    graph = rewrite_attention(lower_program(program, problem.name))
     if training is not None:
         graph = replace(graph, training=training)
     name = variant if isinstance(variant, str) else variant.name

@@ -25,6 +25,9 @@ with torch 2.13 on the CPU, 2026-12-02):
   and the kernel divides by 1 instead, so the row is Σ 0·v (0, or NaN where v holds a NaN or Inf);
 - a boolean mask is added as 0 / -inf (NaN + -inf stays NaN), an additive mask is added; is_causal replaces the
   masked scores by -inf (masked_fill: a NaN key above the diagonal does not reach the row);
+- attention written out (capture/rewrite_attention.py; Attention.fill_on, safe_softmax): a masked_fill mask
+  replaces the scaled score by -inf (`tl.where`, so a NaN score at a masked key does not reach the row), and a
+  row with every key masked is 0 / 0 = NaN, as eager softmax gives it;
 - a masked key still multiplies its (zero) weight by v: a NaN or Inf in v at a key masked for row i makes
   out[i] NaN in that column. The causal kernel skips the blocks above the diagonal, so a small kernel before it
   records, per (batch x head) and column of v, the last key holding a NaN or Inf (`v_last_bad`, one read of V);
@@ -159,6 +162,10 @@ class _AttentionWriter(AnchorWriter):
             mask_dtype = self.graph.buffer_type(att.operands[3].base).dtype
             if mask_dtype not in ("bool", "fp32", "bf16", "fp16", "fp64"):
                 raise CodegenUnsupported(f"{att.name}: an attention mask of {mask_dtype}")
+            if att.fill_on is not None and mask_dtype != "bool":
+                raise CodegenUnsupported(f"{att.name}: a masked_fill mask of {mask_dtype}, not bool")
+        elif att.fill_on is not None:
+            raise CodegenUnsupported(f"{att.name}: masked_fill semantics without a mask operand")
         return dtype, parts
 
     # --- the kernel -------------------------------------------------------------------------------------------
@@ -215,8 +222,11 @@ class _AttentionWriter(AnchorWriter):
             self._step(ops, masked, parts, edge=False)
         with self.out.block("for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked"):
             self._step(ops, masked, parts, edge=True)
-        self.out("l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)")
-        self.out("o = acc / l_safe[:, None]")
+        if att.safe_softmax:
+            self.out("l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)")
+            self.out("o = acc / l_safe[:, None]")
+        else:
+            self.out("o = acc / l_i[:, None]  # a row with every key masked: 0 / 0 = NaN, as softmax written out")
         before = ()
         if att.causal:
             before = (self._v_scan(nl, lead, v, bn, block_dv),)
@@ -326,7 +336,11 @@ class _AttentionWriter(AnchorWriter):
             m_mask = f"(rm[:, None] < {Lq})" + (f" & (rn[None, :] < {Lk})" if edge else "")
             bias = (f"tl.load({self.pointer(m_view.base)} + m_base + {self._t('rm[:, None]', m_st[-2])} + "
                     f"{self._t('rn[None, :]', m_st[-1])}, mask={m_mask}, other=0)")
-            if self.graph.buffer_type(m_view.base).dtype == "bool":
+            if att.fill_on is not None:   # masked_fill / where: the score is replaced, a NaN one too
+                keep = "qk, float(\"-inf\")" if not att.fill_on else "float(\"-inf\"), qk"
+                self.out(f"qk = tl.where({bias} != 0, {keep})  # the mask replaces the score by -inf where "
+                         f"{att.fill_on} (masked_fill)")
+            elif self.graph.buffer_type(m_view.base).dtype == "bool":
                 self.out(f"qk = qk + tl.where({bias} != 0, 0.0, float(\"-inf\"))  # boolean mask: 0 or -inf, added")
             else:
                 self.out(f"qk = qk + {bias}.to(tl.float32) * {LOG2E!r}  # additive mask")

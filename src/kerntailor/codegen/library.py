@@ -92,6 +92,9 @@ def library_call(node: Node) -> Call:
         return Call("aten.convolution.default", (Operand(0), Operand(1), None, *fields, node.transposed,
                                                  [Field("output_padding", i) for i in range(nd)], Field("groups")))
     if isinstance(node, Attention):
+        if node.written_out:
+            raise CodegenUnsupported(f"{node.name}: attention written out (masked_fill, NaN for an all -inf row) has "
+                                     "no library call: SDPA's semantics differ")
         mask = Operand(3) if len(node.operands) > 3 else None
         gqa = (("enable_gqa", True),) if node.operands[0].shape[-3] != node.operands[1].shape[-3] else ()
         return Call("aten.scaled_dot_product_attention.default", (Operand(0), Operand(1), Operand(2)),

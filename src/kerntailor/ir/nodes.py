@@ -118,11 +118,25 @@ class Conv(Node):
 
 @dataclass(frozen=True)
 class Attention(Node):
-    """softmax(Q Kᵀ · scale + mask) V over operands q, k, v (B, H, S, D) [+ additive/boolean mask]."""
+    """softmax(Q Kᵀ · scale + mask) V over operands q, k, v (B, H, S, D) [+ additive/boolean mask].
+
+    As SDPA computes it by default (fill_on None, safe_softmax True): a boolean mask keeps the keys where it is True
+    and is *added* as 0 / -inf; a row with every key masked gives 0. Attention written out (capture/
+    rewrite_attention.py) differs in two ways the fields say: fill_on True / False: the boolean mask *replaces* the
+    scaled score by -inf where it equals fill_on (masked_fill(m, -inf) / where(m, s, -inf): a NaN score there
+    becomes -inf); safe_softmax False: a row whose scores are all -inf gives NaN (softmax's exp(-inf - -inf)).
+    """
 
     scale: float = 1.0
     causal: bool = False
+    fill_on: bool | None = None
+    safe_softmax: bool = True
     family = "attention"
+
+    @property
+    def written_out(self) -> bool:
+        """Whether this node has semantics SDPA's call does not (module: fill_on, safe_softmax)."""
+        return self.fill_on is not None or not self.safe_softmax
 
     def flops(self) -> int:
         q, k = self.operands[0].shape, self.operands[1].shape
@@ -134,7 +148,10 @@ class Attention(Node):
         return full // 2 if self.causal else full
 
     def describe(self) -> str:
-        return f"attention q{list(self.operands[0].shape)} scale {self.scale:.4g}{' causal' if self.causal else ''}"
+        extra = ((f" masked_fill where mask is {self.fill_on}" if self.fill_on is not None else "")
+                 + ("" if self.safe_softmax else " (an all -inf row: NaN)"))
+        return (f"attention q{list(self.operands[0].shape)} scale {self.scale:.4g}{' causal' if self.causal else ''}"
+                + extra)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """decode_attention's scores and softmax fp32 with the schedule that failed the referee on the H200 on 2026-12-01
-(its softmax looped, RBLOCK 512), judged twice: as emitted now (that kernel compiled with enable_fp_fusion=False) and with FMA
-contraction allowed again (the control, which should fail the outlier draw). decode_attention itself is one
+(its softmax looped, RBLOCK 512), judged twice: as emitted now (that kernel compiled with enable_fp_fusion=False)
+and with FMA contraction allowed again (the control, which should fail the outlier draw). decode_attention itself is one
 attention kernel since capture/rewrite_attention.py, so the problem judged is tests/data/codegen_fused/
 decode_scores.py: the same batched GEMV and softmax (k0, k1), its scores returned. On a GPU machine, from the
 repository root:

@@ -298,7 +298,8 @@ def test_every_kernel_cross_compiles(name, tmp_path):
 
 @pytest.mark.compile
 def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
-    """decode_scores' softmax (decode_attention's, before that became one attention kernel), looped: the first pass takes the row max of x·s, the second computes
+    """decode_scores' softmax (decode_attention's, before that became one attention kernel), looped: the first
+    pass takes the row max of x·s, the second computes
     exp(x·s − max). With FMA contraction the second pass's x·s is unrounded (fma(x, s, −max)) while the
     max was rounded: on the H200 the outlier draw failed the referee by 8.7e-4 (2026-12-01). Such kernels
     (more than one pass, a product feeding a row max) are compiled with enable_fp_fusion=False, so both

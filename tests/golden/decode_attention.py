@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_4699c34b57c6843e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_attention_a294184c8d2fc4f0 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, 1, any)
@@ -44,8 +44,10 @@ _AMD = torch.version.hip is not None
 @triton.jit
 def k0_attention_kernel(q_ptr, k_cache_ptr, v_cache_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
     """attention q[32, 32, 1, 128] scale 0.08839 (an all -inf row: NaN) -> (d0 x d1 x 1 x d2): attn0. Flash attention (online softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, tl.dot ieee."""
-    pid_m = tl.program_id(0)
-    bh = tl.program_id(1)  # batch x heads, flattened
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(1, BLOCK_M)
+    pid_m = pid % num_m
+    bh = pid // num_m  # batch x heads, flattened
     i1 = bh % s2
     q1 = bh // s2
     i0 = q1
@@ -101,7 +103,7 @@ def k0_attention_kernel(q_ptr, k_cache_ptr, v_cache_ptr, attn0_ptr, s0, s1, s2, 
 _INTERPRETED = not isinstance(k0_attention_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.decode_attention_4699c34b57c6843e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.decode_attention_a294184c8d2fc4f0 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -114,7 +116,7 @@ def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
     attn0 = torch.empty((d0, d1, 1, d2), device=q.device, dtype=torch.float32)
     if d2 > 256:
         raise ValueError(f"the head dim of q, k, v is {d2}: k0_attention_kernel holds whole head rows on chip and was generated for head dims up to 256; generate the kernel at this head dim")
-    k0_attention_kernel[(triton.cdiv(1, 16), d0 * d1)](q, k_cache, v_cache, attn0, d3, d2, d1, d1 * d2, d1 * d2 * d3, d2 * d3, 0.9999999999999999 * d2 ** -0.5, BLOCK_M=16, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d2)), BLOCK_DV=max(16, triton.next_power_of_2(d2)), num_warps=4, num_stages=2)
+    k0_attention_kernel[(triton.cdiv(1, 16) * d0 * d1,)](q, k_cache, v_cache, attn0, d3, d2, d1, d1 * d2, d1 * d2 * d3, d2 * d3, 0.9999999999999999 * d2 ** -0.5, BLOCK_M=16, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d2)), BLOCK_DV=max(16, triton.next_power_of_2(d2)), num_warps=4, num_stages=2)
     return attn0
 
 
@@ -129,8 +131,8 @@ def _launch_kernels_fake(q, k_cache, v_cache):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "decode_attention_4699c34b57c6843e"):
-    torch.library.custom_op("kerntailor::decode_attention_4699c34b57c6843e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "decode_attention_a294184c8d2fc4f0"):
+    torch.library.custom_op("kerntailor::decode_attention_a294184c8d2fc4f0", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -201,7 +203,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_4699c34b57c6843e; the constructor is Model's own."""
+    """decode_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_attention_a294184c8d2fc4f0; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -264,5 +266,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d3 * d2 >= 2147483647:
             raise ValueError(f"k_cache has {d0 * d1 * d3 * d2} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.decode_attention_4699c34b57c6843e(q, k_cache, v_cache)
+        attn0 = torch.ops.kerntailor.decode_attention_a294184c8d2fc4f0(q, k_cache, v_cache)
         return torch.as_strided(attn0, (d0, d1, 1, d2,), (d1 * d2, d2, 1, 1,), 0)

@@ -3,13 +3,14 @@ pointwise epilogue over its output.
 
     out[..., i, :] = Σ_j softmax_j(scale · q[i]·k[j] + bias[i, j]) · v[j]        (Attention, ir/nodes.py)
 
-Iteration: a 2-D grid, (cdiv(Lq, BLOCK_M), the leading dims of the output flattened: batch x heads). A program
-holds one BLOCK_M x D tile of Q in registers and walks the keys BLOCK_N at a time: S = Q Kᵀ with `tl.dot` into
-fp32, the running row max m and sum l of the online softmax (in the log2 domain: exp2 of scores pre-multiplied
-by log2(e)), acc = acc · exp2(m_old - m_new) + P V (P cast to V's dtype for the second product, as FlashAttention
-does). The score matrix is never written. The loop is split in two: the key blocks every row of the tile sees
-whole (no mask), then the few that need one (the causal diagonal, the keys past Lk). With is_causal the blocks
-above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j is seen by row i iff j <= i).
+Iteration: a 1-D grid of cdiv(Lq, BLOCK_M) x (the output's leading dims flattened: batch x heads) programs, query
+blocks fastest. A program holds one BLOCK_M x D tile of Q in registers and walks the keys BLOCK_N at a time:
+S = Q Kᵀ with `tl.dot` into fp32, the running row max m and sum l of the online softmax (in the log2 domain: exp2
+of scores pre-multiplied by log2(e)), acc = acc · exp2(m_old - m_new) + P V (P cast to V's dtype for the second
+product, as FlashAttention does). The score matrix is never written. The loop is split in two: the key blocks
+every row of the tile sees whole (no mask), then the few that need one (the causal diagonal, the keys past Lk).
+With is_causal the blocks above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j
+is seen by row i iff j <= i).
 
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
@@ -183,7 +184,7 @@ class _AttentionWriter(AnchorWriter):
         block_dv = self._head_block("BLOCK_DV", v_shape[-1], att.operands[2].shape[-1])
         self.head_dims = (("q", q_shape[-1]), ("k", k_shape[-1]), ("v", v_shape[-1]))
         lead = space[:nl]
-        self._program(nl, lead)
+        self._program(nl, lead, Lq)
         kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
                      for j, name in ((1, "k"), (2, "v"))}
         self._base("q", q, q_st, q_off, {a: f"i{a}" for a in range(nl)}, nl)
@@ -275,11 +276,16 @@ class _AttentionWriter(AnchorWriter):
                       'kernel at this head dim")']
         return tuple(lines)
 
-    def _program(self, nl: int, lead: list[SizeExpr]) -> None:
-        """pid_m: the query block; bh: the leading coordinates flattened, unravelled into i0, i1, ..."""
-        pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
-        self.out(f"pid_m = {pid.format(0)}")
-        self.out(f"bh = {pid.format(1)}  # batch x heads, flattened")
+    def _program(self, nl: int, lead: list[SizeExpr], Lq: str) -> None:
+        """pid_m: the query block; bh: the leading coordinates flattened, unravelled into i0, i1, ... One grid
+        axis holds both (query blocks fastest: the programs of one head run together and share its k and v in
+        L2): a second axis would hold batch x heads, and CUDA caps grid axes 1 and 2 at 65535 programs (an
+        H200 launch of 2^20 + 3 heads failed with "invalid argument"), axis 0 at 2^31 - 1."""
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        self.out(f"pid = {pid}")
+        self.out(f"num_m = tl.cdiv({Lq}, BLOCK_M)")
+        self.out("pid_m = pid % num_m")
+        self.out("bh = pid // num_m  # batch x heads, flattened")
         if nl:
             self.unravel(list(range(nl)), lead, "bh")
 
@@ -420,7 +426,7 @@ class _AttentionWriter(AnchorWriter):
     def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
                 dtype: str) -> GeneratedKernel:
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
-        grid = (GridAxis(((space[nl], bm),)), GridAxis(tuple((e, 1) for e in space[:nl]) or ((const(1), 1),)))
+        grid = (GridAxis(((space[nl], bm),) + tuple((e, 1) for e in space[:nl])),)   # see _program
         dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in self.pointers}
         shape = " x ".join(self.sizes.host(e) for e in space)
         what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")

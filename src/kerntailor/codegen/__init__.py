@@ -36,7 +36,8 @@ emit.py, the store and the report then take it as they take every family (tests/
 What is not a family's own and still needs an edit elsewhere for a truly new anchor op:
 - capture: lowering the ATen op to an IR node (ir/nodes.py: a Node class with its `family`, `flops()`, fields;
   capture/ops_anchor.py), and its family name in plan/fusion.py's ANCHORS (which IR families start a group);
-  capture/cost.py's MATRIX_FAMILIES where it is a matrix product (the roofline floor's rate);
+  capture/cost.py's MATRIX_FAMILIES where it is a matrix product (the roofline floor's rate), and
+  capture/generalize.py's DERIVED_FAMILIES where its output sizes follow a formula (a window's);
 - a library fallback for it (library.py's `library_call`), if the host should run it when its writer refuses;
 - the analytical cost model's resource estimates without a build (costmodel/analytical.py `estimate_facts`,
   which knows matmul and row tiles by name) only matter for candidates that were not built; a built candidate's

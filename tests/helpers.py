@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized, capture_problem
-from kerntailor.codegen import default_schedule, generate_module
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
 
@@ -118,7 +118,7 @@ def prepared(path: Path, dtype: str | None = None):
     header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
     spec = loaded(path, dtype)
     cap, gen = captured(spec)
-    return spec, cap, gen, plan_fusion(gen.graph)
+    return spec, cap, gen, plan_fusion(gen.graph, FAMILIES)
 
 
 def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):

@@ -15,6 +15,7 @@ import torch
 
 from graph_eval import check_against_eager
 from kerntailor.capture import capture_problem
+from kerntailor.codegen import FAMILIES
 from kerntailor.errors import CaptureError
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Pointwise, Recurrent, Reduction
@@ -56,7 +57,7 @@ def problem(tmp_path: Path, name: str, body: str, inputs: str, args: str = "x", 
 def captured_matches_eager(spec, variant: str = "default"):
     """Capture `variant`, plan it, and check the graph against the eager module on real CPU values."""
     graph = capture_problem(spec, variant).graph
-    plan_fusion(graph)  # every new node has a group
+    plan_fusion(graph, FAMILIES)  # every new node has a group
     model = spec.make_model(variant, "cpu", seed=1)
     inputs = spec.make_inputs(variant, "cpu", seed=2)
     check_against_eager(graph, model, inputs)
@@ -246,7 +247,7 @@ def test_transposed_convolution(tmp_path, name, init, inputs):
     # every input element scatters into Cout/g channels x the kernel
     assert conv.flops() == 2 * x.numel * w.shape[1] * int(torch.tensor(w.shape[2:]).prod())
     assert "transposed" in conv.describe() and "output_padding" in conv.describe()
-    plan = plan_fusion(graph)
+    plan = plan_fusion(graph, FAMILIES)
     # convolution has no generator: the library's call alone, its bias and relu one generated kernel after it
     assert [g.family for g in plan.groups] == ["library", "pointwise"]
     assert plan.groups[0].nodes == (conv.name,)
@@ -278,7 +279,7 @@ def test_recurrent_layers(tmp_path, name, init, body, inputs, args):
         assert node.batch_first == module.batch_first and node.has_biases == module.bias
         assert node.operands[0].shape == spec.inputs[0].shape
         assert len(node.operands) == 1 + node.hidden + len(module._flat_weights)
-    plan = plan_fusion(graph)
+    plan = plan_fusion(graph, FAMILIES)
     # no generator: one library group holds the call's every result (one node per used result, one call)
     recurrent_groups = [g for g in plan.groups if g.family == "library" and set(g.nodes) & {n.name for n in nodes}]
     assert len(recurrent_groups) == 1 and {n.name for n in nodes} <= set(recurrent_groups[0].nodes)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import DATA, L1, L3, make_module, prepared, verify
-from kerntailor.codegen import ScheduleError, default_schedule
+from kerntailor.codegen import FAMILIES, ScheduleError, default_schedule
 from kerntailor.codegen.attention import AttentionSchedule
 from kerntailor.plan import plan_fusion
 from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
@@ -41,7 +41,7 @@ def test_sdpa_is_planned_as_an_attention_group_and_the_library_remains_the_fallb
     module = make_module(PLAIN)
     assert "tl.dot(q, kt" in module.source and "scaled_dot_product_attention.default(" not in module.source
     # codegen refusing it (the pipeline's re-plan): the library call, as before
-    library = plan_fusion(gen.graph, library=[group.anchor])
+    library = plan_fusion(gen.graph, FAMILIES, library=[group.anchor])
     assert [g.family for g in library.groups] == ["library"]
 
 

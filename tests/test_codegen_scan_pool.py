@@ -16,7 +16,7 @@ import pytest
 
 from helpers import prepared
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import default_schedule, generate_module
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module
 from kerntailor.codegen.pool import host_size_lines
 from kerntailor.codegen.scan import fold_flipped_scans
 from kerntailor.codegen.sizes import SizeArgs
@@ -36,7 +36,7 @@ def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, r
     problem, _, gen, _ = prepared(path, dtype)
     if rewrite is not None:
         gen = rewrite(gen)
-    plan = plan_fusion(gen.graph)
+    plan = plan_fusion(gen.graph, FAMILIES)
     chosen = {g.name: default_schedule(gen, g).retune(knobs or {}) for g in plan.groups}
     return problem, generate_module(problem, gen, plan, chosen, "mi300x", "gfx942")
 

@@ -22,8 +22,7 @@ from kerntailor.codegen.library import host_size_lines
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.ir.nodes import Conv
-from kerntailor.plan.coverage import GENERATED_ANCHORS
-from kerntailor.plan.fusion import ANCHORS
+from kerntailor.plan.fusion import ANCHORS, plan_fusion
 
 DATA = Path(__file__).parent / "data" / "mixed"
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,11 +49,17 @@ def _module(name: str):
 
 # --- unit ------------------------------------------------------------------------------------------------
 
-def test_the_planners_generated_anchors_are_codegens_families():
-    """plan/coverage.py (read by the planner, which may not import codegen) says which anchors have a generator:
-    exactly the anchor families codegen's table has."""
-    assert GENERATED_ANCHORS == set(FAMILIES) & set(ANCHORS)
+def test_the_planner_generates_exactly_the_anchor_families_its_caller_names():
+    """The planner may not import codegen: its caller names the families codegen writes (codegen's FAMILIES), and
+    an anchor of any other family is a library group. Without matmul among them, gemm_bias_relu's product is the
+    library's and its bias + relu a generated pointwise group."""
     assert "library" in FAMILIES and not {"conv", "recurrent"} & set(FAMILIES) and "attention" in FAMILIES
+    _, _, gen, plan = prepared(Path(__file__).resolve().parents[1] / "problems" / "level2" / "gemm_bias_relu.py")
+    assert [g.family for g in plan.groups] == ["matmul"]
+    without = plan_fusion(gen.graph, set(FAMILIES) - {"matmul"})
+    assert [g.family for g in without.groups] == ["library", "pointwise"]
+    assert without.groups[0].nodes == plan.groups[0].nodes[:1]
+    assert [g.family for g in plan_fusion(gen.graph, set(FAMILIES) - set(ANCHORS)).groups] == ["library", "pointwise"]
 
 
 def test_a_library_group_is_host_lines_calling_its_aten_op():

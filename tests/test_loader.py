@@ -590,6 +590,7 @@ def test_kernelbench_data_files_are_present():
 @pytest.mark.parametrize("path", KB_FILES, ids=[p.stem for p in KB_FILES])
 def test_kernelbench_file_loads_captures_and_inspects_on_every_target(path):
     from kerntailor.capture import capture_problem
+    from kerntailor.codegen import FAMILIES
     from kerntailor.inspect import Inspection, floor_of, render_inspection
     from kerntailor.plan import plan_fusion
     from kerntailor.targets import all_targets
@@ -602,7 +603,7 @@ def test_kernelbench_file_loads_captures_and_inspects_on_every_target(path):
     capture = capture_problem(spec)
     assert families == {n.family for n in capture.graph.nodes}
     assert capture.cost.flops > 0 and capture.cost.min_bytes >= sum(i.nbytes for i in spec.inputs)
-    plan = plan_fusion(capture.graph)
+    plan = plan_fusion(capture.graph, FAMILIES)
     # each is one kernel's worth of work; a convolution (no generator) is the library's call, its tail one kernel
     if "conv" in families:
         assert [g.family for g in plan.groups] == ["library", "pointwise"], [g.nodes for g in plan.groups]

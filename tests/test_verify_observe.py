@@ -230,7 +230,7 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     from pathlib import Path
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, default_schedule, generate_module
     from kerntailor.generate.pipeline import LIBRARY_PRODUCT_CALLS, LIBRARY_PRODUCT_OPS
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -238,7 +238,7 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
 
     problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "level2" / "gemm_bias_relu.py")
     _, gen = capture_generalized(problem)
-    plan = plan_fusion(gen.graph)
+    plan = plan_fusion(gen.graph, FAMILIES)
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
     schedules = {g.name: replace(schedules[g.name], LIBRARY=1) if g.family == "matmul" else schedules[g.name]
                  for g in plan.groups}

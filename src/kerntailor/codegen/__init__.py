@@ -10,22 +10,38 @@ cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as k
 `schedule.py` (the Schedule base), `assemble.py` (signature, constexprs, grid, scratch and options of every
 kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py` (ModelNew's constructor).
 
-How to add a family (a convolution or attention generator, say; `library.py` runs anchors without one on the
-host, and the planner gives them library groups: plan/coverage.py):
+How to add a family (a convolution generator, say; `library.py` runs anchors without one on the host, and the
+planner gives them library groups):
 1. A writer module `codegen/<family>.py` with
    - a frozen `<Family>Schedule(Schedule)`: its tiles as fields named like the constexprs they become,
      `family`, `order` and `shown` (what kernel.py's header lists), checks in `__post_init__` that raise
      ScheduleError for a value no kernel can take;
    - `default_schedule(gen, group)`: a schedule that works without search;
+   - `work_sizes(gen, group) -> dict`: the sizes its search space and the cost model take (default: the
+     group's numel);
    - `generate_<family>(gen, group, schedule, host_names, kernel_name, arch) -> GeneratedKernel`: a writer
      (usually a KernelWriter subclass; AnchorWriter when the group is an anchor op plus a pointwise epilogue)
      that writes the body with `self.out(...)` / `with self.out.block("for ...:"):` and finishes with
      `assemble(...)`. A group that runs no kernel of its own (a library call on the host) returns a
      GeneratedKernel with an empty source and a Launch that has only `host_prologue` lines and the
      `host_buffers` they define.
-2. One `Family(...)` line in `codegen/families.py`.
-3. A search space for it in `search/families.py` (`SPACES`), whose knobs are the schedule's tuned fields.
-The pipeline, emit.py, the store and the report then take it as they take every family.
+2. One `Family(...)` line in `codegen/families.py`: with `matrix=True` if its first node is a matrix product,
+   `precisions` naming the user's precision policies its schedule's `precision` takes, and the derived-size
+   hooks if its outputs have sizes of their own.
+3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
+   tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding).
+The plan (its callers pass FAMILIES' names as `generated`), the generate stage (sizes, precision policy, fp8),
+emit.py, the store and the report then take it as they take every family (tests/test_family_extension.py).
+
+What is not a family's own and still needs an edit elsewhere for a truly new anchor op:
+- capture: lowering the ATen op to an IR node (ir/nodes.py: a Node class with its `family`, `flops()`, fields;
+  capture/ops_anchor.py), and its family name in plan/fusion.py's ANCHORS (which IR families start a group);
+  capture/cost.py's MATRIX_FAMILIES where it is a matrix product (the roofline floor's rate), and
+  capture/generalize.py's DERIVED_FAMILIES where its output sizes follow a formula (a window's);
+- a library fallback for it (library.py's `library_call`), if the host should run it when its writer refuses;
+- the analytical cost model's resource estimates without a build (costmodel/analytical.py `estimate_facts`,
+  which knows matmul and row tiles by name) only matter for candidates that were not built; a built candidate's
+  ISA facts need nothing.
 """
 
 from __future__ import annotations

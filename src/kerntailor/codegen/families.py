@@ -1,14 +1,18 @@
 """The families codegen writes, by the plan's family name: each a schedule type, a default schedule and a
-writer, plus the hooks a family with sizes of its own needs (a pool's output sizes come from its window).
+writer, plus what the later stages ask of a family: the sizes its search space takes (`work_sizes`), whether
+its anchor is a matrix product (`matrix`), which of the user's precision policies its schedule takes
+(`precisions`), and the hooks a family with sizes of its own needs (a pool's output sizes come from its window).
 
 Adding a family is a writer module that defines these, one `Family` line below, and a search space
-(search/families.py); the rest of codegen reads this table.
+(search/families.py, `SPACE_FAMILIES`); the plan (told these names by its caller), the pipeline, the cost model
+and the rest of codegen read this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen import attention, fused, gemm, library, pool, scan
@@ -17,9 +21,15 @@ from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.precision import PRECISIONS
 
 # (gen, group, schedule, host names, kernel name, arch) -> the group's kernel
 Writer = Callable[[Generalized, FusionGroup, Schedule, dict, str, "str | None"], GeneratedKernel]
+
+
+def numel_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"numel"}: the elements of the group's iteration space (a pointwise group's search sizes)."""
+    return {"numel": prod(group.space)}
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,13 @@ class Family:
     schedule: type[Schedule]
     default: Callable[[Generalized, FusionGroup], Schedule]     # a schedule without search
     write: Writer
+    # the sizes its search space (search/families.py, by the same name) and the cost model take, at the traced shapes
+    work_sizes: Callable[[Generalized, FusionGroup], dict[str, int]] = numel_sizes
+    matrix: bool = False                    # the group's first node is a matrix product (its FLOPs: the matrix rate)
+    precisions: tuple[str, ...] = ()        # the user's precision policies (precision.py) its schedule's
+                                            # `precision` takes; fp8 ones: it quantizes its products' operands
+    library_product: bool = False           # measured mode also times the library's product with this kernel as
+                                            # its epilogue (the schedule's LIBRARY knob)
     # sizes the host computes by the op's own formula (not products of input dims): host names of those dims,
     # the host lines that set one, and the output shape of a node that has them
     derived_names: Callable[[Generalized], dict[Dim, str]] | None = None
@@ -38,13 +55,17 @@ class Family:
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("pointwise", fused.PointwiseSchedule, fused.default_schedule, fused.generate_fused),
-    Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused),
-    Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm),
-    Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, rewrite=scan.fold_flipped_scans),
-    Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool,
+    Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused,
+           work_sizes=fused.reduction_work_sizes),
+    Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm, work_sizes=gemm.work_sizes,
+           matrix=True, precisions=PRECISIONS, library_product=True),
+    Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, work_sizes=scan.work_sizes,
+           rewrite=scan.fold_flipped_scans),
+    Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool, work_sizes=pool.work_sizes,
            derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
            output_shape=pool.output_shape),
-    Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention),
+    Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
+           work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines,
            output_shape=library.output_shape),

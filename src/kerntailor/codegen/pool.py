@@ -118,6 +118,11 @@ class PoolSchedule(Schedule):
         self.power_of_two("XBLOCK")
 
 
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"numel"}: the pool's outputs (search/families.py's pool_space), whatever its prologue's shape."""
+    return {"numel": gen.graph.node(group.anchor).out.numel}
+
+
 def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     """4 outputs per lane of 4 warps for small windows; fewer where a big unrolled window would keep too
     many loads in flight (a 3x3x3 window at 1024 spills SGPRs on gfx942), and half as many with a prologue

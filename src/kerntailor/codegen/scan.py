@@ -28,7 +28,7 @@ from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, product
+from kerntailor.codegen.sizes import const, product, row_sizes
 from kerntailor.ir.nodes import Scan
 from kerntailor.ir.types import View
 from kerntailor.plan.fusion import FusionGroup
@@ -57,6 +57,11 @@ class ScanSchedule(Schedule):
         super().__post_init__()
         self.power_of_two("XBLOCK")
         self.power_of_two("RBLOCK")
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"R", "X"}: rows of R scanned along the scan's axis (search/families.py's scan_space)."""
+    return row_sizes(group.space, (_scan_node(gen, group).axis,))
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> ScanSchedule:

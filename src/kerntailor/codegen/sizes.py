@@ -15,6 +15,18 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 Canon = tuple[Fraction, tuple[tuple[Dim, Fraction], ...]]
 
 
+def row_sizes(space: tuple[int, ...], axes: tuple[int, ...]) -> dict[str, int]:
+    """{"R": the elements of one row (the product of `space`'s `axes`), "X": the rows}: what a reduction's or a
+    scan's search space and cost model size it by."""
+    total = 1
+    for s in space:
+        total *= s
+    r = 1
+    for k in axes:
+        r *= space[k]
+    return {"R": r, "X": max(1, total // r)}
+
+
 def canon(e: SizeExpr) -> Canon | None:
     """(coeff, sorted factors) of a monomial; None if it has an offset or a float coefficient."""
     if e.offset or not isinstance(e.coeff, Fraction):

@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kerntailor.capture.cost import MATRIX_FAMILIES, view_bytes
+from kerntailor.codegen import FAMILIES
 from kerntailor.costmodel.analytical import LAUNCH_OVERHEAD_S
 from kerntailor.costmodel.eager_trace import EagerOp, trace_eager
 from kerntailor.ir.nodes import Graph, Recurrent
@@ -143,7 +144,7 @@ def predict_eager(ops: Iterable[EagerOp], target: Target, ceilings: Ceilings | N
 
 def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
     """The kernels torch.compile would launch, as tuples of IR node names in launch order (module docstring)."""
-    plan = plan_fusion(graph)
+    plan = plan_fusion(graph, FAMILIES)
     kernels = []
     for group in plan.launch_order():
         if group.family in MATRIX_FAMILIES or group.family == "library":

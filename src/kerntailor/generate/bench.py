@@ -150,10 +150,12 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
     """"gemm" if the plan has a matrix product and nothing else compute-bound, "memory-bound" if it has no
     matmul, conv or attention, else "other" (conv, attention). Unloadable files count as "other"."""
     from kerntailor.capture.capture import capture_problem
+    from kerntailor.codegen import FAMILIES
     from kerntailor.plan import plan_fusion
 
     try:
-        families = {g.family for g in plan_fusion(capture_problem(load_problem(path, dtype=dtype)).graph).groups}
+        graph = capture_problem(load_problem(path, dtype=dtype)).graph
+        families = {g.family for g in plan_fusion(graph, FAMILIES).groups}
     except KerntailorError:
         return "other"
     if not families & set(COMPUTE_FAMILIES):

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from kerntailor.codegen import CodegenUnsupported, Schedule
+from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule
 from kerntailor.costmodel.persist import load_ranker
 from kerntailor.generate.evaluate import Evaluation, Evaluator
 from kerntailor.generate.kernels import group_work, kernel_source
@@ -65,8 +65,10 @@ class Candidates:
 def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup) -> GroupSearch:
     """Search `group`'s schedules, the other groups under `schedules`."""
     settings, target = run.settings, run.target
-    # the operands a matmul group multiplies: fp8 copies under the fp8 policies (tiles, LDS, rate)
-    dtype = "fp8" if group.family == "matmul" and is_fp8(settings.precision) else run.capture.cost.dtype
+    fam = FAMILIES[group.family]
+    # the operands of a family that quantizes its products: fp8 copies under the fp8 policies (tiles, LDS, rate)
+    fp8 = is_fp8(settings.precision) and settings.precision in fam.precisions
+    dtype = "fp8" if fp8 else run.capture.cost.dtype
     work, sizes = group_work(run.gen, group, dtype)
     base = schedules[group.name]
     if getattr(base, "SPLIT", 0):  # the cost model sees SPLIT rows of R/SPLIT
@@ -93,7 +95,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     log.info("%s: %d of %d schedules ok (%s)", group.name, len(ranked), len(trials), result.stopped_by)
     found = GroupSearch(group, tuple(space.schedule(t.config, base) for t in ranked), tuple(t.value for t in ranked),
                         evaluator.seen.get(ranked[0].config) if ranked else None, trials, evaluator.seen, work)
-    if run.measured and group.family == "matmul" and not is_fp8(settings.precision):
+    if run.measured and fam.library_product and not is_fp8(settings.precision):
         found = _with_library_product(run, schedules, found, evaluator)
     return found
 

@@ -9,39 +9,23 @@ size it by) and its `KernelSource` (what the build stage compiles).
 from __future__ import annotations
 
 from kerntailor.builder import KernelSource
-from kerntailor.codegen import GeneratedKernel, attention
-from kerntailor.codegen.gemm import work_sizes
+from kerntailor.codegen import GeneratedKernel
+from kerntailor.codegen.families import family
 from kerntailor.costmodel import Work
 from kerntailor.plan.fusion import FusionGroup
 
 
 def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
-    """(Work, the family's sizes) of one group at the traced shapes: FLOPs and bytes for the cost model; R and X
-    (rows of R reduced or scanned), numel, M, N, K (the batch folded into M), or an attention's BH, Lq, Lk, D, Dv
-    for its search space."""
+    """(Work, the family's sizes) of one group at the traced shapes: FLOPs and bytes for the cost model, and the
+    sizes its family's search space takes (codegen's `Family.work_sizes`: R and X, numel, M, N, K, ...). A matrix
+    family's first node is its product: those FLOPs run at the matrix rate, the rest (its epilogue) are vector."""
+    fam = family(group.family, group.name)
     nodes = [gen.graph.node(n) for n in group.nodes]
     flops = sum(n.flops() for n in nodes)
-    total = 1
-    for s in group.space:
-        total *= s
-    if group.family in ("reduction", "scan"):
-        axes = group.reduce_axes if group.family == "reduction" else (nodes[0].axis,)
-        r = 1
-        for k in axes:
-            r *= group.space[k]
-        sizes = {"R": r, "X": max(1, total // r)}
-    elif group.family == "pool":
-        sizes = {"numel": gen.graph.node(group.anchor).out.numel}
-    elif group.family == "matmul":
-        sizes = work_sizes(gen, group)
-        matrix = sum(n.flops() for n in nodes[:1])
-        return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
-    elif group.family == "attention":
-        sizes = attention.work_sizes(gen, group)
+    sizes = fam.work_sizes(gen, group)
+    if fam.matrix:
         matrix = nodes[0].flops()
         return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
-    else:
-        sizes = {"numel": total}
     return Work(flops, group.bytes_moved, dtype, False, tuple(sizes.items())), sizes
 
 

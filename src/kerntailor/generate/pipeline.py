@@ -23,8 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
-from kerntailor.codegen.attention import PRECISIONS as ATTENTION_PRECISIONS
+from kerntailor.codegen import FAMILIES, CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
@@ -35,7 +34,6 @@ from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
-from kerntailor.plan.coverage import GENERATED_ANCHORS
 from kerntailor.plan.coverage import LIBRARY as LIBRARY_GROUP
 from kerntailor.plan.fusion import ANCHORS
 from kerntailor.precision import PRECISIONS, fp8_format, is_fp8
@@ -237,7 +235,7 @@ def _smaller_search(stored: dict | None, settings: GenerateSettings) -> str:
 def _capture(run: Run) -> None:
     run.progress("capture", 0, 1, None)
     run.capture, run.gen = capture_generalized(run.problem)
-    run.plan = plan_fusion(run.gen.graph)
+    run.plan = plan_fusion(run.gen.graph, FAMILIES)
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
@@ -274,12 +272,12 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
                 raise
             log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
             refused[anchor] = str(e)
-            run.plan = plan_fusion(run.gen.graph, library=refused)
+            run.plan = plan_fusion(run.gen.graph, FAMILIES, library=refused)
     run.library_groups = {}
     for g in run.plan.groups:
         if g.family == LIBRARY_GROUP:
             anchor = run.gen.graph.node(g.nodes[0])
-            why = ("no generator" if anchor.family not in GENERATED_ANCHORS
+            why = ("no generator" if anchor.family not in FAMILIES
                    else f"codegen refused it: {refused[anchor.name]}")
             run.library_groups[g.name] = f"{anchor.family}: {why}"
     return schedules
@@ -293,12 +291,12 @@ def _referee_device() -> str:
 
 
 def _default_schedules(run: Run) -> dict[str, Schedule]:
-    """Each group's heuristic schedule; a matmul group's products, and an attention group's fp32 ones under an
-    ieee or tf32 policy, in the user's precision policy (not a knob the search may change). CodegenUnsupported
-    for a family codegen does not cover."""
+    """Each group's heuristic schedule; the products of a family that takes the user's precision policy
+    (`Family.precisions`: a matmul any, an attention's fp32 ones ieee, tf32 and tf32x3) in that policy (not a knob
+    the search may change). CodegenUnsupported for a family codegen does not cover."""
     schedules = {g.name: default_schedule(run.gen, g) for g in run.plan.groups}
     for g in run.plan.groups:
-        if g.family == "matmul" or (g.family == "attention" and run.settings.precision in ATTENTION_PRECISIONS):
+        if run.settings.precision in FAMILIES[g.family].precisions:
             schedules[g.name] = replace(schedules[g.name], precision=run.settings.precision)
     return schedules
 
@@ -493,7 +491,7 @@ def _store_library_decision(run: Run, source: str, verdict: Verdict, report: dic
 # --- the report ---------------------------------------------------------------------------------------------
 
 def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
-    precision = run.settings.precision if any(g.family in ("matmul", "attention") for g in run.plan.groups) else None
+    precision = run.settings.precision if any(FAMILIES[g.family].matrix for g in run.plan.groups) else None
     cost = run.capture.cost
     return {
         "problem": run.problem.name, "path": str(Path(run.problem.path).resolve()),
@@ -553,7 +551,7 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
     from kerntailor.ir.nodes import Matmul
 
     fp8_format(target.arch)   # a target without fp8 matrix units: a clear error
-    anchors = {g.nodes[0] for g in plan.groups if g.family == "matmul"}
+    anchors = {g.nodes[0] for g in plan.groups if precision in FAMILIES[g.family].precisions}
     stored = {i.name for i in gen.graph.inputs}
     for node in gen.graph.nodes:
         computed = [v.base for v in node.operands[:2] if v.base not in stored] if isinstance(node, Matmul) else []

@@ -3,9 +3,10 @@
 Rules (in the spirit of Inductor's scheduler, simplified):
 - an anchor (matmul, conv, attention, pool, scan, recurrent) starts a group; pointwise nodes of its output shape
   that consume it join it as an epilogue;
-- an anchor with no code generator (plan/coverage.py), or one the caller names in `library` (codegen refused
-  it), is a `library` group alone: the host calls its ATen op, and what follows it is planned as usual, reading
-  the library's output (a convolution's bias + activation + pool + softmax tail stays generated);
+- an anchor whose family the caller does not name in `generated` (no code generator: plan/coverage.py), or one
+  the caller names in `library` (codegen refused it), is a `library` group alone: the host calls its ATen op,
+  and what follows it is planned as usual, reading the library's output (a convolution's bias + activation +
+  pool + softmax tail stays generated);
 - a reduction joins the group of its producer when that group iterates over the reduction's input
   shape (a pointwise prologue) or already reduces the same shape over the same axes (softmax's max and
   sum, a norm's mean and variance); pointwise nodes at the full or the reduced shape join it;
@@ -41,7 +42,7 @@ from kerntailor.capture.cost import view_bytes
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Pool, Reduction
 from kerntailor.ir.types import View, contiguous_strides
-from kerntailor.plan.coverage import GENERATED_ANCHORS, LIBRARY
+from kerntailor.plan.coverage import LIBRARY
 from kerntailor.plan.row_tail import row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
@@ -200,13 +201,14 @@ def _accepts_reduction(group: _Group, node: Reduction) -> bool:
     return False
 
 
-def plan_fusion(graph: Graph, library: Collection[str] = ()) -> Plan:
-    """The fusion plan of `graph` (module docstring). Anchors of families without a generator, and the anchor
-    nodes named in `library`, become library groups of their own."""
-    library = frozenset(library)
+def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = ()) -> Plan:
+    """The fusion plan of `graph` (module docstring). `generated`: the families codegen writes (the names of
+    codegen's FAMILIES, which the plan may not import). Anchors of other families, and the anchor nodes named in
+    `library`, become library groups of their own."""
+    generated, library = frozenset(generated), frozenset(library)
 
     def by_library(node: Node) -> bool:
-        return node.family in ANCHORS and (node.family not in GENERATED_ANCHORS or node.name in library)
+        return node.family in ANCHORS and (node.family not in generated or node.name in library)
 
     group_of: dict[str, _Group] = {}
     groups: list[_Group] = []

@@ -6,7 +6,7 @@
 
 - `config.py`     Config: frozen, hashable, ordered knobs of one family (what is tuned)
 - `space.py`      Knob, Constraint, Space: valid Configs, enumerate / sample / neighbours
-- `families.py`   the pointwise, reduction and gemm spaces for a Target and problem sizes
+- `families.py`   every family's space for a Target and problem sizes, and what its Configs imply (SPACE_FAMILIES)
 - `strategy.py`   Trial, Budget, Progress, SearchResult, Session and the Strategy base class
 - `exhaustive.py`, `random_search.py`, `evolutionary.py`: one strategy each; `registry.py` by name
 
@@ -16,7 +16,8 @@ The caller's `evaluate(configs) -> list[Trial]` builds, verifies and times; the 
 
 from kerntailor.search.config import Config
 from kerntailor.search.families import (
-    SPACES,
+    SPACE_FAMILIES,
+    SpaceFamily,
     gemm_space,
     loop_trips,
     make_space,
@@ -41,7 +42,8 @@ from kerntailor.search.strategy import (
 
 __all__ = [
     "EXHAUSTED",
-    "SPACES",
+    "SPACE_FAMILIES",
+    "SpaceFamily",
     "STOPPED_CANDIDATES",
     "STOPPED_TIME",
     "STRATEGIES",

@@ -3,7 +3,10 @@
     space = gemm_space(get_target("mi300x"), M=8192, N=8192, K=8192, dtype="fp16")
     space = reduction_space(get_target("h200"), R=4096, X=16384)        # rows of R reduced, X rows
     space = pointwise_space(get_target("mi355x"), numel=1 << 24)
-    space = make_space("matmul", target, M=..., N=..., K=...)
+    space = make_space("matmul", target, M=..., N=..., K=...)     # by the plan's family name: SPACE_FAMILIES
+
+Each family is one `SpaceFamily` entry (SPACE_FAMILIES at the end): its space, its known-good seeds, and what a
+Config of it implies (programs, loop trips, padding) for the cost model; nothing here switches on a family name.
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kerntailor.search.config import Config
@@ -399,26 +403,6 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     return []
 
 
-SEEDS: dict[str, Callable[..., list[dict]]] = {"matmul": gemm_seeds, "reduction": reduction_seeds,
-                                               "attention": attention_seeds}
-
-
-def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
-    """Known-good schedules of `family` for `target` at these sizes (see gemm_seeds); [] for most."""
-    return SEEDS[family](target, **sizes) if family in SEEDS else []
-
-
-SPACES: dict[str, Callable[..., Space]] = {
-    "pointwise": pointwise_space,
-    "reduction": reduction_space,
-    "matmul": gemm_space,
-    "scan": lambda target, **sizes: scan_space(target, **sizes),
-    "pool": lambda target, **sizes: pool_space(target, **sizes),
-    "library": lambda target, **sizes: library_space(target, **sizes),
-    "attention": lambda target, **sizes: attention_space(target, **sizes),
-}
-
-
 def library_space(target: Target, *, dtype: str = "fp32", **sizes) -> Space:
     """A library group (codegen/library.py): the library picks its own algorithm, so there is nothing to tune:
     one Config with no knobs."""
@@ -446,63 +430,137 @@ def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
     return Space("pool", tuple(knobs), tuple(constraints), target.name, (("numel", numel),), dtype_key(dtype))
 
 
-def make_space(family: str, target: Target, **sizes) -> Space:
-    """The space of `family` (the plan's family name: "pointwise" | "reduction" | "matmul" | "scan" | "pool" |
-    "attention" | "library")
-    for `target` and the problem `sizes`."""
-    try:
-        build = SPACES[family]
-    except KeyError:
-        raise ValueError(f"no search space for family {family!r}; known: {', '.join(SPACES)}") from None
-    return build(target, **sizes)
-
-
 # --- what a Config implies ---------------------------------------------------------------------------------
+
+def _pad(n: int, block: int) -> float:
+    return math.ceil(n / block) * block / n if n else 1.0
+
+
+def _no_loop(config: Config, sizes: Mapping[str, int]) -> int:
+    return 1
+
+
+def _no_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    return 1.0
+
+
+def _flat_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["numel"] / config["XBLOCK"])
+
+
+def _flat_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    return _pad(sizes["numel"], config["XBLOCK"])
+
+
+def _row_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["X"] / config["XBLOCK"]) * max(1, config.get("SPLIT", 0))
+
+
+def _row_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    return _pad(sizes["X"], config["XBLOCK"]) * _pad(sizes["R"], config["RBLOCK"])
+
+
+def _reduction_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    if config.get("SPLIT", 0):   # each program loops over its chunk
+        return math.ceil(math.ceil(sizes["R"] / config["SPLIT"]) / config["RBLOCK"])
+    return 1 if config["persistent"] else math.ceil(sizes["R"] / config["RBLOCK"])
+
+
+def _scan_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["R"] / config["RBLOCK"])
+
+
+def _gemm_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
+            * config.get("split_k", 1))
+
+
+def _gemm_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
+
+
+def _gemm_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    return (_pad(sizes["M"], config["BLOCK_M"]) * _pad(sizes["N"], config["BLOCK_N"])
+            * _pad(sizes["K"], config["BLOCK_K"] * config.get("split_k", 1)))
+
+
+def _attention_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
+
+
+def _attention_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["Lk"] / config["BLOCK_N"])   # key blocks of a program (the longest, no causal skipping)
+
+
+def _attention_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    return _pad(sizes["Lq"], config["BLOCK_M"]) * _pad(sizes["Lk"], config["BLOCK_N"])
+
+
+SizesRule = Callable[[Config, Mapping[str, int]], Any]
+
+
+@dataclass(frozen=True)
+class SpaceFamily:
+    """One family as the search sees it: its space for a target and the problem's sizes (the sizes codegen's
+    `Family.work_sizes` gives), the known-good schedules to time first, and what a Config of it implies for the
+    cost model: programs in the grid (None: it launches no kernel of its own), trips of the main loop, and the
+    work done including masked-off tile lanes over the useful work."""
+
+    name: str                                        # the plan's family name (FusionGroup.family)
+    space: Callable[..., Space]                      # (target, dtype=..., **sizes) -> Space
+    programs: SizesRule | None
+    loop_trips: SizesRule = _no_loop
+    padding: SizesRule = _no_padding
+    seeds: Callable[..., list[dict]] | None = None   # (target, dtype=..., **sizes) -> knob dicts
+
+
+SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
+    SpaceFamily("pointwise", pointwise_space, _flat_programs, padding=_flat_padding),
+    SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds),
+    SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds),
+    SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),
+    SpaceFamily("pool", pool_space, _flat_programs, padding=_flat_padding),
+    SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
+                seeds=attention_seeds),
+    SpaceFamily("library", library_space, None),
+)}
+
+
+def space_family(family: str) -> SpaceFamily:
+    """The search's entry for `family` (ValueError naming the known ones where there is none)."""
+    try:
+        return SPACE_FAMILIES[family]
+    except KeyError:
+        raise ValueError(f"no search space for family {family!r}; known: {', '.join(SPACE_FAMILIES)}") from None
+
+
+def make_space(family: str, target: Target, **sizes) -> Space:
+    """The space of `family` (the plan's family name: a key of SPACE_FAMILIES) for `target` and the problem
+    `sizes`."""
+    return space_family(family).space(target, **sizes)
+
+
+def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
+    """Known-good schedules of `family` for `target` at these sizes (see gemm_seeds); [] for most."""
+    seeds = space_family(family).seeds if family in SPACE_FAMILIES else None
+    return seeds(target, **sizes) if seeds is not None else []
+
 
 def program_count(config: Config, sizes: Mapping[str, int]) -> int:
     """Programs (workgroups / thread blocks) in the launch grid."""
-    if config.family == "pointwise":
-        return math.ceil(sizes["numel"] / config["XBLOCK"])
-    if config.family in ("reduction", "scan"):
-        return math.ceil(sizes["X"] / config["XBLOCK"]) * max(1, config.get("SPLIT", 0))
-    if config.family == "pool":
-        return math.ceil(sizes["numel"] / config["XBLOCK"])
-    if config.family == "matmul":
-        return (math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
-                * config.get("split_k", 1))
-    if config.family == "attention":
-        return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
-    raise ValueError(f"no grid rule for family {config.family!r}")
+    fam = SPACE_FAMILIES.get(config.family)
+    if fam is None or fam.programs is None:
+        raise ValueError(f"no grid rule for family {config.family!r}")
+    return fam.programs(config, sizes)
 
 
 def loop_trips(config: Config, sizes: Mapping[str, int]) -> int:
     """Iterations of the program's main loop (1 with no loop)."""
-    if config.family == "reduction" and config.get("SPLIT", 0):   # each program loops over its chunk
-        return math.ceil(math.ceil(sizes["R"] / config["SPLIT"]) / config["RBLOCK"])
-    if (config.family == "reduction" and not config["persistent"]) or config.family == "scan":
-        return math.ceil(sizes["R"] / config["RBLOCK"])
-    if config.family == "matmul":
-        return math.ceil(sizes["K"] / (config["BLOCK_K"] * config.get("split_k", 1)))
-    if config.family == "attention":   # key blocks of a program (the longest, without causal skipping)
-        return math.ceil(sizes["Lk"] / config["BLOCK_N"])
-    return 1
+    fam = SPACE_FAMILIES.get(config.family)
+    return fam.loop_trips(config, sizes) if fam is not None else 1
 
 
 def padding_factor(config: Config, sizes: Mapping[str, int]) -> float:
     """Work done including masked-off tile lanes over useful work (>= 1)."""
-    def pad(n: int, block: int) -> float:
-        return math.ceil(n / block) * block / n if n else 1.0
-
-    if config.family == "pointwise":
-        return pad(sizes["numel"], config["XBLOCK"])
-    if config.family in ("reduction", "scan"):
-        return pad(sizes["X"], config["XBLOCK"]) * pad(sizes["R"], config["RBLOCK"])
-    if config.family == "pool":
-        return pad(sizes["numel"], config["XBLOCK"])
-    if config.family == "matmul":
-        split = config.get("split_k", 1)
-        return (pad(sizes["M"], config["BLOCK_M"]) * pad(sizes["N"], config["BLOCK_N"])
-                * pad(sizes["K"], config["BLOCK_K"] * split))
-    if config.family == "attention":
-        return pad(sizes["Lq"], config["BLOCK_M"]) * pad(sizes["Lk"], config["BLOCK_N"])
-    return 1.0
+    fam = SPACE_FAMILIES.get(config.family)
+    return fam.padding(config, sizes) if fam is not None else 1.0

@@ -27,9 +27,11 @@ from kerntailor.codegen.fused.split import why_not_split
 from kerntailor.codegen.fused.writer import FusedWriter
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
 
-__all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "split_possible"]
+__all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "reduction_work_sizes",
+           "split_possible"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +82,11 @@ class ReductionSchedule(Schedule):
         split (the space has no SPLIT knob for one row)."""
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
+
+
+def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"R", "X"}: rows of R reduced (search/families.py's reduction_space)."""
+    return row_sizes(group.space, group.reduce_axes)
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:

@@ -90,7 +90,7 @@ def bench_problem(name: str, path: Path, dtype: str | None, smoke: bool, workdir
     import torch
 
     from kerntailor.capture.capture import capture_generalized, capture_problem
-    from kerntailor.codegen import generate_module
+    from kerntailor.codegen import FAMILIES, generate_module
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -98,7 +98,7 @@ def bench_problem(name: str, path: Path, dtype: str | None, smoke: bool, workdir
 
     spec = load_problem(path, dtype=dtype)
     _, gen = capture_generalized(spec)
-    plan = Plan(plan_fusion(gen.graph).launch_order())
+    plan = Plan(plan_fusion(gen.graph, FAMILIES).launch_order())
     target = get_target("h200")
     dtype_key = {"bf16": "bf16", "fp16": "fp16"}.get(dtype or "", "fp32")
     device = "cpu" if smoke else "cuda"

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module
+    from kerntailor.codegen import FAMILIES, generate_module
     from kerntailor.costmodel import AnalyticalModel, Candidate
     from kerntailor.costmodel.quality import Row, score
     from kerntailor.generate.kernels import group_work, kernel_source
@@ -53,7 +53,7 @@ def main() -> None:
             continue
         problem = load_problem(ROOT / entry["problem"], dtype=None if data["dtype"] == "fp32" else data["dtype"])
         capture, gen = capture_generalized(problem)
-        plan = plan_fusion(gen.graph)
+        plan = plan_fusion(gen.graph, FAMILIES)
         group = plan.groups[0]
         work, sizes = group_work(gen, group, capture.cost.dtype)
         sources, configs = [], []

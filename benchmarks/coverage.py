@@ -27,7 +27,7 @@ def main() -> None:
 
     from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, default_schedule, generate_module
     from kerntailor.errors import KerntailorError
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.plan import plan_fusion
@@ -50,7 +50,7 @@ def main() -> None:
             row["skipped"] = str(e)
             rows.append(row)
             continue
-        plan = plan_fusion(gen.graph)
+        plan = plan_fusion(gen.graph, FAMILIES)
         families = [g.family for g in plan.groups]
         if any(f not in FAMILIES for f in families):
             row["skipped"] = f"not memory-bound (families {families})"

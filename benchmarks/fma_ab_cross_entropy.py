@@ -24,7 +24,7 @@ def main() -> None:
     import triton
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, default_schedule, generate_module
     from kerntailor.codegen.fused import ReductionSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
@@ -32,7 +32,7 @@ def main() -> None:
 
     spec = load_problem(ROOT / "problems" / "level1" / "cross_entropy.py", dtype="bf16")
     _, gen = capture_generalized(spec)
-    plan = Plan(plan_fusion(gen.graph).launch_order())
+    plan = Plan(plan_fusion(gen.graph, FAMILIES).launch_order())
     ref = spec.make_model("default", "cuda").eval()
     inputs = spec.make_inputs("default", "cuda")
     out: dict = {"device": torch.cuda.get_device_name()}

@@ -31,7 +31,7 @@ def main() -> None:
     import triton
 
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module
+    from kerntailor.codegen import FAMILIES, generate_module
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
     from kerntailor.problem import load_problem
@@ -39,7 +39,7 @@ def main() -> None:
 
     spec = load_problem(ROOT / "tests" / "data" / "codegen_fused" / "decode_scores.py")
     _, gen = capture_generalized(spec)
-    plan = Plan(plan_fusion(gen.graph).launch_order())
+    plan = Plan(plan_fusion(gen.graph, FAMILIES).launch_order())
     module = generate_module(spec, gen, plan, schedules_of(plan, SCHEDULE), "check", "sm_90")
     out: dict = {}
     for name, text in (("no_contraction", module.source),

@@ -147,7 +147,7 @@ def _problem_files(work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, CodegenUnsupported, default_schedule, generate_module
     from kerntailor.codegen.gemm import MatmulSchedule, gemv_axis, matmul_node
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
@@ -166,7 +166,7 @@ def prepare(args) -> None:
             except KerntailorError as e:
                 print(f"skip {name} {setting}: {e}", file=sys.stderr)
                 continue
-            plan = _topological(plan_fusion(gen.graph))
+            plan = _topological(plan_fusion(gen.graph, FAMILIES))
             gemms = [g for g in plan.groups if g.family == "matmul"]
             base = {g.name: default_schedule(gen, g) for g in plan.groups}
             folder = work / setting

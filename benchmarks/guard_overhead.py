@@ -45,11 +45,11 @@ PROBLEMS = ["problems/level1/relu.py", "problems/level1/layernorm.py", "problems
 def _generate(problem, target) -> str:
     """kernel.py of `problem` for `target`: every group under its default schedule (no search)."""
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, default_schedule, generate_module
     from kerntailor.plan import plan_fusion
 
     _, gen = capture_generalized(problem)
-    plan = plan_fusion(gen.graph)
+    plan = plan_fusion(gen.graph, FAMILIES)
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
     return generate_module(problem, gen, plan, schedules, target.name, target.arch).source
 

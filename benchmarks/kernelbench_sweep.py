@@ -58,7 +58,7 @@ def _inspect_file(path: str, target: str, conn) -> None:
         resolve_target(target)
         problem = load_problem(path)
         capture = capture_problem(problem)
-        plan = plan_fusion(capture.graph)
+        plan = plan_fusion(capture.graph, FAMILIES)
         families = [g.family for g in plan.groups]
         # a library group runs an anchor without a generator (conv, attention, recurrent): count its anchor's family
         anchors = [capture.graph.node(g.nodes[0]).family if g.family == "library" else g.family for g in plan.groups]

@@ -71,7 +71,7 @@ def _more_schedules(gen, group, r_size: int, first: dict) -> list[dict]:
 
 def prepare(args) -> None:
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import CodegenUnsupported, default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, CodegenUnsupported, default_schedule, generate_module
     from kerntailor.errors import KerntailorError
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -86,7 +86,7 @@ def prepare(args) -> None:
         except KerntailorError as e:
             print(f"skip {path.name}: {e}", file=sys.stderr)
             continue
-        plan = plan_fusion(gen.graph)
+        plan = plan_fusion(gen.graph, FAMILIES)
         if any(g.family not in ("pointwise", "reduction", "scan", "pool") for g in plan.groups):
             continue
         base = {g.name: default_schedule(gen, g).knobs() for g in plan.groups}

@@ -36,7 +36,7 @@ GRID = [
 def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit=None):
     """(spec, the loaded module) that generate_module emits for sm_90 under `knobs`; `edit` rewrites the text."""
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import generate_module
+    from kerntailor.codegen import FAMILIES, generate_module
     from kerntailor.codegen.gemm import MatmulSchedule
     from kerntailor.plan import plan_fusion
     from kerntailor.plan.fusion import Plan
@@ -44,7 +44,7 @@ def _module(knobs: dict, dtype: str | None = None, problem: Path = PROBLEM, edit
 
     spec = load_problem(problem, dtype=dtype)
     _, gen = capture_generalized(spec)
-    plan = Plan(plan_fusion(gen.graph).launch_order())
+    plan = Plan(plan_fusion(gen.graph, FAMILIES).launch_order())
     (group,) = plan.groups
     source = generate_module(spec, gen, plan, {group.name: MatmulSchedule.from_knobs(knobs)}, "probe", "sm_90").source
     source = edit(source) if edit else source

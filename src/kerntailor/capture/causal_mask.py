@@ -247,7 +247,7 @@ def _piecewise(op: str, args: list[Piece], dtype: str) -> Piece:
 
 def _apply(op: str, xs: list, dtype: str):
     """op over constants, only where the result is exact in any dtype: logic, comparisons, selects."""
-    if op == "not":
+    if op == "not" and dtype == "bool":
         return not xs[0]
     if op in ("and", "or", "xor") and dtype == "bool":
         a, b = bool(xs[0]), bool(xs[1])

@@ -111,6 +111,10 @@ def _anchor(node, xs: list[torch.Tensor]) -> torch.Tensor:
                                           node.groups)
     if isinstance(node, Attention) and node.written_out:   # as written: scale, mask (replaced or added), softmax
         scores = xs[0] @ xs[1].transpose(-2, -1) * node.scale
+        if node.causal:   # top-left aligned, masked keys replaced (a mask proved causal: causal_mask.py)
+            lq, lk = scores.shape[-2:]
+            above = torch.ones(lq, lk, dtype=torch.bool, device=scores.device).triu(1)
+            scores = scores.masked_fill(above, float("-inf"))
         if len(xs) > 3 and node.fill_on is not None:
             scores = scores.masked_fill(xs[3].to(torch.bool) == node.fill_on, float("-inf"))
         elif len(xs) > 3:

@@ -12,7 +12,7 @@ from kerntailor.capture.export import export_on_meta
 from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
 from kerntailor.capture.rewrite_attention import rewrite_attention
-from kerntailor.ir.nodes import Graph
+from kerntailor.ir.nodes import Attention, Graph
 from kerntailor.problem.spec import ProblemSpec, Variant
 
 
@@ -25,8 +25,9 @@ class Capture:
     cost: GraphCost
 
 
-def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") -> Capture:
-    """Trace the problem's model on meta tensors of `variant`'s shapes and lower it to the IR.
+def capture_problem(problem: ProblemSpec, variant: str | Variant = "default", prove_causal: bool = True) -> Capture:
+    """Trace the problem's model on meta tensors of `variant`'s shapes and lower it to the IR (`prove_causal`:
+    rewrite_attention's causal-mask proofs).
 
     Raises CaptureError naming the ops the IR cannot express.
     """
@@ -35,7 +36,7 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") ->
     training = model.training if reads_training(model) else None
     _without_running_statistics(model)
     program = export_on_meta(model, inputs, problem.name)
-    graph = rewrite_attention(lower_program(program, problem.name))
+    graph = rewrite_attention(lower_program(program, problem.name), prove_causal)
     if training is not None:
         graph = replace(graph, training=training)
     name = variant if isinstance(variant, str) else variant.name
@@ -45,19 +46,32 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default") ->
 def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
     """The default capture plus its sizes as functions of input dims, fitted over every variant.
 
+    A written-out mask proved causal at some variants (or the probe) and not at others is a diagonal that moves
+    with the sizes (tril(ones(Lq, Lk), Lk - Lq) where Lq == Lk only in some): every variant is then captured again
+    with the mask kept as an operand, so no variant gets a causal kernel the others disprove.
+
     Raises CaptureError when the structure changes between variants or a size cannot be fitted.
     """
     from kerntailor.problem.variants import probe_variant
 
     captures = [capture_problem(problem, v) for v in problem.variants]
     probe = probe_variant(problem)
-    if probe is not None:
+    probed = capture_problem(problem, probe) if probe is not None else None
+    if len({causal_proofs(c.graph) for c in captures + ([probed] if probed else [])}) > 1:
+        captures = [capture_problem(problem, v, prove_causal=False) for v in problem.variants]
+        probed = capture_problem(problem, probe, prove_causal=False) if probe is not None else None
+    if probed is not None:
         try:
-            graphs = [c.graph for c in captures] + [capture_problem(problem, probe).graph]
+            graphs = [c.graph for c in captures] + [probed.graph]
             return captures[0], generalize(graphs, problem.name)
         except StructureChanged:
             pass  # the probe's sizes changed the graph (e.g. GQA with as many kv heads as heads)
     return captures[0], generalize([c.graph for c in captures], problem.name)
+
+
+def causal_proofs(graph: Graph) -> tuple[bool, ...]:
+    """Per written-out Attention node (safe_softmax False), whether its mask was proved causal."""
+    return tuple(n.causal for n in graph.nodes if isinstance(n, Attention) and not n.safe_softmax)
 
 
 def _without_running_statistics(model: torch.nn.Module) -> None:

@@ -23,8 +23,13 @@ product reads a copy that torch.matmul made of a transposed head layout (MinGPT'
 copy's source instead (the copy dies). A graph that changed has its nodes renumbered (`_renumbered`).
 
 Semantics kept exactly (the referee's NaN / Inf draws check them):
-- the mask is an operand, never read for its values here (a tril buffer stays a boolean operand; the fast
-  causal path, is_causal, would need the kernel to prove the buffer is a tril at run time: not done);
+- a mask computed in the graph from iota / arange and one comparison that causal_mask.py proves to be exactly
+  the causal pattern (key j kept for row i iff j <= i, at every size) is dropped and the node is `causal`: the
+  kernel skips the key blocks above the diagonal and replaces the masked scores by -inf, as masked_fill does
+  (fill_on None, safe_softmax False: no causal row is all masked, since key 0 is kept, but scores of -inf from q
+  and k still make a NaN row). Any other mask is an operand, never read for its values here: a registered tril
+  buffer stays one (a state_dict load may change its values after capture; proving it would need kernel.py to
+  check the loaded buffer at run time: not done), and so does an additive mask (s + -inf is NaN at a NaN score);
 - masked_fill *replaces* the scaled score (a NaN score at a masked key becomes -inf), where SDPA's boolean mask
   is *added* as 0 / -inf: `Attention.fill_on` says which;
 - the written-out softmax of a row whose scores are all -inf is NaN (exp(-inf - -inf)), where SDPA's
@@ -43,6 +48,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from kerntailor.capture.causal_mask import proves_causal
 from kerntailor.ir.expr import CAST, Const, Load, Op
 from kerntailor.ir.nodes import Attention, Graph, Matmul, Node, Pointwise, Reduction, exp_of_difference
 from kerntailor.ir.types import View
@@ -53,15 +59,17 @@ MASK_DTYPES = ("fp32", "bf16", "fp16", "fp64")
 MAX_HEAD_DIM = 256
 
 
-def rewrite_attention(graph: Graph) -> Graph:
+def rewrite_attention(graph: Graph, prove_causal: bool = True) -> Graph:
     """`graph` with every written-out attention chain (module docstring) replaced by one Attention node; where any
-    was, its nodes renumbered (below)."""
+    was, its nodes renumbered (below). `prove_causal`: a mask computed in the graph that causal_mask.py proves to be
+    exactly the causal pattern becomes `causal=True` with no mask operand (capture.py turns it off where the variants
+    disagree)."""
     original = graph
     while True:
         consumers = graph.consumers()
         for node in graph.nodes:
             if isinstance(node, Matmul):
-                found = _match(graph, node, consumers)
+                found = _match(graph, node, consumers, prove_causal)
                 if found is not None:
                     graph = _replace(graph, node, *found)
                     break
@@ -234,7 +242,7 @@ def _minus_inf(e) -> bool:
     return isinstance(e, Const) and not isinstance(e.value, bool) and e.value == float("-inf")
 
 
-def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]]):
+def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]], prove_causal: bool = True):
     """The written-out attention ending in `pv` (= P @ V): (Attention fields, operands, chain nodes), else None."""
     if len(pv.operands) != 2 or not pv.batch:
         return None
@@ -291,7 +299,7 @@ def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]]):
         return None   # some score, probability or statistic has a reader outside the chain
     if v.base in names or (mask is not None and mask.base in names) or any(o.base in names for o in qk.operands):
         return None   # an operand of the attention computed inside the chain (softmax(s) @ s)
-    return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain, consumers)
+    return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain, consumers, prove_causal)
 
 
 def _leads_to_qk(graph: Graph, view: View, shape: tuple[int, ...]) -> bool:
@@ -303,9 +311,11 @@ def _leads_to_qk(graph: Graph, view: View, shape: tuple[int, ...]) -> bool:
     return isinstance(node, Matmul) and _whole(view, node) and view.shape == shape
 
 
-def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on, chain, consumers):
+def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on, chain, consumers,
+               prove_causal: bool = True):
     """The Attention over q, k, v read at the scores' leading dims (shape[:-2]), or None where a view cannot
-    express it or codegen/attention.py would refuse it."""
+    express it or codegen/attention.py would refuse it. A mask proved causal (causal_mask.py) is dropped: the node
+    is causal, its masked keys replaced by -inf as masked_fill replaces them (fill_on None then)."""
     lead = tuple(shape[:-2])
     q3, kt3 = qk.operands
     v3 = pv.operands[1]
@@ -323,12 +333,15 @@ def _attention(graph: Graph, pv: Matmul, qk: Matmul, shape, scale, mask, fill_on
         return None
     if max(q.shape[-1], v.shape[-1]) > MAX_HEAD_DIM:
         return None
-    operands = (q, k, v)
+    operands, causal = (q, k, v), False
     if mask is not None:
         if mask.shape != shape:
             return None
-        operands += (mask,)
-    return operands, out_shape, scale, fill_on, chain
+        if prove_causal and proves_causal(graph, mask, fill_on):
+            causal, fill_on = True, None
+        else:
+            operands += (mask,)
+    return operands, out_shape, scale, fill_on, causal, chain
 
 
 def _operand(graph: Graph, view: View, lead: tuple[int, ...], reader: Matmul, consumers) -> View | None:
@@ -346,12 +359,12 @@ def _operand(graph: Graph, view: View, lead: tuple[int, ...], reader: Matmul, co
     return view.reshape(lead + view.shape[-2:])
 
 
-def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, chain) -> Graph:
+def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, causal, chain) -> Graph:
     """`graph` with `pv` replaced by the Attention (its buffer: the same elements in the same order, so every
     view of pv reads the Attention's buffer with the same strides) and the chain removed."""
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     name = next(f"attn{i}" for i in range(len(taken) + 1) if f"attn{i}" not in taken)
-    att = Attention(name, operands, replace(pv.out, shape=out_shape), "written-out attention", float(scale), False,
+    att = Attention(name, operands, replace(pv.out, shape=out_shape), "written-out attention", float(scale), causal,
                     fill_on=fill_on, safe_softmax=False)
     gone = {n.name for n in chain}
 

@@ -28,7 +28,8 @@ with torch 2.13 on the CPU, 2026-12-02):
   masked scores by -inf (masked_fill: a NaN key above the diagonal does not reach the row);
 - attention written out (capture/rewrite_attention.py; Attention.fill_on, safe_softmax): a masked_fill mask
   replaces the scaled score by -inf (`tl.where`, so a NaN score at a masked key does not reach the row), and a
-  row with every key masked is 0 / 0 = NaN, as eager softmax gives it;
+  row with every key masked is 0 / 0 = NaN, as eager softmax gives it; a written-out mask proved causal
+  (capture/causal_mask.py) arrives as is_causal with fill_on None, whose -inf replacement is masked_fill's;
 - a masked key still multiplies its (zero) weight by v: a NaN or Inf in v at a key masked for row i makes
   out[i] NaN in that column. The causal kernel skips the blocks above the diagonal, so a small kernel before it
   records, per (batch x head) and column of v, the last key holding a NaN or Inf (`v_last_bad`, one read of V);

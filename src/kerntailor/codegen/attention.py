@@ -365,18 +365,25 @@ class _AttentionWriter(AnchorWriter):
 
     def _chunked(self, ops, masked: bool, parts) -> None:
         """The whole blocks in chunks of KCHUNK: each chunk's own row max (from m_i), sum and accumulator, then
-        one rescaled add into the running ones (the online softmax's merge of two partial results)."""
-        with self.out.block("for c0 in range(0, lo, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
+        one rescaled add into the running ones (the online softmax's merge of two partial results); the fewer than
+        KCHUNK whole blocks left after the last whole chunk step into the running ones directly. The inner loop
+        runs a constant KCHUNK steps: with a bound of min(c0 + KCHUNK x BLOCK_N, lo) instead, the masked kernels
+        (where_keep) failed to compile for gfx942 at num_stages=2 ("PassManager::run failed", triton 3.6,
+        cross-compiled 2026-12-02), at num_stages=1 they built."""
+        self.out("lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks")
+        with self.out.block("for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
             self.out("m_c = m_i  # the chunk's running row max, from the one so far")
             self.out("l_c = tl.zeros([BLOCK_M], tl.float32)")
             self.out("acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
-            with self.out.block("for start in range(c0, tl.minimum(c0 + KCHUNK * BLOCK_N, lo), BLOCK_N):  # no mask"):
+            with self.out.block("for start in range(c0, c0 + KCHUNK * BLOCK_N, BLOCK_N):  # no mask"):
                 self._step(ops, masked, parts, edge=False, state=("m_c", "l_c", "acc_c"))
             self.out('m_use = tl.where(m_c == float("-inf"), 0.0, m_c)')
             self.out("alpha = tl.math.exp2(m_i - m_use)  # the running results rescaled to the chunk's max")
             self.out("l_i = l_i * alpha + l_c")
             self.out("acc = acc * alpha[:, None] + acc_c")
             self.out("m_i = m_c")
+        with self.out.block("for start in range(lo_c, lo, BLOCK_N):  # the whole blocks past the last chunk"):
+            self._step(ops, masked, parts, edge=False)
 
     def _step(self, ops, masked: bool, parts, edge: bool, state: tuple[str, str, str] = ("m_i", "l_i", "acc")) \
             -> None:

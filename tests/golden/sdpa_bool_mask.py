@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.sdpa_bool_mask_ae9dfc6705f24f80 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.sdpa_bool_mask_84dd98e50f32e827 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, any, any)
@@ -82,11 +82,12 @@ def k0_attention_kernel(q_ptr, k_ptr, mask_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3
             acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
             m_i = m_new
     else:  # a long key range: chunks of KCHUNK blocks, a short chain each
-        for c0 in range(0, lo, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time
+        lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks
+        for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time
             m_c = m_i  # the chunk's running row max, from the one so far
             l_c = tl.zeros([BLOCK_M], tl.float32)
             acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)
-            for start in range(c0, tl.minimum(c0 + KCHUNK * BLOCK_N, lo), BLOCK_N):  # no mask
+            for start in range(c0, c0 + KCHUNK * BLOCK_N, BLOCK_N):  # no mask
                 rn = start + rn0  # keys
                 kt = tl.load(k_ptr + k_base + rn[None, :] * s2 + rd[:, None], mask=(rd[:, None] < s2), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
                 qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
@@ -104,6 +105,19 @@ def k0_attention_kernel(q_ptr, k_ptr, mask_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3
             l_i = l_i * alpha + l_c
             acc = acc * alpha[:, None] + acc_c
             m_i = m_c
+        for start in range(lo_c, lo, BLOCK_N):  # the whole blocks past the last chunk
+            rn = start + rn0  # keys
+            kt = tl.load(k_ptr + k_base + rn[None, :] * s2 + rd[:, None], mask=(rd[:, None] < s2), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
+            qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
+            qk = qk + tl.where(tl.load(mask_ptr + m_base + rm[:, None] * s1 + rn[None, :], mask=(rm[:, None] < s0), other=0) != 0, 0.0, float("-inf"))  # boolean mask: 0 or -inf, added
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
+            p = tl.math.exp2(qk - m_use[:, None])
+            alpha = tl.math.exp2(m_i - m_use)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            vt = tl.load(v_ptr + v_base + rn[:, None] * s2 + rdv[None, :], mask=(rdv[None, :] < s2), other=0.0)  # (BLOCK_N, BLOCK_DV)
+            acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+            m_i = m_new
     for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked
         rn = start + rn0  # keys
         kt = tl.load(k_ptr + k_base + rn[None, :] * s2 + rd[:, None], mask=(rn[None, :] < s1) & (rd[:, None] < s2), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
@@ -132,7 +146,7 @@ def k0_attention_kernel(q_ptr, k_ptr, mask_ptr, v_ptr, attn0_ptr, s0, s1, s2, s3
 _INTERPRETED = not isinstance(k0_attention_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.sdpa_bool_mask_ae9dfc6705f24f80 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.sdpa_bool_mask_84dd98e50f32e827 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -163,8 +177,8 @@ def _launch_kernels_fake(q, k, v, mask):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "sdpa_bool_mask_ae9dfc6705f24f80"):
-    torch.library.custom_op("kerntailor::sdpa_bool_mask_ae9dfc6705f24f80", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "sdpa_bool_mask_84dd98e50f32e827"):
+    torch.library.custom_op("kerntailor::sdpa_bool_mask_84dd98e50f32e827", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -235,7 +249,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """sdpa_bool_mask: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.sdpa_bool_mask_ae9dfc6705f24f80; the constructor is Model's own."""
+    """sdpa_bool_mask: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.sdpa_bool_mask_84dd98e50f32e827; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -307,5 +321,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"k has {d0 * d1 * d4 * d3} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d2 * d4 >= 2147483647:
             raise ValueError(f"mask has {d2 * d4} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.sdpa_bool_mask_ae9dfc6705f24f80(q, k, v, mask)
+        attn0 = torch.ops.kerntailor.sdpa_bool_mask_84dd98e50f32e827(q, k, v, mask)
         return attn0

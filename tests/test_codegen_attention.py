@@ -150,6 +150,20 @@ def test_a_head_dim_past_what_the_kernel_holds_is_refused_by_name(tmp_path):
     assert f"ValueError: the head dim of q, k, v is {MAX_HEAD_DIM + 1}:" in run.stdout, run.stdout
 
 
+def test_long_key_ranges_run_in_chunks_in_fp32_only():
+    """fp32 kernels walk a run-time key length past LONG_KEYS in chunks of KCHUNK blocks (a short accumulation
+    chain), chosen per call by the host; up to LONG_KEYS KCHUNK is 1, today's loop; 16-bit kernels keep it."""
+    from kerntailor.codegen.attention import LONG_KEYS, key_chunks
+
+    assert key_chunks(LONG_KEYS, 32) == 1 and key_chunks(40, 32) == 1
+    assert key_chunks((1 << 20) + 3, 32) == 32   # 1024 keys a chunk, 1025 chunks: the edges stage's length
+    assert key_chunks(LONG_KEYS + 1, 256) == 2
+    fp32, bf16 = make_module(WHERE_KEEP).source, make_module(WHERE_KEEP, dtype="bf16").source
+    assert "if KCHUNK == 1:" in fp32 and "acc = acc * alpha[:, None] + acc_c" in fp32
+    assert f"KCHUNK=1 if d4 <= {LONG_KEYS} else max(2, triton.next_power_of_2(int(d4 ** 0.5)) // 32)" in fp32
+    assert "KCHUNK" not in bf16
+
+
 # --- interpreter: values against torch's SDPA ---------------------------------------------------------------
 
 _RUN = textwrap.dedent('''
@@ -303,6 +317,43 @@ _RUN_WRITTEN = textwrap.dedent('''
                       "nan_rows": sorted({int(i) for i in ref.isnan().nonzero()[:, 2]}),
                       "err": ((out.double()[finite] - ref[finite]).norm() / ref[finite].norm()).item()}))
 ''')
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_values_match_sdpa_fp32_in_key_chunks(tmp_path, monkeypatch):
+    """The chunked key loop (KCHUNK > 1) on small shapes, LONG_KEYS lowered to 16 for the generation: plain,
+    causal (chunks below the diagonal), GQA, boolean and additive masks, NaN and Inf in v and k, odd lengths,
+    and the written-out semantics (a row the mask empties is NaN), all as the plain loop gives them."""
+    import kerntailor.codegen.attention as attention
+
+    monkeypatch.setattr(attention, "LONG_KEYS", 16)
+    small = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}
+    names = {n: _write(tmp_path, path, None, small) for n, path in
+             (("plain", PLAIN), ("causal", CAUSAL), ("gqa", GQA), ("bool", BOOL_MASK), ("add", ADD_MASK),
+              ("cross", CROSS), ("cross_causal", CROSS_CAUSAL), ("written", WHERE_KEEP))}
+    assert all("if KCHUNK == 1:" in Path(f).read_text() for f in names.values())
+    jobs = [
+        (names["plain"], [[1, 2, 37, 64]] * 3, "float32", "plain", False),          # KCHUNK 2: one chunk
+        (names["cross"], [[1, 2, 21, 32], [1, 2, 301, 32], [1, 2, 301, 32]], "float32", "plain", False),   # 9
+        (names["cross"], [[1, 1, 1, 16], [1, 1, 1150, 16], [1, 1, 1150, 16]], "float32", "plain", False),  # 17 + 3
+        (names["causal"], [[1, 1, 150, 64]] * 3, "float32", "causal", False),
+        (names["causal"], [[1, 2, 70, 32]] * 3, "float32", "causal", True),
+        (names["cross_causal"], [[1, 2, 50, 32], [1, 2, 19, 32], [1, 2, 19, 32]], "float32", "causal", False),
+        (names["gqa"], [[1, 4, 90, 32], [1, 2, 90, 32], [1, 2, 90, 32]], "float32", "gqa", True),
+        (names["bool"], [[1, 2, 19, 64], [1, 2, 141, 64], [1, 2, 141, 64], [19, 141]], "float32", "bool", False),
+        (names["add"], [[1, 2, 97, 80]] * 3 + [[1, 2, 97, 97]], "float32", "add", False),
+    ]
+    results = _run(jobs)
+    for job, r in zip(jobs, results):
+        assert r["err"] < TOL["float32"] and r["same_nan"], r
+        assert (r["nan"] > 0) == job[4], r
+    assert results[7]["zeros"] > 0   # the boolean mask's last row: every key masked, 0 as SDPA
+    run = subprocess.run([sys.executable, "-c", _RUN_WRITTEN, names["written"], str(WHERE_KEEP)],
+                         capture_output=True, text=True, env=dict(os.environ, TRITON_INTERPRET="1"), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    assert r["same_nan"] and r["nan_rows"] == [5, 8] and r["err"] < TOL["float32"], r
 
 
 @pytest.mark.interpreter

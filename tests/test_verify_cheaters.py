@@ -211,4 +211,7 @@ def test_interpreter_skips_nothing_on_tiny_problems(interpreter_verdicts: dict[s
     assert edges["edge:rank+1"].refused.startswith("forward raised ValueError: x has shape (3, 7, 45)")
     assert "the reference raises too: IndexError" in edges["edge:rank-1"].refused
     assert edges["edge:bf16"].refused is None and edges["edge:bf16"].policy == "bf16"
-    assert edges["edge:rows"].variant == "odd+dim=1048579" and edges["edge:rows"].policy == "fp32"
+    # PyTorch's own fp32 softmax over 2^20 + 3 keys misses float64 by about 2.5e-6 (norm) on a normal draw: 4x of it
+    # sits at the table's 1e-5, so on some draws the documented widening rule applies (tolerance.relax), on others not
+    assert edges["edge:rows"].variant == "odd+dim=1048579" and edges["edge:rows"].refused is None
+    assert edges["edge:rows"].policy in ("fp32", "fp32 widened to 4x PyTorch's own error")

@@ -1,0 +1,123 @@
+"""A fusion group written out as a standalone KernelBench-format problem file.
+
+The group's ops are cut from the exported core-ATen program (the one its IR was lowered from): the FX nodes
+that lowered to its IR nodes, with the views, constants and `getitem`s between them (nodes that lowered to no
+IR node of any group, pulled in from the group's side). What it reads from outside (the model's inputs and
+parameters, other groups' results) becomes forward()'s arguments, made by get_inputs() with the real shapes
+and dtypes (random values: a parameter's, a mask's actual values are not kept). What others read from it is
+returned. An FX node that lowered to several IR nodes (a layer_norm) goes whole to the group of the node its
+result is: the file then holds a little more than the group.
+"""
+
+from __future__ import annotations
+
+import operator
+from pathlib import Path
+
+from kerntailor.capture.provenance import TracedCapture
+from kerntailor.plan import FusionGroup
+from kerntailor.problem.spec import dtype_name
+
+TEMPLATE = '''"""{doc}"""
+import torch
+from torch import device  # noqa: F401  (the cut graph may name a device)
+
+inf = float("inf")
+nan = float("nan")
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+{forward}
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def owners(traced: TracedCapture, groups: tuple[FusionGroup, ...]) -> dict[str, str]:
+    """FX node name -> the group that owns it (the group of the IR node its value is)."""
+    group_of = {n: g.name for g in groups for n in g.nodes}
+    out = {}
+    for ir, fx in traced.fx_of.items():
+        if fx and ir in group_of:
+            out[fx] = group_of[ir]   # the last IR node a FX node emitted is its value
+    for n in traced.program.graph.nodes:   # a tuple's elements go with it (var_mean's mean and var)
+        if n.target is operator.getitem and n.args[0].name in out:
+            out[n.name] = out[n.args[0].name]
+    return out
+
+
+def group_source(traced: TracedCapture, group: FusionGroup, owner: dict[str, str], doc: str) -> str:
+    """The problem file's text for `group` (module docstring)."""
+    import torch.fx as fx
+
+    graph = traced.program.graph
+    members = _members(graph, group.name, owner)
+    order = [n for n in graph.nodes if n.name in members]
+    inputs = [a for n in order for a in n.all_input_nodes if a.name not in members]
+    inputs = list(dict.fromkeys(inputs))
+    users_outside = [n for n in order if owner.get(n.name) == group.name and _read_outside(n, members)
+                     and not isinstance(n.meta.get("val"), (tuple, list))]
+    cut = fx.Graph()
+    env = {a: cut.placeholder(a.name) for a in inputs}
+    first = next(iter(env.values()), None)
+    for n in order:
+        env[n] = cut.node_copy(n, lambda a: env[a])
+        if "device" in n.kwargs and first is not None:   # traced on meta: make constants where the inputs are
+            env[n].kwargs = {**n.kwargs, "device": _device_of(cut, env[n], first)}
+    outs = [env[n] for n in users_outside] or [env[order[-1]]]
+    cut.output(outs[0] if len(outs) == 1 else tuple(outs))
+    code = fx.GraphModule(__import__("torch").nn.Module(), cut).code
+    forward = "\n".join(("    " + line) if line.strip() else "" for line in code.strip("\n").splitlines())
+    return TEMPLATE.format(doc=doc, forward=forward, inputs=", ".join(_make_input(a) for a in inputs))
+
+
+def _device_of(cut, node, first):
+    with cut.inserting_before(node):
+        return cut.call_function(getattr, (first, "device"))
+
+
+def _members(graph, group: str, owner: dict[str, str]) -> set[str]:
+    """The group's FX nodes and the free ones (owned by no group) upstream of them, up to other groups' nodes."""
+    nodes = {n.name: n for n in graph.nodes}
+    stack = [name for name, g in owner.items() if g == group]
+    members: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in members:
+            continue
+        members.add(name)
+        for a in nodes[name].all_input_nodes:
+            if a.op == "call_function" and a.name not in owner:
+                stack.append(a.name)
+    return members
+
+
+def _read_outside(n, members: set[str]) -> bool:
+    return any(u.op == "output" or u.name not in members for u in n.users)
+
+
+def _make_input(node) -> str:
+    val = node.meta.get("val")
+    shape = tuple(int(s) for s in val.shape)
+    name = dtype_name(val.dtype)
+    dtype = f"torch.{str(val.dtype).removeprefix('torch.')}"
+    if val.dtype.is_floating_point:
+        return f"torch.randn({shape}, dtype={dtype})"
+    if name == "bool":
+        return f"torch.rand({shape}) > 0.5"
+    return f"torch.randint(0, 2, {shape}, dtype={dtype})"
+
+
+def write_group(out_dir: Path, model: str, rank: int, traced: TracedCapture, group: FusionGroup,
+                owner: dict[str, str], doc: str) -> Path:
+    path = Path(out_dir) / f"{rank:02d}_{model}_{group.name}.py"
+    path.write_text(group_source(traced, group, owner, doc))
+    return path

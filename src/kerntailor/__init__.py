@@ -8,7 +8,6 @@ __version__ = "0.1.0"
 from kerntailor.errors import KerntailorError  # noqa: E402
 
 
-
 def profile(model, example_inputs, *, target: str = "mi300x", dtype: str | None = None, top: int = 5,
             out_dir=None):
     """Where `model(*example_inputs)`'s time goes on `target`, per fusion group and module, PREDICTED (a

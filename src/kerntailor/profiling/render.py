@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from dataclasses import asdict
+from pathlib import Path
 
 from kerntailor.profiling.attribute import GroupProfile, ModelProfile
 

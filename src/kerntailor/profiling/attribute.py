@@ -6,11 +6,15 @@ Without the target GPU every number is predicted (baselines.py's model, labelled
   at baselines.py's kernel cost. The whole model's predicted eager time is their sum.
 - a group's eager time: the eager ops are attributed to IR nodes through the user's modules. Each eager op
   carries the innermost module that dispatched it, each IR node the module of the FX node it was lowered from
-  (capture/provenance.py); a module's eager time is split over its IR nodes in proportion to each node's cost
-  as a kernel of its own (a softmax op's time over the five nodes it decomposes into). An op whose module has
-  no IR node goes to the nearest enclosing module that has some, then to the modules inside it; what is still
-  left (none in the models tried) is reported as unattributed. So the groups' eager times and the unattributed
-  rest sum to the whole model's: shares sum to 1.
+  (capture/provenance.py). Within a module, eager's library ops (matrix products, convolutions, attention,
+  recurrent calls) go to its IR nodes of those families and its other ops to its other nodes (to all its nodes
+  where it has none of the kind), each op split over them in proportion to each node's cost as a kernel of
+  its own (a softmax op's time over the five nodes it decomposes into; a convolution with its bias, one
+  cuDNN call in eager, wholly to the convolution node). An op whose module has no IR node goes to the nearest
+  enclosing module that has some, then to the modules inside it; what is still left (none in the models
+  tried) is reported as unattributed. So the groups' eager times and the unattributed rest sum to the whole
+  model's: shares sum to 1. This is an apportionment, not a measurement: a group's eager time can come out
+  below its floor where it is split off from one eager op (its gain is then negative, and shown so).
 - a group's floor: its roofline floor on the target at its compulsory bytes (outside inputs read once, outputs
   that others read written once) and its FLOPs, no launch cost.
 - gain (Amdahl): what the whole model saves if this group alone ran at its floor, as a share of the model's
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from kerntailor.capture.cost import MATRIX_FAMILIES
 from kerntailor.capture.provenance import TracedCapture
 from kerntailor.costmodel.baselines import MODEL, kernel_estimate, predict_eager
 from kerntailor.costmodel.eager_trace import EagerOp
@@ -80,11 +85,12 @@ def profile_groups(name: str, path: str, dtype: str, traced: TracedCapture, plan
     total = estimate.seconds
     node_eager, unattributed = _node_eager(traced, eager, estimate, graph, target, consumers)
     rows = []
+    origin = {n.name: n.origin for n in graph.nodes}
     for g in plan.groups:
         k = kernel_estimate(graph, g.nodes, target, consumers=consumers)
         floor = _floor(k, target)
         e = sum(node_eager.get(n, 0.0) for n in g.nodes)
-        rows.append(_row(g, traced, graph, k, floor, e, total))
+        rows.append(_row(g, traced, origin, k, floor, e, total))
     rows.sort(key=lambda r: r.eager_us, reverse=True)
     label = f"predicted ({target.name}, {MODEL})"
     return ModelProfile(name, path, target.name, dtype, "predicted", label, total * 1e6, len(estimate.kernels),
@@ -104,11 +110,11 @@ def _rate(dtype: str) -> str:
     return dtype if dtype in ("fp64", "fp32", "bf16", "fp16") else "fp32"
 
 
-def _row(g, traced: TracedCapture, graph, k, floor, eager_s: float, total: float) -> GroupProfile:
+def _row(g, traced: TracedCapture, origin: dict[str, str], k, floor, eager_s: float, total: float) -> GroupProfile:
     modules = tuple(dict.fromkeys(traced.module_of.get(n) for n in g.nodes))
     known = [m for m in modules if m is not None]
     module = _common_prefix(known) if known and len(known) == len(modules) else UNKNOWN
-    ops = tuple(dict.fromkeys(graph.node(n).origin for n in g.nodes))
+    ops = tuple(dict.fromkeys(origin[n] for n in g.nodes))
     saved = eager_s - floor.seconds
     return GroupProfile(g.name, g.family, module, tuple(m if m is not None else UNKNOWN for m in modules), g.nodes,
                         ops, k.flops_matrix + k.flops_vector, k.bytes_read + k.bytes_written, floor.seconds * 1e6,
@@ -135,10 +141,13 @@ def _node_eager(traced: TracedCapture, eager: tuple[EagerOp, ...], estimate, gra
         if m is not None:
             by_module[m].append(n.name)
     weight = {n.name: kernel_estimate(graph, (n.name,), target, consumers=consumers).seconds for n in graph.nodes}
+    family = {n.name: n.family for n in graph.nodes}
     out: dict[str, float] = defaultdict(float)
     unattributed = 0.0
     for op, kernel in zip(eager, estimate.kernels):
         nodes = _nodes_for(op.module, by_module)
+        same_kind = [n for n in nodes if (family[n] in MATRIX_FAMILIES) == op.matrix]
+        nodes = same_kind or nodes
         if not nodes:
             unattributed += kernel.seconds
             continue

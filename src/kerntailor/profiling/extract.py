@@ -5,8 +5,9 @@ that lowered to its IR nodes, with the views, constants and `getitem`s between t
 IR node of any group, pulled in from the group's side). What it reads from outside (the model's inputs and
 parameters, other groups' results) becomes forward()'s arguments, made by get_inputs() with the real shapes
 and dtypes (random values: a parameter's, a mask's actual values are not kept). What others read from it is
-returned. An FX node that lowered to several IR nodes (a layer_norm) goes whole to the group of the node its
-result is: the file then holds a little more than the group.
+returned. An FX node that lowered to IR nodes of several groups (a convolution with its bias: the product in
+one group, the bias add in the next) is written whole into each group's file: such a file holds a little more
+than its group, and its docstring names what (`extra_nodes`).
 """
 
 from __future__ import annotations
@@ -59,11 +60,12 @@ def group_source(traced: TracedCapture, group: FusionGroup, owner: dict[str, str
     import torch.fx as fx
 
     graph = traced.program.graph
-    members = _members(graph, group.name, owner)
+    mine = _fx_nodes(traced, group)
+    members = _members(graph, mine, owner)
     order = [n for n in graph.nodes if n.name in members]
     inputs = [a for n in order for a in n.all_input_nodes if a.name not in members]
     inputs = list(dict.fromkeys(inputs))
-    users_outside = [n for n in order if owner.get(n.name) == group.name and _read_outside(n, members)
+    users_outside = [n for n in order if n.name in mine and _read_outside(n, members)
                      and not isinstance(n.meta.get("val"), (tuple, list))]
     cut = fx.Graph()
     env = {a: cut.placeholder(a.name) for a in inputs}
@@ -84,10 +86,23 @@ def _device_of(cut, node, first):
         return cut.call_function(getattr, (first, "device"))
 
 
-def _members(graph, group: str, owner: dict[str, str]) -> set[str]:
+def _fx_nodes(traced: TracedCapture, group: FusionGroup) -> set[str]:
+    """The FX nodes that lowered to the group's IR nodes, with the `getitem`s of those that return tuples."""
+    mine = {traced.fx_of.get(n, "") for n in group.nodes} - {""}
+    return mine | {n.name for n in traced.program.graph.nodes
+                   if n.target is operator.getitem and n.args[0].name in mine}
+
+
+def extra_nodes(traced: TracedCapture, group: FusionGroup) -> tuple[str, ...]:
+    """IR nodes of other groups that the group's file computes too (module docstring)."""
+    mine = _fx_nodes(traced, group)
+    return tuple(n for n, fx in traced.fx_of.items() if fx in mine and n not in group.nodes)
+
+
+def _members(graph, mine: set[str], owner: dict[str, str]) -> set[str]:
     """The group's FX nodes and the free ones (owned by no group) upstream of them, up to other groups' nodes."""
     nodes = {n.name: n for n in graph.nodes}
-    stack = [name for name, g in owner.items() if g == group]
+    stack = list(mine)
     members: set[str] = set()
     while stack:
         name = stack.pop()

@@ -11,7 +11,7 @@ from kerntailor.codegen import FAMILIES
 from kerntailor.costmodel.eager_trace import trace_eager
 from kerntailor.plan import plan_fusion
 from kerntailor.profiling.attribute import ModelProfile, profile_groups
-from kerntailor.profiling.extract import owners, write_group
+from kerntailor.profiling.extract import extra_nodes, owners, write_group
 from kerntailor.profiling.render import module_label
 from kerntailor.targets import resolve_target
 
@@ -48,10 +48,19 @@ def _profile(problem, path: str, target: str, dtype: str, top: int, out_dir) -> 
     for rank, row in enumerate(rows[:top], 1):
         doc = (f"{row.name} ({row.family}) of {report.model}, module {module_label(row)}: "
                f"{row.share:.1%} of the model's eager time, floor {row.floor_us:.1f} us, eager {row.eager_us:.1f} us "
-               f"({report.label}). Written by `kerntailor profile`; inputs are random, with the real shapes.")
+               f"({report.label}). Written by `kerntailor profile`; inputs are random, with the real shapes."
+               + _extra(traced, by_name[row.name]))
         written = write_group(Path(out_dir), _slug(report.model), rank, traced, by_name[row.name], owner, doc)
         rows[rank - 1] = replace(row, problem_file=str(written))
     return replace(report, groups=tuple(rows))
+
+
+def _extra(traced, group) -> str:
+    extra = extra_nodes(traced, group)
+    if not extra:
+        return ""
+    return (f" It also computes {', '.join(extra)} of another group: an op lowered to nodes of both is "
+            "written whole.")
 
 
 def _slug(name: str) -> str:

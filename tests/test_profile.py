@@ -66,6 +66,7 @@ def report(tiny, tmp_path_factory):
     return profile_problem(tiny, "h200", top=2, out_dir=tmp_path_factory.mktemp("hot"))
 
 
+@pytest.mark.capture
 def test_numbers_hold_together(report):
     assert report.mode == "predicted" and report.label == LABEL
     assert report.groups, "no groups"
@@ -80,6 +81,7 @@ def test_numbers_hold_together(report):
         assert math.isclose(g.gain_share, (g.eager_us - g.floor_us) / report.eager_us, rel_tol=1e-9)
 
 
+@pytest.mark.capture
 def test_groups_are_attributed_to_the_users_modules(report):
     modules = {g.module for g in report.groups}
     assert "unknown" not in modules, modules
@@ -87,12 +89,14 @@ def test_groups_are_attributed_to_the_users_modules(report):
     assert any(m.startswith("layers.0.norm") for m in modules), modules
 
 
+@pytest.mark.capture
 def test_json_is_plain_and_labelled(report):
     data = json.loads(json.dumps(profile_dict(report), allow_nan=False))
     assert data["label"] == LABEL and data["mode"] == "predicted" and "not built" in data["note"]
     assert len(data["groups"]) == len(report.groups)
 
 
+@pytest.mark.capture
 def test_written_problem_files_load_capture_and_inspect(report):
     from kerntailor.capture import capture_problem
     from kerntailor.problem import load_problem
@@ -108,6 +112,7 @@ def test_written_problem_files_load_capture_and_inspect(report):
         assert "fusion plan" in result.stdout
 
 
+@pytest.mark.capture
 def test_python_api_profiles_any_module_and_leaves_it_alone():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16))
@@ -121,6 +126,7 @@ def test_python_api_profiles_any_module_and_leaves_it_alone():
     assert all(torch.equal(before[k], after[k]) and after[k].device.type == "cpu" for k in before)
 
 
+@pytest.mark.capture
 def test_cli_json(tiny):
     result = CliRunner().invoke(app, ["profile", str(tiny), "--target", "h200", "--json", "--top", "1"])
     assert result.exit_code == 0, result.output
@@ -143,3 +149,17 @@ def test_cli_mistakes_are_one_line(tmp_path, tiny, args, needle):
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("kerntailor: error: ") and needle in lines[0], lines
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_generate_takes_a_written_file_as_it_is(report, tmp_path, monkeypatch):
+    """About two minutes on two CPU cores: the search, the interpreter and the referee's processes."""
+    monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))
+    hot = report.groups[0].problem_file
+    result = CliRunner().invoke(app, ["generate", hot, "--target", "h200", "--budget", "10", "--candidates", "2",
+                                      "--out", str(tmp_path / "gen"), "--no-store", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "generated" and data["report"]["verdict"]["passed"], data["message"]

@@ -181,15 +181,19 @@ def profile(
     PREDICTED: eager time (one kernel per ATen op) and each group's roofline floor on the target, from the
     cost model. Measured profiling (torch.profiler on the target GPU) needs the GPU and is not built yet."""
     from kerntailor.profiling import profile_problem
-    from kerntailor.profiling.render import profile_dict, profile_table
+    from kerntailor.profiling.render import profile_dict, profile_table, written_lines
 
     report = profile_problem(model, target, dtype=value(dtype), top=top, out_dir=out)
     if json_out:
         from kerntailor.generate.report import stamp
 
         print_json(stamp(profile_dict(report)))
+        for line in written_lines(report):
+            say(line)
         return
     _print_table(profile_table(report, top))
+    for line in written_lines(report):
+        typer.echo(line)
 
 
 @app.command()

@@ -163,3 +163,43 @@ def test_generate_takes_a_written_file_as_it_is(report, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["status"] == "generated" and data["report"]["verdict"]["passed"], data["message"]
+
+
+@pytest.mark.capture
+def test_a_written_file_computes_what_the_group_computes_inside_the_model(tiny, report):
+    """The model's own exported graph run on real tensors gives every intermediate value; each written file,
+    called on the values its arguments name, returns the values its results name."""
+    import re
+
+    from kerntailor.capture.provenance import capture_traced
+    from kerntailor.problem import load_problem
+    from kerntailor.problem.load import exec_module
+
+    problem = load_problem(tiny)
+    traced = capture_traced(problem.name, problem.make_model(device="meta"), problem.make_inputs(device="meta"))
+    model, (x,) = problem.make_model(device="cpu"), problem.make_inputs(device="cpu")
+    state = model.state_dict()
+    specs = {s.arg.name: s for s in traced.program.graph_signature.input_specs}
+    args = [x if specs[p.name].target is None else state[specs[p.name].target]
+            for p in traced.program.graph.nodes if p.op == "placeholder"]
+    values = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            values[n.name] = super().run_node(n)
+            return values[n.name]
+
+    with torch.no_grad():
+        Recorder(traced.program.graph_module).run(*args)
+    for g in report.groups[:2]:
+        source = Path(g.problem_file).read_text()
+        module = exec_module(source, Path(g.problem_file), {}, {})
+        names = list(__import__("inspect").signature(module.Model.forward).parameters)[1:]
+        returned = re.search(r"^\s+return \(?([\w, ]+?)\)?$", source, re.M).group(1)
+        outs = [r.strip() for r in returned.split(",") if r.strip()]
+        with torch.no_grad():
+            got = module.Model()(*[values[n] for n in names])
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(outs)
+        for name, value in zip(outs, got):
+            torch.testing.assert_close(value, values[name], rtol=0, atol=0)

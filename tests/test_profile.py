@@ -107,9 +107,9 @@ def test_written_problem_files_load_capture_and_inspect(report):
         problem = load_problem(g.problem_file)
         graph = capture_problem(problem).graph
         assert sum(n.flops() for n in graph.nodes) == g.flops, g.name   # the same work as the group
-        result = CliRunner().invoke(app, ["inspect", g.problem_file, "--target", "h200"])
-        assert result.exit_code == 0, result.output
-        assert "fusion plan" in result.stdout
+    result = CliRunner().invoke(app, ["inspect", written[0].problem_file, "--target", "h200"])
+    assert result.exit_code == 0, result.output
+    assert "fusion plan" in result.stdout
 
 
 @pytest.mark.capture

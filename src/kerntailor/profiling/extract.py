@@ -59,14 +59,17 @@ FIXED = "# no smaller sizes build (the cut graph fixes some inside forward): jud
 
 
 def group_source(traced: TracedCapture, group: FusionGroup, owner: dict[str, str], doc: str,
-                 fixed: bool = False) -> str:
-    """The problem file's text for `group` (module docstring)."""
+                 fixed: bool = False) -> str | None:
+    """The problem file's text for `group` (module docstring); None where none of its nodes has an FX node."""
+    import torch
     import torch.fx as fx
 
     graph = traced.program.graph
     mine = _fx_nodes(traced, group)
     members = _members(graph, mine, owner)
     order = [n for n in graph.nodes if n.name in members]
+    if not order:
+        return None
     inputs = [a for n in order for a in n.all_input_nodes if a.name not in members]
     inputs = list(dict.fromkeys(inputs))
     users_outside = [n for n in order if n.name in mine and _read_outside(n, members)
@@ -80,7 +83,7 @@ def group_source(traced: TracedCapture, group: FusionGroup, owner: dict[str, str
             env[n].kwargs = {**n.kwargs, "device": _device_of(cut, env[n], first)}
     outs = [env[n] for n in users_outside] or [env[order[-1]]]
     cut.output(outs[0] if len(outs) == 1 else tuple(outs))
-    code = fx.GraphModule(__import__("torch").nn.Module(), cut).code
+    code = fx.GraphModule(torch.nn.Module(), cut).code
     forward = "\n".join(("    " + line) if line.strip() else "" for line in code.strip("\n").splitlines())
     names = _size_names(inputs)
     sizes = "".join(f"{n} = {v}\n" for v, n in names.items()) + ("VARIANTS = {}  " + FIXED + "\n" if fixed else "")
@@ -161,12 +164,16 @@ def _make_input(node) -> str:
 def write_group(out_dir: Path, model: str, rank: int, traced: TracedCapture, group: FusionGroup,
                 owner: dict[str, str], doc: str) -> Path:
     """Write the group's problem file. Where the loader finds no smaller variant of its sizes (a view in
-    forward fixes a size the inputs' constants do not move), the file declares none: judged at its real sizes."""
+    forward fixes a size the inputs' constants do not move), the file declares none: judged at its real sizes.
+    None (nothing written) where the group cannot be cut out (group_source)."""
     from kerntailor.errors import ProblemError
     from kerntailor.problem import load_problem
 
     path = Path(out_dir) / f"{rank:02d}_{model}_{group.name}.py"
-    path.write_text(group_source(traced, group, owner, doc))
+    source = group_source(traced, group, owner, doc)
+    if source is None:
+        return None
+    path.write_text(source)
     try:
         load_problem(path)
     except ProblemError as e:

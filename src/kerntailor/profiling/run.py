@@ -51,7 +51,7 @@ def _profile(problem, path: str, target: str, dtype: str, top: int, out_dir) -> 
                f"({report.label}). Written by `kerntailor profile`; inputs are random, with the real shapes."
                + _extra(traced, by_name[row.name]))
         written = write_group(Path(out_dir), _slug(report.model), rank, traced, by_name[row.name], owner, doc)
-        rows[rank - 1] = replace(row, problem_file=str(written))
+        rows[rank - 1] = replace(row, problem_file=str(written) if written else None)
     return replace(report, groups=tuple(rows))
 
 

@@ -167,6 +167,36 @@ def inspect(
 
 
 @app.command()
+def profile(
+    model: Path = typer.Argument(..., help="model file (KernelBench format: Model, get_inputs, get_init_inputs)"),
+    target: str = _target_option(),
+    dtype: Dtype | None = typer.Option(None, "--dtype", help=DTYPE_HELP),
+    top: int = typer.Option(5, "--top", min=1, help="how many of the hottest groups to show (and write with --out)"),
+    out: Path | None = typer.Option(None, "--out", callback=lambda p: None if p is None else check_out_dir(p),
+                                    help="write each of the top groups here as a problem file `generate` takes"),
+    json_out: bool = typer.Option(False, "--json", help="print the profile as one JSON document"),
+) -> None:
+    """Where MODEL's time goes on TARGET, per fusion group and module, and what each group could gain.
+
+    PREDICTED: eager time (one kernel per ATen op) and each group's roofline floor on the target, from the
+    cost model. Measured profiling (torch.profiler on the target GPU) needs the GPU and is not built yet."""
+    from kerntailor.profiling import profile_problem
+    from kerntailor.profiling.render import profile_dict, profile_table, written_lines
+
+    report = profile_problem(model, target, dtype=value(dtype), top=top, out_dir=out)
+    if json_out:
+        from kerntailor.generate.report import stamp
+
+        print_json(stamp(profile_dict(report)))
+        for line in written_lines(report):
+            say(line)
+        return
+    _print_table(profile_table(report, top))
+    for line in written_lines(report):
+        typer.echo(line)
+
+
+@app.command()
 def verify(
     problem: Path = typer.Argument(..., help="problem file (KernelBench format)"),
     candidate: Path = typer.Argument(..., help="candidate file defining ModelNew (same constructor as Model)"),

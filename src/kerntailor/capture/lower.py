@@ -49,6 +49,7 @@ class Lowering:
     fx_node: Any = None  # the FX node being lowered (for its meta["val"])
     dtypes: dict[str, str] = field(default_factory=dict)  # buffer name -> dtype
     constants: dict[str, Const] = field(default_factory=dict)  # constant nodes, folded into users
+    sources: dict[str, str] = field(default_factory=dict)  # IR node name -> the FX node that emitted it
 
     def dtype(self, view: View) -> str:
         return self.dtypes[view.base]
@@ -68,6 +69,7 @@ class Lowering:
     def emit(self, node: Node) -> View:
         self.nodes.append(node)
         self.dtypes[node.name] = node.out.dtype
+        self.sources[node.name] = self.fx_node.name if self.fx_node is not None else ""
         return View.of(node.name, node.out.shape)
 
     def pointwise(self, operands: list[View], build: Callable[[list[Expr]], Expr], out: TensorType,
@@ -111,6 +113,12 @@ def _op_name(target: Any) -> str:
 
 
 def lower_program(program: ExportedProgram, name: str) -> Graph:
+    return lower_program_traced(program, name)[0]
+
+
+def lower_program_traced(program: ExportedProgram, name: str) -> tuple[Graph, dict[str, str]]:
+    """lower_program, and per IR node the name of the FX node of `program` it was lowered from (profile.py
+    attributes kernels to the user's modules and extracts them as problem files through it)."""
     from kerntailor.capture import ops_anchor, ops_pointwise, ops_reduce, ops_view  # noqa: F401 (register)
 
     ctx = Lowering()
@@ -172,7 +180,8 @@ def lower_program(program: ExportedProgram, name: str) -> Graph:
         if not isinstance(view, View):
             raise CaptureError(f"{name}: forward() returns a non-tensor value ({type(view).__name__})")
         out_types.append(TensorType(view.shape, dtypes[view.base]))
-    return Graph(tuple(inputs), tuple(_live_nodes(ctx.nodes, outputs)), tuple(outputs), tuple(out_types))
+    graph = Graph(tuple(inputs), tuple(_live_nodes(ctx.nodes, outputs)), tuple(outputs), tuple(out_types))
+    return graph, dict(ctx.sources)
 
 
 def _live_nodes(nodes: list[Node], outputs: tuple) -> list[Node]:

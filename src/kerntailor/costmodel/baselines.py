@@ -206,3 +206,11 @@ def predict_baselines(problem, graph: Graph, target: Target, ceilings: Ceilings 
     return PredictedBaselines(target.name, predict_eager(trace_eager(problem, variant), target, ceilings),
                               predict_compile(graph, target, ceilings),
                               ceilings=ceilings.source if ceilings is not None else VENDOR)
+
+
+def kernel_estimate(graph: Graph, members: tuple[str, ...], target: Target, ceilings: Ceilings | None = None,
+                    consumers: dict[str, list[str]] | None = None) -> KernelEstimate:
+    """One kernel running `members` (IR node names) at its compulsory bytes, launch included (profile's cost of
+    a fusion group, and of a node alone). `consumers`: graph.consumers(), where the caller holds it."""
+    return _kernel_estimate(graph, members, consumers if consumers is not None else graph.consumers(),
+                            {v.base for v in graph.outputs}, target, ceilings)

@@ -17,12 +17,15 @@ its FLOPs (torch.utils.flop_counter's formulas).
 - `nn.RNN` / `nn.LSTM` / `nn.GRU` (`torch._VF.rnn_tanh`, `rnn_relu`, `lstm`, `gru`) decompose on meta tensors
   into their per-step ops (40,000 for KernelBench's 6-layer LSTM); on a GPU eager makes one cuDNN / MIOpen call.
   Each is recorded as that one library op, its FLOPs the sum of the matrix products it decomposed into.
+- Each op carries the path of the innermost module whose forward dispatched it (`profile` attributes time to
+  the user's modules through it).
 - Not modelled: a kernel count per op above one, and a library call's time beyond its FLOPs and bytes (a
   recurrent call's steps run one after another; its time is underestimated).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
 
@@ -42,6 +45,7 @@ class EagerOp:
     bytes_written: int
     dtype: str            # the dtype of its first floating tensor argument (the rate key), "fp32" if none
     matrix: bool          # runs on the matrix units at the library's rate
+    module: str = ""      # the innermost module whose forward dispatched it ("network.0"; "" the model itself)
 
 
 def _tensors(tree) -> list:
@@ -76,7 +80,7 @@ def _is_view(func) -> bool:
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
 
 
-def _record(name: str, args: list, outputs: list, flops: int, matrix: bool) -> EagerOp:
+def _record(name: str, args: list, outputs: list, flops: int, matrix: bool, module: str = "") -> EagerOp:
     seen, read = set(), 0
     for t in args:
         key = (id(t.untyped_storage()) if t.device.type != "meta" else id(t), t.shape, t.stride(),
@@ -85,7 +89,7 @@ def _record(name: str, args: list, outputs: list, flops: int, matrix: bool) -> E
             seen.add(key)
             read += distinct_bytes(t)
     written = sum(t.numel() * t.element_size() for t in outputs)
-    return EagerOp(name, int(flops), read, written, _dtype_key(args), matrix)
+    return EagerOp(name, int(flops), read, written, _dtype_key(args), matrix, module)
 
 
 def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
@@ -97,6 +101,7 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     from torch.utils.flop_counter import flop_registry
 
     ops: list[EagerOp] = []
+    stack = [""]                  # the module paths whose forward is running, innermost last
     calls: list[list[int]] = []   # per library call being traced, the matrix FLOPs of the ops it decomposed into
 
     class Dispatch(TorchDispatchMode):
@@ -112,7 +117,7 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
             if calls:   # inside a library call: its FLOPs count, not its own launch
                 calls[-1][0] += int(flops)
                 return out
-            ops.append(_record(str(func), _tensors((args, kwargs)), outputs, flops, matrix))
+            ops.append(_record(str(func), _tensors((args, kwargs)), outputs, flops, matrix, stack[-1]))
             return out
 
     class Functions(TorchFunctionMode):
@@ -133,11 +138,33 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
                 name = "scaled_dot_product_attention"
             else:
                 flops = inner
-            ops.append(_record(f"aten.{name}", _tensors((args, kwargs)), _tensors(out), flops, True))
+            ops.append(_record(f"aten.{name}", _tensors((args, kwargs)), _tensors(out), flops, True, stack[-1]))
             return out
 
     model = problem.make_model(variant, device="meta")
     inputs = problem.make_inputs(variant, device="meta")
-    with torch.no_grad(), Functions(), Dispatch():
+    with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
         model(*inputs)
     return tuple(ops)
+
+
+@contextmanager
+def _module_paths(model, stack: list[str]):
+    """Keep `stack` at the paths (as named_modules names them) of the modules whose forward is running."""
+    names = {id(m): name for name, m in model.named_modules()}
+
+    def enter(mod, args) -> None:   # a hook's return value would replace the module's inputs or output
+        stack.append(names.get(id(mod), stack[-1]))
+
+    def leave(mod, args, out) -> None:
+        stack.pop()
+
+    hooks = []
+    for m in model.modules():
+        hooks.append(m.register_forward_pre_hook(enter))
+        hooks.append(m.register_forward_hook(leave))
+    try:
+        yield
+    finally:
+        for h in hooks:
+            h.remove()

@@ -30,8 +30,11 @@ demo: setup
 	$(VENV)/bin/kerntailor inspect $(DEMO) --target mi300x
 	$(VENV)/bin/kerntailor generate $(DEMO) --target mi300x --out out/demo --candidates 8 --budget 60
 
+# The suite in TEST_WORKERS processes (pytest-xdist), one test file per worker at a time (`--dist loadfile`: a
+# file's module fixtures, such as the referee's verdicts over its cheaters, are built once); CI has 2 cores.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 clean:
 	rm -rf $(VENV)

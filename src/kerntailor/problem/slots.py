@@ -150,6 +150,10 @@ def _variant(name: str, values: dict[Slot, int], every: dict[Slot, int]) -> Vari
     return Variant(name, tuple(sorted(consts.items())), tuple(sorted(literals.items(), key=_position)))
 
 
+def _slot_values(variant: Variant) -> dict[Slot, int]:
+    return {("const", k): v for k, v in variant.overrides} | {("literal", k): v for k, v in variant.literals}
+
+
 def _position(item: tuple[str, int]) -> tuple[int, int]:
     line, col = item[0].split(":")
     return int(line), int(col)
@@ -158,17 +162,14 @@ def _position(item: tuple[str, int]) -> tuple[int, int]:
 def probe_slots(problem, base: Variant) -> Variant | None:
     """probe_variant (variants.py) for a variant that rewrites literals: every slot it changes moved by a
     different small step, where the model allows."""
+    from kerntailor.problem.variants import move_apart
+
     values: dict[Slot, int] = {("const", k): v for k, v in base.overrides}
     values.update({("literal", k): v for k, v in base.literals})
-    probe = dict(values)
-    for i, slot in enumerate(sorted(values)):
-        for delta in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3):
-            if values[slot] + delta < 2:
-                continue
-            trial = {**probe, slot: values[slot] + delta}
-            if _shapes(problem.source, problem.path, trial, problem.dtype, problem.name) is not None:
-                probe = trial
-                break
+    default = _all_slots(problem.source, problem.module())
+    taken = {s: {default.get(s)} | {_slot_values(v).get(s) for v in problem.variants} for s in values}
+    probe = move_apart(values, taken, lambda trial: _shapes(problem.source, problem.path, trial, problem.dtype,
+                                                            problem.name) is not None)
     if probe == values:
         return None
     consts, literals = _split(probe)

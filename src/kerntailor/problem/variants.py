@@ -156,13 +156,25 @@ def probe_variant(problem) -> Variant | None:
 
         return probe_slots(problem, base_variant)
     base = dict(base_variant.overrides)
+    module = vars(problem.module())
+    taken = {k: {module.get(k)} | {dict(v.overrides).get(k) for v in problem.variants} for k in base}
+    probe = move_apart(base, taken, lambda trial: _try(problem.source, problem.path, trial, problem.dtype,
+                                                       problem.name) is not None)
+    return Variant("probe", tuple(sorted(probe.items()))) if probe != base else None
+
+
+def move_apart(base: dict, taken: dict, builds) -> dict:
+    """`base` with every key moved by a different small step where `builds` (the model builds and keeps its
+    structure), to a value no variant has (`taken`) where one builds: a stride fitted only over the variants where
+    its axis is not 1 (the default and the probe, where the others have a batch of 1) then sees every dim vary
+    (capture/generalize.py; a probe at the default's batch left `batch == 2` to check at run time)."""
     probe = dict(base)
     for i, key in enumerate(sorted(base)):
-        for delta in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3):
-            if base[key] + delta < 2:
-                continue
+        steps = [d for d in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3) if base[key] + d >= 2]
+        apart = [d for d in steps if base[key] + d not in taken.get(key, ())]
+        for delta in apart + [d for d in steps if d not in apart]:
             trial = {**probe, key: base[key] + delta}
-            if _try(problem.source, problem.path, trial, problem.dtype, problem.name) is not None:
+            if builds(trial):
                 probe = trial
                 break
-    return Variant("probe", tuple(sorted(probe.items()))) if probe != base else None
+    return probe

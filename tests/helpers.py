@@ -19,6 +19,9 @@ from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized, capture_problem
 from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+from kerntailor.ir.expr import Load, Op
+from kerntailor.ir.nodes import Graph, GraphInput, Pointwise
+from kerntailor.ir.types import TensorType, View
 from kerntailor.plan import plan_fusion
 from kerntailor.problem import load_problem
 
@@ -251,3 +254,17 @@ class FakeLLM:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+# --- hand-built graphs -----------------------------------------------------------------------------------
+
+def strided_graph(b: int, kv: int, n: int, batch_stride: int) -> Graph:
+    """k (b, kv, n) read through a view whose batch stride is given (the key operand of a GQA attention)."""
+    k = GraphInput("k", TensorType((b, kv, n), "fp32"), "input", "0")
+    pw = Pointwise("pw0", (View("k", (b, kv, n), (batch_stride, n, 1), 0),), TensorType((b, kv, n), "fp32"), "exp",
+                   expr=Op("exp", (Load(0, "fp32"),), "fp32"))
+    return Graph((k,), (pw,), (View.of("pw0", (b, kv, n)),), (TensorType((b, kv, n), "fp32"),))
+
+
+# (b, kv, n): default, small, odd, probe; the batch is 1 where kv_heads changes (sdpa_gqa.py's variants, 2026-12-02)
+GQA_SIZES = [(2, 2, 40), (1, 2, 16), (1, 1, 21), (2, 2, 25)]

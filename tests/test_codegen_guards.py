@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from helpers import DATA, L1, make_module
+from helpers import DATA, GQA_SIZES, L1, make_module, strided_graph
 
 SCRIPT = """
 import importlib.util, json, sys, torch
@@ -159,3 +159,31 @@ def test_gpu_layernorm_at_the_persistent_row_limit_computes_and_one_past_it_is_r
         torch.testing.assert_close(new(x), ref(x), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="rows of 1048577 elements"):
         kernel.ModelNew(hidden + 1).cuda()(torch.randn(2, hidden + 1, device="cuda"))
+
+
+def test_a_stride_fitted_where_a_dim_did_not_vary_is_checked_by_name():
+    """generalize.Pinned: the batch stride fitted only where the batch was not 1, and kv_heads was 2 there
+    (test_generalize.py's graphs). forward()'s check refuses kv_heads 1 with a batch of 2, naming k, and passes
+    the traced sizes, a batch of 1 (the stride unused) and another length."""
+    from kerntailor.capture.generalize import generalize
+    from kerntailor.codegen import host_names
+    from kerntailor.codegen.guards import pin_checks
+
+    gen = generalize([strided_graph(b, kv, n, kv * n if b != 1 else 7) for b, kv, n in GQA_SIZES], "gqa")
+    names = host_names(gen)
+    code = "\n".join(pin_checks(gen, {"k": "k"}, names))
+
+    def run(b: int, kv: int, n: int) -> str:
+        sizes = dict(zip((0, 1, 2), (b, kv, n)))
+        try:
+            exec(code, {}, {name: sizes[d.axis] for d, name in names.items()})  # noqa: S102
+        except ValueError as e:
+            return str(e)
+        return "ok"
+
+    assert [run(*s) for s in GQA_SIZES] == ["ok"] * 4
+    assert run(1, 3, 9) == "ok" and run(2, 2, 77) == "ok"
+    refused = run(2, 1, 40)
+    assert refused.startswith("k.shape[1] = 1: this kernel was generated for k.shape[1] == 2 (the stride "
+                              "node/pw0/operand/0/strides/0"), refused
+    assert run(3, 2, 40).startswith("k.shape[0] = 3: this kernel was generated for k.shape[0] == 2")

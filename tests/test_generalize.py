@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import GQA_SIZES, strided_graph
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.capture.generalize import Dim, SizeExpr, StructureChanged, generalize, graph_slots
 from kerntailor.errors import CaptureError
@@ -200,6 +201,43 @@ def test_stride_of_a_size_one_axis_does_not_constrain():
     graphs = [linear_graph(*s) for s in [(64, 128, 32), (8, 32, 16), (5, 33, 1)]]
     gen = generalize(graphs, "linear")
     assert exprs_of(gen)[("node", "mm0", "operand", 1, "strides", 1)].factors == ((Dim(0, 1), Fraction(1)),)
+
+
+KV, N = Dim(0, 1), Dim(0, 2)
+
+
+def test_a_stride_fitted_where_a_dim_did_not_vary_is_fitted_over_every_variant():
+    """The batch stride kv * n, constrained only where b != 1 (kv was 2 there): `2 * n` fitted as well, and read
+    with the wrong stride at kv = 1. Over every variant (the size-1 axes' strides are the contiguous ones) only
+    kv * n fits, and nothing is left to check."""
+    gen = generalize([strided_graph(b, kv, n, kv * n) for b, kv, n in GQA_SIZES], "gqa")
+    stride = exprs_of(gen)[("node", "pw0", "operand", 0, "strides", 0)]
+    assert stride.evaluate({Dim(0, 0): 2, KV: 1, N: 40}) == 40
+    assert stride == SizeExpr(Fraction(1), ((KV, Fraction(1)), (N, Fraction(1))))
+    assert gen.pins == ()
+
+
+def test_a_stride_no_expression_fits_everywhere_records_what_its_variants_kept_equal():
+    """The size-1 axis's stride arbitrary (7) where b == 1: fitted over the other two variants, where b and kv
+    were both 2: both are pinned (kv * n is `2 * n` there), unless the axis has size 1 again."""
+    graphs = [strided_graph(b, kv, n, kv * n if b != 1 else 7) for b, kv, n in GQA_SIZES]
+    gen = generalize(graphs, "gqa")
+    assert exprs_of(gen)[("node", "pw0", "operand", 0, "strides", 0)].evaluate({N: 40}) == 80
+    pins = {(p.factors, p.value) for p in gen.pins}
+    assert pins == {(((Dim(0, 0), 1),), 2), (((KV, 1),), 2)}
+    assert {p.unless for p in gen.pins} == {SizeExpr(Fraction(1), ((Dim(0, 0), Fraction(1)),))}
+    assert set(gen.dims) >= {Dim(0, 0), KV, N}   # the host reads every dim a pin names
+
+
+def test_pins_are_every_product_the_fitted_variants_kept_equal():
+    """n == 2 * b in the two variants the stride was fitted over, and kv constant there: both are relations."""
+    from kerntailor.capture.generalize import _relations
+
+    dims = [Dim(0, 0), KV, N]
+    graphs = [strided_graph(b, kv, n, 1) for b, kv, n in [(4, 2, 8), (1, 3, 5), (3, 2, 6)]]
+    rel = {frozenset(r) for r in _relations([True, False, True], dims, graphs)}
+    assert rel == {frozenset({(KV, 1)}), frozenset({(Dim(0, 0), -1), (N, 1)})}
+    assert _relations([True, True, True], dims, graphs) == []   # the third variant varies them apart
 
 
 def test_structure_change_raises():

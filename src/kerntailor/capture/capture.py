@@ -9,9 +9,10 @@ import torch
 
 from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
-from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
+from kerntailor.capture.generalize import Generalized, generalize
 from kerntailor.capture.lower import lower_program
 from kerntailor.capture.rewrite_attention import rewrite_attention
+from kerntailor.errors import CaptureError
 from kerntailor.ir.nodes import Attention, Graph
 from kerntailor.problem.spec import ProblemSpec, Variant
 
@@ -64,8 +65,12 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
         try:
             graphs = [c.graph for c in captures] + [probed.graph]
             return captures[0], generalize(graphs, problem.name)
-        except StructureChanged:
-            pass  # the probe's sizes changed the graph (e.g. GQA with as many kv heads as heads)
+        except CaptureError:
+            # the probe's sizes changed the graph (StructureChanged: GQA with as many kv heads as heads), or its
+            # untied dims make a size a sum no SizeExpr is (a dense block's concatenation, C + 6 * growth): over
+            # the referee's variants alone those dims stay tied: one is fitted to the other, which the kernel's
+            # shape checks hold at run time (codegen/guards.py)
+            pass
     return captures[0], generalize([c.graph for c in captures], problem.name)
 
 

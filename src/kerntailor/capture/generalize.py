@@ -8,6 +8,14 @@ N of a mean, 1/sqrt(d) of attention) as `coeff · Π dim^exp + offset` over the 
     x: (B, N) in three variants -> mean's divisor N is `x.shape[1]`, a stride of a transposed weight
     (K, N) is `w.shape[1]`, var's N-1 is `x.shape[1] - 1`.
 
+A fit is only as good as the variants it was checked on. A stride of an axis that has size 1 in some variant is
+fitted over the others only (there it is arbitrary); a dim those others never vary (kv_heads 2 wherever the batch
+was not 1) cannot be told from a constant: `2 * L * D` fits as well as `kv_heads * L * D`, and at another kv_heads
+the first reads with the wrong stride. Such a stride is fitted over every variant where some expression fits them
+all; where none does, the fit records what it could not see (Pinned: every product of dims those variants keep
+equal: kv_heads == 2, H == W) and the kernel's host code checks it at run time (codegen/guards.py), as it checks
+dims that never varied at all.
+
 Why not torch.export's dynamic shapes: module attributes (LayerNorm's normalized_shape, num_heads)
 specialize dims to the traced constant, and then the kernel would be wrong for another instance.
 Fitting over variants sees what really changes with the problem's size constants.
@@ -96,13 +104,27 @@ def _literal(value: Fraction | float) -> str:
 
 
 @dataclass(frozen=True)
+class Pinned:
+    """What a slot's fit (`path`) could not see: in every variant it was fitted over, Π dim^exp over `factors`
+    was `value` (kv_heads == 2; H == W; N == 2 * B), so an expression with that product and one without it fitted
+    alike. The expression holds where the same is true at run time, or where `unless` (the size of the axis whose
+    stride the slot is) is 1: the stride of a size-1 axis is never used. codegen/guards.py checks it."""
+
+    path: Path
+    factors: tuple[tuple[Dim, int], ...]
+    value: Fraction
+    unless: SizeExpr
+
+
+@dataclass(frozen=True)
 class Generalized:
     """The default variant's graph plus a size expression for every slot that varies."""
 
     graph: Graph
     exprs: tuple[tuple[Path, SizeExpr], ...]
-    dims: tuple[Dim, ...]                         # the dims the expressions use
+    dims: tuple[Dim, ...]                         # the dims the expressions and the pins use
     equal_dims: tuple[tuple[Dim, Dim], ...]       # dims that were equal in every variant: assert at run time
+    pins: tuple[Pinned, ...] = ()                 # what the fits over part of the variants assume: assert too
 
     def expr(self, path: Path, default: int | float) -> SizeExpr:
         for p, e in self.exprs:
@@ -200,6 +222,7 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
                                "kerntailor needs one structure for all input sizes")
     dims = _varying_dims(graphs)
     exprs: list[tuple[Path, SizeExpr]] = []
+    partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
     derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
     for k, path in enumerate(paths):
         values = [slots[k][1] for slots in slot_lists]
@@ -221,9 +244,94 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
         if fitted is None:
             raise CaptureError(f"{name}: cannot express {'/'.join(map(str, path))} = {values} across variants "
                                "as a function of input sizes")
+        if not all(mask) and fitted.coeff != 0 and _relations(mask, dims, graphs):   # (0: a broadcast axis)
+            # fitted over part of the variants, blind to some dim there: over all of them if anything fits (the
+            # size-1 axes' strides are usually the contiguous ones), else what it could not see is checked
+            whole = _fit(values, [True] * len(values), dims, graphs)
+            if whole is not None:
+                fitted = whole
+            else:
+                partial.append((path, shape_path, mask))
         exprs.append((path, fitted))
+    gen = Generalized(graphs[0], tuple(exprs), (), _equal_dims(graphs))
+    pins = tuple(_pins(gen, partial, dims, graphs))
     used = {d for _, e in exprs for d, _ in e.factors}
-    return Generalized(graphs[0], tuple(exprs), tuple(d for d in dims if d in used), _equal_dims(graphs))
+    pinned = {d for p in pins for d, _ in p.factors} - used
+    # dims only the pins use come last: the names (d0, d1, ...) of the others stay as they were
+    return Generalized(graphs[0], tuple(exprs), tuple(d for d in dims if d in used) +
+                       tuple(d for d in dims if d in pinned), gen.equal_dims, pins)
+
+
+def _relations(mask: list[bool], dims: list[Dim], graphs: list[Graph]) -> list[tuple[tuple[Dim, int], ...]]:
+    """What a fit over the variants in `mask` cannot tell apart: a basis of the products Π dim^f (integer f) that
+    are the same in every one of those variants (a dim that does not vary there, two dims equal there, one twice
+    another). Times any of them a monomial fits those variants as well; strides are monomials of the sizes. Found
+    exactly from the sizes' prime factors (the logs of primes are independent): f is in the integer null space of
+    each variant's exponents less the first's."""
+    dim_values = _dim_values(graphs)
+    kept = [k for k, m in enumerate(mask) if m]
+    cols = [d for d in dims if all(dim_values[d][k] > 0 for k in kept)]
+    exps = {d: [_prime_exponents(dim_values[d][k]) for k in kept] for d in cols}
+    primes = sorted({p for d in cols for e in exps[d] for p in e})
+    rows = [[Fraction(exps[d][k].get(p, 0) - exps[d][0].get(p, 0)) for d in cols]
+            for k in range(1, len(kept)) for p in primes]
+    return [tuple((cols[j], f) for j, f in enumerate(v) if f) for v in _null_space(rows, len(cols))]
+
+
+def _prime_exponents(n: int) -> dict[int, int]:
+    out: dict[int, int] = {}
+    p = 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def _null_space(rows: list[list[Fraction]], n: int) -> list[list[int]]:
+    """An integer basis of {f : rows · f = 0} (reduced row echelon form: a free column's vector expresses that
+    column by the pivot columns before it)."""
+    rows = [r[:] for r in rows]
+    pivots: list[int] = []
+    for col in range(n):
+        r = next((i for i in range(len(pivots), len(rows)) if rows[i][col] != 0), None)
+        if r is None:
+            continue
+        i = len(pivots)
+        rows[i], rows[r] = rows[r], rows[i]
+        rows[i] = [x / rows[i][col] for x in rows[i]]
+        for j in range(len(rows)):
+            if j != i and rows[j][col] != 0:
+                rows[j] = [a - rows[j][col] * b for a, b in zip(rows[j], rows[i])]
+        pivots.append(col)
+    basis = []
+    for free in (c for c in range(n) if c not in pivots):
+        v = [Fraction(0)] * n
+        v[free] = Fraction(1)
+        for i, col in enumerate(pivots):
+            v[col] = -rows[i][free]
+        scale = math.lcm(*(x.denominator for x in v))
+        ints = [int(x * scale) for x in v]
+        g = math.gcd(*ints)
+        basis.append([x // g for x in ints])
+    return basis
+
+
+def _pins(gen: Generalized, partial: list[tuple[Path, Path, list[bool]]], dims: list[Dim],
+          graphs: list[Graph]) -> Iterator[Pinned]:
+    values = dict(graph_slots(graphs[0]))
+    dim_values = _dim_values(graphs)
+    for path, shape_path, mask in partial:
+        unless = gen.expr(shape_path, values[shape_path])
+        k = mask.index(True)
+        for factors in _relations(mask, dims, graphs):
+            value = Fraction(1)
+            for d, f in factors:
+                value *= Fraction(dim_values[d][k]) ** f
+            yield Pinned(path, factors, value, unless)
 
 
 DERIVED_FAMILIES = ("conv", "pool")

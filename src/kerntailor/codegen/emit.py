@@ -34,6 +34,7 @@ from kerntailor.codegen.guards import (
     int32_check_before_launch,
     int32_checks,
     interpreted_line,
+    pin_checks,
     row_checks,
     shape_checks,
     tensor_checks,
@@ -212,6 +213,7 @@ def _forward_checks(gen: Generalized, kernels: list[GeneratedKernel], host_names
     body += _size_lines(gen, host_names, var)
     size = SizeArgs(gen, host_names)
     body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
+    body += pin_checks(gen, labels, host_names)          # what strides fitted over part of the variants assume
     body += row_checks(kernels, size) + int32_checks(gen, kernels, size, var, labels, buffers)
     return body
 

@@ -11,6 +11,9 @@ assumption (ValueError; RuntimeError for a device; TypeError for a tensor argume
 - every size the kernels were not given at run time: an axis that was the same in every traced variant is a
   literal in the kernels, an axis fitted to another's size (a weight's `in_features` to x.shape[1]) is read
   through that one: each must hold at run time;
+- what a stride fitted over part of the variants could not see (generalize.Pinned: the variants where its axis
+  was not 1 all had kv_heads == 2, so `2 * L * D` fitted as well as `kv_heads * L * D`): every product of dims
+  those variants kept equal (kv_heads == 2, H == W) must hold, unless the axis has size 1 (its stride unused);
 - the ranges the schedule supports: a persistent kernel holds XBLOCK whole rows of next_power_of_2(row)
   elements in one block, at most Triton's TRITON_MAX_TENSOR_NUMEL (2^20 in triton 3.6; past it Triton
   refuses to compile: "numel exceeds triton maximum tensor numel"); a kernel generated with int32 offsets
@@ -24,7 +27,7 @@ Every check reads shapes, dtypes and devices only: host metadata, no device sync
 
 from __future__ import annotations
 
-from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.capture.generalize import Dim, Generalized, Pinned, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.sizes import SizeArgs
@@ -100,6 +103,43 @@ def shape_checks(gen: Generalized, var: dict[str, str], labels: dict[str, str], 
                       f'    raise ValueError(f"{label} is {{{here}}}: this kernel was generated for '
                       f'{label} == {why}")']
     return lines
+
+
+def pin_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, str]) -> list[str]:
+    """forward() lines checking what the strides fitted over part of the variants assume (generalize.Pinned), one
+    check per distinct assumption. Runs after the dims' host names are set."""
+    lines, seen = [], set()
+    users = {d: _dim_label(gen, labels, d) for p in gen.pins for d, _ in p.factors}
+    for pin in gen.pins:
+        here, unless = _relation(pin, host_names), pin.unless.render(host_names)
+        if (here, unless) in seen:
+            continue
+        seen.add((here, unless))
+        sizes = ", ".join(f"{users[d]} = {{{host_names[d]}}}" for d, _ in pin.factors)
+        slot = "/".join(map(str, pin.path))
+        lines += [f"if {unless} != 1 and not ({here}):",
+                  f'    raise ValueError(f"{sizes}: this kernel was generated for {_relation(pin, users)} (the '
+                  f"stride {slot} was fitted over variants where it held, and cannot tell whether it depends on "
+                  f'these sizes); generate the kernel with variants that vary them apart")']
+    return lines
+
+
+def _relation(pin: Pinned, names: dict[Dim, str]) -> str:
+    """`pin` as a Python comparison of integers over `names`: Π dim^f == value, both sides multiplied out."""
+    def side(factors: list[tuple[Dim, int]], coeff: int) -> str:
+        terms = ([str(coeff)] if coeff != 1 else []) + [names[d] if f == 1 else f"{names[d]} ** {f}"
+                                                         for d, f in factors]
+        return " * ".join(terms) or "1"
+
+    top = [(d, f) for d, f in pin.factors if f > 0]
+    bottom = [(d, -f) for d, f in pin.factors if f < 0]
+    return f"{side(top, pin.value.denominator)} == {side(bottom, pin.value.numerator)}"
+
+
+def _dim_label(gen: Generalized, labels: dict[str, str], dim: Dim) -> str:
+    if dim.node:
+        return f"{dim.node}'s output shape[{dim.axis}]"
+    return f"{labels[gen.graph.inputs[dim.input].name]}.shape[{dim.axis}]"
 
 
 def _is_dim(e: SizeExpr, dim: Dim) -> bool:
@@ -208,6 +248,12 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
             dims.append("any" if _is_dim(e, Dim(i, k)) else e.render(origin))
         shape = f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
         lines.append(f"    {labels[inp.name]}: {TORCH_DTYPES[inp.type.dtype]}, shape {shape}")
+    users = {d: _dim_label(gen, labels, d) for p in gen.pins for d, _ in p.factors}
+    for pin in gen.pins:
+        unless = pin.unless.render(host_names | origin)
+        line = f"    {_relation(pin, users)} where {unless} != 1 (a stride fitted where it held)"
+        if line not in lines:
+            lines.append(line)
     lines.append("    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides "
                  "(the op makes them contiguous, a copy where they are not)")
     for k in kernels:

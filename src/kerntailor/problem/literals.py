@@ -11,6 +11,8 @@ position and compiling the tree: line numbers in errors stay those of the file.
 from __future__ import annotations
 
 import ast
+import dis
+import types
 from dataclasses import dataclass
 
 # functions whose literals are sizes of the problem's inputs or constructor arguments
@@ -71,3 +73,28 @@ def compile_with_literals(source: str, filename: str, literals: dict[str, int]):
     if missing:
         raise KeyError(sorted(missing)[0])
     return compile(tree, filename, "exec")
+
+
+def model_globals(source: str) -> frozenset[str]:
+    """The module-level names the model's own code reads: every class and function of the file but
+    get_inputs() and get_init_inputs(). A size constant among them reaches the model by a side door (a
+    constructor's `torch.randn(batch_size, hidden)`), not through get_init_inputs(): a candidate's ModelNew, built
+    from get_init_inputs() in its own module, never sees a variant's value of it, so a variant may not move it."""
+    try:
+        code = compile(source, "<problem>", "exec")
+    except SyntaxError:
+        return frozenset()
+    names: set[str] = set()
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name not in SIZE_FUNCTIONS:
+            _global_loads(const, names)
+    return frozenset(names)
+
+
+def _global_loads(code: types.CodeType, names: set[str]) -> None:
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            names.add(ins.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _global_loads(const, names)

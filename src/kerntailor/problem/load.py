@@ -12,6 +12,7 @@ that writes its sizes as literals gets variants that rewrite those literals (lit
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.literals import compile_with_literals
@@ -162,18 +164,44 @@ def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str |
     """Build the model and its inputs on the meta device and run forward; returns both. Forward runs in eval
     mode: only shapes are wanted, and a training-mode BatchNorm runs on meta through Python decompositions
     (2,400 of them took 18 s of ResNet-101's 21 s of variant checks)."""
+    model, inputs, _ = _run_recorded(source, path, overrides, dtype, problem, literals, record=False)
+    return model, inputs
+
+
+def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str | None, problem: str,
+                  literals: dict[str, int] | None, record: bool) -> tuple[torch.nn.Module, list[Any], tuple]:
+    """run_on_meta, and with `record` the forward's op structure (OpStructure) too."""
     module = exec_module(source, path, overrides, literals)
     model = build_model(module, "meta", dtype, problem).eval()
     inputs = build_inputs(module, "meta", dtype, problem)
+    recorder = OpStructure() if record else contextlib.nullcontext()
     try:
-        with torch.no_grad(), eager_recurrent_by_shape(model):
+        with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
             model(*inputs)
     except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
         raise CaptureError(f"{problem}: forward() uses an op that cannot run on meta tensors, so kerntailor "
                            f"cannot capture it ({_one_line(e)})") from None
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
-    return model, inputs
+    return model, inputs, (recorder.ops if record else ())
+
+
+class OpStructure(TorchDispatchMode):
+    """Records the forward's structure: every ATen op it runs, with the rank of each tensor it returns and which
+    of their axes have size 1. Variants must keep it: a size shrunk until a stride, pool or adaptive pool leaves
+    an axis of size 1 (a 7 x 7 map become 1 x 1) changes the graph the capture lowers (a mean over one element
+    is no division), and the variants then share no structure to fit sizes over."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        flat = out if isinstance(out, (list, tuple)) else (out,)
+        self.ops.append((str(func), tuple((t.dim(), tuple(i for i, s in enumerate(t.shape) if s == 1))
+                                          for t in flat if isinstance(t, torch.Tensor))))
+        return out
 
 
 @dataclass(frozen=True)
@@ -182,6 +210,7 @@ class MetaShapes:
 
     inputs: tuple[tuple[int, ...], ...]
     state: tuple[tuple[int, ...], ...]
+    structure: tuple = ()   # OpStructure's record of the forward: equal where the graph's structure is
 
     @property
     def largest(self) -> int:
@@ -194,11 +223,23 @@ def meta_shapes(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
     """run_on_meta's shapes, or None where the model does not build or run at these sizes. Remembered: deriving
     variants tries the same sizes more than once (a 28 M-parameter model built on the CPU takes 0.7 s)."""
     try:
-        model, inputs = run_on_meta(source, path, dict(overrides), dtype, problem, dict(literals))
+        model, inputs, structure = _run_recorded(source, path, dict(overrides), dtype, problem, dict(literals),
+                                                 record=True)
     except (ProblemError, CaptureError):
         return None
     return MetaShapes(tuple(tuple(v.shape) for v in inputs if isinstance(v, torch.Tensor)),
-                      tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers())))
+                      tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers())),
+                      tuple(structure))
+
+
+def same_structure(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
+                   literals: tuple[tuple[str, int], ...], dtype: str | None, problem: str) -> MetaShapes | None:
+    """meta_shapes at these sizes where the forward keeps the default's structure (OpStructure), else None."""
+    shapes = meta_shapes(source, path, overrides, literals, dtype, problem)
+    if shapes is None:
+        return None
+    default = meta_shapes(source, path, (), (), dtype, problem)
+    return shapes if default is None or shapes.structure == default.structure else None
 
 
 def _declared_variants(module: types.ModuleType, problem: str) -> tuple[Variant, ...] | None:

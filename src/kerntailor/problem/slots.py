@@ -19,8 +19,8 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
-from kerntailor.problem.literals import literal_slots
-from kerntailor.problem.load import MetaShapes, meta_shapes
+from kerntailor.problem.literals import literal_slots, model_globals
+from kerntailor.problem.load import MetaShapes, meta_shapes, same_structure
 from kerntailor.problem.spec import Variant
 
 Slot = tuple[str, str]   # ("const", name) or ("literal", "LINE:COL")
@@ -32,14 +32,20 @@ def _split(values: dict[Slot, int]) -> tuple[dict[str, int], dict[str, int]]:
     return consts, literals
 
 
-def _shapes(source: str, path: Path, values: dict[Slot, int], dtype: str | None, name: str) -> MetaShapes | None:
-    """The shapes of the model built at `values` (inputs; parameters and buffers), or None if it fails."""
+def _shapes(source: str, path: Path, values: dict[Slot, int], dtype: str | None, name: str,
+            keep_structure: bool = True) -> MetaShapes | None:
+    """The shapes of the model built at `values` (inputs; parameters and buffers), or None if it fails or (with
+    `keep_structure`) its forward's structure is not the default's (load.OpStructure)."""
     consts, literals = _split(values)
-    return meta_shapes(source, path, tuple(sorted(consts.items())), tuple(sorted(literals.items())), dtype, name)
+    measure = same_structure if keep_structure else meta_shapes
+    return measure(source, path, tuple(sorted(consts.items())), tuple(sorted(literals.items())), dtype, name)
 
 
 def _all_slots(source: str, module: types.ModuleType) -> dict[Slot, int]:
-    ints = {k: v for k, v in vars(module).items() if type(v) is int and not k.startswith("_")}
+    """Every integer a variant may move: module-level constants the model's code does not read itself
+    (literals.model_globals), and the literals of literal_slots."""
+    fixed = model_globals(source)
+    ints = {k: v for k, v in vars(module).items() if type(v) is int and not k.startswith("_") and k not in fixed}
     slots: dict[Slot, int] = {("const", k): v for k, v in ints.items()}
     for lit in literal_slots(source, set(ints)):
         slots[("literal", lit.key)] = lit.value
@@ -116,10 +122,11 @@ def derive_from_slots(source: str, path: Path, module: types.ModuleType, dtype: 
 def _moves_a_shape(source, path, slot: Slot, value: int, default, dtype, name) -> bool:
     """Whether moving this one slot changes a tensor's shape (or breaks the model: it moves with another), and
     not how many there are: a count (`[1024] * 16` layers) changes the graph's structure, not its sizes."""
-    moved = _shapes(source, path, {slot: value // 2 if value > 2 else value + 1}, dtype, name)
+    moved = _shapes(source, path, {slot: value // 2 if value > 2 else value + 1}, dtype, name, keep_structure=False)
     if moved is None:
         return True
-    return moved != default and (len(moved.inputs), len(moved.state)) == (len(default.inputs), len(default.state))
+    return (moved.inputs, moved.state) != (default.inputs, default.state) and \
+        (len(moved.inputs), len(moved.state)) == (len(default.inputs), len(default.state))
 
 
 def _batch_slot(source, path, every: dict[Slot, int], small: dict[Slot, int], base, dtype,
@@ -143,6 +150,10 @@ def _variant(name: str, values: dict[Slot, int], every: dict[Slot, int]) -> Vari
     return Variant(name, tuple(sorted(consts.items())), tuple(sorted(literals.items(), key=_position)))
 
 
+def _slot_values(variant: Variant) -> dict[Slot, int]:
+    return {("const", k): v for k, v in variant.overrides} | {("literal", k): v for k, v in variant.literals}
+
+
 def _position(item: tuple[str, int]) -> tuple[int, int]:
     line, col = item[0].split(":")
     return int(line), int(col)
@@ -151,17 +162,14 @@ def _position(item: tuple[str, int]) -> tuple[int, int]:
 def probe_slots(problem, base: Variant) -> Variant | None:
     """probe_variant (variants.py) for a variant that rewrites literals: every slot it changes moved by a
     different small step, where the model allows."""
+    from kerntailor.problem.variants import move_apart
+
     values: dict[Slot, int] = {("const", k): v for k, v in base.overrides}
     values.update({("literal", k): v for k, v in base.literals})
-    probe = dict(values)
-    for i, slot in enumerate(sorted(values)):
-        for delta in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3):
-            if values[slot] + delta < 2:
-                continue
-            trial = {**probe, slot: values[slot] + delta}
-            if _shapes(problem.source, problem.path, trial, problem.dtype, problem.name) is not None:
-                probe = trial
-                break
+    default = _all_slots(problem.source, problem.module())
+    taken = {s: {default.get(s)} | {_slot_values(v).get(s) for v in problem.variants} for s in values}
+    probe = move_apart(values, taken, lambda trial: _shapes(problem.source, problem.path, trial, problem.dtype,
+                                                            problem.name) is not None)
     if probe == values:
         return None
     consts, literals = _split(probe)

@@ -19,7 +19,8 @@ import types
 from pathlib import Path
 
 from kerntailor.errors import ProblemError
-from kerntailor.problem.load import MetaShapes, meta_shapes
+from kerntailor.problem.literals import model_globals
+from kerntailor.problem.load import MetaShapes, meta_shapes, same_structure
 from kerntailor.problem.spec import Variant
 
 MIN_SIZE = 16          # constants below this are structural and never rescaled
@@ -32,11 +33,13 @@ FLOOR = 8              # a shrunk constant never goes below this
 TOO_LARGE = 1 << 22
 
 
-def size_constants(module: types.ModuleType) -> dict[str, int]:
-    """Module-level integer constants that look like sizes (not bools, not private, >= MIN_SIZE)."""
+def size_constants(module: types.ModuleType, source: str = "") -> dict[str, int]:
+    """Module-level integer constants that look like sizes (not bools, not private, >= MIN_SIZE), less those the
+    model's code reads itself (literals.model_globals: only get_inputs() and get_init_inputs() pass sizes on)."""
+    fixed = model_globals(source)
     out = {}
     for key, value in vars(module).items():
-        if key.startswith("_") or type(value) is not int:
+        if key.startswith("_") or type(value) is not int or key in fixed:
             continue
         if value >= MIN_SIZE:
             out[key] = value
@@ -44,8 +47,9 @@ def size_constants(module: types.ModuleType) -> dict[str, int]:
 
 
 def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str) -> MetaShapes | None:
-    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run."""
-    return meta_shapes(source, path, tuple(sorted(overrides.items())), (), dtype, name)
+    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run
+    or its forward's structure is not the default's (load.OpStructure: a pool shrunk to one element)."""
+    return same_structure(source, path, tuple(sorted(overrides.items())), (), dtype, name)
 
 
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
@@ -120,7 +124,7 @@ def _largest(source: str, path: Path, variant: Variant, dtype: str | None, name:
 
 def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,
                            name: str) -> tuple[Variant, ...]:
-    sizes = size_constants(module)
+    sizes = size_constants(module, source)
     if not sizes:
         raise ProblemError(
             f"{name}: cannot derive variants (no integer sizes >= {MIN_SIZE} in module-level constants, "
@@ -152,13 +156,25 @@ def probe_variant(problem) -> Variant | None:
 
         return probe_slots(problem, base_variant)
     base = dict(base_variant.overrides)
+    module = vars(problem.module())
+    taken = {k: {module.get(k)} | {dict(v.overrides).get(k) for v in problem.variants} for k in base}
+    probe = move_apart(base, taken, lambda trial: _try(problem.source, problem.path, trial, problem.dtype,
+                                                       problem.name) is not None)
+    return Variant("probe", tuple(sorted(probe.items()))) if probe != base else None
+
+
+def move_apart(base: dict, taken: dict, builds) -> dict:
+    """`base` with every key moved by a different small step where `builds` (the model builds and keeps its
+    structure), to a value no variant has (`taken`) where one builds: a stride fitted only over the variants where
+    its axis is not 1 (the default and the probe, where the others have a batch of 1) then sees every dim vary
+    (capture/generalize.py; a probe at the default's batch left `batch == 2` to check at run time)."""
     probe = dict(base)
     for i, key in enumerate(sorted(base)):
-        for delta in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3):
-            if base[key] + delta < 2:
-                continue
+        steps = [d for d in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3) if base[key] + d >= 2]
+        apart = [d for d in steps if base[key] + d not in taken.get(key, ())]
+        for delta in apart + [d for d in steps if d not in apart]:
             trial = {**probe, key: base[key] + delta}
-            if _try(problem.source, problem.path, trial, problem.dtype, problem.name) is not None:
+            if builds(trial):
                 probe = trial
                 break
-    return Variant("probe", tuple(sorted(probe.items()))) if probe != base else None
+    return probe

@@ -1,0 +1,186 @@
+"""Derived variants keep one graph structure (problem/variants.py, problem/slots.py, capture/capture.py).
+
+Three general causes, each on a small synthetic problem file (not a KernelBench copy):
+- a module-level constant that the model's own code reads (a constructor's `torch.zeros(batch_size, hidden)`)
+  as well as get_inputs(): no variant may move it, since a candidate's ModelNew never sees the variant's value;
+- a net whose shrunk sizes would take its pools down to a 1 x 1 map (a mean over one element is no division,
+  and the captured graph changes): the shrinking stops at the smallest size that keeps the forward's structure;
+- a concatenation whose channels grow with the constructor's arguments (C + 2 * growth): the probe variant that
+  unties C and growth makes that size a sum, so generalization falls back to the referee's variants, where the
+  weight's channels are fitted to the input's (and checked at run time).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kerntailor.capture.capture import capture_generalized, capture_problem
+from kerntailor.capture.generalize import Dim
+from kerntailor.problem import load_problem
+from kerntailor.problem.literals import model_globals
+from kerntailor.problem.load import meta_shapes
+
+
+def _write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+HIDDEN_STATE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, input_size, hidden_size):
+            super().__init__()
+            self.hidden = torch.zeros((batch_size, hidden_size))
+            self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+
+        def forward(self, x, initial_hidden):
+            self.hidden.copy_(initial_hidden)
+            return torch.tanh(self.i2h(torch.cat((x, self.hidden), dim=1)))
+
+    batch_size = 64
+    input_size = 256
+    hidden_size = 512
+
+    def get_inputs():
+        return [torch.rand(batch_size, input_size), torch.rand(batch_size, hidden_size)]
+
+    def get_init_inputs():
+        return [input_size, hidden_size]
+"""
+
+
+def test_model_globals_are_the_names_the_model_code_reads():
+    names = model_globals(textwrap.dedent(HIDDEN_STATE))
+    assert "batch_size" in names
+    assert "input_size" not in names and "hidden_size" not in names   # read by get_inputs/get_init_inputs only
+
+
+def test_a_constant_the_constructor_reads_is_never_moved(tmp_path):
+    """batch_size sizes the constructor's hidden state and get_inputs(): a variant that moved it would give the
+    reference a (32, H) state while a candidate built from get_init_inputs() keeps (64, H)."""
+    spec = load_problem(_write(tmp_path, "hidden_state", HIDDEN_STATE))
+    derived = [v for v in spec.variants if not v.is_default]
+    assert {v.name for v in derived} == {"small", "odd"}
+    for v in derived:
+        moved = dict(v.overrides)
+        assert "batch_size" not in moved, v
+        assert moved.get("hidden_size", 512) < 512 or moved.get("input_size", 256) < 256, v
+        x, h = spec.make_inputs(v)
+        assert x.shape[0] == h.shape[0] == 64
+    odd = dict(spec.variant("odd").overrides)
+    assert any(value % 2 == 1 for value in odd.values())
+    # every variant's model runs on its own inputs, and a model built at the default's module constants
+    # (what a candidate sees) takes them too
+    for v in derived:
+        model = spec.make_model(v, device="cpu")
+        model(*spec.make_inputs(v, device="cpu"))
+    capture_generalized(spec)
+
+
+POOLED = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, classes):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, kernel_size=3, stride=2, padding=1)
+            self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+            self.head = nn.Linear(8, classes)
+
+        def forward(self, x):
+            x = self.pool(torch.relu(self.conv(x)))
+            x = self.pool(x)
+            x = nn.functional.adaptive_avg_pool2d(x, (1, 1)).flatten(1)
+            return self.head(x)
+
+    batch_size = 4
+    height = 128
+    width = 128
+    classes = 32
+
+    def get_inputs():
+        return [torch.rand(batch_size, 3, height, width)]
+
+    def get_init_inputs():
+        return [classes]
+"""
+
+
+def _final_map(spec, variant) -> tuple[int, int]:
+    """The spatial size the adaptive pool averages over: height / 8 (a stride-2 conv and two 2 x 2 pools)."""
+    (x,) = spec.make_inputs(variant)
+    return -(-x.shape[2] // 8), -(-x.shape[3] // 8)
+
+
+def test_shrinking_stops_before_a_pool_degenerates(tmp_path):
+    """Shrunk to fit SMALL_NUMEL alone, height and width would reach 8, and the map the adaptive pool averages
+    would be 1 x 1; the variants stop where it is still larger and capture one structure."""
+    path = _write(tmp_path, "pooled", POOLED)
+    spec = load_problem(path)
+    derived = [v for v in spec.variants if not v.is_default]
+    assert {v.name for v in derived} == {"small", "odd"}
+    for v in derived:
+        h, w = _final_map(spec, v)
+        assert h > 1 and w > 1, (v, h, w)
+    small, odd = dict(spec.variant("small").overrides), dict(spec.variant("odd").overrides)
+    assert small["height"] < 128 and small["width"] < 128
+    assert odd["height"] % 2 == 1 or odd["width"] % 2 == 1
+    # the sizes that were refused do build: it is their structure, not a failure, that kept them out
+    source = path.read_text()
+    assert meta_shapes(source, path, (("height", 8), ("width", 8)), (), None, spec.name) is not None
+    graphs = [capture_problem(spec, v).graph for v in spec.variants]
+    assert len({len(g.nodes) for g in graphs}) == 1
+    _, gen = capture_generalized(spec)
+    assert gen.exprs
+
+
+DENSE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, layers, channels, growth):
+            super().__init__()
+            self.convs = nn.ModuleList(
+                nn.Conv2d(channels + i * growth, growth, kernel_size=3, padding=1, bias=False)
+                for i in range(layers))
+
+        def forward(self, x):
+            features = [x]
+            for conv in self.convs:
+                features.append(torch.relu(conv(torch.cat(features, 1))))
+            return torch.cat(features, 1)
+
+    batch_size = 2
+    layers = 6
+    channels = 32
+    growth = 32
+    height, width = 16, 16
+
+    def get_inputs():
+        return [torch.rand(batch_size, channels, height, width)]
+
+    def get_init_inputs():
+        return [layers, channels, growth]
+"""
+
+
+def test_a_concatenation_over_constructor_sized_channels_generalizes(tmp_path):
+    """The output's channels are channels + 6 * growth; the probe unties them (no SizeExpr is a sum), so the
+    fit is over the referee's variants, where growth moves with channels (the last weight, growth x 192 x 3 x 3,
+    makes both shrink) and the convs' out-channels are fitted to the input's channels: a shape the kernel checks."""
+    spec = load_problem(_write(tmp_path, "dense", DENSE))
+    small = dict(spec.variant("small").overrides)
+    assert small["channels"] == small["growth"] < 32
+    capture, gen = capture_generalized(spec)
+    x = Dim(next(i for i, inp in enumerate(capture.graph.inputs) if inp.kind == "input"), 1)
+    assert x in gen.dims
+    weights = [i for i, inp in enumerate(capture.graph.inputs) if inp.kind != "input"]
+    fitted = {p: e for p, e in gen.exprs if p[0] == "input" and p[1] in weights and p[2:] == ("shape", 0)}
+    assert fitted and all(e.factors == ((x, 1),) and e.coeff == 1 and e.offset == 0 for e in fitted.values())

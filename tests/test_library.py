@@ -2,7 +2,8 @@
 groups around them generated. Unit tier: what the planner and the library writer produce, the conv output-size
 formula against torch, the library space. Interpreter tier: whole mixed modules generated and passed by the
 referee (conv + pool + softmax tail, transposed conv, SDPA, LSTM), and a mixed module that runs or writes a call
-other than its own failing it.
+other than its own failing it. The library's convolution with its whole tail as one generated kernel (#19 item 3):
+conv + bias + ReLU, conv + bias + InstanceNorm, passed, and failed on values with a wrong tail.
 
 The problems are tests/data/mixed/ (small fp32 modules; the referee's variants are derived or declared there).
 """
@@ -191,3 +192,44 @@ def test_a_mixed_module_running_or_writing_another_call_fails_the_referee(tmp_pa
     assert not v.passed and v.check == "static" and "torch.ops.aten.tanh.default" in v.reason + " ".join(v.notes)
     v = verify_dynamic(problem, bad, settings)
     assert not v.passed and v.check == "library" and ("aten.tanh.default" in v.reason or "aten.sub" in v.reason)
+
+
+# --- the library's convolution with one generated tail (#19 item 3) ------------------------------------------
+
+@pytest.mark.parametrize("name, tail", [("conv_bias_relu", "pointwise"), ("conv_instance_norm", "reduction")])
+def test_a_conv_is_the_library_call_and_its_whole_tail_one_generated_kernel(name, tail):
+    """The convolution is called without its bias; the bias and everything after it (InstanceNorm's statistics,
+    read through the (1, N*C, H, W) view it lowers to) are one generated kernel reading the convolution's output."""
+    problem, gen, plan, module = _module(name)
+    library, rest = plan.groups[0], plan.groups[1:]
+    assert library.family == "library" and [g.family for g in rest] == [tail]
+    assert set(rest[0].inputs) == {library.outputs[0], "p_conv_bias"}
+    (call,) = [k for k in module.kernels if k.library_calls]
+    assert call.library_calls == ("torch.ops.aten.convolution.default",) and call.source == ""
+    assert "torch.ops.aten.convolution.default(x, p_conv_weight, None," in module.source
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", ["conv_bias_relu", pytest.param("conv_instance_norm", marks=pytest.mark.slow)])
+def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(name, tmp_path):
+    """The referee passes the module (allowing the one convolution call and what it dispatches to) and fails it
+    on values when the tail computes the wrong function: the last op of the tail dropped (relu; the divide). About
+    20 s each on the 2-core CI machine (a referee process, the interpreter): the second is marked slow."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem, gen, plan, module = _module(name)
+    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
+                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
+    good = tmp_path / "good.py"
+    good.write_text(module.source)
+    v = verify_candidate(problem, good, settings)
+    assert v.passed, (v.check, v.reason)
+    last = gen.graph.nodes[-1]
+    lines = module.source.splitlines()
+    (i,) = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"v_{last.name} = ")]
+    operand = gen.graph.nodes[-2].name
+    lines[i] = lines[i].split("=")[0] + f"= v_{operand}  # the last op dropped"
+    bad = tmp_path / "bad.py"
+    bad.write_text("\n".join(lines) + "\n")
+    v = verify_candidate(problem, bad, settings)
+    assert not v.passed and v.check == "accuracy", (v.check, v.reason)

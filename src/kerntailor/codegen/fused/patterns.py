@@ -45,6 +45,12 @@ def squared(node: Node) -> str | None:
     return None
 
 
+def row_major(view) -> bool:
+    """`view` reads its buffer in row-major order from its start, whatever the strides of its size-1 axes (a
+    reshape of a contiguous buffer: InstanceNorm's (N, C, H, W) read as (1, N·C, H, W) has stride 1 on the 1)."""
+    return all(st == c for s, st, c in zip(view.shape, view.strides, contiguous_strides(tuple(view.shape))) if s != 1)
+
+
 def unit_dims_only(view, producer) -> bool:
     """A keepdim view (size-1 axes added or removed) of a contiguous producer."""
     kept = [(s, st) for s, st in zip(view.shape, view.strides) if s != 1]

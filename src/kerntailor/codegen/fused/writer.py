@@ -16,7 +16,7 @@ from kerntailor.codegen.assemble import assemble, one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.addressing import Addressing
 from kerntailor.codegen.fused.layout import Layout
-from kerntailor.codegen.fused.patterns import has_op, live, softplus_of, unit_dims_only
+from kerntailor.codegen.fused.patterns import has_op, live, row_major, softplus_of, unit_dims_only
 from kerntailor.codegen.fused.reductions import write_reduction
 from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
@@ -212,7 +212,7 @@ class FusedWriter(KernelWriter):
         if mine == theirs:
             if view.shape != producer.out.shape and prod(view.shape) != prod(producer.out.shape):
                 raise CodegenUnsupported(f"{node.name} reads {producer.name} through a reshaping view")
-            if tuple(view.strides) != contiguous_strides(tuple(view.shape)) and not unit_dims_only(view, producer):
+            if not row_major(view) and not unit_dims_only(view, producer):
                 raise CodegenUnsupported(f"{node.name} reads {producer.name} through a permuting view")
             if view.offset:
                 raise CodegenUnsupported(f"{node.name} reads {producer.name} at an offset")

@@ -143,18 +143,33 @@ def matmul_kernels(path: Path, module, dtype: str | None = None):
     return [k for g, k in zip(plan.launch_order(), module.kernels) if g.family == "matmul"]
 
 
-def judge(path: Path, module, tmp_path: Path, dtype: str | None = None, settings=None):
-    """The referee's verdict on a generated module (written to tmp_path/kernel.py)."""
-    from kerntailor.verify import verify_candidate
+def judge(path: Path, module, tmp_path: Path, dtype: str | None = None, settings=None, edges: bool | None = None):
+    """The referee's verdict on a generated module (written to tmp_path/kernel.py).
 
+    Without `settings`: the referee's defaults, but the edges stage (verify/edges.py) only on a GPU unless `edges`
+    says otherwise. Under the interpreter that stage is slow (CPU, 2026-12-02, load ~6: a generated GEMM +
+    logsumexp judged in 33 s without it and 51 s with it, mostly waiting out ROWS_INTERPRETER_S on a rows case
+    that does not answer there), the codegen test files make dozens of verdicts, and CI has 90 minutes. The
+    stage keeps its own interpreter tests (test_verify_edges.py, test_verify_cheaters.py), runs in every
+    `generate` test (the pipeline's own referee settings) and in the GPU tier here."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    if settings is None:
+        settings = VerifySettings(edges=_gpu() if edges is None else edges)
     out = tmp_path / "kernel.py"
     out.write_text(module.source)
     return verify_candidate(prepared(path, dtype)[0], out, settings)
 
 
-def verify(path: Path, module, tmp_path: Path, dtype: str | None = None):
+def _gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def verify(path: Path, module, tmp_path: Path, dtype: str | None = None, edges: bool | None = None):
     """judge(), asserting a pass (the module's source in the message when it fails)."""
-    verdict = judge(path, module, tmp_path, dtype)
+    verdict = judge(path, module, tmp_path, dtype, edges=edges)
     assert verdict.passed, f"{path.stem}: {verdict.check}: {verdict.reason}\n{module.source}"
     return verdict
 

@@ -377,7 +377,7 @@ def test_written_out_special_values_match_eager(tmp_path):
 def test_written_out_modules_pass_the_referee(path, dtype, tmp_path):
     """The referee's whole protocol (variants, draws, special values, edges) on the default schedule; in bf16 the
     softmax's casts (to fp32 and back) are part of the matched chain."""
-    verify(path, make_module(path, dtype=dtype), tmp_path, dtype)
+    verify(path, make_module(path, dtype=dtype), tmp_path, dtype, edges=True)
 
 
 @pytest.mark.gpu

@@ -335,6 +335,27 @@ def test_arange_and_constants_fold_into_pointwise():
     assert att.causal and len(att.operands) == 3
 
 
+@pytest.mark.capture
+@pytest.mark.parametrize("body", ["return torch.min(x, torch.tensor(0.5)) * 2.0",
+                                  "return torch.min(x, torch.tensor(0.5, device=x.device)) * 2.0"])
+def test_a_scalar_tensor_built_in_forward_folds_to_its_value(tmp_path, body):
+    """`torch.tensor(value)` inside forward() (KernelBench level 2's min with a constant) is lifted by torch.export as a
+    constant; captured on meta its value would be lost and the emitted module would read an attribute ModelNew lacks.
+    It folds into the pointwise expression as Const(0.5), and the graph reads no constant input."""
+    graph = capture_problem(load_problem(_write(tmp_path, "min_const", body))).graph
+    assert [inp.kind for inp in graph.inputs] == ["input"]
+    consts = [e.value for n in graph.nodes if isinstance(n, Pointwise) for e in walk(n.expr) if isinstance(e, Const)]
+    assert 0.5 in consts and 2.0 in consts
+
+
+@pytest.mark.capture
+def test_a_tensor_constant_of_many_elements_is_refused_in_one_line(tmp_path):
+    path = _write(tmp_path, "vec_const", "return x * torch.tensor([1.0, 2.0]).sum()")
+    with pytest.raises(CaptureError) as info:
+        capture_problem(load_problem(path))
+    assert "\n" not in str(info.value) and "tensor constant" in str(info.value)
+
+
 # --- unsupported ops ---------------------------------------------------------------------------------------
 
 TEMPLATE = """

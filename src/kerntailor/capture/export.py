@@ -65,8 +65,21 @@ def export_on_meta(model: torch.nn.Module, inputs: list, name: str) -> torch.exp
         raise CaptureError(f"{name}: torch.export could not trace the model ({type(e).__name__}: {first})") from None
 
 
+class _ConcreteScalars(torch.overrides.TorchFunctionMode):
+    """`torch.tensor(0.5)` built inside forward() stays a real (CPU) 0-d tensor under the meta device, so torch.export
+    lifts it with its value and capture can fold it (lower.py): on meta its value would be lost. A CPU scalar tensor
+    mixes with tensors of any device, as a Python number does."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in (torch.tensor, torch.as_tensor, torch.scalar_tensor) and args \
+                and type(args[0]) in (bool, int, float):
+            kwargs["device"] = "cpu"
+        return func(*args, **kwargs)
+
+
 def _export(model: torch.nn.Module, inputs: list) -> torch.export.ExportedProgram:
-    with warnings.catch_warnings(), torch.device("meta"), recurrent_by_shape():
+    with warnings.catch_warnings(), torch.device("meta"), recurrent_by_shape(), _ConcreteScalars():
         warnings.simplefilter("ignore")
         program = torch.export.export(model, tuple(inputs), strict=False)
         return program.run_decompositions(decomposition_table())

@@ -139,6 +139,9 @@ def lower_program_traced(program: ExportedProgram, name: str) -> tuple[Graph, di
             spec = specs.get(fx.name)
             kind = _input_kind(spec.kind) if spec else "input"
             target = spec.target if spec is not None and spec.target else f"arg{user_index}"
+            if kind == "constant":   # a tensor forward() builds itself (`torch.tensor(self.value)`), lifted by export
+                env[fx.name] = _lifted_constant(ctx, program, str(target), val, name)
+                continue
             if kind == "input":
                 user_index += 1
             ttype = TensorType(tuple(int(s) for s in val.shape), dtype_name(val.dtype))
@@ -182,6 +185,18 @@ def lower_program_traced(program: ExportedProgram, name: str) -> tuple[Graph, di
         out_types.append(TensorType(view.shape, dtypes[view.base]))
     graph = Graph(tuple(inputs), tuple(_live_nodes(ctx.nodes, outputs)), tuple(outputs), tuple(out_types))
     return graph, dict(ctx.sources)
+
+
+def _lifted_constant(ctx: Lowering, program: ExportedProgram, target: str, val: torch.Tensor, name: str) -> View:
+    """A one-element tensor constant folded into its users as a Const, like `full` (its value is fixed when the
+    model is built: ModelNew, built from the same arguments, has no attribute holding it). A larger one has no
+    home in the emitted module: refused in one line."""
+    value = program.constants.get(target)
+    if not isinstance(value, torch.Tensor) or value.numel() != 1:
+        raise CaptureError(f"{name}: forward() builds a tensor constant of shape {tuple(val.shape)} "
+                           f"({target}); kerntailor folds only one-element constants")
+    out = TensorType(tuple(int(s) for s in val.shape), dtype_name(val.dtype))
+    return ctx.constant(value.item(), out, "constant")
 
 
 def _live_nodes(nodes: list[Node], outputs: tuple) -> list[Node]:

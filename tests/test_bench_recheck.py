@@ -190,3 +190,15 @@ def test_problems_are_stored_by_their_resolved_path(monkeypatch):
     monkeypatch.chdir(root)
     key = ProblemKey.of(load_problem("problems/level1/relu.py"), "mi300x")
     assert key.path == str(root / "problems" / "level1" / "relu.py")
+
+
+def test_a_correct_generated_module_slower_than_the_library_counts_as_kept_not_generated():
+    rows = [{"level": "a", "status": "generated", "correct": True, "time_us": 10.0, "compile_us": 11.0},
+            {"level": "a", "status": "library", "correct": None, "time_us": 8.0, "compile_us": 8.0,
+             "rejected_candidate_us": 10.0},   # passed the referee, 1.25x slower than torch.compile
+            {"level": "a", "status": "library", "correct": None, "time_us": 4.0, "compile_us": 4.0}]
+    s = summarize(rows)
+    assert s["generated"] == 1 and s["kept_slower"] == 1
+    assert s["passed_referee_share"] == pytest.approx(2 / 3) and s["generated_share"] == pytest.approx(1 / 3)
+    assert s["geomean_kept_vs_library"] == pytest.approx(0.8)
+    assert s["fast_1.0_vs_compile"] == pytest.approx(1 / 3)   # the kept module is never counted fast

@@ -130,6 +130,13 @@ def summarize(rows: list[dict]) -> dict:
         out[f"geomean_speedup_vs_{base}"] = _geomean([speedup(r, base) for r in rows])
         out[f"geomean_speedup_vs_{base}_generated"] = _geomean(
             [speedup(r, base) for r in rows if r["status"] != "library"])
+    # a generated module that passed the referee but lost on time is kept as generated.py beside the library path:
+    # how many problems got a correct generated module at all, and how far behind the library the kept ones are
+    kept = [r for r in rows if r["status"] == "library" and r.get("rejected_candidate_us")]
+    out["kept_slower"] = len(kept)
+    out["passed_referee_share"] = (out["generated"] + len(kept)) / len(rows) if rows else None
+    out["geomean_kept_vs_library"] = _geomean([r["time_us"] / r["rejected_candidate_us"] for r in kept
+                                               if r.get("time_us")])
     efficient = [r["floor_us"] / r["time_us"] for r in rows if r.get("floor_us") and r.get("time_us")]
     if efficient:
         out["geomean_floor_over_time"] = _geomean(efficient)
@@ -386,6 +393,15 @@ def render_bench(result: dict) -> str:
         cells += [s.get(f"fast_{p}_vs_{b}") for b in ("eager", "compile") for p in P_VALUES]
         cells += [s.get("geomean_speedup_vs_eager"), s.get("geomean_speedup_vs_compile"),
                   s.get("geomean_floor_over_time"), s.get("median_time_over_floor")]
+        lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
+    lines += ["", "A generated module that passed the referee but was slower than the library is kept as generated.py "
+                  "beside the library path (`kept`): `passed the referee` counts problems with a correct generated "
+                  "module, emitted or kept; `kept: library time / theirs` is how far behind the library they are.", "",
+              "| scope | problems | emitted generated | kept (slower) | passed the referee | "
+              "kept: library time / theirs |", "|---|---|---|---|---|---|"]
+    for scope, s in result["summary"].items():
+        cells = [s["problems"], s["generated"], s.get("kept_slower"), s.get("passed_referee_share"),
+                 s.get("geomean_kept_vs_library")]
         lines.append(f"| {scope} | " + " | ".join(_fmt(c, 3) for c in cells) + " |")
     lines += _predicted_summary(result)
     return "\n".join(lines) + "\n"

@@ -130,6 +130,16 @@ def test_plan_on_a_gpu_stretches_each_size_and_finds_the_int32_case_where_memory
     assert any(s.startswith("edge:int32") and "needs ~90 GB" in s for s in skipped)
 
 
+def test_the_int32_case_stretches_a_size_the_output_keeps_before_one_only_reduced_over():
+    """A row mean (odd: 3 x 300): stretching the reduced dim would judge a sum of 715,827,883 fp32 terms (precision,
+    not int32 offsets; the H200 failed a correct candidate there at 1.0e-5); the rows are stretched instead."""
+    problem = load_problem(Path(__file__).parent / "candidates" / "problems" / "row_mean.py")
+    edges, _ = plan_edges(problem, "odd", interpreter=False, memory_plan=lambda p, n: _Plan("device"))
+    (int32,) = [e for e in edges if e.kind == "int32"]
+    sizes = dict(int32.variant.overrides)
+    assert sizes["dim"] == 300 and sizes["batch_size"] * 300 > 2 ** 31 - 1
+
+
 def test_a_size_forward_loops_over_is_not_stretched(tmp_path):
     """A Python loop over a size (an RNN stepping over its sequence) would run 2^20 steps on meta while planning
     and in the reference: the planner sees the operator count grow with the size and leaves that size alone."""

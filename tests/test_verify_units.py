@@ -358,3 +358,30 @@ def test_assemble_timeout_crash_and_bad_candidate():
     assert died.check == "crash" and "SIGSEGV" in died.reason and "\n" not in died.reason
     with pytest.raises(CandidateError, match="no module"):
         _assemble([dict(event="bad_candidate", reason="importing the candidate raised no module")])
+
+
+# --- the judge's deadline: waiting for the GPU's lock is not the candidate's time ------------------------------
+
+def test_deadline_moves_by_the_wait_for_the_gpu_lock():
+    from kerntailor.verify.referee import Deadline
+
+    d = Deadline(120.0, now=0.0)
+    events = [{"event": "progress", "step": "construct"}, {"event": "lock_wait"}]
+    d.observe(events, now=10.0)
+    assert not d.expired(now=500.0)              # queued behind another job: not a hang
+    events.append({"event": "lock_held"})
+    d.observe(events, now=510.0)                 # waited 500 s: the limit is now 620 s from the start
+    assert not d.expired(now=619.0) and d.expired(now=621.0)
+
+
+def test_deadline_charges_the_candidate_once_the_lock_is_held_and_caps_the_wait():
+    from kerntailor.verify.referee import Deadline
+
+    d = Deadline(120.0, now=0.0, max_wait_s=300.0)
+    d.observe([{"event": "lock_held"}], now=5.0)   # no wait announced: nothing credited
+    assert d.expired(now=121.0)
+    d = Deadline(120.0, now=0.0, max_wait_s=300.0)
+    d.observe([{"event": "lock_wait"}], now=0.0)
+    assert not d.expired(now=299.0) and d.expired(now=301.0)   # a wait past the cap ends the judge
+    d.observe([{"event": "lock_wait"}, {"event": "lock_held"}], now=1000.0)
+    assert d.at == 420.0                                        # credited at most the cap

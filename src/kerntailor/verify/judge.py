@@ -171,13 +171,19 @@ class Judge(EdgeCases):
             inputs = draw_inputs(self.problem, variant, SPECIAL, seed, self.device)
             self.case(ref_model, variant, SPECIAL, inputs, seed)
 
+    @contextlib.contextmanager
     def gpu_exclusive(self):
-        """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU."""
+        """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU. The referee is told when the
+        wait for it starts and ends (referee.Deadline: waiting behind another job is not the candidate's time)."""
         if self.device.type != "cuda":
-            return contextlib.nullcontext()
+            yield
+            return
         from kerntailor.measure.gpulock import gpu_lock
 
-        return gpu_lock(self.device)
+        self.events.emit(event="lock_wait")
+        with gpu_lock(self.device):
+            self.events.emit(event="lock_held")
+            yield
 
     def construct(self, variant: str, ref_model, seed: int, problem=None, keep: bool = True,
                   refusal: bool = False) -> None:

@@ -149,6 +149,46 @@ class _EventReader:
         return True
 
 
+LOCK_WAIT_MAX_S = 1800.0   # the longest wait for the GPU's lock that does not count against the judge's time
+
+
+class Deadline:
+    """The judge's time limit, less the time it waits for the GPU's lock (measure/gpulock.py).
+
+    Parallel jobs on one GPU (`bench --jobs N`, the cheaters' fixture) take turns at the lock: a judge queued
+    behind another job's correctness work or timing is not the candidate hanging, and counting that wait gave
+    correct candidates "no answer within 120 s (construct)" on the H200 (2026-12-02, four judges at once). The
+    judge says when it starts to wait ("lock_wait") and when it holds the lock ("lock_held"); the wait moves the
+    deadline, up to LOCK_WAIT_MAX_S in all. The events come from the judge process (ours), never from the
+    candidate's: a candidate that holds the lock through the judge (its timing) is charged its time as before."""
+
+    def __init__(self, limit_s: float, now: float, max_wait_s: float = LOCK_WAIT_MAX_S):
+        self.at, self.waiting_since, self.waited, self.max_wait, self.seen = now + limit_s, None, 0.0, max_wait_s, 0
+
+    def observe(self, events: list[dict], now: float) -> None:
+        """Account the lock events that arrived since the last call."""
+        for e in events[self.seen:]:
+            if e.get("event") == "lock_wait" and self.waiting_since is None:
+                self.waiting_since = now
+            elif e.get("event") == "lock_held" and self.waiting_since is not None:
+                self._credit(now)
+        self.seen = len(events)
+
+    def _credit(self, now: float) -> None:
+        wait = min(now - self.waiting_since, max(0.0, self.max_wait - self.waited))
+        self.at += wait
+        self.waited += wait
+        self.waiting_since = None
+
+    def expired(self, now: float) -> bool:
+        if self.waiting_since is not None:   # queued at the lock: only the cap on waiting ends it
+            return self.waited + (now - self.waiting_since) > self.max_wait and now > self.at
+        return now > self.at
+
+    def extend(self, seconds: float) -> None:
+        self.at += seconds
+
+
 def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettings) -> tuple[list[dict], str, str]:
     """Run the judge; returns (events, how it ended: "ok" | "timeout" | "signal N" | "exit N", last log lines).
 
@@ -169,7 +209,7 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
                                     env=_judge_env(), log=log, pass_fds=(events_w,))
             os.close(events_w)
             events_w = -1
-            deadline = time.monotonic() + settings.timeout_s
+            deadline = Deadline(settings.timeout_s, time.monotonic())
             extended = False
             open_pipe = True
             while True:
@@ -179,10 +219,11 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
                     time.sleep(POLL_S)
                 if proc.poll() is not None and not open_pipe:
                     break
-                if time.monotonic() > deadline:
+                deadline.observe(reader.events, time.monotonic())
+                if deadline.expired(time.monotonic()):
                     # the timing phase (torch.compile, many runs) gets its own allowance, once
                     if not extended and any(e.get("step") == "timing" for e in reader.events):
-                        deadline += settings.time_timeout_s
+                        deadline.extend(settings.time_timeout_s)
                         extended = True
                         continue
                     ended = "timeout"

@@ -233,3 +233,27 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
     bad.write_text("\n".join(lines) + "\n")
     v = verify_candidate(problem, bad, settings)
     assert not v.passed and v.check == "accuracy", (v.check, v.reason)
+
+
+@pytest.mark.interpreter
+def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(tmp_path):
+    """LibrarySchedule(channels_last=True): the convolution's input and weight are channels-last copies (cuDNN picks
+    other kernels there), its output is made contiguous for the generated tail; the referee passes the module."""
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.codegen.schedule import ScheduleError
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    with pytest.raises(ScheduleError, match="channels_last"):
+        LibrarySchedule(channels_last=1)
+    problem, _, gen, plan = prepared(DATA / "conv_bias_relu.py")
+    schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
+    schedules[plan.groups[0].name] = LibrarySchedule(channels_last=True)
+    module = generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
+    assert ("torch.ops.aten.convolution.default(x.contiguous(memory_format=torch.channels_last), "
+            "p_conv_weight.contiguous(memory_format=torch.channels_last), None,") in module.source
+    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
+                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
+    path = tmp_path / "kernel.py"
+    path.write_text(module.source)
+    v = verify_candidate(problem, path, settings)
+    assert v.passed, (v.check, v.reason)

@@ -38,8 +38,19 @@ class LibrarySchedule(Schedule):
     """Nothing to tune: the library picks its own algorithm. (The compile options it inherits are unused.)"""
 
     family: ClassVar[str] = "library"
-    order: ClassVar[tuple[str, ...]] = ("num_warps", "num_stages", "waves_per_eu")   # inherited, never set
+    order: ClassVar[tuple[str, ...]] = ("channels_last", "num_warps", "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ()
+
+    # a 2-d/3-d convolution called on channels-last copies of its input and weight (its output copied back to the
+    # contiguous layout the generated kernels after it read): cuDNN picks other kernels there. On the H200,
+    # KernelBench level2/65's fp32 convolution ran 5947 us NCHW (an FFMA kernel) and 2797 us NHWC (TF32 tensor
+    # cores, in torch.compile's module); 35's 1526 + 320 us of cuDNN's own conversion against 841 us NHWC
+    # (profiles of 2026-12-01, BENCHMARKS.md). Ignored by the other library calls.
+    channels_last: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.one_of("channels_last", (False, True))
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> LibrarySchedule:
@@ -148,12 +159,20 @@ class _Host:
         return f"torch.as_strided({{{v.base}}}, ({', '.join(shape)},), ({', '.join(strides)},), {offset})"
 
 
-def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str]) -> tuple[list[str], Call]:
-    """The host lines that run `group`'s anchor call and define its outputs ({node} names), and the call."""
+CHANNELS_LAST = {4: "torch.channels_last", 5: "torch.channels_last_3d"}   # by the convolution's rank
+
+
+def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
+               channels_last: bool = False) -> tuple[list[str], Call]:
+    """The host lines that run `group`'s anchor call and define its outputs ({node} names), and the call;
+    `channels_last` (LibrarySchedule): a 2-d/3-d convolution's input and weight in that memory format."""
     node = gen.graph.node(group.nodes[0])
     call = library_call(node)
     host = _Host(gen, node, names)
     args = [host.text(a) for a in call.args] + [f"{k}={host.text(v)}" for k, v in call.kwargs]
+    layout = CHANNELS_LAST.get(len(node.out.shape)) if channels_last and isinstance(node, Conv) else None
+    if layout is not None:
+        args[:2] = [f"{a}.contiguous(memory_format={layout})" for a in args[:2]]
     text = f"{call.dotted}({', '.join(args)})"
     if call.results is None:
         if len(group.nodes) != 1:
@@ -183,7 +202,7 @@ def generate_library(gen: Generalized, group: FusionGroup, schedule: LibrarySche
     missing = [o for o in group.outputs if o not in group.nodes]
     if missing:
         raise CodegenUnsupported(f"{group.name}: outputs {missing} are not its nodes")
-    lines, call = host_lines(gen, group, host_names)
+    lines, call = host_lines(gen, group, host_names, schedule.channels_last)
     launch = Launch((), (), (), (), host_prologue=tuple(lines), host_buffers=tuple(group.outputs))
     return GeneratedKernel(group.name, kernel_name, "", (), launch, library_calls=(call.dotted,))
 

@@ -184,3 +184,49 @@ def test_a_concatenation_over_constructor_sized_channels_generalizes(tmp_path):
     weights = [i for i, inp in enumerate(capture.graph.inputs) if inp.kind != "input"]
     fitted = {p: e for p, e in gen.exprs if p[0] == "input" and p[1] in weights and p[2:] == ("shape", 0)}
     assert fitted and all(e.factors == ((x, 1),) and e.coeff == 1 and e.offset == 0 for e in fitted.values())
+
+
+GROUP_NORM = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, in_features, out_features, num_groups):
+            super().__init__()
+            self.fc = nn.Linear(in_features, out_features)
+            self.gn = nn.GroupNorm(num_groups, out_features)
+
+        def forward(self, x):
+            return self.gn(self.fc(x))
+
+    batch_size = 64
+    in_features = 1024
+    out_features = 1024
+    num_groups = 256
+
+    def get_inputs():
+        return [torch.rand(batch_size, in_features)]
+
+    def get_init_inputs():
+        return [in_features, out_features, num_groups]
+"""
+
+
+def test_a_constant_that_sizes_no_tensor_keeps_its_value(tmp_path):
+    """num_groups (>= MIN_SIZE) changes no input's or parameter's shape: it is structure, so no variant or probe
+    moves it (the shrinking halved it once out_features could go no lower, and a group count of 256 in one
+    variant and 128 in another is no function of the input's sizes: generalization refused the file), while the
+    sizes still shrink and the file generalizes."""
+    from kerntailor.problem.variants import probe_variant
+
+    spec = load_problem(_write(tmp_path, "group_norm", GROUP_NORM))
+    derived = [v for v in spec.variants if not v.is_default]
+    assert {v.name for v in derived} == {"small", "odd"}
+    for v in derived + [probe_variant(spec)]:
+        moved = dict(v.overrides)
+        assert "num_groups" not in moved, v
+        assert moved["in_features"] < 1024 and moved["out_features"] < 1024, v
+        assert moved["out_features"] >= 2 * 256, v   # not one channel a group, where the file has four
+    assert any(value % 2 == 1 for value in dict(spec.variant("odd").overrides).values())
+    _, gen = capture_generalized(spec)
+    assert gen is not None

@@ -4,6 +4,10 @@ KernelBench files size their tensors with module-level integer constants (`batch
 `dim = 16384`). We shrink the large ones (>= MIN_SIZE) until every tensor is small enough for the
 Triton interpreter ("small"), then make as many of them odd as the model allows ("odd"). Small
 constants (kernel sizes, strides, axes, group counts) are left alone: they are structure, not size.
+So is a large one whose move changes no input's, parameter's or buffer's shape (`num_groups = 512` of a
+GroupNorm, `pool_kernel_size = 16`): no tensor size is a function of it, and moving it leaves shapes that
+generalization cannot express as functions of the inputs' sizes (structural_constants; slots.py has its own
+test). Nor may a size be shrunk into such a constant's room: a GroupNorm's channels down to its group count.
 Every candidate variant is checked by building the model and running forward on meta tensors.
 
 Where that finds no variant (no such constants; or sizes that must move together, as a hinge loss whose
@@ -15,12 +19,13 @@ Files the first way serves keep exactly the variants they had: stored results ar
 
 from __future__ import annotations
 
+import functools
 import types
 from pathlib import Path
 
 from kerntailor.errors import ProblemError
 from kerntailor.problem.literals import model_globals
-from kerntailor.problem.load import MetaShapes, meta_shapes, same_structure
+from kerntailor.problem.load import MetaShapes, exec_module, meta_shapes, same_structure
 from kerntailor.problem.spec import Variant
 
 MIN_SIZE = 16          # constants below this are structural and never rescaled
@@ -47,9 +52,26 @@ def size_constants(module: types.ModuleType, source: str = "") -> dict[str, int]
 
 
 def _try(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str) -> MetaShapes | None:
-    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run
-    or its forward's structure is not the default's (load.OpStructure: a pool shrunk to one element)."""
-    return same_structure(source, path, tuple(sorted(overrides.items())), (), dtype, name)
+    """The shapes of the inputs and parameters of the model at these sizes, or None if it does not build and run,
+    its forward's structure is not the default's (load.OpStructure: a pool shrunk to one element) or a structural
+    constant lost the room it has as written (_keeps_room)."""
+    shapes = same_structure(source, path, tuple(sorted(overrides.items())), (), dtype, name)
+    if shapes is None or not _keeps_room(source, path, overrides, dtype, name):
+        return None
+    return shapes
+
+
+def _keeps_room(source: str, path: Path, overrides: dict[str, int], dtype: str | None, name: str) -> bool:
+    """Whether each structural constant doubled builds at these sizes exactly where it builds as written. A size
+    that must be a multiple of one (GroupNorm's channels of its `num_groups = 512`) is otherwise shrunk down to it:
+    one channel a group, where the file has 16, and the captured graph's group axis becomes a 1, which
+    OpStructure cannot see (native_group_norm returns no such axis) but the capture's decomposition does."""
+    for key, value in structural_constants(source, path, dtype, name):
+        doubled = {**overrides, key: 2 * value}
+        as_written = meta_shapes(source, path, ((key, 2 * value),), (), dtype, name) is not None
+        if as_written != (meta_shapes(source, path, tuple(sorted(doubled.items())), (), dtype, name) is not None):
+            return False
+    return True
 
 
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
@@ -124,7 +146,7 @@ def _largest(source: str, path: Path, variant: Variant, dtype: str | None, name:
 
 def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,
                            name: str) -> tuple[Variant, ...]:
-    sizes = size_constants(module, source)
+    sizes = _sizing(source, path, size_constants(module, source), dtype, name)
     if not sizes:
         raise ProblemError(
             f"{name}: cannot derive variants (no integer sizes >= {MIN_SIZE} in module-level constants, "
@@ -139,6 +161,35 @@ def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dt
     else:
         raise ProblemError(f"{name}: no odd-sized variant of the size constants builds; declare VARIANTS")
     return tuple(variants)
+
+
+def _sizing(source: str, path: Path, constants: dict[str, int], dtype: str | None, name: str) -> dict[str, int]:
+    """The constants less the structural ones (structural_constants): those keep their value in every variant and
+    so in the probe."""
+    fixed = dict(structural_constants(source, path, dtype, name))
+    return {k: v for k, v in constants.items() if k not in fixed}
+
+
+@functools.lru_cache(maxsize=64)
+def structural_constants(source: str, path: Path, dtype: str | None, name: str) -> tuple[tuple[str, int], ...]:
+    """The size-like constants (size_constants) that size no tensor: halving one builds a model with every
+    input's, parameter's and buffer's shape as written (a group count, a pool's kernel size, a constant nothing
+    reads). One whose halving breaks the model (it moves with another) or changes how many tensors there are (a
+    shortcut that becomes an identity) is still taken for a size, as before."""
+    default = meta_shapes(source, path, (), (), dtype, name)
+    if default is None:
+        return ()  # the model does not build as written: _shrink says so
+    try:
+        constants = size_constants(exec_module(source, path), source)
+    except ProblemError:
+        return ()
+    return tuple(sorted((k, v) for k, v in constants.items()
+                        if _leaves_shapes(source, path, k, v, default, dtype, name)))
+
+
+def _leaves_shapes(source, path, key: str, value: int, default: MetaShapes, dtype, name) -> bool:
+    moved = meta_shapes(source, path, ((key, value // 2),), (), dtype, name)
+    return moved is not None and (moved.inputs, moved.state) == (default.inputs, default.state)
 
 
 def probe_variant(problem) -> Variant | None:

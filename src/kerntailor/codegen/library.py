@@ -42,10 +42,12 @@ class LibrarySchedule(Schedule):
     shown: ClassVar[tuple[str, ...]] = ()
 
     # a 2-d/3-d convolution called on channels-last copies of its input and weight (its output copied back to the
-    # contiguous layout the generated kernels after it read): cuDNN picks other kernels there. On the H200,
-    # KernelBench level2/65's fp32 convolution ran 5947 us NCHW (an FFMA kernel) and 2797 us NHWC (TF32 tensor
-    # cores, in torch.compile's module); 35's 1526 + 320 us of cuDNN's own conversion against 841 us NHWC
-    # (profiles of 2026-12-01, BENCHMARKS.md). Ignored by the other library calls.
+    # contiguous layout the generated kernels after it read). Tried because torch.compile's modules ran cuDNN's NHWC
+    # kernels faster (profiles of 2026-12-01: level2/65's convolution 2797 us NHWC vs 5947 us NCHW). Measured as
+    # a whole module it loses: 1.5x-1.9x slower than NCHW on five level-2 files on the H200 in fp32
+    # (benchmarks/conv_layout.py, conv_layout_h200_fp32_2026-12-02.json: 65 ran 14086 vs 7293 us), so the default
+    # is False and the search does not try it; kept for the layout work of #19 (a tail that reads NHWC itself) and
+    # for MIOpen. Ignored by the other library calls.
     channels_last: bool = False
 
     def __post_init__(self) -> None:

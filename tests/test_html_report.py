@@ -1,0 +1,174 @@
+"""report.html and bench.html (generate/html.py): every number the page shows under a data-key equals the one
+in report.json / bench.json, and headless Chromium (Debian's package; `make setup` installs it where apt-get
+exists) renders the committed examples to a screenshot that is not blank.
+
+The examples are the committed ones under benchmarks/data/html_examples/: a measured H200 report, a predicted
+MI300X report and a measured H200 bench result. Skipped without matplotlib (the `report` extra) or, for the
+screenshot, without chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib", reason="matplotlib (the report extra) not installed")
+
+from kerntailor.generate.html import render_bench_html, render_html, write_html  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "html_examples"
+REPORTS = {"h200_measured": "42_Max_Pooling_2D_h200_report.json", "mi300x_predicted": "relu_mi300x_report.json"}
+BENCH = EXAMPLES.parent / "kernelbench_sample8o4_h200_fp32_2026-12-02.json"
+
+
+class Numbers(HTMLParser):
+    """(data-key, data-value, the text shown) of every element carrying a data-key."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[list] = []
+        self._open = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-key" in a:
+            self._open = [a["data-key"], json.loads(a["data-value"]), ""]
+            self.found.append(self._open)
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open[2] += data
+
+    def handle_endtag(self, tag):
+        self._open = None
+
+
+def lookup(document, key: str):
+    for part in key.split("/"):
+        document = document[int(part)] if isinstance(document, list) else document[part]
+    return document
+
+
+def shown_value(text: str):
+    """The number a cell shows, in the document's unit: '3564.1 us' (seconds or microseconds, see the caller),
+    '3.04x', or a plain number."""
+    return float(text.split()[0].removesuffix("x"))
+
+
+def check_numbers(page: str, document: dict, must: set[str]) -> None:
+    parser = Numbers()
+    parser.feed(page)
+    keys = {k for k, _, _ in parser.found}
+    assert must <= keys, f"not shown: {sorted(must - keys)}"
+    for key, value, text in parser.found:
+        assert lookup(document, key) == value, key
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        shown = shown_value(text)
+        if text.endswith(" us"):   # microseconds; a *_s key holds seconds
+            value = value * 1e6 if key.endswith("_s") or key.endswith("/seconds") else value
+            assert shown == pytest.approx(value, abs=0.051), (key, text)
+        else:
+            assert shown == pytest.approx(value, rel=5e-3, abs=1e-12), (key, text)
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, tuple[str, dict]]:
+    out = {}
+    for name, file in REPORTS.items():
+        report = json.loads((EXAMPLES / file).read_text())
+        out[name] = (render_html(report), report)
+    bench = json.loads(BENCH.read_text())
+    out["bench"] = (render_bench_html(bench), bench)
+    return out
+
+
+def test_measured_report_shows_the_numbers_of_report_json(pages):
+    page, report = pages["h200_measured"]
+    check_numbers(page, report, {"floor/us", "cost/flops", "cost/min_bytes", "kernels/0/seconds",
+                                 "kernels/0/isa/registers", "kernels/0/runners_up/0/seconds",
+                                 "verdict/timing/timings/0/median_s", "verdict/timing/timings/1/median_s",
+                                 "verdict/timing/timings/2/median_s", "verdict/timing/speedup_vs_eager",
+                                 "verdict/timing/speedup_vs_compile", "verdict/rel_norm_err"})
+    assert "measured on NVIDIA H200" in page and "<svg" in page and "PASS" in page
+    assert all(f">{check}<" in page for check in report["verdict"]["checks"])
+
+
+def test_predicted_report_labels_its_times_predicted(pages):
+    page, report = pages["mi300x_predicted"]
+    check_numbers(page, report, {"floor/us", "kernels/0/seconds", "kernels/0/isa/vgprs", "baselines/eager_us",
+                                 "baselines/compile_us", "baselines/speedup_vs_eager",
+                                 "baselines/speedup_vs_compile"})
+    assert "predicted (mi300x, baseline model v1)" in page and "nothing ran on this target" in page
+    assert "measured" not in page.lower()
+
+
+def test_bench_page_shows_the_numbers_of_bench_json(pages):
+    page, bench = pages["bench"]
+    n = len(bench["rows"])
+    check_numbers(page, bench, {f"rows/{i}/time_us" for i in range(n) if bench["rows"][i].get("time_us")}
+                  | {"summary/overall/geomean_speedup_vs_eager", "summary/overall/problems"})
+    assert page.count("<svg") == 3
+
+
+def _text(page: str) -> str:
+    """A page less its charts (their SVG differs from one matplotlib version to the next)."""
+    return re.sub(r"<svg.*?</svg>", "<svg/>", page, flags=re.S)
+
+
+def test_committed_examples_are_what_the_renderer_writes(pages):
+    """The committed pages are this renderer's output for the committed JSON, charts aside (rewrite them with
+    `python -m kerntailor.generate.html DOC.json OUT.html` if the page changes on purpose)."""
+    for name in REPORTS:
+        assert _text((EXAMPLES / f"{name}.html").read_text()) == _text(pages[name][0]), name
+    assert _text((EXAMPLES / "bench_h200_fp32.html").read_text()) == _text(pages["bench"][0])
+
+
+def test_no_matplotlib_writes_no_page_and_says_so(tmp_path, monkeypatch):
+    import builtins
+
+    from kerntailor.generate import html
+
+    real = builtins.__import__
+    said = []
+    monkeypatch.setattr(html.log, "warning", lambda *args: said.append(args[0] % args[1:]))
+
+    def refuse(name, *args, **kwargs):
+        if name == "matplotlib":
+            raise ImportError("no matplotlib")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    assert write_html(tmp_path / "report.html", render_html, {}) is False
+    assert not (tmp_path / "report.html").exists()
+    assert said == ["report.html not written: matplotlib is not installed (pip install 'kerntailor[report]')"]
+
+
+def _not_blank(png: Path) -> None:
+    import numpy as np
+    from matplotlib import image
+
+    pixels = np.asarray(image.imread(png))[..., :3]
+    flat = (pixels * 255).astype(np.uint8).reshape(-1, 3)
+    colours = len(np.unique(flat, axis=0))
+    ink = float((flat.min(axis=1) < 200).mean())
+    assert colours > 50 and ink > 0.02, (png.name, colours, ink)
+
+
+@pytest.mark.integration
+def test_chromium_renders_the_examples(tmp_path):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium not installed")
+    for name in ("h200_measured", "mi300x_predicted", "bench_h200_fp32"):
+        png = tmp_path / f"{name}.png"
+        subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
+                        "--window-size=1200,1600", f"--user-data-dir={tmp_path / 'profile'}",
+                        (EXAMPLES / f"{name}.html").as_uri()],
+                       check=True, capture_output=True, timeout=60)
+        _not_blank(png)

@@ -144,6 +144,7 @@ def test_no_matplotlib_writes_no_page_and_says_so(tmp_path, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", refuse)
+    (tmp_path / "report.html").write_text("an earlier run's page")
     assert write_html(tmp_path / "report.html", render_html, {}) is False
     assert not (tmp_path / "report.html").exists()
     assert said == ["report.html not written: matplotlib is not installed (pip install 'kerntailor[report]')"]
@@ -154,21 +155,29 @@ def _not_blank(png: Path) -> None:
     from matplotlib import image
 
     pixels = np.asarray(image.imread(png))[..., :3]
-    flat = (pixels * 255).astype(np.uint8).reshape(-1, 3)
-    colours = len(np.unique(flat, axis=0))
-    ink = float((flat.min(axis=1) < 200).mean())
+    flat = (pixels * 255).astype(np.uint32).reshape(-1, 3)
+    colours = len(np.unique(flat[:, 0] << 16 | flat[:, 1] << 8 | flat[:, 2]))
+    ink = float((flat.min(axis=1) < 200).mean())   # share of pixels darker than a light grey
     assert colours > 50 and ink > 0.02, (png.name, colours, ink)
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 def test_chromium_renders_the_examples(tmp_path):
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("chromium not installed")
-    for name in ("h200_measured", "mi300x_predicted", "bench_h200_fp32"):
-        png = tmp_path / f"{name}.png"
+
+    def shoot(page: Path) -> Path:
+        png = tmp_path / f"{page.stem}.png"
         subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
-                        "--window-size=1200,1600", f"--user-data-dir={tmp_path / 'profile'}",
-                        (EXAMPLES / f"{name}.html").as_uri()],
-                       check=True, capture_output=True, timeout=60)
-        _not_blank(png)
+                        "--window-size=1200,1600", f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()],
+                       check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+        return png
+
+    for name in ("h200_measured", "mi300x_predicted", "bench_h200_fp32"):
+        _not_blank(shoot(EXAMPLES / f"{name}.html"))
+    blank = tmp_path / "blank.html"   # the check tells a blank page apart
+    blank.write_text("<!DOCTYPE html><html><body><p>-</p></body></html>")
+    with pytest.raises(AssertionError):
+        _not_blank(shoot(blank))

@@ -453,10 +453,12 @@ def _bench_summary(summary: dict) -> str:
 
 def write_html(path: Path, render: Callable[[dict], str], document: dict) -> bool:
     """Write `render(document)` to `path` whole (report.place); False, with one logged line, where matplotlib
-    (the `report` extra) does not import: the Markdown and JSON beside it are written all the same."""
+    (the `report` extra) does not import: the Markdown and JSON beside it are written all the same, and a page
+    of an earlier run at `path` is removed (it would show another run's numbers)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
+        path.unlink(missing_ok=True)
         log.warning("%s not written: matplotlib is not installed (pip install 'kerntailor[report]')", path.name)
         return False
     place(path, render(document))

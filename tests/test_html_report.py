@@ -12,69 +12,18 @@ import json
 import re
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("matplotlib", reason="matplotlib (the report extra) not installed")
 
+from helpers import check_page_numbers  # noqa: E402
 from kerntailor.generate.html import render_bench_html, render_html, write_html  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "html_examples"
 REPORTS = {"h200_measured": "42_Max_Pooling_2D_h200_report.json", "mi300x_predicted": "relu_mi300x_report.json"}
 BENCH = EXAMPLES.parent / "kernelbench_sample8o4_h200_fp32_2026-12-02.json"
-
-
-class Numbers(HTMLParser):
-    """(data-key, data-value, the text shown) of every element carrying a data-key."""
-
-    def __init__(self):
-        super().__init__()
-        self.found: list[list] = []
-        self._open = None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if "data-key" in a:
-            self._open = [a["data-key"], json.loads(a["data-value"]), ""]
-            self.found.append(self._open)
-
-    def handle_data(self, data):
-        if self._open is not None:
-            self._open[2] += data
-
-    def handle_endtag(self, tag):
-        self._open = None
-
-
-def lookup(document, key: str):
-    for part in key.split("/"):
-        document = document[int(part)] if isinstance(document, list) else document[part]
-    return document
-
-
-def shown_value(text: str):
-    """The number a cell shows, in the document's unit: '3564.1 us' (seconds or microseconds, see the caller),
-    '3.04x', or a plain number."""
-    return float(text.split()[0].removesuffix("x"))
-
-
-def check_numbers(page: str, document: dict, must: set[str]) -> None:
-    parser = Numbers()
-    parser.feed(page)
-    keys = {k for k, _, _ in parser.found}
-    assert must <= keys, f"not shown: {sorted(must - keys)}"
-    for key, value, text in parser.found:
-        assert lookup(document, key) == value, key
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue
-        shown = shown_value(text)
-        if text.endswith(" us"):   # microseconds; a *_s key holds seconds
-            value = value * 1e6 if key.endswith("_s") or key.endswith("/seconds") else value
-            assert shown == pytest.approx(value, abs=0.051), (key, text)
-        else:
-            assert shown == pytest.approx(value, rel=5e-3, abs=1e-12), (key, text)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +39,7 @@ def pages() -> dict[str, tuple[str, dict]]:
 
 def test_measured_report_shows_the_numbers_of_report_json(pages):
     page, report = pages["h200_measured"]
-    check_numbers(page, report, {"floor/us", "cost/flops", "cost/min_bytes", "kernels/0/seconds",
+    check_page_numbers(page, report, {"floor/us", "cost/flops", "cost/min_bytes", "kernels/0/seconds",
                                  "kernels/0/isa/registers", "kernels/0/runners_up/0/seconds",
                                  "verdict/timing/timings/0/median_s", "verdict/timing/timings/1/median_s",
                                  "verdict/timing/timings/2/median_s", "verdict/timing/speedup_vs_eager",
@@ -101,7 +50,7 @@ def test_measured_report_shows_the_numbers_of_report_json(pages):
 
 def test_predicted_report_labels_its_times_predicted(pages):
     page, report = pages["mi300x_predicted"]
-    check_numbers(page, report, {"floor/us", "kernels/0/seconds", "kernels/0/isa/vgprs", "baselines/eager_us",
+    check_page_numbers(page, report, {"floor/us", "kernels/0/seconds", "kernels/0/isa/vgprs", "baselines/eager_us",
                                  "baselines/compile_us", "baselines/speedup_vs_eager",
                                  "baselines/speedup_vs_compile"})
     assert "predicted (mi300x, baseline model v1)" in page and "nothing ran on this target" in page
@@ -111,7 +60,7 @@ def test_predicted_report_labels_its_times_predicted(pages):
 def test_bench_page_shows_the_numbers_of_bench_json(pages):
     page, bench = pages["bench"]
     n = len(bench["rows"])
-    check_numbers(page, bench, {f"rows/{i}/time_us" for i in range(n) if bench["rows"][i].get("time_us")}
+    check_page_numbers(page, bench, {f"rows/{i}/time_us" for i in range(n) if bench["rows"][i].get("time_us")}
                   | {"summary/overall/geomean_speedup_vs_eager", "summary/overall/problems"})
     assert page.count("<svg") == 3
 
@@ -181,3 +130,11 @@ def test_chromium_renders_the_examples(tmp_path):
     blank.write_text("<!DOCTYPE html><html><body><p>-</p></body></html>")
     with pytest.raises(AssertionError):
         _not_blank(shoot(blank))
+
+
+def test_the_number_check_catches_a_wrong_number(pages):
+    page, report = pages["h200_measured"]
+    shown = f"{report['floor']['us']:.1f} us"
+    assert shown in page
+    with pytest.raises(AssertionError):
+        check_page_numbers(page.replace(shown, f"{report['floor']['us'] + 1:.1f} us", 1), report, set())

@@ -394,10 +394,13 @@ def render_bench_html(result: dict) -> str:
     if result.get("note"):
         body.append(f"<p class='label'>{esc(result['note'])}</p>")
     body += ["<h2>Speed-ups per problem</h2>"]
-    for base, name in (("eager", "eager"), ("compile", "torch.compile")):
+    predicted = "; ".join(sorted({r["baseline_label"] for r in rows if r.get("baseline_label")}))
+    for base, name, label in (("eager", "eager", "; ".join(labels)), ("compile", "torch.compile", "; ".join(labels)),
+                              ("predicted_eager", "eager", predicted), ("predicted_compile", "torch.compile",
+                                                                         predicted)):
         bars = [(r["problem"], r[f"{base}_us"] / r["time_us"]) for r in rows
                 if r.get("time_us") and r.get(f"{base}_us")]
-        body.append(speedup_svg(bars, f"against {name} ({'; '.join(labels)}); a library path is at 1.0 or near"))
+        body.append(speedup_svg(bars, f"against {name} ({label}); our times: {'; '.join(labels)}"))
     body.append(_bench_floor_svg(rows))
     body += ["<h2>Problems</h2>", _bench_rows(rows), "<h2>Summary</h2>", _bench_summary(result.get("summary") or {})]
     return page(title, body)

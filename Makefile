@@ -6,8 +6,16 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 DEMO   ?= problems/level1/layernorm.py
 
-.PHONY: setup demo test clean
-setup: $(VENV)/.installed
+.PHONY: setup browser demo test clean
+setup: $(VENV)/.installed browser
+
+# Headless Chromium (Debian's package) for the HTML report's screenshot test (tests/test_html_report.py):
+# installed only where `chromium` is missing and apt-get exists; a failed or impossible install never fails the
+# set-up (the test then skips with "chromium not installed").
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+	  >/dev/null; } || echo "chromium not installed (no apt-get, or the install failed): the HTML screenshot test skips"
 
 # Which torch 2.13.0 build this installs is pip's choice, not this file's: from PyPI on Linux x86_64 it is the
 # CUDA build (with its nvidia-* wheels, several GB), which also runs on a machine without a GPU; the CPU build
@@ -23,7 +31,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH_FROM) "torch==2.13.0"
 	$(PY) -m pip install -q "triton==3.6.0" "numpy>=1.26,<2.4"
-	$(PY) -m pip install -q -e ".[dev,learned,llm]"
+	$(PY) -m pip install -q -e ".[dev,learned,llm,report]"
 	touch $@
 
 demo: setup

@@ -14,6 +14,7 @@ import re
 import threading
 import time
 import tokenize
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -283,3 +284,61 @@ def strided_graph(b: int, kv: int, n: int, batch_stride: int) -> Graph:
 
 # (b, kv, n): default, small, odd, probe; the batch is 1 where kv_heads changes (sdpa_gqa.py's variants, 2026-12-02)
 GQA_SIZES = [(2, 2, 40), (1, 2, 16), (1, 1, 21), (2, 2, 25)]
+
+
+# ---- report.html / bench.html (kerntailor.generate.html) ----
+
+class Numbers(HTMLParser):
+    """(data-key, data-value, the text shown) of every element carrying a data-key in a report.html or
+    bench.html page (kerntailor.generate.html)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[list] = []
+        self._open = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-key" in a:
+            self._open = [a["data-key"], json.loads(a["data-value"]), ""]
+            self.found.append(self._open)
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open[2] += data
+
+    def handle_endtag(self, tag):
+        self._open = None
+
+
+def lookup(document, key: str):
+    for part in key.split("/"):
+        document = document[int(part)] if isinstance(document, list) else document[part]
+    return document
+
+
+def shown_value(text: str) -> tuple[float, float]:
+    """The number a cell shows ('3564.1 us', '3.04x', '8.556e+09', '17') and half a unit of its last digit."""
+    token = text.split()[0].removesuffix("x")
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return float(token), 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def check_page_numbers(page: str, document: dict, must: set[str]) -> None:
+    """Every number `page` tags equals the one at its key in `document` (report.json or bench.json), and is shown
+    as that number (to the digits shown); the keys in `must` are among them."""
+    import pytest
+
+    parser = Numbers()
+    parser.feed(page)
+    keys = {k for k, _, _ in parser.found}
+    assert must <= keys, f"not shown: {sorted(must - keys)}"
+    for key, value, text in parser.found:
+        assert lookup(document, key) == value, key
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        shown, half_unit = shown_value(text)
+        if text.endswith(" us") and (key.endswith("_s") or key.endswith("/seconds")):   # seconds shown in us
+            value = value * 1e6
+        assert shown == pytest.approx(value, rel=1e-9, abs=half_unit * 1.001), (key, text)

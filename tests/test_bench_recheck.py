@@ -1,11 +1,13 @@
 """`kerntailor bench` over a tiny suite and `kerntailor recheck` after a toolchain change (CPU, predicted)."""
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from helpers import check_page_numbers
 from kerntailor.generate import GenerateSettings
 from kerntailor.generate.bench import bench, summarize
 from kerntailor.generate.recheck import recheck
@@ -84,6 +86,14 @@ def test_bench_then_recheck(suite, tmp_path, monkeypatch):
     assert "tiny_softmax" in (out / "bench.md").read_text()
     assert "Predicted speed-ups, predicted (mi300x, " in (out / "bench.md").read_text()
     assert (out / "level1" / "tiny_softmax" / "kernel.py").exists()
+    if importlib.util.find_spec("matplotlib"):   # the report extra: the pages beside bench.md and report.md
+        written = json.loads((out / "bench.json").read_text())
+        check_page_numbers((out / "bench.html").read_text(), written,
+                           {f"rows/{i}/predicted_eager_us" for i in range(2)}
+                           | {f"rows/{i}/time_us" for i, r in enumerate(written["rows"]) if r.get("time_us")})
+        problem = out / "level1" / "tiny_softmax"
+        check_page_numbers((problem / "report.html").read_text(), json.loads((problem / "report.json").read_text()),
+                           {"kernels/0/seconds", "baselines/eager_us"})
 
     # nothing is stale under the same toolchain
     assert recheck() == []

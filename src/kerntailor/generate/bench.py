@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
+from kerntailor.generate.html import render_bench_html, write_html
 from kerntailor.generate.pipeline import GenerateResult, GenerateSettings, generate
 from kerntailor.generate.report import place, stamp
 from kerntailor.problem import load_problem
@@ -330,6 +331,7 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     result = stamp(result)
     place(out_root / "bench.json", json.dumps(result, indent=1, default=str))
     place(out_root / "bench.md", render_bench(result))
+    write_html(out_root / "bench.html", render_bench_html, json.loads(json.dumps(result, default=str)))
     return result
 
 

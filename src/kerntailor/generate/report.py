@@ -141,8 +141,13 @@ def place(path: Path, text: str) -> None:
 
 
 def write_report(report: dict, out: Path) -> None:
-    place(out / "report.json", json.dumps(stamp(report), indent=2, default=str))
+    """report.json, report.md and report.html (the last only with matplotlib: see generate/html.py)."""
+    from kerntailor.generate.html import render_html, write_html
+
+    stamped = stamp(report)
+    place(out / "report.json", json.dumps(stamped, indent=2, default=str))
     place(out / "report.md", render_markdown(report))
+    write_html(out / "report.html", render_html, json.loads(json.dumps(stamped, default=str)))
 
 
 def check_out_owner(out: Path, problem: Path, force: bool = False) -> None:

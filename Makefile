@@ -7,15 +7,15 @@ PY     := $(VENV)/bin/python
 DEMO   ?= problems/level1/layernorm.py
 
 .PHONY: setup browser demo test clean
-setup: $(VENV)/.installed browser
+setup: $(VENV)/.installed
 
 # Headless Chromium (Debian's package) for the HTML report's screenshot test (tests/test_html_report.py):
 # installed only where `chromium` is missing and apt-get exists; a failed or impossible install never fails the
 # set-up (the test then skips with "chromium not installed").
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
-	  >/dev/null; } || echo "chromium not installed (no apt-get, or the install failed): the HTML screenshot test skips"
+	  timeout 300 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq \
+	  --no-install-recommends chromium >/dev/null; } || echo "chromium not installed (no apt-get, or the install failed): the HTML screenshot test skips"
 
 # Which torch 2.13.0 build this installs is pip's choice, not this file's: from PyPI on Linux x86_64 it is the
 # CUDA build (with its nvidia-* wheels, several GB), which also runs on a machine without a GPU; the CPU build
@@ -41,7 +41,7 @@ demo: setup
 # The suite in TEST_WORKERS processes (pytest-xdist), one test file per worker at a time (`--dist loadfile`: a
 # file's module fixtures, such as the referee's verdicts over its cheaters, are built once); CI has 2 cores.
 TEST_WORKERS ?= 2
-test: setup
+test: setup browser
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 clean:

@@ -93,7 +93,9 @@ CHEATERS = [
     # #17 item 1: right on every variant and draw, wrong at an edge (verify/edges.py), each failed there by name
     Case("cheat_rank_shape", "relu_small", "edges", draw="edge:rank+1"),      # (3, 5, 37) -> a (3, 5) output
     Case("cheat_bf16_fp32", "relu_small", "edges", draw="edge:bf16"),         # bf16 in, fp32 out
-    Case("cheat_rows_garbage", "layernorm_small", "edges", draw="edge:rows"),  # rows past 2^20: the tail unwritten
+    # rows past 2^20: the tail unwritten. On a GPU its one-program row of 2^20 fp32 values compiles and runs past the
+    # judge's time limit (H200, 2026-12-02: `timeout` in edge:rows, variant odd+hidden_size=1048579): caught there too
+    Case("cheat_rows_garbage", "layernorm_small", "edges", draw="edge:rows", on_gpu=("timeout",)),
 ]
 # the check inside the edge case that each edge cheater must fail (the reason's "[check]")
 EDGE_CHECKS = {"cheat_rank_shape": "output", "cheat_bf16_fp32": "output", "cheat_rows_garbage": "unwritten"}
@@ -161,7 +163,7 @@ def _assert_case(case: Case, v: Verdict, gpu: bool) -> None:
     assert v.checks and v.checks[-1] == v.check, label
     if case.variant and v.check == case.check:
         assert v.variant == case.variant, label
-    if case.draw and v.check == case.check:
+    if case.draw and v.check in (case.check, "timeout"):   # a timeout counts only in the case's own draw
         assert (v.draw or "").startswith(case.draw), label
     if v.check == "library":
         assert LIBRARY_NAMES[case.candidate] in v.reason, label

@@ -84,6 +84,7 @@ def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
     assert len(rows) == 2 and all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows
 
 
+@pytest.mark.integration   # runs the script in a child process
 def test_baseline_prediction_compares_each_measured_problem_with_its_prediction(tmp_path):
     data = tmp_path / "data"
     data.mkdir()

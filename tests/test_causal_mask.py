@@ -27,6 +27,9 @@ from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.ir.nodes import Attention
 from kerntailor.problem import load_problem
 
+# every test here exports a hand-written model (capture's own tests: the capture tier)
+pytestmark = pytest.mark.capture
+
 B, H, D = 2, 3, 16
 INF = float("-inf")
 

@@ -122,6 +122,7 @@ def test_head_dims_that_vary_take_their_block_per_call():
     assert "rd[None, :] < " in source   # padded head dims are masked
 
 
+@pytest.mark.integration   # runs kernel.py in a child process
 def test_a_head_dim_past_what_the_kernel_holds_is_refused_by_name(tmp_path):
     """The referee's edges stage stretched the head dim to 2^20 + 3 on the H200 (2026-12-02): Triton's
     CompilationError came out, not a named refusal, and the generated SDPA failed the referee. The op now refuses

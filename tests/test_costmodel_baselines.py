@@ -2,7 +2,7 @@
 
 import pytest
 
-from kerntailor.capture.capture import capture_problem
+from helpers import captured_variant
 from kerntailor.costmodel.analytical import LAUNCH_OVERHEAD_S
 from kerntailor.costmodel.baselines import MODEL, kernel_seconds, predict_baselines
 from kerntailor.costmodel.eager_trace import trace_eager
@@ -26,7 +26,7 @@ def _problem(tmp_path, name: str, forward: str, inputs: str, init: str = "") -> 
 
 
 def _predict(problem, target="h200", ceilings=None):
-    return predict_baselines(problem, capture_problem(problem).graph, get_target(target), ceilings)
+    return predict_baselines(problem, captured_variant(problem).graph, get_target(target), ceilings)
 
 
 N = 1 << 24   # 64 MiB of fp32: launch overhead is a small share next to the bytes

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from helpers import captured_variant
 from kerntailor.measure import baselines, ceilings, gpulock, stopwatch
 from kerntailor.measure.ceilings import Ceilings, cache_key, cache_path, load_ceilings
 from kerntailor.measure.cost import estimate_cost, problem_cost
@@ -27,6 +28,15 @@ TINY = Path(__file__).parent / "candidates" / "problems"
 CEIL = Ceilings("Fake GPU", torch.__version__, copy_bandwidth=4e12,
                 matmul_flops=(("bf16", 800e12), ("fp16", 800e12), ("fp32", 50e12), ("fp8", 1600e12), ("tf32", 400e12)),
                 l2_bytes=60 << 20, measured_on="2026-11-29")
+
+
+@pytest.fixture(autouse=True)
+def cached_captures(monkeypatch):
+    """problem_cost asks the capture stage: from the tests' disk cache here, as the unit tier's captures are
+    (helpers.captured_variant); capture itself is the capture tier's to test."""
+    import kerntailor.capture
+
+    monkeypatch.setattr(kerntailor.capture, "capture_problem", captured_variant)
 
 
 class FakeEvent:

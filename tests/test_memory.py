@@ -41,6 +41,7 @@ def _hold(ledger: str, need: int, capacity: int, log: str, seconds: float) -> No
             f.write(f"end {os.getpid()} {time.monotonic()}\n")
 
 
+@pytest.mark.integration   # three job processes
 def test_a_job_waits_while_the_running_ones_hold_the_memory(tmp_path):
     ledger, log = str(tmp_path / "ledger.json"), str(tmp_path / "log")
     ctx = mp.get_context("fork")

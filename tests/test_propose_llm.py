@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import OK, RELU, WRONG, fenced
+from helpers import OK, RELU, WRONG, captured_variant, fenced
 from kerntailor.errors import ProposerError
 from kerntailor.propose import ProposerSettings, run_proposer, seed_kernel
 from kerntailor.propose.extract import extract_code
@@ -35,6 +35,15 @@ CHEAT_TORCH = OK.replace("        return y\n", "        return torch.relu(x)\n")
 CHEAT_PARTIAL = (HERE / "cheat_partial.py").read_text()
 CHEAT_EVEN = (HERE / "cheat_even_only.py").read_text()
 assert NO_BUILD != OK and CHEAT_TORCH != OK
+
+
+@pytest.fixture(autouse=True)
+def cached_captures(monkeypatch):
+    """The first prompt's roofline floor captures the problem: from the tests' disk cache, as the unit tier's
+    captures are (helpers.captured_variant); capture itself is the capture tier's to test."""
+    import kerntailor.capture
+
+    monkeypatch.setattr(kerntailor.capture, "capture_problem", captured_variant)
 
 
 @pytest.fixture

@@ -20,6 +20,9 @@ from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.ir.nodes import Attention, GraphInput, Matmul
 from kerntailor.ir.types import TensorType
 
+# every test here exports a hand-written model (capture's own tests: the capture tier)
+pytestmark = pytest.mark.capture
+
 B, H, T, D = 2, 3, 7, 16
 
 

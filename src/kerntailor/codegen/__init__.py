@@ -29,7 +29,8 @@ planner gives them library groups):
    `precisions` naming the user's precision policies its schedule's `precision` takes, and the derived-size
    hooks if its outputs have sizes of their own.
 3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
-   tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding).
+   tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding, and
+   for the cost model's estimates before a build: values a program holds, LDS, a split's launches and partials).
 The plan (its callers pass FAMILIES' names as `generated`), the generate stage (sizes, precision policy, fp8),
 emit.py, the store and the report then take it as they take every family (tests/test_family_extension.py).
 
@@ -38,10 +39,8 @@ What is not a family's own and still needs an edit elsewhere for a truly new anc
   capture/ops_anchor.py), and its family name in plan/fusion.py's ANCHORS (which IR families start a group);
   capture/cost.py's MATRIX_FAMILIES where it is a matrix product (the roofline floor's rate), and
   capture/generalize.py's DERIVED_FAMILIES where its output sizes follow a formula (a window's);
-- a library fallback for it (library.py's `library_call`), if the host should run it when its writer refuses;
-- the analytical cost model's resource estimates without a build (costmodel/analytical.py `estimate_facts`,
-  which knows matmul and row tiles by name) only matter for candidates that were not built; a built candidate's
-  ISA facts need nothing.
+- a library fallback for it (library.py's `library_call`), if the host should run it when its writer refuses.
+The cost model (costmodel/analytical.py) reads a family's terms from its `SpaceFamily` entry, not its name.
 """
 
 from __future__ import annotations

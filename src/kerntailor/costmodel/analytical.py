@@ -21,10 +21,12 @@ Each term, with where its number comes from:
     K-slices a wave is using and nothing across waves (an estimate, not measured here).
   * split-K partials: split_k x M x N fp32 values written and read back once (2 x 4 bytes each), and one
     more launch (the zeroing or reduction of the partials).
-  * split rows (a reduction with SPLIT > 0): X x SPLIT x SPLIT_ROW_STATISTICS fp32 partials written once and
-    read back by each of the row's SPLIT programs (L2 serves all but the first read; counted once, 2 x 4 bytes
-    each), and one more launch (the partials kernel runs before the normalising one). The programs become
-    X / XBLOCK x SPLIT, which is what the wave quantization below rewards.
+  * split rows (a reduction with SPLIT > 0): X x SPLIT x SPLIT_ROW_STATISTICS (3: Welford's sum, count, M2)
+    fp32 partials written once and read back by each of the row's SPLIT programs (L2 serves all but the first
+    read; counted once, 2 x 4 bytes each), and one more launch (the partials kernel runs before the normalising
+    one). The programs become X / XBLOCK x SPLIT, which is what the wave quantization below rewards.
+  Which of these a family has comes from its entry in search/families.py (`SpaceFamily.split`,
+  `matrix_tiles`), never from its name.
   * spills: each spilled register is stored and loaded once per trip of the main loop by every thread
     of every program: AMD `vgpr_spills` x 4 B x 2 (scratch size if larger), NVIDIA the `ptxas` spill
     store + load bytes. Pessimistic (scratch partly hits in cache) so spilling schedules rank low; SGPR
@@ -59,9 +61,10 @@ Without ISA facts (ranking before building) resource use is estimated by `estima
   BLOCK_M x BLOCK_N / threads and operand elements = (BLOCK_M + BLOCK_N) x BLOCK_K / threads. On AMD
   `waves_per_eu = n` caps VGPRs at 512 / n and the rest spill (gpu-facts.md: a 128x128x64 fp16 GEMM with
   waves_per_eu=2 spilled 28 VGPRs); beyond 512 (AMD) or 255 (NVIDIA) the rest spill.
-- pointwise / reduction registers ~ 16 + 2 x values per thread (32-bit registers) [U], rough;
-  reduction LDS = XBLOCK x num_warps x 4 B of cross-warp partials; gemm LDS by the rule measured in
-  `search/families.py`.
+- every other family's registers ~ 16 + 2 x values per thread (32-bit registers) [U], rough, the values being
+  its `SpaceFamily.tile_values` (a row tile's XBLOCK x RBLOCK; attention's accumulator and scores); LDS by its
+  `SpaceFamily.lds` (a reduction's XBLOCK x num_warps x 4 B of cross-warp partials; gemm by the rule measured in
+  `search/families.py`; none where the family has no rule).
 """
 
 from __future__ import annotations
@@ -72,7 +75,13 @@ from dataclasses import dataclass
 
 from kerntailor.builder.types import IsaFacts
 from kerntailor.costmodel.candidate import Candidate
-from kerntailor.search.families import gemm_lds_bytes, gemv_tile, itemsize, loop_trips, padding_factor, program_count
+from kerntailor.search.families import (
+    itemsize,
+    loop_trips,
+    padding_factor,
+    program_count,
+    space_family,
+)
 from kerntailor.targets.occupancy import occupancy
 from kerntailor.targets.roofline import Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
@@ -81,8 +90,7 @@ LAUNCH_OVERHEAD_S = {"amd": 5e-6, "nvidia": 3e-6}
 MIN_WAVES_PER_SIMD_AMD = 4
 MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
-SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial written once and read back once
-SPLIT_ROW_STATISTICS = 3             # partials per row and chunk: Welford's (sum, count, M2), the most any group keeps
+SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial (a split's: split-K or split rows) written and read back once
 L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
 
 
@@ -121,24 +129,19 @@ def _threads(config, target: Target) -> int:
 def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
     """Predicted registers, spills and LDS of a candidate that has not been built (module docstring)."""
     config, work = candidate.config, candidate.work
+    fam, sizes = space_family(config.family), work.size_map
     threads = _threads(config, target)
     size = itemsize(work.dtype)
-    lds = 0
-    if config.family == "matmul":
+    if fam.matrix_tiles:
         acc = config["BLOCK_M"] * config["BLOCK_N"] / threads
         operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] / threads
         if target.is_amd:
             regs = 1.5 * acc + operands * size / 2 + 23
         else:
             regs = acc + operands * size / 4 + 40
-        sizes = dict(work.sizes)
-        lds = gemm_lds_bytes(config.as_dict() | gemv_tile(sizes.get("M", 0), sizes.get("N", 0)), target, work.dtype)
     else:
-        # pointwise: XBLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)
-        tile = config["XBLOCK"] * config.get("RBLOCK", 1)
-        regs = 16 + 2 * (tile / threads) * max(1, size // 4)
-        if config.family == "reduction":
-            lds = config["XBLOCK"] * config.get("num_warps", 4) * 4
+        regs = 16 + 2 * (fam.tile_values(config, sizes) / threads) * max(1, size // 4)
+    lds = fam.lds(config, sizes, target, work.dtype)
     regs = int(math.ceil(regs))
     cap = target.max_registers_per_thread
     if target.is_amd and config.get("waves_per_eu", 0):
@@ -222,7 +225,7 @@ class AnalyticalModel:
 
     def explain(self, candidate: Candidate) -> Prediction:
         t, config, work = self.target, candidate.config, candidate.work
-        sizes = work.size_map
+        fam, sizes = space_family(config.family), work.size_map
         floor = roofline_floor(t, flops=work.flops, min_bytes=work.min_bytes, dtype=work.dtype,
                                matrix=work.matrix, ceilings=self.ceilings, vector_flops=work.vector_flops)
         facts, source = candidate.facts, "isa"
@@ -233,9 +236,8 @@ class AnalyticalModel:
                         threads_per_block=threads)
         programs = program_count(config, sizes)
         slots = t.compute_units * occ.blocks_per_cu
-        split_k = config.get("split_k", 1) if config.family == "matmul" else 1
-        split_rows = config.get("SPLIT", 0) if config.family == "reduction" else 0
-        launches = 1 + (split_k > 1) + (split_rows > 0)
+        split = fam.split(config, sizes)
+        launches = 1 + split.launches
         launch_s = launches * self.launch_overhead_s
 
         compute = floor.compute_seconds * padding_factor(config, sizes)
@@ -247,16 +249,14 @@ class AnalyticalModel:
 
         traffic = candidate.traffic_floor()
         l2 = 0.0
-        if config.family == "matmul":
+        if fam.matrix_tiles:
+            split_k = config.get("split_k", 1)
             l2_bandwidth = L2_BYTES_PER_CLK_PER_CU[t.vendor] * t.compute_units * t.clock_mhz * 1e6
             l2 = gemm_l2_bytes(config, sizes, itemsize(work.dtype)) / l2_bandwidth
             compulsory = (sizes["M"] + sizes["N"]) * sizes["K"] * itemsize(work.dtype)
             reread = gemm_operand_bytes(config, sizes, itemsize(work.dtype), max(1, slots) // split_k or 1)
             traffic += max(0.0, reread - compulsory)
-            if split_k > 1:
-                traffic += split_k * sizes["M"] * sizes["N"] * SPLIT_K_PARTIAL_BYTES
-        if split_rows:
-            traffic += sizes["X"] * split_rows * SPLIT_ROW_STATISTICS * SPLIT_K_PARTIAL_BYTES
+        traffic += split.partials * SPLIT_K_PARTIAL_BYTES
         spills = spill_bytes_per_thread(facts) * threads * programs * loop_trips(config, sizes)
         traffic += spills
 

@@ -6,7 +6,8 @@
     space = make_space("matmul", target, M=..., N=..., K=...)     # by the plan's family name: SPACE_FAMILIES
 
 Each family is one `SpaceFamily` entry (SPACE_FAMILIES at the end): its space, its known-good seeds, and what a
-Config of it implies (programs, loop trips, padding) for the cost model; nothing here switches on a family name.
+Config of it implies for the cost model (programs, loop trips, padding, the values a program holds, its LDS, the
+launches and partials of a split); nothing here, nor in the cost model, switches on a family name.
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
@@ -496,15 +497,77 @@ def _attention_padding(config: Config, sizes: Mapping[str, int]) -> float:
     return _pad(sizes["Lq"], config["BLOCK_M"]) * _pad(sizes["Lk"], config["BLOCK_N"])
 
 
+# --- what a Config costs beyond its grid (the cost model's estimates without a build) ------------------------
+
+SPLIT_ROW_STATISTICS = 3   # partials per row and chunk: Welford's (sum, count, M2), the most any group keeps
+
+
+@dataclass(frozen=True)
+class Split:
+    """What splitting a program's loop across programs adds: launches (the partials' zeroing or the kernel that
+    reduces them) and fp32 partial values, each written once and read back once."""
+
+    launches: int = 0
+    partials: int = 0
+
+
+NO_SPLIT = Split()
+
+
+def _no_split(config: Config, sizes: Mapping[str, int]) -> Split:
+    return NO_SPLIT
+
+
+def _gemm_split(config: Config, sizes: Mapping[str, int]) -> Split:
+    """split_k > 1: split_k x M x N partial products, and one more launch."""
+    split_k = config.get("split_k", 1)
+    return Split(1, split_k * sizes["M"] * sizes["N"]) if split_k > 1 else NO_SPLIT
+
+
+def _row_split(config: Config, sizes: Mapping[str, int]) -> Split:
+    """SPLIT > 0: X x SPLIT x SPLIT_ROW_STATISTICS partial statistics, and the partials kernel's launch."""
+    split = config.get("SPLIT", 0)
+    return Split(1, sizes["X"] * split * SPLIT_ROW_STATISTICS) if split > 0 else NO_SPLIT
+
+
+def _row_tile(config: Config, sizes: Mapping[str, int]) -> int:
+    """pointwise: XBLOCK elements; reduction and scan: XBLOCK rows x RBLOCK; pool: XBLOCK outputs (one each)."""
+    return config["XBLOCK"] * config.get("RBLOCK", 1)
+
+
+def _attention_tile(config: Config, sizes: Mapping[str, int]) -> int:
+    """The fp32 accumulator (BLOCK_M x Dv, padded) and scores (BLOCK_M x BLOCK_N): attention_space's budget."""
+    return config["BLOCK_M"] * (next_power_of_two(max(16, sizes["Dv"])) + config["BLOCK_N"])
+
+
+def _no_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
+    return 0
+
+
+def _row_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
+    """A reduction's cross-warp partials: XBLOCK x num_warps fp32 values."""
+    return config["XBLOCK"] * config.get("num_warps", 4) * 4
+
+
+def _gemm_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
+    return gemm_lds_bytes(config.as_dict() | gemv_tile(sizes.get("M", 0), sizes.get("N", 0)), target, dtype)
+
+
+def _attention_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
+    return attention_lds_bytes(config.as_dict(), target, dtype, sizes["D"], sizes["Dv"])
+
+
 SizesRule = Callable[[Config, Mapping[str, int]], Any]
+LdsRule = Callable[[Config, Mapping[str, int], Target, str], int]
 
 
 @dataclass(frozen=True)
 class SpaceFamily:
     """One family as the search sees it: its space for a target and the problem's sizes (the sizes codegen's
     `Family.work_sizes` gives), the known-good schedules to time first, and what a Config of it implies for the
-    cost model: programs in the grid (None: it launches no kernel of its own), trips of the main loop, and the
-    work done including masked-off tile lanes over the useful work."""
+    cost model: programs in the grid (None: it launches no kernel of its own), trips of the main loop, the work
+    done including masked-off tile lanes over the useful work, and (costmodel/analytical.py) the values a
+    program holds in registers, its LDS before a build, and what a split of its loop adds."""
 
     name: str                                        # the plan's family name (FusionGroup.family)
     space: Callable[..., Space]                      # (target, dtype=..., **sizes) -> Space
@@ -512,16 +575,24 @@ class SpaceFamily:
     loop_trips: SizesRule = _no_loop
     padding: SizesRule = _no_padding
     seeds: Callable[..., list[dict]] | None = None   # (target, dtype=..., **sizes) -> knob dicts
+    tile_values: SizesRule = _row_tile               # values a program holds (registers ~ 16 + 2 per thread's value)
+    lds: LdsRule = _no_lds                           # (config, sizes, target, dtype) -> LDS bytes per block
+    split: SizesRule = _no_split                     # -> Split: launches and partials a split adds
+    # a C = A @ B tiling (BLOCK_M x BLOCK_N x BLOCK_K over sizes M, N, K): the cost model fits its registers to
+    # the accumulator and operand tiles, and adds the operands' L2 feed and re-reads (tile_values unused)
+    matrix_tiles: bool = False
 
 
 SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("pointwise", pointwise_space, _flat_programs, padding=_flat_padding),
-    SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds),
-    SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds),
+    SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds,
+                lds=_row_lds, split=_row_split),
+    SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds,
+                lds=_gemm_lds, split=_gemm_split, matrix_tiles=True),
     SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),
     SpaceFamily("pool", pool_space, _flat_programs, padding=_flat_padding),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
-                seeds=attention_seeds),
+                seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
     SpaceFamily("library", library_space, None),
 )}
 

@@ -4,7 +4,8 @@ Every node's value lives in a register variable `v_<node>`; values a node reads 
 masked `tl.load`s through the operand's View (Addressing), with sizes and strides as runtime arguments. A
 pointwise member that the planner folded in for one consumer reading it through a narrowing view (a `cat` of
 `-x[..., d/2:]`) is recomputed at that consumer's index, under the consumer's mask. The reductions' passes are
-reductions.py's, a whole-tensor split is split.py's; the lines are laid out by layout.py.
+reductions.py's, a whole-tensor split is split.py's; the lines are laid out by layout.py and made a kernel by
+finish.py.
 """
 
 from __future__ import annotations
@@ -12,22 +13,21 @@ from __future__ import annotations
 from math import prod
 
 from kerntailor.capture.generalize import SizeExpr
-from kerntailor.codegen.assemble import assemble, one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.addressing import Addressing
+from kerntailor.codegen.fused.finish import finish_kernel
 from kerntailor.codegen.fused.layout import Layout
-from kerntailor.codegen.fused.patterns import has_op, live, row_major, softplus_of, unit_dims_only
+from kerntailor.codegen.fused.patterns import live, row_major, softplus_of, unit_dims_only
 from kerntailor.codegen.fused.reductions import write_reduction
 from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
 from kerntailor.codegen.fused.splitrows import write_normalise, write_partials
-from kerntailor.codegen.helpers import named_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.sizes import const, product
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
-from kerntailor.ir.nodes import Node, Pointwise, Reduction
+from kerntailor.ir.nodes import Node, Reduction
 from kerntailor.ir.types import contiguous_strides
 from kerntailor.units import next_power_of_two
 
@@ -377,58 +377,5 @@ class FusedWriter(KernelWriter):
 
     def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
                grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
-        """`scratch`: buffers allocated for this kernel; `reads`: scratch an earlier kernel of the group allocated
-        (`GeneratedKernel.before`); `grid`: the launch grid where it is not one program per XBLOCK rows."""
-        body = self.layout.expand(self.out.lines)
-        dtypes = {s.buffer: s.dtype for s in scratch + reads}
-        dtypes |= {b: self.graph.buffer_type(b).dtype for b in self.pointers if b not in dtypes}
-        constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if self.reduce else [])
-        constexprs += [("SPLIT", split)] if split else []
-        host_constexprs, whole_row = (), None
-        space = self.space
-        if self.reduce and self.persistent and not split:   # the whole row in one block, whatever its length
-            row = self.at.reduced_size()
-            traced = next_power_of_two(prod(space.concrete[k] for k in space.axes))
-            constexprs = [(n, traced if n == "RBLOCK" else v) for n, v in constexprs]
-            host_constexprs = (("RBLOCK", f"triton.next_power_of_2({self.sizes.host(row)})"),)
-            whole_row = row
-        if self.aligned:   # the row length's largest power-of-two divisor, at most 16 (align_rows)
-            length = prod(space.concrete[k] for k in space.axes)
-            constexprs.append(("ALIGN", min(16, length & -length) or 1))
-            row = self.sizes.host(self.at.reduced_size())
-            host_constexprs += (("ALIGN", f"(min(16, ({row}) & -({row})) or 1)"),)
-        shape = " x ".join(self.sizes.host(e) for e in space.orig)
-        axes = space.orig_axes
-        doc = (f"{self.group.family} over ({shape})"
-               + (f", reducing axes {list(axes)}" if axes else "")
-               + f": {', '.join(self.group.nodes)}."
-               + (" Tiles: rows x the last axis." if self.tiled == "persistent" else "")
-               + (" Tiles: one chunk of a row of the last axis per program." if self.tiled == "chunked" else "")
-               + (" Persistent: one read of each input." if self.reduce and self.persistent and not self.tiled else "")
-               + {"partials": " Split rows, phase A: each program's partial statistics of one chunk of its rows.",
-                  "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
-                               "chunk of the outputs.", "": ""}[self.phase])
-        options = self.schedule.options() + ((("enable_fp_fusion", False),) if self.contraction_hazard() else ())
-        if grid is None:
-            grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
-        if self.tiled == "chunked":
-            grid = GridAxis(((rows, 1), (self.at.reduced_size(), rblock)))
-        return assemble(group=self.group.name, name=self.name, doc=doc, body=body, pointers=self.pointers,
-                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
-                        options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
-                        helpers=tuple(named_helper(h) for h in sorted(self.helpers)), whole_row=whole_row)
-
-    def contraction_hazard(self) -> bool:
-        """Whether this kernel must be compiled without FMA contraction: it makes more than one pass over
-        a row, and a product (x·s) feeds a row max or min. The first pass rounds x·s for the max; the next
-        recomputes it inside exp(x·s − max), where the compiler may contract it to fma(x, s, −max) and
-        keep the product unrounded. The two then disagree by |x·s|·2⁻²⁴, which exp turns into a relative
-        error: 8.7e-4 on decode_attention's outlier draw (H200, 2026-12-01; the referee caught it). Only
-        there: off, cross_entropy bf16 ran 2-5 % slower on one H200 with nothing to protect (A/B,
-        benchmarks/data/cross_entropy_fma_ab_h200_2026-12-01.json)."""
-        if not self.reduce or self.persistent:
-            return False
-        shifts = [n for n in self.nodes if isinstance(n, Reduction) and n.op in ("max", "min")]
-        feeding = self.graph.upstream([op.base for r in shifts for op in r.operands], self.members,
-                                      through=lambda node: not isinstance(node, Reduction))
-        return any(isinstance(n, Pointwise) and has_op(n.expr, ("mul", "div")) for n in feeding)
+        """The kernel from the body written so far (finish.py's `finish_kernel`)."""
+        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads)

@@ -1,0 +1,77 @@
+"""The last step of a fused kernel: the body a FusedWriter wrote becomes a GeneratedKernel (its constexprs, host
+constexprs, docstring, compile options and grid, through assemble), and whether it must be compiled without FMA
+contraction. Functions of the writer `w`, as split.py's and splitrows.py's are."""
+
+from __future__ import annotations
+
+from math import prod
+
+from kerntailor.capture.generalize import SizeExpr
+from kerntailor.codegen.assemble import assemble, one_dim
+from kerntailor.codegen.fused.patterns import has_op
+from kerntailor.codegen.helpers import named_helper
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.sizes import const
+from kerntailor.ir.nodes import Pointwise, Reduction
+from kerntailor.units import next_power_of_two
+
+
+def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
+                  grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+    """The kernel of the FusedWriter `w`'s body. `scratch`: buffers allocated for this kernel; `reads`: scratch an
+    earlier kernel of the group allocated (`GeneratedKernel.before`); `grid`: the launch grid where it is not one
+    program per XBLOCK rows."""
+    body = w.layout.expand(w.out.lines)
+    dtypes = {s.buffer: s.dtype for s in scratch + reads}
+    dtypes |= {b: w.graph.buffer_type(b).dtype for b in w.pointers if b not in dtypes}
+    constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if w.reduce else [])
+    constexprs += [("SPLIT", split)] if split else []
+    host_constexprs, whole_row = (), None
+    space = w.space
+    if w.reduce and w.persistent and not split:   # the whole row in one block, whatever its length
+        row = w.at.reduced_size()
+        traced = next_power_of_two(prod(space.concrete[k] for k in space.axes))
+        constexprs = [(n, traced if n == "RBLOCK" else v) for n, v in constexprs]
+        host_constexprs = (("RBLOCK", f"triton.next_power_of_2({w.sizes.host(row)})"),)
+        whole_row = row
+    if w.aligned:   # the row length's largest power-of-two divisor, at most 16 (align_rows)
+        length = prod(space.concrete[k] for k in space.axes)
+        constexprs.append(("ALIGN", min(16, length & -length) or 1))
+        row = w.sizes.host(w.at.reduced_size())
+        host_constexprs += (("ALIGN", f"(min(16, ({row}) & -({row})) or 1)"),)
+    shape = " x ".join(w.sizes.host(e) for e in space.orig)
+    axes = space.orig_axes
+    doc = (f"{w.group.family} over ({shape})"
+           + (f", reducing axes {list(axes)}" if axes else "")
+           + f": {', '.join(w.group.nodes)}."
+           + (" Tiles: rows x the last axis." if w.tiled == "persistent" else "")
+           + (" Tiles: one chunk of a row of the last axis per program." if w.tiled == "chunked" else "")
+           + (" Persistent: one read of each input." if w.reduce and w.persistent and not w.tiled else "")
+           + {"partials": " Split rows, phase A: each program's partial statistics of one chunk of its rows.",
+              "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
+                           "chunk of the outputs.", "": ""}[w.phase])
+    options = w.schedule.options() + ((("enable_fp_fusion", False),) if contraction_hazard(w) else ())
+    if grid is None:
+        grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
+    if w.tiled == "chunked":
+        grid = GridAxis(((rows, 1), (w.at.reduced_size(), rblock)))
+    return assemble(group=w.group.name, name=w.name, doc=doc, body=body, pointers=w.pointers,
+                    pointer_dtypes=dtypes, sizes=w.sizes, big=w.big, constexprs=constexprs,
+                    options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
+                    helpers=tuple(named_helper(h) for h in sorted(w.helpers)), whole_row=whole_row)
+
+
+def contraction_hazard(w) -> bool:
+    """Whether this kernel must be compiled without FMA contraction: it makes more than one pass over
+    a row, and a product (x·s) feeds a row max or min. The first pass rounds x·s for the max; the next
+    recomputes it inside exp(x·s − max), where the compiler may contract it to fma(x, s, −max) and
+    keep the product unrounded. The two then disagree by |x·s|·2⁻²⁴, which exp turns into a relative
+    error: 8.7e-4 on decode_attention's outlier draw (H200, 2026-12-01; the referee caught it). Only
+    there: off, cross_entropy bf16 ran 2-5 % slower on one H200 with nothing to protect (A/B,
+    benchmarks/data/cross_entropy_fma_ab_h200_2026-12-01.json)."""
+    if not w.reduce or w.persistent:
+        return False
+    shifts = [n for n in w.nodes if isinstance(n, Reduction) and n.op in ("max", "min")]
+    feeding = w.graph.upstream([op.base for r in shifts for op in r.operands], w.members,
+                                  through=lambda node: not isinstance(node, Reduction))
+    return any(isinstance(n, Pointwise) and has_op(n.expr, ("mul", "div")) for n in feeding)

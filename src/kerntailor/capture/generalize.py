@@ -220,7 +220,9 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
         if [p for p, _ in other] != paths:
             raise StructureChanged(f"{name}: the graph's structure changes between variants; "
                                "kerntailor needs one structure for all input sizes")
-    dims = _varying_dims(graphs)
+    dim_values = _dim_values(graphs)
+    dims = _varying_dims(graphs, dim_values)
+    fit = _Fitter(dims, dim_values)
     exprs: list[tuple[Path, SizeExpr]] = []
     partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
     derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
@@ -240,21 +242,21 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
                                "kerntailor needs one structure for all input sizes")
         if not any(mask):
             continue  # a size-1 axis in every variant: its stride is never used
-        fitted = _fit(values, mask, dims, graphs)
+        fitted = fit(values, mask)
         if fitted is None:
             raise CaptureError(f"{name}: cannot express {'/'.join(map(str, path))} = {values} across variants "
                                "as a function of input sizes")
-        if not all(mask) and fitted.coeff != 0 and _relations(mask, dims, graphs):   # (0: a broadcast axis)
+        if not all(mask) and fitted.coeff != 0 and fit.relations(mask):   # (0: a broadcast axis)
             # fitted over part of the variants, blind to some dim there: over all of them if anything fits (the
             # size-1 axes' strides are usually the contiguous ones), else what it could not see is checked
-            whole = _fit(values, [True] * len(values), dims, graphs)
+            whole = fit(values, [True] * len(values))
             if whole is not None:
                 fitted = whole
             else:
                 partial.append((path, shape_path, mask))
         exprs.append((path, fitted))
-    gen = Generalized(graphs[0], tuple(exprs), (), _equal_dims(graphs))
-    pins = tuple(_pins(gen, partial, dims, graphs))
+    gen = Generalized(graphs[0], tuple(exprs), (), _equal_dims(dim_values))
+    pins = tuple(_pins(gen, partial, fit, graphs[0]))
     used = {d for _, e in exprs for d, _ in e.factors}
     pinned = {d for p in pins for d, _ in p.factors} - used
     # dims only the pins use come last: the names (d0, d1, ...) of the others stay as they were
@@ -262,13 +264,13 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
                        tuple(d for d in dims if d in pinned), gen.equal_dims, pins)
 
 
-def _relations(mask: list[bool], dims: list[Dim], graphs: list[Graph]) -> list[tuple[tuple[Dim, int], ...]]:
+def _relations(mask: list[bool], dims: list[Dim],
+               dim_values: dict[Dim, tuple[int, ...]]) -> list[tuple[tuple[Dim, int], ...]]:
     """What a fit over the variants in `mask` cannot tell apart: a basis of the products Π dim^f (integer f) that
     are the same in every one of those variants (a dim that does not vary there, two dims equal there, one twice
     another). Times any of them a monomial fits those variants as well; strides are monomials of the sizes. Found
     exactly from the sizes' prime factors (the logs of primes are independent): f is in the integer null space of
     each variant's exponents less the first's."""
-    dim_values = _dim_values(graphs)
     kept = [k for k, m in enumerate(mask) if m]
     cols = [d for d in dims if all(dim_values[d][k] > 0 for k in kept)]
     exps = {d: [_prime_exponents(dim_values[d][k]) for k in kept] for d in cols}
@@ -320,17 +322,16 @@ def _null_space(rows: list[list[Fraction]], n: int) -> list[list[int]]:
     return basis
 
 
-def _pins(gen: Generalized, partial: list[tuple[Path, Path, list[bool]]], dims: list[Dim],
-          graphs: list[Graph]) -> Iterator[Pinned]:
-    values = dict(graph_slots(graphs[0]))
-    dim_values = _dim_values(graphs)
+def _pins(gen: Generalized, partial: list[tuple[Path, Path, list[bool]]], fit: _Fitter,
+          default: Graph) -> Iterator[Pinned]:
+    values = dict(graph_slots(default)) if partial else {}
     for path, shape_path, mask in partial:
         unless = gen.expr(shape_path, values[shape_path])
         k = mask.index(True)
-        for factors in _relations(mask, dims, graphs):
+        for factors in fit.relations(mask):
             value = Fraction(1)
             for d, f in factors:
-                value *= Fraction(dim_values[d][k]) ** f
+                value *= Fraction(fit.dim_values[d][k]) ** f
             yield Pinned(path, factors, value, unless)
 
 
@@ -349,7 +350,7 @@ def _dim_values(graphs: list[Graph]) -> dict[Dim, tuple[int, ...]]:
     return out
 
 
-def _varying_dims(graphs: list[Graph]) -> list[Dim]:
+def _varying_dims(graphs: list[Graph], dim_values: dict[Dim, tuple[int, ...]]) -> list[Dim]:
     """One representative dim per distinct varying value vector (user inputs first)."""
     seen: dict[tuple[int, ...], Dim] = {}
     def rank(dim: Dim) -> tuple:
@@ -357,17 +358,17 @@ def _varying_dims(graphs: list[Graph]) -> list[Dim]:
             return (2, 0, dim.axis)
         return (int(graphs[0].inputs[dim.input].kind != "input"), dim.input, dim.axis)
 
-    order = sorted(_dim_values(graphs).items(), key=lambda kv: rank(kv[0]))
+    order = sorted(dim_values.items(), key=lambda kv: rank(kv[0]))
     for dim, values in order:
         if len(set(values)) > 1 and values not in seen:
             seen[values] = dim
     return list(seen.values())
 
 
-def _equal_dims(graphs: list[Graph]) -> tuple[tuple[Dim, Dim], ...]:
+def _equal_dims(dim_values: dict[Dim, tuple[int, ...]]) -> tuple[tuple[Dim, Dim], ...]:
     reps: dict[tuple[int, ...], Dim] = {}
     pairs = []
-    for dim, values in _dim_values(graphs).items():
+    for dim, values in dim_values.items():
         if len(set(values)) == 1 or dim.node:
             continue
         if values in reps:
@@ -380,12 +381,38 @@ def _equal_dims(graphs: list[Graph]) -> tuple[tuple[Dim, Dim], ...]:
 _EXPONENTS = (Fraction(1), Fraction(-1), Fraction(2), Fraction(3), Fraction(1, 2), Fraction(-1, 2))
 
 
-def _fit(values: list, mask: list[bool], dims: list[Dim], graphs: list[Graph]) -> SizeExpr | None:
+class _Fitter:
+    """_fit and _relations over one set of variants, each computed once per distinct question.
+
+    The dims' values are read from the graphs once (reading them per slot walked every node per slot: ResNet-101's
+    8816 varying slots times 1490 nodes, 49 of its 60 s of fitting), and a deep model asks the same question for
+    many slots (every activation of a stage has the same sizes), so an answer is kept by the values' reprs (2 and
+    2.0, 0.0 and -0.0 fit differently) and the mask."""
+
+    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]):
+        self.dims = dims
+        self.dim_values = dim_values
+        self._fits: dict[tuple, SizeExpr | None] = {}
+        self._relations: dict[tuple[bool, ...], list[tuple[tuple[Dim, int], ...]]] = {}
+
+    def __call__(self, values: list, mask: list[bool]) -> SizeExpr | None:
+        key = (tuple(map(repr, values)), tuple(mask))
+        if key not in self._fits:
+            self._fits[key] = _fit(values, mask, self.dims, self.dim_values)
+        return self._fits[key]
+
+    def relations(self, mask: list[bool]) -> list[tuple[tuple[Dim, int], ...]]:
+        key = tuple(mask)
+        if key not in self._relations:
+            self._relations[key] = _relations(mask, self.dims, self.dim_values)
+        return self._relations[key]
+
+
+def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]) -> SizeExpr | None:
     """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set."""
     if sum(mask) < 2:
         return None
     values = [v for v, m in zip(values, mask) if m]
-    dim_values = _dim_values(graphs)
     floats = any(isinstance(v, float) for v in values)
     kept = [k for k, m in enumerate(mask) if m]
     sizes = {d: [float(dim_values[d][k]) for k in kept] for d in dims}   # floats once, not per candidate

@@ -4,6 +4,7 @@ no dict reprs, and generate's last line names report.md (issue #22 item 3)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -49,17 +50,23 @@ def test_generate_bench_and_recheck_json_and_plain_output(tmp_path, monkeypatch)
     assert doc["schema_version"] >= 1 and {"torch", "triton", "python", "kerntailor"} <= set(doc["toolchain"])
     assert doc["status"] == "generated" and doc["report"]["verdict"]["passed"]
     assert doc["report_md"] == str(tmp_path / "g" / "report.md")
+    # report.html where matplotlib is installed (the `report` extra), and then named last
+    html = tmp_path / "g" / "report.html"
+    assert html.exists() == (importlib.util.find_spec("matplotlib") is not None)
+    assert doc["report_html"] == (str(html) if html.exists() else None)
     err = r.stderr.splitlines()
     assert "capture ..." in err and "verify ..." in err and any(e.startswith("search k0 ...") for e in err)
-    assert err[-1].startswith("wrote ") and err[-1].endswith("report.md")
+    assert err[-1].startswith("wrote ") and err[-1].endswith("report.html" if html.exists() else "report.md")
 
     # without --json, off a terminal: the Markdown text, configs as name=value, the last line names report.md
     r = runner.invoke(app, ["generate", str(problem), *common, "--out", str(tmp_path / "g")])
     assert r.exit_code == 0, r.stderr
     out = r.stdout.splitlines()
     assert out[0].startswith("# tiny_softmax on mi300x") and "{'" not in r.stdout and "num_warps=" in r.stdout
-    assert out[-1] == f"wrote {tmp_path / 'g' / 'kernel.py'}, {tmp_path / 'g' / 'report.json'} and " \
-                      f"{tmp_path / 'g' / 'report.md'}"
+    assert out[-1] == (f"wrote {tmp_path / 'g' / 'kernel.py'}, {tmp_path / 'g' / 'report.json'}, "
+                       f"{tmp_path / 'g' / 'report.md'} and {html}" if html.exists() else
+                       f"wrote {tmp_path / 'g' / 'kernel.py'}, {tmp_path / 'g' / 'report.json'} and "
+                       f"{tmp_path / 'g' / 'report.md'}")
     assert r.stdout.count("worst ‖out−ref‖/‖ref‖") <= 1 and "worst relative error" not in r.stdout
 
     # bench --json (served from the store: the same search as above): the rows on stdout, one line per problem

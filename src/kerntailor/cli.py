@@ -280,13 +280,16 @@ def generate(
     with progress_reporter() as progress:
         result = run_generate(problem, settings, progress)
     report_md = result.report_path.with_suffix(".md")
-    last = f"wrote {result.kernel_path}, {result.report_path} and {report_md}"
+    report_html = result.report_path.with_suffix(".html")   # written where matplotlib is installed (generate/html.py)
+    written = [result.kernel_path, result.report_path, report_md] + ([report_html] if report_html.exists() else [])
+    last = f"wrote {', '.join(map(str, written[:-1]))} and {written[-1]}"
     if json_out:
         say(f"{result.status}: {result.message}")
         say(last)
         print_json(stamp({"status": result.status, "message": result.message, "problem": result.problem,
                           "target": result.target, "mode": result.mode, "kernel": str(result.kernel_path),
                           "report_json": str(result.report_path), "report_md": str(report_md),
+                          "report_html": str(report_html) if report_html.exists() else None,
                           "report": result.report}))
         return
     if result.report:

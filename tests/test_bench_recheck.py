@@ -119,6 +119,12 @@ def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
     rows = {r["problem"]: r for r in result["rows"]}
     assert rows["tiny_softmax"]["status"] == "generated" and rows["tiny_softmax"]["correct"]
     assert rows["tiny_conv2d"]["status"] == "library"
+    # where the wall time went: the pipeline's stages, and the referee's phases inside "judge"
+    soft = rows["tiny_softmax"]
+    assert set(soft["stage_s"]) >= {"capture", "plan", "search", "judge"}
+    assert {"start", "construct", "reference", "run"} <= set(soft["judge_phase_s"])
+    assert sum(soft["judge_phase_s"].values()) <= soft["stage_s"]["judge"] + 1e-3
+    assert sum(soft["stage_s"].values()) <= soft["seconds"] + 0.1
     with pytest.raises(Exception, match="--jobs"):
         bench(suite, settings, jobs=0)
 

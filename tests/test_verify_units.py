@@ -385,3 +385,24 @@ def test_deadline_charges_the_candidate_once_the_lock_is_held_and_caps_the_wait(
     assert not d.expired(now=299.0) and d.expired(now=301.0)   # a wait past the cap ends the judge
     d.observe([{"event": "lock_wait"}, {"event": "lock_held"}], now=1000.0)
     assert d.at == 420.0                                        # credited at most the cap
+
+
+def test_phase_seconds_charges_each_interval_to_the_step_it_was_in():
+    """The judge's wall time split by the arrival times of its events: start until the first progress, each
+    step after, and the GPU-lock queue apart from the step that waited (resumed after lock_held)."""
+    from kerntailor.verify.referee import ARRIVED, phase_seconds
+
+    def ev(t, **kw):
+        return {**kw, ARRIVED: t}
+
+    events = [ev(2.0, event="progress", step="construct"),
+              ev(3.0, event="lock_wait"), ev(7.0, event="lock_held"),
+              ev(8.0, event="progress", step="reference"),
+              ev(9.5, event="progress", step="run 1"), ev(10.0, event="progress", step="run 2"),
+              {"event": "note"},   # no arrival stamp (not from the reader): ignored
+              ev(11.0, event="lock_wait"), ev(11.5, event="progress", step="timing"), ev(12.0, event="lock_held")]
+    got = phase_seconds(events, started=0.0, ended=15.0)
+    assert got == {"start": 2.0, "construct": 2.0, "gpu lock wait": 5.0, "reference": 1.5, "run": 1.5,
+                   "timing": 3.0}
+    assert sum(got.values()) == pytest.approx(15.0)
+    assert phase_seconds([], started=1.0, ended=4.0) == {"start": 3.0}

@@ -174,10 +174,16 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
 def _one(path: Path, settings: GenerateSettings) -> dict:
     level = path.parent.name
     started = time.monotonic()
+    waited = None
     try:
         with _admitted(path, settings):
+            waited = time.monotonic() - started   # queued for GPU memory beside the other jobs (memory.py)
             result = generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem))
         row = _row(path, level, result)
+        # where the wall time went: the pipeline's stages and, inside its judgement, the referee's phases
+        row["stage_s"] = result.report.get("stage_s")
+        row["judge_phase_s"] = ((result.verdict.to_dict() if result.verdict is not None else None)
+                                or result.report.get("verdict") or {}).get("phase_s")
     except MemoryError as e:   # the job's estimate exceeds the GPU: refused before it starts (measure/memory.py)
         row = _row(path, level, None, f"refused: {e}")
     except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run
@@ -186,6 +192,8 @@ def _one(path: Path, settings: GenerateSettings) -> dict:
         first = str(e).splitlines()[0] if str(e) else ""
         row = _row(path, level, None, f"internal error: {type(e).__name__}: {first}"[:300])
     row["seconds"] = round(time.monotonic() - started, 1)  # wall time of this problem's generate
+    if waited is not None:
+        row["admission_wait_s"] = round(waited, 1)
     # each finished row at once: a run cut short keeps what it did (bench.rows.jsonl, one JSON per line)
     with open(Path(settings.out_dir) / ROWS_FILE, "a") as f:
         f.write(json.dumps(row, default=str) + "\n")

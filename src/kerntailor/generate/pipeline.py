@@ -135,12 +135,14 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     if cached is not None:
         return cached
     try:
-        _capture(run)
+        with run.timed("capture"):
+            _capture(run)
     except CaptureError as e:   # an op or a size kerntailor cannot express: the user keeps the reference
         log.info("library path: not captured: %s", e)
         return _library(run, f"not captured: {e}", [], None)
     try:
-        schedules = _plan_around_refusals(run)
+        with run.timed("plan"):
+            schedules = _plan_around_refusals(run)
     except CodegenUnsupported as e:
         log.info("library path: not covered by codegen: %s", e)
         return _library(run, f"not covered by codegen: {e}", [], None)
@@ -158,14 +160,16 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
             found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             searches.append(found)
             continue
-        found = search_group(run, schedules, group)
+        with run.timed("search"):
+            found = search_group(run, schedules, group)
         if found.ranked:
             schedules[group.name] = found.ranked[0]
         searches.append(found)
         if run.store is not None:
             _record_trials(run, found)
     results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
-    verdict, schedules, source = _judge(run, schedules, searches)
+    with run.timed("judge"):
+        verdict, schedules, source = _judge(run, schedules, searches)
     return _decide(run, schedules, results, verdict, source)
 
 
@@ -506,6 +510,7 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
                     for g in groups],
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,
+        "stage_s": dict(run.stage_s),
     } | _mixed_dict(run) | _baselines_entry(run, groups)
 
 

@@ -3,8 +3,9 @@ here (measured) or not (predicted), the problem and, once captured, its graph, p
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,16 @@ class Run:
     baselines: object = None          # predicted mode: costmodel.baselines.PredictedBaselines (or the error, a str)
     library_groups: dict = field(default_factory=dict)   # library group -> why ("conv: no generator")
     library_ops: frozenset = frozenset()                 # the operators their calls dispatch to (library_ops.py)
+    stage_s: dict = field(default_factory=dict)          # wall seconds per stage (timed), for the report
+
+    @contextlib.contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """Add the wall time of the block to `stage_s[stage]` (the report's "stage_s": where a slow run went)."""
+        t = time.monotonic()
+        try:
+            yield
+        finally:
+            self.stage_s[stage] = round(self.stage_s.get(stage, 0.0) + time.monotonic() - t, 3)
 
     @property
     def measured(self) -> bool:

@@ -143,10 +143,44 @@ class _EventReader:
         *lines, self.buf = self.buf.split(b"\n")
         for line in lines:
             try:
-                self.events.append(json.loads(line))
+                event = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 continue
+            if isinstance(event, dict):
+                event[ARRIVED] = time.monotonic()   # stamped here, not by the judge: phase_seconds
+            self.events.append(event)
         return True
+
+
+ARRIVED = "_arrived"   # the key under which _EventReader stamps each event with this process's monotonic clock
+
+
+def phase_seconds(events: list[dict], started: float, ended: float) -> dict[str, float]:
+    """Where the judge's wall time went, from the arrival times of its events: "start" (spawning the judge and
+    the candidate, imports, loading) until the first progress event, then each progress step ("construct",
+    "reference", "run", "timing"; "run 3" counts as "run"), and "gpu lock wait" from a lock_wait to its
+    lock_held (parallel jobs queued at the GPU's lock). A report figure, not a check: it shows whether a slow
+    judgement is the work, the queue or the start."""
+    seconds: dict[str, float] = {}
+    phase, before_wait, at = "start", None, started
+    for e in events:
+        t = e.get(ARRIVED) if isinstance(e, dict) else None
+        if t is None:
+            continue
+        seconds[phase] = seconds.get(phase, 0.0) + max(0.0, t - at)
+        at = t
+        if e.get("event") == "lock_wait" and before_wait is None:
+            before_wait, phase = phase, "gpu lock wait"
+        elif e.get("event") == "lock_held" and before_wait is not None:
+            phase, before_wait = before_wait, None
+        elif e.get("event") == "progress" and e.get("step"):
+            step = str(e["step"]).split()[0]
+            if before_wait is None:
+                phase = step
+            else:
+                before_wait = step
+    seconds[phase] = seconds.get(phase, 0.0) + max(0.0, ended - at)
+    return {k: round(v, 3) for k, v in seconds.items()}
 
 
 LOCK_WAIT_MAX_S = 1800.0   # the longest wait for the GPU's lock that does not count against the judge's time
@@ -338,7 +372,9 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
                device=device, interpreter=interpreter, tf32=settings.tf32, time=settings.time and not interpreter,
                compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree),
                memory=plan.to_job() if plan is not None else None, edges=edges)
+    judge_started = time.monotonic()
     events, ended, log_tail = run_judge(job, spawn, settings)
+    base = {**base, "phase_s": phase_seconds(events, judge_started, time.monotonic())}
     return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
                     time.monotonic() - started, edges_skipped)
 

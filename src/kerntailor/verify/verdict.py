@@ -99,6 +99,7 @@ class Verdict:
     notes: tuple[str, ...] = ()
     timing: dict[str, Any] | None = None   # TimingReport.to_dict() when --time ran on a GPU
     wall_s: float = 0.0
+    phase_s: dict[str, float] | None = None   # where the judge's wall time went (referee.phase_seconds)
     sandbox: str | None = None        # how the candidate's process was confined: "sandboxed: ..." or
     #                                   "unsandboxed: ..." (what the system refused)
 

@@ -38,6 +38,7 @@ def split_module(path, **knobs):
     ("tiny_softmax.py", {}),                         # (max, sum of exp) partials, then the full-size output
     ("tiny_logsumexp_few.py", {"SPLIT": 16}),       # the shift is where(|max| == inf, 0, max); per-row output only
     ("tiny_sum_axis0.py", {"XBLOCK": 4}),            # rows strided across the reduced axis, several per program
+    ("tiny_frobenius.py", {"SPLIT": 8}),            # ONE row with a full-size output: x / norm(x)
 ])
 def test_split_rows_pass_the_referee(name, knobs, tmp_path):
     path = FUSED / name
@@ -121,7 +122,10 @@ def test_split_is_a_knob_only_for_few_long_rows():
     assert "SPLIT" in few.names
     assert "SPLIT" not in reduction_space(h200, R=1 << 24, X=4096).names   # rows enough to fill the GPU
     assert "SPLIT" not in reduction_space(h200, R=1024, X=16).names         # rows too short to split
-    assert "SPLIT" not in reduction_space(h200, R=1 << 24, X=1).names       # one row: the whole-tensor split
+    one = reduction_space(h200, R=1 << 24, X=1)   # one row (x / norm(x), a whole-tensor sum): split too
+    assert "SPLIT" in one.names and max(one.knob("SPLIT").values) >= 4 * h200.compute_units
+    (seed1,) = reduction_seeds(h200, R=1 << 24, X=1)
+    assert seed1["SPLIT"] >= h200.compute_units and not one.violations(one.config_of(ReductionSchedule(**seed1)))
     (seed,) = reduction_seeds(h200, R=1 << 24, X=16)
     config = few.config_of(ReductionSchedule(**seed))
     assert not few.violations(config)

@@ -24,6 +24,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.split import why_not_split
+from kerntailor.codegen.fused.splitrows import split_plan
 from kerntailor.codegen.fused.writer import FusedWriter
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
@@ -78,8 +79,7 @@ class ReductionSchedule(Schedule):
             self.power_of_two("SPLIT")
 
     def retune(self, knobs) -> ReductionSchedule:
-        """A split reduction loops over its chunks, whatever the search's knobs say; a whole-tensor split keeps its
-        split (the space has no SPLIT knob for one row)."""
+        """A split reduction loops over its chunks, whatever the search's knobs say."""
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
@@ -100,7 +100,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
     rows = max(1, prod(group.space) // max(r, 1))
     rblock = 1 << max(0, (r - 1).bit_length())
     trailing = group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
-    if rows == 1 and r >= 1 << 16 and split_possible(gen, group):
+    if rows == 1 and r >= 1 << 16 and (split_possible(gen, group) or split_rows_possible(gen, group)):
         return ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
         return ReductionSchedule(XBLOCK=64, RBLOCK=min(rblock, 64), persistent=rblock <= 64, num_warps=8)
@@ -115,7 +115,8 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
     if group.family not in ("pointwise", "reduction") or schedule.family != group.family:
         raise CodegenUnsupported(f"{group.name} is a {group.family} group, not one for a {schedule.family} schedule")
     writer = FusedWriter(gen, group, schedule, host_names, kernel_name)
-    if group.family == "reduction" and schedule.SPLIT and writer.many_rows():
+    if group.family == "reduction" and schedule.SPLIT and (writer.many_rows() or not split_possible(gen, group)):
+        # few rows, or one row that split.py cannot take (a full-size output: x / norm(x)): splitrows.py
         return _split_rows(gen, group, schedule, host_names, kernel_name)
     kernel = writer.write()
     tiles = writer.tile_mode()
@@ -131,6 +132,18 @@ def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedul
     first = FusedWriter(gen, group, schedule, host_names, partials_name, phase="partials").write()
     second = FusedWriter(gen, group, schedule, host_names, kernel_name, phase="normalise").write()
     return replace(second, before=(first,))
+
+
+def split_rows_possible(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether `group`'s rows can be split over programs with partials (splitrows.py's split_plan): the path of
+    one long row with a full-size output, which split.py refuses (KernelBench's x / norm(x): one program walked
+    1.9e9 elements, 994 ms on the H200 against torch.compile's 2.6 ms)."""
+    probe = ReductionSchedule(XBLOCK=1, RBLOCK=1, persistent=False)
+    try:
+        split_plan(FusedWriter(gen, group, probe, {}, "probe"))
+    except CodegenUnsupported:
+        return False
+    return True
 
 
 def split_possible(gen: Generalized, group: FusionGroup) -> bool:

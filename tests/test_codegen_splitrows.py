@@ -204,6 +204,32 @@ def test_cost_model_prefers_the_split_for_few_long_rows():
     assert split.seconds < whole.seconds
 
 
+@pytest.mark.parametrize("target_name", ["h200", "mi300x"])
+@pytest.mark.parametrize("R, X", [(64 * 512 * 512, 64),    # 33_BatchNorm: 64 channels of (64, 512, 512)
+                                  (64 * 256 * 256, 16)])   # issue #18's LayerNorm: 16 rows of 64·256·256
+def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_name, R, X):
+    """Over the whole reduction space, the best split schedule is predicted faster than the best unsplit one, its
+    grid (rows / XBLOCK x SPLIT programs) filling the GPU's program slots within 10 % where the unsplit grid
+    leaves at least half of them idle, on both targets."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.families import reduction_space
+    from kerntailor.targets import get_target
+
+    target = get_target(target_name)
+    work = Work(flops=5.0 * R * X, min_bytes=8.0 * R * X, dtype="fp32", sizes=(("R", R), ("X", X)))
+    model = AnalyticalModel(target)
+    best = {}
+    for config in reduction_space(target, R=R, X=X).enumerate():
+        p = model.explain(Candidate(config, work))
+        split = config["SPLIT"] > 0
+        if split not in best or p.seconds < best[split].seconds:
+            best[split] = p
+    assert best[True].seconds < 0.75 * best[False].seconds, (best[True], best[False])
+    assert best[True].quantization <= 1.1 and best[False].quantization >= 2.0, (best[True], best[False])
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------------
 
 @pytest.mark.compile

@@ -180,6 +180,27 @@ def test_split_is_a_knob_only_for_few_long_rows():
     assert seed["SPLIT"] * 16 >= h200.compute_units   # at least one program per SM
 
 
+def test_split_space_leaves_out_tiles_over_the_register_cap():
+    """A split program's partials kernel holds a Welford's two accumulators and the loaded tile: at 64 values per
+    thread where the program's threads can have 128 registers it spilled (64 x 512 on 16 warps: 968 B on sm_90;
+    64 x 1024 on 16 waves of 64: 323 VGPRs on gfx942), so the space does not offer those tiles with SPLIT > 0 (and
+    still does without a split, and smaller tiles with one)."""
+    from kerntailor.search.families import reduction_space
+    from kerntailor.targets import get_target
+
+    h200, mi300x = get_target("h200"), get_target("mi300x")
+    R, X = 64 * 512 * 512, 64
+    base = {"num_stages": 1, "persistent": False}
+    nvidia, amd = reduction_space(h200, R=R, X=X), reduction_space(mi300x, R=R, X=X)
+    heavy = dict(base, XBLOCK=64, RBLOCK=512, num_warps=16)
+    assert nvidia.violations(nvidia.config(**heavy, SPLIT=8))
+    assert not nvidia.violations(nvidia.config(**heavy, SPLIT=0))
+    assert not nvidia.violations(nvidia.config(**dict(heavy, XBLOCK=16), SPLIT=8))
+    heavy_amd = dict(base, XBLOCK=64, RBLOCK=1024, num_warps=16, waves_per_eu=0)
+    assert amd.violations(amd.config(**heavy_amd, SPLIT=8))
+    assert not amd.violations(amd.config(**dict(heavy_amd, XBLOCK=8), SPLIT=8))
+
+
 def test_cost_model_prefers_the_split_for_few_long_rows():
     """16 rows of 16M (72_ConvTranspose3d_BatchNorm's statistics): 16 programs on 132 SMs leave most idle."""
     from kerntailor.costmodel import Work
@@ -209,8 +230,8 @@ def test_cost_model_prefers_the_split_for_few_long_rows():
                                   (64 * 256 * 256, 16)])   # issue #18's LayerNorm: 16 rows of 64·256·256
 def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_name, R, X):
     """Over the whole reduction space, the best split schedule is predicted faster than the best unsplit one, its
-    grid (rows / XBLOCK x SPLIT programs) filling the GPU's program slots within 10 % where the unsplit grid
-    leaves at least half of them idle, on both targets."""
+    grid (rows / XBLOCK x SPLIT programs) filling the GPU's program slots within 25 % (power-of-two splits on
+    MI300X's 304 CUs: 512 programs on 608 slots) where the unsplit grid leaves at least half of them idle."""
     from kerntailor.costmodel import Work
     from kerntailor.costmodel.analytical import AnalyticalModel
     from kerntailor.costmodel.candidate import Candidate
@@ -227,7 +248,7 @@ def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_nam
         if split not in best or p.seconds < best[split].seconds:
             best[split] = p
     assert best[True].seconds < 0.75 * best[False].seconds, (best[True], best[False])
-    assert best[True].quantization <= 1.1 and best[False].quantization >= 2.0, (best[True], best[False])
+    assert best[True].quantization <= 1.25 and best[False].quantization >= 2.0, (best[True], best[False])
 
 
 # --- cross-compilation ----------------------------------------------------------------------------------------

@@ -237,18 +237,23 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
 
 
 IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")'}   # of a combine; the others' (sums) is 0
+LANES_MAX = 1024   # the most threads a program has on either vendor (1024 per block; 16 waves of 64)
 
 
 def _load_partials(w, stats: list[tuple[str, str]], rows: str, split: int, rblock: int) -> None:
-    """p<k>: the rows' SPLIT partials of statistic k, in a tile as wide as the pass's (RBLOCK, or SPLIT where
-    that is wider), the lanes past SPLIT masked to the combine's identity. A (XBLOCK, SPLIT) tile of fewer
-    elements than threads is a load Triton (3.6) may rematerialize in the layout of the (XBLOCK, 1) row values,
-    all SPLIT lanes in every thread: at 33_BatchNorm's sizes (SPLIT 32, RBLOCK 2048, 8 warps) 87 registers on
-    sm_90 and 125 VGPRs on gfx942, and 255 registers with spills at SPLIT 128; the wide tile keeps its
-    coalesced layout, 32 registers (27 VGPRs) at every SPLIT up to 1024, so the normalising pass runs at
-    twice the occupancy."""
-    width = "RBLOCK" if rblock >= split else "SPLIT"
-    w.out(f"lanes = tl.arange(0, {width})[None, :]  # the row's chunks, (1, {width}): those past SPLIT masked")
+    """p<k>: the rows' SPLIT partials of statistic k, in an (XBLOCK, W) tile, the lanes past SPLIT masked to the
+    combine's identity. W = max(SPLIT, min(RBLOCK, LANES_MAX / XBLOCK)): a tile of at least as many elements as
+    the program has threads (XBLOCK x RBLOCK is, search/families.py), which Triton (3.6) keeps in its own
+    coalesced layout, and no wider than that. A tile of fewer elements than threads is a load Triton may
+    rematerialize in the layout of the (XBLOCK, 1) row values, all its lanes in every thread: with (XBLOCK,
+    SPLIT) at 33_BatchNorm's sizes (SPLIT 32, RBLOCK 2048, 8 warps) 87 registers on sm_90 and 125 VGPRs on
+    gfx942, 255 registers with spills at SPLIT 128; with W, 32 registers (19 VGPRs) at SPLIT 32 and 128, so
+    the normalising pass runs at up to four times the occupancy. A tile as wide as RBLOCK spilled at XBLOCK 64
+    (three statistics of 64 values per thread)."""
+    xblock = w.schedule.XBLOCK
+    width = max(split, min(rblock, LANES_MAX // xblock))
+    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, f"{LANES_MAX} // XBLOCK")
+    w.out(f"lanes = tl.arange(0, {text})[None, :]  # the row's chunks, (1, {text}): those past SPLIT masked")
     for k, (_, how) in enumerate(stats):
         other = IDENTITY.get(how, "0.0")
         w.out(f"p{k} = tl.load({_partials_offset(k, rows)} + lanes, mask=xmask & (lanes < SPLIT), other={other})")

@@ -78,6 +78,58 @@ def test_split_rows_give_the_same_bits_every_run(tmp_path):
     assert run.stdout.strip() == "equal"
 
 
+EXTREMA = '''"""Each row's max and min: two plain reductions, split over few rows of 300."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amax(x, dim=1) - 2.0 * torch.amin(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(3, 300)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+EXTREMA_RUN = """
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("kernel", sys.argv[1])
+kernel = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(kernel)
+x = -1.0 - torch.rand(3, 300)              # all negative: a padded lane's 0.0 would win a max
+x[1] = 1.0 + torch.rand(300)               # all positive: a padded lane's 0.0 would win a min
+x[2, 250] = float("nan")                   # a NaN in the last chunk: the row's max and min are NaN
+with torch.no_grad():
+    got, want = kernel.ModelNew()(x), torch.amax(x, dim=1) - 2.0 * torch.amin(x, dim=1)
+print("equal" if torch.equal(got[:2], want[:2]) and bool(torch.isnan(got[2])) else f"differ {got} {want}")
+"""
+
+
+@pytest.mark.interpreter
+def test_split_rows_combine_extrema_with_identities_and_nan(tmp_path):
+    """Phase B's partials tile is as wide as RBLOCK, the lanes past SPLIT masked to the combine's identity (-inf for
+    a max, +inf for a min, not 0.0), and a chunk's NaN max or min stays NaN in the row's (phase A keeps it)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "row_extrema.py"
+    path.write_text(EXTREMA)
+    module = make_module(path, {"reduction": SPLIT | {"RBLOCK": 16}})   # chunks of 80: 16-wide tiles, 4 lanes
+    second = module.kernels[0].launches[1].source
+    assert "lanes = tl.arange(0, RBLOCK)" in second and 'mask=xmask & (lanes < SPLIT), other=float("-inf"))' in second
+    out = tmp_path / "kernel.py"
+    out.write_text(module.source)
+    run = subprocess.run([sys.executable, "-c", EXTREMA_RUN, str(out)], env=dict(os.environ, TRITON_INTERPRET="1"),
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "equal", run.stdout
+
+
 # --- what the split writes, and refuses --------------------------------------------------------------------
 
 def test_split_rows_launch_a_partials_kernel_first():
@@ -132,6 +184,27 @@ def test_split_is_a_knob_only_for_few_long_rows():
     assert seed["SPLIT"] * 16 >= h200.compute_units   # at least one program per SM
 
 
+def test_split_space_leaves_out_tiles_over_the_register_cap():
+    """A split program's partials kernel holds a Welford's two accumulators and the loaded tile: at 64 values per
+    thread where the program's threads can have 128 registers it spilled (64 x 512 on 16 warps: 968 B on sm_90;
+    64 x 1024 on 16 waves of 64: 323 VGPRs on gfx942), so the space does not offer those tiles with SPLIT > 0 (and
+    still does without a split, and smaller tiles with one)."""
+    from kerntailor.search.families import reduction_space
+    from kerntailor.targets import get_target
+
+    h200, mi300x = get_target("h200"), get_target("mi300x")
+    R, X = 64 * 512 * 512, 64
+    base = {"num_stages": 1, "persistent": False}
+    nvidia, amd = reduction_space(h200, R=R, X=X), reduction_space(mi300x, R=R, X=X)
+    heavy = dict(base, XBLOCK=64, RBLOCK=512, num_warps=16)
+    assert nvidia.violations(nvidia.config(**heavy, SPLIT=8))
+    assert not nvidia.violations(nvidia.config(**heavy, SPLIT=0))
+    assert not nvidia.violations(nvidia.config(**dict(heavy, XBLOCK=16), SPLIT=8))
+    heavy_amd = dict(base, XBLOCK=64, RBLOCK=1024, num_warps=16, waves_per_eu=0)
+    assert amd.violations(amd.config(**heavy_amd, SPLIT=8))
+    assert not amd.violations(amd.config(**dict(heavy_amd, XBLOCK=8), SPLIT=8))
+
+
 def test_cost_model_prefers_the_split_for_few_long_rows():
     """16 rows of 16M (72_ConvTranspose3d_BatchNorm's statistics): 16 programs on 132 SMs leave most idle."""
     from kerntailor.costmodel import Work
@@ -156,11 +229,42 @@ def test_cost_model_prefers_the_split_for_few_long_rows():
     assert split.seconds < whole.seconds
 
 
+@pytest.mark.parametrize("target_name", ["h200", "mi300x"])
+@pytest.mark.parametrize("R, X", [(64 * 512 * 512, 64),    # 33_BatchNorm: 64 channels of (64, 512, 512)
+                                  (64 * 256 * 256, 16)])   # issue #18's LayerNorm: 16 rows of 64·256·256
+def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_name, R, X):
+    """Over the whole reduction space, the best split schedule is predicted faster than the best unsplit one, its
+    grid (rows / XBLOCK x SPLIT programs) filling the GPU's program slots within 25 % (power-of-two splits on
+    MI300X's 304 CUs: 512 programs on 608 slots) where the unsplit grid leaves at least half of them idle."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.families import reduction_space
+    from kerntailor.targets import get_target
+
+    target = get_target(target_name)
+    work = Work(flops=5.0 * R * X, min_bytes=8.0 * R * X, dtype="fp32", sizes=(("R", R), ("X", X)))
+    model = AnalyticalModel(target)
+    best = {}
+    for config in reduction_space(target, R=R, X=X).enumerate():
+        p = model.explain(Candidate(config, work))
+        split = config["SPLIT"] > 0
+        if split not in best or p.seconds < best[split].seconds:
+            best[split] = p
+    assert best[True].seconds < 0.75 * best[False].seconds, (best[True], best[False])
+    assert best[True].quantization <= 1.25 and best[False].quantization >= 2.0, (best[True], best[False])
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------------
 
 @pytest.mark.compile
 @pytest.mark.parametrize("name", ["tiny_batchnorm3d_train.py", "tiny_softmax.py"])
 def test_split_row_kernels_cross_compile(name, tmp_path):
+    """At 33_BatchNorm's split schedule: no spills and at most 64 registers per thread in either kernel. Before the
+    chunk's count became a row value and the partials a tile as wide as the pass (module docstring of
+    codegen/fused/splitrows.py) BatchNorm's partials kernel used 128 registers and spilled 14.5 KB on sm_90 (89
+    VGPRs, 13 spills on gfx942) and its normalising kernel 87 registers (125 VGPRs): a quarter of the warps an
+    SM can hold, on a pass that streams the whole tensor."""
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.targets import get_target
@@ -179,3 +283,5 @@ def test_split_row_kernels_cross_compile(name, tmp_path):
         assert r.facts is not None and r.facts.registers > 0
         print(f"{name} {r.target}: registers {r.facts.registers}, spills {r.facts.spills}, "
               f"scratch {r.facts.scratch_bytes}")
+        assert r.facts.spills == 0 and r.facts.scratch_bytes == 0, (name, r.target, r.facts)
+        assert r.facts.registers <= 64, (name, r.target, r.facts.registers)

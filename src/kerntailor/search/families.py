@@ -139,8 +139,9 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
     Few rows (1 <= X < 2 x the target's CUs) of at least SPLIT_ROWS_MIN_R elements add the knob SPLIT: 0, or
     SPLIT programs per row (codegen/fused/splitrows.py: a partials kernel, then the normalising one; one row
     with row outputs only: split.py's one kernel), looped, each program at least one RBLOCK of its row, at most
-    8 programs per CU in all. One row was left out before: a whole-tensor norm with a full-size output got one
-    program (KernelBench's 37_FrobeniusNorm_: 994 ms on the H200, torch.compile 2.6 ms).
+    8 programs per CU in all, on tiles whose partials kernel fits the registers one of its threads can have
+    (split_registers <= register_cap: no spills). One row was left out before: a whole-tensor norm with a
+    full-size output got one program (KernelBench's 37_FrobeniusNorm_: 994 ms on the H200, torch.compile 2.6 ms).
     """
     r_top = next_power_of_two(R)
     knobs = [
@@ -169,9 +170,38 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
             Constraint(f"split programs <= 8 x {target.compute_units} CUs", ("SPLIT", "XBLOCK"),
                        lambda v: v["SPLIT"] == 0
                        or math.ceil(X / v["XBLOCK"]) * v["SPLIT"] <= 8 * target.compute_units),
+            Constraint("SPLIT > 0: the partials kernel's accumulators fit the registers a thread can have",
+                       ("SPLIT", "XBLOCK", "RBLOCK", "num_warps") + (("waves_per_eu",) if target.is_amd else ()),
+                       lambda v: v["SPLIT"] == 0 or split_registers(v, target) <= register_cap(v, target)),
         ]
     return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
                  dtype_key(dtype))
+
+
+SPLIT_TILES_LIVE = 4   # tile-sized values a split program holds per thread: a Welford's two accumulators, the
+                       # loaded tile and its index arithmetic (an estimate, bounded by the cross-compiles below)
+
+
+def split_registers(values: Mapping[str, Any], target: Target) -> int:
+    """32-bit registers a split-row partials kernel needs per thread, predicted: 16 + SPLIT_TILES_LIVE x the tile's
+    values per thread [U]. Cross-compiled for 33_BatchNorm (triton 3.6.0, CPU, 2026-12-03) it bounds what the
+    compilers used: 64 values per thread (predicted 272) took 206 to 221 registers on sm_90 and 234 VGPRs on
+    gfx942, and 256 VGPRs with 4 spilled at waves_per_eu 2 (cap 256); 16 values (predicted 80) 57 registers;
+    64 x 512 on 16 warps (64 values, over the 128 registers 512 threads can have) spilled 968 B on sm_90, and
+    64 x 1024 on 16 waves of 64 323 VGPRs on gfx942 (cap 128): those the space leaves out."""
+    per_thread = values["XBLOCK"] * values["RBLOCK"] / _threads(values, target)
+    return 16 + SPLIT_TILES_LIVE * math.ceil(per_thread)
+
+
+def register_cap(values: Mapping[str, Any], target: Target) -> int:
+    """The registers one thread of a program of `values["num_warps"]` warps can have with the program resident:
+    NVIDIA, the SM's file over the program's threads (255 at most); AMD, a SIMD's VGPRs over the waves the program
+    puts on each of its SIMDs (and over waves_per_eu where set)."""
+    warps = values["num_warps"]
+    if target.is_amd:
+        waves = max(math.ceil(warps / target.simds_per_cu), values.get("waves_per_eu") or 1)
+        return min(target.max_registers_per_thread, target.registers_per_simd // waves)
+    return min(target.max_registers_per_thread, target.registers_per_simd // _threads(values, target))
 
 
 def row_splits(target: Target, *, R: int, X: int) -> tuple[int, ...]:

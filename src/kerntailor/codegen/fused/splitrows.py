@@ -7,8 +7,8 @@ kernels, launched in order.
   chunk's (max m, sum of exp(x − m)) by the online pass; a Welford pair (a sum S and the
   squared deviations Q from a row value derived from S: a variance) as (sum, count, M2 about the chunk's mean).
 - Phase B (the group's kernel, the same programs): each program loads its rows' SPLIT partials, combines them
-  with one tl.sum / tl.max over the split axis (the same tree for every program and every run: the same bits
-  whatever the timing; no atomics), computes the row values, stores the per-row outputs from the split-0
+  with one tl.sum / max / min over the split axis (a NaN kept; the same tree for every program and every run:
+  the same bits whatever the timing; no atomics), computes the row values, stores the per-row outputs from the split-0
   program only, and the full-size outputs (the normalising pass) over its own chunk.
 
 Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
@@ -25,6 +25,7 @@ from kerntailor.codegen.fused.reductions import (
     Welford,
     acc_dtype,
     compute_ready_reduced,
+    row_extremum,
     stages,
 )
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
@@ -172,13 +173,20 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
 
 def _welford_chunk(w, s: Reduction, rnumel: str) -> None:
     """The lanes' (mean, M2) into the chunk's (sum, count, M2 about the chunk's mean): Chan's formula over the
-    lanes, as Welford.finish does for a whole row, with each lane's count within this chunk."""
+    lanes, as Welford.finish does for a whole row, with each lane's count within this chunk.
+
+    The chunk's count is the row value max(end, 0), not the lanes' counts summed as an (XBLOCK, RBLOCK) tile:
+    Triton (3.6) gave that tile, which no load anchors, the layout of the (XBLOCK, 1) row values, every lane
+    in every thread; cross-compiled at 33_BatchNorm's sizes (XBLOCK 1, RBLOCK 2048, 8 warps) the kernel used
+    128 registers and spilled 14.5 KB on sm_90 (89 VGPRs, 13 spills on gfx942); as a row value, 37 registers
+    (24 VGPRs) and no spills."""
     n = f"n_{s.name}"
     w.out(f"end = tl.minimum(start + chunk, {rnumel}) - start  # elements of the row in this chunk (<= 0: none)")
     w.out(f"{n} = tl.maximum((end - tl.arange(0, RBLOCK)[None, :] + RBLOCK - 1) // RBLOCK, 0).to(tl.float32)"
           "  # elements each lane saw")
     w.out(f"v_{s.name} = tl.sum({n} * mean_{s.name}, axis=1, keep_dims=True)  # the chunk's sum")
-    w.out(f"cnt_{s.name} = tl.sum({n} + tl.zeros([XBLOCK, RBLOCK], tl.float32), axis=1, keep_dims=True)")
+    w.out(f"cnt_{s.name} = tl.maximum(end, 0).to(tl.float32) + tl.zeros([XBLOCK, 1], tl.float32)"
+          "  # the lanes' counts summed")
     w.out(f"mean_{s.name} = mean_{s.name} - v_{s.name} / tl.maximum(cnt_{s.name}, 1.0)  # lane mean - chunk mean")
     w.out(f"m2_{s.name} = tl.sum(m2_{s.name} + {n} * mean_{s.name} * mean_{s.name}, axis=1, keep_dims=True)")
 
@@ -188,10 +196,8 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
     and the full-size outputs over this program's chunk."""
     reductions, online, welford, partners = split_plan(w)
     rows = _program(w, split)
-    w.out("lanes = tl.arange(0, SPLIT)[None, :]  # the row's chunks, (1, SPLIT)")
     stats = statistics(reductions, online, welford, partners)
-    for k in range(len(stats)):
-        w.out(f"p{k} = tl.load({_partials_offset(k, rows)} + lanes, mask=xmask, other=0.0)")
+    _load_partials(w, stats, rows, split, rblock)
     position = {var: k for k, (var, _) in enumerate(stats)}
     done: set[str] = set()
     compute_ready_reduced(w, done)
@@ -210,9 +216,9 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
             done.add(s_node.name)
         elif r.name in welford:
             _welford_combine(w, r, *welford[r.name], p, position, done)
-        else:
-            fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[r.op]
-            w.out(f"v_{r.name} = {fn}({p}, axis=1, keep_dims=True)  # {r.describe()}")
+        else:   # a chunk's NaN max (phase A's row_extremum) stays NaN
+            value = f"tl.sum({p}, axis=1, keep_dims=True)" if r.op == "sum" else row_extremum(w, r.op, p)
+            w.out(f"v_{r.name} = {value}  # {r.describe()}")
             done.add(r.name)
         compute_ready_reduced(w, done)
     compute_ready_reduced(w, done)
@@ -228,6 +234,29 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
     reads = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1))),)
     grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
     return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, grid=grid, reads=reads)
+
+
+IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")'}   # of a combine; the others' (sums) is 0
+LANES_MAX = 1024   # the most threads a program has on either vendor (1024 per block; 16 waves of 64)
+
+
+def _load_partials(w, stats: list[tuple[str, str]], rows: str, split: int, rblock: int) -> None:
+    """p<k>: the rows' SPLIT partials of statistic k, in an (XBLOCK, W) tile, the lanes past SPLIT masked to the
+    combine's identity. W = max(SPLIT, min(RBLOCK, LANES_MAX / XBLOCK)): a tile of at least as many elements as
+    the program has threads (XBLOCK x RBLOCK is, search/families.py), which Triton (3.6) keeps in its own
+    coalesced layout, and no wider than that. A tile of fewer elements than threads is a load Triton may
+    rematerialize in the layout of the (XBLOCK, 1) row values, all its lanes in every thread: with (XBLOCK,
+    SPLIT) at 33_BatchNorm's sizes (SPLIT 32, RBLOCK 2048, 8 warps) 87 registers on sm_90 and 125 VGPRs on
+    gfx942, 255 registers with spills at SPLIT 128; with W, 32 registers (19 VGPRs) at SPLIT 32 and 128, so
+    the normalising pass runs at up to four times the occupancy. A tile as wide as RBLOCK spilled at XBLOCK 64
+    (three statistics of 64 values per thread)."""
+    xblock = w.schedule.XBLOCK
+    width = max(split, min(rblock, LANES_MAX // xblock))
+    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, f"{LANES_MAX} // XBLOCK")
+    w.out(f"lanes = tl.arange(0, {text})[None, :]  # the row's chunks, (1, {text}): those past SPLIT masked")
+    for k, (_, how) in enumerate(stats):
+        other = IDENTITY.get(how, "0.0")
+        w.out(f"p{k} = tl.load({_partials_offset(k, rows)} + lanes, mask=xmask & (lanes < SPLIT), other={other})")
 
 
 def _welford_combine(w, s: Reduction, q: Reduction, m_name: str, p: str, position: dict, done: set[str]) -> None:

@@ -71,8 +71,8 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     dtype = "fp8" if fp8 else run.capture.cost.dtype
     work, sizes = group_work(run.gen, group, dtype)
     base = schedules[group.name]
-    if getattr(base, "SPLIT", 0):  # the cost model sees SPLIT rows of R/SPLIT
-        work = replace(work, sizes=(("R", -(-sizes["R"] // base.SPLIT)), ("X", base.SPLIT)))
+    if base.row_split:  # the cost model sees row_split rows of R/row_split
+        work = replace(work, sizes=(("R", -(-sizes["R"] // base.row_split)), ("X", base.row_split)))
     space = make_space(group.family, target, dtype=dtype, **sizes)
     evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
                           str(run.problem.path), settings.dtype, settings.precision)

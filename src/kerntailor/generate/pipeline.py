@@ -309,7 +309,7 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
                            "library's, not predicted", None, 0, 0, ())
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
-    if getattr(chosen, "LIBRARY", 0):
+    if chosen.library_product:
         label += "; the product is the library's (torch.matmul), this kernel its epilogue"
     if run.measured and len(run.plan.groups) > 1:
         label += ", whole module with this kernel's schedule"
@@ -336,7 +336,7 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
                                 notes=[f"Mode: {run.mode}. Verified by kerntailor's referee (see report.json)."])
             candidate.write_text(module.source)
             run.progress("verify", 0, 1, None)
-            library_product = any(getattr(s, "LIBRARY", 0) for s in attempt.values())   # it calls torch.matmul
+            library_product = any(s.library_product for s in attempt.values())   # it calls torch.matmul
             calls = frozenset(c for k in module.kernels for c in k.library_calls)
             verdict = replace(_referee(run, candidate, library_product, calls), candidate=str(run.kernel_path))
             if verdict.passed:

@@ -552,6 +552,9 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
 
     fp8_format(target.arch)   # a target without fp8 matrix units: a clear error
     anchors = {g.nodes[0] for g in plan.groups if precision in FAMILIES[g.family].precisions}
+    # compute-bound anchors of families that cannot take this policy (attention; a library group's convolution)
+    uncovered = {g.anchor for g in plan.groups
+                 if FAMILIES[g.family].compute_bound and precision not in FAMILIES[g.family].precisions}
     stored = {i.name for i in gen.graph.inputs}
     for node in gen.graph.nodes:
         computed = [v.base for v in node.operands[:2] if v.base not in stored] if isinstance(node, Matmul) else []
@@ -563,7 +566,7 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
             family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
             raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel, "
                                   "where fp8 is not built (only GEMM kernels quantize); use ieee")
-        if not isinstance(node, Matmul) and node.family in ("attention", "conv"):
+        if not isinstance(node, Matmul) and node.name in uncovered:
             raise KerntailorError(f"precision {precision}: {node.name} is a {node.family}, which fp8 does not "
                                   "cover (only matrix products); use ieee")
 

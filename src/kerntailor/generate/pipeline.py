@@ -42,7 +42,7 @@ from kerntailor.targets import detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 from kerntailor.verify.referee import fits_referee
 
-log = logging.getLogger("kerntailor.generate")
+log = logging.getLogger(__name__)
 
 LIBRARY = "library"   # the store family of a library-path decision
 GENERATED_SLOWER = "generated.py"   # beside a library path: the generated module that passed but lost on time

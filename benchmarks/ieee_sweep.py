@@ -59,7 +59,7 @@ def judge_one(path: str) -> dict:
     ops: set[str] = set(dispatched_ops(run.gen, run.plan, "cpu")) if run.library_groups else set()
     module = run.module(schedules)
     calls = {c for k in module.kernels for c in k.library_calls}
-    if any(getattr(s, "LIBRARY", 0) for s in schedules.values()):
+    if any(s.library_product for s in schedules.values()):
         from kerntailor.generate.pipeline import LIBRARY_PRODUCT_CALLS, LIBRARY_PRODUCT_OPS
         ops |= LIBRARY_PRODUCT_OPS
         calls |= LIBRARY_PRODUCT_CALLS

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import check_page_numbers
+from helpers import L2, check_page_numbers
 from kerntailor.generate import GenerateSettings
-from kerntailor.generate.bench import bench, summarize
+from kerntailor.generate.bench import bench, problem_part, summarize
 from kerntailor.generate.recheck import recheck
 
 DATA = Path(__file__).parent / "data" / "codegen_fused"
@@ -22,6 +22,14 @@ def suite(tmp_path):
     shutil.copy(DATA / "tiny_softmax.py", level)
     shutil.copy(DATA / "tiny_conv2d.py", level)   # a lone convolution: no code generator → library path
     return tmp_path / "suite"
+
+
+@pytest.mark.capture
+def test_problem_parts_come_from_the_families_compute_bound_flag():
+    """A convolution (a library group: no code generator) is compute-bound like a matmul or attention."""
+    assert problem_part(DATA / "tiny_softmax.py") == "memory-bound"
+    assert problem_part(DATA / "tiny_conv2d.py") == "other"
+    assert problem_part(L2 / "gemm_bias_relu.py") == "gemm"
 
 
 def test_summary_arithmetic():

@@ -75,6 +75,19 @@ def test_retune_keeps_what_the_search_does_not_tune():
     assert plain.retune({"RBLOCK": 4096, "persistent": True}).persistent is True
 
 
+def test_a_schedule_answers_what_the_pipeline_asks_by_its_type():
+    """The pipeline asks every schedule whether its rows are split and whether its product is the library's,
+    whatever its family (no probing for SPLIT or LIBRARY by name)."""
+    split = ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False)
+    assert split.row_split == 512 and ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=True).row_split == 0
+    library = MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, LIBRARY=1)
+    assert library.library_product and not dataclasses.replace(library, LIBRARY=0).library_product
+    for s in (PointwiseSchedule(), ScanSchedule(XBLOCK=1, RBLOCK=64), PoolSchedule(XBLOCK=128), library):
+        assert s.row_split == 0
+    assert not any(s.library_product for s in (PointwiseSchedule(), split, PoolSchedule(XBLOCK=128)))
+    assert split.knob_values()["SPLIT"] == 512 and set(split.knob_values()) == set(ReductionSchedule.order)
+
+
 @pytest.mark.parametrize("family, sizes, base", [
     ("pointwise", {"numel": 1 << 20}, PointwiseSchedule(XBLOCK=1024)),
     ("reduction", {"R": 4096, "X": 512}, ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=True, num_warps=16)),

@@ -117,7 +117,8 @@ def _root(version: bool = typer.Option(False, "--version", is_eager=True, callba
 
 
 def _log_to_stderr(verbose: int) -> None:
-    """kerntailor's loggers (kerntailor.search, kerntailor.generate, ...) on stderr: INFO with -v, DEBUG with -vv."""
+    """kerntailor's loggers (one per module: kerntailor.generate.evaluate, ...) on stderr: INFO with -v, DEBUG with
+    -vv."""
     import logging
 
     handler = logging.StreamHandler(sys.stderr)

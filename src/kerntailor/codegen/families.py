@@ -1,7 +1,8 @@
 """The families codegen writes, by the plan's family name: each a schedule type, a default schedule and a
 writer, plus what the later stages ask of a family: the sizes its search space takes (`work_sizes`), whether
-its anchor is a matrix product (`matrix`), which of the user's precision policies its schedule takes
-(`precisions`), and the hooks a family with sizes of its own needs (a pool's output sizes come from its window).
+its anchor is a matrix product (`matrix`) and whether it is compute-bound (`compute_bound`), which of the user's
+precision policies its schedule takes (`precisions`), and the hooks a family with sizes of its own needs (a pool's
+output sizes come from its window).
 
 Adding a family is a writer module that defines these, one `Family` line below, and a search space
 (search/families.py, `SPACE_FAMILIES`); the plan (told these names by its caller), the pipeline, the cost model
@@ -45,6 +46,10 @@ class Family:
                                             # `precision` takes; fp8 ones: it quantizes its products' operands
     library_product: bool = False           # measured mode also times the library's product with this kernel as
                                             # its epilogue (the schedule's LIBRARY knob)
+    compute_bound: bool = False             # its anchor's arithmetic, not its memory traffic, bounds it: a matrix
+                                            # product, attention, and the anchors without a generator that the plan
+                                            # makes library groups (convolution, recurrent layers). Read by bench's
+                                            # problem parts and by the fp8 check (what fp8 must cover)
     # sizes the host computes by the op's own formula (not products of input dims): host names of those dims,
     # the host lines that set one, and the output shape of a node that has them
     derived_names: Callable[[Generalized], dict[Dim, str]] | None = None
@@ -58,17 +63,17 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused,
            work_sizes=fused.reduction_work_sizes),
     Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm, work_sizes=gemm.work_sizes,
-           matrix=True, precisions=PRECISIONS, library_product=True),
+           matrix=True, precisions=PRECISIONS, library_product=True, compute_bound=True),
     Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, work_sizes=scan.work_sizes,
            rewrite=scan.fold_flipped_scans),
     Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool, work_sizes=pool.work_sizes,
            derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
            output_shape=pool.output_shape),
     Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
-           work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS),
+           work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines,
-           output_shape=library.output_shape),
+           output_shape=library.output_shape, compute_bound=True),
 )}
 
 

@@ -67,7 +67,23 @@ class Schedule:
             raise ScheduleError(f"{self.family} schedule: {name}={value!r}; expected one of "
                                 f"{', '.join(repr(a) for a in allowed)}")
 
+    # --- what the later stages ask of any schedule (a family that differs overrides these) --------------
+
+    @property
+    def row_split(self) -> int:
+        """Programs each row of the group's reduction is spread over (0: each row is one program's)."""
+        return 0
+
+    @property
+    def library_product(self) -> bool:
+        """Whether the group's product is the library's (torch.matmul), the kernel only its epilogue."""
+        return False
+
     # --- reading ----------------------------------------------------------------------------------------
+
+    def knob_values(self) -> dict[str, Any]:
+        """Every knob's value by name, set or default (what `retune` starts from, what a search space reads)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     def options(self) -> tuple[tuple[str, object], ...]:
         """Compile options: num_warps, num_stages, and the AMD ones that are set (kernel.py passes those only on
@@ -97,4 +113,4 @@ class Schedule:
     def retune(self, knobs: Mapping[str, Any]) -> Schedule:
         """This schedule with the tuned `knobs` (a Config's values) in place of its own; what the search does
         not tune (a precision policy, a split) stays."""
-        return self.from_knobs({f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | dict(knobs))
+        return self.from_knobs(self.knob_values() | dict(knobs))

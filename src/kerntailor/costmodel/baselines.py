@@ -20,7 +20,8 @@ of the datasheet a real kernel reaches; benchmarks/baseline_prediction.py measur
 - torch.compile (`predict_compile`): Inductor's fusion, approximated by the project's own fusion plan
   (plan/fusion.py) over the captured graph: every group is one kernel at its compulsory bytes
   (`FusionGroup.bytes_moved`: its outside inputs read once, the outputs others read written once), except that
-  a matrix group (matmul, conv, attention, recurrent, or a library call) is split as Inductor's default mode
+  a compute-bound group (codegen's `Family.compute_bound`: matmul, attention, and the library groups of
+  convolutions and recurrent layers) is split as Inductor's default mode
   does: the product is an extern library call (cuBLAS / hipBLASLt, cuDNN / MIOpen, flash attention) that
   writes its output, and its epilogue (and any row reduction the plan fused into it) is one more kernel that
   reads that output back. Inductor's max-autotune (Triton GEMM templates with fused epilogues) is not modelled.
@@ -147,7 +148,7 @@ def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
     plan = plan_fusion(graph, FAMILIES)
     kernels = []
     for group in plan.launch_order():
-        if group.family in MATRIX_FAMILIES or group.family == "library":
+        if FAMILIES[group.family].compute_bound:   # a matmul, attention or library anchor: an extern kernel
             anchor = group.anchor
             kernels.append((anchor,))
             rest = tuple(n for n in group.nodes if n != anchor)

@@ -151,12 +151,12 @@ def summarize(rows: list[dict]) -> dict:
 
 PARTS = ("all", "memory-bound", "gemm")
 ROWS_FILE = "bench.rows.jsonl"
-COMPUTE_FAMILIES = ("matmul", "conv", "attention")
 
 
 def problem_part(path: Path, dtype: str | None = None) -> str:
-    """"gemm" if the plan has a matrix product and nothing else compute-bound, "memory-bound" if it has no
-    matmul, conv or attention, else "other" (conv, attention). Unloadable files count as "other"."""
+    """"gemm" if the plan's only compute-bound family (codegen's `Family.compute_bound`) is the matrix product,
+    "memory-bound" if it has none, else "other" (convolution, attention, recurrent layers). Unloadable files count
+    as "other"."""
     from kerntailor.capture.capture import capture_problem
     from kerntailor.codegen import FAMILIES
     from kerntailor.plan import plan_fusion
@@ -166,9 +166,10 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
         families = {g.family for g in plan_fusion(graph, FAMILIES).groups}
     except KerntailorError:
         return "other"
-    if not families & set(COMPUTE_FAMILIES):
+    compute = {f for f in families if FAMILIES[f].compute_bound}
+    if not compute:
         return "memory-bound"
-    return "gemm" if families & set(COMPUTE_FAMILIES) == {"matmul"} else "other"
+    return "gemm" if compute == {"matmul"} else "other"
 
 
 def _one(path: Path, settings: GenerateSettings) -> dict:

@@ -21,7 +21,7 @@ from kerntailor.search.config import Config
 from kerntailor.search.strategy import Trial
 from kerntailor.targets import Target
 
-log = logging.getLogger("kerntailor.search")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Evaluation:
 @dataclass
 class Evaluator:
     """Turns configs of one group into Trials; `materialize(config)` gives (module source, KernelSource). Why a
-    config failed is its Trial's error and a log line (`kerntailor.search`, INFO)."""
+    config failed is its Trial's error and a log line (`kerntailor.generate.evaluate`, INFO)."""
 
     target: Target
     work: Work
@@ -51,6 +51,7 @@ class Evaluator:
     precision: str = "ieee"        # fp8: the sanity filter's bound allows fp8's own error (gpu_bench.py)
     timeout_s: float = 120.0       # one batch in the GPU worker: a hang costs this, never the search
     seen: dict[Config, Evaluation] = field(default_factory=dict)
+    group: str = ""                # the fusion group's name, for the log
 
     def __call__(self, configs: list[Config]) -> list[Trial]:
         evals = []
@@ -61,7 +62,8 @@ class Evaluator:
             except Exception as e:  # a config the generator cannot realise
                 evals.append(Evaluation(config, "", error=f"codegen: {e}"))
         ready = [e for e in evals if e.kernel is not None]
-        for e, result in zip(ready, build_many([e.kernel for e in ready], [self.target], timeout_s=120)):
+        built = build_many([e.kernel for e in ready], [self.target], timeout_s=120) if ready else []
+        for e, result in zip(ready, built):
             e.build = result
             if not result.ok:
                 e.error = f"build: {result.error}"
@@ -76,13 +78,14 @@ class Evaluator:
                 e.seconds = model.predict([Candidate(e.config, self.work, facts=e.build.facts)])[0]
                 e.label = "predicted"
         trials = []
+        who = f"{self.group}: " if self.group else ""
         for e in evals:
             self.seen[e.config] = e
             ok = e.seconds is not None and not e.error
             if ok:
-                log.debug("%s: %.2f us (%s)", e.config.key(), e.seconds * 1e6, e.label)
+                log.debug("%s%s: %.2f us (%s)", who, e.config.key(), e.seconds * 1e6, e.label)
             else:   # why a candidate was dropped: codegen, build, limits, or the GPU worker's check
-                log.info("dropped %s: %s", e.config.key(), e.error or "no time")
+                log.info("%sdropped %s: %s", who, e.config.key(), e.error or "no time")
             trials.append(Trial(e.config, ok, e.seconds if ok else None, e.error))
         return trials
 

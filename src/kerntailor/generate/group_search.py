@@ -4,7 +4,8 @@ in measured mode the library's product with a generated tail beside them.
 
 Each candidate is the whole module with this group under the candidate's schedule and every other group under
 the schedule chosen for it so far, built for the target and predicted by the cost model, or timed on the GPU
-when it is the target (generate/evaluate.py). Why a candidate was dropped is logged (`kerntailor.search`).
+when it is the target (generate/evaluate.py). Why a candidate was dropped (codegen, build, limits, the GPU
+worker, slower than the winner) is logged: INFO under `kerntailor generate -v`, every trial under -vv.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from kerntailor.search.registry import get_strategy
 from kerntailor.search.space import Space
 from kerntailor.search.strategy import Budget, Trial
 
-log = logging.getLogger("kerntailor.search")
+log = logging.getLogger(__name__)
 
 # (BLOCK_M, BLOCK_N, num_warps): epilogue tiles of the library product (a tail kernel only streams the product)
 LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))
@@ -62,6 +63,17 @@ class Candidates:
         return module.source, kernel_source(module.source, kernel, self.run.gen)
 
 
+def _log_ranking(group: str, ranked: list[Trial]) -> None:
+    """The winner at INFO; each schedule that was slower than it at DEBUG (-vv)."""
+    if not ranked:
+        return
+    best = ranked[0]
+    log.info("%s: fastest %s (%.2f us)", group, best.config.key(), best.value * 1e6)
+    for t in ranked[1:]:
+        log.debug("%s: dropped %s: slower than the winner (%.2f us vs %.2f us)", group, t.config.key(),
+                  t.value * 1e6, best.value * 1e6)
+
+
 def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup) -> GroupSearch:
     """Search `group`'s schedules, the other groups under `schedules`."""
     settings, target = run.settings, run.target
@@ -71,11 +83,11 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     dtype = "fp8" if fp8 else run.capture.cost.dtype
     work, sizes = group_work(run.gen, group, dtype)
     base = schedules[group.name]
-    if getattr(base, "SPLIT", 0):  # the cost model sees SPLIT rows of R/SPLIT
-        work = replace(work, sizes=(("R", -(-sizes["R"] // base.SPLIT)), ("X", base.SPLIT)))
+    if base.row_split:  # the cost model sees row_split rows of R/row_split
+        work = replace(work, sizes=(("R", -(-sizes["R"] // base.row_split)), ("X", base.row_split)))
     space = make_space(group.family, target, dtype=dtype, **sizes)
     evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
-                          str(run.problem.path), settings.dtype, settings.precision)
+                          str(run.problem.path), settings.dtype, settings.precision, group=group.name)
     seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, **sizes))
     seed_trials = evaluator(seeds) if seeds else []
     budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
@@ -93,6 +105,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     trials = tuple(seed_trials) + tuple(t for t in result.trials if t.config not in seeds)
     ranked = sorted((t for t in trials if t.ok), key=lambda t: t.value)
     log.info("%s: %d of %d schedules ok (%s)", group.name, len(ranked), len(trials), result.stopped_by)
+    _log_ranking(group.name, ranked)
     found = GroupSearch(group, tuple(space.schedule(t.config, base) for t in ranked), tuple(t.value for t in ranked),
                         evaluator.seen.get(ranked[0].config) if ranked else None, trials, evaluator.seen, work)
     if run.measured and fam.library_product and not is_fp8(settings.precision):
@@ -116,7 +129,11 @@ def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: Gr
     Timed as whole modules by the same GPU worker as the search's candidates; first in `found` when fastest."""
     best = dict(schedules, **{found.group.name: found.ranked[0]}) if found.ranked else schedules
     library = library_product_trial(run, best, found.group, evaluator)
-    if library is None or (found.seconds and library[1].seconds >= found.seconds[0]):
+    if library is None:
+        return found
+    if found.seconds and library[1].seconds >= found.seconds[0]:
+        log.info("%s: library product dropped: slower than the winner (%.1f us vs %.1f us)", found.group.name,
+                 library[1].seconds * 1e6, found.seconds[0] * 1e6)
         return found
     schedule, evaluation = library
     log.info("%s: the library's product with a generated tail is fastest (%.1f us)", found.group.name,

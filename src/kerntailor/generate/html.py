@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kerntailor.generate.report import config_text, place
 
-log = logging.getLogger("kerntailor.report")
+log = logging.getLogger(__name__)
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #1b1b1b; }

@@ -42,7 +42,7 @@ from kerntailor.targets import detect_local_target, resolve_target
 from kerntailor.verify import Verdict, VerifySettings, verify_candidate
 from kerntailor.verify.referee import fits_referee
 
-log = logging.getLogger("kerntailor.generate")
+log = logging.getLogger(__name__)
 
 LIBRARY = "library"   # the store family of a library-path decision
 GENERATED_SLOWER = "generated.py"   # beside a library path: the generated module that passed but lost on time
@@ -313,7 +313,7 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
                            "library's, not predicted", None, 0, 0, ())
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
-    if getattr(chosen, "LIBRARY", 0):
+    if chosen.library_product:
         label += "; the product is the library's (torch.matmul), this kernel its epilogue"
     if run.measured and len(run.plan.groups) > 1:
         label += ", whole module with this kernel's schedule"
@@ -340,7 +340,7 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
                                 notes=[f"Mode: {run.mode}. Verified by kerntailor's referee (see report.json)."])
             candidate.write_text(module.source)
             run.progress("verify", 0, 1, None)
-            library_product = any(getattr(s, "LIBRARY", 0) for s in attempt.values())   # it calls torch.matmul
+            library_product = any(s.library_product for s in attempt.values())   # it calls torch.matmul
             calls = frozenset(c for k in module.kernels for c in k.library_calls)
             verdict = replace(_referee(run, candidate, library_product, calls), candidate=str(run.kernel_path))
             if verdict.passed:
@@ -557,6 +557,9 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
 
     fp8_format(target.arch)   # a target without fp8 matrix units: a clear error
     anchors = {g.nodes[0] for g in plan.groups if precision in FAMILIES[g.family].precisions}
+    # compute-bound anchors of families that cannot take this policy (attention; a library group's convolution)
+    uncovered = {g.anchor for g in plan.groups
+                 if FAMILIES[g.family].compute_bound and precision not in FAMILIES[g.family].precisions}
     stored = {i.name for i in gen.graph.inputs}
     for node in gen.graph.nodes:
         computed = [v.base for v in node.operands[:2] if v.base not in stored] if isinstance(node, Matmul) else []
@@ -568,7 +571,7 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
             family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
             raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel, "
                                   "where fp8 is not built (only GEMM kernels quantize); use ieee")
-        if not isinstance(node, Matmul) and node.family in ("attention", "conv"):
+        if not isinstance(node, Matmul) and node.name in uncovered:
             raise KerntailorError(f"precision {precision}: {node.name} is a {node.family}, which fp8 does not "
                                   "cover (only matrix products); use ieee")
 

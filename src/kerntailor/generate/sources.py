@@ -15,11 +15,14 @@ seed kernel when one is given.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError, ProposerError
 from kerntailor.generate.report import emit_library, place, write_report
+
+log = logging.getLogger(__name__)
 
 PROPOSERS = ("template", "llm", "all")
 LLM_SHARE_UNDER_ALL = 0.5   # with --proposer all, the LLM's share of --budget; the template's search has the rest
@@ -103,6 +106,8 @@ def _others(problem_path, settings, template: Contender | None, out: Path, progr
         return [Contender(origin, r.source, r.verdict, r.median_us, r.candidate_id)], info
     turn = seed_kernel(problem_path, seed, _proposer_settings(settings, out, seed))
     info = {"seed_kernel": str(seed), "passed": turn.passed, "error": turn.error}
+    if not turn.passed:
+        log.info("the seed kernel %s dropped: %s", seed, turn.error)
     return ([Contender("seed", turn.code or seed.read_text(), turn.verdict, turn.median_us, turn.candidate_id)]
             if turn.passed else []), info
 
@@ -116,6 +121,10 @@ def _pick(contenders: list[Contender], measured: bool) -> tuple[Contender | None
     if not timed:
         return None, "no passing kernel could be timed"
     best = min(timed, key=lambda c: c.median_us)
+    for c in timed:
+        if c is not best:
+            log.info("the %s kernel dropped: slower than the %s kernel (%.1f us vs %.1f us)", c.source, best.source,
+                     c.median_us, best.median_us)
     baselines = [v for k, v in _timings(best.verdict).items() if k != "candidate" and v]
     if baselines and best.median_us > min(baselines):
         return None, (f"the best kernel ({best.source}, {best.median_us:.1f} us) is slower than the library "

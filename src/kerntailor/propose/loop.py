@@ -16,6 +16,7 @@ is left); seconds (this invocation's wall clock, checked before each request).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from kerntailor.propose import feedback as fb
 from kerntailor.propose.extract import extract_code
 from kerntailor.propose.prompts import PROMPT_VERSION, Best, ProblemFacts, first_turn, problem_facts, refine
 from kerntailor.store.llm import LlmTurn
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int, "float | None"], None]   # stage, turns done, turns in all, best seconds
 
@@ -251,6 +254,8 @@ class _Judge:
 
     def _record(self, t: LlmTurn, started: float) -> LlmTurn:
         t = dataclasses.replace(t, judge_s=time.monotonic() - started)
+        if not t.passed:   # why this turn's kernel was dropped: no code, a build error, or the referee's check
+            log.info("attempt %d turn %d dropped (%s): %s", t.attempt, t.turn, t.outcome, t.error)
         if self.store is None:
             return t
         from kerntailor.store.llm import record_llm_turn

@@ -143,7 +143,8 @@ class Space:
     def config_of(self, schedule) -> Config:
         """`schedule` as a point of this space: its value of each knob (the knob's first value where the schedule
         leaves it unset). Not necessarily valid: check `violations`."""
-        values = {k.name: getattr(schedule, k.name, None) for k in self.knobs}
+        known = schedule.knob_values()
+        values = {k.name: known.get(k.name) for k in self.knobs}
         return Config(self.family, tuple((k.name, k.values[0] if values[k.name] is None else values[k.name])
                                          for k in self.knobs))
 

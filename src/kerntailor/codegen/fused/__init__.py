@@ -78,6 +78,10 @@ class ReductionSchedule(Schedule):
         if self._int("SPLIT"):
             self.power_of_two("SPLIT")
 
+    @property
+    def row_split(self) -> int:
+        return self.SPLIT
+
     def retune(self, knobs) -> ReductionSchedule:
         """A split reduction loops over its chunks, whatever the search's knobs say."""
         tuned = super().retune(knobs)

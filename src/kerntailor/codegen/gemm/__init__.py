@@ -123,6 +123,10 @@ class MatmulSchedule(Schedule):
         if self.matrix_instr_nonkdim is not None:
             self.at_least("matrix_instr_nonkdim", 0)
 
+    @property
+    def library_product(self) -> bool:
+        return bool(self.LIBRARY)
+
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
     """A schedule without search, portable across targets.

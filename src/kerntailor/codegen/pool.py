@@ -17,6 +17,20 @@ max, nothing to an average, never prologue(0)). Its loads that do not move over 
 bias, a scalar parameter) are hoisted above the window loop. Overlapping windows recompute it; the plan
 bounds how often.
 
+The sliding schedule (PoolSchedule.ROWS > 1; the default is 1, the above) is for windows that overlap along the
+second-to-last spatial axis, where one output row per program loads each input element up to kh times (KernelBench
+42, MaxPool2d 4x4 at stride 1: 16 masked loads per output, instruction bound at 3.7x the memory floor on an H200).
+A program takes ROWS consecutive output rows along that axis (the grid's first axis: blocks of YBLOCK rows of the
+axes before it x groups of ROWS output rows), for the same YBLOCK x XBLOCK tile of the other axes. Each input row
+those rows read (`sliding_rows`: (ROWS - 1) x stride + (kh - 1) x dilation + 1 of them, fewer where a stride skips
+some) is loaded once along the last axis's window and reduced to h (max or sum), which folds into acc<r> of every
+output row r that reads it; then each output row is divided (an average), goes through the epilogue and is stored
+under its own mask (the last group's rows past the output are masked; the input rows they alone read are masked
+against the input's end). Loads per output drop from kh x kw to about ((ROWS - 1) x s + kh) x kw / ROWS. The rows are
+unrolled at generation time (explicit acc<r>, h); a 3-d pool's depth window loops around them. Padding, the divisor,
+ceil mode, NaN propagation and a prologue (computed on each loaded element) work as above. A window whose unrolled
+loads per step would exceed SLIDE_LOAD_LIMIT is refused (CodegenUnsupported), so the search drops that config.
+
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
 that the last window must start inside the input or its left padding.

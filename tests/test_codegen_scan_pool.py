@@ -327,6 +327,10 @@ def test_generated_kernels_compile_for_gfx942_and_sm90():
                for path, dtype, _ in CASES]
     modules.append(("cumprod_reverse_exclusive", _generate(DATA / "cumsum_middle_axis.py",
                                                            rewrite=_with_flags("prod", True, True))[1]))
+    # the sliding schedule: 8 rows of a 4x4 window (11 input rows), and 4 rows of a 3-d pool with a prologue
+    modules.append(("maxpool2d_overlap/ROWS=8", _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 8})[1]))
+    modules.append(("maxpool3d_pad/ROWS=4", _generate(PROLOGUE / "maxpool3d_pad.py", knobs={"ROWS": 4},
+                                                      family="pool")[1]))
     for name, module in modules:
         for k in module.kernels:
             sources.append((name, KernelSource(

@@ -7,7 +7,8 @@
 
 Each family is one `SpaceFamily` entry (SPACE_FAMILIES at the end): its space, its known-good seeds, and what a
 Config of it implies for the cost model (programs, loop trips, padding, the values a program holds, its LDS, the
-launches and partials of a split); nothing here, nor in the cost model, switches on a family name.
+launches and partials of a split, the vector instructions it issues beyond its FLOPs); nothing here, nor in the cost
+model, switches on a family name.
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group

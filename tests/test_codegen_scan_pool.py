@@ -16,7 +16,7 @@ import pytest
 
 from helpers import prepared
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+from kerntailor.codegen import FAMILIES, CodegenUnsupported, default_schedule, generate_module
 from kerntailor.codegen.pool import host_size_lines
 from kerntailor.codegen.scan import fold_flipped_scans
 from kerntailor.codegen.sizes import SizeArgs
@@ -30,14 +30,15 @@ DATA = ROOT / "tests" / "data" / "codegen"
 PROLOGUE = ROOT / "tests" / "data" / "pool_prologue"
 
 
-def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None):
-    """(problem, module) with `knobs` merged into every group's default schedule; `rewrite` edits the captured
-    problem before it is planned."""
+def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None, family: str = ""):
+    """(problem, module) with `knobs` merged into every group's default schedule (only `family`'s groups where
+    given); `rewrite` edits the captured problem before it is planned."""
     problem, _, gen, _ = prepared(path, dtype)
     if rewrite is not None:
         gen = rewrite(gen)
     plan = plan_fusion(gen.graph, FAMILIES)
-    chosen = {g.name: default_schedule(gen, g).retune(knobs or {}) for g in plan.groups}
+    chosen = {g.name: default_schedule(gen, g).retune(knobs or {} if g.family == (family or g.family) else {})
+              for g in plan.groups}
     return problem, generate_module(problem, gen, plan, chosen, "mi300x", "gfx942")
 
 
@@ -186,6 +187,102 @@ def test_pool_output_sizes_follow_torch(kind, k, s, p, d, ceil):
         assert scope["out"] == ref.shape[-1], (n, lines)
 
 
+# --- the sliding schedule (ROWS > 1): output rows that share input rows load them once ---------------------
+
+_RUN_SLIDING = textwrap.dedent('''
+    import importlib.util, json, sys
+    import torch
+
+    def load(path, name):
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    for kernel, problem, dtype, shapes in json.loads(sys.argv[1]):
+        ref_mod = load(problem, "ref")
+        torch.manual_seed(0)
+        ref = ref_mod.Model(*ref_mod.get_init_inputs())
+        new = load(kernel, "new").ModelNew(*ref_mod.get_init_inputs())
+        if dtype == "bf16":
+            ref, new = ref.bfloat16(), new.bfloat16()
+        new.load_state_dict(ref.state_dict())
+        for shape in shapes:
+            x = torch.randn(*shape, dtype=torch.bfloat16 if dtype == "bf16" else torch.float32)
+            x[0, 0, 1, 1] = float("nan")   # inside the first output rows' windows
+            with torch.no_grad():
+                out, expected = new(x), ref(x)
+            assert out.shape == expected.shape and out.dtype == expected.dtype, (problem, shape, out.shape)
+            nan = torch.isnan(expected)
+            assert nan.any() and torch.equal(torch.isnan(out), nan), (problem, shape, "NaN")
+            err = ((out - expected).float().abs() / expected.float().abs().clamp(min=1))[~nan].max().item()
+            assert err < (1e-2 if dtype == "bf16" else 1e-5), (problem, shape, err)
+    print("ok")
+''')
+
+
+def _run_sliding(tmp_path, cases) -> None:
+    """Each (problem, dtype, knobs, input shapes) generated with its pool group under `knobs` and run under the
+    interpreter against the problem's Model, a NaN in the first windows."""
+    jobs = []
+    for i, (path, dtype, knobs, shapes) in enumerate(cases):
+        _, module = _generate(path, dtype, knobs, family="pool")
+        assert "row0" in next(k for k in module.kernels if "pool" in k.kernel_name).source
+        kernel = tmp_path / f"k{i}.py"
+        kernel.write_text(module.source)
+        jobs.append((str(kernel), str(path), dtype, shapes))
+    run = subprocess.run([sys.executable, "-c", _RUN_SLIDING, json.dumps(jobs)], capture_output=True, text=True,
+                         env=dict(os.environ, TRITON_INTERPRET="1"), timeout=300)
+    assert run.returncode == 0 and "ok" in run.stdout, run.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_sliding_rows_match_torch(tmp_path):
+    """KernelBench 42's window (4x4, stride 1, padding 1) over 8 rows a program: output rows a multiple of 8 or
+    not (17, 8, 13), widths not a multiple of the tile; an average over overlapping rows in ceil mode without the
+    padding in its divisor, then an epilogue with a per-channel load per output row; bf16."""
+    _run_sliding(tmp_path, [
+        (DATA / "maxpool2d_overlap.py", None, {"ROWS": 8, "XBLOCK": 128},
+         [(2, 2, 18, 20), (1, 3, 9, 12), (1, 2, 14, 11)]),
+        (DATA / "avgpool2d_overlap_epilogue.py", None, {"ROWS": 4, "XBLOCK": 128}, [(2, 4, 11, 13), (1, 4, 6, 9)]),
+        (DATA / "maxpool2d_overlap.py", "bf16", {"ROWS": 2, "XBLOCK": 128}, [(1, 2, 9, 12)]),
+    ])
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_sliding_rows_keep_every_pool_semantic(tmp_path):
+    """Dilation and stride 2; count_include_pad; ceil mode; 3-d (the depth window loops around the rows); a
+    prologue computed per loaded element (padding outside it); bf16 with a stride of 2."""
+    _run_sliding(tmp_path, [
+        (DATA / "maxpool2d_dilated.py", None, {"ROWS": 4, "XBLOCK": 128}, [(1, 2, 17, 23)]),
+        (LEVEL1 / "avgpool2d.py", None, {"ROWS": 2, "XBLOCK": 128}, [(1, 2, 13, 21)]),
+        (DATA / "avgpool2d_ceil.py", None, {"ROWS": 4, "XBLOCK": 128}, [(1, 3, 17, 24)]),
+        (DATA / "avgpool3d.py", None, {"ROWS": 2, "XBLOCK": 128}, [(1, 3, 9, 11, 13)]),
+        (PROLOGUE / "maxpool3d_pad.py", None, {"ROWS": 4, "XBLOCK": 128}, [(1, 3, 8, 10, 12)]),
+        (PROLOGUE / "avgpool2d_pad.py", None, {"ROWS": 8, "XBLOCK": 128}, [(1, 6, 11, 9)]),
+        (LEVEL1 / "maxpool2d.py", "bf16", {"ROWS": 2, "XBLOCK": 256}, [(1, 3, 13, 21)]),
+    ])
+
+
+def test_sliding_rows_load_each_shared_input_row_once():
+    """ROWS=4 over a 4-row window at stride 1: 7 input rows, each loaded (4 columns) once, and each output row
+    folds in its 4. A window too wide to unroll over the rows is refused, naming why (the search drops it)."""
+    _, module = _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 4})
+    (kernel,) = module.kernels
+    src = kernel.source
+    assert src.count("tl.load(") == 7 * 2   # per input row: its first column, then the unrolled loop's one
+    assert src.count("# input row") == 7 and src.count("tl.store(") == 4
+    assert "triton.cdiv(d4, 4)" in module.source   # the grid: row blocks x groups of 4 output rows
+    def wide(gen: Generalized) -> Generalized:   # a 3 x 17 window: 8 rows would unroll 10 x 17 loads
+        nodes = tuple(dataclasses.replace(n, kernel=(3, 17)) if isinstance(n, Pool) else n for n in gen.graph.nodes)
+        return dataclasses.replace(gen, graph=dataclasses.replace(gen.graph, nodes=nodes))
+
+    with pytest.raises(CodegenUnsupported, match="ROWS=8 unrolls 170 loads"):
+        _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 8}, rewrite=wide)
+    assert "row0" in _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 4}, rewrite=wide)[1].source  # 6 x 17
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------
 
 def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
@@ -230,6 +327,10 @@ def test_generated_kernels_compile_for_gfx942_and_sm90():
                for path, dtype, _ in CASES]
     modules.append(("cumprod_reverse_exclusive", _generate(DATA / "cumsum_middle_axis.py",
                                                            rewrite=_with_flags("prod", True, True))[1]))
+    # the sliding schedule: 8 rows of a 4x4 window (11 input rows), and 4 rows of a 3-d pool with a prologue
+    modules.append(("maxpool2d_overlap/ROWS=8", _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 8})[1]))
+    modules.append(("maxpool3d_pad/ROWS=4", _generate(PROLOGUE / "maxpool3d_pad.py", knobs={"ROWS": 4},
+                                                      family="pool")[1]))
     for name, module in modules:
         for k in module.kernels:
             sources.append((name, KernelSource(

@@ -37,6 +37,7 @@ def test_every_family_has_a_schedule_type_with_its_name():
     (lambda: ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent="yes"), "persistent='yes'"),
     (lambda: ScanSchedule(XBLOCK=2, RBLOCK=48), "RBLOCK=48"),
     (lambda: PoolSchedule(XBLOCK=0), "XBLOCK=0 is not a power of two"),
+    (lambda: PoolSchedule(XBLOCK=128, ROWS=3), "ROWS=3; expected one of 1, 2, 4, 8"),
     (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=0), r"GROUP_M=0 \(at least 1\)"),
     (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, kpack=3), "kpack=3"),
     (lambda: MatmulSchedule(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4.0), "num_warps=4.0 is not an integer"),
@@ -95,6 +96,8 @@ def test_a_schedule_answers_what_the_pipeline_asks_by_its_type():
                                                                  num_warps=8, precision="tf32x3")),
     ("scan", {"R": 4096, "X": 64}, ScanSchedule(XBLOCK=1, RBLOCK=2048, num_warps=4)),
     ("pool", {"numel": 1 << 20}, PoolSchedule(XBLOCK=1024)),
+    ("pool", {"numel": 1 << 20, "window": 16, "KW": 4, "KH": 4, "SH": 1, "DH": 1, "OH": 511},
+     PoolSchedule(XBLOCK=512, ROWS=4)),
 ])
 @pytest.mark.parametrize("target", [MI300X, H200], ids=["mi300x", "h200"])
 def test_the_space_makes_schedules_of_every_config_and_back(family, sizes, base, target):
@@ -110,6 +113,21 @@ def test_the_space_makes_schedules_of_every_config_and_back(family, sizes, base,
         assert space.config_of(schedule) == config
     if family == "matmul":
         assert space.schedule(seed, base).precision == "tf32x3"   # the policy is not a knob: it stays
+
+
+def test_the_pool_space_offers_sliding_rows_where_output_rows_share_input_rows():
+    """ROWS > 1 only where the window along the rows is longer than its stride, up to the output rows there, and
+    while the rows' loads stay within what codegen unrolls (codegen/pool.py refuses more)."""
+    def rows(**sizes):
+        return make_space("pool", H200, **({"numel": 1 << 20, "window": 16, "KW": 4, "KH": 4, "SH": 1, "DH": 1,
+                                             "OH": 511} | sizes)).knob("ROWS").values
+
+    assert rows() == (1, 2, 4, 8)
+    assert rows(SH=4) == (1,) and rows(KH=1, window=4) == (1,)       # no shared rows; a 1-d pool's single row
+    assert rows(SH=2, DH=2) == (1, 2, 4, 8)                           # dilated rows overlap too
+    assert rows(OH=3) == (1, 2, 4)
+    assert rows(KW=17, KH=3, window=51) == (1, 2, 4)                  # 8 rows: 10 input rows x 17 loads
+    assert make_space("pool", H200, numel=1 << 20).knob("ROWS").values == (1,)   # sizes that say no window
 
 
 def test_the_space_refuses_a_config_of_another_family():

@@ -342,3 +342,30 @@ def test_the_cost_model_reads_a_family_from_its_entry_not_its_name(monkeypatch, 
         assert estimate_facts(Candidate(renamed, work), target) == estimate_facts(Candidate(config, work), target)
         p, q = (AnalyticalModel(target).explain(Candidate(c, work)) for c in (config, renamed))
         assert p == q and p.launches == 2
+
+
+# KernelBench 42: MaxPool2d 4x4, stride 1, padding 1 over 32 x 64 x 512 x 512 fp32 (its sizes as codegen/pool.py's
+# work_sizes gives them)
+_POOL42 = {"numel": 32 * 64 * 511 * 511, "window": 16, "KW": 4, "KH": 4, "SH": 1, "DH": 1, "OH": 511}
+
+
+def _pool_candidate(rows: int, sizes: dict) -> Candidate:
+    work = Work(sizes["numel"] * sizes["window"], (32 * 64 * 512 * 512 + sizes["numel"]) * 4, "fp32", False,
+                tuple(sizes.items()))
+    return Candidate(Config("pool", (("XBLOCK", 512), ("ROWS", rows), ("num_warps", 4))), work)
+
+
+@pytest.mark.parametrize("target", [MI300X, H200], ids=["mi300x", "h200"])
+def test_a_pool_is_bound_by_its_window_loads_and_sliding_rows_issue_fewer(target):
+    """One output row per program issues 16 masked loads per output: the model puts it above the memory floor
+    (H200: 3.6 ms measured, 0.96 ms floor). ROWS output rows per program share their input rows, so each more
+    row predicts faster, while the bytes stay the same; a window that does not overlap its neighbours' rows
+    gains nothing (one row's worth of loads per row either way)."""
+    model = AnalyticalModel(target)
+    times = [model.explain(_pool_candidate(rows, _POOL42)) for rows in (1, 2, 4, 8)]
+    assert times[0].bound == "compute" and times[0].seconds > 2 * times[0].floor_seconds
+    assert all(a.seconds > b.seconds for a, b in zip(times, times[1:])), [t.microseconds for t in times]
+    assert len({t.traffic_bytes for t in times}) == 1
+    apart = dict(_POOL42, SH=4)   # stride 4 over a 4-row window: no input row is shared
+    one, eight = (model.explain(_pool_candidate(rows, apart)).compute_seconds for rows in (1, 8))
+    assert eight == pytest.approx(one, rel=0.05)

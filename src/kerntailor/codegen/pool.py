@@ -17,6 +17,20 @@ max, nothing to an average, never prologue(0)). Its loads that do not move over 
 bias, a scalar parameter) are hoisted above the window loop. Overlapping windows recompute it; the plan
 bounds how often.
 
+The sliding schedule (PoolSchedule.ROWS > 1; the default is 1, the above) is for windows that overlap along the
+second-to-last spatial axis, where one output row per program loads each input element up to kh times (KernelBench
+42, MaxPool2d 4x4 at stride 1: 16 masked loads per output, instruction bound at 3.7x the memory floor on an H200).
+A program takes ROWS consecutive output rows along that axis (the grid's first axis: blocks of YBLOCK rows of the
+axes before it x groups of ROWS output rows), for the same YBLOCK x XBLOCK tile of the other axes. Each input row
+those rows read (`sliding_rows`: (ROWS - 1) x stride + (kh - 1) x dilation + 1 of them, fewer where a stride skips
+some) is loaded once along the last axis's window and reduced to h (max or sum), which folds into acc<r> of every
+output row r that reads it; then each output row is divided (an average), goes through the epilogue and is stored
+under its own mask (the last group's rows past the output are masked; the input rows they alone read are masked
+against the input's end). Loads per output drop from kh x kw to about ((ROWS - 1) x s + kh) x kw / ROWS. The rows are
+unrolled at generation time (explicit acc<r>, h); a 3-d pool's depth window loops around them. Padding, the divisor,
+ceil mode, NaN propagation and a prologue (computed on each loaded element) work as above. A window whose unrolled
+loads per step would exceed SLIDE_LOAD_LIMIT is refused (CodegenUnsupported), so the search drops that config.
+
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
 that the last window must start inside the input or its left padding.
@@ -34,13 +48,14 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.families import POOL_ROWS, SLIDE_LOAD_LIMIT, sliding_rows
 
 UNROLL_LIMIT = 64  # windows up to this many elements are unrolled; larger ones loop
 
@@ -108,19 +123,29 @@ class PoolSchedule(Schedule):
     """About XBLOCK output elements per program: a (YBLOCK rows x XBLOCK columns) tile (`tile_shape`)."""
 
     family: ClassVar[str] = "pool"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "ROWS", "num_warps", "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
 
     XBLOCK: int
+    ROWS: int = 1     # output rows along the second-to-last axis per program, sharing their input rows (sliding)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.power_of_two("XBLOCK")
+        self.one_of("ROWS", POOL_ROWS)
 
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
-    """{"numel"}: the pool's outputs (search/families.py's pool_space), whatever its prologue's shape."""
-    return {"numel": gen.graph.node(group.anchor).out.numel}
+    """{"numel"}: the pool's outputs (search/families.py's pool_space), whatever its prologue's shape; its window's
+    elements (window, KW along the last axis) and, with two or more spatial axes, along the second-to-last one (KH
+    elements, stride SH, dilation DH, over OH output rows): what the sliding schedule (ROWS > 1) shares and the cost
+    model counts."""
+    node = gen.graph.node(group.anchor)
+    sizes = {"numel": node.out.numel, "window": prod(node.kernel), "KW": node.kernel[-1] if node.kernel else 1}
+    if len(node.kernel) >= 2 and len(node.out.shape) == len(node.kernel) + 2:
+        dilation = node.dilation or (1,) * len(node.kernel)
+        sizes |= {"KH": node.kernel[-2], "SH": node.stride[-2], "DH": dilation[-2], "OH": node.out.shape[-2]}
+    return sizes
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
@@ -173,6 +198,8 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported("output size is not a product of sizes")
         windows = [_window(self.gen, pool, d) for d in range(nd)]
         acc = "tl.float64" if self.graph.buffer_type(view_parts[0].base).dtype == "fp64" else "tl.float32"
+        if self.schedule.ROWS > 1:
+            return self._write_sliding(pool, space, windows, view_parts, acc)
         rows, cols = tile_shape(pool, self.schedule.XBLOCK)
         n_rows = product(space[:-1])
         if n_rows is None:
@@ -222,13 +249,12 @@ class _PoolWriter(AnchorWriter):
                 terms.append(f"i{k} * {self.sizes.text(in_strides[k])}")
         if not in_offset.is_constant or in_offset.coeff + in_offset.offset != 0:
             terms.append(self.sizes.text(in_offset))
+        self.base_varies = any(mentions(t, c) for t in terms for c in ("q2", "i0", "i1"))
         self.out(f"base = {' + '.join(terms) or '0'}  # (n, c) in the input")
 
     def _reduce_window(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str) -> None:
         """acc: the window's max or sum, over loops unrolled where the window is small; masked loads read -inf
         (max) or 0 (sum) outside the input, and a prologue's value is replaced by them there."""
-        view, _, in_strides, _ = view_parts
-        nd = len(windows)
         for d, (_, s, p, _) in enumerate(windows):
             start = f"i{2 + d} * {s}" if s != 1 else f"i{2 + d}"
             self.out(f"start{d} = {f'{start} - {p}' if p else start}")
@@ -238,34 +264,188 @@ class _PoolWriter(AnchorWriter):
         hoisted: dict[str, str] = {}   # the prologue's loads that do not vary over the window: load text -> name
         loop = "tl.static_range" if prod(w[0] for w in windows) <= UNROLL_LIMIT else "range"
         with ExitStack() as loops:
-            for d, (k, _, p, dil) in enumerate(windows):
-                loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
-                step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
-                self.out(f"p{d} = start{d} + {step}")
-                # a window leaves the input only through padding, or at the end in ceil mode
-                inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
-                prev = f"m{d - 1}" if d else "xmask"
-                self.out(f"m{d} = {' & '.join([prev] + inside)}")
-            other = 'float("-inf")' if pool.kind == "max" else "0.0"
-            if self.prologue:
-                value = self._window_prologue(nd, f"m{nd - 1}", hoisted)
-                if any(p for _, _, p, _ in windows) or pool.ceil_mode:
-                    self.out(f"v = tl.where(m{nd - 1}, {value}.to({acc}), {other})  # padding: outside the prologue")
-                else:
-                    self.out(f"v = {value}.to({acc})")
-            else:
-                offs = ["base"]
-                for d in range(nd):
-                    st = self.sizes.text(in_strides[2 + d])
-                    offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
-                ptr = self.pointer(view.base)
-                self.out(f"v = tl.load({ptr} + ({' + '.join(offs)}), mask=m{nd - 1}, other={other}).to({acc})")
-            if pool.kind == "max":
-                self.out("acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch")
-            else:
-                self.out("acc = acc + v")
+            for d in range(len(windows)):
+                self._window_step(pool, windows, in_sizes, d, loops, loop)
+            self._window_value(pool, windows, view_parts, acc, hoisted)
+            self._combine(pool, "acc", "v", "  # NaN propagates, as in torch")
         self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
                                              for text, name in hoisted.items()]
+
+    def _window_value(self, pool: Pool, windows, view_parts, acc: str, hoisted: dict[str, str],
+                      full_tile: bool = False) -> None:
+        """v: the input at the window position p0.. (under mask m<last>), or the prologue computed there; outside
+        the input -inf (max) or 0 (sum). `full_tile`: the offset broadcast to the tile (the sliding schedule's row
+        position is one per program)."""
+        view, _, in_strides, _ = view_parts
+        nd = len(windows)
+        other = 'float("-inf")' if pool.kind == "max" else "0.0"
+        if self.prologue:
+            value = self._window_prologue(nd, f"m{nd - 1}", hoisted)
+            if any(p for _, _, p, _ in windows) or pool.ceil_mode:
+                self.out(f"v = tl.where(m{nd - 1}, {value}.to({acc}), {other})  # padding: outside the prologue")
+            else:
+                self.out(f"v = {value}.to({acc})")
+        else:
+            offs = ["base"]
+            for d in range(nd):
+                st = self.sizes.text(in_strides[2 + d])
+                offs.append(f"p{d}" if st == "1" else f"p{d} * {st}")
+            offset = " + ".join(offs)
+            ptr = self.pointer(view.base)
+            self.out(f"v = tl.load({ptr} + ({self.full_tile(offset) if full_tile else offset}), mask=m{nd - 1}, "
+                     f"other={other}).to({acc})")
+
+    def _combine(self, pool: Pool, acc: str, v: str, note: str = "") -> None:
+        """acc = max(acc, v) (NaN propagating, as torch's max) or acc + v."""
+        if pool.kind == "max":
+            self.out(f"{acc} = tl.where(({v} > {acc}) | ({v} != {v}), {v}, {acc}){note}")
+        else:
+            self.out(f"{acc} = {acc} + {v}")
+
+    # --- the sliding schedule (ROWS > 1) ---------------------------------------------------------------------
+
+    def _write_sliding(self, pool: Pool, space, windows, view_parts, acc: str) -> GeneratedKernel:
+        """ROWS output rows along the second-to-last axis per program (module docstring): the input rows they read
+        are loaded once each, reduced along the last axis, and folded into every output row that reads them."""
+        nd, rank, n = len(windows), len(space), self.schedule.ROWS
+        if nd < 2:
+            raise CodegenUnsupported(f"{pool.name}: ROWS={n} slides along the second-to-last spatial axis, which a "
+                                     "1-d pool has not")
+        kh, sh, _, dh = windows[-2]
+        read = sliding_rows(n, kh, sh, dh)
+        if len(read) * windows[-1][0] > SLIDE_LOAD_LIMIT:
+            raise CodegenUnsupported(f"{pool.name}: ROWS={n} unrolls {len(read) * windows[-1][0]} loads per step of "
+                                     f"the window (at most {SLIDE_LOAD_LIMIT})")
+        n_outer = product(space[:-2])
+        if n_outer is None:
+            raise CodegenUnsupported("output rows are not a product of sizes")
+        rows, cols = tile_shape(pool, self.schedule.XBLOCK)
+        self.sliding = True
+        self._slide_tile(rank, space, n_outer)
+        if not self.prologue:  # else the window's values are computed, not loaded
+            self._input_base(*view_parts)
+        in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
+        self._slide_window(pool, windows, in_sizes, view_parts, acc, read)
+        self.full_mask = "omask"
+        for r in range(n):
+            self._slide_output(pool, windows, in_sizes, space, acc, r)
+        shape_text = " x ".join(self.sizes.host(e) for e in space)
+        doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. A YBLOCK x XBLOCK tile of "
+               f"(rows x last axis) in each of {n} consecutive output rows along axis {rank - 2} per program; each "
+               "input row they read is loaded once, reduced along the last axis, and folded into the rows that "
+               "read it.")
+        grid = (GridAxis(((n_outer, rows), (space[-2], n))), one_dim(space[-1], cols))
+        return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], grid)
+
+    def _slide_tile(self, rank: int, space, n_outer) -> None:
+        """yindex: the tile's rows (n, c, o_1.. before the sliding axis), unravelled; row0: the program's first
+        output row along the sliding axis (one per program); i<last>: its columns."""
+        n = self.schedule.ROWS
+        pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
+        self.out(f"groups = ({self.sizes.text(space[-2])} + {n - 1}) // {n}  # programs along axis {rank - 2}, "
+                 f"{n} output rows each")
+        self.out(f"yindex = ({pid.format(0)} // groups) * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, ..")
+        self.out(f"row0 = ({pid.format(0)} % groups) * {n}  # the program's first output row along axis {rank - 2}")
+        self.out(f"i{rank - 1} = {pid.format(1)} * XBLOCK + tl.arange(0, XBLOCK)[None, :]  # the last output axis")
+        self.out(f"xmask = (yindex < {self.sizes.text(n_outer)}) & (i{rank - 1} < {self.sizes.text(space[-1])})")
+        self.coords = {k: f"i{k}" for k in range(rank)}
+        self.flat_index = "xindex"
+        self.tile = "[YBLOCK, XBLOCK]"
+        self.unravel(list(range(rank - 2)), space[:-2], "yindex")
+        if rank == 4:  # two spatial axes: the row is n·C + c itself
+            self.out("q2 = yindex")
+
+    def _slide_window(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str, read) -> None:
+        """acc<r> for each output row r: its window's max or sum. The outer window axes (a 3-d pool's depth) loop as
+        in `_reduce_window`; inside, each input row of `read` is loaded once along the last axis's window into h,
+        which then folds into the output rows that read it. Its position p<row> is one per program; it is masked
+        against the input's end always (the last program's rows past the output read past it)."""
+        nd, n = len(windows), self.schedule.ROWS
+        row, col = nd - 2, nd - 1
+        for d in (*range(row), col):
+            _, s, p, _ = windows[d]
+            start = f"i{2 + d} * {s}" if s != 1 else f"i{2 + d}"
+            self.out(f"start{d} = {f'{start} - {p}' if p else start}")
+        _, s, p, _ = windows[row]
+        top = f"row0 * {s}" if s != 1 else "row0"
+        self.out(f"top = {f'{top} - {p}' if p else top}  # the first input row the program reads along axis {2 + row}")
+        outer = row > 0
+        init = 'float("-inf")' if pool.kind == "max" else "0.0"
+        if outer:  # the accumulators cross the outer loop
+            for r in range(n):
+                self.out(f"acc{r} = tl.full([YBLOCK, XBLOCK], {init}, {acc})")
+        hoist_at = len(self.out.lines)
+        hoisted: dict[str, str] = {}
+        loop = "tl.static_range" if prod(w[0] for w in windows[:row]) * len(read) * windows[col][0] <= \
+            SLIDE_LOAD_LIMIT else "range"
+        with ExitStack() as loops:
+            for d in range(row):
+                self._window_step(pool, windows, in_sizes, d, loops, loop)
+            started: set[int] = set()
+            for j, users in read:
+                self.out(f"p{row} = top + {j}" if j else f"p{row} = top")
+                low = [f"(p{row} >= 0)"] if p else []
+                inside = " & ".join(low + [f"(p{row} < {in_sizes[row]})"])
+                self.out(f"m{row} = {f'm{row - 1}' if row else 'xmask'} & ({inside})  # input row {j}: output rows "
+                         f"{', '.join(map(str, users))}")
+                self._slide_columns(pool, windows, in_sizes, view_parts, acc, hoisted)
+                for r in users:
+                    if outer or r in started:
+                        self._combine(pool, f"acc{r}", "h")
+                    else:
+                        self.out(f"acc{r} = h")
+                    started.add(r)
+        self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
+                                             for text, name in hoisted.items()]
+
+    def _window_step(self, pool: Pool, windows, in_sizes: list[str], d: int, loops: ExitStack, loop: str) -> None:
+        """Window axis d: its loop, position p<d> and mask m<d> (inside the loops of the axes before it)."""
+        k, _, p, dil = windows[d]
+        loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
+        step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
+        self.out(f"p{d} = start{d} + {step}")
+        # a window leaves the input only through padding, or at the end in ceil mode
+        inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
+        self.out(f"m{d} = {' & '.join([f'm{d - 1}' if d else 'xmask'] + inside)}")
+
+    def _slide_columns(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str,
+                       hoisted: dict[str, str]) -> None:
+        """h: one input row's reduction over the last axis's window (its first element, then the rest unrolled)."""
+        nd = len(windows)
+        col = nd - 1
+        k, _, p, dil = windows[col]
+        inside = ([f"(p{col} >= 0)"] if p else []) + ([f"(p{col} < {in_sizes[col]})"] if p or pool.ceil_mode else [])
+        # the column's bounds grouped: the same in every input row, computed once (common subexpressions)
+        mask = f"m{col - 1} & ({' & '.join(inside)})" if len(inside) > 1 else " & ".join([f"m{col - 1}"] + inside)
+        self.out(f"p{col} = start{col}")
+        self.out(f"m{col} = {mask}")
+        self._window_value(pool, windows, view_parts, acc, hoisted, full_tile=True)
+        self.out("h = v")
+        if k > 1:
+            with self.out.block(f"for k{col} in tl.static_range(1, {k}):"):
+                self.out(f"p{col} = start{col} + {f'k{col} * {dil}' if dil != 1 else f'k{col}'}")
+                self.out(f"m{col} = {mask}")
+                self._window_value(pool, windows, view_parts, acc, hoisted, full_tile=True)
+                self._combine(pool, "h", "v")
+
+    def _slide_output(self, pool: Pool, windows, in_sizes: list[str], space, acc: str, r: int) -> None:
+        """Output row r of the program: its coordinates, value (acc<r>, or divided), epilogue and store."""
+        rank = len(space)
+        row = rank - 2
+        oh, last = self.sizes.text(space[-2]), self.sizes.text(space[-1])
+        self.out(f"i{row} = row0 + {r}" if r else f"i{row} = row0")
+        self.out(f"omask = xmask & (i{row} < {oh})")
+        self.out(f"xindex = (yindex * {oh} + i{row}) * {last} + i{rank - 1}  # the flat output position")
+        value = f"acc{r}"
+        if pool.kind == "avg":
+            _, s, p, _ = windows[-2]
+            start = f"i{row} * {s}" if s != 1 else f"i{row}"
+            self.out(f"start{row - 2} = {f'{start} - {p}' if p else start}")
+            value = f"acc{r} / {self._divisor(pool, windows, in_sizes, acc)}"
+        self.out(f"v_{pool.name} = {value}  # {pool.describe()}, output row {r} of the program")
+        self.loads = {}   # the epilogue's loads: this row's own
+        self.compute_epilogue()
+        self.store_outputs(space)
 
     def _check_prologue(self, pool: Pool, in_shape: list) -> None:
         """The pool reads a prologue member, all members of one shape, which is the pool input's without its size-1
@@ -336,9 +516,15 @@ class _PoolWriter(AnchorWriter):
         return render
 
     def tile_axes(self) -> list[list[str]]:
-        """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex."""
+        """Rows vary with the unravelled coordinates and yindex, columns with the last axis; both with xindex. In
+        the sliding schedule the second-to-last axis (i<rank - 2>, p<nd - 2>) is one per program, and base (n, c)
+        varies along rows."""
         rank = len(self.anchor.out.shape)
         nd = rank - 2  # a prologue's window positions p<d> vary like the output axis they step along
+        if getattr(self, "sliding", False):
+            return [[f"i{k}" for k in range(rank - 2)] + [f"p{d}" for d in range(nd - 2)] + ["yindex", "xindex"]
+                    + (["base"] if getattr(self, "base_varies", False) else []),
+                    [f"i{rank - 1}", f"p{nd - 1}", "xindex"]]
         return [[f"i{k}" for k in range(rank - 1)] + [f"p{d}" for d in range(nd - 1)] + ["yindex", "xindex"],
                 [f"i{rank - 1}", f"p{nd - 1}", "xindex"]]
 

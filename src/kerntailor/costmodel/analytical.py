@@ -14,6 +14,12 @@ Each term, with where its number comes from:
   (`search.families.padding_factor`). A matrix problem whose ISA has no matrix instructions
   (`IsaFacts.matrix_instr_count == 0`) runs at the vector rate instead: compute x matrix peak / vector peak
   (the dtype's vector rate, else fp32's: Triton upcasts 16-bit arithmetic outside `tl.dot`).
+- instruction issue (compute): a family that issues more vector instructions than its FLOPs say
+  (`SpaceFamily.lane_ops`: a pool's masked window loads and combines) runs no faster than lane_ops /
+  (ISSUE_LANES_PER_CLK_PER_CU x CUs x clock); compute is the larger of that and the FLOPs' term. The rate [U]:
+  AMD CDNA 4 SIMDs x 16 lanes per clock, NVIDIA 4 sub-partitions x 32 lanes per clock; the counts per window
+  element are search/families.py's (POOL_LOAD_OPS, POOL_COMBINE_OPS). A pool whose neighbouring output rows
+  share input rows (ROWS > 1) loads each of them once, so it predicts faster than one row per program there.
 - traffic (memory): the compulsory bytes (or the candidate's own `bytes_moved` if larger), plus
   * gemm operand re-reads: programs that run at once share A and B tiles through L2, so each wave of
     programs reads (r x BLOCK_M + c x BLOCK_N) x K elements, r x c being the block of output tiles the wave
@@ -92,6 +98,7 @@ MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
 SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial (a split's: split-K or split rows) written and read back once
 L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
+ISSUE_LANES_PER_CLK_PER_CU = {"amd": 64, "nvidia": 128}
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ class Prediction:
 
     seconds: float                # math.inf when the candidate cannot launch on the target
     floor_seconds: float          # roofline floor of the work (no launch overhead)
-    compute_seconds: float        # floor compute x padding (x matrix / vector rate without matrix instrs)
+    compute_seconds: float        # floor compute x padding (x matrix / vector rate without matrix instrs), or issue
     memory_seconds: float         # traffic / bandwidth x occupancy penalty
     l2_seconds: float             # gemm operand tiles streamed from L2 / L2 bandwidth (0 for other families)
     traffic_bytes: float          # compulsory + re-reads + split-K partials + spills
@@ -246,6 +253,10 @@ class AnalyticalModel:
             vector = vectors.get(floor.rate_dtype) or vectors.get("fp32", 0.0)
             if vector > 0:
                 compute *= max(1.0, floor.peak_flops / vector)
+        lane_ops = fam.lane_ops(config, sizes)
+        if lane_ops:
+            compute = max(compute, lane_ops / (ISSUE_LANES_PER_CLK_PER_CU[t.vendor] * t.compute_units
+                                               * t.clock_mhz * 1e6))
 
         traffic = candidate.traffic_floor()
         l2 = 0.0

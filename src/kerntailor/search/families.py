@@ -7,7 +7,8 @@
 
 Each family is one `SpaceFamily` entry (SPACE_FAMILIES at the end): its space, its known-good seeds, and what a
 Config of it implies for the cost model (programs, loop trips, padding, the values a program holds, its LDS, the
-launches and partials of a split); nothing here, nor in the cost model, switches on a family name.
+launches and partials of a split, the vector instructions it issues beyond its FLOPs); nothing here, nor in the cost
+model, switches on a family name.
 
 Rules every family shares (sources in brackets):
 - threads per block = num_warps x warp size <= 1024 (CUDA's limit and HIP's default flat work-group
@@ -454,13 +455,46 @@ def scan_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:
     return Space("scan", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)), dtype_key(dtype))
 
 
-def pool_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
-    """One program per XBLOCK output elements, each looping over its window. Knobs: XBLOCK, num_warps."""
+POOL_ROWS = (1, 2, 4, 8)   # a pool's output rows per program (codegen/pool.py's PoolSchedule.ROWS)
+SLIDE_LOAD_LIMIT = 128     # ROWS > 1: unrolled loads of one step of the outer window (input rows x last-axis window)
+# vector instructions per window element of a pool (lane-ops): a masked load (its address, the mask's bounds, the
+# load, the upcast) and a combine (max: two compares, an or, a select; a sum: one add). Counted by hand from the
+# generated kernels, rough [U]; the 16-load window of KernelBench 42 (MaxPool2d 4x4 stride 1 on 32x64x512x512
+# fp32) then predicts 3.1 ms on an H200 where 3.56 ms were measured, against a memory floor of 0.96 ms
+POOL_LOAD_OPS = 8
+POOL_COMBINE_OPS = 4
+
+
+def sliding_rows(rows: int, kernel: int, stride: int, dilation: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The input rows `rows` consecutive output rows of a pool read along one axis, relative to the first one's
+    window start, each with the output rows that read it: ((row, (output rows..)), ..), rows read by none left
+    out (a stride beyond the window skips some)."""
+    users: dict[int, list[int]] = {}
+    for r in range(rows):
+        for i in range(kernel):
+            users.setdefault(r * stride + i * dilation, []).append(r)
+    return tuple((j, tuple(users[j])) for j in sorted(users))
+
+
+def _slides(KH: int, SH: int, DH: int) -> bool:
+    """Whether neighbouring output rows share input rows (the window along them is longer than its stride)."""
+    return KH > 1 and SH < (KH - 1) * DH + 1
+
+
+def pool_space(target: Target, *, numel: int, dtype: str = "fp32", window: int = 1, KW: int = 1, KH: int = 1,
+               SH: int = 1, DH: int = 1, OH: int = 1) -> Space:
+    """XBLOCK output elements (a rows x last-axis tile) per program, each looping over its window; with ROWS > 1,
+    ROWS such tiles of consecutive output rows along the second-to-last axis, which load each input row they share
+    once (offered where the window along those rows (KH, stride SH, dilation DH) overlaps, up to the OH output rows
+    and SLIDE_LOAD_LIMIT unrolled loads). Knobs: XBLOCK, ROWS, num_warps (+ waves_per_eu on AMD)."""
+    rows = tuple(r for r in POOL_ROWS if r == 1 or (_slides(KH, SH, DH) and r <= next_power_of_two(OH)
+                                                     and len(sliding_rows(r, KH, SH, DH)) * KW <= SLIDE_LOAD_LIMIT))
     knobs = [Knob("XBLOCK", power_of_two_range(128, min(1024, max(128, next_power_of_two(numel))))),
-             Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
+             Knob("ROWS", rows), Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
     constraints = _common_constraints(target) + _tile_constraints(
-        target, lambda v: v["XBLOCK"], ("XBLOCK", "num_warps"), dtype)
-    return Space("pool", tuple(knobs), tuple(constraints), target.name, (("numel", numel),), dtype_key(dtype))
+        target, lambda v: v["XBLOCK"] * v["ROWS"], ("XBLOCK", "ROWS", "num_warps"), dtype)
+    sizes = {"numel": numel, "window": window, "KW": KW, "KH": KH, "SH": SH, "DH": DH, "OH": OH}
+    return Space("pool", tuple(knobs), tuple(constraints), target.name, tuple(sizes.items()), dtype_key(dtype))
 
 
 # --- what a Config implies ---------------------------------------------------------------------------------
@@ -483,6 +517,15 @@ def _flat_programs(config: Config, sizes: Mapping[str, int]) -> int:
 
 def _flat_padding(config: Config, sizes: Mapping[str, int]) -> float:
     return _pad(sizes["numel"], config["XBLOCK"])
+
+
+def _pool_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return math.ceil(sizes["numel"] / (config["XBLOCK"] * config.get("ROWS", 1)))
+
+
+def _pool_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    """The XBLOCK tiles' masked lanes, and ROWS > 1's output rows past the last (OH rows in groups of ROWS)."""
+    return _pad(sizes["numel"], config["XBLOCK"]) * _pad(sizes.get("OH", 1), config.get("ROWS", 1))
 
 
 def _row_programs(config: Config, sizes: Mapping[str, int]) -> int:
@@ -567,6 +610,33 @@ def _row_tile(config: Config, sizes: Mapping[str, int]) -> int:
     return config["XBLOCK"] * config.get("RBLOCK", 1)
 
 
+def _pool_tile(config: Config, sizes: Mapping[str, int]) -> int:
+    """A pool's ROWS accumulators of XBLOCK outputs each."""
+    return config["XBLOCK"] * config.get("ROWS", 1)
+
+
+def _no_lane_ops(config: Config, sizes: Mapping[str, int]) -> float:
+    return 0.0
+
+
+def _pool_lane_ops(config: Config, sizes: Mapping[str, int]) -> float:
+    """Vector instructions x lanes a pool issues (POOL_LOAD_OPS per window load, POOL_COMBINE_OPS per max or
+    add). One output row per program: each output loads its window. ROWS > 1 (codegen/pool.py): per step of the
+    outer window, each input row the ROWS rows read (`sliding_rows`) is loaded once (KW loads, KW - 1 combines)
+    and each output row folds in its KH of them. 0 where the sizes do not say the window (the roofline decides)."""
+    window, rows = sizes.get("window", 0), config.get("ROWS", 1)
+    if not window:
+        return 0.0
+    if rows == 1:
+        per_output = window * (POOL_LOAD_OPS + POOL_COMBINE_OPS)
+    else:
+        kh, kw = sizes["KH"], sizes["KW"]
+        read = len(sliding_rows(rows, kh, sizes["SH"], sizes["DH"]))
+        per_step = read * kw * POOL_LOAD_OPS + (read * (kw - 1) + rows * kh) * POOL_COMBINE_OPS
+        per_output = window / (kh * kw) * per_step / rows
+    return sizes["numel"] * per_output
+
+
 def _attention_tile(config: Config, sizes: Mapping[str, int]) -> int:
     """The fp32 accumulator (BLOCK_M x Dv, padded) and scores (BLOCK_M x BLOCK_N): attention_space's budget."""
     return config["BLOCK_M"] * (next_power_of_two(max(16, sizes["Dv"])) + config["BLOCK_N"])
@@ -610,6 +680,9 @@ class SpaceFamily:
     tile_values: SizesRule = _row_tile               # values a program holds (registers ~ 16 + 2 per thread's value)
     lds: LdsRule = _no_lds                           # (config, sizes, target, dtype) -> LDS bytes per block
     split: SizesRule = _no_split                     # -> Split: launches and partials a split adds
+    # vector instructions x lanes beyond the roofline's FLOPs, where the kernel issues more than it computes (a
+    # pool's window loads): the cost model's instruction-issue bound
+    lane_ops: SizesRule = _no_lane_ops
     # a C = A @ B tiling (BLOCK_M x BLOCK_N x BLOCK_K over sizes M, N, K): the cost model fits its registers to
     # the accumulator and operand tiles, and adds the operands' L2 feed and re-reads (tile_values unused)
     matrix_tiles: bool = False
@@ -622,7 +695,8 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds,
                 lds=_gemm_lds, split=_gemm_split, matrix_tiles=True),
     SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),
-    SpaceFamily("pool", pool_space, _flat_programs, padding=_flat_padding),
+    SpaceFamily("pool", pool_space, _pool_programs, padding=_pool_padding, tile_values=_pool_tile,
+                lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
                 seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
     SpaceFamily("library", library_space, None),

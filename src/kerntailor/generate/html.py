@@ -3,7 +3,9 @@
 What a person opens in a browser, from a file, with no server and no script: the roofline of the target (its
 ceilings, every candidate the report keeps as a point, the winner, eager and torch.compile marked), the speed-ups
 against eager and torch.compile, the ISA facts of each kernel, and the referee's verdict with its checks. The
-charts are drawn by matplotlib (Agg) and embedded as inline SVG, so the page is one self-contained file.
+charts are drawn by matplotlib (Agg) and embedded as inline SVG, so the page is one self-contained file. The
+parts every page shares (style, tagged numbers, tables, charts) are in kerntailor/htmlpage.py, which profile's
+page (profiling/html.py) uses too; `write_html` writes any of them.
 
 Every number the page shows that report.json (or bench.json) holds is wrapped in an element carrying
 `data-key` (its path in the document, slashes between keys and list indices, as in a JSON pointer: bench's keys
@@ -17,95 +19,15 @@ a core install keeps working; it is imported only when a page is written.
 
 from __future__ import annotations
 
-import html
-import io
 import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from kerntailor.generate.report import config_text, place
+from kerntailor.htmlpage import esc, num, page, ratio, svg, table, us, us_field
 
 log = logging.getLogger(__name__)
-
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #1b1b1b; }
-h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f2f2f2; } .num { text-align: right; font-variant-numeric: tabular-nums; }
-.label { color: #555; font-size: 12px; } .pass { color: #0a7a2f; font-weight: bold; }
-.fail { color: #b00020; font-weight: bold; } .chart svg { max-width: 100%; height: auto; }
-.check { display: inline-block; margin: 2px; padding: 1px 6px; border-radius: 3px; background: #e3f3e6; }
-.check.failed { background: #f9d6dc; }
-"""
-
-
-# ---- values that carry their key ------------------------------------------------------------------------------
-
-def num(key: str, value, text: str | None = None) -> str:
-    """`value` (a number from the document at path `key`) as an element the test can read back."""
-    if value is None:
-        return "-"
-    shown = text if text is not None else _plain(value)
-    return (f'<span data-key="{html.escape(key)}" data-value="{html.escape(json.dumps(value))}">'
-            f"{html.escape(shown)}</span>")
-
-
-def _plain(value) -> str:
-    if isinstance(value, bool) or not isinstance(value, float):
-        return str(value)
-    return f"{value:.4g}"
-
-
-def us(key: str, seconds) -> str:
-    """A time held in seconds, shown in microseconds."""
-    return "-" if seconds is None else num(key, seconds, f"{seconds * 1e6:.1f} us")
-
-
-def us_field(key: str, micro) -> str:
-    """A time held in microseconds."""
-    return "-" if micro is None else num(key, micro, f"{micro:.1f} us")
-
-
-def ratio(key: str, value) -> str:
-    return "-" if value is None else num(key, value, f"{value:.2f}x")
-
-
-def esc(text) -> str:
-    return html.escape("" if text is None else str(text))
-
-
-def table(head: list[str], rows: list[list[str]]) -> str:
-    """An HTML table; cells are HTML already (escape text with `esc`)."""
-    top = "".join(f"<th>{h}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{top}</tr>{body}</table>"
-
-
-def page(title: str, body: list[str]) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
-
-
-# ---- charts ---------------------------------------------------------------------------------------------------
-
-def _svg(draw: Callable, size: tuple[float, float]) -> str:
-    """The figure `draw(ax)` fills, as inline SVG. matplotlib is imported here, only when a page is drawn; a
-    Figure without pyplot leaves the caller's backend and figures alone."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    # stable element ids (the same report gives the same page); text as text, in the browser's sans-serif
-    with matplotlib.rc_context({"svg.hashsalt": "kerntailor", "svg.fonttype": "none"}):
-        fig = Figure(figsize=size)
-        ax = fig.subplots()
-        draw(ax)
-        fig.tight_layout()
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    text = buf.getvalue()
-    return '<div class="chart">' + text[text.index("<svg"):] + "</div>"
 
 
 def roofline_points(report: dict) -> list[dict]:
@@ -174,7 +96,7 @@ MARKS = {"candidate": ("o", "#7a8aa0", 30), "winner": ("*", "#d62728", 220), "ea
          "compile": ("D", "#2a9d4a", 60)}
 
 
-def roofline_svg(report: dict) -> str:
+def rooflinesvg(report: dict) -> str:
     """The roofline chart (log-log, FLOP/s against FLOP/byte) at the problem's arithmetic intensity (its FLOPs
     over its fewest bytes); a note where the FLOPs or bytes are not known."""
     cost = report.get("cost") or {}
@@ -214,10 +136,10 @@ def roofline_svg(report: dict) -> str:
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
 
-    return _svg(draw, (10, 6))
+    return svg(draw, (10, 6))
 
 
-def speedup_svg(bars: list[tuple[str, float]], title: str) -> str:
+def speedupsvg(bars: list[tuple[str, float]], title: str) -> str:
     """Horizontal bars of speed-ups (a line at 1.0: faster on its right)."""
     if not bars:
         return ""
@@ -236,7 +158,7 @@ def speedup_svg(bars: list[tuple[str, float]], title: str) -> str:
             ax.text(v, i, f" {v:.2f}x", va="center", fontsize=7)
         ax.grid(True, axis="x", alpha=0.3)
 
-    return _svg(draw, (10, max(1.6, 0.28 * len(bars) + 1.0)))
+    return svg(draw, (10, max(1.6, 0.28 * len(bars) + 1.0)))
 
 
 # ---- generate's report ----------------------------------------------------------------------------------------
@@ -258,7 +180,7 @@ def render_html(report: dict) -> str:
                     f"{esc(floor.get('bound'))}-bound <span class='label'>({esc(floor.get('label'))}; "
                     f"{esc(floor.get('bandwidth'))})</span>. FLOPs {num('cost/flops', cost.get('flops'))}, "
                     f"fewest bytes {num('cost/min_bytes', cost.get('min_bytes'))}.</p>")
-    body += ["<h2>Roofline</h2>", roofline_svg(report)]
+    body += ["<h2>Roofline</h2>", rooflinesvg(report)]
     body += _speedups(report)
     body += _kernels(report)
     body += _verdict(report.get("verdict"))
@@ -291,7 +213,7 @@ def _speedups(report: dict) -> list[str]:
         out.append("<p>Speed-ups, measured: vs eager "
                    f"{ratio('verdict/timing/speedup_vs_eager', timing.get('speedup_vs_eager'))}, vs torch.compile "
                    f"{ratio('verdict/timing/speedup_vs_compile', timing.get('speedup_vs_compile'))}.</p>")
-        out.append(speedup_svg(bars, f"Speed-up of the chosen kernel, measured on {timing.get('device_name')}"))
+        out.append(speedupsvg(bars, f"Speed-up of the chosen kernel, measured on {timing.get('device_name')}"))
         return out
     if not baselines:
         return ["<h2>Times and speed-ups</h2><p>No baselines in this report.</p>"]
@@ -310,7 +232,7 @@ def _speedups(report: dict) -> list[str]:
     out.append(table([f"what ({esc(label)})", "time", "kernels", "vs this kernel (predicted)"], cells))
     bars = [(f"vs {n} (predicted)", baselines[f"speedup_vs_{k}"]) for n, k in (("eager", "eager"),
             ("torch.compile", "compile")) if baselines.get(f"speedup_vs_{k}")]
-    out.append(speedup_svg(bars, f"Speed-up of the chosen kernel, {label}"))
+    out.append(speedupsvg(bars, f"Speed-up of the chosen kernel, {label}"))
     return out
 
 
@@ -400,13 +322,13 @@ def render_bench_html(result: dict) -> str:
                                                                          predicted)):
         bars = [(r["problem"], r[f"{base}_us"] / r["time_us"]) for r in rows
                 if r.get("time_us") and r.get(f"{base}_us")]
-        body.append(speedup_svg(bars, f"against {name} ({label}); our times: {'; '.join(labels)}"))
-    body.append(_bench_floor_svg(rows))
+        body.append(speedupsvg(bars, f"against {name} ({label}); our times: {'; '.join(labels)}"))
+    body.append(_bench_floorsvg(rows))
     body += ["<h2>Problems</h2>", _bench_rows(rows), "<h2>Summary</h2>", _bench_summary(result.get("summary") or {})]
     return page(title, body)
 
 
-def _bench_floor_svg(rows: list[dict]) -> str:
+def _bench_floorsvg(rows: list[dict]) -> str:
     """Each problem's time against its roofline floor (log-log; the diagonal is the floor)."""
     pts = [(r["floor_us"], r["time_us"], r["status"]) for r in rows if r.get("floor_us") and r.get("time_us")]
     if not pts:
@@ -428,7 +350,7 @@ def _bench_floor_svg(rows: list[dict]) -> str:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
 
-    return _svg(draw, (7, 5))
+    return svg(draw, (7, 5))
 
 
 def _bench_rows(rows: list[dict]) -> str:

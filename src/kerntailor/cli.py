@@ -174,27 +174,46 @@ def profile(
     dtype: Dtype | None = typer.Option(None, "--dtype", help=DTYPE_HELP),
     top: int = typer.Option(5, "--top", min=1, help="how many of the hottest groups to show (and write with --out)"),
     out: Path | None = typer.Option(None, "--out", callback=lambda p: None if p is None else check_out_dir(p),
-                                    help="write each of the top groups here as a problem file `generate` takes"),
+                                    help="write each of the top groups here as a problem file `generate` takes, "
+                                         "and the profile as profile.json and profile.html"),
     json_out: bool = typer.Option(False, "--json", help="print the profile as one JSON document"),
 ) -> None:
     """Where MODEL's time goes on TARGET, per fusion group and module, and what each group could gain.
 
     PREDICTED: eager time (one kernel per ATen op) and each group's roofline floor on the target, from the
     cost model. Measured profiling (torch.profiler on the target GPU) needs the GPU and is not built yet."""
+    from kerntailor.generate.report import stamp
     from kerntailor.profiling import profile_problem
     from kerntailor.profiling.render import profile_dict, profile_table, written_lines
 
     report = profile_problem(model, target, dtype=value(dtype), top=top, out_dir=out)
+    doc = stamp(profile_dict(report))
+    written = _write_profile(doc, out) if out is not None else []
+    lines = written_lines(report) + ([f"wrote {' and '.join(map(str, written))}"] if written else [])
     if json_out:
-        from kerntailor.generate.report import stamp
-
-        print_json(stamp(profile_dict(report)))
-        for line in written_lines(report):
+        page = next((str(p) for p in written if p.suffix == ".html"), None)
+        print_json({**doc, "profile_json": str(written[0]) if written else None, "profile_html": page})
+        for line in lines:
             say(line)
         return
     _print_table(profile_table(report, top))
-    for line in written_lines(report):
+    for line in lines:
         typer.echo(line)
+
+
+def _write_profile(doc: dict, out: Path) -> list[Path]:
+    """profile.json and profile.html (the latter only with matplotlib, the `report` extra: generate/html.py's
+    write_html says so in one line) in `out`; the paths written."""
+    import json
+
+    from kerntailor.generate.html import write_html
+    from kerntailor.generate.report import place
+    from kerntailor.profiling.html import render_profile_html
+
+    doc = json.loads(json.dumps(doc, default=str))
+    place(out / "profile.json", json.dumps(doc, indent=2))
+    page = out / "profile.html"
+    return [out / "profile.json"] + ([page] if write_html(page, render_profile_html, doc) else [])
 
 
 @app.command()

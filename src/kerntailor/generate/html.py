@@ -392,13 +392,18 @@ def write_html(path: Path, render: Callable[[dict], str], document: dict) -> boo
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m kerntailor.generate.html DOC.json OUT.html`: the page of a report.json or a bench.json (one with
-    "rows"), as generate and bench write it; how the committed examples are rewritten."""
+    """`python -m kerntailor.generate.html DOC.json OUT.html`: the page of a report.json, a bench.json (one with
+    "rows") or a profile.json (one with "groups"), as generate, bench and profile write it; how the committed
+    examples are rewritten."""
     import sys
+
+    from kerntailor.profiling.html import render_profile_html
 
     source, target = (argv if argv is not None else sys.argv[1:])
     document = json.loads(Path(source).read_text())
-    write_html(Path(target), render_bench_html if "rows" in document else render_html, document)
+    render = (render_bench_html if "rows" in document else render_profile_html if "groups" in document
+              else render_html)
+    write_html(Path(target), render, document)
 
 
 if __name__ == "__main__":

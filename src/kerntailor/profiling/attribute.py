@@ -17,6 +17,7 @@ Without the target GPU every number is predicted (baselines.py's model, labelled
   below its floor where it is split off from one eager op (its gain is then negative, and shown so).
 - a group's floor: its roofline floor on the target at its compulsory bytes (outside inputs read once, outputs
   that others read written once) and its FLOPs, no launch cost.
+- roofline share: the group's floor over its eager time, the share of the roofline rate its eager ops reach.
 - gain (Amdahl): what the whole model saves if this group alone ran at its floor, as a share of the model's
   eager time, and the whole model's speed-up T / (T - eager_g + floor_g).
 
@@ -56,6 +57,7 @@ class GroupProfile:
     share: float                  # of the whole model's predicted eager time
     gain_share: float             # Amdahl: the model's eager time saved if this group ran at its floor, as a share
     amdahl_speedup: float         # the whole model's speed-up if this group ran at its floor
+    roofline_share: float         # floor over eager time: the share of the roofline rate its eager ops reach
     problem_file: str | None = None
 
 
@@ -119,7 +121,8 @@ def _row(g, traced: TracedCapture, origin: dict[str, str], k, floor, eager_s: fl
     return GroupProfile(g.name, g.family, module, tuple(m if m is not None else UNKNOWN for m in modules), g.nodes,
                         ops, k.flops_matrix + k.flops_vector, k.bytes_read + k.bytes_written, floor.seconds * 1e6,
                         floor.bound, eager_s * 1e6, eager_s / total if total else 0.0,
-                        saved / total if total else 0.0, total / (total - saved) if total - saved > 0 else float("inf"))
+                        saved / total if total else 0.0, total / (total - saved) if total - saved > 0 else float("inf"),
+                        floor.seconds / eager_s if eager_s > 0 else float("nan"))
 
 
 def _common_prefix(paths: list[str]) -> str:

@@ -28,11 +28,16 @@ def _finite(value):
 
 
 def module_label(row: GroupProfile) -> str:
-    """Where the group is in the user's model: the modules its nodes came from (up to three, "(top)" the model's
-    own forward), else the innermost module holding them all."""
-    if len(row.modules) <= 3 or not row.module:
-        return " + ".join(m or "(top)" for m in row.modules)
-    return row.module
+    """Where the group is in the user's model (module_text)."""
+    return module_text(row.modules, row.module)
+
+
+def module_text(modules, module: str) -> str:
+    """The modules a group's nodes came from (up to three, "(top)" the model's own forward), else the innermost
+    module holding them all."""
+    if len(modules) <= 3 or not module:
+        return " + ".join(m or "(top)" for m in modules)
+    return module
 
 
 def profile_table(report: ModelProfile, top: int):
@@ -48,7 +53,7 @@ def profile_table(report: ModelProfile, top: int):
         table.add_column(name, justify="right" if right else "left", no_wrap=name != "ops",
                          overflow="fold")
     for i, r in enumerate(report.groups[:top], 1):
-        table.add_row(str(i), r.name, r.family, module_label(r), _ops(r.ops), _us(r.eager_us), f"{r.share:.1%}",
+        table.add_row(str(i), r.name, r.family, module_label(r), ops_text(r.ops), _us(r.eager_us), f"{r.share:.1%}",
                       _us(r.floor_us), r.bound, f"{r.gain_share:.1%}", f"{r.amdahl_speedup:.3f}")
     rest = report.groups[top:]
     if rest:
@@ -72,6 +77,6 @@ def _us(x: float) -> str:
     return f"{x:,.1f}" if x >= 1 else f"{x:.3f}"
 
 
-def _ops(ops: tuple[str, ...], most: int = 3) -> str:
+def ops_text(ops, most: int = 3) -> str:
     names = [o.removeprefix("aten.").split(".")[0] for o in ops]
     return ", ".join(names[:most]) + (f" +{len(names) - most}" if len(names) > most else "")

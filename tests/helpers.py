@@ -289,8 +289,8 @@ GQA_SIZES = [(2, 2, 40), (1, 2, 16), (1, 1, 21), (2, 2, 25)]
 # ---- report.html / bench.html (kerntailor.generate.html) ----
 
 class Numbers(HTMLParser):
-    """(data-key, data-value, the text shown) of every element carrying a data-key in a report.html or
-    bench.html page (kerntailor.generate.html)."""
+    """(data-key, data-value, the text shown) of every element carrying a data-key in a report.html,
+    bench.html or profile.html page (kerntailor.htmlpage.num)."""
 
     def __init__(self):
         super().__init__()
@@ -318,16 +318,19 @@ def lookup(document, key: str):
 
 
 def shown_value(text: str) -> tuple[float, float]:
-    """The number a cell shows ('3564.1 us', '3.04x', '8.556e+09', '17') and half a unit of its last digit."""
+    """The number a cell shows ('3564.1 us', '3.04x', '8.556e+09', '17', '16.8%': 0.168) and half a unit of its
+    last digit."""
     token = text.split()[0].removesuffix("x")
+    scale = 0.01 if token.endswith("%") else 1.0
+    token = token.removesuffix("%")
     mantissa, _, exponent = token.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    return float(token), 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+    return float(token) * scale, 0.5 * 10.0 ** (int(exponent or 0) - decimals) * scale
 
 
 def check_page_numbers(page: str, document: dict, must: set[str]) -> None:
-    """Every number `page` tags equals the one at its key in `document` (report.json or bench.json), and is shown
-    as that number (to the digits shown); the keys in `must` are among them."""
+    """Every number `page` tags equals the one at its key in `document` (report.json, bench.json or profile.json),
+    and is shown as that number (to the digits shown); the keys in `must` are among them."""
     import pytest
 
     parser = Numbers()

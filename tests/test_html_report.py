@@ -1,10 +1,11 @@
-"""report.html and bench.html (generate/html.py): every number the page shows under a data-key equals the one
-in report.json / bench.json, and headless Chromium (Debian's package; `make setup` installs it where apt-get
-exists) renders the committed examples to a screenshot that is not blank.
+"""report.html and bench.html (generate/html.py) and profile.html (profiling/html.py): every number the page shows
+under a data-key equals the one in report.json / bench.json / profile.json, and headless Chromium (Debian's
+package; `make setup` installs it where apt-get exists) renders the committed examples to a screenshot that is
+not blank.
 
 The examples are the committed ones under benchmarks/data/html_examples/: a measured H200 report, a predicted
-MI300X report and a measured H200 bench result. Skipped without matplotlib (the `report` extra) or, for the
-screenshot, without chromium."""
+MI300X report, a measured H200 bench result and a predicted MI300X profile of a small model. Skipped without
+matplotlib (the `report` extra) or, for the screenshot, without chromium."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ pytest.importorskip("matplotlib", reason="matplotlib (the report extra) not inst
 
 from helpers import check_page_numbers  # noqa: E402
 from kerntailor.generate.html import render_bench_html, render_html, write_html  # noqa: E402
+from kerntailor.profiling.html import render_profile_html  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "html_examples"
 REPORTS = {"h200_measured": "42_Max_Pooling_2D_h200_report.json", "mi300x_predicted": "relu_mi300x_report.json"}
 BENCH = EXAMPLES.parent / "kernelbench_sample8o4_h200_fp32_2026-12-02.json"
+PROFILE = EXAMPLES / "llama_decoder_block_mi300x_profile.json"
+PROFILE_KEYS = ("eager_us", "share", "floor_us", "roofline_share", "gain_share", "amdahl_speedup", "flops", "bytes")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +38,8 @@ def pages() -> dict[str, tuple[str, dict]]:
         out[name] = (render_html(report), report)
     bench = json.loads(BENCH.read_text())
     out["bench"] = (render_bench_html(bench), bench)
+    profile = json.loads(PROFILE.read_text())
+    out["profile"] = (render_profile_html(profile), profile)
     return out
 
 
@@ -65,6 +71,24 @@ def test_bench_page_shows_the_numbers_of_bench_json(pages):
     assert page.count("<svg") == 3
 
 
+def test_profile_page_shows_the_numbers_of_profile_json_under_its_label(pages):
+    page, profile = pages["profile"]
+    check_page_numbers(page, profile, {"eager_us", "eager_kernels", "floor_us"}
+                       | {f"groups/{i}/{k}" for i in range(len(profile["groups"])) for k in PROFILE_KEYS})
+    assert profile["mode"] == "predicted" and len(profile["groups"]) > 3
+    assert "<span class='mode predicted'>predicted (mi300x, baseline model v1)</span>" in page
+    assert "nothing ran on mi300x" in page and page.count("<svg") == 1
+
+
+def test_the_number_check_catches_a_wrong_share(pages):
+    page, profile = pages["profile"]
+    key = f"data-key=\"groups/0/share\" data-value=\"{profile['groups'][0]['share']}\">"
+    shown = f"{key}{profile['groups'][0]['share']:.1%}<"
+    assert shown in page
+    with pytest.raises(AssertionError):
+        check_page_numbers(page.replace(shown, f"{key}{profile['groups'][0]['share'] + 0.01:.1%}<"), profile, set())
+
+
 def _text(page: str) -> str:
     """A page less its charts (their SVG differs from one matplotlib version to the next)."""
     return re.sub(r"<svg.*?</svg>", "<svg/>", page, flags=re.S)
@@ -76,6 +100,7 @@ def test_committed_examples_are_what_the_renderer_writes(pages):
     for name in REPORTS:
         assert _text((EXAMPLES / f"{name}.html").read_text()) == _text(pages[name][0]), name
     assert _text((EXAMPLES / "bench_h200_fp32.html").read_text()) == _text(pages["bench"][0])
+    assert _text((EXAMPLES / "mi300x_profile.html").read_text()) == _text(pages["profile"][0])
 
 
 def test_no_matplotlib_writes_no_page_and_says_so(tmp_path, monkeypatch):
@@ -124,7 +149,7 @@ def test_chromium_renders_the_examples(tmp_path):
                        check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
         return png
 
-    for name in ("h200_measured", "mi300x_predicted", "bench_h200_fp32"):
+    for name in ("h200_measured", "mi300x_predicted", "bench_h200_fp32", "mi300x_profile"):
         _not_blank(shoot(EXAMPLES / f"{name}.html"))
     blank = tmp_path / "blank.html"   # the check tells a blank page apart
     blank.write_text("<!DOCTYPE html><html><body><p>-</p></body></html>")

@@ -134,6 +134,51 @@ def test_cli_json(tiny):
     assert data["label"] == LABEL and data["groups"][0]["share"] > 0
 
 
+@pytest.mark.capture
+def test_cli_out_writes_profile_json_and_html_and_names_them_last(tiny, tmp_path):
+    """--out: profile.json and, with matplotlib (the report extra), profile.html beside the problem files; the
+    last line and --json name them; the page's numbers are profile.json's."""
+    import importlib.util
+
+    from helpers import check_page_numbers
+
+    out = tmp_path / "p"
+    result = CliRunner().invoke(app, ["profile", str(tiny), "--target", "h200", "--top", "1", "--json",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data, doc = json.loads(result.stdout), json.loads((out / "profile.json").read_text())
+    page = out / "profile.html"
+    assert page.exists() == (importlib.util.find_spec("matplotlib") is not None)
+    assert data["profile_json"] == str(out / "profile.json") and data["groups"] == doc["groups"]
+    assert data["profile_html"] == (str(page) if page.exists() else None)
+    written = f"wrote {out / 'profile.json'}" + (f" and {page}" if page.exists() else "")
+    assert result.stderr.splitlines()[-1] == written
+    assert doc["groups"][0]["problem_file"] and doc["label"] == LABEL and doc["schema_version"] >= 1
+    if page.exists():
+        check_page_numbers(page.read_text(), doc, {"eager_us", "groups/0/share", "groups/0/gain_share"})
+        assert f"<span class='mode predicted'>{LABEL}</span>" in page.read_text()
+
+
+def test_without_matplotlib_profile_writes_the_json_and_says_why_no_page(tmp_path, monkeypatch):
+    import builtins
+
+    from kerntailor import cli
+    from kerntailor.generate import html
+
+    real, said = builtins.__import__, []
+    monkeypatch.setattr(html.log, "warning", lambda *args: said.append(args[0] % args[1:]))
+
+    def refuse(name, *args, **kwargs):
+        if name == "matplotlib":
+            raise ImportError("no matplotlib")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    assert cli._write_profile({"model": "m", "groups": []}, tmp_path) == [tmp_path / "profile.json"]
+    assert not (tmp_path / "profile.html").exists()
+    assert said == ["profile.html not written: matplotlib is not installed (pip install 'kerntailor[report]')"]
+
+
 @pytest.mark.parametrize("args, needle", [
     (["{bad}"], "syntax error"),
     (["{tiny}", "--target", "no-such-gpu"], "unknown target"),

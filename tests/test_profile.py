@@ -79,6 +79,7 @@ def test_numbers_hold_together(report):
         assert 0 < g.floor_us <= g.eager_us, g
         assert g.gain_share >= 0 and g.amdahl_speedup >= 1, g
         assert math.isclose(g.gain_share, (g.eager_us - g.floor_us) / report.eager_us, rel_tol=1e-9)
+        assert math.isclose(g.roofline_share, g.floor_us / g.eager_us, rel_tol=1e-9)
 
 
 @pytest.mark.capture

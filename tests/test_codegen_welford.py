@@ -5,7 +5,8 @@ row value rnumel.
 - interpreter: the referee passes GroupNorm (per-channel affine inside the row) and BatchNorm3d in training mode
   (rows strided across the tensor) under looped schedules whose odd variants leave the last chunk partial and a
   program's last rows past the end (LayerNorm's and KernelBench GroupNorm's looped schedules: test_codegen_fused.py).
-- unit: the row's count is the row value, not a tile of the lanes' counts summed.
+- unit: the row's count is the row value, not a tile of the lanes' counts summed; the search space leaves out the
+  looped tiles whose accumulators outgrow a thread's registers.
 - compile: GroupNorm's looped kernel at schedules the search offers for KernelBench's 35_GroupNorm_ (896 rows of
   2.1M) cross-compiles for sm_90 and gfx942 without spills (registers printed with -s).
 """
@@ -43,6 +44,25 @@ def test_looped_welford_count_is_the_row_length():
     source = make_module(FUSED / "tiny_layernorm.py", looped(1, 64)).kernels[0].source
     assert "cnt_sum0 = (rlen) + tl.zeros([XBLOCK, 1], tl.float32)" in source
     assert "tl.zeros([XBLOCK, RBLOCK], tl.float32), axis=1" not in source
+
+
+@pytest.mark.parametrize("target_name, spilled, fit", [
+    ("h200", [(65536, 32), (32768, 32), (65536, 16), (32768, 16)], [(16384, 16), (16384, 32), (4096, 8)]),
+    ("mi300x", [(65536, 16)], [(32768, 16), (16384, 8), (4096, 8)]),
+])
+def test_space_leaves_out_looped_tiles_that_spill(target_name, spilled, fit):
+    """35_GroupNorm_'s rows (896 of 2.1M): the looped tiles that spilled cross-compiled (the comment at SCHEDULES
+    below) are not offered; those that fit are."""
+    from kerntailor.search.families import reduction_space
+    from kerntailor.targets import get_target
+
+    target = get_target(target_name)
+    space = reduction_space(target, R=64 // 8 * 512 * 512, X=112 * 8)
+    amd = {"waves_per_eu": 0} if target.is_amd else {}
+    def config(rblock, warps):
+        return space.config(XBLOCK=1, RBLOCK=rblock, num_warps=warps, num_stages=1, persistent=False, **amd)
+    assert all(space.violations(config(r, w)) for r, w in spilled)
+    assert not any(space.violations(config(r, w)) for r, w in fit)
 
 
 # GroupNorm's looped schedules that fit a thread's registers: two accumulators of RBLOCK / threads values each, and

@@ -137,6 +137,10 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
     persistent kernel). num_stages pipelines the loop: 1 only on AMD (ROCm's guide: 1 with no GEMM) and
     for persistent kernels (no loop).
 
+    A looped kernel's tile fits the registers one of its threads can have with its accumulators (looped_registers
+    <= register_cap): 35_GroupNorm_'s RBLOCK 65536 on 32 warps spilled 3.2 KB on sm_90 (13.1 ms on the H200,
+    torch.compile 5.4 ms).
+
     Few rows (1 <= X < 2 x the target's CUs) of at least SPLIT_ROWS_MIN_R elements add the knob SPLIT: 0, or
     SPLIT programs per row (codegen/fused/splitrows.py: a partials kernel, then the normalising one; one row
     with row outputs only: split.py's one kernel), looped, each program at least one RBLOCK of its row, at most
@@ -160,6 +164,10 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
         Constraint("num_stages > 1 only for a looped kernel", ("num_stages", "persistent"),
                    lambda v: v["num_stages"] == 1 or not v["persistent"]),
     ]
+    constraints.append(Constraint(
+        "a looped kernel's accumulators and loaded tile fit the registers a thread can have",
+        ("XBLOCK", "RBLOCK", "num_warps", "persistent") + (("waves_per_eu",) if target.is_amd else ()),
+        lambda v: v["persistent"] or looped_registers(v, target) <= register_cap(v, target)))
     splits = row_splits(target, R=R, X=X)
     if splits:
         knobs.append(Knob("SPLIT", (0,) + splits))
@@ -192,6 +200,22 @@ def split_registers(values: Mapping[str, Any], target: Target) -> int:
     64 x 1024 on 16 waves of 64 323 VGPRs on gfx942 (cap 128): those the space leaves out."""
     per_thread = values["XBLOCK"] * values["RBLOCK"] / _threads(values, target)
     return 16 + SPLIT_TILES_LIVE * math.ceil(per_thread)
+
+
+LOOPED_TILES_LIVE = 3   # tile-sized values a looped reduction holds per thread across its loop: a Welford's two
+                        # accumulators (mean, M2; an online softmax's max and sum) and the loaded tile
+
+
+def looped_registers(values: Mapping[str, Any], target: Target) -> int:
+    """32-bit registers a looped reduction needs per thread, predicted: 16 + LOOPED_TILES_LIVE x the tile's values
+    per thread [U]. Cross-compiled for GroupNorm's looped Welford kernel (KernelBench 35_GroupNorm_: 896 rows of
+    2.1M; triton 3.6.0, CPU, 2026-12-03), it tells every spill: 64 values per thread (predicted 208) spilled on
+    sm_90 at 32 warps (64 registers: 3.2 KB) and 16 warps (128: 9.8 KB) and on gfx942 at 16 waves (128 VGPRs: 336
+    B); 32 values (112) spilled at 32 warps on sm_90 (744 B) and fit 16 warps (124 registers; 126 VGPRs); 64
+    values on 8 warps (cap 255) took 247 registers, no spills. The H200 measured the spilling RBLOCK 65536 on 32
+    warps at 13.1 ms against torch.compile's 5.4 ms (issue #18)."""
+    per_thread = values["XBLOCK"] * values["RBLOCK"] / _threads(values, target)
+    return 16 + LOOPED_TILES_LIVE * math.ceil(per_thread)
 
 
 def register_cap(values: Mapping[str, Any], target: Target) -> int:

@@ -364,13 +364,21 @@ class Welford:
     @staticmethod
     def finish(w, s: Reduction, q: Reduction, m_name: str, done: set[str]) -> None:
         """The lanes' (mean, M2, count) into the row's: Σ n·mean, and M2 = Σ M2_lane + Σ n·(mean_lane − mean)²
-        (the parallel-variance formula over all lanes at once: plain tl.sum trees, no custom combine)."""
+        (the parallel-variance formula over all lanes at once: plain tl.sum trees, no custom combine).
+
+        The row's count is the row value rnumel (exact below 2**24, as the lanes' counts summed in fp32 were), not
+        a tl.sum of an (XBLOCK, RBLOCK) tile of counts plus zeros that no load anchors (split rows' same tile got
+        the row values' layout there: splitrows._welford_chunk). Cross-compiled at GroupNorm's looped schedules
+        (triton 3.6.0, CPU, 2026-12-03) this saved a register or two and no spills: none happened at XBLOCK 1 up
+        to 32 values per thread; those at 32 warps with 32 or 64 values per thread (RBLOCK 32768, 65536; sm_90,
+        64 registers) are the two accumulators alone outgrowing the registers, whatever the count."""
         rnumel = w.sizes.text(w.at.reduced_size())
         n = f"n_{s.name}"
         w.out(f"{n} = ((({rnumel}) - tl.arange(0, RBLOCK)[None, :] + RBLOCK - 1) // RBLOCK).to(tl.float32)"
               "  # elements each lane saw")
         w.out(f"v_{s.name} = tl.sum({n} * mean_{s.name}, axis=1, keep_dims=True)  # {s.describe()}")
-        w.out(f"cnt_{s.name} = tl.sum({n} + tl.zeros([XBLOCK, RBLOCK], tl.float32), axis=1, keep_dims=True)")
+        w.out(f"cnt_{s.name} = ({rnumel}) + tl.zeros([XBLOCK, 1], tl.float32)"
+              "  # the lanes' counts summed: the row's length")
         w.out(f"mean_{s.name} = mean_{s.name} - v_{s.name} / cnt_{s.name}  # lane mean - row mean")
         w.out(f"m2_{s.name} = tl.sum(m2_{s.name} + {n} * mean_{s.name} * mean_{s.name}, axis=1, keep_dims=True)")
         done.add(s.name)

@@ -345,3 +345,21 @@ def check_page_numbers(page: str, document: dict, must: set[str]) -> None:
         if text.endswith(" us") and (key.endswith("_s") or key.endswith("/seconds")):   # seconds shown in us
             value = value * 1e6
         assert shown == pytest.approx(value, rel=1e-9, abs=half_unit * 1.001), (key, text)
+
+
+def without_matplotlib(monkeypatch) -> list[str]:
+    """matplotlib made unimportable for the test, and the HTML writer's warnings collected (returned list)."""
+    import builtins
+
+    from kerntailor.generate import html
+
+    real, said = builtins.__import__, []
+    monkeypatch.setattr(html.log, "warning", lambda *args: said.append(args[0] % args[1:]))
+
+    def refuse(name, *args, **kwargs):
+        if name == "matplotlib":
+            raise ImportError("no matplotlib")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    return said

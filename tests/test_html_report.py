@@ -104,20 +104,9 @@ def test_committed_examples_are_what_the_renderer_writes(pages):
 
 
 def test_no_matplotlib_writes_no_page_and_says_so(tmp_path, monkeypatch):
-    import builtins
+    from helpers import without_matplotlib
 
-    from kerntailor.generate import html
-
-    real = builtins.__import__
-    said = []
-    monkeypatch.setattr(html.log, "warning", lambda *args: said.append(args[0] % args[1:]))
-
-    def refuse(name, *args, **kwargs):
-        if name == "matplotlib":
-            raise ImportError("no matplotlib")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", refuse)
+    said = without_matplotlib(monkeypatch)
     (tmp_path / "report.html").write_text("an earlier run's page")
     assert write_html(tmp_path / "report.html", render_html, {}) is False
     assert not (tmp_path / "report.html").exists()

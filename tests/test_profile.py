@@ -161,20 +161,10 @@ def test_cli_out_writes_profile_json_and_html_and_names_them_last(tiny, tmp_path
 
 
 def test_without_matplotlib_profile_writes_the_json_and_says_why_no_page(tmp_path, monkeypatch):
-    import builtins
-
+    from helpers import without_matplotlib
     from kerntailor import cli
-    from kerntailor.generate import html
 
-    real, said = builtins.__import__, []
-    monkeypatch.setattr(html.log, "warning", lambda *args: said.append(args[0] % args[1:]))
-
-    def refuse(name, *args, **kwargs):
-        if name == "matplotlib":
-            raise ImportError("no matplotlib")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", refuse)
+    said = without_matplotlib(monkeypatch)
     assert cli._write_profile({"model": "m", "groups": []}, tmp_path) == [tmp_path / "profile.json"]
     assert not (tmp_path / "profile.html").exists()
     assert said == ["profile.html not written: matplotlib is not installed (pip install 'kerntailor[report]')"]

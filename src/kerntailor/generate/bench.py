@@ -183,8 +183,8 @@ def _one(path: Path, settings: GenerateSettings) -> dict:
         row = _row(path, level, result)
         # where the wall time went: the pipeline's stages and, inside its judgement, the referee's phases
         row["stage_s"] = result.report.get("stage_s")
-        row["judge_phase_s"] = ((result.verdict.to_dict() if result.verdict is not None else None)
-                                or result.report.get("verdict") or {}).get("phase_s")
+        row["judge_phase_s"] = (result.verdict.phase_s if result.verdict is not None   # else served from the store
+                                else (result.report.get("verdict") or {}).get("phase_s"))
     except MemoryError as e:   # the job's estimate exceeds the GPU: refused before it starts (measure/memory.py)
         row = _row(path, level, None, f"refused: {e}")
     except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run

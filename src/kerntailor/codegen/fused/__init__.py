@@ -138,13 +138,17 @@ def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedul
     return replace(second, before=(first,))
 
 
+def _probe(gen: Generalized, group: FusionGroup) -> FusedWriter:
+    """A writer of `group` under a one-element split schedule, to ask what a split could compute (it writes nothing)."""
+    return FusedWriter(gen, group, ReductionSchedule(XBLOCK=1, RBLOCK=1, persistent=False), {}, "probe")
+
+
 def split_rows_possible(gen: Generalized, group: FusionGroup) -> bool:
     """Whether `group`'s rows can be split over programs with partials (splitrows.py's split_plan): the path of
     one long row with a full-size output, which split.py refuses (KernelBench's x / norm(x): one program walked
     1.9e9 elements, 994 ms on the H200 against torch.compile's 2.6 ms)."""
-    probe = ReductionSchedule(XBLOCK=1, RBLOCK=1, persistent=False)
     try:
-        split_plan(FusedWriter(gen, group, probe, {}, "probe"))
+        split_plan(_probe(gen, group))
     except CodegenUnsupported:
         return False
     return True
@@ -152,8 +156,7 @@ def split_rows_possible(gen: Generalized, group: FusionGroup) -> bool:
 
 def split_possible(gen: Generalized, group: FusionGroup) -> bool:
     """Whether `group` can be generated as a split (whole-tensor) reduction."""
-    probe = ReductionSchedule(XBLOCK=1, RBLOCK=1, persistent=False)
     try:
-        return not why_not_split(FusedWriter(gen, group, probe, {}, "probe"))
+        return not why_not_split(_probe(gen, group))
     except CodegenUnsupported:
         return False

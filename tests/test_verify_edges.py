@@ -342,3 +342,23 @@ def test_gpu_int32_case_on_a_generated_relu(tmp_path):
     assert "edge:int32" in edges, v.edges_skipped
     assert edges["edge:int32"].refused and "elements" in edges["edge:int32"].refused
     assert dataclasses.asdict(v)["edges_skipped"] == ()
+
+
+def test_a_reference_that_raises_only_off_the_host_is_judged_on_the_host():
+    """A GPU library kernel's own limit (max_pool3d's launch grid at a stretched size: "CUDA error: invalid
+    argument" on the H200) is not the function's: where the host's reference answers, the case has an answer."""
+    from kerntailor.verify.judge_edges import EdgeCases
+
+    class OnlyOnHost(torch.nn.Module):
+        def forward(self, x):
+            if x.device.type != "cpu":
+                raise RuntimeError("CUDA error: invalid argument")
+            return x * 2
+
+    class Always(torch.nn.Module):
+        def forward(self, x):
+            raise IndexError("dim 1 of a vector")
+
+    edges = EdgeCases()
+    assert edges.host_answers(OnlyOnHost(), [torch.ones(3)], 0)
+    assert not edges.host_answers(Always(), [torch.ones(3)], 0)

@@ -4,6 +4,7 @@ the float64 reference can live on the host, and a problem that cannot fit is ref
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -357,3 +358,29 @@ def test_gpu_a_big_input_problem_gets_a_verdict_under_a_budget(tmp_path, monkeyp
     assert verdict.passed, verdict.reason
     where = "computed and kept on the host" if name == "matvec" else "computed on the GPU and kept on the host"
     assert any(where in n for n in verdict.notes), verdict.notes
+
+
+@pytest.mark.parametrize("reason, judged", [
+    ("the referee could not judge: OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB", 2),
+    ("the referee could not judge: KeyError: 'x'", 1)])
+def test_the_referee_running_out_of_gpu_memory_is_judged_again_not_a_verdict(monkeypatch, reason, judged):
+    """49_Max_reduction bf16 on the H200 (2026-12-03): the judge's own 8 GiB allocation failed beside other jobs'
+    processes and the verdict said so. Only the referee's own out-of-memory is judged again (after a wait), once
+    per wait; the second verdict stands, with a note; any other referee failure is the verdict at once."""
+    from kerntailor.verify import referee
+    from kerntailor.verify.verdict import Verdict, VerifySettings
+
+    verdicts = iter([Verdict(False, "referee", reason, checks=("referee",), problem="p", candidate="c", mode="gpu"),
+                     Verdict(True, None, "passed", checks=("static",), problem="p", candidate="c", mode="gpu")])
+    runs, slept = [], []
+    monkeypatch.setattr(referee, "plan_edge_cases", lambda *a: ([], []))
+    monkeypatch.setattr(referee, "run_judge", lambda *a: runs.append(1) or ([], "ended", ""))
+    monkeypatch.setattr(referee, "assemble", lambda *a: next(verdicts))
+    monkeypatch.setattr(referee.time, "sleep", slept.append)
+    v = referee._judge_dynamic(SimpleNamespace(), Path("c.py"), ast.parse(""), VerifySettings(), "cuda:0", False,
+                               ["default"], [], {}, 0.0)
+    assert len(runs) == judged and len(slept) == judged - 1
+    if judged == 2:
+        assert v.passed and any("judged again after 15 s" in n for n in v.notes)
+    else:
+        assert not v.passed and v.check == "referee"

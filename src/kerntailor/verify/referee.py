@@ -12,6 +12,7 @@ CandidateError instead (exit code 2 in the CLI).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import pickle
@@ -372,11 +373,29 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
                device=device, interpreter=interpreter, tf32=settings.tf32, time=settings.time and not interpreter,
                compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree),
                memory=plan.to_job() if plan is not None else None, edges=edges)
-    judge_started = time.monotonic()
-    events, ended, log_tail = run_judge(job, spawn, settings)
-    base = {**base, "phase_s": phase_seconds(events, judge_started, time.monotonic())}
-    return assemble(events, ended, log_tail, base, variants, skipped, settings, interpreter,
-                    time.monotonic() - started, edges_skipped)
+    notes: list[str] = []
+    for wait_s in (*OOM_RETRY_WAITS_S, None):
+        judge_started = time.monotonic()
+        events, ended, log_tail = run_judge(job, spawn, settings)
+        phases = {**base, "phase_s": phase_seconds(events, judge_started, time.monotonic())}
+        verdict = assemble(events, ended, log_tail, phases, variants, skipped, settings, interpreter,
+                           time.monotonic() - started, edges_skipped)
+        if wait_s is None or interpreter or not _referee_out_of_memory(verdict):
+            break
+        # the referee's own processes ran out of GPU memory (another process's allocations beside its plan):
+        # no finding about the candidate, so it is judged again once the others have had time to let go
+        notes.append(f"judged again after {wait_s:g} s: the referee ran out of GPU memory ({verdict.reason[:160]})")
+        time.sleep(wait_s)
+    return dataclasses.replace(verdict, notes=(*verdict.notes, *notes)) if notes else verdict
+
+
+OOM_RETRY_WAITS_S = (15.0, 45.0)   # seconds before each new judgement after the referee ran out of GPU memory
+
+
+def _referee_out_of_memory(verdict: Verdict) -> bool:
+    """Whether `verdict` is the referee's own failure to hold its tensors on the GPU (check "referee": the judge
+    or the candidate process's server, never the candidate's forward, which fails check "exception")."""
+    return not verdict.passed and verdict.check == "referee" and "OutOfMemoryError" in verdict.reason
 
 
 def plan_edge_cases(problem, variants: list[str], settings: VerifySettings, interpreter: bool) \

@@ -126,17 +126,24 @@ def test_a_job_lands_its_rows_in_the_store_and_its_files_under_out(tmp_path, mon
     assert len(dumped["candidates"][1]) == 2 and dumped["winners"][1][0][5] == driver.winners()[0].candidate.id
     report = (tmp_path / "out" / "level1" / "tiny_conv2d" / "report.json").read_text()
     assert job.scratch not in report
+    # a worker that reads the driver's store (read-only) is served from it, as a local run would be
+    served = _job(tmp_path / "w", DATA / "tiny_conv2d.py", shared_store=str(driver.path))
+    assert served.row["served_from_store"] and served.row["status"] == "library"
+    assert [t for t, (_, rows) in served.store_rows.items() if rows and t != "toolchains"] == ["runs"]
+    land(served, tmp_path / "out", driver)
+    assert [r.status for r in driver.runs()] == ["library", "library", "cached"] and len(driver.winners()) == 1
     driver.close()
 
 
-def _job(scratch: Path, problem: Path):
-    """A JobResult as a worker makes it, its private folder kept under `scratch`."""
+def _job(scratch: Path, problem: Path, shared_store: str | None = None):
+    """A JobResult as a worker makes it, of `problem` copied under `scratch`."""
     from kerntailor.generate.ray_bench import run_job
 
     level = scratch / "suite" / "level1"
-    level.mkdir(parents=True)
+    level.mkdir(parents=True, exist_ok=True)
     shutil.copy(problem, level)
-    return run_job(level / problem.name, GenerateSettings(target="mi300x", max_candidates=1, budget_s=10))
+    return run_job(level / problem.name, GenerateSettings(target="mi300x", max_candidates=1, budget_s=10),
+                   shared_store)
 
 
 @pytest.mark.integration

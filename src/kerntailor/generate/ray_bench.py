@@ -14,7 +14,9 @@ worker would kill the next.
 
 Ray is an optional extra (`pip install 'kerntailor[ray]'`), imported only when --ray is asked for. Workers must
 import the same kerntailor and read the suite at the same path (one machine, a shared file system, or the same
-checkout on every node); each worker searches afresh (its store is private: nothing is served from the driver's).
+checkout on every node). A worker that can read the driver's store (one machine, a shared file system) copies
+the problem's stored winner from it, read-only, into its private store first, so a problem a local bench would
+serve from the store is served here too; elsewhere it searches afresh.
 """
 
 from __future__ import annotations
@@ -56,25 +58,50 @@ def require_ray():
     return ray
 
 
-def run_job(path: Path, settings: GenerateSettings) -> JobResult:
-    """One problem's row, generated into a private folder and store (what a Ray task runs on its worker)."""
+def run_job(path: Path, settings: GenerateSettings, shared_store: str | None = None) -> JobResult:
+    """One problem's row, generated into a private folder and store (what a Ray task runs on its worker);
+    `shared_store`, the driver's store where this node can read it, serves a stored winner as a local run would."""
     from kerntailor.store.merge import dump_rows
 
     scratch = Path(tempfile.mkdtemp(prefix="kerntailor-ray-"))
     out, private = scratch / "out", scratch / "store.sqlite"
+    job = replace(settings, out_dir=out, store_path=private)
     try:
-        row = make_row(path, replace(settings, out_dir=out, store_path=private))
+        seeded = _seed(path, job, shared_store) if settings.use_store and shared_store else {}
+        row = make_row(path, job)
         files = tuple((p.relative_to(out).as_posix(), p.read_bytes())
                       for p in sorted(out.rglob("*")) if p.is_file())
-        return JobResult(row, files, dump_rows(private) if private.exists() else {}, str(out))
+        return JobResult(row, files, dump_rows(private, after=seeded) if private.exists() else {}, str(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _task(path: str, settings: GenerateSettings):
+def _seed(path: Path, job: GenerateSettings, shared_store: str) -> dict[str, int]:
+    """Copy this problem's winner under this worker's toolchain from the driver's store (read-only) into the
+    private one; returns the private store's last ids after it (nothing to send back up to them). A problem that
+    fails to load is left to make_row, which makes its row."""
+    from kerntailor.problem import load_problem
+    from kerntailor.store import ProblemKey, Store, toolchain_fingerprint
+    from kerntailor.store.merge import dump_winner, last_ids, merge_rows
+    from kerntailor.targets import resolve_target
+
+    if not Path(shared_store).is_file():   # another node, no shared file system: searched afresh
+        return {}
+    try:
+        key = ProblemKey.of(load_problem(path, dtype=job.dtype), resolve_target(job.target), job.precision)
+    except KerntailorError:
+        return {}
+    winner = dump_winner(shared_store, key.key(), toolchain_fingerprint().key())
+    with Store(job.store_path) as private:
+        if winner:
+            merge_rows(private, winner)
+    return last_ids(job.store_path)
+
+
+def _task(path: str, settings: GenerateSettings, shared_store: str | None):
     """The Ray task: who runs it, then its JobResult (two items, so a worker lost mid-job is still named)."""
     yield f"{socket.gethostname()} ({_node_address()}) pid {os.getpid()}"
-    yield run_job(Path(path), settings)
+    yield run_job(Path(path), settings, shared_store)
 
 
 def _node_address() -> str:
@@ -142,7 +169,8 @@ def run_on_ray(paths: list[Path], settings: GenerateSettings, address: str = LOC
     try:
         resources = {"num_gpus": 1} if ray.cluster_resources().get("GPU", 0) >= 1 else {"num_cpus": 1}
         remote = ray.remote(max_retries=0, **resources)(_task)
-        tasks = {remote.remote(str(path), settings): path for path in paths}
+        shared = str(Path(store.path).resolve()) if store is not None else None
+        tasks = {remote.remote(str(path), settings, shared): path for path in paths}
         worker: dict = dict.fromkeys(tasks)
         began = dict.fromkeys(tasks, time.monotonic())
         rows: dict[Path, dict] = {}

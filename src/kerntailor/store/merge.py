@@ -5,16 +5,20 @@ file's rows out (`dump_rows`, plain tuples: they pickle and travel through Ray's
 the driver, the only process that opens the real store for writing, adds them in one transaction
 (`merge_rows`): a problem's runs, candidates, builds, verdicts, timings, LLM turns and winner all land, or none.
 Row ids are the receiving store's own (foreign keys are renumbered); a winner replaces the stored one for its
-problem and toolchain, as `Store.record_winner` does.
+problem and toolchain, as `Store.record_winner` does. The other way, read-only: `dump_winner` takes one problem's
+stored winner out of the real store, for the worker to put in its private one before it starts, so that a Ray
+bench is served from the store where a local one would be (those seeded rows are not sent back: `last_ids`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kerntailor.store.connect import BUSY_TIMEOUT_S
 from kerntailor.store.db import Store
 
 # in insertion order: each table after the tables its foreign keys point to; "winners" is upserted, not inserted
@@ -28,19 +32,51 @@ FOREIGN = {"candidates": {"run_id": "runs"}, "builds": {"candidate_id": "candida
 Dump = dict[str, tuple[tuple[str, ...], list[tuple]]]   # table -> (column names, rows)
 
 
-def dump_rows(path: str | Path) -> Dump:
-    """Every result row of the store file at `path` (read-only; rechecks are not a generate's results)."""
-    conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
+def _read_only(path: str | Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+
+
+def _select(conn: sqlite3.Connection, table: str, where: str = "1", args: tuple = ()) -> tuple[tuple, list]:
+    columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
+    order = "key" if table == "toolchains" else "id"
+    return columns, conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {where} ORDER BY {order}",
+                                 args).fetchall()
+
+
+def dump_rows(path: str | Path, after: dict[str, int] | None = None) -> Dump:
+    """Every result row of the store file at `path` (read-only; rechecks are not a generate's results), or
+    only those with an id above `after[table]`."""
+    after = after or {}
+    with contextlib.closing(_read_only(path)) as conn:
+        return {table: _select(conn, table, "1" if table == "toolchains" else "id > ?",
+                               () if table == "toolchains" else (after.get(table, 0),)) for table in TABLES}
+
+
+def last_ids(path: str | Path) -> dict[str, int]:
+    """The highest id of each table (what `dump_rows(after=...)` leaves out)."""
+    with contextlib.closing(_read_only(path)) as conn:
+        return {t: conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0] for t in TABLES
+                if t != "toolchains"}
+
+
+def dump_winner(path: str | Path, problem_key: str, toolchain_key: str) -> Dump:
+    """The stored winner of one problem and toolchain with what `lookup_winner` reads along with it (its
+    candidate, that candidate's run, verdicts and toolchain), read-only: {} where there is none (or no readable
+    store). What a Ray worker copies into its private store, so it is served from the store as a local run is."""
     try:
-        out: Dump = {}
-        for table in TABLES:
-            columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
-            order = "key" if table == "toolchains" else "id"
-            out[table] = (columns, conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}")
-                          .fetchall())
-        return out
-    finally:
-        conn.close()
+        with contextlib.closing(_read_only(path)) as conn:
+            winner = _select(conn, "winners", "problem_key = ? AND toolchain_key = ?", (problem_key, toolchain_key))
+            if not winner[1]:
+                return {}
+            (cid,) = [row[winner[0].index("candidate_id")] for row in winner[1]]
+            candidate = _select(conn, "candidates", "id = ?", (cid,))
+            run = _select(conn, "runs", "id = ?", (candidate[1][0][candidate[0].index("run_id")],))
+            keys = (toolchain_key, run[1][0][run[0].index("toolchain_key")])   # a rechecked winner: two
+            return {"toolchains": _select(conn, "toolchains", "key IN (?, ?)", keys), "runs": run,
+                    "candidates": candidate,
+                    "verdicts": _select(conn, "verdicts", "candidate_id = ?", (cid,)), "winners": winner}
+    except sqlite3.Error:   # no store there, an older schema, a damaged file: nothing to serve from
+        return {}
 
 
 def merge_rows(store: Store, dump: Dump, relocate: Callable[[Any], Any] = lambda v: v) -> dict[str, int]:

@@ -7,7 +7,6 @@ without it."""
 import json
 import shutil
 import sqlite3
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -57,7 +56,7 @@ def suite(tmp_path):
 @pytest.mark.slow
 def test_ray_bench_equals_the_local_one_and_a_killed_worker_costs_one_row(suite, tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
-    settings = GenerateSettings(target="mi300x", max_candidates=2, budget_s=20)
+    settings = GenerateSettings(target="mi300x", max_candidates=1, budget_s=20)
     monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "local-home"))
     bench(suite, replace(settings, out_dir=tmp_path / "local"))
 
@@ -146,14 +145,21 @@ def _job(scratch: Path, problem: Path, shared_store: str | None = None):
                    shared_store)
 
 
-@pytest.mark.integration
-def test_ray_without_the_extra_is_one_line_and_exit_2(tmp_path):
-    """--ray where Ray cannot be imported: refused before any work."""
-    code = ("import sys; sys.modules['ray'] = None; from kerntailor.cli import main; "
-            f"sys.argv = ['kerntailor', 'bench', {str(DATA)!r}, '--out', {str(tmp_path / 'o')!r}, '--ray']; main()")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().count("\n") == 0 and "--ray needs Ray" in done.stderr
+def test_ray_without_the_extra_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    """--ray where Ray cannot be imported: refused before any work (CliRunner: the real command group)."""
+    from typer.testing import CliRunner
+
+    from kerntailor.cli import app
+
+    def started(*a, **k):
+        raise AssertionError("work started before the mistake was caught")
+
+    monkeypatch.setitem(sys.modules, "ray", None)   # import ray raises ImportError
+    monkeypatch.setattr("kerntailor.generate.bench.generate", started)
+    result = CliRunner().invoke(app, ["bench", str(DATA), "--out", str(tmp_path / "o"), "--ray"])
+    assert result.exit_code == 2 and result.stdout == "", (result.stdout, result.stderr)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("kerntailor: error: --ray needs Ray, which is not installed: pip install")
     assert not (tmp_path / "o" / "bench.json").exists()
 
 

@@ -167,3 +167,14 @@ def test_ray_with_no_address_means_a_local_ray():
     assert optional_values(["bench", "s", "--ray"]) == ["bench", "s", "--ray", "local"]
     assert optional_values(["bench", "s", "--ray", "-j", "2"]) == ["bench", "s", "--ray", "local", "-j", "2"]
     assert optional_values(["bench", "s", "--ray", "auto"]) == ["bench", "s", "--ray", "auto"]
+
+
+def test_an_address_nothing_answers_on_is_refused_at_once():
+    """ray.init would retry it for minutes; one line instead."""
+    from kerntailor.errors import KerntailorError
+    from kerntailor.generate.ray_bench import _check_reachable
+
+    with pytest.raises(KerntailorError, match=r"--ray 127.0.0.1:1: nothing answers there"):
+        _check_reachable("127.0.0.1:1")
+    _check_reachable("auto")   # forms ray.init resolves itself pass through
+    _check_reachable("local")

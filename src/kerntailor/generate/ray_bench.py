@@ -148,6 +148,7 @@ def connect(address: str):
     ray = require_ray()
     if ray.is_initialized():   # the caller's own session (tests, a notebook): used as it is
         return ray, False
+    _check_reachable(address)
     quiet = {"log_to_driver": False, "logging_level": "ERROR"}
     try:
         if address == LOCAL:
@@ -158,6 +159,20 @@ def connect(address: str):
         raise KerntailorError(f"--ray {address}: cannot connect to a Ray cluster there "
                               f"({' '.join(str(e).split())[:200]})") from None
     return ray, True
+
+
+def _check_reachable(address: str) -> None:
+    """KerntailorError (one line) when `address` names a host:port nothing answers on: ray.init itself retries
+    such an address for minutes (measured 2026-12-03: still waiting after 120 s)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():   # local, auto, or a form ray.init reads its own way
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as e:
+        raise KerntailorError(f"--ray {address}: nothing answers there ({e.strerror or e}); start the cluster "
+                              "(ray start --head) or give its address, or --ray alone for a Ray on this machine") \
+            from None
 
 
 def run_on_ray(paths: list[Path], settings: GenerateSettings, address: str = LOCAL,

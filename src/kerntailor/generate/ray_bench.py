@@ -179,9 +179,10 @@ def run_on_ray(paths: list[Path], settings: GenerateSettings, address: str = LOC
                on_problem: Callable[[str, int, int], None] | None = None) -> list[dict]:
     """Every problem of `paths` as one Ray task; the rows in the order of `paths` (module docstring)."""
     out_root = Path(settings.out_dir)
-    store = _open_store(settings)
-    ray, started = connect(address)
+    store = _open_store(settings)   # a damaged or read-only store: one line before Ray starts
+    started = False
     try:
+        ray, started = connect(address)
         resources = {"num_gpus": 1} if ray.cluster_resources().get("GPU", 0) >= 1 else {"num_cpus": 1}
         remote = ray.remote(max_retries=0, **resources)(_task)
         shared = str(Path(store.path).resolve()) if store is not None else None
@@ -198,8 +199,10 @@ def run_on_ray(paths: list[Path], settings: GenerateSettings, address: str = LOC
             except StopIteration:
                 continue
             except ray.exceptions.RayTaskError as e:   # raised in the task outside make_row: a bug of ours
+                first = (str(e.cause).splitlines() or [""])[0]
                 rows[path] = _row(path, path.parent.name, None, f"internal error: {type(e.cause).__name__}: "
-                                                                f"{(str(e.cause).splitlines() or [''])[0]}"[:300])
+                                                                f"{first}"[:300])
+                rows[path] |= {"seconds": round(time.monotonic() - began[task], 1), "worker": worker[task]}
             except ray.exceptions.RayError as e:   # the worker (or its node) is gone: this problem's row only
                 rows[path] = lost_row(path, worker[task], e, time.monotonic() - began[task])
             else:
@@ -214,7 +217,7 @@ def run_on_ray(paths: list[Path], settings: GenerateSettings, address: str = LOC
         return [rows[p] for p in paths]
     finally:
         if started:
-            ray.shutdown()
+            require_ray().shutdown()
         if store is not None:
             store.close()
 

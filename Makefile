@@ -31,7 +31,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH_FROM) "torch==2.13.0"
 	$(PY) -m pip install -q "triton==3.6.0" "numpy>=1.26,<2.4"
-	$(PY) -m pip install -q -e ".[dev,learned,llm,report]"
+	$(PY) -m pip install -q -e ".[dev,learned,llm,report,ray]"
 	touch $@
 
 demo: setup

@@ -59,12 +59,28 @@ def fail(message: str, code: int = USAGE_EXIT) -> int:
     return code
 
 
+# options whose value may be left out, and what they then mean (click's parser, under Typer, cannot say so)
+OPTIONAL_VALUES = {"--ray": "local"}
+
+
+def optional_values(args: list[str]) -> list[str]:
+    """`args` with the implied value after an option of OPTIONAL_VALUES written without one: last on the line
+    or followed by another option (`bench suite --ray`, `bench suite --ray --jobs 2`)."""
+    out = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        if arg in OPTIONAL_VALUES and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 class KerntailorGroup(TyperGroup):
     """The command group, run in click's non-standalone mode so that parser errors and KerntailorError from
     the commands both end here, in `fail`."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         click_exception = _click_exceptions()
+        args = optional_values(sys.argv[1:] if args is None else list(args))
         try:
             rv = super().main(args=args, prog_name=prog_name or "kerntailor", complete_var=complete_var,
                               standalone_mode=False, **extra)
@@ -338,6 +354,11 @@ def bench(
     proposer: Proposer = typer.Option(Proposer.template, "--proposer", help="template, llm or all (see generate)"),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="problems at once, spread over the GPUs (timing is "
                                                             "serialized per GPU)"),
+    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]",
+                                   help="run the problems as tasks on a Ray cluster: its address, auto (the "
+                                        "cluster this machine belongs to), or nothing (a Ray started here); one "
+                                        "GPU or CPU per task, one writer of --out and the store; needs the ray "
+                                        "extra"),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Generate over a whole suite; report correctness, fast_p, geomean speedups and roofline efficiency."""
@@ -349,7 +370,7 @@ def bench(
     settings = GenerateSettings(target=target, dtype=value(dtype), budget_s=budget, max_candidates=candidates,
                                 out_dir=out, strategy=value(strategy), precision=value(precision),
                                 proposer=value(proposer))
-    result = run_bench(suite, settings, only, part=value(part), jobs=jobs, on_problem=problem_lines())
+    result = run_bench(suite, settings, only, part=value(part), jobs=jobs, on_problem=problem_lines(), ray=ray)
     last = f"wrote {out / 'bench.json'} and {out / 'bench.md'}"
     if json_out:
         say(last)

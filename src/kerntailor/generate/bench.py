@@ -173,6 +173,19 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
 
 
 def _one(path: Path, settings: GenerateSettings) -> dict:
+    row = make_row(path, settings)
+    append_row(Path(settings.out_dir), row)
+    return row
+
+
+def append_row(out_root: Path, row: dict) -> None:
+    """Each finished row at once: a run cut short keeps what it did (bench.rows.jsonl, one JSON per line)."""
+    with open(out_root / ROWS_FILE, "a") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+
+
+def make_row(path: Path, settings: GenerateSettings) -> dict:
+    """One problem's bench row: generate into `settings.out_dir`/level/name, never an exception."""
     level = path.parent.name
     started = time.monotonic()
     waited = None
@@ -195,9 +208,6 @@ def _one(path: Path, settings: GenerateSettings) -> dict:
     row["seconds"] = round(time.monotonic() - started, 1)  # wall time of this problem's generate
     if waited is not None:
         row["admission_wait_s"] = round(waited, 1)
-    # each finished row at once: a run cut short keeps what it did (bench.rows.jsonl, one JSON per line)
-    with open(Path(settings.out_dir) / ROWS_FILE, "a") as f:
-        f.write(json.dumps(row, default=str) + "\n")
     return row
 
 
@@ -299,13 +309,18 @@ def check_bench_out(out: Path, suite: Path, force: bool = False) -> None:
 
 
 def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None, *, part: str = "all",
-          jobs: int = 1, on_problem: Callable[[str, int, int], None] | None = None) -> dict:
+          jobs: int = 1, on_problem: Callable[[str, int, int], None] | None = None, ray: str | None = None) -> dict:
     """Run generate on every problem file under `suite` (recursively), or on one `part` of it; returns
-    the bench result. `jobs` > 1 runs that many problems at once (see `_run_parallel`)."""
+    the bench result. `jobs` > 1 runs that many problems at once (see `_run_parallel`); `ray`, a Ray cluster's
+    address ("local": one started here), runs them as tasks on that cluster instead (generate/ray_bench.py)."""
     if part not in PARTS:
         raise KerntailorError(f"unknown --part {part!r}: choose one of {', '.join(PARTS)}")
     if jobs < 1:
         raise KerntailorError(f"--jobs must be at least 1, got {jobs}")
+    if ray is not None:   # before any work: --ray without the extra is one line
+        from kerntailor.generate.ray_bench import require_ray
+
+        require_ray()
     suite = Path(suite)
     if not suite.is_dir():
         raise KerntailorError(f"{suite}: not a directory of problem files")
@@ -320,7 +335,11 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     out_root.mkdir(parents=True, exist_ok=True)
     (out_root / ROWS_FILE).unlink(missing_ok=True)
     started = time.monotonic()
-    if jobs == 1:
+    if ray is not None:
+        from kerntailor.generate.ray_bench import run_on_ray
+
+        rows = run_on_ray(paths, settings, ray, on_problem)
+    elif jobs == 1:
         rows = []
         for i, path in enumerate(paths):
             if on_problem:
@@ -333,6 +352,7 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
         "suite": str(suite.resolve()), "part": part, "jobs": jobs, "wall_s": round(time.monotonic() - started, 1),
         "target": settings.target, "dtype": settings.dtype or "as written", "precision": settings.precision,
         "date": datetime.date.today().isoformat(), "host": platform.node(), "rows": rows,
+        **({"ray": ray} if ray is not None else {}),
         "summary": {"overall": summarize(rows)} | {lv: summarize([r for r in rows if r["level"] == lv])
                                                    for lv in levels},
     }

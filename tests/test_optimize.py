@@ -1,0 +1,232 @@
+"""`kerntailor optimize` / kerntailor.optimize on a tiny model under Triton's interpreter: a module is swapped
+for a generated kernel (a torch.library custom op), the whole model still agrees with the original by the
+referee's tolerance, the state_dict is the same, torch.compile sees no graph break, a sabotaged kernel is caught
+and undone, groups that span modules are skipped with why, and the CLI's mistakes are one line with exit 2.
+
+One optimize run (module fixture, about 15 s: one generate under the interpreter) serves most tests; the
+sabotage test reuses its store (the kernel is served from it, no search)."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+import torch
+from torch import nn
+from typer.testing import CliRunner
+
+import kerntailor
+from kerntailor.cli import app
+from kerntailor.verify.tolerance import TOLERANCES, compare
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        return self.act(self.norm(self.fc(x)))
+
+
+class Tiny(nn.Module):
+    def __init__(self, d=32, layers=2):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block(d) for _ in range(layers)])
+        self.head = nn.Linear(d, 16)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+def tiny_model():
+    torch.manual_seed(0)
+    return Tiny().eval(), [torch.randn(8, 32)]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRITON_INTERPRET", "1")
+        mp.setenv("KERNTAILOR_HOME", str(tmp_path_factory.mktemp("home")))
+        yield mp
+
+
+@pytest.fixture(scope="module")
+def optimized(env, tmp_path_factory):
+    model, inputs = tiny_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=3, candidates=1,
+                                 out_dir=tmp_path_factory.mktemp("opt"))
+    return model, inputs, result
+
+
+def _agrees(out, ref64, policy="fp32"):
+    c = compare(out, ref64, TOLERANCES[policy])
+    return c.problem is None, c
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_a_module_is_swapped_and_the_whole_model_agrees(optimized):
+    model, _, result = optimized
+    report = result.report
+    swapped = report.swapped
+    assert swapped, [(g.group, g.status, g.reason) for g in report.groups]
+    assert all(g.kernel in ("generated", "cached") and g.verdict == "passed" and g.op for g in swapped)
+    assert report.check is not None and report.check.passed and report.check.tolerance == "fp32"
+    for g in swapped:
+        module = result.model.get_submodule(g.module)
+        assert type(module).__name__ == "Tailored" and g.op in repr(module)
+        assert type(model.get_submodule(g.module)) is nn.Linear   # the user's model is left as it was
+    x = torch.randn(8, 32)
+    wide = Tiny().double()
+    wide.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        ok, c = _agrees(result.model(x), wide(x.double()))
+    assert ok, c
+    assert report.timing == {"note": "not measured: no GPU"}
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_groups_that_span_modules_are_skipped_with_why(optimized):
+    _, _, result = optimized
+    skipped = [g for g in result.report.groups if g.status == "skipped"]
+    assert skipped   # LayerNorm + GELU fuse into one group: two modules, part of the block
+    assert all("spans modules" in g.reason and g.kernel == "" for g in skipped), skipped
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_state_dict_keys_and_tensors_are_the_originals(optimized):
+    model, _, result = optimized
+    before, after = model.state_dict(), result.model.state_dict()
+    assert list(before) == list(after)
+    for k in before:
+        assert after[k].data_ptr() == before[k].data_ptr() and torch.equal(after[k], before[k]), k
+    fresh = Tiny()
+    fresh.load_state_dict(result.model.state_dict())   # loads into the user's class as it is
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_the_optimized_model_compiles_without_a_graph_break(optimized):
+    _, inputs, result = optimized
+    with torch.no_grad():
+        explained = torch._dynamo.explain(result.model)(*inputs)
+        assert explained.graph_break_count == 0, explained.break_reasons
+        compiled = torch.compile(result.model, backend="aot_eager", fullgraph=True)
+        assert torch.equal(compiled(*inputs), result.model(*inputs))
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_a_sabotaged_kernel_is_caught_and_undone(optimized, monkeypatch, tmp_path):
+    """The same run again (its kernel served from the store), with the generated forward adding 1."""
+    from kerntailor.optimizing import run
+
+    load = run.load_kernel
+
+    def sabotaged(path):
+        kernel, op = load(path)
+        forward = kernel.forward
+
+        @functools.wraps(forward)   # the same signature: only the values are wrong
+        def plus_one(*args):   # to one column: a constant on all would vanish in the LayerNorm after the Linear
+            out = forward(*args).clone()
+            out[..., 0] += 1
+            return out
+
+        kernel.forward = plus_one
+        return kernel, op
+
+    monkeypatch.setattr(run, "load_kernel", sabotaged)
+    model, inputs = tiny_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=3, candidates=1, out_dir=tmp_path)
+    undone = [g for g in result.report.groups if g.status == "undone"]
+    assert undone and not result.report.swapped, result.report.groups
+    assert all(g.kernel == "cached" and g.verdict == "passed" for g in undone)   # from the store: the first run's
+    assert all("whole-model check failed" in g.reason and "‖out−ref‖/‖ref‖" in g.reason for g in undone), undone
+    assert result.report.check is None
+    for g in undone:
+        assert type(result.model.get_submodule(g.module)) is nn.Linear
+    with torch.no_grad():
+        assert torch.equal(result.model(*inputs), model(*inputs))
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_report_is_plain_json_and_a_table(optimized):
+    from rich.console import Console
+
+    from kerntailor.optimizing.render import optimize_dict, optimize_table
+
+    _, _, result = optimized
+    doc = json.loads(json.dumps(optimize_dict(result.report)))
+    assert doc["swapped"] == len(result.report.swapped) and doc["check"]["passed"]
+    assert {g["status"] for g in doc["groups"]} <= {"swapped", "skipped", "undone"}
+    console = Console(width=200, record=True)
+    console.print(optimize_table(result.report))
+    text = console.export_text()
+    assert "swapped" in text and "not measured: no GPU" in text and "passed" in text
+
+
+TINY_FILE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(d, d), nn.ReLU())
+        self.head = nn.Linear(d, 16)
+
+    def forward(self, x):
+        return self.head(self.mlp(x))
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return [32]
+'''
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["{missing}"], "no such file"),
+    (["{tiny}", "--top", "0"], "--top"),
+    (["{tiny}", "--budget", "-1"], "--budget"),
+    (["{tiny}", "--target", "no-such-gpu"], "unknown target"),
+    (["{tiny}", "--out", "{tiny}"], "not a directory"),
+])
+def test_cli_mistakes_are_one_line(tmp_path, args, needle):
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY_FILE)
+    paths = {"tiny": tiny, "missing": tmp_path / "missing.py"}
+    result = CliRunner().invoke(app, ["optimize", *[a.format(**paths) for a in args]])
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kerntailor: error: ") and needle in lines[0], lines
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_cli_optimizes_a_model_file(env, tmp_path):
+    """About 15 s: one generate under the interpreter."""
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY_FILE)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["optimize", str(tiny), "--target", "h200", "--top", "1", "--budget", "4",
+                                      "--candidates", "1", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["swapped"] == 1 and doc["groups"][0]["module"] == "mlp" and doc["check"]["passed"], doc
+    assert json.loads((out / "optimize.json").read_text())["groups"] == doc["groups"]

@@ -1,7 +1,8 @@
 """`kerntailor optimize` / kerntailor.optimize on a tiny model under Triton's interpreter: a module is swapped
 for a generated kernel (a torch.library custom op), the whole model still agrees with the original by the
 referee's tolerance, the state_dict is the same, torch.compile sees no graph break, a sabotaged kernel is caught
-and undone, groups that span modules are skipped with why, and the CLI's mistakes are one line with exit 2.
+and undone, groups that span modules are skipped with why, a chain of sibling modules (LayerNorm then GELU) is
+swapped as one, and the CLI's mistakes are one line with exit 2.
 
 One optimize run (module fixture, about 15 s: one generate under the interpreter) serves most tests; the
 sabotage test reuses its store (the kernel is served from it, no search)."""
@@ -29,7 +30,7 @@ class Block(nn.Module):
         self.act = nn.GELU()
 
     def forward(self, x):
-        return self.act(self.norm(self.fc(x)))
+        return x + self.act(self.norm(self.fc(x)))
 
 
 class Tiny(nn.Module):
@@ -95,8 +96,8 @@ def test_a_module_is_swapped_and_the_whole_model_agrees(optimized):
 def test_groups_that_span_modules_are_skipped_with_why(optimized):
     _, _, result = optimized
     skipped = [g for g in result.report.groups if g.status == "skipped"]
-    assert skipped   # LayerNorm + GELU fuse into one group: two modules, part of the block
-    assert all("spans modules" in g.reason and g.kernel == "" for g in skipped), skipped
+    assert skipped   # LayerNorm + GELU + the residual add fuse into one group: the add is the block's own op
+    assert all("spans modules" in g.reason and "own op" in g.reason and g.kernel == "" for g in skipped), skipped
 
 
 @pytest.mark.integration
@@ -230,3 +231,64 @@ def test_cli_optimizes_a_model_file(env, tmp_path):
     doc = json.loads(result.stdout)
     assert doc["swapped"] == 1 and doc["groups"][0]["module"] == "mlp" and doc["check"]["passed"], doc
     assert json.loads((out / "optimize.json").read_text())["groups"] == doc["groups"]
+
+
+def _chain_model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 32), nn.LayerNorm(32), nn.GELU()).eval(), [torch.randn(8, 32)]
+
+
+def _scopes(model, inputs):
+    from kerntailor.optimizing.scope import group_scope
+    from kerntailor.profiling import profile_model_traced
+    from kerntailor.profiling.extract import owners
+
+    traced = profile_model_traced(model, inputs, target="h200")
+    owner, by_name = owners(traced.traced, traced.plan.groups), {g.name: g for g in traced.plan.groups}
+    return {r.family: group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules)
+            for r in traced.profile.groups}
+
+
+@pytest.mark.capture
+def test_a_chain_of_sibling_modules_is_one_scope_and_swaps_as_one():
+    """LayerNorm then GELU (one reduction group) is a chain: the kernel at the LayerNorm, the GELU passed through,
+    both modules' parameters where they were. A stand-in kernel (PyTorch's own ops) takes the generated one's
+    place: the mechanics, without the interpreter."""
+    import torch.nn.functional as F
+
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import PassThrough, Tailored, install_scope, same_state, share_copy, undo_scope
+
+    model, inputs = _chain_model()
+    scopes = _scopes(model, inputs)
+    chain = scopes["reduction"]
+    assert chain.modules == ("1", "2") and chain.args == 1, chain
+    assert scopes["matmul"].modules == ("0",)
+    order = [s.name if s.kind == ARG else s.state for s in chain.slots]
+
+    class StandIn(nn.Module):
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if name not in ("weight", "bias"))
+            return F.gelu(F.layer_norm(x, (32,), named["weight"], named["bias"]))
+
+    optimized = share_copy(model)
+    originals = install_scope(optimized, chain, StandIn(), "stand_in")
+    assert isinstance(optimized[1], Tailored) and isinstance(optimized[2], PassThrough)
+    assert same_state(model.state_dict(), optimized.state_dict()) == ""
+    with torch.no_grad():
+        assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-6, atol=1e-6)
+    undo_scope(optimized, chain, originals)
+    assert type(optimized[1]) is nn.LayerNorm and type(optimized[2]) is nn.GELU
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_a_generated_chain_kernel_is_swapped(env, tmp_path):
+    """About 15 s: a reduction kernel generated and judged under the interpreter."""
+    model, inputs = _chain_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=1, candidates=1, out_dir=tmp_path)
+    (group,) = result.report.groups
+    assert group.status == "swapped" and group.module == "1 + 2", group
+    assert result.report.check.passed

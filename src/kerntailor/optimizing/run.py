@@ -2,7 +2,8 @@
 time, verify the whole model after each swap, undo any that fails, and report.
 
 For each of the `top` hottest groups (profile's predicted ranking), in order:
-1. scope.py: the user's module whose forward the group is, exactly; otherwise skipped with why;
+1. scope.py: the user's module (or chain of sibling modules) whose forward the group is, exactly; otherwise
+   skipped with why;
 2. `generate` on the group's problem file (profile wrote it; the store serves it when it is known), with a
    share of the budget; a group for which generate keeps the library path (nothing generated passed, or on the
    GPU nothing beat eager and torch.compile) is skipped: the module's own forward is that library path;
@@ -22,7 +23,7 @@ from kerntailor.errors import KerntailorError
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.optimizing.check import ModelCheck, Reference, end_to_end
 from kerntailor.optimizing.scope import Scope, group_scope
-from kerntailor.optimizing.swap import Tailored, install, kernel_arguments, load_kernel, same_state, share_copy
+from kerntailor.optimizing.swap import install_scope, kernel_arguments, load_kernel, same_state, share_copy, undo_scope
 from kerntailor.profiling import profile_model_traced
 from kerntailor.profiling.extract import owners
 from kerntailor.profiling.render import module_label
@@ -95,7 +96,7 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
         if isinstance(scope, str):
             outcomes.append(replace(base, reason=scope))
             continue
-        base = replace(base, module=scope.module)
+        base = replace(base, module=scope.label)
         if row.problem_file is None:
             outcomes.append(replace(base, reason="profile could not write it as a problem file"))
             continue
@@ -105,7 +106,13 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
             outcomes.append(outcome)
             continue
         if reference is None:
-            reference = Reference(model, inputs)
+            try:
+                reference = Reference(model, inputs)
+            except Exception as e:  # noqa: BLE001  nothing can be verified: nothing is swapped, and the report says why
+                reference = f"the float64 reference of the model failed: {type(e).__name__}: {str(e)[:200]}"
+        if isinstance(reference, str):
+            outcomes.append(replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}"))
+            continue
         outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
         check = passed or check
         outcomes.append(outcome)
@@ -138,15 +145,14 @@ def _swap(optimized, scope: Scope, kernel, outcome: GroupOutcome, reference: Ref
     """Install the kernel at its module, check the state_dict and the whole model; undo on any failure.
     (outcome, the passing ModelCheck or None)."""
     module, op = kernel
-    original = optimized.get_submodule(scope.module)
-    install(optimized, scope.module, Tailored(original, module, scope, op))
+    originals = install_scope(optimized, scope, module, op)
     why = same_state(state, optimized.state_dict())
     if why:
-        install(optimized, scope.module, original)
+        undo_scope(optimized, scope, originals)
         return replace(outcome, status=UNDONE, reason=f"the state_dict would change: {why}"), None
     check = reference.check(optimized)
     if not check.passed:
-        install(optimized, scope.module, original)
+        undo_scope(optimized, scope, originals)
         return replace(outcome, status=UNDONE, reason=f"whole-model check failed: {check.reason}"), None
     return replace(outcome, status=SWAPPED, op=op), check
 

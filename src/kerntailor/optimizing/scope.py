@@ -8,10 +8,17 @@ unchanged), and nothing else in the model needs to know. A group qualifies when 
 dispatched (their `nn_module_stack` names the module), it returns one value, and it reads from outside the
 module exactly one tensor (the module's one argument) besides the module's own parameters and buffers.
 
-Everything else is skipped with the reason: a group that spans module boundaries (a LayerNorm fused with the
-GELU after it: part of the block that holds both, whose Linear is another group), one that is only part of a
-module, the model's own top-level forward, a module of several tensor arguments (which FX value is which
-argument is not recorded by the export; mapping them is not built).
+A chain of sibling modules qualifies the same way: a LayerNorm fused with the GELU after it, called one on the
+other's result by their parent (`act(norm(x))`, a Sequential's consecutive members). The group must then be
+exactly the siblings' forwards, each sibling after the first reading only the one before's result (and its own
+parameters), nothing else reading those in-between results, and nothing of the parent's own forward between
+them. The first sibling is replaced by the kernel, the others by pass-throughs (swap.py) that keep their
+parameters: the parent's forward, unchanged, calls them in the same order.
+
+Everything else is skipped with the reason: a group that spans module boundaries otherwise (the parent's own
+ops in it, a sibling whose other ops are in another group), one that is only part of a module, the model's own
+top-level forward, a module of several tensor arguments (which FX value is which argument is not recorded by
+the export; mapping them is not built).
 """
 
 from __future__ import annotations
@@ -30,19 +37,30 @@ STATE = "state"    # a slot one of the module's parameters or buffers fills
 @dataclass(frozen=True)
 class Slot:
     """One argument of the kernel's forward, in order: the module's argument, or a parameter/buffer by its name
-    relative to the module (`weight`, `0.bias`)."""
+    relative to the module that holds it (`weight`, `0.bias`; `owner` indexes Scope.modules)."""
 
     kind: str          # ARG | STATE
-    name: str          # the problem file's argument name; for STATE also see `state`
-    state: str = ""    # STATE: the name relative to the module
+    name: str          # the problem file's argument name
+    owner: int = 0     # STATE: which of Scope.modules holds it
+    state: str = ""    # STATE: its name relative to that module
 
 
 @dataclass(frozen=True)
 class Scope:
-    """The module a group's problem file computes exactly, and how the kernel's arguments come from it."""
+    """The module (or chain of sibling modules, in call order) a group's problem file computes exactly, and how
+    the kernel's arguments come from it."""
 
-    module: str
+    modules: tuple[str, ...]
     slots: tuple[Slot, ...]
+
+    @property
+    def module(self) -> str:
+        """The module replaced by the kernel (the chain's first)."""
+        return self.modules[0]
+
+    @property
+    def label(self) -> str:
+        return " + ".join(self.modules)
 
     @property
     def args(self) -> int:
@@ -55,46 +73,90 @@ def group_scope(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]
     cannot be swapped as one module (module docstring)."""
     if module == UNKNOWN or UNKNOWN in modules:
         return "its nodes' module is unknown (no module stack in the export)"
-    if not module:
-        if len(modules) > 1:
-            return (f"it spans modules {' + '.join(m or '(top)' for m in modules)}: no one submodule's forward "
-                    "holds it")
-        return "it computes part of the model's own forward (no submodule holds it)"
     cut = cut_of(traced, group, owner)
     if cut is None:
         return "none of its nodes comes from the exported program"
-    inside = {n.name for n in traced.program.graph.nodes if n.op == "call_function" and module in _stack(n)}
-    members = {n.name for n in cut.nodes}
-    if inside - members:
-        if len(modules) > 1:
-            return (f"it spans modules {' + '.join(modules)}, part of {module}'s forward (whose other ops are in "
-                    "other groups): only a group that is one module's whole forward is swapped")
-        return f"it is part of {module}'s forward ({len(inside - members)} of its ops are in other groups)"
-    if members - inside:
-        return f"it computes ops outside {module} too"
     if len(cut.outputs) > 1:
         return f"it returns {len(cut.outputs)} values that others read (one output is swapped)"
-    return _slots(traced, cut.inputs, module)
+    members = {n.name for n in cut.nodes}
+    if module and _inside(traced, module) == members:
+        return _slots(traced, cut.inputs, (module,))
+    chain = _chain(traced, module, members)
+    if isinstance(chain, tuple):
+        return _slots(traced, cut.inputs, chain)
+    spans = " + ".join(m or "(top)" for m in modules)
+    if not module:
+        return (f"it spans modules {spans}: no one submodule's forward holds it ({chain})" if len(modules) > 1
+                else "it computes part of the model's own forward (no submodule holds it)")
+    if len(modules) > 1:
+        return f"it spans modules {spans}, part of {module}'s forward, and is no chain of its submodules: {chain}"
+    inside = _inside(traced, module)
+    if members - inside:
+        return f"it computes ops outside {module} too"
+    return f"it is part of {module}'s forward ({len(inside - members)} of its ops are in other groups)"
 
 
-def _slots(traced: TracedCapture, inputs, module: str) -> Scope | str:
+def _inside(traced: TracedCapture, module: str) -> set[str]:
+    """The FX nodes `module`'s forward dispatched (its submodules' included)."""
+    return {n.name for n in traced.program.graph.nodes if n.op == "call_function" and module in _stack(n)}
+
+
+def _chain(traced: TracedCapture, parent: str, members: set[str]) -> tuple[str, ...] | str:
+    """The children of `parent` (in call order) whose forwards the group is exactly, each after the first reading
+    only the one before's result (module docstring); else why not."""
+    prefix = parent + "." if parent else ""
+    nodes = [n for n in traced.program.graph.nodes if n.name in members]
+    child_of = {}
+    for n in nodes:
+        child = next((p for p in _stack(n) if p != parent and p.startswith(prefix) and "." not in p[len(prefix):]),
+                     None)
+        if child is None:
+            return f"{n.name} is {parent or 'the model'}'s own op, in no submodule"
+        child_of[n.name] = child
+    chain = tuple(dict.fromkeys(child_of[n.name] for n in nodes))
+    for child in chain:
+        rest = _inside(traced, child) - members
+        if rest:
+            return f"{child}'s other ops ({len(rest)}) are in other groups"
+    state = _state_inputs(traced)
+    for before, child in zip(chain, chain[1:]):
+        reads = {a.name for n in nodes if child_of[n.name] == child for a in n.all_input_nodes
+                 if a.name not in state and child_of.get(a.name) != child}
+        made = {n.name for n in nodes if child_of[n.name] == before}
+        if len(reads) != 1 or not reads <= made:
+            return f"{child} does not read exactly {before}'s result"
+        leaving = [n for n in nodes if child_of[n.name] == before
+                   and any(child_of.get(u.name) != before for u in n.users)]
+        readers = {child_of.get(u.name) for n in leaving for u in n.users} - {before}
+        if {n.name for n in leaving} != reads or readers != {child}:
+            return f"{before}'s result is read by more than {child}"
+    return chain
+
+
+def _state_inputs(traced: TracedCapture) -> dict[str, str]:
     sig = traced.program.graph_signature
-    state = {**sig.inputs_to_parameters, **sig.inputs_to_buffers}
+    return {**sig.inputs_to_parameters, **sig.inputs_to_buffers}
+
+
+def _slots(traced: TracedCapture, inputs, modules: tuple[str, ...]) -> Scope | str:
+    sig = traced.program.graph_signature
+    state = _state_inputs(traced)
     slots = []
     for node in inputs:
         fqn = state.get(node.name)
         if fqn is not None:
-            if not fqn.startswith(module + "."):
+            holder = next((i for i, m in enumerate(modules) if fqn.startswith(m + ".")), None)
+            if holder is None:
                 return f"it reads {fqn}, a parameter or buffer of another module"
-            slots.append(Slot(STATE, node.name, fqn[len(module) + 1:]))
+            slots.append(Slot(STATE, node.name, holder, fqn[len(modules[holder]) + 1:]))
         elif node.op == "placeholder" and node.name not in sig.user_inputs:
             return f"it reads {node.name}, a constant the export lifted (not a parameter, buffer or input)"
         else:
             slots.append(Slot(ARG, node.name))
-    scope = Scope(module, tuple(slots))
+    scope = Scope(modules, tuple(slots))
     if scope.args != 1:
-        return (f"{module} takes {scope.args} tensors from outside: which is which argument of its forward is "
-                "not recorded (only a module of one tensor argument is swapped)")
+        return (f"{scope.label} takes {scope.args} tensors from outside: which is which argument of its forward "
+                "is not recorded (only a module of one tensor argument is swapped)")
     return scope
 
 

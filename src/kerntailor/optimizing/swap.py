@@ -27,21 +27,45 @@ from kerntailor.errors import KerntailorError
 from kerntailor.optimizing.scope import ARG, Scope
 
 
+def _adopt(new: nn.Module, original: nn.Module) -> None:
+    """`new` holds `original`'s parameters, buffers and children under the same names (the same objects)."""
+    new.__dict__.update(_parameters=dict(original._parameters), _buffers=dict(original._buffers),
+                        _modules=dict(original._modules),
+                        _non_persistent_buffers_set=set(original._non_persistent_buffers_set))
+    new.training = original.training
+    object.__setattr__(new, "original", original)
+
+
+class PassThrough(nn.Module):
+    """A chain's later module (scope.py): the kernel in place of the chain's first computed its result already, so
+    its forward returns its argument. It keeps the module's parameters (the state_dict is unchanged)."""
+
+    def __init__(self, original: nn.Module, first: str):
+        super().__init__()
+        _adopt(self, original)
+        object.__setattr__(self, "first", first)
+
+    def forward(self, x):
+        return x
+
+    def extra_repr(self) -> str:
+        return f"{type(self.original).__name__}, computed by the kernel at {self.first}"
+
+
 class Tailored(nn.Module):
     """A module whose forward is a generated kernel (module docstring); `original` is kept (outside the module
-    tree) to undo the swap."""
+    tree) to undo the swap. `followers`: the PassThrough modules of the rest of a chain, whose parameters the
+    kernel reads too."""
 
-    def __init__(self, original: nn.Module, kernel: nn.Module, scope: Scope, op: str):
+    def __init__(self, original: nn.Module, kernel: nn.Module, scope: Scope, op: str,
+                 followers: tuple[nn.Module, ...] = ()):
         super().__init__()
-        self.__dict__.update(_parameters=dict(original._parameters), _buffers=dict(original._buffers),
-                             _modules=dict(original._modules),
-                             _non_persistent_buffers_set=set(original._non_persistent_buffers_set))
-        self.training = original.training
-        object.__setattr__(self, "original", original)
+        _adopt(self, original)
         object.__setattr__(self, "kernel", kernel)
         object.__setattr__(self, "scope", scope)
         object.__setattr__(self, "op", op)
-        object.__setattr__(self, "_paths", tuple(tuple(s.state.split(".")) if s.kind != ARG else None
+        object.__setattr__(self, "followers", followers)
+        object.__setattr__(self, "_paths", tuple((s.owner, tuple(s.state.split("."))) if s.kind != ARG else None
                                                  for s in scope.slots))
 
     def forward(self, *args, **kwargs):
@@ -49,17 +73,34 @@ class Tailored(nn.Module):
             raise TypeError(f"{self.scope.module} was optimized for a call with {self.scope.args} positional "
                             f"argument(s), got {len(args)} and keywords {sorted(kwargs)}")
         given = iter(args)
-        tensors = [next(given) if path is None else self._state(path) for path in self._paths]
+        tensors = [next(given) if path is None else self._state(*path) for path in self._paths]
         return self.kernel(*tensors)
 
-    def _state(self, path: tuple[str, ...]):
-        value = self
+    def _state(self, owner: int, path: tuple[str, ...]):
+        value = self if owner == 0 else self.followers[owner - 1]
         for part in path:
             value = getattr(value, part)
         return value
 
     def extra_repr(self) -> str:
-        return f"{type(self.original).__name__} as torch.ops.kerntailor.{self.op}"
+        chain = f" (with {', '.join(self.scope.modules[1:])})" if self.followers else ""
+        return f"{type(self.original).__name__}{chain} as torch.ops.kerntailor.{self.op}"
+
+
+def install_scope(model: nn.Module, scope: Scope, kernel: nn.Module, op: str) -> tuple[nn.Module, ...]:
+    """Put the kernel in place of the scope's module (the first of a chain; the rest become PassThrough);
+    returns the modules replaced, for `undo_scope`."""
+    originals = tuple(model.get_submodule(m) for m in scope.modules)
+    followers = tuple(PassThrough(o, scope.module) for o in originals[1:])
+    install(model, scope.module, Tailored(originals[0], kernel, scope, op, followers))
+    for path, follower in zip(scope.modules[1:], followers):
+        install(model, path, follower)
+    return originals
+
+
+def undo_scope(model: nn.Module, scope: Scope, originals: tuple[nn.Module, ...]) -> None:
+    for path, original in zip(scope.modules, originals):
+        install(model, path, original)
 
 
 def share_copy(model: nn.Module) -> nn.Module:

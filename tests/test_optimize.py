@@ -292,3 +292,28 @@ def test_a_generated_chain_kernel_is_swapped(env, tmp_path):
     (group,) = result.report.groups
     assert group.status == "swapped" and group.module == "1 + 2", group
     assert result.report.check.passed
+
+
+@pytest.mark.capture
+def test_a_linear_on_a_3d_input_is_its_group_then_a_view():
+    """A Linear on (batch, tokens, d) exports as view, addmm, view; the last view belongs to no group. The module
+    is still the group's (the kernel returns the 2-d product, Tailored views it to the module's result)."""
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import install_scope, share_copy
+
+    torch.manual_seed(0)
+    model, inputs = nn.Sequential(nn.Linear(32, 48), nn.LayerNorm(48)).eval(), [torch.randn(2, 4, 32)]
+    scope = _scopes(model, inputs)["matmul"]
+    assert scope.modules == ("0",) and scope.reshape == (2, 4, 48), scope
+    order = [s.name if s.kind == ARG else s.state for s in scope.slots]
+
+    class StandIn(nn.Module):   # what the generated kernel computes: the 2-d product of the flattened input
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if name not in ("weight", "bias"))
+            return x.reshape(-1, 32) @ named["weight"].T + named["bias"]
+
+    optimized = share_copy(model)
+    install_scope(optimized, scope, StandIn(), "stand_in")
+    with torch.no_grad():
+        assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)

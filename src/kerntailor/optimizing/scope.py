@@ -23,7 +23,9 @@ the export; mapping them is not built).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import torch
 
 from kerntailor.capture.provenance import TracedCapture
 from kerntailor.plan import FusionGroup
@@ -52,6 +54,7 @@ class Scope:
 
     modules: tuple[str, ...]
     slots: tuple[Slot, ...]
+    reshape: tuple[int, ...] | None = None   # the module returns the kernel's result viewed to this shape
 
     @property
     def module(self) -> str:
@@ -81,6 +84,11 @@ def group_scope(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]
     members = {n.name for n in cut.nodes}
     if module and _inside(traced, module) == members:
         return _slots(traced, cut.inputs, (module,))
+    if module:
+        shape = _trailing_view(traced, module, members, owner)
+        if shape is not None:
+            scope = _slots(traced, cut.inputs, (module,))
+            return replace(scope, reshape=shape) if isinstance(scope, Scope) else scope
     chain = _chain(traced, module, members)
     if isinstance(chain, tuple):
         return _slots(traced, cut.inputs, chain)
@@ -94,6 +102,25 @@ def group_scope(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]
     if members - inside:
         return f"it computes ops outside {module} too"
     return f"it is part of {module}'s forward ({len(inside - members)} of its ops are in other groups)"
+
+
+VIEWS = frozenset({"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+                   "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims"})
+
+
+def _trailing_view(traced: TracedCapture, module: str, members: set[str], owner: dict[str, str]):
+    """The shape `module` returns where its forward is the group and then views of the group's result that no
+    group computes (a Linear on a 3-d input: view, mm, view); else None."""
+    extra = [n for n in traced.program.graph.nodes if n.name in _inside(traced, module) - members]
+    if any(str(n.target) not in VIEWS or n.name in owner for n in extra):
+        return None
+    names = {n.name for n in extra}
+    if any(a.name not in members | names for n in extra for a in n.all_input_nodes):
+        return None
+    ends = [n for n in extra if any(u.name not in names for u in n.users)]
+    if len(ends) != 1 or not isinstance(ends[0].meta.get("val"), torch.Tensor):
+        return None
+    return tuple(int(d) for d in ends[0].meta["val"].shape)
 
 
 def _inside(traced: TracedCapture, module: str) -> set[str]:

@@ -74,7 +74,8 @@ class Tailored(nn.Module):
                             f"argument(s), got {len(args)} and keywords {sorted(kwargs)}")
         given = iter(args)
         tensors = [next(given) if path is None else self._state(*path) for path in self._paths]
-        return self.kernel(*tensors)
+        out = self.kernel(*tensors)
+        return out if self.scope.reshape is None else out.reshape(self.scope.reshape)
 
     def _state(self, owner: int, path: tuple[str, ...]):
         value = self if owner == 0 else self.followers[owner - 1]

@@ -317,3 +317,41 @@ def test_a_linear_on_a_3d_input_is_its_group_then_a_view():
     install_scope(optimized, scope, StandIn(), "stand_in")
     with torch.no_grad():
         assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
+
+
+def test_the_whole_model_check_judges_by_the_referee_table_and_leaves_buffers_alone():
+    """check.Reference with no kernel involved: the right row of the table, a wrong model caught, one that raises
+    caught with its error, a mapping result compared by its values, BatchNorm's running statistics untouched."""
+    from kerntailor.optimizing.check import Reference
+
+    class Net(nn.Module):
+        def __init__(self, dtype=torch.float32):
+            super().__init__()
+            self.fc, self.bn = nn.Linear(8, 8).to(dtype), nn.BatchNorm1d(8).to(dtype)
+
+        def forward(self, x):
+            return {"y": self.bn(self.fc(x))}
+
+    torch.manual_seed(0)
+    net = Net().train()
+    stats = net.bn.running_mean.clone(), net.bn.num_batches_tracked.clone()
+    ref = Reference(net, [torch.randn(16, 8)])
+    assert ref.tolerance.policy == "fp32" and ref.check(net).passed
+    assert torch.equal(net.bn.running_mean, stats[0]) and torch.equal(net.bn.num_batches_tracked, stats[1])
+
+    class Off(nn.Module):
+        def forward(self, x):
+            y = net(x)["y"].clone()
+            y[0, 0] += 1e-3
+            return {"y": y}
+
+    failed = ref.check(Off())
+    assert not failed.passed and "draw 0, output 0" in failed.reason
+
+    class Raises(nn.Module):
+        def forward(self, x):
+            raise ValueError("x.shape[0] is 16: this kernel was generated for x.shape[0] == 8")
+
+    raised = ref.check(Raises())
+    assert not raised.passed and "ValueError: x.shape[0] is 16" in raised.reason
+    assert Reference(Net(torch.bfloat16).eval(), [torch.randn(16, 8, dtype=torch.bfloat16)]).tolerance.policy == "bf16"

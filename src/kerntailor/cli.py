@@ -206,6 +206,7 @@ def optimize(
     model: Path = typer.Argument(..., callback=check_input_file,
                                  help="model file (KernelBench format: Model, get_inputs, get_init_inputs)"),
     target: str = _target_option(),
+    dtype: Dtype | None = typer.Option(None, "--dtype", help=DTYPE_HELP),
     top: int = typer.Option(3, "--top", min=1, help="how many of the hottest groups to tailor"),
     budget: float = typer.Option(120.0, "--budget", callback=positive,
                                  help="seconds of search in all, shared among the groups (> 0)"),
@@ -232,8 +233,8 @@ def optimize(
 
     if not torch.cuda.is_available():   # the kernels are loaded in this process: the interpreter runs them
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    result = optimize_problem(model, target=target, top=top, budget=budget, candidates=candidates, out_dir=out,
-                              use_store=not no_store)
+    result = optimize_problem(model, target=target, dtype=value(dtype), top=top, budget=budget, candidates=candidates,
+                              out_dir=out, use_store=not no_store)
     doc = stamp(optimize_dict(result.report))
     place(out / "optimize.json", json.dumps(doc, indent=2, default=str))
     if json_out:

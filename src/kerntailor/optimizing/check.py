@@ -6,12 +6,16 @@ uniform over the example's own range, so token ids stay valid ids), never the ex
 reference is the user's model in float64 (a copy, on inputs upcast exactly), as the referee computes it; the
 bounds are verify/tolerance.py's row for the model's least precise floating dtype, widened on a draw only where
 PyTorch itself (the user's model in its own dtype) misses them (tolerance.relax: 4x its own error), exactly as
-the referee judges a kernel. Integer and bool outputs must be equal. NaN never passes.
+the referee judges a kernel. Integer and bool outputs must be equal. NaN never passes. The model's buffers are
+restored after every forward (a model in training mode updates BatchNorm's running statistics): checking leaves
+the user's model as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -39,10 +43,11 @@ class Reference:
 
     def __init__(self, model, example_inputs: list, draws: int = DRAWS):
         self.inputs = [fresh_inputs(example_inputs, SEED + i) for i in range(draws)]
+        self.buffers = list(model.buffers())   # the optimized model holds the same ones
         wide = copy.deepcopy(model).to(torch.float64)
-        with torch.no_grad():
-            self.native = [flatten_outputs(model(*x)) for x in self.inputs]
-            self.ref64 = [flatten_outputs(wide(*[_upcast(v) for v in x])) for x in self.inputs]
+        with torch.no_grad(), kept(self.buffers):
+            self.native = [_flat(model(*x)) for x in self.inputs]
+            self.ref64 = [_flat(wide(*[_upcast(v) for v in x])) for x in self.inputs]
         del wide
         dtypes = [t.dtype for t in list(model.parameters()) + list(model.buffers())]
         dtypes += [v.dtype for x in self.inputs[:1] for v in x if isinstance(v, torch.Tensor)]
@@ -54,8 +59,8 @@ class Reference:
         worst = None
         for i, x in enumerate(self.inputs):
             try:
-                with torch.no_grad():
-                    outs = flatten_outputs(model(*x))
+                with torch.no_grad(), kept(self.buffers):
+                    outs = _flat(model(*x))
             except Exception as e:  # noqa: BLE001  a kernel that raises is a failed check, reported
                 return self._fail(f"draw {i}: {type(e).__name__}: {_line(e)}", worst)
             if len(outs) != len(self.ref64[i]):
@@ -81,6 +86,27 @@ class Reference:
 
     def _fail(self, reason: str, worst) -> ModelCheck:
         return ModelCheck(False, reason, self.tolerance.policy, len(self.inputs), worst)
+
+
+@contextlib.contextmanager
+def kept(buffers: list):
+    """The buffers as they were after the block: a check's forward in training mode (BatchNorm's running
+    statistics) leaves the user's model as it found it."""
+    saved = [(b, b.clone()) for b in buffers]
+    try:
+        yield
+    finally:
+        for b, value in saved:
+            b.copy_(value)
+
+
+def _flat(value) -> list:
+    """A forward's result as a flat list; a mapping (a ModelOutput) by its values, in order."""
+    if isinstance(value, Mapping):
+        return [v for item in value.values() for v in _flat(item)]
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _flat(item)]
+    return flatten_outputs(value)
 
 
 def fresh_inputs(example: list, seed: int) -> list:

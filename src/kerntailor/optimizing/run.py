@@ -157,14 +157,15 @@ def _swap(optimized, scope: Scope, kernel, outcome: GroupOutcome, reference: Ref
     return replace(outcome, status=SWAPPED, op=op), check
 
 
-def optimize_problem(path: str | Path, *, target: str = "h200", device: str | None = None, **kwargs) -> OptimizeResult:
-    """optimize_model on a KernelBench-format file's model and inputs (its default variant), built on `device`
-    (the GPU when there is one, else the CPU)."""
+def optimize_problem(path: str | Path, *, target: str = "h200", device: str | None = None, dtype: str | None = None,
+                     **kwargs) -> OptimizeResult:
+    """optimize_model on a KernelBench-format file's model and inputs (its default variant, cast to `dtype` as
+    `generate --dtype` casts), built on `device` (the GPU when there is one, else the CPU)."""
     import torch
 
     from kerntailor.problem import load_problem
 
-    problem = load_problem(path)
+    problem = load_problem(path, dtype=dtype)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model = problem.make_model("default", device=device)
     inputs = problem.make_inputs("default", device=device)

@@ -134,7 +134,10 @@ def _generate(base: GroupOutcome, problem_file: str, scope: Scope, settings: Gen
     if result.status == "library":
         return replace(base, reason=f"generate kept the library path ({result.message}): the module's own forward "
                                     "is that path"), None
-    kernel, op = load_kernel(result.kernel_path)
+    try:
+        kernel, op = load_kernel(result.kernel_path)
+    except Exception as e:  # noqa: BLE001  a kernel.py that does not import here: the module keeps its forward
+        return replace(base, reason=f"its kernel.py does not load here: {type(e).__name__}: {str(e)[:200]}"), None
     names = tuple(s.name for s in scope.slots)
     if kernel_arguments(kernel) != names:
         return replace(base, reason=f"the kernel takes {kernel_arguments(kernel)}, the group's file {names}"), None

@@ -75,8 +75,9 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
                    candidates: int = 8, out_dir: str | Path | None = None, use_store: bool = True,
                    store_path: Path | None = None, time_it: bool = True, name: str | None = None) -> OptimizeResult:
     """`model` with the module of each of the `top` hottest groups that passes every check running a generated
-    kernel (module docstring). `budget` seconds of search are shared among the groups; `candidates` schedules
-    at most per kernel. Kernels, problem files and reports go to `out_dir` (a new temporary folder if None)."""
+    kernel (module docstring). `budget` seconds of search are shared among the groups that are generated;
+    `candidates` schedules at most per kernel. Kernels, problem files and reports go to `out_dir` (a new
+    temporary folder if None)."""
     if top < 1 or budget <= 0 or candidates < 1:
         raise KerntailorError(f"top ({top}), candidates ({candidates}) and budget ({budget}) must be positive")
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
@@ -86,13 +87,15 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
     owner = owners(traced.traced, traced.plan.groups)
     by_name = {g.name: g for g in traced.plan.groups}
     optimized = share_copy(model)
-    settings = GenerateSettings(target=target, budget_s=budget / min(top, len(profile.groups) or 1),
-                                max_candidates=candidates, use_store=use_store, store_path=store_path, runners_up=1)
+    rows = profile.groups[:top]
+    scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
+    generated = sum(1 for r, s in zip(rows, scopes) if not isinstance(s, str) and r.problem_file) or 1
+    settings = GenerateSettings(target=target, budget_s=budget / generated, max_candidates=candidates,
+                                use_store=use_store, store_path=store_path, runners_up=1)
     state = model.state_dict()
     reference, check, outcomes = None, None, []
-    for rank, row in enumerate(profile.groups[:top], 1):
+    for rank, (row, scope) in enumerate(zip(rows, scopes), 1):
         base = GroupOutcome(rank, row.name, row.family, module_label(row), row.share, SKIPPED, "", "", "", None, None)
-        scope = group_scope(traced.traced, by_name[row.name], owner, row.module, row.modules)
         if isinstance(scope, str):
             outcomes.append(replace(base, reason=scope))
             continue

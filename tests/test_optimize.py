@@ -278,6 +278,11 @@ def test_a_chain_of_sibling_modules_is_one_scope_and_swaps_as_one():
     assert same_state(model.state_dict(), optimized.state_dict()) == ""
     with torch.no_grad():
         assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-6, atol=1e-6)
+    optimized.train()   # not the mode it was swapped in: the modules' own forwards run, the stand-in does not
+    calls = []
+    originals[0].register_forward_hook(lambda *a: calls.append("own"))
+    with torch.no_grad():
+        assert torch.equal(optimized(*inputs), model.train()(*inputs)) and calls == ["own"]
     undo_scope(optimized, chain, originals)
     assert type(optimized[1]) is nn.LayerNorm and type(optimized[2]) is nn.GELU
 

@@ -3,7 +3,9 @@
 `Tailored` takes the place of the module in the model's tree. It holds the module's own parameters, buffers and
 children under the same names (the same tensor objects: the state_dict's keys and tensors are unchanged, and an
 optimizer or a load_state_dict reaches the same Parameters), and its forward calls the generated kernel.py's
-ModelNew with the module's argument and those tensors in the order the kernel takes them (scope.Slot). ModelNew
+ModelNew with the module's argument and those tensors in the order the kernel takes them (scope.Slot), in the
+training mode the module was in when swapped (the kernel was captured, generated and verified in it; in the other
+mode, `model.train()` after an eval-mode swap, the module's own forward runs: dropout is not silently lost). ModelNew
 checks its inputs in Python, then runs every launch as one `torch.library.custom_op` with a fake implementation
 (codegen/customop.py), so a model holding a Tailored module compiles under torch.compile without a graph break
 at it; with gradients on it runs through ModelNew's autograd path (the kernel forward, the reference's backward).
@@ -34,6 +36,12 @@ def _adopt(new: nn.Module, original: nn.Module) -> None:
                         _non_persistent_buffers_set=set(original._non_persistent_buffers_set))
     new.training = original.training
     object.__setattr__(new, "original", original)
+    object.__setattr__(new, "swapped_training", original.training)
+
+
+def _train(new: nn.Module, mode: bool) -> None:
+    """The kept original follows the mode too (it runs in the mode the kernel was not made for)."""
+    new.original.training = mode
 
 
 class PassThrough(nn.Module):
@@ -46,7 +54,14 @@ class PassThrough(nn.Module):
         object.__setattr__(self, "first", first)
 
     def forward(self, x):
+        if self.training != self.swapped_training:   # the chain's first runs its own forward too (Tailored)
+            return self.original(x)
         return x
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        _train(self, mode)
+        return self
 
     def extra_repr(self) -> str:
         return f"{type(self.original).__name__}, computed by the kernel at {self.first}"
@@ -69,6 +84,8 @@ class Tailored(nn.Module):
                                                  for s in scope.slots))
 
     def forward(self, *args, **kwargs):
+        if self.training != self.swapped_training:   # the kernel was made and verified in the other mode
+            return self.original(*args, **kwargs)
         if kwargs or len(args) != self.scope.args:
             raise TypeError(f"{self.scope.module} was optimized for a call with {self.scope.args} positional "
                             f"argument(s), got {len(args)} and keywords {sorted(kwargs)}")
@@ -76,6 +93,11 @@ class Tailored(nn.Module):
         tensors = [next(given) if path is None else self._state(*path) for path in self._paths]
         out = self.kernel(*tensors)
         return out if self.scope.reshape is None else out.reshape(self.scope.reshape)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        _train(self, mode)
+        return self
 
     def _state(self, owner: int, path: tuple[str, ...]):
         value = self if owner == 0 else self.followers[owner - 1]

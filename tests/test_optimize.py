@@ -360,3 +360,17 @@ def test_the_whole_model_check_judges_by_the_referee_table_and_leaves_buffers_al
     raised = ref.check(Raises())
     assert not raised.passed and "ValueError: x.shape[0] is 16" in raised.reason
     assert Reference(Net(torch.bfloat16).eval(), [torch.randn(16, 8, dtype=torch.bfloat16)]).tolerance.policy == "bf16"
+
+
+def test_the_end_to_end_line_says_what_was_measured_and_never_invents_a_time():
+    from kerntailor.optimizing.check import NO_GPU, end_to_end
+    from kerntailor.optimizing.render import timing_line
+
+    measured = {"label": "measured on H200", "seconds": {"eager": 2e-3, "compile": 1.5e-3, "optimized": 1e-3},
+                "speedup": {"optimized_vs_eager": 2.0, "optimized_vs_compile": 1.5},
+                "errors": {"optimized_compile": "BackendCompilerFailed: x"}}
+    line = timing_line(measured)
+    assert "eager 2.000 ms" in line and "optimized vs compile 1.50x" in line and "optimized_compile failed" in line
+    if not torch.cuda.is_available():
+        assert end_to_end(nn.Linear(2, 2), nn.Linear(2, 2), [torch.randn(1, 2)]) == {"note": NO_GPU}
+        assert timing_line({"note": NO_GPU}) == "end to end: not measured: no GPU"

@@ -167,6 +167,8 @@ def end_to_end(original, optimized, example_inputs: list) -> dict:
         except Exception as e:  # noqa: BLE001  reported beside the others' times
             errors[name] = f"{type(e).__name__}: {_line(e)}"
     timings = measure(runnable, [example_inputs]) if runnable else {}
-    return {"label": f"measured on {torch.cuda.get_device_name()}",
-            "seconds": {n: t.median_s for n, t in timings.items()},
+    seconds = {n: t.median_s for n, t in timings.items()}
+    speedup = {f"optimized_vs_{base}": seconds[base] / seconds["optimized"] for base in ("eager", "compile")
+               if base in seconds and seconds.get("optimized")}
+    return {"label": f"measured on {torch.cuda.get_device_name()}", "seconds": seconds, "speedup": speedup,
             "spread": {n: t.to_dict() for n, t in timings.items()}, "errors": errors}

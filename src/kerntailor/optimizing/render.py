@@ -56,4 +56,5 @@ def timing_line(timing: dict) -> str:
         return f"end to end: {timing.get('note', 'not measured')}"
     parts = [f"{n} {s * 1e3:.3f} ms" for n, s in timing["seconds"].items()]
     errors = [f"{n} failed ({e})" for n, e in (timing.get("errors") or {}).items()]
-    return f"end to end, {timing['label']}: " + ", ".join(parts + errors)
+    ratios = [f"{k.replace('_', ' ')} {v:.2f}x" for k, v in (timing.get("speedup") or {}).items()]
+    return f"end to end, {timing['label']}: " + ", ".join(parts + errors) + (f"; {', '.join(ratios)}" if ratios else "")

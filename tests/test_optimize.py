@@ -273,7 +273,7 @@ def test_a_chain_of_sibling_modules_is_one_scope_and_swaps_as_one():
             return F.gelu(F.layer_norm(x, (32,), named["weight"], named["bias"]))
 
     optimized = share_copy(model)
-    originals = install_scope(optimized, chain, StandIn(), "stand_in")
+    optimized, originals = install_scope(optimized, chain, StandIn(), "stand_in")
     assert isinstance(optimized[1], Tailored) and isinstance(optimized[2], PassThrough)
     assert same_state(model.state_dict(), optimized.state_dict()) == ""
     with torch.no_grad():
@@ -374,3 +374,39 @@ def test_the_end_to_end_line_says_what_was_measured_and_never_invents_a_time():
     if not torch.cuda.is_available():
         assert end_to_end(nn.Linear(2, 2), nn.Linear(2, 2), [torch.randn(1, 2)]) == {"note": NO_GPU}
         assert timing_line({"note": NO_GPU}) == "end to end: not measured: no GPU"
+
+
+@pytest.mark.capture
+def test_a_group_that_is_the_whole_models_forward_swaps_the_model():
+    """A KernelBench-style model of one kernel (Linear, then ops in the model's own forward): the returned model
+    is the Tailored one, with the model's parameters under their names; undoing gives the model back."""
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import Tailored, install_scope, same_state, share_copy, undo_scope
+
+    class OneKernel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(32, 32)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x)) * 2
+
+    torch.manual_seed(0)
+    model, inputs = OneKernel().eval(), [torch.randn(8, 32)]
+    (scope,) = _scopes(model, inputs).values()
+    assert scope.modules == ("",) and scope.label == "(the whole model)", scope
+    order = [s.name if s.kind == ARG else s.state for s in scope.slots]
+    assert set(order) >= {"linear.weight", "linear.bias"}, order
+
+    class StandIn(nn.Module):
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if not name.startswith("linear."))
+            return torch.relu(x @ named["linear.weight"].T + named["linear.bias"]) * 2
+
+    optimized = share_copy(model)
+    swapped, originals = install_scope(optimized, scope, StandIn(), "stand_in")
+    assert isinstance(swapped, Tailored) and same_state(model.state_dict(), swapped.state_dict()) == ""
+    with torch.no_grad():
+        assert torch.allclose(swapped(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
+    assert undo_scope(swapped, scope, originals) is optimized

@@ -2,8 +2,8 @@
 time, verify the whole model after each swap, undo any that fails, and report.
 
 For each of the `top` hottest groups (profile's predicted ranking), in order:
-1. scope.py: the user's module (or chain of sibling modules) whose forward the group is, exactly; otherwise
-   skipped with why;
+1. scope.py: the user's module (or chain of sibling modules, or the whole model) whose forward the group is,
+   exactly; otherwise skipped with why; a library group (an anchor no generator covers) is skipped too;
 2. `generate` on the group's problem file (profile wrote it; the store serves it when it is known), with a
    share of the budget; a group for which generate keeps the library path (nothing generated passed, or on the
    GPU nothing beat eager and torch.compile) is skipped: the module's own forward is that library path;
@@ -24,6 +24,7 @@ from kerntailor.generate import GenerateSettings, generate
 from kerntailor.optimizing.check import ModelCheck, Reference, end_to_end
 from kerntailor.optimizing.scope import Scope, group_scope
 from kerntailor.optimizing.swap import install_scope, kernel_arguments, load_kernel, same_state, share_copy, undo_scope
+from kerntailor.plan.coverage import LIBRARY
 from kerntailor.profiling import profile_model_traced
 from kerntailor.profiling.extract import owners
 from kerntailor.profiling.render import module_label
@@ -89,7 +90,8 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
     optimized = share_copy(model)
     rows = profile.groups[:top]
     scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
-    generated = sum(1 for r, s in zip(rows, scopes) if not isinstance(s, str) and r.problem_file) or 1
+    generated = sum(1 for r, s in zip(rows, scopes)
+                    if not isinstance(s, str) and r.problem_file and r.family != LIBRARY) or 1
     settings = GenerateSettings(target=target, budget_s=budget / generated, max_candidates=candidates,
                                 use_store=use_store, store_path=store_path, runners_up=1)
     state = model.state_dict()
@@ -98,6 +100,9 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
         base = GroupOutcome(rank, row.name, row.family, module_label(row), row.share, SKIPPED, "", "", "", None, None)
         if isinstance(scope, str):
             outcomes.append(replace(base, reason=scope))
+            continue
+        if row.family == LIBRARY:
+            outcomes.append(replace(base, reason="a library call (no generator for its anchor): nothing to generate"))
             continue
         base = replace(base, module=scope.label)
         if row.problem_file is None:
@@ -116,7 +121,7 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
         if isinstance(reference, str):
             outcomes.append(replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}"))
             continue
-        outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
+        optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
         check = passed or check
         outcomes.append(outcome)
     timing = end_to_end(model, optimized, inputs) if time_it else {"note": "not measured: not asked for"}
@@ -149,18 +154,18 @@ def _generate(base: GroupOutcome, problem_file: str, scope: Scope, settings: Gen
 
 def _swap(optimized, scope: Scope, kernel, outcome: GroupOutcome, reference: Reference, state: dict):
     """Install the kernel at its module, check the state_dict and the whole model; undo on any failure.
-    (outcome, the passing ModelCheck or None)."""
+    (the model, outcome, the passing ModelCheck or None)."""
     module, op = kernel
-    originals = install_scope(optimized, scope, module, op)
-    why = same_state(state, optimized.state_dict())
+    swapped, originals = install_scope(optimized, scope, module, op)
+    why = same_state(state, swapped.state_dict())
     if why:
-        undo_scope(optimized, scope, originals)
-        return replace(outcome, status=UNDONE, reason=f"the state_dict would change: {why}"), None
-    check = reference.check(optimized)
+        return (undo_scope(swapped, scope, originals),
+                replace(outcome, status=UNDONE, reason=f"the state_dict would change: {why}"), None)
+    check = reference.check(swapped)
     if not check.passed:
-        undo_scope(optimized, scope, originals)
-        return replace(outcome, status=UNDONE, reason=f"whole-model check failed: {check.reason}"), None
-    return replace(outcome, status=SWAPPED, op=op), check
+        return (undo_scope(swapped, scope, originals),
+                replace(outcome, status=UNDONE, reason=f"whole-model check failed: {check.reason}"), None)
+    return swapped, replace(outcome, status=SWAPPED, op=op), check
 
 
 def optimize_problem(path: str | Path, *, target: str = "h200", device: str | None = None, dtype: str | None = None,

@@ -15,9 +15,12 @@ parameters), nothing else reading those in-between results, and nothing of the p
 them. The first sibling is replaced by the kernel, the others by pass-throughs (swap.py) that keep their
 parameters: the parent's forward, unchanged, calls them in the same order.
 
+The model itself qualifies the same way when the group is its whole forward (a KernelBench-style problem of
+one kernel): the returned model is then the Tailored one.
+
 Everything else is skipped with the reason: a group that spans module boundaries otherwise (the parent's own
-ops in it, a sibling whose other ops are in another group), one that is only part of a module, the model's own
-top-level forward, a module of several tensor arguments (which FX value is which argument is not recorded by
+ops in it, a sibling whose other ops are in another group), one that is only part of a module, part of the model's
+own top-level forward, a module of several tensor arguments (which FX value is which argument is not recorded by
 the export; mapping them is not built).
 """
 
@@ -63,7 +66,7 @@ class Scope:
 
     @property
     def label(self) -> str:
-        return " + ".join(self.modules)
+        return " + ".join(m or "(the whole model)" for m in self.modules)
 
     @property
     def args(self) -> int:
@@ -82,13 +85,12 @@ def group_scope(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]
     if len(cut.outputs) > 1:
         return f"it returns {len(cut.outputs)} values that others read (one output is swapped)"
     members = {n.name for n in cut.nodes}
-    if module and _inside(traced, module) == members:
+    if _inside(traced, module) == members:   # module "": the model's whole forward is the group
         return _slots(traced, cut.inputs, (module,))
-    if module:
-        shape = _trailing_view(traced, module, members, owner)
-        if shape is not None:
-            scope = _slots(traced, cut.inputs, (module,))
-            return replace(scope, reshape=shape) if isinstance(scope, Scope) else scope
+    shape = _trailing_view(traced, module, members, owner)
+    if shape is not None:
+        scope = _slots(traced, cut.inputs, (module,))
+        return replace(scope, reshape=shape) if isinstance(scope, Scope) else scope
     chain = _chain(traced, module, members)
     if isinstance(chain, tuple):
         return _slots(traced, cut.inputs, chain)
@@ -172,10 +174,11 @@ def _slots(traced: TracedCapture, inputs, modules: tuple[str, ...]) -> Scope | s
     for node in inputs:
         fqn = state.get(node.name)
         if fqn is not None:
-            holder = next((i for i, m in enumerate(modules) if fqn.startswith(m + ".")), None)
+            holder = next((i for i, m in enumerate(modules) if not m or fqn.startswith(m + ".")), None)
             if holder is None:
                 return f"it reads {fqn}, a parameter or buffer of another module"
-            slots.append(Slot(STATE, node.name, holder, fqn[len(modules[holder]) + 1:]))
+            prefix = modules[holder]
+            slots.append(Slot(STATE, node.name, holder, fqn[len(prefix) + 1:] if prefix else fqn))
         elif node.op == "placeholder" and node.name not in sig.user_inputs:
             return f"it reads {node.name}, a constant the export lifted (not a parameter, buffer or input)"
         else:

@@ -110,20 +110,27 @@ class Tailored(nn.Module):
         return f"{type(self.original).__name__}{chain} as torch.ops.kerntailor.{self.op}"
 
 
-def install_scope(model: nn.Module, scope: Scope, kernel: nn.Module, op: str) -> tuple[nn.Module, ...]:
-    """Put the kernel in place of the scope's module (the first of a chain; the rest become PassThrough);
-    returns the modules replaced, for `undo_scope`."""
+def install_scope(model: nn.Module, scope: Scope, kernel: nn.Module, op: str) -> tuple[nn.Module, tuple]:
+    """Put the kernel in place of the scope's module (the first of a chain; the rest become PassThrough). Returns
+    the model (a Tailored one where the scope is the whole model) and the modules replaced, for `undo_scope`."""
     originals = tuple(model.get_submodule(m) for m in scope.modules)
     followers = tuple(PassThrough(o, scope.module) for o in originals[1:])
-    install(model, scope.module, Tailored(originals[0], kernel, scope, op, followers))
+    tailored = Tailored(originals[0], kernel, scope, op, followers)
+    if not scope.module:
+        return tailored, originals
+    install(model, scope.module, tailored)
     for path, follower in zip(scope.modules[1:], followers):
         install(model, path, follower)
-    return originals
+    return model, originals
 
 
-def undo_scope(model: nn.Module, scope: Scope, originals: tuple[nn.Module, ...]) -> None:
+def undo_scope(model: nn.Module, scope: Scope, originals: tuple[nn.Module, ...]) -> nn.Module:
+    """The model as it was before install_scope."""
+    if not scope.module:
+        return originals[0]
     for path, original in zip(scope.modules, originals):
         install(model, path, original)
+    return model
 
 
 def share_copy(model: nn.Module) -> nn.Module:

@@ -12,7 +12,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kerntailor"
 RANK = {
     "errors": 0, "units": 0, "htmlpage": 0, "precision": 0, "ir": 0, "targets": 0,
     "problem": 1, "capture": 2, "plan": 3, "search": 4, "codegen": 5, "builder": 6, "costmodel": 7,
-    "measure": 8, "verify": 9, "store": 10, "inspect": 11, "profiling": 11, "propose": 12, "generate": 13, "cli": 14,
+    "measure": 8, "verify": 9, "store": 10, "inspect": 11, "profiling": 11, "propose": 12, "generate": 13,
+    "optimizing": 14, "cli": 14,
     "cli_options": 14, "cli_output": 14,
     "__main__": 15, "__init__": 15,
 }

@@ -217,6 +217,50 @@ def profile(
         typer.echo(line)
 
 
+@app.command()
+def optimize(
+    model: Path = typer.Argument(..., callback=check_input_file,
+                                 help="model file (KernelBench format: Model, get_inputs, get_init_inputs)"),
+    target: str = _target_option(),
+    dtype: Dtype | None = typer.Option(None, "--dtype", help=DTYPE_HELP),
+    top: int = typer.Option(3, "--top", min=1, help="how many of the hottest groups to tailor"),
+    budget: float = typer.Option(120.0, "--budget", callback=positive,
+                                 help="seconds of search in all, shared among the groups (> 0)"),
+    candidates: int = typer.Option(8, "--candidates", min=1, help="most schedules tried per kernel"),
+    out: Path = typer.Option(Path("optimized"), "--out", callback=check_out_dir,
+                             help="where the problem files, kernels, reports and optimize.json go"),
+    no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
+    json_out: bool = typer.Option(False, "--json", help="print the report as one JSON document"),
+) -> None:
+    """MODEL with its hottest modules running generated kernels, each swap verified on the whole model.
+
+    Profiles MODEL on TARGET (predicted ranking), generates a kernel for each of the TOP groups that is one module's
+    whole forward (others are skipped, with why), swaps each in and checks the whole model against the original on
+    fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager, torch.compile and the
+    optimized model end to end on a GPU. Without a GPU the kernels run under Triton's interpreter."""
+    import json
+    import os
+
+    import torch
+
+    from kerntailor.generate.report import place, stamp
+    from kerntailor.optimizing import optimize_problem
+    from kerntailor.optimizing.render import optimize_dict, optimize_table
+
+    if not torch.cuda.is_available():   # the kernels are loaded in this process: the interpreter runs them
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    result = optimize_problem(model, target=target, dtype=value(dtype), top=top, budget=budget, candidates=candidates,
+                              out_dir=out, use_store=not no_store)
+    doc = stamp(optimize_dict(result.report))
+    place(out / "optimize.json", json.dumps(doc, indent=2, default=str))
+    if json_out:
+        print_json(doc)
+        say(f"wrote {out / 'optimize.json'}")
+        return
+    _print_table(optimize_table(result.report))
+    typer.echo(f"wrote {out / 'optimize.json'}")
+
+
 def _write_profile(doc: dict, out: Path) -> list[Path]:
     """profile.json and profile.html (the latter only with matplotlib, the `report` extra: generate/html.py's
     write_html says so in one line) in `out`; the paths written."""

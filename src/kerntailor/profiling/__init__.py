@@ -10,6 +10,7 @@ the GPU and is not built yet.
 """
 
 from kerntailor.profiling.attribute import GroupProfile, ModelProfile
-from kerntailor.profiling.run import profile_model, profile_problem
+from kerntailor.profiling.run import TracedProfile, profile_model, profile_model_traced, profile_problem
 
-__all__ = ["GroupProfile", "ModelProfile", "profile_model", "profile_problem"]
+__all__ = ["GroupProfile", "ModelProfile", "TracedProfile", "profile_model", "profile_model_traced",
+           "profile_problem"]

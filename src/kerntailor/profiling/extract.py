@@ -13,6 +13,7 @@ than its group, and its docstring names what (`extra_nodes`).
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from pathlib import Path
 
 from kerntailor.capture.provenance import TracedCapture
@@ -55,6 +56,31 @@ def owners(traced: TracedCapture, groups: tuple[FusionGroup, ...]) -> dict[str, 
     return out
 
 
+@dataclass(frozen=True)
+class Cut:
+    """What a group's problem file holds, as FX nodes of the exported program: the nodes it computes (in graph
+    order), what it reads from outside (its forward()'s arguments, in order) and what others read from it (its
+    results; none listed means it returns its last node)."""
+
+    nodes: tuple
+    inputs: tuple
+    outputs: tuple
+
+
+def cut_of(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]) -> Cut | None:
+    """The group's cut of the exported program (Cut); None where none of its nodes has an FX node."""
+    graph = traced.program.graph
+    mine = _fx_nodes(traced, group)
+    members = _members(graph, mine, owner)
+    order = [n for n in graph.nodes if n.name in members]
+    if not order:
+        return None
+    inputs = list(dict.fromkeys(a for n in order for a in n.all_input_nodes if a.name not in members))
+    users_outside = [n for n in order if n.name in mine and _read_outside(n, members)
+                     and not isinstance(n.meta.get("val"), (tuple, list))]
+    return Cut(tuple(order), tuple(inputs), tuple(users_outside))
+
+
 FIXED = "# no smaller sizes build (the cut graph fixes some inside forward): judged at the real ones"
 
 
@@ -64,16 +90,10 @@ def group_source(traced: TracedCapture, group: FusionGroup, owner: dict[str, str
     import torch
     import torch.fx as fx
 
-    graph = traced.program.graph
-    mine = _fx_nodes(traced, group)
-    members = _members(graph, mine, owner)
-    order = [n for n in graph.nodes if n.name in members]
-    if not order:
+    found = cut_of(traced, group, owner)
+    if found is None:
         return None
-    inputs = [a for n in order for a in n.all_input_nodes if a.name not in members]
-    inputs = list(dict.fromkeys(inputs))
-    users_outside = [n for n in order if n.name in mine and _read_outside(n, members)
-                     and not isinstance(n.meta.get("val"), (tuple, list))]
+    order, inputs, users_outside = list(found.nodes), list(found.inputs), list(found.outputs)
     cut = fx.Graph()
     env = {a: cut.placeholder(a.name) for a in inputs}
     first = next(iter(env.values()), None)

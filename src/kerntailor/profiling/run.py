@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kerntailor.capture.provenance import capture_traced
+from kerntailor.capture.provenance import TracedCapture, capture_traced
 from kerntailor.codegen import FAMILIES
 from kerntailor.costmodel.eager_trace import trace_eager
-from kerntailor.plan import plan_fusion
+from kerntailor.plan import Plan, plan_fusion
 from kerntailor.profiling.attribute import ModelProfile, profile_groups
 from kerntailor.profiling.extract import extra_nodes, owners, write_group
 from kerntailor.profiling.render import module_label
@@ -29,18 +29,39 @@ def profile_model(model, example_inputs, *, target: str, dtype: str | None = Non
                   out_dir: str | Path | None = None, name: str | None = None) -> ModelProfile:
     """The predicted profile of any nn.Module called on `example_inputs` (neither is changed: a copy on the
     meta device is traced, its parameters never copied)."""
+    return profile_model_traced(model, example_inputs, target=target, dtype=dtype, top=top, out_dir=out_dir,
+                                name=name).profile
+
+
+@dataclass(frozen=True)
+class TracedProfile:
+    """A profile with what it was computed from: the capture with provenance and the plan (what `optimize`
+    needs to tell which module a group's problem file computes)."""
+
+    profile: ModelProfile
+    traced: TracedCapture
+    plan: Plan
+
+
+def profile_model_traced(model, example_inputs, *, target: str, dtype: str | None = None, top: int = 5,
+                         out_dir: str | Path | None = None, name: str | None = None) -> TracedProfile:
+    """profile_model, with the capture and the plan it was computed from."""
     source = _ModuleSource(name or type(model).__name__, model, list(example_inputs), dtype)
-    return _profile(source, "(python)", target, dtype or "as given", top, out_dir)
+    return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir)
 
 
 def _profile(problem, path: str, target: str, dtype: str, top: int, out_dir) -> ModelProfile:
+    return _profile_traced(problem, path, target, dtype, top, out_dir).profile
+
+
+def _profile_traced(problem, path: str, target: str, dtype: str, top: int, out_dir) -> TracedProfile:
     tgt = resolve_target(target)
     traced = capture_traced(problem.name, problem.make_model("default", device="meta"),
                             problem.make_inputs("default", device="meta"), problem.dtype)
     plan = plan_fusion(traced.capture.graph, FAMILIES)
     report = profile_groups(problem.name, path, dtype, traced, plan, trace_eager(problem), tgt)
     if out_dir is None:
-        return report
+        return TracedProfile(report, traced, plan)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     owner = owners(traced, plan.groups)
     by_name = {g.name: g for g in plan.groups}
@@ -52,7 +73,7 @@ def _profile(problem, path: str, target: str, dtype: str, top: int, out_dir) -> 
                + _extra(traced, by_name[row.name]))
         written = write_group(Path(out_dir), _slug(report.model), rank, traced, by_name[row.name], owner, doc)
         rows[rank - 1] = replace(row, problem_file=str(written) if written else None)
-    return replace(report, groups=tuple(rows))
+    return TracedProfile(replace(report, groups=tuple(rows)), traced, plan)
 
 
 def _extra(traced, group) -> str:

@@ -1,0 +1,60 @@
+"""An OptimizeReport as a rich table (the terminal) or as a JSON-ready dict (--json)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from kerntailor.optimizing.run import OptimizeReport
+
+
+def optimize_dict(report: OptimizeReport) -> dict:
+    """The report as plain data (non-finite numbers as None)."""
+    data = asdict(report)
+    data["swapped"] = len(report.swapped)
+    return _finite(data)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def optimize_table(report: OptimizeReport):
+    from rich.table import Table
+
+    table = Table(title=f"{report.model} on {report.target}: the hottest groups ({report.profile_label})",
+                  title_justify="left")
+    for name in ("#", "group", "family", "module", "share", "status", "why", "kernel", "verdict"):
+        table.add_column(name, justify="right" if name in ("#", "share") else "left", overflow="fold",
+                         no_wrap=name in ("#", "group", "family", "share", "status"))
+    for g in report.groups:
+        table.add_row(str(g.rank), g.group, g.family, g.module, f"{g.share:.1%}", g.status, g.reason or "-",
+                      g.kernel or "-", g.verdict or "-")
+    table.caption = "\n".join([check_line(report), timing_line(report.timing)])
+    table.caption_justify = "left"
+    return table
+
+
+def check_line(report: OptimizeReport) -> str:
+    c = report.check
+    if c is None:
+        return "whole model: nothing swapped, the model runs as it was"
+    worst = f", worst ‖Δ‖/‖ref‖ {c.worst_rel_norm:.2e}" if c.worst_rel_norm is not None else ""
+    state = "passed" if c.passed else f"FAILED ({c.reason})"
+    return (f"whole model ({len(report.swapped)} swapped) vs the original on {c.draws} fresh draws, {c.tolerance} "
+            f"tolerance: {state}{worst}")
+
+
+def timing_line(timing: dict) -> str:
+    if "seconds" not in timing:
+        return f"end to end: {timing.get('note', 'not measured')}"
+    parts = [f"{n} {s * 1e3:.3f} ms" for n, s in timing["seconds"].items()]
+    errors = [f"{n} failed ({e})" for n, e in (timing.get("errors") or {}).items()]
+    ratios = [f"{k.replace('_', ' ')} {v:.2f}x" for k, v in (timing.get("speedup") or {}).items()]
+    return f"end to end, {timing['label']}: " + ", ".join(parts + errors) + (f"; {', '.join(ratios)}" if ratios else "")

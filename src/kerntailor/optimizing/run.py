@@ -1,0 +1,183 @@
+"""optimize_model / optimize_problem: profile, generate kernels for the hottest groups, swap them in one at a
+time, verify the whole model after each swap, undo any that fails, and report.
+
+For each of the `top` hottest groups (profile's predicted ranking), in order:
+1. scope.py: the user's module (or chain of sibling modules, or the whole model) whose forward the group is,
+   exactly; otherwise skipped with why; a library group (an anchor no generator covers) is skipped too;
+2. `generate` on the group's problem file (profile wrote it; the store serves it when it is known), with a
+   share of the budget; a group for which generate keeps the library path (nothing generated passed, or on the
+   GPU nothing beat eager and torch.compile) is skipped: the module's own forward is that library path;
+3. swap.py: the module replaced by a Tailored one running the kernel; the state_dict must be unchanged;
+4. check.py: the whole optimized model against the user's on fresh inputs (the referee's tolerance); a
+   mismatch, or an error, undoes that swap, and the report says so. So every swap in the returned model passed
+   a whole-model check with every swap before it in place, and the last check is of the returned model.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kerntailor.errors import KerntailorError
+from kerntailor.generate import GenerateSettings, generate
+from kerntailor.optimizing.check import ModelCheck, Reference, end_to_end
+from kerntailor.optimizing.scope import Scope, group_scope
+from kerntailor.optimizing.swap import install_scope, kernel_arguments, load_kernel, same_state, share_copy, undo_scope
+from kerntailor.plan.coverage import LIBRARY
+from kerntailor.profiling import profile_model_traced
+from kerntailor.profiling.extract import owners
+from kerntailor.profiling.render import module_label
+
+SWAPPED, SKIPPED, UNDONE = "swapped", "skipped", "undone"
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """What became of one hot group."""
+
+    rank: int
+    group: str
+    family: str
+    module: str              # the module swapped, else where the group's nodes came from
+    share: float             # of the model's predicted eager time (profile)
+    status: str              # swapped | skipped | undone
+    reason: str              # why skipped or undone ("" when swapped)
+    kernel: str              # generate's status ("generated", "cached", "library") or "" (not generated)
+    verdict: str             # the kernel's referee verdict in one line, or ""
+    kernel_path: str | None
+    op: str | None           # the custom op the module now runs (swapped only)
+
+
+@dataclass(frozen=True)
+class OptimizeReport:
+    model: str
+    target: str
+    profile_label: str       # the ranking's label (predicted)
+    groups: tuple[GroupOutcome, ...]
+    check: ModelCheck | None     # the returned model's whole-model check (None: nothing was swapped)
+    timing: dict                 # end_to_end(): seconds per variant, or {"note": why not measured}
+    out_dir: str
+
+    @property
+    def swapped(self) -> tuple[GroupOutcome, ...]:
+        return tuple(g for g in self.groups if g.status == SWAPPED)
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """The optimized model (the user's is left as it was; both hold the same parameter tensors) and the report."""
+
+    model: object
+    report: OptimizeReport
+
+
+def optimize_model(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,
+                   candidates: int = 8, out_dir: str | Path | None = None, use_store: bool = True,
+                   store_path: Path | None = None, time_it: bool = True, name: str | None = None) -> OptimizeResult:
+    """`model` with the module of each of the `top` hottest groups that passes every check running a generated
+    kernel (module docstring). `budget` seconds of search are shared among the groups that are generated;
+    `candidates` schedules at most per kernel. Kernels, problem files and reports go to `out_dir` (a new
+    temporary folder if None)."""
+    if top < 1 or budget <= 0 or candidates < 1:
+        raise KerntailorError(f"top ({top}), candidates ({candidates}) and budget ({budget}) must be positive")
+    out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
+    inputs = list(example_inputs)
+    traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name)
+    profile = traced.profile
+    owner = owners(traced.traced, traced.plan.groups)
+    by_name = {g.name: g for g in traced.plan.groups}
+    optimized = share_copy(model)
+    rows = profile.groups[:top]
+    scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
+    generated = sum(1 for r, s in zip(rows, scopes)
+                    if not isinstance(s, str) and r.problem_file and r.family != LIBRARY) or 1
+    settings = GenerateSettings(target=target, budget_s=budget / generated, max_candidates=candidates,
+                                use_store=use_store, store_path=store_path, runners_up=1)
+    state = model.state_dict()
+    reference, check, outcomes = None, None, []
+    for rank, (row, scope) in enumerate(zip(rows, scopes), 1):
+        base = GroupOutcome(rank, row.name, row.family, module_label(row), row.share, SKIPPED, "", "", "", None, None)
+        if isinstance(scope, str):
+            outcomes.append(replace(base, reason=scope))
+            continue
+        if row.family == LIBRARY:
+            outcomes.append(replace(base, reason="a library call (no generator for its anchor): nothing to generate"))
+            continue
+        base = replace(base, module=scope.label)
+        if row.problem_file is None:
+            outcomes.append(replace(base, reason="profile could not write it as a problem file"))
+            continue
+        folder = out / f"{rank:02d}_{row.name}"
+        outcome, kernel = _generate(base, row.problem_file, scope, replace(settings, out_dir=folder))
+        if kernel is None:
+            outcomes.append(outcome)
+            continue
+        if reference is None:
+            try:
+                reference = Reference(model, inputs)
+            except Exception as e:  # noqa: BLE001  nothing can be verified: nothing is swapped, and the report says why
+                reference = f"the float64 reference of the model failed: {type(e).__name__}: {str(e)[:200]}"
+        if isinstance(reference, str):
+            outcomes.append(replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}"))
+            continue
+        optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
+        check = passed or check
+        outcomes.append(outcome)
+    timing = end_to_end(model, optimized, inputs) if time_it else {"note": "not measured: not asked for"}
+    report = OptimizeReport(profile.model, profile.target, profile.label, tuple(outcomes), check, timing, str(out))
+    return OptimizeResult(optimized, report)
+
+
+def _generate(base: GroupOutcome, problem_file: str, scope: Scope, settings: GenerateSettings):
+    """(outcome so far, (kernel module, op name) or None): generate on the group's file and load its kernel."""
+    try:
+        result = generate(problem_file, settings)
+    except KerntailorError as e:
+        return replace(base, reason=f"generate failed: {e}"), None
+    verdict = result.verdict.to_dict() if result.verdict is not None else (result.report or {}).get("verdict")
+    line = ("passed" if verdict.get("passed") else f"failed {verdict.get('check')}: {verdict.get('reason')}") \
+        if verdict else ""
+    base = replace(base, kernel=result.status, verdict=line, kernel_path=str(result.kernel_path))
+    if result.status == "library":
+        return replace(base, reason=f"generate kept the library path ({result.message}): the module's own forward "
+                                    "is that path"), None
+    try:
+        kernel, op = load_kernel(result.kernel_path)
+    except Exception as e:  # noqa: BLE001  a kernel.py that does not import here: the module keeps its forward
+        return replace(base, reason=f"its kernel.py does not load here: {type(e).__name__}: {str(e)[:200]}"), None
+    names = tuple(s.name for s in scope.slots)
+    if kernel_arguments(kernel) != names:
+        return replace(base, reason=f"the kernel takes {kernel_arguments(kernel)}, the group's file {names}"), None
+    return base, (kernel, op)
+
+
+def _swap(optimized, scope: Scope, kernel, outcome: GroupOutcome, reference: Reference, state: dict):
+    """Install the kernel at its module, check the state_dict and the whole model; undo on any failure.
+    (the model, outcome, the passing ModelCheck or None)."""
+    module, op = kernel
+    swapped, originals = install_scope(optimized, scope, module, op)
+    why = same_state(state, swapped.state_dict())
+    if why:
+        return (undo_scope(swapped, scope, originals),
+                replace(outcome, status=UNDONE, reason=f"the state_dict would change: {why}"), None)
+    check = reference.check(swapped)
+    if not check.passed:
+        return (undo_scope(swapped, scope, originals),
+                replace(outcome, status=UNDONE, reason=f"whole-model check failed: {check.reason}"), None)
+    return swapped, replace(outcome, status=SWAPPED, op=op), check
+
+
+def optimize_problem(path: str | Path, *, target: str = "h200", device: str | None = None, dtype: str | None = None,
+                     **kwargs) -> OptimizeResult:
+    """optimize_model on a KernelBench-format file's model and inputs (its default variant, cast to `dtype` as
+    `generate --dtype` casts), built on `device` (the GPU when there is one, else the CPU)."""
+    import torch
+
+    from kerntailor.problem import load_problem
+
+    problem = load_problem(path, dtype=dtype)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model = problem.make_model("default", device=device)
+    inputs = problem.make_inputs("default", device=device)
+    return optimize_model(model, inputs, target=target, name=problem.name, **kwargs)

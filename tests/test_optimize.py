@@ -1,0 +1,412 @@
+"""`kerntailor optimize` / kerntailor.optimize on a tiny model under Triton's interpreter: a module is swapped
+for a generated kernel (a torch.library custom op), the whole model still agrees with the original by the
+referee's tolerance, the state_dict is the same, torch.compile sees no graph break, a sabotaged kernel is caught
+and undone, groups that span modules are skipped with why, a chain of sibling modules (LayerNorm then GELU) is
+swapped as one, and the CLI's mistakes are one line with exit 2.
+
+One optimize run (module fixture, about 15 s: one generate under the interpreter) serves most tests; the
+sabotage test reuses its store (the kernel is served from it, no search)."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+import torch
+from torch import nn
+from typer.testing import CliRunner
+
+import kerntailor
+from kerntailor.cli import app
+from kerntailor.verify.tolerance import TOLERANCES, compare
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        return x + self.act(self.norm(self.fc(x)))
+
+
+class Tiny(nn.Module):
+    def __init__(self, d=32, layers=2):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block(d) for _ in range(layers)])
+        self.head = nn.Linear(d, 16)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+def tiny_model():
+    torch.manual_seed(0)
+    return Tiny().eval(), [torch.randn(8, 32)]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRITON_INTERPRET", "1")
+        mp.setenv("KERNTAILOR_HOME", str(tmp_path_factory.mktemp("home")))
+        yield mp
+
+
+@pytest.fixture(scope="module")
+def optimized(env, tmp_path_factory):
+    model, inputs = tiny_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=3, candidates=1,
+                                 out_dir=tmp_path_factory.mktemp("opt"))
+    return model, inputs, result
+
+
+def _agrees(out, ref64, policy="fp32"):
+    c = compare(out, ref64, TOLERANCES[policy])
+    return c.problem is None, c
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_a_module_is_swapped_and_the_whole_model_agrees(optimized):
+    model, _, result = optimized
+    report = result.report
+    swapped = report.swapped
+    assert swapped, [(g.group, g.status, g.reason) for g in report.groups]
+    assert all(g.kernel in ("generated", "cached") and g.verdict == "passed" and g.op for g in swapped)
+    assert report.check is not None and report.check.passed and report.check.tolerance == "fp32"
+    for g in swapped:
+        module = result.model.get_submodule(g.module)
+        assert type(module).__name__ == "Tailored" and g.op in repr(module)
+        assert type(model.get_submodule(g.module)) is nn.Linear   # the user's model is left as it was
+    x = torch.randn(8, 32)
+    wide = Tiny().double()
+    wide.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        ok, c = _agrees(result.model(x), wide(x.double()))
+    assert ok, c
+    assert report.timing == {"note": "not measured: no GPU"}
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_groups_that_span_modules_are_skipped_with_why(optimized):
+    _, _, result = optimized
+    skipped = [g for g in result.report.groups if g.status == "skipped"]
+    assert skipped   # LayerNorm + GELU + the residual add fuse into one group: the add is the block's own op
+    assert all("spans modules" in g.reason and "own op" in g.reason and g.kernel == "" for g in skipped), skipped
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_state_dict_keys_and_tensors_are_the_originals(optimized):
+    model, _, result = optimized
+    before, after = model.state_dict(), result.model.state_dict()
+    assert list(before) == list(after)
+    for k in before:
+        assert after[k].data_ptr() == before[k].data_ptr() and torch.equal(after[k], before[k]), k
+    fresh = Tiny()
+    fresh.load_state_dict(result.model.state_dict())   # loads into the user's class as it is
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_the_optimized_model_compiles_without_a_graph_break(optimized):
+    _, inputs, result = optimized
+    with torch.no_grad():
+        explained = torch._dynamo.explain(result.model)(*inputs)
+        assert explained.graph_break_count == 0, explained.break_reasons
+        compiled = torch.compile(result.model, backend="aot_eager", fullgraph=True)
+        assert torch.equal(compiled(*inputs), result.model(*inputs))
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_a_sabotaged_kernel_is_caught_and_undone(optimized, monkeypatch, tmp_path):
+    """The same run again (its kernel served from the store), with the generated forward adding 1."""
+    from kerntailor.optimizing import run
+
+    load = run.load_kernel
+
+    def sabotaged(path):
+        kernel, op = load(path)
+        forward = kernel.forward
+
+        @functools.wraps(forward)   # the same signature: only the values are wrong
+        def plus_one(*args):   # to one column: a constant on all would vanish in the LayerNorm after the Linear
+            out = forward(*args).clone()
+            out[..., 0] += 1
+            return out
+
+        kernel.forward = plus_one
+        return kernel, op
+
+    monkeypatch.setattr(run, "load_kernel", sabotaged)
+    model, inputs = tiny_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=3, candidates=1, out_dir=tmp_path)
+    undone = [g for g in result.report.groups if g.status == "undone"]
+    assert undone and not result.report.swapped, result.report.groups
+    assert all(g.kernel == "cached" and g.verdict == "passed" for g in undone)   # from the store: the first run's
+    assert all("whole-model check failed" in g.reason and "‖out−ref‖/‖ref‖" in g.reason for g in undone), undone
+    assert result.report.check is None
+    for g in undone:
+        assert type(result.model.get_submodule(g.module)) is nn.Linear
+    with torch.no_grad():
+        assert torch.equal(result.model(*inputs), model(*inputs))
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_report_is_plain_json_and_a_table(optimized):
+    from rich.console import Console
+
+    from kerntailor.optimizing.render import optimize_dict, optimize_table
+
+    _, _, result = optimized
+    doc = json.loads(json.dumps(optimize_dict(result.report)))
+    assert doc["swapped"] == len(result.report.swapped) and doc["check"]["passed"]
+    assert {g["status"] for g in doc["groups"]} <= {"swapped", "skipped", "undone"}
+    console = Console(width=200, record=True)
+    console.print(optimize_table(result.report))
+    text = console.export_text()
+    assert "swapped" in text and "not measured: no GPU" in text and "passed" in text
+
+
+TINY_FILE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(d, d), nn.ReLU())
+        self.head = nn.Linear(d, 16)
+
+    def forward(self, x):
+        return self.head(self.mlp(x))
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return [32]
+'''
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["{missing}"], "no such file"),
+    (["{tiny}", "--top", "0"], "--top"),
+    (["{tiny}", "--budget", "-1"], "--budget"),
+    (["{tiny}", "--target", "no-such-gpu"], "unknown target"),
+    (["{tiny}", "--out", "{tiny}"], "not a directory"),
+])
+def test_cli_mistakes_are_one_line(tmp_path, args, needle):
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY_FILE)
+    paths = {"tiny": tiny, "missing": tmp_path / "missing.py"}
+    result = CliRunner().invoke(app, ["optimize", *[a.format(**paths) for a in args]])
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kerntailor: error: ") and needle in lines[0], lines
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_cli_optimizes_a_model_file(env, tmp_path):
+    """About 15 s: one generate under the interpreter."""
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY_FILE)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["optimize", str(tiny), "--target", "h200", "--top", "1", "--budget", "4",
+                                      "--candidates", "1", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["swapped"] == 1 and doc["groups"][0]["module"] == "mlp" and doc["check"]["passed"], doc
+    assert json.loads((out / "optimize.json").read_text())["groups"] == doc["groups"]
+
+
+def _chain_model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 32), nn.LayerNorm(32), nn.GELU()).eval(), [torch.randn(8, 32)]
+
+
+def _scopes(model, inputs):
+    from kerntailor.optimizing.scope import group_scope
+    from kerntailor.profiling import profile_model_traced
+    from kerntailor.profiling.extract import owners
+
+    traced = profile_model_traced(model, inputs, target="h200")
+    owner, by_name = owners(traced.traced, traced.plan.groups), {g.name: g for g in traced.plan.groups}
+    return {r.family: group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules)
+            for r in traced.profile.groups}
+
+
+@pytest.mark.capture
+def test_a_chain_of_sibling_modules_is_one_scope_and_swaps_as_one():
+    """LayerNorm then GELU (one reduction group) is a chain: the kernel at the LayerNorm, the GELU passed through,
+    both modules' parameters where they were. A stand-in kernel (PyTorch's own ops) takes the generated one's
+    place: the mechanics, without the interpreter."""
+    import torch.nn.functional as F
+
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import PassThrough, Tailored, install_scope, same_state, share_copy, undo_scope
+
+    model, inputs = _chain_model()
+    scopes = _scopes(model, inputs)
+    chain = scopes["reduction"]
+    assert chain.modules == ("1", "2") and chain.args == 1, chain
+    assert scopes["matmul"].modules == ("0",)
+    order = [s.name if s.kind == ARG else s.state for s in chain.slots]
+
+    class StandIn(nn.Module):
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if name not in ("weight", "bias"))
+            return F.gelu(F.layer_norm(x, (32,), named["weight"], named["bias"]))
+
+    optimized = share_copy(model)
+    optimized, originals = install_scope(optimized, chain, StandIn(), "stand_in")
+    assert isinstance(optimized[1], Tailored) and isinstance(optimized[2], PassThrough)
+    assert same_state(model.state_dict(), optimized.state_dict()) == ""
+    with torch.no_grad():
+        assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-6, atol=1e-6)
+    optimized.train()   # not the mode it was swapped in: the modules' own forwards run, the stand-in does not
+    calls = []
+    originals[0].register_forward_hook(lambda *a: calls.append("own"))
+    with torch.no_grad():
+        assert torch.equal(optimized(*inputs), model.train()(*inputs)) and calls == ["own"]
+    undo_scope(optimized, chain, originals)
+    assert type(optimized[1]) is nn.LayerNorm and type(optimized[2]) is nn.GELU
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_a_generated_chain_kernel_is_swapped(env, tmp_path):
+    """About 15 s: a reduction kernel generated and judged under the interpreter."""
+    model, inputs = _chain_model()
+    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=1, candidates=1, out_dir=tmp_path)
+    (group,) = result.report.groups
+    assert group.status == "swapped" and group.module == "1 + 2", group
+    assert result.report.check.passed
+
+
+@pytest.mark.capture
+def test_a_linear_on_a_3d_input_is_its_group_then_a_view():
+    """A Linear on (batch, tokens, d) exports as view, addmm, view; the last view belongs to no group. The module
+    is still the group's (the kernel returns the 2-d product, Tailored views it to the module's result)."""
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import install_scope, share_copy
+
+    torch.manual_seed(0)
+    model, inputs = nn.Sequential(nn.Linear(32, 48), nn.LayerNorm(48)).eval(), [torch.randn(2, 4, 32)]
+    scope = _scopes(model, inputs)["matmul"]
+    assert scope.modules == ("0",) and scope.reshape == (2, 4, 48), scope
+    order = [s.name if s.kind == ARG else s.state for s in scope.slots]
+
+    class StandIn(nn.Module):   # what the generated kernel computes: the 2-d product of the flattened input
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if name not in ("weight", "bias"))
+            return x.reshape(-1, 32) @ named["weight"].T + named["bias"]
+
+    optimized = share_copy(model)
+    install_scope(optimized, scope, StandIn(), "stand_in")
+    with torch.no_grad():
+        assert torch.allclose(optimized(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
+
+
+def test_the_whole_model_check_judges_by_the_referee_table_and_leaves_buffers_alone():
+    """check.Reference with no kernel involved: the right row of the table, a wrong model caught, one that raises
+    caught with its error, a mapping result compared by its values, BatchNorm's running statistics untouched."""
+    from kerntailor.optimizing.check import Reference
+
+    class Net(nn.Module):
+        def __init__(self, dtype=torch.float32):
+            super().__init__()
+            self.fc, self.bn = nn.Linear(8, 8).to(dtype), nn.BatchNorm1d(8).to(dtype)
+
+        def forward(self, x):
+            return {"y": self.bn(self.fc(x))}
+
+    torch.manual_seed(0)
+    net = Net().train()
+    stats = net.bn.running_mean.clone(), net.bn.num_batches_tracked.clone()
+    ref = Reference(net, [torch.randn(16, 8)])
+    assert ref.tolerance.policy == "fp32" and ref.check(net).passed
+    assert torch.equal(net.bn.running_mean, stats[0]) and torch.equal(net.bn.num_batches_tracked, stats[1])
+
+    class Off(nn.Module):
+        def forward(self, x):
+            y = net(x)["y"].clone()
+            y[0, 0] += 1e-3
+            return {"y": y}
+
+    failed = ref.check(Off())
+    assert not failed.passed and "draw 0, output 0" in failed.reason
+
+    class Raises(nn.Module):
+        def forward(self, x):
+            raise ValueError("x.shape[0] is 16: this kernel was generated for x.shape[0] == 8")
+
+    raised = ref.check(Raises())
+    assert not raised.passed and "ValueError: x.shape[0] is 16" in raised.reason
+    assert Reference(Net(torch.bfloat16).eval(), [torch.randn(16, 8, dtype=torch.bfloat16)]).tolerance.policy == "bf16"
+
+
+def test_the_end_to_end_line_says_what_was_measured_and_never_invents_a_time():
+    from kerntailor.optimizing.check import NO_GPU, end_to_end
+    from kerntailor.optimizing.render import timing_line
+
+    measured = {"label": "measured on H200", "seconds": {"eager": 2e-3, "compile": 1.5e-3, "optimized": 1e-3},
+                "speedup": {"optimized_vs_eager": 2.0, "optimized_vs_compile": 1.5},
+                "errors": {"optimized_compile": "BackendCompilerFailed: x"}}
+    line = timing_line(measured)
+    assert "eager 2.000 ms" in line and "optimized vs compile 1.50x" in line and "optimized_compile failed" in line
+    if not torch.cuda.is_available():
+        assert end_to_end(nn.Linear(2, 2), nn.Linear(2, 2), [torch.randn(1, 2)]) == {"note": NO_GPU}
+        assert timing_line({"note": NO_GPU}) == "end to end: not measured: no GPU"
+
+
+@pytest.mark.capture
+def test_a_group_that_is_the_whole_models_forward_swaps_the_model():
+    """A KernelBench-style model of one kernel (Linear, then ops in the model's own forward): the returned model
+    is the Tailored one, with the model's parameters under their names; undoing gives the model back."""
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import Tailored, install_scope, same_state, share_copy, undo_scope
+
+    class OneKernel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(32, 32)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x)) * 2
+
+    torch.manual_seed(0)
+    model, inputs = OneKernel().eval(), [torch.randn(8, 32)]
+    (scope,) = _scopes(model, inputs).values()
+    assert scope.modules == ("",) and scope.label == "(the whole model)", scope
+    order = [s.name if s.kind == ARG else s.state for s in scope.slots]
+    assert set(order) >= {"linear.weight", "linear.bias"}, order
+
+    class StandIn(nn.Module):
+        def forward(self, *tensors):
+            named = dict(zip(order, tensors))
+            x = next(t for name, t in named.items() if not name.startswith("linear."))
+            return torch.relu(x @ named["linear.weight"].T + named["linear.bias"]) * 2
+
+    optimized = share_copy(model)
+    swapped, originals = install_scope(optimized, scope, StandIn(), "stand_in")
+    assert isinstance(swapped, Tailored) and same_state(model.state_dict(), swapped.state_dict()) == ""
+    with torch.no_grad():
+        assert torch.allclose(swapped(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
+    assert undo_scope(swapped, scope, originals) is optimized

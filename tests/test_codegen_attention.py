@@ -120,6 +120,19 @@ def test_head_dims_that_vary_take_their_block_per_call():
     source = make_module(PLAIN).source
     assert "BLOCK_D=max(16, triton.next_power_of_2(" in source
     assert "rd[None, :] < " in source   # padded head dims are masked
+    # ... and the loop's loads only where the host says the head dims do not fill their blocks (D_FULL = 0)
+    assert "D_FULL=int(" in source and "if D_FULL:" in source
+
+
+def test_the_step_is_the_tutorials_without_a_mask_operand():
+    """Triton's fused-attention tutorial's step: the row max of the unscaled scores times qk_scale, one FMA per
+    score, hoisted key offsets; with a mask operand (added to the scaled scores) the scores are scaled first."""
+    plain, additive = make_module(PLAIN).source, make_module(ADD_MASK).source
+    assert "tl.max(qk, 1) * qk_scale" in plain and "p = tl.math.exp2(qk * qk_scale - m_use[:, None])" in plain
+    assert "+ kt_off" in plain and "+ v_off" in plain
+    assert "tl.max(qk, 1) * qk_scale" not in additive and "p = tl.math.exp2(qk - m_use[:, None])" in additive
+    causal = make_module(CAUSAL).source
+    assert "pid_m = num_m - 1 - pid % num_m" in causal and "pid_m = pid % num_m" in plain
 
 
 @pytest.mark.integration   # runs kernel.py in a child process
@@ -290,6 +303,23 @@ def test_generated_modules_pass_the_referee(path, tmp_path):
     _, _, _, plan = prepared(path)
     assert [g.family for g in plan.groups] == ["attention"]
     verify(path, make_module(path), tmp_path)
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_causal_v_scan_in_key_chunks(tmp_path, monkeypatch):
+    """The causal kernel's V scan split in several key chunks (SCAN_KEYS lowered to 16): NaN and Inf in v at keys
+    of different chunks give NaN exactly where SDPA gives it (the chunks meet in an atomic max), with GQA too."""
+    import kerntailor.codegen.attention as attention
+
+    monkeypatch.setattr(attention, "SCAN_KEYS", 16)
+    small = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}
+    causal, gqa = _write(tmp_path, CAUSAL, None, small), _write(tmp_path, GQA, None, small)
+    assert "SCAN_KEYS=16" in Path(causal).read_text()
+    jobs = [(causal, [[1, 2, 70, 32]] * 3, "float32", "causal", True),     # bad keys 68 and 35: chunks 4 and 2
+            (gqa, [[1, 4, 50, 16], [1, 2, 50, 16], [1, 2, 50, 16]], "float32", "gqa", True)]
+    for r in _run(jobs):
+        assert r["same_nan"] and r["nan"] > 0 and r["err"] < TOL["float32"], r
 
 
 _RUN_WRITTEN = textwrap.dedent('''

@@ -10,7 +10,9 @@ of scores pre-multiplied by log2(e)), acc = acc · exp2(m_old - m_new) + P V (P 
 product, as FlashAttention does). The score matrix is never written. The loop is split in two: the key blocks
 every row of the tile sees whole (no mask), then the few that need one (the causal diagonal, the keys past Lk).
 With is_causal the blocks above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j
-is seen by row i iff j <= i).
+is seen by row i iff j <= i), and the query blocks run last first (the most keys first: a shorter tail).
+The step is Triton's fused-attention tutorial's (_step); where the head dims vary per call, the host passes
+D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-dim mask.
 
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
@@ -32,8 +34,9 @@ with torch 2.13 on the CPU, 2026-12-02):
   (capture/causal_mask.py) arrives as is_causal with fill_on None, whose -inf replacement is masked_fill's;
 - a masked key still multiplies its (zero) weight by v: a NaN or Inf in v at a key masked for row i makes
   out[i] NaN in that column. The causal kernel skips the blocks above the diagonal, so a small kernel before it
-  records, per (batch x head) and column of v, the last key holding a NaN or Inf (`v_last_bad`, one read of V);
-  the attention kernel writes NaN where that key lies above row i.
+  records, per (batch x head) and column of v, 1 + the last key holding a NaN or Inf (`v_last_bad`, one read of
+  V, in key chunks); the attention kernel writes NaN where that key lies above row i. Only causal kernels have
+  it: every other kernel visits every key, and 0 x NaN reaches the row by itself.
 """
 
 from __future__ import annotations
@@ -402,11 +405,13 @@ class _AttentionWriter(AnchorWriter):
             -> None:
         """One BLOCK_N step of the loop into `state` (row max, row sum, accumulator): scores, their masks, the
         online softmax update and acc += P V, in the order of Triton's fused-attention tutorial (its
-        _attn_fwd_inner): a block no mask touches takes the row max of the unscaled scores times qk_scale (exact:
-        qk_scale > 0 and rounding is monotone) and one FMA per score, qk x qk_scale - m; the row sum is updated
-        after the second product. The addresses are the hoisted offsets (kt_off, v_off) plus a scalar per step."""
+        _attn_fwd_inner): without a mask operand, the row max of the unscaled scores (-inf where the causal or
+        key mask hides them) times qk_scale (exact: qk_scale > 0 and rounding is monotone), then one FMA per score,
+        qk x qk_scale - m; the row sum is updated after the second product. The addresses are the hoisted offsets
+        (kt_off, v_off) plus a scalar per step. Cross-compiled for sm_90 (sdpa bf16, D = 128, 128 x 64, 8 warps,
+        3 stages, triton 3.6): 186 registers before these changes, 167 after."""
         k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
-        fast = not edge and not masked and self.scale_positive
+        fast = not masked and self.scale_positive
         if edge or masked:
             self.out("rn = start + rn0  # keys")
         self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off",
@@ -416,6 +421,7 @@ class _AttentionWriter(AnchorWriter):
         m, rowsum, acc = state
         if fast:
             self.out(f"qk = {dot}  # unscaled")
+            self._score_masks(masked, parts, edge, Lk)
             self.out(f"m_new = tl.maximum({m}, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)")
         else:
             self.out(f"qk = {dot} * qk_scale")
@@ -435,8 +441,8 @@ class _AttentionWriter(AnchorWriter):
         self.out(f"{m} = m_new")
 
     def _score_masks(self, masked: bool, parts, edge: bool, Lk: str) -> None:
-        """The mask operand's replacement or addition, then (edge blocks) the keys past Lk and above the diagonal,
-        on the scaled scores qk."""
+        """The mask operand's replacement or addition (on the scaled scores qk), then (edge blocks) -inf at the
+        keys past Lk and above the diagonal."""
         att: Attention = self.anchor
         if masked:
             m_view, _, m_st, _ = parts[3]

@@ -15,7 +15,7 @@ Problems whose attention is written out (causal_attention_masked, decode_attenti
     PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16 --out DIR          # on the GPU machine (~4 min)
     PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16,fp32 --only sdpa,causal_sdpa,gqa --configs grid \
         --out DIR                                                                  # the seeds + a grid, 2 dtypes
-    PYTHONPATH=src python3 benchmarks/attention.py --configs 128x128/8w/3s,128x64/8w/2s --only sdpa --out DIR
+    PYTHONPATH=src python3 benchmarks/attention.py --configs 128x128/8w/3s/tma,128x64/8w/2s --only sdpa --out DIR
     PYTHONPATH=src python3 benchmarks/attention.py --dtype bf16,fp32 --configs grid --dry-run --out DIR
                                                   # CPU: the plan (configs per problem, each generated), no run
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/attention.py --smoke --out DIR   # CPU: small variants,
@@ -60,18 +60,22 @@ def _tutorial_keeps(knobs: dict) -> bool:
 
 
 def parse_config(text: str) -> dict:
-    """'128x64/8w/3s' (BLOCK_M x BLOCK_N / warps / stages) as attention knobs."""
+    """'128x64/8w/3s' (BLOCK_M x BLOCK_N / warps / stages), '/tma' after it for TMA loads (sm_90), as knobs."""
     try:
-        tile, warps, stages = text.strip().split("/")
+        tile, warps, stages, *rest = text.strip().split("/")
+        if rest not in ([], ["tma"]):
+            raise ValueError(text)
         bm, bn = tile.split("x")
         return {"BLOCK_M": int(bm), "BLOCK_N": int(bn), "num_warps": int(warps.rstrip("w")),
-                "num_stages": int(stages.rstrip("s"))}
+                "num_stages": int(stages.rstrip("s")), "TMA": int(rest == ["tma"])}
     except ValueError:
-        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s, e.g. 128x64/8w/3s") from None
+        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma], e.g. 128x64/8w/3s/tma") \
+            from None
 
 
 def _label(knobs: dict) -> str:
     label = f"{knobs['BLOCK_M']}x{knobs['BLOCK_N']}/{knobs['num_warps']}w/{knobs['num_stages']}s"
+    label += "/tma" if knobs.get("TMA") else ""
     return label + (f"/{knobs['precision']}" if knobs.get("precision", "ieee") != "ieee" else "")
 
 
@@ -265,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="seeds",
                         help="the attention configs timed beside the default: seeds (the search's for sm_90), grid "
                              "(the seeds and the points of a small grid inside the space), or a list such as "
-                             "128x128/8w/3s,128x64/8w/2s (timed even outside the space)")
+                             "128x128/8w/3s/tma,128x64/8w/2s (timed even outside the space; /tma: TMA loads)")
     parser.add_argument("--precision", default="ieee", help="fp32 operands' dot policy: ieee | tf32 | tf32x3")
     parser.add_argument("--smoke", action="store_true", help="CPU: small variants under TRITON_INTERPRET, no times")
     parser.add_argument("--dry-run", action="store_true",

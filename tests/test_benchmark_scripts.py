@@ -120,14 +120,15 @@ def test_attention_bench_dry_run_plans_each_config_and_names_the_ones_that_fail(
     spec_ = importlib.util.spec_from_file_location("attention_bench", ROOT / "benchmarks" / "attention.py")
     bench = importlib.util.module_from_spec(spec_)
     spec_.loader.exec_module(bench)
-    assert bench.parse_config("128x64/8w/3s") == {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+    assert bench.parse_config("128x64/8w/3s/tma") == {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
+                                                      "num_stages": 3, "TMA": 1}
     assert bench.main(["--configs", "12x64", "--out", str(tmp_path)]) == 2
     code = bench.main(["--dtype", "bf16,fp32", "--only", "sdpa", "--configs",
-                       "128x128/8w/3s,256x64/8w/3s,12x64/4w/2s", "--dry-run", "--out", str(tmp_path)])
+                       "128x128/8w/3s/tma,256x64/8w/3s,12x64/4w/2s", "--dry-run", "--out", str(tmp_path)])
     assert code == 0
     bf16 = json.loads((tmp_path / "attention_bf16_plan.json").read_text())["results"][0]["candidates"]
     rows = {c["label"]: c for c in bf16}
-    assert list(rows) == ["default", "128x128/8w/3s", "256x64/8w/3s (outside the space)", "12x64/4w/2s"]
+    assert list(rows) == ["default", "128x128/8w/3s/tma", "256x64/8w/3s (outside the space)", "12x64/4w/2s"]
     assert all(rows[k]["source_chars"] > 0 for k in list(rows)[:3]) and "power of two" in rows["12x64/4w/2s"]["error"]
     fp32 = json.loads((tmp_path / "attention_fp32_plan.json").read_text())["results"][0]["candidates"]
     assert all(c["knobs"]["k0"]["precision"] == "ieee" for c in fp32 if "knobs" in c)

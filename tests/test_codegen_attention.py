@@ -19,6 +19,7 @@ import pytest
 from helpers import DATA, L1, L3, make_module, prepared, verify
 from kerntailor.codegen import FAMILIES, ScheduleError, default_schedule
 from kerntailor.codegen.attention import AttentionSchedule
+from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.plan import plan_fusion
 from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
 from kerntailor.targets import get_target
@@ -322,6 +323,35 @@ def test_causal_v_scan_in_key_chunks(tmp_path, monkeypatch):
         assert r["same_nan"] and r["nan"] > 0 and r["err"] < TOL["float32"], r
 
 
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_values_match_sdpa_through_tma_descriptors(tmp_path):
+    """TMA=1 (sm_90): K and V through tensor descriptors where the host finds every stride and address 16-byte
+    aligned (rows past Lk, columns past the head dim read as zeros), the pointer loads where not (head dim 33
+    in fp32): odd lengths, padded head dims, causal with NaN and Inf in v, GQA, a boolean mask, bf16."""
+    tma = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2, "TMA": 1}
+    plain, causal, gqa, bool_mask = (_write(tmp_path, path, None, tma, "sm_90") for path in
+                                     (PLAIN, CAUSAL, GQA, BOOL_MASK))
+    source = Path(plain).read_text()
+    assert "k_desc = tl.make_tensor_descriptor(" in source and "if USE_TMA:" in source
+    assert "USE_TMA=int(" in source and "triton.set_allocator(_tma_scratch)" in source
+    causal16 = _write(tmp_path, CAUSAL, "bf16", {"TMA": 1}, "sm_90")
+    jobs = [
+        (plain, [[1, 2, 37, 64]] * 3, "float32", "plain", False),
+        (plain, [[2, 1, 29, 80]] * 3, "float32", "plain", False),
+        (plain, [[1, 1, 21, 33]] * 3, "float32", "plain", False),      # 33 x 4 B rows: the pointer loads
+        (causal, [[1, 2, 37, 64]] * 3, "float32", "causal", True),
+        (gqa, [[1, 4, 33, 32], [1, 2, 33, 32], [1, 2, 33, 32]], "float32", "gqa", True),
+        (bool_mask, [[1, 2, 19, 64], [1, 2, 41, 64], [1, 2, 41, 64], [19, 41]], "float32", "bool", False),
+        (causal16, [[1, 1, 140, 128]] * 3, "bfloat16", "causal", False),
+    ]
+    for job, r in zip(jobs, _run(jobs)):
+        assert r["same_nan"] and r["err"] < TOL[job[2]], r
+        assert (r["nan"] > 0) == job[4], r
+    with pytest.raises(CodegenUnsupported, match="TMA loads on gfx942"):
+        make_module(PLAIN, {"attention": tma}, None, "gfx942")
+
+
 _RUN_WRITTEN = textwrap.dedent('''
     import importlib.util, json, sys
     import torch
@@ -438,6 +468,9 @@ COMPILE_CASES = {
     "sdpa_fp32_tf32x3": (L1 / "sdpa.py", None, {"precision": "tf32x3"}),
     "written_causal_masked_bf16": (L3 / "causal_attention_masked.py", "bf16", {}),   # its mask proved causal
     "written_decode_bf16": (L3 / "decode_attention.py", "bf16", {}),
+    # sm_90's TMA loads at the tutorial's Hopper tile (the pointer loads spill 8-16 bytes there: causal, GQA)
+    "causal_bf16_tma_128x128": (L3 / "causal_attention_sdpa.py", "bf16",
+                                {"TMA": 1, "BLOCK_N": 128, "num_stages": 3}),
 }
 
 
@@ -451,7 +484,8 @@ def attention_built(tmp_path_factory) -> dict[tuple[str, str], object]:
     out = {}
     with BuildPool(None, timeout_s=600) as pool:
         for name, arch in COMPILE_TARGETS.items():
-            cases = {c: v for c, v in COMPILE_CASES.items() if not (arch != "sm_90" and "tf32x3" in c)}
+            cases = {c: v for c, v in COMPILE_CASES.items()
+                     if not (arch != "sm_90" and ("tf32x3" in c or "tma" in c))}
             sources = []
             for path, dtype, knobs in cases.values():
                 module = make_module(path, {"attention": knobs}, dtype, arch)

@@ -50,13 +50,13 @@ from kerntailor.codegen.anchor import AnchorWriter
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import check_precision
-from kerntailor.codegen.helpers import dot_helper, math_helper
+from kerntailor.codegen.helpers import dot_helper, math_helper, tma_allocator
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, same
 from kerntailor.ir.nodes import Attention
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.units import next_power_of_two
+from kerntailor.units import ITEMSIZE, next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")   # fp32 operands' dot policies (16-bit operands ignore it)
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
@@ -78,11 +78,12 @@ def key_chunks(lk: int, block_n: int) -> int:
 @dataclass(frozen=True, kw_only=True)
 class AttentionSchedule(Schedule):
     """BLOCK_M query rows per program, BLOCK_N keys per step of its loop; fp32 products in `precision` (the
-    user's policy, never tuned); AMD: matrix_instr_nonkdim."""
+    user's policy, never tuned); AMD: matrix_instr_nonkdim; sm_90: TMA (K and V through tensor descriptors where
+    the host finds the strides and addresses 16-byte aligned, else the pointer loads)."""
 
     family: ClassVar[str] = "attention"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision",
-                                        "waves_per_eu", "matrix_instr_nonkdim")
+                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -90,9 +91,11 @@ class AttentionSchedule(Schedule):
     num_stages: int = 2
     precision: str = "ieee"
     matrix_instr_nonkdim: int | None = None
+    TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not searched yet
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.one_of("TMA", (0, 1))
         for name in ("BLOCK_M", "BLOCK_N"):
             self.power_of_two(name)
             self.at_least(name, MIN_DOT)
@@ -156,6 +159,7 @@ class _AttentionWriter(AnchorWriter):
         self.host_constexprs: list[tuple[str, str]] = []
         self.chunk: tuple[int, str | None] | None = None   # KCHUNK: (its value, or the host's text per call)
         self.d_full: int | None = None       # D_FULL at the traced shapes (_head_full), None: no such constexpr
+        self.tma: tuple[str, int] | None = None   # USE_TMA: (the host's per-call condition, its traced value)
         self.scale_positive = False          # the softmax scale > 0 at every size (_positive)
 
     # --- checks -----------------------------------------------------------------------------------------------
@@ -230,6 +234,8 @@ class _AttentionWriter(AnchorWriter):
         scale_text = self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale) * LOG2E)
         self.out(f"qk_scale = {scale_text}{f' * {LOG2E!r}' if not scale.is_constant else ''}"
                  "  # scale x log2(e): the softmax in base 2")
+        if self.schedule.TMA:
+            self._tma_descriptors(parts, dtype, Lk, D, Dv)
         self.out('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)')
         self.out("l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum")
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
@@ -416,7 +422,7 @@ class _AttentionWriter(AnchorWriter):
             self.out("rn = start + rn0  # keys")
         self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off",
                    [f"(rn[None, :] < {Lk})"] if edge else [], [f"(rd[:, None] < {D})"] if d_mask else [],
-                   "K^T, (BLOCK_D, BLOCK_N)")
+                   "K^T, (BLOCK_D, BLOCK_N)", "tl.trans(k_desc.load([start, 0]))")
         dot = self._dot("q", "kt", "tl.zeros([BLOCK_M, BLOCK_N], tl.float32)", dtype)
         m, rowsum, acc = state
         if fast:
@@ -434,7 +440,7 @@ class _AttentionWriter(AnchorWriter):
         self.out("l_ij = tl.sum(p, 1)")
         self._load("vt", f"{self.pointer(v.base)} + v_base + {self._t('start', v_st[-2])} + v_off",
                    [f"(rn[:, None] < {Lk})"] if edge else [], [f"(rdv[None, :] < {Dv})"] if dv_mask else [],
-                   "(BLOCK_N, BLOCK_DV)")
+                   "(BLOCK_N, BLOCK_DV)", "v_desc.load([start, 0])")
         p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
         self.out(f"{acc} = {self._dot(p, 'vt', f'{acc} * alpha[:, None]', dtype)}")
         self.out(f"{rowsum} = {rowsum} * alpha + l_ij  # after the product: fewer values live across it")
@@ -463,16 +469,56 @@ class _AttentionWriter(AnchorWriter):
             self.out(f"qk = tl.where({' & '.join(keep)}, qk, float(\"-inf\"))"
                      + ("  # causal: key j seen by row i iff j <= i" if att.causal else ""))
 
-    def _load(self, name: str, address: str, keys: list[str], heads: list[str], what: str) -> None:
+    def _load(self, name: str, address: str, keys: list[str], heads: list[str], what: str, tma: str) -> None:
         """`name` = tl.load(address) under the key mask `keys` and the head-dim mask `heads`; where the head dims
-        vary per call, the head mask only where D_FULL (a host constexpr: every head dim fills its block) is 0."""
-        if not heads or self.d_full is None:
-            self.out(f"{name} = tl.load({address}{_masked(keys + heads)})  # {what}")
+        vary per call, the head mask only where D_FULL (a host constexpr: every head dim fills its block) is 0;
+        with the TMA knob, the descriptor's load `tma` where the host allows it (USE_TMA: rows past Lk and
+        columns past the head dim read as zeros)."""
+        branches: list[tuple[str | None, str]] = []   # (the constexpr branch's header, its load)
+        if self.tma is not None:
+            branches.append(("if USE_TMA:  # the copy engine fetches the tile", tma))
+        if heads and self.d_full is not None:
+            branches.append((f"{'elif' if branches else 'if'} D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: "
+                             "no head mask", f"tl.load({address}{_masked(keys)})"))
+        branches.append(("else:" if branches else None, f"tl.load({address}{_masked(keys + heads)})"))
+        if len(branches) == 1:
+            self.out(f"{name} = {branches[0][1]}  # {what}")
             return
-        with self.out.block("if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask"):
-            self.out(f"{name} = tl.load({address}{_masked(keys)})  # {what}")
-        with self.out.block("else:"):
-            self.out(f"{name} = tl.load({address}{_masked(keys + heads)})")
+        for header, load in branches:
+            with self.out.block(header):
+                self.out(f"{name} = {load}" + (f"  # {what}" if header.startswith("if") else ""))
+
+    def _tma_descriptors(self, parts, dtype: str, Lk: str, D: str, Dv: str) -> None:
+        """k_desc, v_desc: this program's K and V as [Lk, D] and [Lk, Dv] tensor descriptors (built on the
+        device: global scratch from triton.set_allocator), under `if USE_TMA:`; USE_TMA is the host's per call:
+        the rows contiguous, every stride (the row's, the leading axes') and the view offset a multiple of 16 bytes,
+        the row stride > 0, the base addresses 16-byte aligned. A view with no unit stride along the head dim
+        keeps the pointer loads (no USE_TMA)."""
+        if not (self.arch or "").startswith(("sm_9", "sm_10", "sm_12")):
+            raise CodegenUnsupported(f"{self.anchor.name}: TMA loads on {self.arch or 'no arch'} (sm_90 and later)")
+        align = 16 // ITEMSIZE[dtype]
+        host, traced = [], True
+        for view, _, strides, offset in (parts[1], parts[2]):
+            if self.sizes.text(strides[-1]) != "1":
+                return
+            host.append(f"{{{view.base}}}.data_ptr() % 16 == 0")
+            host.append(f"({self.sizes.host(strides[-2])}) > 0")
+            host += [f"({self.sizes.host(st)}) % {align} == 0" for st in strides[:-1] if not st.is_constant]
+            host += [f"({self.sizes.host(offset)}) % {align} == 0"] if not offset.is_constant else []
+            traced = traced and all(st % align == 0 for st in view.strides[:-1]) and view.offset % align == 0
+            traced = traced and view.strides[-2] > 0
+            if any(st.is_constant and st.evaluate({}) % align for st in strides[:-1]) or \
+                    (offset.is_constant and (offset.coeff + offset.offset) % align):
+                return   # a fixed stride or offset TMA cannot take
+        self.tma = (f"int({' and '.join(dict.fromkeys(host))})", int(traced))
+        if tma_allocator() not in self.module_helpers:
+            self.module_helpers.append(tma_allocator())
+        (k, _, k_st, _), (v, _, v_st, _) = parts[1], parts[2]
+        with self.out.block("if USE_TMA:  # K and V tiles through tensor descriptors (sm_90)"):
+            self.out(f"k_desc = tl.make_tensor_descriptor({self.pointer(k.base)} + k_base, shape=[{Lk}, {D}], "
+                     f"strides=[{self.sizes.text(k_st[-2])}, 1], block_shape=[BLOCK_N, BLOCK_D])")
+            self.out(f"v_desc = tl.make_tensor_descriptor({self.pointer(v.base)} + v_base, shape=[{Lk}, {Dv}], "
+                     f"strides=[{self.sizes.text(v_st[-2])}, 1], block_shape=[BLOCK_N, BLOCK_DV])")
 
     def _head_full(self, padded: bool, sizes: tuple[SizeExpr, SizeExpr]) -> int | None:
         """D_FULL at the traced shapes where the head dims vary per call (the host decides it per call:
@@ -558,6 +604,9 @@ class _AttentionWriter(AnchorWriter):
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
         if self.d_full is not None:
             constexprs.append(("D_FULL", self.d_full))
+        if self.tma is not None:
+            constexprs.append(("USE_TMA", self.tma[1]))
+            self.host_constexprs.append(("USE_TMA", self.tma[0]))
         if self.chunk is not None:
             constexprs.append(("KCHUNK", self.chunk[0]))
             if self.chunk[1] is not None:

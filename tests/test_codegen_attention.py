@@ -109,11 +109,12 @@ def test_space_seeds_and_what_a_config_implies():
     assert seeds and all(space.is_valid(space.config(**s)) for s in seeds)
     # the LDS rule keeps 4 stages of 128-key K and V tiles of fp32 out (4 x 128 x 256 x 4 B > 227 KiB)
     fp32 = make_space("attention", h200, dtype="fp32", **sizes)
-    assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4))
+    assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4, TMA=0))
     amd = make_space("attention", mi300x, dtype="bf16", **sizes)
     assert {k.name for k in amd.knobs} >= {"waves_per_eu", "matrix_instr_nonkdim"}
+    assert "TMA" in space.names and "TMA" not in amd.names
     assert all(amd.is_valid(amd.config(**s)) for s in seed_knobs("attention", mi300x, dtype="bf16", **sizes))
-    config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3)
+    config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3, TMA=1)   # TMA: Hopper's only
     assert program_count(config, sizes) == 16 * 256 and loop_trips(config, sizes) == 32
 
 

@@ -12,7 +12,9 @@ every row of the tile sees whole (no mask), then the few that need one (the caus
 With is_causal the blocks above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j
 is seen by row i iff j <= i), and the query blocks run last first (the most keys first: a shorter tail).
 The step is Triton's fused-attention tutorial's (_step); where the head dims vary per call, the host passes
-D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-dim mask.
+D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-dim mask. With the TMA knob
+(sm_90), K and V come through per-program tensor descriptors, as the tutorial reads them on Hopper, where the host
+finds every stride and address 16-byte aligned (USE_TMA, per call); otherwise through the pointer loads.
 
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused

@@ -1,7 +1,7 @@
 """The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes),
 gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter) and
 fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should) and
-tf32x3_probe.py's CPU smoke mode."""
+tf32x3_probe.py's CPU smoke mode; attention.py's plan (--dry-run)."""
 
 import json
 import os
@@ -109,3 +109,26 @@ def test_baseline_prediction_compares_each_measured_problem_with_its_prediction(
     assert eager["n"] == 2 and eager["median_ratio"] == pytest.approx(sum(ratios) / 2)
     assert eager["worst_ratio"] == pytest.approx(max(max(r, 1 / r) for r in ratios))
     assert "| relu | bf16 | 510.0 |" in report_file.with_suffix(".md").read_text()
+
+
+@pytest.mark.slow   # two captures and eight generations: ~12 s on 2 cores
+def test_attention_bench_dry_run_plans_each_config_and_names_the_ones_that_fail(tmp_path, capsys):
+    """benchmarks/attention.py --dry-run (CPU): each config generated, a config outside the space still planned
+    (named so), one that is no schedule a row with its error; two dtypes, one JSON each."""
+    import importlib.util
+
+    spec_ = importlib.util.spec_from_file_location("attention_bench", ROOT / "benchmarks" / "attention.py")
+    bench = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(bench)
+    assert bench.parse_config("128x64/8w/3s/tma") == {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
+                                                      "num_stages": 3, "TMA": 1}
+    assert bench.main(["--configs", "12x64", "--out", str(tmp_path)]) == 2
+    code = bench.main(["--dtype", "bf16,fp32", "--only", "sdpa", "--configs",
+                       "128x128/8w/3s/tma,256x64/8w/3s,12x64/4w/2s", "--dry-run", "--out", str(tmp_path)])
+    assert code == 0
+    bf16 = json.loads((tmp_path / "attention_bf16_plan.json").read_text())["results"][0]["candidates"]
+    rows = {c["label"]: c for c in bf16}
+    assert list(rows) == ["default", "128x128/8w/3s/tma", "256x64/8w/3s (outside the space)", "12x64/4w/2s"]
+    assert all(rows[k]["source_chars"] > 0 for k in list(rows)[:3]) and "power of two" in rows["12x64/4w/2s"]["error"]
+    fp32 = json.loads((tmp_path / "attention_fp32_plan.json").read_text())["results"][0]["candidates"]
+    assert all(c["knobs"]["k0"]["precision"] == "ieee" for c in fp32 if "knobs" in c)

@@ -19,6 +19,7 @@ import pytest
 from helpers import DATA, L1, L3, make_module, prepared, verify
 from kerntailor.codegen import FAMILIES, ScheduleError, default_schedule
 from kerntailor.codegen.attention import AttentionSchedule
+from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.plan import plan_fusion
 from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
 from kerntailor.targets import get_target
@@ -108,11 +109,12 @@ def test_space_seeds_and_what_a_config_implies():
     assert seeds and all(space.is_valid(space.config(**s)) for s in seeds)
     # the LDS rule keeps 4 stages of 128-key K and V tiles of fp32 out (4 x 128 x 256 x 4 B > 227 KiB)
     fp32 = make_space("attention", h200, dtype="fp32", **sizes)
-    assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4))
+    assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4, TMA=0))
     amd = make_space("attention", mi300x, dtype="bf16", **sizes)
     assert {k.name for k in amd.knobs} >= {"waves_per_eu", "matrix_instr_nonkdim"}
+    assert "TMA" in space.names and "TMA" not in amd.names
     assert all(amd.is_valid(amd.config(**s)) for s in seed_knobs("attention", mi300x, dtype="bf16", **sizes))
-    config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3)
+    config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3, TMA=1)   # TMA: Hopper's only
     assert program_count(config, sizes) == 16 * 256 and loop_trips(config, sizes) == 32
 
 
@@ -120,6 +122,19 @@ def test_head_dims_that_vary_take_their_block_per_call():
     source = make_module(PLAIN).source
     assert "BLOCK_D=max(16, triton.next_power_of_2(" in source
     assert "rd[None, :] < " in source   # padded head dims are masked
+    # ... and the loop's loads only where the host says the head dims do not fill their blocks (D_FULL = 0)
+    assert "D_FULL=int(" in source and "if D_FULL:" in source
+
+
+def test_the_step_is_the_tutorials_without_a_mask_operand():
+    """Triton's fused-attention tutorial's step: the row max of the unscaled scores times qk_scale, one FMA per
+    score, hoisted key offsets; with a mask operand (added to the scaled scores) the scores are scaled first."""
+    plain, additive = make_module(PLAIN).source, make_module(ADD_MASK).source
+    assert "tl.max(qk, 1) * qk_scale" in plain and "p = tl.math.exp2(qk * qk_scale - m_use[:, None])" in plain
+    assert "+ kt_off" in plain and "+ v_off" in plain
+    assert "tl.max(qk, 1) * qk_scale" not in additive and "p = tl.math.exp2(qk - m_use[:, None])" in additive
+    causal = make_module(CAUSAL).source
+    assert "pid_m = num_m - 1 - pid % num_m" in causal and "pid_m = pid % num_m" in plain
 
 
 @pytest.mark.integration   # runs kernel.py in a child process
@@ -292,6 +307,52 @@ def test_generated_modules_pass_the_referee(path, tmp_path):
     verify(path, make_module(path), tmp_path)
 
 
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_causal_v_scan_in_key_chunks(tmp_path, monkeypatch):
+    """The causal kernel's V scan split in several key chunks (SCAN_KEYS lowered to 16): NaN and Inf in v at keys
+    of different chunks give NaN exactly where SDPA gives it (the chunks meet in an atomic max), with GQA too."""
+    import kerntailor.codegen.attention as attention
+
+    monkeypatch.setattr(attention, "SCAN_KEYS", 16)
+    small = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}
+    causal, gqa = _write(tmp_path, CAUSAL, None, small), _write(tmp_path, GQA, None, small)
+    assert "SCAN_KEYS=16" in Path(causal).read_text()
+    jobs = [(causal, [[1, 2, 70, 32]] * 3, "float32", "causal", True),     # bad keys 68 and 35: chunks 4 and 2
+            (gqa, [[1, 4, 50, 16], [1, 2, 50, 16], [1, 2, 50, 16]], "float32", "gqa", True)]
+    for r in _run(jobs):
+        assert r["same_nan"] and r["nan"] > 0 and r["err"] < TOL["float32"], r
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_values_match_sdpa_through_tma_descriptors(tmp_path):
+    """TMA=1 (sm_90): K and V through tensor descriptors where the host finds every stride and address 16-byte
+    aligned (rows past Lk, columns past the head dim read as zeros), the pointer loads where not (head dim 33
+    in fp32): odd lengths, padded head dims, causal with NaN and Inf in v, GQA, a boolean mask, bf16."""
+    tma = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2, "TMA": 1}
+    plain, causal, gqa, bool_mask = (_write(tmp_path, path, None, tma, "sm_90") for path in
+                                     (PLAIN, CAUSAL, GQA, BOOL_MASK))
+    source = Path(plain).read_text()
+    assert "k_desc = tl.make_tensor_descriptor(" in source and "if USE_TMA:" in source
+    assert "USE_TMA=int(" in source and "triton.set_allocator(_tma_scratch)" in source
+    causal16 = _write(tmp_path, CAUSAL, "bf16", {"TMA": 1}, "sm_90")
+    jobs = [
+        (plain, [[1, 2, 37, 64]] * 3, "float32", "plain", False),
+        (plain, [[2, 1, 29, 80]] * 3, "float32", "plain", False),
+        (plain, [[1, 1, 21, 33]] * 3, "float32", "plain", False),      # 33 x 4 B rows: the pointer loads
+        (causal, [[1, 2, 37, 64]] * 3, "float32", "causal", True),
+        (gqa, [[1, 4, 33, 32], [1, 2, 33, 32], [1, 2, 33, 32]], "float32", "gqa", True),
+        (bool_mask, [[1, 2, 19, 64], [1, 2, 41, 64], [1, 2, 41, 64], [19, 41]], "float32", "bool", False),
+        (causal16, [[1, 1, 140, 128]] * 3, "bfloat16", "causal", False),
+    ]
+    for job, r in zip(jobs, _run(jobs)):
+        assert r["same_nan"] and r["err"] < TOL[job[2]], r
+        assert (r["nan"] > 0) == job[4], r
+    with pytest.raises(CodegenUnsupported, match="TMA loads on gfx942"):
+        make_module(PLAIN, {"attention": tma}, None, "gfx942")
+
+
 _RUN_WRITTEN = textwrap.dedent('''
     import importlib.util, json, sys
     import torch
@@ -408,6 +469,9 @@ COMPILE_CASES = {
     "sdpa_fp32_tf32x3": (L1 / "sdpa.py", None, {"precision": "tf32x3"}),
     "written_causal_masked_bf16": (L3 / "causal_attention_masked.py", "bf16", {}),   # its mask proved causal
     "written_decode_bf16": (L3 / "decode_attention.py", "bf16", {}),
+    # sm_90's TMA loads at the tutorial's Hopper tile (the pointer loads spill 8-16 bytes there: causal, GQA)
+    "causal_bf16_tma_128x128": (L3 / "causal_attention_sdpa.py", "bf16",
+                                {"TMA": 1, "BLOCK_N": 128, "num_stages": 3}),
 }
 
 
@@ -421,7 +485,8 @@ def attention_built(tmp_path_factory) -> dict[tuple[str, str], object]:
     out = {}
     with BuildPool(None, timeout_s=600) as pool:
         for name, arch in COMPILE_TARGETS.items():
-            cases = {c: v for c, v in COMPILE_CASES.items() if not (arch != "sm_90" and "tf32x3" in c)}
+            cases = {c: v for c, v in COMPILE_CASES.items()
+                     if not (arch != "sm_90" and ("tf32x3" in c or "tma" in c))}
             sources = []
             for path, dtype, knobs in cases.values():
                 module = make_module(path, {"attention": knobs}, dtype, arch)

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_3527ed589e6c4b5d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, any, any)
@@ -42,30 +42,33 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_attention_kernel_v_scan(v_ptr, v_last_bad_ptr, s0, s1, s2, s3, s4, s5, BLOCK_N: tl.constexpr, BLOCK_DV: tl.constexpr):
-    """The last key holding a NaN or Inf in v, per (batch x head) and column (-1: none)."""
-    bh = tl.program_id(0)  # batch x heads, flattened
+def k0_attention_kernel_v_scan(v_ptr, v_last_bad_ptr, s0, s1, s2, s3, s4, s5, BLOCK_N: tl.constexpr, BLOCK_DV: tl.constexpr, SCAN_KEYS: tl.constexpr):
+    """One more than the last key holding a NaN or Inf in v, per (batch x head) and column (0: none)."""
+    pid = tl.program_id(0)
+    num_c = tl.cdiv(s0, SCAN_KEYS)
+    c0 = pid % num_c * SCAN_KEYS  # the chunk's first key
+    bh = pid // num_c  # batch x heads, flattened
     i1 = bh % s2
     q1 = bh // s2
     i0 = q1
     v_base = i0 * s4 + (i1 * s3 // s2) * s5
     rdv = tl.arange(0, BLOCK_DV)
     rn0 = tl.arange(0, BLOCK_N)
-    last = tl.full([BLOCK_DV], -1, tl.int32)
-    for start in range(0, s0, BLOCK_N):
+    last = tl.full([BLOCK_DV], 0, tl.int32)
+    for start in range(c0, c0 + SCAN_KEYS, BLOCK_N):
         rn = start + rn0
         x = tl.load(v_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rn[:, None] < s0) & (rdv[None, :] < s1), other=0.0).to(tl.float32)
         bad = (x != x) | (tl.abs(x) == float("inf"))
-        last = tl.maximum(last, tl.max(tl.where(bad, rn[:, None], -1), 0))
-    tl.store(v_last_bad_ptr + bh * s1 + rdv, last, mask=rdv < s1)
+        last = tl.maximum(last, tl.max(tl.where(bad, rn[:, None] + 1, 0), 0))
+    tl.atomic_max(v_last_bad_ptr + bh * s1 + rdv, last, mask=(rdv < s1) & (last > 0))  # the chunks of one head meet here
 
 
 @triton.jit
-def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, KCHUNK: tl.constexpr):
+def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, D_FULL: tl.constexpr, KCHUNK: tl.constexpr):
     """attention q[4, 32, 4096, 128] scale 0.08839 causal -> (d0 x d1 x d2 x d3): attn0. Flash attention (causal, online softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, tl.dot ieee."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
-    pid_m = pid % num_m
+    pid_m = num_m - 1 - pid % num_m  # causal: the last query block (the most keys) first
     bh = pid // num_m  # batch x heads, flattened
     i1 = bh % s2
     q1 = bh // s2
@@ -78,6 +81,8 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
     rdv = tl.arange(0, BLOCK_DV)  # v head dim
     rn0 = tl.arange(0, BLOCK_N)
     q = tl.load(q_ptr + q_base + rm[:, None] * s1 + rd[None, :], mask=(rm[:, None] < s0) & (rd[None, :] < s1), other=0.0)  # (BLOCK_M, BLOCK_D), held
+    kt_off = rn0[None, :] * s1 + rd[:, None]  # K^T's offsets at key block 0, (BLOCK_D, BLOCK_N): the loop adds start x the row stride
+    v_off = rn0[:, None] * s1 + rdv[None, :]  # (BLOCK_N, BLOCK_DV)
     qk_scale = s7 * 1.4426950408889634  # scale x log2(e): the softmax in base 2
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)
     l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum
@@ -86,16 +91,22 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
     lo = tl.minimum(pid_m * BLOCK_M, s0) // BLOCK_N * BLOCK_N  # keys below every row of the tile
     if KCHUNK == 1:  # up to LONG_KEYS keys: one accumulation chain
         for start in range(0, lo, BLOCK_N):  # whole blocks: no mask
-            rn = start + rn0  # keys
-            kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
-            qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
-            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                kt = tl.load(k_ptr + k_base + start * s1 + kt_off)  # K^T, (BLOCK_D, BLOCK_N)
+            else:
+                kt = tl.load(k_ptr + k_base + start * s1 + kt_off, mask=(rd[:, None] < s1), other=0.0)
+            qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee")  # unscaled
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)
             m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
-            p = tl.math.exp2(qk - m_use[:, None])
+            p = tl.math.exp2(qk * qk_scale - m_use[:, None])  # one FMA per score
             alpha = tl.math.exp2(m_i - m_use)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            vt = tl.load(v_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+            l_ij = tl.sum(p, 1)
+            if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                vt = tl.load(v_ptr + v_base + start * s1 + v_off)  # (BLOCK_N, BLOCK_DV)
+            else:
+                vt = tl.load(v_ptr + v_base + start * s1 + v_off, mask=(rdv[None, :] < s1), other=0.0)
             acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+            l_i = l_i * alpha + l_ij  # after the product: fewer values live across it
             m_i = m_new
     else:  # a long key range: chunks of KCHUNK blocks, a short chain each
         lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks
@@ -104,16 +115,22 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
             l_c = tl.zeros([BLOCK_M], tl.float32)
             acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)
             for start in range(c0, c0 + KCHUNK * BLOCK_N, BLOCK_N):  # no mask
-                rn = start + rn0  # keys
-                kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
-                qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
-                m_new = tl.maximum(m_c, tl.max(qk, 1))
+                if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                    kt = tl.load(k_ptr + k_base + start * s1 + kt_off)  # K^T, (BLOCK_D, BLOCK_N)
+                else:
+                    kt = tl.load(k_ptr + k_base + start * s1 + kt_off, mask=(rd[:, None] < s1), other=0.0)
+                qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee")  # unscaled
+                m_new = tl.maximum(m_c, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)
                 m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
-                p = tl.math.exp2(qk - m_use[:, None])
+                p = tl.math.exp2(qk * qk_scale - m_use[:, None])  # one FMA per score
                 alpha = tl.math.exp2(m_c - m_use)
-                l_c = l_c * alpha + tl.sum(p, 1)
-                vt = tl.load(v_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+                l_ij = tl.sum(p, 1)
+                if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                    vt = tl.load(v_ptr + v_base + start * s1 + v_off)  # (BLOCK_N, BLOCK_DV)
+                else:
+                    vt = tl.load(v_ptr + v_base + start * s1 + v_off, mask=(rdv[None, :] < s1), other=0.0)
                 acc_c = tl.dot(p, vt, acc_c * alpha[:, None], input_precision="ieee")
+                l_c = l_c * alpha + l_ij  # after the product: fewer values live across it
                 m_c = m_new
             m_use = tl.where(m_c == float("-inf"), 0.0, m_c)
             alpha = tl.math.exp2(m_i - m_use)  # the running results rescaled to the chunk's max
@@ -121,34 +138,47 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
             acc = acc * alpha[:, None] + acc_c
             m_i = m_c
         for start in range(lo_c, lo, BLOCK_N):  # the whole blocks past the last chunk
-            rn = start + rn0  # keys
-            kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
-            qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
-            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                kt = tl.load(k_ptr + k_base + start * s1 + kt_off)  # K^T, (BLOCK_D, BLOCK_N)
+            else:
+                kt = tl.load(k_ptr + k_base + start * s1 + kt_off, mask=(rd[:, None] < s1), other=0.0)
+            qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee")  # unscaled
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)
             m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
-            p = tl.math.exp2(qk - m_use[:, None])
+            p = tl.math.exp2(qk * qk_scale - m_use[:, None])  # one FMA per score
             alpha = tl.math.exp2(m_i - m_use)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            vt = tl.load(v_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+            l_ij = tl.sum(p, 1)
+            if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+                vt = tl.load(v_ptr + v_base + start * s1 + v_off)  # (BLOCK_N, BLOCK_DV)
+            else:
+                vt = tl.load(v_ptr + v_base + start * s1 + v_off, mask=(rdv[None, :] < s1), other=0.0)
             acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+            l_i = l_i * alpha + l_ij  # after the product: fewer values live across it
             m_i = m_new
     for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked
         rn = start + rn0  # keys
-        kt = tl.load(k_ptr + k_base + rn[None, :] * s1 + rd[:, None], mask=(rn[None, :] < s0) & (rd[:, None] < s1), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
-        qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee") * qk_scale
+        if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+            kt = tl.load(k_ptr + k_base + start * s1 + kt_off, mask=(rn[None, :] < s0), other=0.0)  # K^T, (BLOCK_D, BLOCK_N)
+        else:
+            kt = tl.load(k_ptr + k_base + start * s1 + kt_off, mask=(rn[None, :] < s0) & (rd[:, None] < s1), other=0.0)
+        qk = tl.dot(q, kt, tl.zeros([BLOCK_M, BLOCK_N], tl.float32), input_precision="ieee")  # unscaled
         qk = tl.where((rn[None, :] < s0) & (rn[None, :] <= rm[:, None]), qk, float("-inf"))  # causal: key j seen by row i iff j <= i
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift
-        p = tl.math.exp2(qk - m_use[:, None])
+        p = tl.math.exp2(qk * qk_scale - m_use[:, None])  # one FMA per score
         alpha = tl.math.exp2(m_i - m_use)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        vt = tl.load(v_ptr + v_base + rn[:, None] * s1 + rdv[None, :], mask=(rn[:, None] < s0) & (rdv[None, :] < s1), other=0.0)  # (BLOCK_N, BLOCK_DV)
+        l_ij = tl.sum(p, 1)
+        if D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: no head mask
+            vt = tl.load(v_ptr + v_base + start * s1 + v_off, mask=(rn[:, None] < s0), other=0.0)  # (BLOCK_N, BLOCK_DV)
+        else:
+            vt = tl.load(v_ptr + v_base + start * s1 + v_off, mask=(rn[:, None] < s0) & (rdv[None, :] < s1), other=0.0)
         acc = tl.dot(p, vt, acc * alpha[:, None], input_precision="ieee")
+        l_i = l_i * alpha + l_ij  # after the product: fewer values live across it
         m_i = m_new
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)
     o = acc / l_safe[:, None]
-    last_bad = tl.load(v_last_bad_ptr + bh * s1 + rdv, mask=rdv < s1, other=-1)  # the last key with a NaN or Inf in v, per column
-    o = tl.where(last_bad[None, :] > rm[:, None], float("nan"), o)  # that key masked for the row: 0 x NaN, as SDPA
+    last_bad = tl.load(v_last_bad_ptr + bh * s1 + rdv, mask=rdv < s1, other=0)  # 1 + the last key with a NaN or Inf in v, per column (0: none)
+    o = tl.where(last_bad[None, :] > rm[:, None] + 1, float("nan"), o)  # that key masked for the row: 0 x NaN, as SDPA
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
     od = rdv[None, :]  # output columns, (1, BLOCK_DV)
     mmask = om < s0
@@ -161,7 +191,7 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
 _INTERPRETED = not isinstance(k0_attention_kernel_v_scan, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_3527ed589e6c4b5d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -174,11 +204,11 @@ def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.
     # k0: k0_attention_kernel_v_scan
     if d3 > 256:
         raise ValueError(f"the head dim of q, k, v is {d3}: k0_attention_kernel holds whole head rows on chip and was generated for head dims up to 256; generate the kernel at this head dim")
-    k0_v_last_bad = torch.empty((d0 * d1) * d3, device=q.device, dtype=torch.int32)
-    k0_attention_kernel_v_scan[(d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d4, d2 * d3 * d4, d2 * d3, BLOCK_N=32, BLOCK_DV=max(16, triton.next_power_of_2(d3)), num_warps=4, num_stages=1)
+    k0_v_last_bad = torch.zeros((d0 * d1) * d3, device=q.device, dtype=torch.int32)
+    k0_attention_kernel_v_scan[(triton.cdiv(d2, 512) * d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d4, d2 * d3 * d4, d2 * d3, BLOCK_N=32, BLOCK_DV=max(16, triton.next_power_of_2(d3)), SCAN_KEYS=512, num_warps=4, num_stages=1)
     # k0: k0_attention_kernel
     attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.float32)
-    k0_attention_kernel[(triton.cdiv(d2, 64) * d0 * d1,)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d4, d1 * d2 * d3, d2 * d3, d2 * d3 * d4, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=64, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), KCHUNK=1 if d2 <= 65536 else max(2, triton.next_power_of_2(int(d2 ** 0.5)) // 32), num_warps=4, num_stages=2)
+    k0_attention_kernel[(triton.cdiv(d2, 64) * d0 * d1,)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d4, d1 * d2 * d3, d2 * d3, d2 * d3 * d4, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=64, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), D_FULL=int(d3 == max(16, triton.next_power_of_2(d3))), KCHUNK=1 if d2 <= 65536 else max(2, triton.next_power_of_2(int(d2 ** 0.5)) // 32), num_warps=4, num_stages=2)
     return attn0
 
 
@@ -194,8 +224,8 @@ def _launch_kernels_fake(q, k, v):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_3527ed589e6c4b5d"):
-    torch.library.custom_op("kerntailor::gqa_causal_attention_3527ed589e6c4b5d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_4cfc8ad929f9db1d"):
+    torch.library.custom_op("kerntailor::gqa_causal_attention_4cfc8ad929f9db1d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -266,7 +296,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_3527ed589e6c4b5d; the constructor is Model's own."""
+    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -330,5 +360,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"v has {d0 * d4 * d2 * d3} elements: k0_attention_kernel_v_scan computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"q has {d0 * d1 * d2 * d3} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.gqa_causal_attention_3527ed589e6c4b5d(q, k, v)
+        attn0 = torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d(q, k, v)
         return attn0

@@ -10,7 +10,11 @@ of scores pre-multiplied by log2(e)), acc = acc · exp2(m_old - m_new) + P V (P 
 product, as FlashAttention does). The score matrix is never written. The loop is split in two: the key blocks
 every row of the tile sees whole (no mask), then the few that need one (the causal diagonal, the keys past Lk).
 With is_causal the blocks above the diagonal are never visited (top-left aligned, as SDPA's is_causal: key j
-is seen by row i iff j <= i).
+is seen by row i iff j <= i), and the query blocks run last first (the most keys first: a shorter tail).
+The step is Triton's fused-attention tutorial's (_step); where the head dims vary per call, the host passes
+D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-dim mask. With the TMA knob
+(sm_90), K and V come through per-program tensor descriptors, as the tutorial reads them on Hopper, where the host
+finds every stride and address 16-byte aligned (USE_TMA, per call); otherwise through the pointer loads.
 
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
@@ -32,8 +36,9 @@ with torch 2.13 on the CPU, 2026-12-02):
   (capture/causal_mask.py) arrives as is_causal with fill_on None, whose -inf replacement is masked_fill's;
 - a masked key still multiplies its (zero) weight by v: a NaN or Inf in v at a key masked for row i makes
   out[i] NaN in that column. The causal kernel skips the blocks above the diagonal, so a small kernel before it
-  records, per (batch x head) and column of v, the last key holding a NaN or Inf (`v_last_bad`, one read of V);
-  the attention kernel writes NaN where that key lies above row i.
+  records, per (batch x head) and column of v, 1 + the last key holding a NaN or Inf (`v_last_bad`, one read of
+  V, in key chunks); the attention kernel writes NaN where that key lies above row i. Only causal kernels have
+  it: every other kernel visits every key, and 0 x NaN reaches the row by itself.
 """
 
 from __future__ import annotations
@@ -47,19 +52,20 @@ from kerntailor.codegen.anchor import AnchorWriter
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import check_precision
-from kerntailor.codegen.helpers import dot_helper, math_helper
+from kerntailor.codegen.helpers import dot_helper, math_helper, tma_allocator
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, same
 from kerntailor.ir.nodes import Attention
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.units import next_power_of_two
+from kerntailor.units import ITEMSIZE, next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")   # fp32 operands' dot policies (16-bit operands ignore it)
 MATRIX_DTYPES = ("fp32", "bf16", "fp16")
 MAX_HEAD_DIM = 256   # the largest head dim the kernel takes per call (flash attention's usual limit)
 MIN_DOT = 16                               # tl.dot's smallest tile side (triton 3.6)
 LOG2E = 1.4426950408889634
+SCAN_KEYS = 512       # keys per program of the causal kernel's V scan (_v_scan)
 LONG_KEYS = 1 << 16   # fp32: past this many keys the whole-block loop runs in chunks (_whole_blocks)
 
 
@@ -74,11 +80,12 @@ def key_chunks(lk: int, block_n: int) -> int:
 @dataclass(frozen=True, kw_only=True)
 class AttentionSchedule(Schedule):
     """BLOCK_M query rows per program, BLOCK_N keys per step of its loop; fp32 products in `precision` (the
-    user's policy, never tuned); AMD: matrix_instr_nonkdim."""
+    user's policy, never tuned); AMD: matrix_instr_nonkdim; sm_90: TMA (K and V through tensor descriptors where
+    the host finds the strides and addresses 16-byte aligned, else the pointer loads)."""
 
     family: ClassVar[str] = "attention"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision",
-                                        "waves_per_eu", "matrix_instr_nonkdim")
+                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -86,9 +93,11 @@ class AttentionSchedule(Schedule):
     num_stages: int = 2
     precision: str = "ieee"
     matrix_instr_nonkdim: int | None = None
+    TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not searched yet
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.one_of("TMA", (0, 1))
         for name in ("BLOCK_M", "BLOCK_N"):
             self.power_of_two(name)
             self.at_least(name, MIN_DOT)
@@ -151,6 +160,9 @@ class _AttentionWriter(AnchorWriter):
         self.module_helpers: list[str] = []
         self.host_constexprs: list[tuple[str, str]] = []
         self.chunk: tuple[int, str | None] | None = None   # KCHUNK: (its value, or the host's text per call)
+        self.d_full: int | None = None       # D_FULL at the traced shapes (_head_full), None: no such constexpr
+        self.tma: tuple[str, int] | None = None   # USE_TMA: (the host's per-call condition, its traced value)
+        self.scale_positive = False          # the softmax scale > 0 at every size (_positive)
 
     # --- checks -----------------------------------------------------------------------------------------------
     def _check(self) -> tuple[str, list]:
@@ -214,10 +226,18 @@ class _AttentionWriter(AnchorWriter):
         q_mask = f"(rm[:, None] < {Lq})" + (f" & (rd[None, :] < {D})" if d_mask else "")
         self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {self._t('rm[:, None]', q_st[-2])} + "
                  f"{self._t('rd[None, :]', q_st[-1])}, mask={q_mask}, other=0.0)  # (BLOCK_M, BLOCK_D), held")
+        self.d_full = self._head_full(d_mask or dv_mask, (q_shape[-1], v_shape[-1]))
+        self.out(f"kt_off = {self._t('rn0[None, :]', k_st[-2])} + {self._t('rd[:, None]', k_st[-1])}"
+                 "  # K^T's offsets at key block 0, (BLOCK_D, BLOCK_N): the loop adds start x the row stride")
+        self.out(f"v_off = {self._t('rn0[:, None]', v_st[-2])} + {self._t('rdv[None, :]', v_st[-1])}"
+                 "  # (BLOCK_N, BLOCK_DV)")
         scale = self.sizes.slot(("node", att.name, "scale"), att.scale)
+        self.scale_positive = _positive(scale)
         scale_text = self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale) * LOG2E)
         self.out(f"qk_scale = {scale_text}{f' * {LOG2E!r}' if not scale.is_constant else ''}"
                  "  # scale x log2(e): the softmax in base 2")
+        if self.schedule.TMA:
+            self._tma_descriptors(parts, dtype, Lk, D, Dv)
         self.out('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)')
         self.out("l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum")
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
@@ -242,8 +262,8 @@ class _AttentionWriter(AnchorWriter):
         if att.causal:
             before = (self._v_scan(nl, lead, v, bn, block_dv),)
             self.out(f"last_bad = tl.load({self.pointer('v_last_bad')} + bh * {Dv} + rdv, "
-                     f"mask=rdv < {Dv}, other=-1)  # the last key with a NaN or Inf in v, per column")
-            self.out('o = tl.where(last_bad[None, :] > rm[:, None], float("nan"), o)'
+                     f"mask=rdv < {Dv}, other=0)  # 1 + the last key with a NaN or Inf in v, per column (0: none)")
+            self.out('o = tl.where(last_bad[None, :] > rm[:, None] + 1, float("nan"), o)'
                      "  # that key masked for the row: 0 x NaN, as SDPA")
         self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
         self.out("od = rdv[None, :]  # output columns, (1, BLOCK_DV)")
@@ -294,7 +314,10 @@ class _AttentionWriter(AnchorWriter):
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"pid = {pid}")
         self.out(f"num_m = tl.cdiv({Lq}, BLOCK_M)")
-        self.out("pid_m = pid % num_m")
+        if self.anchor.causal:   # the heaviest query blocks (the most keys below the diagonal) start first
+            self.out("pid_m = num_m - 1 - pid % num_m  # causal: the last query block (the most keys) first")
+        else:
+            self.out("pid_m = pid % num_m")
         self.out("bh = pid // num_m  # batch x heads, flattened")
         if nl:
             self.unravel(list(range(nl)), lead, "bh")
@@ -389,18 +412,46 @@ class _AttentionWriter(AnchorWriter):
     def _step(self, ops, masked: bool, parts, edge: bool, state: tuple[str, str, str] = ("m_i", "l_i", "acc")) \
             -> None:
         """One BLOCK_N step of the loop into `state` (row max, row sum, accumulator): scores, their masks, the
-        online softmax update and acc += P V."""
-        att: Attention = self.anchor
+        online softmax update and acc += P V, in the order of Triton's fused-attention tutorial (its
+        _attn_fwd_inner): without a mask operand, the row max of the unscaled scores (-inf where the causal or
+        key mask hides them) times qk_scale (exact: qk_scale > 0 and rounding is monotone), then one FMA per score,
+        qk x qk_scale - m; the row sum is updated after the second product. The addresses are the hoisted offsets
+        (kt_off, v_off) plus a scalar per step. Cross-compiled for sm_90 (sdpa bf16, D = 128, 128 x 64, 8 warps,
+        3 stages, triton 3.6): 186 registers before these changes, 167 after."""
         k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
-        self.out("rn = start + rn0  # keys")
-        k_mask = [f"(rn[None, :] < {Lk})"] if edge else []
-        k_mask += [f"(rd[:, None] < {D})"] if d_mask else []
-        v_mask = [f"(rn[:, None] < {Lk})"] if edge else []
-        v_mask += [f"(rdv[None, :] < {Dv})"] if dv_mask else []
-        k_load = (f"tl.load({self.pointer(k.base)} + k_base + {self._t('rn[None, :]', k_st[-2])} + "
-                  f"{self._t('rd[:, None]', k_st[-1])}{_masked(k_mask)})")
-        self.out(f"kt = {k_load}  # K^T, (BLOCK_D, BLOCK_N)")
-        self.out(f"qk = {self._dot('q', 'kt', 'tl.zeros([BLOCK_M, BLOCK_N], tl.float32)', dtype)} * qk_scale")
+        fast = not masked and self.scale_positive
+        if edge or masked:
+            self.out("rn = start + rn0  # keys")
+        self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off",
+                   [f"(rn[None, :] < {Lk})"] if edge else [], [f"(rd[:, None] < {D})"] if d_mask else [],
+                   "K^T, (BLOCK_D, BLOCK_N)", "tl.trans(k_desc.load([start, 0]))")
+        dot = self._dot("q", "kt", "tl.zeros([BLOCK_M, BLOCK_N], tl.float32)", dtype)
+        m, rowsum, acc = state
+        if fast:
+            self.out(f"qk = {dot}  # unscaled")
+            self._score_masks(masked, parts, edge, Lk)
+            self.out(f"m_new = tl.maximum({m}, tl.max(qk, 1) * qk_scale)  # the max before the scale (qk_scale > 0)")
+        else:
+            self.out(f"qk = {dot} * qk_scale")
+            self._score_masks(masked, parts, edge, Lk)
+            self.out(f"m_new = tl.maximum({m}, tl.max(qk, 1))")
+        self.out('m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift')
+        self.out(f"p = tl.math.exp2({'qk * qk_scale' if fast else 'qk'} - m_use[:, None])"
+                 + ("  # one FMA per score" if fast else ""))
+        self.out(f"alpha = tl.math.exp2({m} - m_use)")
+        self.out("l_ij = tl.sum(p, 1)")
+        self._load("vt", f"{self.pointer(v.base)} + v_base + {self._t('start', v_st[-2])} + v_off",
+                   [f"(rn[:, None] < {Lk})"] if edge else [], [f"(rdv[None, :] < {Dv})"] if dv_mask else [],
+                   "(BLOCK_N, BLOCK_DV)", "v_desc.load([start, 0])")
+        p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
+        self.out(f"{acc} = {self._dot(p, 'vt', f'{acc} * alpha[:, None]', dtype)}")
+        self.out(f"{rowsum} = {rowsum} * alpha + l_ij  # after the product: fewer values live across it")
+        self.out(f"{m} = m_new")
+
+    def _score_masks(self, masked: bool, parts, edge: bool, Lk: str) -> None:
+        """The mask operand's replacement or addition (on the scaled scores qk), then (edge blocks) -inf at the
+        keys past Lk and above the diagonal."""
+        att: Attention = self.anchor
         if masked:
             m_view, _, m_st, _ = parts[3]
             Lq = self.sizes.text(parts[0][1][-2])
@@ -419,18 +470,69 @@ class _AttentionWriter(AnchorWriter):
             keep = [f"(rn[None, :] < {Lk})"] + (["(rn[None, :] <= rm[:, None])"] if att.causal else [])
             self.out(f"qk = tl.where({' & '.join(keep)}, qk, float(\"-inf\"))"
                      + ("  # causal: key j seen by row i iff j <= i" if att.causal else ""))
-        m, rowsum, acc = state
-        self.out(f"m_new = tl.maximum({m}, tl.max(qk, 1))")
-        self.out('m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # every key so far masked: no shift')
-        self.out("p = tl.math.exp2(qk - m_use[:, None])")
-        self.out(f"alpha = tl.math.exp2({m} - m_use)")
-        self.out(f"{rowsum} = {rowsum} * alpha + tl.sum(p, 1)")
-        v_load = (f"tl.load({self.pointer(v.base)} + v_base + {self._t('rn[:, None]', v_st[-2])} + "
-                  f"{self._t('rdv[None, :]', v_st[-1])}{_masked(v_mask)})")
-        self.out(f"vt = {v_load}  # (BLOCK_N, BLOCK_DV)")
-        p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
-        self.out(f"{acc} = {self._dot(p, 'vt', f'{acc} * alpha[:, None]', dtype)}")
-        self.out(f"{m} = m_new")
+
+    def _load(self, name: str, address: str, keys: list[str], heads: list[str], what: str, tma: str) -> None:
+        """`name` = tl.load(address) under the key mask `keys` and the head-dim mask `heads`; where the head dims
+        vary per call, the head mask only where D_FULL (a host constexpr: every head dim fills its block) is 0;
+        with the TMA knob, the descriptor's load `tma` where the host allows it (USE_TMA: rows past Lk and
+        columns past the head dim read as zeros)."""
+        branches: list[tuple[str | None, str]] = []   # (the constexpr branch's header, its load)
+        if self.tma is not None:
+            branches.append(("if USE_TMA:  # the copy engine fetches the tile", tma))
+        if heads and self.d_full is not None:
+            branches.append((f"{'elif' if branches else 'if'} D_FULL:  # the head dims fill BLOCK_D and BLOCK_DV: "
+                             "no head mask", f"tl.load({address}{_masked(keys)})"))
+        branches.append(("else:" if branches else None, f"tl.load({address}{_masked(keys + heads)})"))
+        if len(branches) == 1:
+            self.out(f"{name} = {branches[0][1]}  # {what}")
+            return
+        for header, load in branches:
+            with self.out.block(header):
+                self.out(f"{name} = {load}" + (f"  # {what}" if header.startswith("if") else ""))
+
+    def _tma_descriptors(self, parts, dtype: str, Lk: str, D: str, Dv: str) -> None:
+        """k_desc, v_desc: this program's K and V as [Lk, D] and [Lk, Dv] tensor descriptors (built on the
+        device: global scratch from triton.set_allocator), under `if USE_TMA:`; USE_TMA is the host's per call:
+        the rows contiguous, every stride (the row's, the leading axes') and the view offset a multiple of 16 bytes,
+        the row stride > 0, the base addresses 16-byte aligned. A view with no unit stride along the head dim
+        keeps the pointer loads (no USE_TMA)."""
+        if not (self.arch or "").startswith(("sm_9", "sm_10", "sm_12")):
+            raise CodegenUnsupported(f"{self.anchor.name}: TMA loads on {self.arch or 'no arch'} (sm_90 and later)")
+        align = 16 // ITEMSIZE[dtype]
+        host, traced = [], True
+        for view, _, strides, offset in (parts[1], parts[2]):
+            if self.sizes.text(strides[-1]) != "1":
+                return
+            host.append(f"{{{view.base}}}.data_ptr() % 16 == 0")
+            host.append(f"({self.sizes.host(strides[-2])}) > 0")
+            host += [f"({self.sizes.host(st)}) % {align} == 0" for st in strides[:-1] if not st.is_constant]
+            host += [f"({self.sizes.host(offset)}) % {align} == 0"] if not offset.is_constant else []
+            traced = traced and all(st % align == 0 for st in view.strides[:-1]) and view.offset % align == 0
+            traced = traced and view.strides[-2] > 0
+            if any(st.is_constant and st.evaluate({}) % align for st in strides[:-1]) or \
+                    (offset.is_constant and (offset.coeff + offset.offset) % align):
+                return   # a fixed stride or offset TMA cannot take
+        self.tma = (f"int({' and '.join(dict.fromkeys(host))})", int(traced))
+        if tma_allocator() not in self.module_helpers:
+            self.module_helpers.append(tma_allocator())
+        (k, _, k_st, _), (v, _, v_st, _) = parts[1], parts[2]
+        with self.out.block("if USE_TMA:  # K and V tiles through tensor descriptors (sm_90)"):
+            self.out(f"k_desc = tl.make_tensor_descriptor({self.pointer(k.base)} + k_base, shape=[{Lk}, {D}], "
+                     f"strides=[{self.sizes.text(k_st[-2])}, 1], block_shape=[BLOCK_N, BLOCK_D])")
+            self.out(f"v_desc = tl.make_tensor_descriptor({self.pointer(v.base)} + v_base, shape=[{Lk}, {Dv}], "
+                     f"strides=[{self.sizes.text(v_st[-2])}, 1], block_shape=[BLOCK_N, BLOCK_DV])")
+
+    def _head_full(self, padded: bool, sizes: tuple[SizeExpr, SizeExpr]) -> int | None:
+        """D_FULL at the traced shapes where the head dims vary per call (the host decides it per call:
+        whether D and Dv are their blocks, as flash attention's EVEN_HEADDIM), None where no load needs a head
+        mask or a head dim is fixed (its mask then decided here)."""
+        if not padded or any(size.is_constant for size in sizes):
+            return None
+        hosts = sorted({self.sizes.host(size) for size in sizes})
+        text = " and ".join(f"{h} == max({MIN_DOT}, triton.next_power_of_2({h}))" for h in hosts)
+        self.host_constexprs.append(("D_FULL", f"int({text})"))
+        traced = [op.shape[-1] for op in (self.anchor.operands[0], self.anchor.operands[2])]
+        return int(all(t == max(MIN_DOT, next_power_of_two(t)) for t in traced))
 
     def _dot(self, a: str, b: str, acc: str, dtype: str) -> str:
         """acc + a @ b in the precision policy (the helpers join kernel.py's module level)."""
@@ -446,41 +548,51 @@ class _AttentionWriter(AnchorWriter):
 
     # --- the V scan of a causal kernel ------------------------------------------------------------------------
     def _v_scan(self, nl: int, lead: list[SizeExpr], v, bn: int, block_dv: tuple[int, bool]) -> GeneratedKernel:
-        """A kernel before the attention: per (batch x head) and column of v, the last key whose value is NaN or
-        Inf (-1 where none), in the scratch buffer v_last_bad (module docstring)."""
+        """A kernel before the attention: per (batch x head) and column of v, one more than the last key whose
+        value is NaN or Inf (0 where none), in the zeroed scratch buffer v_last_bad (module docstring). Its programs
+        split the keys in chunks of SCAN_KEYS (key chunks fastest, then batch x heads), each with one atomic max
+        per column: one program per head walked all Lk keys alone, latency-bound (64 dependent loads
+        of 16 KiB one after another for a 4096 x 128 head), where the chunks read V at the copy bandwidth."""
         scan = _AttentionWriter(self.gen, self.group, self.schedule, self.sizes.host_names, f"{self.name}_v_scan",
                                 self.arch)
         v_parts = self.view_exprs(self.anchor, 2)
         v_shape, v_st = v_parts[1], v_parts[2]
-        Lk, Dv = scan.sizes.text(self.view_exprs(self.anchor, 1)[1][-2]), scan.sizes.text(v_shape[-1])
+        lk = self.view_exprs(self.anchor, 1)[1][-2]
+        Lk, Dv = scan.sizes.text(lk), scan.sizes.text(v_shape[-1])
         scan._head_block("BLOCK_DV", v_shape[-1], self.anchor.operands[2].shape[-1])
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
-        scan.out(f"bh = {pid}  # batch x heads, flattened")
+        scan.out(f"pid = {pid}")
+        scan.out(f"num_c = tl.cdiv({Lk}, SCAN_KEYS)")
+        scan.out("c0 = pid % num_c * SCAN_KEYS  # the chunk's first key")
+        scan.out("bh = pid // num_c  # batch x heads, flattened")
+        out_lead = [scan.sizes.slot(("node", self.anchor.name, "out", j), s)
+                    for j, s in enumerate(self.anchor.out.shape[:nl])]
         if nl:
-            scan.unravel(list(range(nl)), [scan.sizes.slot(("node", self.anchor.name, "out", j), s)
-                                           for j, s in enumerate(self.anchor.out.shape[:nl])], "bh")
-        coords = scan._kv_coords("v", v, v_shape, [scan.sizes.slot(("node", self.anchor.name, "out", j), s)
-                                                   for j, s in enumerate(self.anchor.out.shape[:nl])], nl)
+            scan.unravel(list(range(nl)), out_lead, "bh")
+        coords = scan._kv_coords("v", v, v_shape, out_lead, nl)
         scan._base("v", v, v_st, v_parts[3], coords, nl)
         scan.out("rdv = tl.arange(0, BLOCK_DV)")
         scan.out("rn0 = tl.arange(0, BLOCK_N)")
-        scan.out("last = tl.full([BLOCK_DV], -1, tl.int32)")
-        with scan.out.block(f"for start in range(0, {Lk}, BLOCK_N):"):
+        scan.out("last = tl.full([BLOCK_DV], 0, tl.int32)")
+        with scan.out.block("for start in range(c0, c0 + SCAN_KEYS, BLOCK_N):"):
             scan.out("rn = start + rn0")
             scan.out(f"x = tl.load({scan.pointer(v.base)} + v_base + {scan._t('rn[:, None]', v_st[-2])} + "
                      f"{scan._t('rdv[None, :]', v_st[-1])}, mask=(rn[:, None] < {Lk}) & (rdv[None, :] < {Dv}), "
                      "other=0.0).to(tl.float32)")
             scan.out('bad = (x != x) | (tl.abs(x) == float("inf"))')
-            scan.out("last = tl.maximum(last, tl.max(tl.where(bad, rn[:, None], -1), 0))")
-        scan.out(f"tl.store({scan.pointer('v_last_bad')} + bh * {Dv} + rdv, last, mask=rdv < {Dv})")
+            scan.out("last = tl.maximum(last, tl.max(tl.where(bad, rn[:, None] + 1, 0), 0))")
+        scan.out(f"tl.atomic_max({scan.pointer('v_last_bad')} + bh * {Dv} + rdv, last, mask=(rdv < {Dv}) & (last > 0))"
+                 "  # the chunks of one head meet here")
         count = ((prod_expr(lead), 1), (v_shape[-1], 1)) if lead else ((v_shape[-1], 1),)
-        scratch = (Scratch("v_last_bad", "i32", count, zeroed=False),)
+        scratch = (Scratch("v_last_bad", "i32", count, zeroed=True),)
         dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in scan.pointers}
-        grid = (GridAxis(tuple((e, 1) for e in lead) or ((const(1), 1),)),)
+        grid = (GridAxis(((lk, max(SCAN_KEYS, bn)),) + (tuple((e, 1) for e in lead) or ((const(1), 1),))),)
         return assemble(group=self.group.name, name=scan.name,
-                        doc="The last key holding a NaN or Inf in v, per (batch x head) and column (-1: none).",
+                        doc="One more than the last key holding a NaN or Inf in v, per (batch x head) and column "
+                            "(0: none).",
                         body=scan.out.lines, pointers=scan.pointers, pointer_dtypes=dtypes, sizes=scan.sizes,
-                        big=self.big, constexprs=[("BLOCK_N", bn), ("BLOCK_DV", block_dv[0])],
+                        big=self.big, constexprs=[("BLOCK_N", bn), ("BLOCK_DV", block_dv[0]),
+                                                  ("SCAN_KEYS", max(SCAN_KEYS, bn))],
                         options=(("num_warps", 4), ("num_stages", 1)), grid=grid,
                         host_constexprs=scan.host_constexprs, scratch=scratch,
                         host_prologue=self._head_dim_checks())   # the group's first launch refuses a head dim
@@ -492,6 +604,11 @@ class _AttentionWriter(AnchorWriter):
     def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
                 dtype: str) -> GeneratedKernel:
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
+        if self.d_full is not None:
+            constexprs.append(("D_FULL", self.d_full))
+        if self.tma is not None:
+            constexprs.append(("USE_TMA", self.tma[1]))
+            self.host_constexprs.append(("USE_TMA", self.tma[0]))
         if self.chunk is not None:
             constexprs.append(("KCHUNK", self.chunk[0]))
             if self.chunk[1] is not None:
@@ -516,6 +633,14 @@ _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}
 
 def _masked(terms: list[str]) -> str:
     return f", mask={' & '.join(terms)}, other=0.0" if terms else ""
+
+
+def _positive(scale: SizeExpr) -> bool:
+    """Whether the softmax scale is > 0 at every size: a constant > 0, or coeff x a product of sizes' powers
+    (sizes > 0) with coeff > 0 and no negative offset."""
+    if scale.is_constant:
+        return scale.coeff + scale.offset > 0
+    return scale.coeff > 0 and scale.offset >= 0
 
 
 def prod_expr(exprs: list[SizeExpr]) -> SizeExpr:

@@ -415,8 +415,8 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     """Flash attention (codegen/attention.py): BLOCK_M query rows per program on a (cdiv(Lq, BLOCK_M), BH) grid,
     BLOCK_N keys per step. Knobs: BLOCK_M, BLOCK_N (16-128, no bigger than the sequence warrants), num_warps
     (2-8), num_stages (1-4; AMD 1-2: ROCm's guide keeps fused GEMMs at one or two); AMD: waves_per_eu and
-    matrix_instr_nonkdim (16, 32). The fp32 accumulator (BLOCK_M x Dv) and the score tile (BLOCK_M x BLOCK_N)
-    share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread."""
+    matrix_instr_nonkdim (16, 32); Hopper: TMA (0, 1). The fp32 accumulator (BLOCK_M x Dv) and the score tile
+    (BLOCK_M x BLOCK_N) share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread."""
     def tiles(n: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(128, max(16, next_power_of_two(n))))
 
@@ -425,6 +425,8 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
              Knob("num_stages", (1, 2) if target.is_amd else (1, 2, 3, 4))]
     if target.is_amd:
         knobs += [Knob("waves_per_eu", WAVES_PER_EU), Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM)]
+    if _hopper(target):   # K and V through tensor descriptors (codegen/attention.py)
+        knobs.append(Knob("TMA", (0, 1)))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator + scores <= {MAX_ACC_PER_THREAD} fp32 per thread",
                    ("BLOCK_M", "BLOCK_N", "num_warps"),
@@ -443,17 +445,25 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 
 def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16") -> list[dict]:
-    """Schedules to time first. Not measured by us yet: Triton's fused-attention tutorial (python/tutorials/
-    06-fused-attention.py, triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in
-    (2, 3, 4), num_warps in (4, 8) and on Hopper picks 128 x 128 with 8 warps for 16-bit operands (128 x 64 for
-    head dims up to 64 and for fp8); its AMD variant runs 1 stage (ROCm: no pipelining of the second GEMM where
-    it spills) with matrix_instr_nonkdim 16 and waves_per_eu 2. Long queries only (decode takes the heuristic)."""
+    """Schedules to time first. Triton's fused-attention tutorial (python/tutorials/06-fused-attention.py,
+    triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in (2, 3, 4), num_warps in
+    (4, 8), and on Hopper keeps 8 warps only for 128 x 128 tiles; its AMD variant (and ROCm's flash-attention
+    Triton kernels) runs 1 stage with matrix_instr_nonkdim 16 and waves_per_eu 2, 128 x 64 (or 128 x 32) on 4
+    warps. Measured on the H200 (bf16, D = 128, benchmarks/data/attention_h200_bf16_2026-12-02.json): 128 x 128,
+    8 warps, 3 stages was the best of the seeds on sdpa, causal and GQA, 128 x 64 (8 warps) next, 64 x 64
+    (4 warps, 4 stages) the slowest (0.7x of the best): it is no seed any more. 128 x 64 and 128 x 128 on 4
+    NVIDIA warps leave this space at D = 128 (accumulator + scores > MAX_ACC_PER_THREAD). Long queries only
+    (decode takes the heuristic). On Hopper each tile both with TMA (the tutorial's descriptor loads) and
+    without: not measured yet; cross-compiled (triton 3.6, sdpa / causal / GQA bf16, D = 128, 128 x 128, 8 warps,
+    3 stages) TMA took 222-234 registers and no spill, the pointer loads 255 and 8-16 bytes of spills (causal,
+    GQA)."""
     if Lq < 128 or Lk < 128 or dtype_key(dtype) not in ("bf16", "fp16"):
         return []
     if _hopper(target):
-        return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
-                {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
-                {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4}]
+        return [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1},
+                {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
+                {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1},
+                {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 0}]
     if target.is_amd:
         amd = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
         return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4} | amd,

@@ -37,7 +37,7 @@ run_dtype() {  # $1 dtype (fp32 = as written), $2 GPU index, $3 suffix
   local dtype=$1 gpu=$2 suffix=$3 flag=""
   [ "$dtype" != fp32 ] && flag="--dtype $dtype"
   local cmd="python3 -m kerntailor bench $SUITE --part $PART --target $TARGET $flag --precision $PRECISION \
---candidates $CANDIDATES --budget $BUDGET --strategy random --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
+--candidates $CANDIDATES --budget $BUDGET --strategy ${STRATEGY:-random} --jobs $JOBS $ONLY --out $WORK/${dtype}${suffix}"
   # GPU index $gpu among those this script was given (CUDA_VISIBLE_DEVICES set by the caller: two suites
   # side by side, one GPU each), else among all
   local dev=$gpu; [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && dev=$(echo "$CUDA_VISIBLE_DEVICES" | cut -d, -f$((gpu + 1)))

@@ -27,7 +27,7 @@ from kerntailor.codegen.fused.split import why_not_split
 from kerntailor.codegen.fused.splitrows import split_plan
 from kerntailor.codegen.fused.writer import FusedWriter
 from kerntailor.codegen.kernel import GeneratedKernel
-from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
 
@@ -58,17 +58,20 @@ class ReductionSchedule(Schedule):
     """XBLOCK rows per program, RBLOCK elements of a row at a time: the whole row in registers (`persistent`,
     RBLOCK then covers it at run time) or a loop over it. SPLIT > 0 spreads each row over SPLIT programs, looping
     over their chunks: one whole-tensor row (split.py; the default's choice, which the search keeps), or, where a
-    group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes)."""
+    group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes). WAVE > 0 (with
+    SPLIT > 0, split rows only) fuses the two into one kernel that normalises each wave of WAVE row blocks one
+    wave after their partials, while the cache still holds the rows (splitrows.py's write_windowed)."""
 
     family: ClassVar[str] = "reduction"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "persistent", "num_warps", "num_stages",
-                                        "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "persistent", "num_warps",
+                                        "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "persistent", "num_warps")
 
     XBLOCK: int
     RBLOCK: int
     persistent: bool
     SPLIT: int = 0
+    WAVE: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,6 +80,10 @@ class ReductionSchedule(Schedule):
         self.one_of("persistent", (True, False))
         if self._int("SPLIT"):
             self.power_of_two("SPLIT")
+        if self._int("WAVE"):
+            self.power_of_two("WAVE")
+            if not self.SPLIT:
+                raise ScheduleError(f"reduction schedule: WAVE={self.WAVE} needs SPLIT > 0 (it windows split rows)")
 
     @property
     def row_split(self) -> int:
@@ -131,7 +138,10 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
 
 def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedule, host_names: dict,
                 kernel_name: str) -> GeneratedKernel:
-    """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel."""
+    """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel; with WAVE > 0
+    one kernel does both, wave by wave."""
+    if schedule.WAVE:
+        return FusedWriter(gen, group, schedule, host_names, kernel_name, phase="windowed").write()
     partials_name = kernel_name.removesuffix("_kernel") + "_partials_kernel"
     first = FusedWriter(gen, group, schedule, host_names, partials_name, phase="partials").write()
     second = FusedWriter(gen, group, schedule, host_names, kernel_name, phase="normalise").write()

@@ -102,7 +102,8 @@ def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:
     """A reasonable schedule without search: persistent rows up to 32K elements, else 4K chunks; a whole-tensor
-    reduction of 64K elements or more split over 512 programs."""
+    reduction of 64K elements or more split over 512 programs; rows of WINDOWED_MIN_R elements or more with a
+    full-size output (a second pass over the row) a windowed split (windowed_schedule)."""
     if group.family == "pointwise":
         return PointwiseSchedule(XBLOCK=1024, num_warps=4)
     r = 1
@@ -113,11 +114,45 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
     trailing = group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
     if rows == 1 and r >= 1 << 16 and (split_possible(gen, group) or split_rows_possible(gen, group)):
         return ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8)
+    if trailing and rows > 1 and r >= WINDOWED_MIN_R and split_rows_possible(gen, group) \
+            and _rereads_rows(gen, group):
+        return windowed_schedule(r)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
         return ReductionSchedule(XBLOCK=64, RBLOCK=min(rblock, 64), persistent=rblock <= 64, num_warps=8)
     if rblock <= 32768:
         return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
+
+
+WINDOWED_MIN_R = 1 << 16     # rows from 64K elements on: windowed split rows by default
+WINDOW_BYTES = 4 << 20       # a wave's rows at 4 bytes an element (two waves between a row's reads: 8 MiB)
+WAVE_PROGRAMS = 256          # programs a wave has at least (about two per SM or CU on 132 to 304 of them)
+
+
+def windowed_schedule(r: int) -> ReductionSchedule:
+    """Windowed split rows (splitrows.py) for rows of `r` elements, without a target: WAVE one-row blocks of at most
+    WINDOW_BYTES (two waves, 8 MiB, fit every target's cache with room: H200's 60 MiB L2, MI300X's 256 MiB
+    Infinity Cache, MI250X's 8 MiB L2 per GCD only just), SPLIT chunks of about 8K elements per row, raised until a
+    wave has WAVE_PROGRAMS programs (chunks of 2K at least), RBLOCK the tile of {512, 1024, 2048} that pads the
+    chunk least. Why from 64K elements: a looped program per row keeps its row for the second pass only while the
+    rows in flight fit the cache, and at 256 KB a row they do not (132 SMs x ~4 programs x 256 KB = 135 MB >
+    60 MiB): 39_L2Norm_, 32,768 rows of 65,535, ran at 2.17x its floor on the H200; the search decides per target
+    (search/families.py's row_waves)."""
+    row_bytes = 4 * r
+    wave = 1 << max(0, (WINDOW_BYTES // row_bytes).bit_length() - 1) if row_bytes <= WINDOW_BYTES else 1
+    top = max(2, 1 << max(1, (r // 2048).bit_length() - 1))   # chunks of 2048 elements at least
+    split = min(top, max(2, 1 << max(1, (r // 8192 - 1).bit_length())))
+    while wave * split < WAVE_PROGRAMS and split < top:
+        split *= 2
+    chunk = -(-r // split)
+    rblock = min((512, 1024, 2048), key=lambda b: (-(-chunk // b) * b, -b))
+    return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, SPLIT=split, WAVE=wave, persistent=False, num_warps=8)
+
+
+def _rereads_rows(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether `group` has a full-size output: its rows are read a second time to write it."""
+    w = _probe(gen, group)
+    return any(w.level[n.name] == "full" for n in w.outputs())
 
 
 def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSchedule | ReductionSchedule,

@@ -90,7 +90,13 @@ class ReductionSchedule(Schedule):
         return self.SPLIT
 
     def retune(self, knobs) -> ReductionSchedule:
-        """A split reduction loops over its chunks, whatever the search's knobs say."""
+        """A split reduction loops over its chunks, whatever the search's knobs say. A windowed split (WAVE > 0) is
+        the default's own choice with its own tiles: knobs that set tiles (XBLOCK, RBLOCK, persistent) and name
+        neither SPLIT nor WAVE (a space without them, a looped schedule asked for) give the unsplit kernel of
+        those tiles."""
+        tiles = {"XBLOCK", "RBLOCK", "persistent"} & set(knobs)
+        if self.WAVE and tiles and "SPLIT" not in knobs and "WAVE" not in knobs:
+            return replace(self, SPLIT=0, WAVE=0).retune(knobs)
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
@@ -150,9 +156,12 @@ def windowed_schedule(r: int) -> ReductionSchedule:
 
 
 def _rereads_rows(gen: Generalized, group: FusionGroup) -> bool:
-    """Whether `group` has a full-size output: its rows are read a second time to write it."""
+    """Whether `group` has a full-size output (its rows are read a second time to write it) and its row is one
+    contiguous axis. A row of several reduced axes that loads index separately (GroupNorm's per-channel affine)
+    keeps the looped default: its second pass loops over the channel as a scalar, where a split's chunk divides
+    every element's index to find it (tests/test_codegen_fused.py's test_groupnorm_is_one_kernel)."""
     w = _probe(gen, group)
-    return any(w.level[n.name] == "full" for n in w.outputs())
+    return len(w.space.axes) == 1 and any(w.level[n.name] == "full" for n in w.outputs())
 
 
 def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSchedule | ReductionSchedule,

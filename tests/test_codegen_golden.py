@@ -52,19 +52,15 @@ CASES = {
     # reduction
     # the looped kernel, one program per row, pinned: the default became the windowed split below
     "softmax_long_rows": (L1 / "softmax_long_rows.py", None,
-                          {"reduction": {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8,
-                                 "SPLIT": 0, "WAVE": 0}}, "gfx942"),
+                          {"reduction": {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8}}, "gfx942"),
     # 23_Softmax's sizes under the default: one windowed split-row kernel (codegen/fused/splitrows.py)
     "softmax_long_rows_windowed": (L1 / "softmax_long_rows.py", None, {}, "gfx942"),
     "layernorm_looped": (L1 / "layernorm.py", None,
                          {"reduction": {"XBLOCK": 1, "RBLOCK": 1024, "persistent": False, "num_warps": 4}}, "gfx942"),
-    # the looped kernel pinned: the default became a windowed split (rows of 64K elements or more)
-    "groupnorm": (L1 / "groupnorm.py", None,
-                  {"reduction": {"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8,
-                                 "SPLIT": 0, "WAVE": 0}}, "gfx942"),
+    "groupnorm": (L1 / "groupnorm.py", None, {}, "gfx942"),
     "groupnorm_persistent": (L1 / "groupnorm.py", None,
                              {"reduction": {"XBLOCK": 1, "RBLOCK": 1024, "persistent": True, "num_warps": 4,
-                                            "num_stages": 2, "SPLIT": 0, "WAVE": 0}}, "sm_90"),
+                                            "num_stages": 2}}, "sm_90"),
     "sum_all": (L1 / "sum_all.py", None, {}, "gfx942"),
     "mean_middle_axis": (L1 / "mean_middle_axis.py", None, {}, "gfx942"),
     "argmax_last_axis": (L1 / "argmax_last_axis.py", None, {}, "gfx942"),

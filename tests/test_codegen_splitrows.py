@@ -79,6 +79,11 @@ def test_windowed_split_rows_grid_and_schedule():
         ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, WAVE=2)
     softmax = windowed_schedule(393216)   # 23_Softmax's rows: two waves of rows within 8 MiB, 256 programs a wave
     assert softmax.WAVE * softmax.SPLIT >= 256 and 2 * softmax.WAVE * 4 * 393216 <= 8 << 20
+    # a search's knobs without WAVE (a space that does not tune it) give the unwindowed kernel they describe
+    looped = softmax.retune({"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8})
+    assert (looped.SPLIT, looped.WAVE) == (0, 0)
+    assert (softmax.retune({"SPLIT": 8}).SPLIT, softmax.retune({"SPLIT": 8}).WAVE) == (8, 0)
+    assert softmax.retune({"num_warps": 4}).WAVE == softmax.WAVE   # the default's own window, other knobs set
 
 
 RERUN = """

@@ -91,11 +91,11 @@ class ReductionSchedule(Schedule):
 
     def retune(self, knobs) -> ReductionSchedule:
         """A split reduction loops over its chunks, whatever the search's knobs say. A windowed split (WAVE > 0) is
-        the default's own choice with its own tiles: knobs that set tiles (XBLOCK, RBLOCK, persistent) and name
-        neither SPLIT nor WAVE (a space without them, a looped schedule asked for) give the unsplit kernel of
-        those tiles."""
-        tiles = {"XBLOCK", "RBLOCK", "persistent"} & set(knobs)
-        if self.WAVE and tiles and "SPLIT" not in knobs and "WAVE" not in knobs:
+        the default's own choice with its own tiles: knobs that set tiles (XBLOCK, RBLOCK, persistent) or SPLIT
+        but not WAVE (a space without the knob, a looped schedule asked for) give the kernel of those knobs
+        unwindowed (SPLIT as they say, else 0)."""
+        tiles = {"XBLOCK", "RBLOCK", "persistent", "SPLIT"} & set(knobs)
+        if self.WAVE and tiles and "WAVE" not in knobs:
             return replace(self, SPLIT=0, WAVE=0).retune(knobs)
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned

@@ -240,6 +240,7 @@ def test_split_space_leaves_out_tiles_over_the_register_cap():
     assert nvidia.violations(nvidia.config(**heavy, SPLIT=0))
     assert not nvidia.violations(nvidia.config(**dict(heavy, XBLOCK=16), SPLIT=8))
     heavy_amd = dict(base, XBLOCK=64, RBLOCK=1024, num_warps=16, waves_per_eu=0)
+    heavy_amd |= {"WAVE": 0} if "WAVE" in amd.names else {}   # MI300X's cache holds two of these rows: windowed too
     assert amd.violations(amd.config(**heavy_amd, SPLIT=8))
     assert not amd.violations(amd.config(**dict(heavy_amd, XBLOCK=8), SPLIT=8))
 

@@ -170,8 +170,7 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
         lambda v: v["persistent"] or looped_registers(v, target) <= register_cap(v, target)))
     splits = row_splits(target, R=R, X=X, dtype=dtype)
     if splits:
-        # WAVE for many rows only, for now (few rows keep the two kernels in the space; the default windows them)
-        waves = row_waves(target, R=R, X=X, dtype=dtype) if X >= 2 * target.compute_units else ()
+        waves = row_waves(target, R=R, X=X, dtype=dtype)
         knobs.append(Knob("SPLIT", (0,) + splits))
         if waves:
             knobs.append(Knob("WAVE", (0,) + waves))

@@ -48,6 +48,44 @@ def test_split_rows_pass_the_referee(name, knobs, tmp_path):
     verify(path, module, tmp_path)
 
 
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name, knobs", [
+    ("tiny_softmax.py", {"WAVE": 2}),                              # odd: 3 rows, the last wave half empty
+    ("tiny_logsoftmax_rows.py", {"WAVE": 2, "XBLOCK": 2}),         # 10 rows in waves of 4: a partial last wave
+    ("tiny_l2norm_rows.py", {"WAVE": 1, "SPLIT": 2}),              # x / sqrt(sum x^2)
+    ("tiny_layernorm.py", {"WAVE": 2, "SPLIT": 2}),                # Welford partials
+])
+def test_windowed_split_rows_pass_the_referee(name, knobs, tmp_path):
+    """One kernel (WAVE > 0): phase A and B programs by ticket; the referee's second run reverses the grid, which
+    a role taken from the program id would deadlock (B spinning before its A ran)."""
+    path = FUSED / name
+    module = split_module(path, **knobs)
+    (kernel,) = module.kernels
+    assert [k.kernel_name for k in kernel.launches] == ["k0_reduction_kernel"]
+    assert [s.buffer for s in kernel.scratch] == ["partials", "flags"] and kernel.scratch[1].zeroed
+    verify(path, module, tmp_path, edges=False)
+
+
+def test_windowed_split_rows_grid_and_schedule():
+    """2 x nwaves x WAVE x SPLIT programs; WAVE needs SPLIT; the default windows long rows with a second pass only."""
+    from kerntailor.codegen.fused import windowed_schedule
+    from kerntailor.codegen.schedule import ScheduleError
+
+    module = split_module(FUSED / "tiny_logsoftmax_rows.py", WAVE=2, XBLOCK=2)   # 10 rows: 5 blocks, 3 waves
+    (axis,) = module.kernels[0].launch.grid
+    assert [b for _, b in axis.factors] == [4, 1] and axis.factors[1][0].evaluate({}) == 2 * 2 * 4
+    assert dict(module.kernels[0].constexprs)["WAVE"] == 2
+    with pytest.raises(ScheduleError, match="WAVE=2 needs SPLIT"):
+        ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, WAVE=2)
+    softmax = windowed_schedule(393216)   # 23_Softmax's rows: two waves of rows within 8 MiB, 256 programs a wave
+    assert softmax.WAVE * softmax.SPLIT >= 256 and 2 * softmax.WAVE * 4 * 393216 <= 8 << 20
+    # a search's knobs without WAVE (a space that does not tune it) give the unwindowed kernel they describe
+    looped = softmax.retune({"XBLOCK": 1, "RBLOCK": 4096, "persistent": False, "num_warps": 8})
+    assert (looped.SPLIT, looped.WAVE) == (0, 0)
+    assert (softmax.retune({"SPLIT": 8}).SPLIT, softmax.retune({"SPLIT": 8}).WAVE) == (8, 0)
+    assert softmax.retune({"num_warps": 4}).WAVE == softmax.WAVE   # the default's own window, other knobs set
+
+
 RERUN = """
 import importlib.util, sys, torch
 spec = importlib.util.spec_from_file_location("kernel", sys.argv[1])
@@ -202,6 +240,7 @@ def test_split_space_leaves_out_tiles_over_the_register_cap():
     assert nvidia.violations(nvidia.config(**heavy, SPLIT=0))
     assert not nvidia.violations(nvidia.config(**dict(heavy, XBLOCK=16), SPLIT=8))
     heavy_amd = dict(base, XBLOCK=64, RBLOCK=1024, num_warps=16, waves_per_eu=0)
+    heavy_amd |= {"WAVE": 0} if "WAVE" in amd.names else {}   # MI300X's cache holds two of these rows: windowed too
     assert amd.violations(amd.config(**heavy_amd, SPLIT=8))
     assert not amd.violations(amd.config(**dict(heavy_amd, XBLOCK=8), SPLIT=8))
 
@@ -256,6 +295,38 @@ def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_nam
     assert best[True].quantization <= 1.25 and best[False].quantization >= 2.0, (best[True], best[False])
 
 
+def test_cost_model_charges_a_long_rows_second_read_unless_windowed():
+    """23_Softmax (4096 rows of 393,216 fp32): the two kernels' second read comes from HBM (the tensor outgrows the
+    cache), the windowed kernel's from the cache; the looped kernel's too from HBM (its rows in flight outgrow it)."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.config import Config
+    from kerntailor.search.families import reduction_seeds, reduction_space
+    from kerntailor.targets import get_target
+
+    R, X = 393216, 4096
+    work = Work.reduction(R=R, X=X, outputs_per_row=R)
+    for target in (get_target("h200"), get_target("mi300x")):
+        model = AnalyticalModel(target)
+
+        def explain(model=model, **knobs):
+            values = {"XBLOCK": 1, "RBLOCK": 2048, "num_warps": 8, "num_stages": 1, "persistent": False} | knobs
+            return model.explain(Candidate(Config("reduction", tuple(values.items())), work))
+
+        two, windowed, looped = explain(SPLIT=32, WAVE=0), explain(SPLIT=32, WAVE=8), explain(SPLIT=0, WAVE=0)
+        once = R * X * 4
+        assert two.traffic_bytes >= work.min_bytes + once and windowed.traffic_bytes < work.min_bytes + once
+        assert looped.traffic_bytes >= work.min_bytes + once
+        assert windowed.seconds < two.seconds and windowed.seconds < looped.seconds
+        space = reduction_space(target, R=R, X=X)
+        (seed,) = reduction_seeds(target, R=R, X=X)
+        assert "WAVE" in space.names and seed["WAVE"] > 0
+        assert not space.violations(space.config_of(ReductionSchedule(**seed)))
+        assert space.violations(space.config_of(ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=32, persistent=False,
+                                                                  num_warps=8)))   # many rows: windowed only
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------------
 
 @pytest.mark.compile
@@ -286,3 +357,28 @@ def test_split_row_kernels_cross_compile(name, tmp_path):
               f"scratch {r.facts.scratch_bytes}")
         assert r.facts.spills == 0 and r.facts.scratch_bytes == 0, (name, r.target, r.facts)
         assert r.facts.registers <= 64, (name, r.target, r.facts.registers)
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("dtype", [None, "bf16"])
+def test_windowed_split_rows_cross_compile(dtype, tmp_path):
+    """The windowed kernel (ticket and flag atomics, a spin loop, .cg loads) at 23_Softmax's default schedule
+    compiles for gfx942 and sm_90 without spills (-s prints registers)."""
+    from kerntailor.builder import build_many
+    from kerntailor.codegen.fused import windowed_schedule
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    path = FUSED / "tiny_softmax.py"
+    gen = prepared(path, dtype)[2]
+    knobs = {k: v for k, v in windowed_schedule(393216).knob_values().items() if v is not None}
+    module = make_module(path, {"reduction": knobs}, dtype)
+    (kernel,) = module.kernels[0].launches
+    results = build_many([kernel_source(module.source, kernel, gen)], [get_target("mi300x"), get_target("h200")],
+                         cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"
+        print(f"windowed softmax {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
+              f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
+        assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 64

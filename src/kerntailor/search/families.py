@@ -168,17 +168,23 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
         "a looped kernel's accumulators and loaded tile fit the registers a thread can have",
         ("XBLOCK", "RBLOCK", "num_warps", "persistent") + (("waves_per_eu",) if target.is_amd else ()),
         lambda v: v["persistent"] or looped_registers(v, target) <= register_cap(v, target)))
-    splits = row_splits(target, R=R, X=X)
+    splits = row_splits(target, R=R, X=X, dtype=dtype)
     if splits:
+        waves = row_waves(target, R=R, X=X, dtype=dtype)
         knobs.append(Knob("SPLIT", (0,) + splits))
+        if waves:
+            knobs.append(Knob("WAVE", (0,) + waves))
+            constraints += _wave_constraints(target, R=R, X=X, dtype=dtype)
+        wave = (lambda v: v.get("WAVE", 0)) if waves else (lambda v: 0)
         constraints += [
             Constraint("SPLIT > 0 only for a looped kernel", ("SPLIT", "persistent"),
                        lambda v: v["SPLIT"] == 0 or not v["persistent"]),
             Constraint(f"SPLIT x RBLOCK <= R={R}: every program reduces at least one chunk", ("SPLIT", "RBLOCK"),
                        lambda v: v["SPLIT"] * v["RBLOCK"] <= R),
-            Constraint(f"split programs <= 8 x {target.compute_units} CUs", ("SPLIT", "XBLOCK"),
+            Constraint(f"split programs (of a wave, where WAVE > 0) <= 8 x {target.compute_units} CUs",
+                       ("SPLIT", "XBLOCK") + (("WAVE",) if waves else ()),
                        lambda v: v["SPLIT"] == 0
-                       or math.ceil(X / v["XBLOCK"]) * v["SPLIT"] <= 8 * target.compute_units),
+                       or (wave(v) or math.ceil(X / v["XBLOCK"])) * v["SPLIT"] <= 8 * target.compute_units),
             Constraint("SPLIT > 0: the partials kernel's accumulators fit the registers a thread can have",
                        ("SPLIT", "XBLOCK", "RBLOCK", "num_warps") + (("waves_per_eu",) if target.is_amd else ()),
                        lambda v: v["SPLIT"] == 0 or split_registers(v, target) <= register_cap(v, target)),
@@ -229,21 +235,75 @@ def register_cap(values: Mapping[str, Any], target: Target) -> int:
     return min(target.max_registers_per_thread, target.registers_per_simd // _threads(values, target))
 
 
-def row_splits(target: Target, *, R: int, X: int) -> tuple[int, ...]:
-    """The SPLIT values of a group of X rows of R (module docstring of reduction_space): () where rows are many or
-    short; else powers of two from 2 up to what puts about 4 programs per CU (at most 1024)."""
-    if not 1 <= X < 2 * target.compute_units or R < SPLIT_ROWS_MIN_R:
+def row_splits(target: Target, *, R: int, X: int, dtype: str = "fp32") -> tuple[int, ...]:
+    """The SPLIT values of a group of X rows of R (module docstring of reduction_space): () where rows are short,
+    or many and a looped kernel's second pass still finds them in the cache (many_long_rows); for few rows, powers
+    of two from 2 up to what puts about 4 programs per CU (at most 1024); for many, up to 1024 (windowed only)."""
+    if R < SPLIT_ROWS_MIN_R or X < 1:
         return ()
-    top = min(1024, next_power_of_two(math.ceil(4 * target.compute_units / X)), next_power_of_two(R) // 2048)
+    if X < 2 * target.compute_units:
+        top = min(1024, next_power_of_two(math.ceil(4 * target.compute_units / X)), next_power_of_two(R) // 2048)
+    elif many_long_rows(target, R=R, dtype=dtype) and row_waves(target, R=R, X=X, dtype=dtype):
+        top = min(1024, next_power_of_two(R) // 2048)
+    else:
+        return ()
     return power_of_two_range(2, top) if top >= 2 else ()
+
+
+LOOPED_ROWS_PER_CU = 4   # rows a looped one-program-per-row reduction has in flight per CU, for the space [U]
+WAVE_MAX = 64
+
+
+def many_long_rows(target: Target, *, R: int, dtype: str = "fp32") -> bool:
+    """Whether the rows a looped reduction has in flight (LOOPED_ROWS_PER_CU per CU) outgrow the cache its second
+    pass would re-read them from (Target.reuse_cache_bytes): that pass then reads HBM again (39_L2Norm_, 32,768
+    rows of 65,535 fp32: 2.17x its floor on the H200), which a windowed split (WAVE > 0) avoids."""
+    return LOOPED_ROWS_PER_CU * target.compute_units * R * itemsize(dtype) > target.reuse_cache_bytes
+
+
+def window_bytes(wave: int, xblock: int, R: int, dtype: str) -> int:
+    """Bytes a windowed split reads between a row's two reads: about two waves of WAVE x XBLOCK rows."""
+    return 2 * wave * xblock * R * itemsize(dtype)
+
+
+def row_waves(target: Target, *, R: int, X: int, dtype: str = "fp32") -> tuple[int, ...]:
+    """WAVE values (powers of two up to WAVE_MAX and the rows) whose window of one-row blocks fits half the cache
+    (the other half for what else runs, the partials and the outputs' write-back)."""
+    top = min(WAVE_MAX, next_power_of_two(X))
+    return tuple(w for w in power_of_two_range(1, top)
+                 if window_bytes(w, 1, R, dtype) <= target.reuse_cache_bytes // 2)
+
+
+def _wave_constraints(target: Target, *, R: int, X: int, dtype: str) -> list[Constraint]:
+    many = X >= 2 * target.compute_units
+    half = target.reuse_cache_bytes // 2
+    cus = target.compute_units
+    return [
+        Constraint("WAVE > 0 only with SPLIT > 0", ("SPLIT", "WAVE"), lambda v: v["WAVE"] == 0 or v["SPLIT"] > 0),
+        Constraint("many rows: SPLIT > 0 only windowed (WAVE > 0)", ("SPLIT", "WAVE"),
+                   lambda v: not many or v["SPLIT"] == 0 or v["WAVE"] > 0),
+        Constraint(f"2 x WAVE x XBLOCK rows of R={R} fit half the cache ({half} B)", ("WAVE", "XBLOCK"),
+                   lambda v: v["WAVE"] == 0 or window_bytes(v["WAVE"], v["XBLOCK"], R, dtype) <= half),
+        Constraint(f"a wave's WAVE x SPLIT programs fill the {cus} CUs (or one wave holds every row)",
+                   ("WAVE", "SPLIT", "XBLOCK"),
+                   lambda v: v["WAVE"] == 0 or v["WAVE"] * v["SPLIT"] >= cus
+                   or math.ceil(X / v["XBLOCK"]) <= v["WAVE"]),
+    ]
 
 
 def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> list[dict]:
     """Few long rows: a split-row schedule that gives about two programs per CU, 2048-element chunks, 8 warps (a
-    heuristic seed, not measured; the cost model and the GPU decide)."""
-    splits = row_splits(target, R=R, X=X)
+    heuristic seed, not measured; the cost model and the GPU decide). Many long rows: the windowed split of the
+    largest WAVE whose window fits (row_waves), SPLIT so that a wave has about two programs per CU."""
+    splits = row_splits(target, R=R, X=X, dtype=dtype)
     if not splits:
         return []
+    if X >= 2 * target.compute_units:
+        wave = max(row_waves(target, R=R, X=X, dtype=dtype))
+        want = next_power_of_two(math.ceil(2 * target.compute_units / wave))
+        split = max(s for s in splits if s <= max(want, splits[0]))
+        return [{"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": split, "WAVE": wave, "persistent": False, "num_warps": 8,
+                 "num_stages": 1}]
     want = next_power_of_two(math.ceil(2 * target.compute_units / X))
     split = max(s for s in splits if s <= max(want, splits[0]))
     return [{"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": split, "persistent": False, "num_warps": 8, "num_stages": 1}]
@@ -563,7 +623,25 @@ def _pool_padding(config: Config, sizes: Mapping[str, int]) -> float:
 
 
 def _row_programs(config: Config, sizes: Mapping[str, int]) -> int:
-    return math.ceil(sizes["X"] / config["XBLOCK"]) * max(1, config.get("SPLIT", 0))
+    """Row blocks x SPLIT; windowed (WAVE > 0), twice that over whole waves (phase A and B programs)."""
+    blocks, wave = math.ceil(sizes["X"] / config["XBLOCK"]), config.get("WAVE", 0)
+    if wave:
+        return 2 * math.ceil(blocks / wave) * wave * config["SPLIT"]
+    return blocks * max(1, config.get("SPLIT", 0))
+
+
+def _row_reread(config: Config, sizes: Mapping[str, int], resident: int) -> float | None:
+    """Elements read between a row's first pass and its second (the cost model charges the second read at HBM
+    where they outgrow the cache); None where a program reads its rows once (persistent). Looped, one program per
+    XBLOCK rows: the rows of the `resident` programs in flight; split rows, two kernels: the whole tensor;
+    windowed: two waves of WAVE x XBLOCK rows."""
+    R, X = sizes["R"], sizes["X"]
+    if config.get("SPLIT", 0):
+        wave = config.get("WAVE", 0)
+        return float(2 * wave * config["XBLOCK"] * R if wave else X * R)
+    if config["persistent"]:
+        return None
+    return float(min(resident, _row_programs(config, sizes)) * config["XBLOCK"] * R)
 
 
 def _row_padding(config: Config, sizes: Mapping[str, int]) -> float:
@@ -720,12 +798,14 @@ class SpaceFamily:
     # a C = A @ B tiling (BLOCK_M x BLOCK_N x BLOCK_K over sizes M, N, K): the cost model fits its registers to
     # the accumulator and operand tiles, and adds the operands' L2 feed and re-reads (tile_values unused)
     matrix_tiles: bool = False
+    # (config, sizes, resident programs) -> elements read between a row's first and second pass (None: one pass)
+    reread: Callable[[Config, Mapping[str, int], int], float | None] | None = None
 
 
 SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("pointwise", pointwise_space, _flat_programs, padding=_flat_padding),
     SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds,
-                lds=_row_lds, split=_row_split),
+                lds=_row_lds, split=_row_split, reread=_row_reread),
     SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds,
                 lds=_gemm_lds, split=_gemm_split, matrix_tiles=True),
     SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),

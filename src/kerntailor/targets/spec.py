@@ -54,6 +54,13 @@ class Target:
     def is_amd(self) -> bool:
         return self.vendor == "amd"
 
+    @property
+    def reuse_cache_bytes(self) -> int:
+        """The cache a kernel can count on to re-read what any program read a moment before: L2 on NVIDIA (one
+        L2 for all SMs); the larger of L2 and the memory-side last-level cache otherwise (MI300X: its 32 MiB L2 is
+        4 MiB per XCD and the programs of one row land on several XCDs; the 256 MiB Infinity Cache serves all)."""
+        return max(self.l2_bytes, self.llc_bytes)
+
     def peak(self, dtype: str, matrix: bool = True) -> float:
         """FLOP/s for `dtype` on the matrix units (matrix=True) or the vector units; 0.0 if none."""
         table = dict(self.peak_flops if matrix else self.vector_flops)

@@ -27,7 +27,7 @@ from kerntailor.codegen.fused.split import why_not_split
 from kerntailor.codegen.fused.splitrows import split_plan
 from kerntailor.codegen.fused.writer import FusedWriter
 from kerntailor.codegen.kernel import GeneratedKernel
-from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
 
@@ -58,17 +58,20 @@ class ReductionSchedule(Schedule):
     """XBLOCK rows per program, RBLOCK elements of a row at a time: the whole row in registers (`persistent`,
     RBLOCK then covers it at run time) or a loop over it. SPLIT > 0 spreads each row over SPLIT programs, looping
     over their chunks: one whole-tensor row (split.py; the default's choice, which the search keeps), or, where a
-    group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes)."""
+    group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes). WAVE > 0 (with
+    SPLIT > 0, split rows only) fuses the two into one kernel that normalises each wave of WAVE row blocks one
+    wave after their partials, while the cache still holds the rows (splitrows.py's write_windowed)."""
 
     family: ClassVar[str] = "reduction"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "persistent", "num_warps", "num_stages",
-                                        "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "persistent", "num_warps",
+                                        "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "persistent", "num_warps")
 
     XBLOCK: int
     RBLOCK: int
     persistent: bool
     SPLIT: int = 0
+    WAVE: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,13 +80,23 @@ class ReductionSchedule(Schedule):
         self.one_of("persistent", (True, False))
         if self._int("SPLIT"):
             self.power_of_two("SPLIT")
+        if self._int("WAVE"):
+            self.power_of_two("WAVE")
+            if not self.SPLIT:
+                raise ScheduleError(f"reduction schedule: WAVE={self.WAVE} needs SPLIT > 0 (it windows split rows)")
 
     @property
     def row_split(self) -> int:
         return self.SPLIT
 
     def retune(self, knobs) -> ReductionSchedule:
-        """A split reduction loops over its chunks, whatever the search's knobs say."""
+        """A split reduction loops over its chunks, whatever the search's knobs say. A windowed split (WAVE > 0) is
+        the default's own choice with its own tiles: knobs that set tiles (XBLOCK, RBLOCK, persistent) or SPLIT
+        but not WAVE (a space without the knob, a looped schedule asked for) give the kernel of those knobs
+        unwindowed (SPLIT as they say, else 0)."""
+        tiles = {"XBLOCK", "RBLOCK", "persistent", "SPLIT"} & set(knobs)
+        if self.WAVE and tiles and "WAVE" not in knobs:
+            return replace(self, SPLIT=0, WAVE=0).retune(knobs)
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
@@ -95,7 +108,8 @@ def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:
     """A reasonable schedule without search: persistent rows up to 32K elements, else 4K chunks; a whole-tensor
-    reduction of 64K elements or more split over 512 programs."""
+    reduction of 64K elements or more split over 512 programs; rows of WINDOWED_MIN_R elements or more with a
+    full-size output (a second pass over the row) a windowed split (windowed_schedule)."""
     if group.family == "pointwise":
         return PointwiseSchedule(XBLOCK=1024, num_warps=4)
     r = 1
@@ -106,11 +120,48 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
     trailing = group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
     if rows == 1 and r >= 1 << 16 and (split_possible(gen, group) or split_rows_possible(gen, group)):
         return ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8)
+    if trailing and rows > 1 and r >= WINDOWED_MIN_R and split_rows_possible(gen, group) \
+            and _rereads_rows(gen, group):
+        return windowed_schedule(r)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
         return ReductionSchedule(XBLOCK=64, RBLOCK=min(rblock, 64), persistent=rblock <= 64, num_warps=8)
     if rblock <= 32768:
         return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
+
+
+WINDOWED_MIN_R = 1 << 16     # rows from 64K elements on: windowed split rows by default
+WINDOW_BYTES = 4 << 20       # a wave's rows at 4 bytes an element (two waves between a row's reads: 8 MiB)
+WAVE_PROGRAMS = 256          # programs a wave has at least (about two per SM or CU on 132 to 304 of them)
+
+
+def windowed_schedule(r: int) -> ReductionSchedule:
+    """Windowed split rows (splitrows.py) for rows of `r` elements, without a target: WAVE one-row blocks of at most
+    WINDOW_BYTES (two waves, 8 MiB, fit every target's cache with room: H200's 60 MiB L2, MI300X's 256 MiB
+    Infinity Cache, MI250X's 8 MiB L2 per GCD only just), SPLIT chunks of about 8K elements per row, raised until a
+    wave has WAVE_PROGRAMS programs (chunks of 2K at least), RBLOCK the tile of {512, 1024, 2048} that pads the
+    chunk least. Why from 64K elements: a looped program per row keeps its row for the second pass only while the
+    rows in flight fit the cache, and at 256 KB a row they do not (132 SMs x ~4 programs x 256 KB = 135 MB >
+    60 MiB): 39_L2Norm_, 32,768 rows of 65,535, ran at 2.17x its floor on the H200; the search decides per target
+    (search/families.py's row_waves)."""
+    row_bytes = 4 * r
+    wave = 1 << max(0, (WINDOW_BYTES // row_bytes).bit_length() - 1) if row_bytes <= WINDOW_BYTES else 1
+    top = max(2, 1 << max(1, (r // 2048).bit_length() - 1))   # chunks of 2048 elements at least
+    split = min(top, max(2, 1 << max(1, (r // 8192 - 1).bit_length())))
+    while wave * split < WAVE_PROGRAMS and split < top:
+        split *= 2
+    chunk = -(-r // split)
+    rblock = min((512, 1024, 2048), key=lambda b: (-(-chunk // b) * b, -b))
+    return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, SPLIT=split, WAVE=wave, persistent=False, num_warps=8)
+
+
+def _rereads_rows(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether `group` has a full-size output (its rows are read a second time to write it) and its row is one
+    contiguous axis. A row of several reduced axes that loads index separately (GroupNorm's per-channel affine)
+    keeps the looped default: its second pass loops over the channel as a scalar, where a split's chunk divides
+    every element's index to find it (tests/test_codegen_fused.py's test_groupnorm_is_one_kernel)."""
+    w = _probe(gen, group)
+    return len(w.space.axes) == 1 and any(w.level[n.name] == "full" for n in w.outputs())
 
 
 def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSchedule | ReductionSchedule,
@@ -131,7 +182,10 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
 
 def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedule, host_names: dict,
                 kernel_name: str) -> GeneratedKernel:
-    """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel."""
+    """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel; with WAVE > 0
+    one kernel does both, wave by wave."""
+    if schedule.WAVE:
+        return FusedWriter(gen, group, schedule, host_names, kernel_name, phase="windowed").write()
     partials_name = kernel_name.removesuffix("_kernel") + "_partials_kernel"
     first = FusedWriter(gen, group, schedule, host_names, partials_name, phase="partials").write()
     second = FusedWriter(gen, group, schedule, host_names, kernel_name, phase="normalise").write()

@@ -26,6 +26,7 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
     dtypes |= {b: w.graph.buffer_type(b).dtype for b in w.pointers if b not in dtypes}
     constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if w.reduce else [])
     constexprs += [("SPLIT", split)] if split else []
+    constexprs += [("WAVE", w.schedule.WAVE)] if w.phase == "windowed" else []
     host_constexprs, whole_row = (), None
     space = w.space
     if w.reduce and w.persistent and not split:   # the whole row in one block, whatever its length
@@ -49,7 +50,9 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
            + (" Persistent: one read of each input." if w.reduce and w.persistent and not w.tiled else "")
            + {"partials": " Split rows, phase A: each program's partial statistics of one chunk of its rows.",
               "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
-                           "chunk of the outputs.", "": ""}[w.phase])
+                           "chunk of the outputs.",
+              "windowed": " Split rows, windowed: each wave's partials (phase A), then one wave later its rows "
+                          "normalised while the cache holds them (phase B).", "": ""}[w.phase])
     options = w.schedule.options() + ((("enable_fp_fusion", False),) if contraction_hazard(w) else ())
     if grid is None:
         grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)

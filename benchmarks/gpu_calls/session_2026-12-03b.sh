@@ -16,7 +16,7 @@ T0=$(date +%s)
 timeout ${ATTN_LIMIT:-170} python3 benchmarks/attention.py --dtype ${ATTN_DTYPES:-bf16} --only sdpa,causal_sdpa,gqa \
   --configs ${ATTN_CONFIGS:-seeds} --deadline-s $(( ${ATTN_LIMIT:-170} - 40 )) --out $OUT/attention > $OUT/attention.log 2>&1
 echo "attention rc=$? $(( $(date +%s) - T0 )) s" | tee -a $OUT/env.txt
-(KT_COMMIT=$KT_COMMIT SUITE=benchmarks/work/longrows JOBS=${JOBS:-3} CANDIDATES=${CANDIDATES:-4} BUDGET=${BUDGET:-30} \
+(KT_COMMIT=$KT_COMMIT STRATEGY=${STRATEGY:-evolutionary} SUITE=benchmarks/work/longrows JOBS=${JOBS:-3} CANDIDATES=${CANDIDATES:-4} BUDGET=${BUDGET:-30} \
   BENCH_LIMIT=${BENCH_LIMIT:-330} bash benchmarks/gpu_calls/level1_memory_bound_both_dtypes.sh > $OUT/longrows.txt 2>&1; \
   echo "longrows done $(( $(date +%s) - T0 )) s" >> $OUT/env.txt) &
 (OUT=$OUT/ray ONLY="--only relu --only layernorm" ARGS="--target h200 --candidates 2 --budget 10" RUN_LIMIT=${RAY_LIMIT:-150} \

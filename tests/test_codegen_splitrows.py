@@ -295,9 +295,10 @@ def test_search_space_and_cost_model_prefer_a_split_for_few_long_rows(target_nam
     assert best[True].quantization <= 1.25 and best[False].quantization >= 2.0, (best[True], best[False])
 
 
-def test_cost_model_charges_a_long_rows_second_read_unless_windowed():
+def test_cost_model_charges_a_long_rows_second_read_from_hbm_windowed_or_not():
     """23_Softmax (4096 rows of 393,216 fp32): the two kernels' second read comes from HBM (the tensor outgrows the
-    cache), the windowed kernel's from the cache; the looped kernel's too from HBM (its rows in flight outgrow it)."""
+    cache), and so does the windowed kernel's, as measured on the H200 (2026-12-03: windows of 3-12 MB ran as slow
+    as the two kernels); the looped kernel's too (its rows in flight outgrow the cache)."""
     from kerntailor.costmodel import Work
     from kerntailor.costmodel.analytical import AnalyticalModel
     from kerntailor.costmodel.candidate import Candidate
@@ -316,9 +317,8 @@ def test_cost_model_charges_a_long_rows_second_read_unless_windowed():
 
         two, windowed, looped = explain(SPLIT=32, WAVE=0), explain(SPLIT=32, WAVE=8), explain(SPLIT=0, WAVE=0)
         once = R * X * 4
-        assert two.traffic_bytes >= work.min_bytes + once and windowed.traffic_bytes < work.min_bytes + once
-        assert looped.traffic_bytes >= work.min_bytes + once
-        assert windowed.seconds < two.seconds and windowed.seconds < looped.seconds
+        for p in (two, windowed, looped):
+            assert p.traffic_bytes >= work.min_bytes + once, p
         space = reduction_space(target, R=R, X=X)
         (seed,) = reduction_seeds(target, R=R, X=X)
         assert "WAVE" in space.names and seed["WAVE"] > 0

@@ -634,11 +634,13 @@ def _row_reread(config: Config, sizes: Mapping[str, int], resident: int) -> floa
     """Elements read between a row's first pass and its second (the cost model charges the second read at HBM
     where they outgrow the cache); None where a program reads its rows once (persistent). Looped, one program per
     XBLOCK rows: the rows of the `resident` programs in flight; split rows, two kernels: the whole tensor;
-    windowed: two waves of WAVE x XBLOCK rows."""
+    windowed: the whole tensor too, as measured. The window was meant to hold two waves of WAVE x XBLOCK rows in
+    the cache, but on the H200 (2026-12-03, softmax over 4096 rows of 393,216 fp32) windowed kernels with windows
+    of 3 to 12 MB ran 4676-5052 us, as slow as the two kernels (4701 us), and 1.63x the measured floor. So the
+    second read is charged from HBM until a GPU shows the reuse."""
     R, X = sizes["R"], sizes["X"]
     if config.get("SPLIT", 0):
-        wave = config.get("WAVE", 0)
-        return float(2 * wave * config["XBLOCK"] * R if wave else X * R)
+        return float(X * R)
     if config["persistent"]:
         return None
     return float(min(resident, _row_programs(config, sizes)) * config["XBLOCK"] * R)

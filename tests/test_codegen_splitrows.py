@@ -320,9 +320,10 @@ def test_cost_model_charges_a_long_rows_second_read_from_hbm_windowed_or_not():
         for p in (two, windowed, looped):
             assert p.traffic_bytes >= work.min_bytes + once, p
         space = reduction_space(target, R=R, X=X)
-        (seed,) = reduction_seeds(target, R=R, X=X)
-        assert "WAVE" in space.names and seed["WAVE"] > 0
-        assert not space.violations(space.config_of(ReductionSchedule(**seed)))
+        seed, looped_seed = reduction_seeds(target, R=R, X=X)
+        assert "WAVE" in space.names and seed["WAVE"] > 0 and looped_seed["SPLIT"] == 0
+        for s in (seed, looped_seed):
+            assert not space.violations(space.config_of(ReductionSchedule(**s)))
         assert space.violations(space.config_of(ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=32, persistent=False,
                                                                   num_warps=8)))   # many rows: windowed only
 

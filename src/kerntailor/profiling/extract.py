@@ -12,11 +12,11 @@ than its group, and its docstring names what (`extra_nodes`).
 The inputs' sizes are module-level constants (dim0 = 1024, ...) that the problem loader shrinks into the small
 and odd variants the referee judges. forward() reads none of them: a candidate module (the library path's is
 the file itself, `ModelNew = Model`) is loaded once, at the constants as written, and called at every variant.
-So a size inside forward (a view's, an expand's, a new tensor's, a slice's end) is read at run time
-(`_follow_inputs`): the dims a view keeps from its input, the one size a view leaves free (-1), an input's dim or
-a product of adjacent dims of one input. One that none of these expresses stays the traced literal: a variant
-that moves it fails the loader's meta run, so the loader does not take it (the file is judged at the sizes that
-keep it, or at its real ones: VARIANTS = {}).
+So a size inside forward (a view's, an expand's, a new tensor's, a slice's end, an even split's) is read at
+run time (`_follow_inputs`): the dims a view keeps from its input, the one size a view leaves free (-1), a dim
+over the count of its equal parts, an input's dim or a product of adjacent dims of one input. One that none of
+these expresses stays the traced literal: a variant that moves it fails the loader's meta run, so the loader
+does not take it (the file is judged at the sizes that keep it, or at its real ones: VARIANTS = {}).
 """
 
 from __future__ import annotations
@@ -180,6 +180,9 @@ def _follow_inputs(copy, original, sizes: _Sizes) -> None:
         if found is not None:
             copy.args = (*copy.args[:i], found, *copy.args[i + 1:])
         return
+    if op == "split_with_sizes.default":
+        _split_evenly(copy, original, sizes)
+        return
     i = _SHAPED.get(op)
     if i is None or len(copy.args) <= i or not isinstance(copy.args[i], (list, tuple)):
         return
@@ -196,6 +199,18 @@ def _follow_inputs(copy, original, sizes: _Sizes) -> None:
         if type(s) is int and s > 1:
             shape[k] = sizes.of(s, copy) or s
     copy.args = (*copy.args[:i], shape, *copy.args[i + 1:])
+
+
+def _split_evenly(copy, original, sizes: _Sizes) -> None:
+    """A split into equal parts of the whole dim (q, k and v of a fused projection): each part the dim's size
+    over their count, read at run time. Unequal parts are kept as traced."""
+    parts, d = list(copy.args[1]), copy.args[2] if len(copy.args) > 2 else 0
+    have = _shape(original.args[0])
+    if not have or len(set(parts)) != 1 or not all(type(s) is int for s in parts) or sum(parts) != have[d]:
+        return
+    with sizes.cut.inserting_before(copy):
+        part = sizes.cut.call_function(operator.floordiv, (sizes.dim(copy.args[0], d % len(have), copy), len(parts)))
+    copy.args = (copy.args[0], [part] * len(parts), *copy.args[2:])
 
 
 def _reshaped(shape: list, source: tuple[int, ...], copy, sizes: _Sizes) -> None:

@@ -239,3 +239,72 @@ def test_a_written_file_computes_what_the_group_computes_inside_the_model(tiny, 
         assert len(got) == len(outs)
         for name, value in zip(outs, got):
             torch.testing.assert_close(value, values[name], rtol=0, atol=0)
+
+
+HEADS = '''
+import torch
+import torch.nn as nn
+
+batch_size = 3
+seq_len = 24
+dim = 32
+
+
+class Model(nn.Module):
+    """Linear layers on (batch, seq, dim) export views that merge batch and seq; heads split dim."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.qkv(self.norm(x)).view(b, s, 2, d // 2).transpose(1, 2)
+        h = torch.softmax(h, dim=-1).transpose(1, 2).reshape(b, s, d)
+        return x + self.out(h)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, dim)]
+
+
+def get_init_inputs():
+    return [dim]
+'''
+
+
+@pytest.mark.capture
+def test_written_files_run_at_every_variant_as_the_referee_calls_them(tmp_path_factory):
+    """The referee loads a candidate once, at the file's constants as written (the library path's is the file
+    itself: ModelNew = Model), and calls it at every variant the loader derives: a written file's forward must
+    take its sizes from its inputs, not from its constants (a view of [72, dim1] failed at the odd variant)."""
+    from kerntailor.problem import load_problem
+
+    path = tmp_path_factory.mktemp("heads") / "heads_model.py"
+    path.write_text(HEADS)
+    report = profile_problem(path, "h200", top=20, out_dir=tmp_path_factory.mktemp("hot"))
+    files = [g.problem_file for g in report.groups if g.problem_file]
+    failed, pinned, viewed = [], [], 0
+    for file in files:
+        problem = load_problem(file)
+        as_written = problem.make_model("default", "cpu")
+        for variant in problem.variants:
+            inputs = problem.make_inputs(variant, "cpu")
+            with torch.no_grad():
+                want = problem.make_model(variant, "cpu")(*inputs)
+                try:
+                    got = as_written(*inputs)
+                except RuntimeError as e:
+                    failed.append(f"{Path(file).name} at {variant.describe()}: {e}")
+                    continue
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+        pinned += [Path(file).name] if len(problem.variants) == 1 else []
+        viewed += "view.default" in Path(file).read_text()
+    assert not failed, failed
+    # every size in these files can follow the inputs: none is pinned at its real sizes (VARIANTS = {})
+    assert not pinned and len(files) >= 4 and viewed >= 3, (pinned, len(files), viewed)
+    for file in files:
+        result = CliRunner().invoke(app, ["inspect", file, "--target", "h200"])
+        assert result.exit_code == 0, (file, result.output)

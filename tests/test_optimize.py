@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -48,8 +53,18 @@ def tiny_model():
     return Tiny().eval(), [torch.randn(8, 32)]
 
 
+CHILD = "KT_OPTIMIZE_CHILD"   # set in the fresh process test_the_interpreter_tests_in_a_fresh_process starts
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
+    """The interpreter's environment. These tests run the kernels in this process, and Triton decides at its first
+    import whether its own jitted helpers (tl.cdiv ...) are the interpreter's: a process that imported it without
+    TRITON_INTERPRET=1 cannot interpret them ("Cannot call @triton.jit'd outside of the scope of a kernel"), and one
+    that imported it with can compile nothing. So under xdist's workers, which run many files in one process, they
+    run in a process of their own (the test below) and are skipped elsewhere."""
+    if os.environ.get(CHILD) != "1":
+        pytest.skip("runs in a fresh process under TRITON_INTERPRET=1 (test_the_interpreter_tests_in_a_fresh_process)")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRITON_INTERPRET", "1")
         mp.setenv("KERNTAILOR_HOME", str(tmp_path_factory.mktemp("home")))
@@ -410,3 +425,21 @@ def test_a_group_that_is_the_whole_models_forward_swaps_the_model():
     with torch.no_grad():
         assert torch.allclose(swapped(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
     assert undo_scope(swapped, scope, originals) is optimized
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_the_interpreter_tests_in_a_fresh_process():
+    """The tests that run kernels in process (the `env` fixture's), in a child that imports Triton under
+    TRITON_INTERPRET=1 first: every one of them must pass there."""
+    if os.environ.get(CHILD) == "1":
+        pytest.skip("this is the child")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, CHILD: "1", "TRITON_INTERPRET": "1",
+           "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root / "tests"), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "interpreter",
+                            str(Path(__file__))], capture_output=True, text=True, cwd=root, env=env, timeout=1800)
+    tail = child.stdout[-3000:] + child.stderr[-1000:]
+    summary = child.stdout.strip().splitlines()[-1] if child.stdout.strip() else ""
+    passed = re.search(r"(\d+) passed", summary)
+    assert child.returncode == 0 and passed and int(passed.group(1)) >= 8 and "failed" not in summary, tail

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 
 from kerntailor.optimizing.run import OptimizeReport
+from kerntailor.profiling.render import finite_numbers
 
 
 def optimize_dict(report: OptimizeReport) -> dict:
     """The report as plain data (non-finite numbers as None)."""
     data = asdict(report)
     data["swapped"] = len(report.swapped)
-    return _finite(data)
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    return finite_numbers(data)
 
 
 def optimize_table(report: OptimizeReport):

@@ -14,16 +14,17 @@ def profile_dict(report: ModelProfile) -> dict:
     """The report as plain data (non-finite numbers as None), with the label beside the numbers."""
     data = asdict(report)
     data["note"] = MEASURED_NOTE
-    return _finite(data)
+    return finite_numbers(data)
 
 
-def _finite(value):
+def finite_numbers(value):
+    """`value` (dicts, lists, numbers) with every non-finite float as None: what JSON can say."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite_numbers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [finite_numbers(v) for v in value]
     return value
 
 

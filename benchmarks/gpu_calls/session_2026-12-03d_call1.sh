@@ -9,7 +9,7 @@ R=/tmp/results; mkdir -p $R/inductor
   echo "commit ${KT_COMMIT:-unknown} $(date -u +%FT%TZ) nproc $(nproc)"; } > $R/env.txt
 T0=$(date +%s)
 for f in 69_Conv2d_HardSwish_ReLU 54_Conv2d_Multiply_LeakyReLU_GELU; do
-  TORCH_LOGS=output_code timeout 90 python3 benchmarks/gpu_calls/inductor_output_code.py ../shared/kernelbench/level2/$f.py \
+  TORCH_LOGS=output_code timeout 90 python3 benchmarks/gpu_calls/inductor_output_code.py benchmarks/work/kb/level2/$f.py \
     > $R/inductor/$f.out 2> $R/inductor/$f.code.txt; done
 echo "inductor done $(( $(date +%s) - T0 )) s" >> $R/env.txt
 timeout ${ATT_LIMIT:-170} python3 benchmarks/attention.py --dtype fp32 --only sdpa,causal_sdpa,gqa --configs seeds \

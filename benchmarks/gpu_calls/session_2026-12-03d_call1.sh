@@ -12,7 +12,7 @@ for f in 69_Conv2d_HardSwish_ReLU 54_Conv2d_Multiply_LeakyReLU_GELU; do
   TORCH_LOGS=output_code timeout 90 python3 benchmarks/gpu_calls/inductor_output_code.py benchmarks/work/kb/level2/$f.py \
     > $R/inductor/$f.out 2> $R/inductor/$f.code.txt; done
 echo "inductor done $(( $(date +%s) - T0 )) s" >> $R/env.txt
-timeout ${ATT_LIMIT:-170} python3 benchmarks/attention.py --dtype fp32 --only sdpa,causal_sdpa,gqa --configs seeds \
+timeout ${ATT_LIMIT:-170} python3 benchmarks/attention.py --dtype fp32 --only sdpa,causal_sdpa,gqa --configs grid \
   --out $R/attention > $R/attention.log 2>&1; echo "attention rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 OUT=$R/l1 KT_COMMIT=${KT_COMMIT:-unknown} SUITE_fp32=benchmarks/work/kb1c_fp32 SUITE_bf16=benchmarks/work/kb1c_bf16 \
   JOBS=${JOBS:-3} CANDIDATES=3 BUDGET=20 BENCH_LIMIT=${BENCH_LIMIT:-300} \

@@ -514,3 +514,65 @@ def test_the_interpreter_tests_in_a_fresh_process():
     summary = child.stdout.strip().splitlines()[-1] if child.stdout.strip() else ""
     passed = re.search(r"(\d+) passed", summary)
     assert child.returncode == 0 and passed and int(passed.group(1)) >= 8 and "failed" not in summary, tail
+
+
+STAND_IN_KERNEL = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ORDER = {order!r}   # the kernel's arguments as the scope orders them: the module's argument, then state by name
+
+
+class ModelNew(nn.Module):
+    def forward(self, *tensors):
+        named = dict(zip(ORDER, tensors))
+        x = named.pop("x")
+        return {body}
+'''
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("case", ["whole_model", "linear_3d"])
+def test_save_redoes_a_whole_model_swap_and_a_reshaped_one(tmp_path, case):
+    """save.py without the interpreter: a stand-in kernel.py (PyTorch's own ops, in the order the scope gives the
+    kernel its arguments) swapped in, saved and rebuilt: the whole model as the swapped module (module ""), and a
+    Linear on a 3-d input (the kernel's 2-d result viewed back). The fresh-process test above covers the rest."""
+    import importlib.util
+
+    from kerntailor.optimizing.save import save_model
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import install_scope, load_kernel, share_copy
+
+    sources = {
+        "whole_model": ("class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                        "        self.linear = nn.Linear(32, 32)\n\n    def forward(self, x):\n"
+                        "        return torch.relu(self.linear(x)) * 2\n", [torch.randn(8, 32)], "",
+                        "torch.relu(x @ named['linear.weight'].T + named['linear.bias']) * 2"),
+        "linear_3d": ("class Model(nn.Sequential):\n    def __init__(self):\n"
+                      "        super().__init__(nn.Linear(32, 48), nn.LayerNorm(48))\n", [torch.randn(2, 4, 32)], "0",
+                      "x.reshape(-1, 32) @ named['weight'].T + named['bias']"),
+    }
+    text, inputs, module, body = sources[case]
+    problem = tmp_path / "problem.py"
+    problem.write_text("import torch\nfrom torch import nn\n\n\n" + text)
+    spec = importlib.util.spec_from_file_location(f"save_case_{case}", problem)
+    user = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(user)
+    torch.manual_seed(0)
+    model = user.Model().eval()
+    (scope,) = [s for s in _scopes(model, inputs).values() if not isinstance(s, str) and s.module == module]
+    order = ["x" if s.kind == ARG else s.state for s in scope.slots]
+    kernel_file = tmp_path / "kernel.py"
+    kernel_file.write_text(STAND_IN_KERNEL.format(order=order, body=body))
+    optimized, _ = install_scope(share_copy(model), scope, *load_kernel(kernel_file))
+    saved = save_model(optimized, tmp_path / "out" / "fast.py", problem, name=case)
+    spec = importlib.util.spec_from_file_location(f"saved_{case}", saved)
+    fast = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fast)
+    rebuilt = fast.build("cpu")
+    assert type(rebuilt if not module else rebuilt.get_submodule(module)).__name__ == "Swapped"
+    assert list(rebuilt.state_dict()) == list(model.state_dict()) and not rebuilt.training
+    with torch.no_grad():
+        assert torch.equal(rebuilt(*inputs), optimized(*inputs))
+        assert torch.allclose(rebuilt(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kerntailor.errors import KerntailorError
-from kerntailor.targets.lookup import get_target
+from kerntailor.targets.lookup import resolve_target
 
 ASSUMED = ("assumed: no list price in ../shared/reference/gpu-facts.md or the context documents; a round "
            "placeholder for an on-demand cloud rate per GPU-hour, not a quote (give yours with --price-per-hour)")
@@ -41,8 +41,8 @@ LIST_PRICES: dict[str, ListPrice] = {
 
 
 def list_price(target: str) -> ListPrice:
-    """The table's price of `target` (any name get_target takes)."""
-    name = get_target(target).name
+    """The table's price of `target` (any name resolve_target takes, "local" included)."""
+    name = resolve_target(target).name
     if name not in LIST_PRICES:
         raise KerntailorError(f"no price per hour is known for {name}: give one with --price-per-hour")
     return LIST_PRICES[name]

@@ -1,0 +1,78 @@
+"""Whole models from transformers (problems/models/: Llama-3.2-1B's decoder for prefill and decode) and the capture
+gaps they opened, closed generally: an empty tensor constant (DynamicCache's `torch.tensor([])` that each layer's
+keys are concatenated onto) and grouped-query SDPA with a boolean mask (the causal mask transformers builds under
+torch.export). The model files need the optional `transformers` extra: without it their tests skip, and loading
+one fails in one line that names the extra; the capture gaps are tested on a small file of our own either way."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from helpers import DATA, ROOT, make_module, prepared, verify
+from kerntailor.errors import ProblemError
+from kerntailor.ir.nodes import Attention
+from kerntailor.problem import load_problem
+
+MODELS = ROOT / "problems" / "models"
+DECODERS = [MODELS / "llama3_2_1b_prefill.py", MODELS / "llama3_2_1b_decode.py"]
+CACHE_MASK = DATA / "attention" / "sdpa_gqa_cache_mask.py"
+HAS_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
+needs_transformers = pytest.mark.skipif(not HAS_TRANSFORMERS,
+                                        reason="transformers not installed (pip install 'kerntailor[transformers]')")
+
+
+@pytest.mark.skipif(HAS_TRANSFORMERS, reason="transformers is installed: the missing-extra message cannot show")
+def test_a_model_file_without_transformers_fails_in_one_line_naming_the_extra():
+    with pytest.raises(ProblemError) as err:
+        load_problem(DECODERS[0])
+    assert "kerntailor[transformers]" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_kernel_suite_sweeps_and_bench_skip_the_models_folder():
+    from kerntailor.generate.bench import suite_files
+
+    files = suite_files(ROOT / "problems")
+    assert files and not any("models" in p.relative_to(ROOT / "problems").parts for p in files)
+    assert suite_files(MODELS) == sorted(MODELS.glob("*.py"))   # a bench of the folder itself still runs them
+
+
+def test_gqa_attention_with_a_mask_over_an_empty_cache_is_one_attention_group():
+    """The empty constant folds away (each cat is a copy of k or v), and the attention keeps 2 k/v heads for 4
+    query heads with the mask read at the query heads."""
+    _, _, gen, plan = prepared(CACHE_MASK)
+    assert [g.family for g in plan.groups] == ["pointwise", "pointwise", "attention"]
+    (att,) = [n for n in gen.graph.nodes if isinstance(n, Attention)]
+    q, k, v, mask = att.operands
+    assert q.shape[1] == 2 * k.shape[1] == 2 * v.shape[1] and mask.shape == q.shape[:-1] + (k.shape[-2],)
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_gqa_attention_with_a_mask_passes_the_referee(tmp_path):
+    verify(CACHE_MASK, make_module(CACHE_MASK), tmp_path)
+
+
+@needs_transformers
+@pytest.mark.capture
+@pytest.mark.slow
+@pytest.mark.parametrize("path", DECODERS, ids=lambda p: p.stem)
+def test_decoder_loads_runs_and_captures_at_its_small_variant(path):
+    """Meta runs of the three variants and one export of four layers at the small one: about 10 s a file."""
+    import torch
+
+    from kerntailor.capture.capture import capture_problem
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.plan import plan_fusion
+
+    spec = load_problem(path, dtype="bf16")
+    assert [v.name for v in spec.variants] == ["default", "small", "odd"]
+    model, inputs = spec.make_model("small", device="cpu"), spec.make_inputs("small", device="cpu")
+    with torch.no_grad():
+        out = model(*inputs)
+    assert out.dtype == torch.bfloat16 and torch.isfinite(out.float()).all()
+    graph = capture_problem(spec, "small").graph
+    attentions = [n for n in graph.nodes if isinstance(n, Attention)]
+    assert len(attentions) == 4 and all(a.operands[0].shape[1] == 2 * a.operands[1].shape[1] for a in attentions)
+    assert "attention" in {g.family for g in plan_fusion(graph, FAMILIES).groups}

@@ -1,7 +1,9 @@
 """Whole models from transformers (problems/models/: Llama-3.2-1B's decoder for prefill and decode) and the capture
 gaps they opened, closed generally: an empty tensor constant (DynamicCache's `torch.tensor([])` that each layer's
-keys are concatenated onto) and grouped-query SDPA with a boolean mask (the causal mask transformers builds under
-torch.export). The model files need the optional `transformers` extra: without it their tests skip, and loading
+keys are concatenated onto), grouped-query SDPA with a boolean mask (the causal mask transformers builds under
+torch.export), advanced indexing with several index tensors (how that mask reads the packed-sequence ids without a
+cache) and a forward that reads a value where it is not traced (the loader then runs it on fake tensors). The model
+files need the optional `transformers` extra: without it their tests skip, and loading
 one fails in one line that names the extra; the capture gaps are tested on a small file of our own either way."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kerntailor.problem import load_problem
 MODELS = ROOT / "problems" / "models"
 DECODERS = [MODELS / "llama3_2_1b_prefill.py", MODELS / "llama3_2_1b_decode.py"]
 CACHE_MASK = DATA / "attention" / "sdpa_gqa_cache_mask.py"
+INDEX_POINTS = DATA / "mixed" / "index_points.py"
 HAS_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
 needs_transformers = pytest.mark.skipif(not HAS_TRANSFORMERS,
                                         reason="transformers not installed (pip install 'kerntailor[transformers]')")
@@ -48,10 +51,23 @@ def test_gqa_attention_with_a_mask_over_an_empty_cache_is_one_attention_group():
     assert q.shape[1] == 2 * k.shape[1] == 2 * v.shape[1] and mask.shape == q.shape[:-1] + (k.shape[-2],)
 
 
+def test_several_index_tensors_gather_single_elements_and_a_value_read_loads_on_fake_tensors():
+    """x[r[:, None], c[None, :]] and y[r', :, c']: one gather node each, reading x at Σ index · stride; the file
+    reads r's values on meta tensors (refused there), so the loader ran its forward on fake ones."""
+    spec, _, gen, _ = prepared(INDEX_POINTS)
+    assert [v.name for v in spec.variants] == ["default", "small", "odd"]
+    gathers = [n for n in gen.graph.nodes if n.name.startswith("gather")]
+    assert len(gathers) == 2 and all(n.expr.gather[0] == 1 and len(n.operands) == 3 for n in gathers)
+    assert [g.out.shape for g in gathers] == [(20, 20), (20, 20, 40)]
+
+
 @pytest.mark.interpreter
 @pytest.mark.slow
-def test_gqa_attention_with_a_mask_passes_the_referee(tmp_path):
-    verify(CACHE_MASK, make_module(CACHE_MASK), tmp_path)
+@pytest.mark.parametrize("path", [CACHE_MASK, INDEX_POINTS], ids=lambda p: p.stem)
+def test_generated_modules_pass_the_referee(path, tmp_path):
+    """The referee's whole protocol (variants, draws, special values, poisoned outputs): negative indices and
+    the mask read at the query heads included."""
+    verify(path, make_module(path), tmp_path)
 
 
 @needs_transformers

@@ -174,16 +174,45 @@ def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str
     module = exec_module(source, path, overrides, literals)
     model = build_model(module, "meta", dtype, problem).eval()
     inputs = build_inputs(module, "meta", dtype, problem)
-    recorder = OpStructure() if record else contextlib.nullcontext()
     try:
-        with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
-            model(*inputs)
+        try:
+            ops = _forward(model, inputs, record, fake=False)
+        except Exception as e:
+            if not _reads_values(e):
+                raise
+            try:
+                ops = _forward(model, inputs, record, fake=True)
+            except Exception:
+                raise e from None   # not a value read the trace skips (torch.unique has no shape without values)
     except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
         raise CaptureError(f"{problem}: forward() uses an op that cannot run on meta tensors, so kerntailor "
                            f"cannot capture it ({_one_line(e)})") from None
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
-    return model, inputs, (recorder.ops if record else ())
+    return model, inputs, ops
+
+
+def _forward(model: torch.nn.Module, inputs: list[Any], record: bool, fake: bool) -> tuple:
+    """Run forward (no grad), returning OpStructure's record where `record`. With `fake`, on fake tensors of the
+    meta ones: a forward that reads a value (`.item()`, `bool(t)`) where it is not traced runs as traced, which
+    torch.export's capture sees as well (transformers' packed-sequence check of the position ids, `if not
+    is_tracing(t) and (t[:, -1] == 0).all()`, reads it on meta tensors and skips it on fake ones)."""
+    recorder = OpStructure() if record else contextlib.nullcontext()
+    if not fake:
+        with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
+            model(*inputs)
+        return recorder.ops if record else ()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def faked(t):
+        return mode.from_tensor(t) if isinstance(t, torch.Tensor) else t
+
+    state = {name: faked(t) for name, t in list(model.named_parameters()) + list(model.named_buffers())}
+    with torch.no_grad(), eager_recurrent_by_shape(model), mode, recorder:
+        torch.func.functional_call(model, state, tuple(faked(x) for x in inputs))
+    return recorder.ops if record else ()
 
 
 class OpStructure(TorchDispatchMode):

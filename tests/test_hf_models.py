@@ -61,6 +61,15 @@ def test_several_index_tensors_gather_single_elements_and_a_value_read_loads_on_
     assert [g.out.shape for g in gathers] == [(20, 20), (20, 20, 40)]
 
 
+def test_the_eager_trace_of_a_forward_that_reads_a_value_runs_on_fake_tensors():
+    """profile's predicted eager time: the forward refused on meta tensors is traced on fake ones."""
+    from kerntailor.costmodel.eager_trace import trace_eager
+
+    spec, _, _, _ = prepared(INDEX_POINTS)
+    names = [op.op for op in trace_eager(spec)]
+    assert names.count("aten.index.Tensor") == 2 and "aten.mul.Tensor" in names
+
+
 @pytest.mark.interpreter
 @pytest.mark.slow
 @pytest.mark.parametrize("path", [CACHE_MASK, INDEX_POINTS], ids=lambda p: p.stem)

@@ -100,6 +100,8 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
+    from kerntailor.problem.load import fake_forward, reads_values
+
     ops: list[EagerOp] = []
     stack = [""]                  # the module paths whose forward is running, innermost last
     calls: list[list[int]] = []   # per library call being traced, the matrix FLOPs of the ops it decomposed into
@@ -143,8 +145,17 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
 
     model = problem.make_model(variant, device="meta")
     inputs = problem.make_inputs(variant, device="meta")
-    with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
-        model(*inputs)
+    try:
+        with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
+            model(*inputs)
+    except Exception as e:
+        if not reads_values(e):
+            raise
+        # a value read where the forward is not traced: the traced path on fake tensors, as the loader and the
+        # capture see it (problem/load.py fake_forward)
+        ops.clear()
+        del stack[1:]
+        fake_forward(model, inputs, Functions(), Dispatch(), _module_paths(model, stack))
     return tuple(ops)
 
 

@@ -3,7 +3,7 @@
 # on the one-GPU H200: `kerntailor profile` (its CPU ranking; measured profiling is not built yet, the table says so)
 # and `kerntailor optimize` (eager, torch.compile and the optimized model timed end to end on the GPU) for both
 # shapes, bf16, small budgets; everything back as ONE archive ($OUT/hf_llama.tgz: the device returns at most 8 files).
-# GPU time: two optimize runs of at most OPT_LIMIT (200 s) each, one after the other, plus two profiles (~15 s each):
+# GPU time: two optimize runs of at most OPT_LIMIT (170 s) each, one after the other, plus two profiles (~15 s each, at most PROFILE_LIMIT 60 s):
 # under 8 minutes.
 #
 # How transformers gets to the H200 box: it has Python 3.12, torch and triton but no transformers and no package
@@ -55,13 +55,17 @@ export PYTHONPATH=/tmp/hf-site:src PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORM
 'triton', triton.__version__, 'transformers', transformers.__version__, 'python', sys.version.split()[0])"
   echo "commit ${KT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} $(date -u +%FT%TZ)"; } > $R/env.txt 2>&1
 T0=$(date +%s)
+# optimize's top: prefill's 4 hottest groups are MLP projections (a Linear each: swappable); decode's 9 hottest are
+# the embedding gather and DynamicCache's concatenations, which span modules (skipped, with why), then attention and
+# projections (the CPU profile in benchmarks/data/profile_llama3_2_1b_cpu_2026-12-03/)
 for shape in prefill decode; do
   f=problems/models/llama3_2_1b_$shape.py
-  timeout ${PROFILE_LIMIT:-90} python3 -m kerntailor profile $f --target h200 --dtype bf16 --top 5 --out $R/profile_$shape \
+  [ $shape = prefill ] && top=${TOP_PREFILL:-4} || top=${TOP_DECODE:-14}
+  timeout ${PROFILE_LIMIT:-60} python3 -m kerntailor profile $f --target h200 --dtype bf16 --top 5 --out $R/profile_$shape \
     --json > $R/profile_$shape.json 2> $R/profile_$shape.log
   echo "profile $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
-  KERNTAILOR_HOME=/tmp/kt-hf timeout ${OPT_LIMIT:-200} python3 -m kerntailor optimize $f --target h200 --dtype bf16 \
-    --top ${TOP:-4} --budget ${BUDGET:-90} --candidates ${CANDIDATES:-3} --out $R/optimize_$shape --json \
+  KERNTAILOR_HOME=/tmp/kt-hf timeout ${OPT_LIMIT:-170} python3 -m kerntailor optimize $f --target h200 --dtype bf16 \
+    --top $top --budget ${BUDGET:-90} --candidates ${CANDIDATES:-3} --out $R/optimize_$shape --json \
     > $R/optimize_$shape.json 2> $R/optimize_$shape.log
   echo "optimize $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 done

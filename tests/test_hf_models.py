@@ -66,8 +66,12 @@ def test_the_eager_trace_of_a_forward_that_reads_a_value_runs_on_fake_tensors():
     from kerntailor.costmodel.eager_trace import trace_eager
 
     spec, _, _, _ = prepared(INDEX_POINTS)
-    names = [op.op for op in trace_eager(spec)]
+    ops = trace_eager(spec)
+    names = [op.op for op in ops]
     assert names.count("aten.index.Tensor") == 2 and "aten.mul.Tensor" in names
+    # a gather reads its table only where the indices point: x (48, 40) fp32 is 7,680 bytes, x[r, c] writes 1,600
+    first = next(op for op in ops if op.op == "aten.index.Tensor")
+    assert first.bytes_written == 20 * 20 * 4 and first.bytes_read == 1600 + 2 * 20 * 8
 
 
 @pytest.mark.interpreter

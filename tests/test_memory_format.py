@@ -97,6 +97,28 @@ def test_an_output_of_the_module_is_not_kept_channels_last():
     assert kept_layout(returned, conv) is None
 
 
+def test_the_search_times_both_layouts_where_the_output_can_stay_channels_last():
+    """The library group's space (search/families.py) has the knob channels_last, NCHW first, exactly where the
+    output can be kept; the pipeline times it in measured mode only (no model predicts cuDNN's choice)."""
+    from dataclasses import replace
+
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    _, _, gen, plan = prepared(DATA / "conv_pool_softmax.py")
+    (group,) = [g for g in plan.groups if g.family == "library"]
+    sizes = FAMILIES["library"].work_sizes(gen, group)
+    assert sizes["layouts"] == 2
+    space = make_space("library", resolve_target("h200"), dtype="fp32", **sizes)
+    assert [space.schedule(c, LibrarySchedule()) for c in space.enumerate()] == \
+        [LibrarySchedule(), LibrarySchedule(channels_last=True)]
+    conv = _conv(gen)
+    returned = replace(gen, graph=replace(gen.graph, outputs=gen.graph.outputs + (View.of(conv.name, conv.out.shape),)))
+    assert "layouts" not in FAMILIES["library"].work_sizes(returned, group)
+
+
 def test_the_weights_channels_last_copy_is_made_once_until_the_parameter_changes():
     """_channels_last_weight (kernel.py's, codegen/helpers/host.py): the same copy while the parameter is unchanged,
     a new one after an in-place update (its version) or for another tensor at another address."""

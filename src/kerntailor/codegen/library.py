@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
@@ -59,6 +60,17 @@ class LibrarySchedule(Schedule):
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> LibrarySchedule:
     return LibrarySchedule()
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"numel"}, and {"layouts": 2} for a convolution whose output can stay channels-last for its readers
+    (memory_format.kept_layout): the search's library space then has the knob `channels_last` (measured mode times
+    both; which one cuDNN or MIOpen runs faster no model here predicts)."""
+    sizes = {"numel": prod(group.space)}
+    node = gen.graph.node(group.nodes[0])
+    if isinstance(node, Conv) and kept_layout(gen, node) is not None:
+        sizes["layouts"] = 2
+    return sizes
 
 
 # --- the call an anchor describes ------------------------------------------------------------------------------

@@ -206,6 +206,7 @@ def test_the_kept_layout_computes_what_the_nchw_module_computes(tmp_path):
 
 
 @pytest.mark.interpreter
+@pytest.mark.slow
 @pytest.mark.skipif(not KERNELBENCH_L2.is_dir(), reason="../shared/kernelbench is not next to the repository")
 def test_a_kernelbench_conv3d_min_softmax_keeps_the_layout_and_passes_the_referee(tmp_path):
     """level2/24_Conv3d_Min_Softmax (a min over depth, then a softmax over channels), unchanged, at its odd

@@ -315,9 +315,12 @@ def _default_schedules(run: Run) -> dict[str, Schedule]:
 def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult:
     if found.group.name in run.library_groups:
         call = library_call(run.gen.graph.node(found.group.nodes[0])).dotted
-        return GroupResult(found.group.name, found.group.family, found.group.nodes, {}, None,
+        timed = "; its layout (channels_last) timed as whole modules" if found.trials else ""
+        return GroupResult(found.group.name, found.group.family, found.group.nodes,
+                           chosen.knobs() if found.trials else {}, None,
                            f"library call {call} ({run.library_groups[found.group.name]}); its time is the "
-                           "library's, not predicted", None, 0, 0, ())
+                           f"library's, not predicted{timed}", None, len(found.trials),
+                           sum(1 for t in found.trials if not t.ok), ())
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if chosen.library_product:

@@ -119,6 +119,34 @@ def test_the_search_times_both_layouts_where_the_output_can_stay_channels_last()
     assert "layouts" not in FAMILIES["library"].work_sizes(returned, group)
 
 
+def test_the_tails_schedules_are_valid_under_both_layouts():
+    """The tail's space is sized from the captured graph (its work sizes do not see the layout): a sample of its
+    schedules (the pool's and the channel softmax's) writes a module under the NCHW and the kept layout alike."""
+    import random
+    from dataclasses import replace
+
+    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.generate.kernels import group_work
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    spec, _, gen, plan = prepared(DATA / "conv_pool_softmax.py")
+    base = {g.name: default_schedule(gen, g) for g in plan.groups}
+    (lib,) = [g for g in plan.groups if g.family == "library"]
+    rng = random.Random(0)
+    for group in (g for g in plan.groups if g.family != "library"):
+        _, sizes = group_work(gen, group, "fp32")
+        space = make_space(group.family, resolve_target("h200"), dtype="fp32", **sizes)
+        configs = [c for c in (space.sample(rng) for _ in range(6)) if not space.violations(c)][:3]
+        assert configs, group.name
+        for config in configs:
+            for flag in (False, True):
+                schedules = dict(base, **{lib.name: replace(base[lib.name], channels_last=flag),
+                                          group.name: space.schedule(config, base[group.name])})
+                source = generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
+                assert ("memory_format=torch.channels_last)  # conv2d" in source) == flag, (group.name, config)
+
+
 def test_the_weights_channels_last_copy_is_made_once_until_the_parameter_changes():
     """_channels_last_weight (kernel.py's, codegen/helpers/host.py): the same copy while the parameter is unchanged,
     a new one after an in-place update (its version) or for another tensor at another address."""

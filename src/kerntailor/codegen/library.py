@@ -29,7 +29,7 @@ from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.helpers import channels_last_weight
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
-from kerntailor.codegen.memory_format import kept_layout
+from kerntailor.codegen.memory_format import TORCH_FORMATS, kept_layout
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.nodes import Attention, Conv, Matmul, Node, Recurrent
@@ -175,7 +175,7 @@ class _Host:
         return f"torch.as_strided({{{v.base}}}, ({', '.join(shape)},), ({', '.join(strides)},), {offset})"
 
 
-CHANNELS_LAST = {4: "torch.channels_last", 5: "torch.channels_last_3d"}   # by the convolution's rank
+CHANNELS_LAST = TORCH_FORMATS   # by the convolution's rank
 
 
 def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],

@@ -39,7 +39,7 @@ TORCH_FORMATS = {4: "torch.channels_last", 5: "torch.channels_last_3d"}   # by t
 @dataclass(frozen=True)
 class BufferLayout:
     """Buffer `buffer` (a node's output, logical shape as its node says) stored with its dims in `order`, outermost
-    first: channels-last of (N, C, H, W) is (0, 2, 3, 1). `strides`: each reader view's (path prefix, new concrete
+    first: channels-last of (N, C, H, W) is (0, 2, 3, 1). `views`: each reader view's (path prefix, new concrete
     strides, new symbolic strides)."""
 
     buffer: str

@@ -8,8 +8,9 @@ Layout: `families.py` (the table of families), one writer module per family (`fu
 reductions; `gemm.py`: matmul; `scan.py`; `pool.py`), their shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
-views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid, scratch and options of every
-kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py` (ModelNew's constructor).
+views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid,
+scratch and options of every kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py`
+(ModelNew's constructor).
 
 How to add a family (a convolution generator, say; `library.py` runs anchors without one on the host, and the
 planner gives them library groups):

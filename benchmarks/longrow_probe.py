@@ -14,9 +14,10 @@ small Triton kernel so that the differences between lines name the cost:
 - P3  windowed, the structure of splitrows.py's generated WAVE kernel (roles by an atomic ticket, partials, a
       release flag per row block, phase B spinning on it, then re-reading its chunk). P3b: the same with the
       spin removed (wrong results, timing only): waiting cost apart from cache misses. P3c: also no ticket
-      (roles by program id, no atomic at all; timing only): the ticket's cost. P3 with its spin runs under the
-      sequential interpreter too (--smoke): a B program only waits on lower tickets, programs that started
-      before it, which the interpreter has run to their end.
+      (roles by program id, no atomic at all; timing only): the ticket's cost. `evict hints`: phase A's loads
+      evict_last, phase B's loads and stores evict_first (keep x's rows in L2, stream y). P3 with its spin
+      runs under the sequential interpreter too (--smoke): a B program only waits on lower tickets, programs
+      that started before it, which the interpreter has run to their end.
 - P4  cooperative, on-chip: each program loads its chunk ONCE into registers, publishes (max, sum exp), waits
       until its row's SPLIT chunks have published, combines the SPLIT partials in a fixed order (the same bits
       every run), normalises from registers and writes: exactly one read and one write. `reuse` keeps
@@ -67,15 +68,21 @@ def _copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _chunk_stats(x_ptr, xindex, xmask, start, chunk, C, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def _chunk_stats(x_ptr, xindex, xmask, start, chunk, C, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr,
+                 HINTS: tl.constexpr = False):
     """(max m, sum exp(x - m)) of rows xindex (XBLOCK, 1) over columns [start, start + chunk), per lane online
-    as splitrows.py's phase A does, then over the lanes."""
+    as splitrows.py's phase A does, then over the lanes. HINTS: loads marked evict_last (kept in L2 for the
+    second read)."""
     acc_m = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
     acc_s = tl.zeros([XBLOCK, RBLOCK], tl.float32)
     for roffset in range(0, chunk, RBLOCK):
         rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]
         mask = xmask & (rindex < C)
-        x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=float("-inf")).to(tl.float32)
+        if HINTS:
+            x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=float("-inf"), eviction_policy="evict_last")
+        else:
+            x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=float("-inf"))
+        x = x.to(tl.float32)
         e = tl.exp(-tl.abs(x - acc_m))
         acc_s = tl.where(x > acc_m, acc_s * e + 1.0, acc_s + tl.where(x == float("-inf"), 0.0, e))
         acc_m = tl.maximum(acc_m, x)
@@ -121,13 +128,20 @@ def _combine(part_ptr, xindex, xmask, R, SPLIT: tl.constexpr, SPLIT_P2: tl.const
 
 @triton.jit
 def _normalise_chunk(x_ptr, y_ptr, xindex, xmask, start, chunk, C, shift, scale, NORM: tl.constexpr,
-                     RBLOCK: tl.constexpr):
+                     RBLOCK: tl.constexpr, HINTS: tl.constexpr = False):
+    """HINTS: the last read of x and the store of y marked evict_first (streamed: L2 is kept for x's rows)."""
     for roffset in range(0, chunk, RBLOCK):
         rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]
         mask = xmask & (rindex < C)
-        x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=0.0).to(tl.float32)
-        y = _normalise(x, shift, scale, NORM)
-        tl.store(y_ptr + (xindex * C + rindex), y.to(y_ptr.dtype.element_ty), mask=mask)
+        if HINTS:
+            x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=0.0, eviction_policy="evict_first")
+        else:
+            x = tl.load(x_ptr + (xindex * C + rindex), mask=mask, other=0.0)
+        y = _normalise(x.to(tl.float32), shift, scale, NORM).to(y_ptr.dtype.element_ty)
+        if HINTS:
+            tl.store(y_ptr + (xindex * C + rindex), y, mask=mask, eviction_policy="evict_first")
+        else:
+            tl.store(y_ptr + (xindex * C + rindex), y, mask=mask)
 
 
 @triton.jit
@@ -173,10 +187,11 @@ def _reread_kernel(x_ptr, y_ptr, R, C, chunk, XBLOCK: tl.constexpr, RBLOCK: tl.c
 @triton.jit
 def _windowed_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, chunk, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr,
                      SPLIT: tl.constexpr, SPLIT_P2: tl.constexpr, WAVE: tl.constexpr, NORM: tl.constexpr,
-                     SPIN: tl.constexpr, TICKET: tl.constexpr):
+                     SPIN: tl.constexpr, TICKET: tl.constexpr, HINTS: tl.constexpr):
     """P3: splitrows.py's WAVE kernel. Programs in the order A(0), A(1), B(0), A(2), B(1), ..., B(last); A
     stores its chunk's partials and releases its row block's flag; B spins on it (SPIN), combines, re-reads
-    its chunk and normalises. TICKET: roles from an atomic ticket (else from the program id: no atomics)."""
+    its chunk and normalises. TICKET: roles from an atomic ticket (else from the program id: no atomics).
+    HINTS: A's loads evict_last, B's loads and stores evict_first."""
     nwaves = tl.cdiv(tl.cdiv(R, XBLOCK), WAVE)
     if TICKET:
         ticket = tl.atomic_add(flags_ptr + nwaves * WAVE, 1, sem="relaxed")
@@ -195,9 +210,9 @@ def _windowed_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, chunk, XBLOCK: tl.
                 pass
         M, S = _combine(part_ptr, xindex, xmask, R, SPLIT, SPLIT_P2)
         shift, scale = _row_scale(M, S, NORM)
-        _normalise_chunk(x_ptr, y_ptr, xindex, xmask, start, chunk, C, shift, scale, NORM, RBLOCK)
+        _normalise_chunk(x_ptr, y_ptr, xindex, xmask, start, chunk, C, shift, scale, NORM, RBLOCK, HINTS)
     else:
-        m, s = _chunk_stats(x_ptr, xindex, xmask, start, chunk, C, XBLOCK, RBLOCK)
+        m, s = _chunk_stats(x_ptr, xindex, xmask, start, chunk, C, XBLOCK, RBLOCK, HINTS)
         tl.store(part_ptr + xindex * SPLIT + split, m, mask=xmask)
         tl.store(part_ptr + (R + xindex) * SPLIT + split, s, mask=xmask)
         if TICKET:
@@ -249,7 +264,7 @@ def _partials(R: int, split: int, device) -> torch.Tensor:
 
 
 def run_copy(x, y, block=8192, warps=8):
-    _copy_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, num_warps=warps)
+    return _copy_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, num_warps=warps)
 
 
 def run_two_kernels(x, y, cfg, norm):
@@ -257,35 +272,35 @@ def run_two_kernels(x, y, cfg, norm):
     split, xb, rb = cfg["split"], cfg["xblock"], cfg["rblock"]
     part, chunk = _partials(R, split, x.device), _chunk(C, split, rb)
     grid = (triton.cdiv(R, xb) * split,)
-    _partials_kernel[grid](x, part, R, C, chunk, XBLOCK=xb, RBLOCK=rb, SPLIT=split, num_warps=cfg["warps"])
-    _normalise_kernel[grid](x, y, part, R, C, chunk, XBLOCK=xb, RBLOCK=rb, SPLIT=split,
+    a = _partials_kernel[grid](x, part, R, C, chunk, XBLOCK=xb, RBLOCK=rb, SPLIT=split, num_warps=cfg["warps"])
+    return a, _normalise_kernel[grid](x, y, part, R, C, chunk, XBLOCK=xb, RBLOCK=rb, SPLIT=split,
                             SPLIT_P2=triton.next_power_of_2(split), NORM=norm, num_warps=cfg["warps"])
 
 
 def run_reread(x, y, cfg, norm):
     R, C = x.shape
     split, xb, rb = cfg["split"], cfg["xblock"], cfg["rblock"]
-    _reread_kernel[(triton.cdiv(R, xb) * split,)](x, y, R, C, _chunk(C, split, rb), XBLOCK=xb, RBLOCK=rb,
-                                                  SPLIT=split, NORM=norm, num_warps=cfg["warps"])
+    return _reread_kernel[(triton.cdiv(R, xb) * split,)](x, y, R, C, _chunk(C, split, rb), XBLOCK=xb, RBLOCK=rb,
+                                                         SPLIT=split, NORM=norm, num_warps=cfg["warps"])
 
 
-def run_windowed(x, y, cfg, norm, spin=True, ticket=True):
+def run_windowed(x, y, cfg, norm, spin=True, ticket=True, hints=False):
     R, C = x.shape
     split, xb, rb, wave = cfg["split"], cfg["xblock"], cfg["rblock"], cfg["wave"]
     nwaves = triton.cdiv(triton.cdiv(R, xb), wave)
     flags = torch.zeros(nwaves * wave + 1, device=x.device, dtype=torch.int32)   # per row block; the ticket
-    _windowed_kernel[(2 * nwaves * wave * split,)](
+    return _windowed_kernel[(2 * nwaves * wave * split,)](
         x, y, _partials(R, split, x.device), flags, R, C, _chunk(C, split, rb), XBLOCK=xb, RBLOCK=rb,
         SPLIT=split, SPLIT_P2=triton.next_power_of_2(split), WAVE=wave, NORM=norm, SPIN=spin, TICKET=ticket,
-        num_warps=cfg["warps"], num_stages=1)
+        HINTS=hints, num_warps=cfg["warps"], num_stages=1)
 
 
 def run_coop(x, y, cfg, norm):
     R, C = x.shape
     block, split = cfg["block"], triton.cdiv(C, cfg["block"])
     flags = torch.zeros(R + 1, device=x.device, dtype=torch.int32)   # per row; the ticket
-    _coop_kernel[(R * split,)](x, y, _partials(R, split, x.device), flags, R, C, BLOCK=block, SPLIT=split,
-                               SPLIT_P2=triton.next_power_of_2(split), NORM=norm, num_warps=cfg["warps"])
+    return _coop_kernel[(R * split,)](x, y, _partials(R, split, x.device), flags, R, C, BLOCK=block, SPLIT=split,
+                                      SPLIT_P2=triton.next_power_of_2(split), NORM=norm, num_warps=cfg["warps"])
 
 
 def coop_configs(C: int, max_split: int, smoke: bool) -> list[dict]:
@@ -313,6 +328,9 @@ def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
     for i, w in enumerate(windows):   # the second: the schedule the search picked on the H200, fewer lines
         for norm in (DIV, RECIP)[:2 - i]:
             out.append((f"P3 windowed {NORM_NAMES[norm]} {_label(w)}", _bind(run_windowed, w, norm), False))
+        if i == 0:
+            out.append((f"P3 windowed recip evict hints {_label(w)}", _bind(run_windowed, w, RECIP, hints=True),
+                        False))
         out.append((f"P3b windowed no spin {_label(w)}", _bind(run_windowed, w, DIV, spin=False), True))
         out.append((f"P3c windowed no spin no ticket {_label(w)}",
                     _bind(run_windowed, w, DIV, spin=False, ticket=False), True))
@@ -353,14 +371,25 @@ def max_error(y: torch.Tensor, ref: torch.Tensor) -> float:
     return max(float((y[i:i + 256].float() - ref[i:i + 256]).abs().max()) for i in range(0, y.shape[0], 256))
 
 
-def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int, only, smoke: bool) -> list[dict]:
+def _compiled(handles) -> dict:
+    """Registers and spills per thread of the kernels a variant launched (none under the interpreter)."""
+    handles = handles if isinstance(handles, tuple) else (handles,)
+    regs = [getattr(k, "n_regs", None) for k in handles]
+    if any(r is None for r in regs):
+        return {}
+    return {"regs": regs, "spills": [getattr(k, "n_spills", None) for k in handles]}
+
+
+def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int, only, smoke: bool,
+                on_row) -> None:
+    """Runs, checks and times every variant on one dtype; on_row(row) after each (a hang keeps what came)."""
     gen = torch.Generator(device=device).manual_seed(0)
     x = torch.randn(rows, cols, device=device, generator=gen).to(dtype)
     ref = torch.softmax(x.float(), dim=1)
     ref_max = float(ref.max())
     n_sm = torch.cuda.get_device_properties(0).multi_processor_count if device == "cuda" else 1
     bytes_moved = 2 * x.numel() * x.element_size()
-    results, floor = [], None
+    floor = None
     todo = variants(cols, smoke, n_sm)
     todo.insert(1, ("torch.softmax eager", lambda a, b: torch.softmax(a, dim=1), True))   # after P0: x copy
     for name, fn, timing_only in todo:
@@ -370,7 +399,7 @@ def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int
         row = {"variant": name, "dtype": str(dtype).replace("torch.", ""), "rows": rows, "cols": cols,
                "timing_only": timing_only}
         try:
-            fn(x, y)
+            row.update(_compiled(fn(x, y)))
             if device == "cuda":
                 torch.cuda.synchronize()
             if name.startswith("P0"):
@@ -385,9 +414,7 @@ def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int
                            over_copy=round(t / floor, 3) if floor else None)
         except Exception as exc:   # noqa: BLE001  (a probe reports a failed variant and goes on)
             row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        print(_line(row), flush=True)
-        results.append(row)
-    return results
+        on_row(row)
 
 
 def _line(row: dict) -> str:
@@ -395,7 +422,8 @@ def _line(row: dict) -> str:
         else "(not timed)"
     check = f"copy exact: {row['copy_exact']}" if "copy_exact" in row else "timing only" if row["timing_only"] else \
         f"max abs err {row['max_abs_err']:.2e} ({row['err_over_max']:.1e} of max)" if "max_abs_err" in row else ""
-    return f"{row['dtype']:8s} {row['variant']:70s} {timing}  {check}  {row.get('error', '')}".rstrip()
+    regs = f"regs {row['regs']} spills {row['spills']}" if "regs" in row else ""
+    return f"{row['dtype']:8s} {row['variant']:70s} {timing}  {check}  {regs} {row.get('error', '')}".rstrip()
 
 
 def main(argv=None) -> int:
@@ -420,18 +448,28 @@ def main(argv=None) -> int:
     where = torch.cuda.get_device_name(0) if device == "cuda" else "CPU (TRITON_INTERPRET=1, not timed)"
     print(f"measured on {where}; torch {torch.__version__}, triton {triton.__version__}; {rows} x {cols}",
           flush=True)
+    n_sm = torch.cuda.get_device_properties(0).multi_processor_count if device == "cuda" else None
     results, began = [], time.perf_counter()
+
+    def save(complete: bool) -> None:   # after every variant: a run killed by a hang keeps the lines before it
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({"label": f"measured on {where}", "torch": torch.__version__, "triton": triton.__version__,
+                           "sm_count": n_sm, "rows": rows, "cols": cols, "reps": reps, "complete": complete,
+                           "wall_s": round(time.perf_counter() - began, 1),
+                           "timer": "CUDA events, median, L2 flushed (256 MB)", "results": results}, f, indent=1)
+
+    def on_row(row: dict) -> None:
+        print(_line(row), flush=True)
+        results.append(row)
+        save(False)
+
     for dtype in dtypes[args.dtype]:
-        results += probe_dtype(rows, cols, dtype, device, reps, only, args.smoke)
+        probe_dtype(rows, cols, dtype, device, reps, only, args.smoke, on_row)
         if device == "cuda":
             torch.cuda.empty_cache()
-    wall = time.perf_counter() - began
-    print(f"wall {wall:.0f} s (compiles, checks and timing)", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"label": f"measured on {where}", "torch": torch.__version__, "triton": triton.__version__,
-                       "rows": rows, "cols": cols, "reps": reps, "wall_s": round(wall, 1),
-                       "timer": "CUDA events, median, L2 flushed (256 MB)", "results": results}, f, indent=1)
+    print(f"wall {time.perf_counter() - began:.0f} s (compiles, checks and timing)", flush=True)
+    save(True)
     return 1 if any("error" in r for r in results) else 0
 
 

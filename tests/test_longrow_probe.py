@@ -1,6 +1,7 @@
 """benchmarks/longrow_probe.py stays runnable and its kernels right: its --smoke mode runs every variant on a
-3 x 1000 tensor under TRITON_INTERPRET=1 (the cooperative P4 at SPLIT 1 only: with peers to wait for it would
-deadlock under the sequential interpreter), and each softmax variant must match torch.softmax."""
+3 x 1000 tensor under TRITON_INTERPRET=1 (the cooperative P4 at SPLIT 1, and at SPLIT 4 replayed with nobody
+waiting: waiting on peers would deadlock the sequential interpreter), and each softmax variant must match
+torch.softmax."""
 
 import json
 import os
@@ -30,6 +31,7 @@ def test_longrow_probe_smoke_checks_every_variant(tmp_path):
     checked = [r for r in rows if not r["timing_only"]]
     assert {r["dtype"] for r in checked} == {"float32", "bfloat16"}
     assert {r["variant"].split()[0] for r in checked} == {"P1", "P3", "P4"}
+    assert any(r["variant"].startswith("P4") and "SPLIT 4" in r["variant"] for r in checked)
     # fp32: a few ulps of the largest output; bf16 (8 significant bits): the interpreter's fp32 -> bf16 cast was
     # seen 2 ulps off (7.5e-3 of the largest output), so within 2^-7 of it
     for r in checked:

@@ -194,6 +194,16 @@ def test_split_rows_store_per_row_outputs_once():
     assert "for roffset" not in second.source   # no full-size output: no second pass over the row
 
 
+def test_split_rows_multiply_by_a_softmax_sums_reciprocal_and_divide_by_other_row_values():
+    """1 / S once per row for a softmax's S (>= 1: a normal reciprocal), the pass over the chunk multiplying; an L2
+    norm may be tiny (its reciprocal overflows where the quotient does not): divided element by element."""
+    softmax = split_module(FUSED / "tiny_softmax.py").kernels[0].launches[1].source
+    assert "rcp_sum0 = 1.0 / v_sum0" in softmax and "* rcp_sum0)" in softmax and softmax.count("/ v_sum0") == 1
+    assert softmax.index("rcp_sum0 =") < softmax.index("for roffset")   # once per row, outside the loop
+    l2norm = split_module(FUSED / "tiny_l2norm_rows.py").kernels[0].launches[1].source
+    assert "rcp_" not in l2norm and " / v_" in l2norm
+
+
 def test_split_rows_refuse_what_they_cannot_combine():
     with pytest.raises(CodegenUnsupported, match="split rows combine sum, max and min"):
         split_module(L1 / "argmax_last_axis.py")

@@ -46,6 +46,7 @@ class FusedWriter(KernelWriter):
         self.big = space.big
         self.layout = Layout(self.out, self.sizes, self.space)
         self.at = Addressing(self.space, self.layout, self.sizes, self.reduce)
+        self.reciprocals: dict[str, str] = {}   # row values divided by as a multiply (splitrows.row_reciprocals)
 
     # --- loads ---------------------------------------------------------------------------------------------
     def deferred_load(self, row: str, full: str, axes: set[int]) -> str:
@@ -77,7 +78,7 @@ class FusedWriter(KernelWriter):
 
     # --- values --------------------------------------------------------------------------------------------
     def renderer(self, node: Node, level: str) -> ExprRenderer:
-        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node))
+        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node), self.reciprocals)
 
     def leaf(self, node: Node, level: str):
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:

@@ -204,6 +204,18 @@ def test_split_rows_multiply_by_a_softmax_sums_reciprocal_and_divide_by_other_ro
     assert "rcp_" not in l2norm and " / v_" in l2norm
 
 
+def test_windowed_split_rows_keep_phase_a_reads_in_l2_and_stream_phase_b():
+    """Phase A's loads evict_last (phase B reads them again), phase B's loads and stores evict_first; the two
+    kernels of an unwindowed split, each read the last before the next kernel, carry no hint."""
+    windowed = split_module(FUSED / "tiny_softmax.py", WAVE=2).kernels[0].launches[0].source
+    phase_b, phase_a = windowed.split("else:  # phase A")
+    assert 'other=0, eviction_policy="evict_last")' in phase_a and "evict_first" not in phase_a
+    assert 'other=0, eviction_policy="evict_first")' in phase_b and "evict_last" not in phase_b
+    assert 'mask=xmask & rmask, eviction_policy="evict_first")' in phase_b   # the store of y
+    two = split_module(FUSED / "tiny_softmax.py").kernels[0].launches
+    assert not any("eviction_policy" in k.source for k in two)
+
+
 def test_split_rows_refuse_what_they_cannot_combine():
     with pytest.raises(CodegenUnsupported, match="split rows combine sum, max and min"):
         split_module(L1 / "argmax_last_axis.py")

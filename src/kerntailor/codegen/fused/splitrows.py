@@ -340,6 +340,9 @@ def _welford_combine(w, s: Reduction, q: Reduction, m_name: str, p: str, positio
 
 
 
+EVICT_FIRST, EVICT_LAST = ', eviction_policy="evict_first"', ', eviction_policy="evict_last"'
+
+
 def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     """Phases A and B in one kernel, wave by wave (WAVE > 0; module docstring): the programs of a wave of WAVE row
     blocks compute their partials (A), and the same rows are normalised (B) one wave later, while they are still
@@ -362,12 +365,16 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     w.out('while tl.atomic_add(flags_ptr + rowblock, 0, sem="acquire") < SPLIT:')
     w.out("    pass")
     outer_loads, w.loads = w.loads, {}
+    w.load_hint = w.store_hint = EVICT_FIRST   # x's last read, y written once: neither is read again
     stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"')
+    w.load_hint = w.store_hint = ""
     w.out.depth -= 1
     w.out("else:  # phase A: this chunk's partials, then the row block's arrival")
     w.out.depth += 1
     w.loads = {}
+    w.load_hint = EVICT_LAST   # read again by phase B about two waves later: kept in L2 over streamed lines
     _partials_body(w, rows)
+    w.load_hint = ""
     w.out("tl.debug_barrier()  # every thread's partials stored before the release")
     w.out('tl.atomic_add(flags_ptr + rowblock, 1, sem="release")')
     w.out.depth -= 1

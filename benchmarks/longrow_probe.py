@@ -40,6 +40,10 @@ abs error, and that error over the largest output), except the timing-only ones 
 
 Timing: CUDA events around each call, median of >= 20 reps after warmup, L2 flushed before each rep by writing
 a 256 MB buffer. Standalone: torch and triton only (no kerntailor), so the lead can copy it to any GPU box.
+Output: one line per variant (time, GB/s of one read + one write, x over the floor, error, registers and
+spills per thread of its kernels), a summary (each family's fastest line over the floor), and --out JSON
+rewritten after every variant ("complete": false until the end). Variants not started within --max-wall
+(110 s) are skipped, so the whole run stays within 120 s of GPU time (predicted ~60 s at the default size).
 
     python3 benchmarks/longrow_probe.py --out longrow.json                 # H200: fp32 and bf16, 4096 x 393216
     python3 benchmarks/longrow_probe.py --rows 1024 --cols 65536 --dtype bf16 --only P0,P4
@@ -394,8 +398,9 @@ def _compiled(handles) -> dict:
 
 
 def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int, only, smoke: bool,
-                on_row) -> None:
-    """Runs, checks and times every variant on one dtype; on_row(row) after each (a hang keeps what came)."""
+                on_row, deadline: float) -> None:
+    """Runs, checks and times every variant on one dtype; on_row(row) after each (a hang keeps what came).
+    Past `deadline` (time.perf_counter) the remaining variants are reported skipped, not run."""
     gen = torch.Generator(device=device).manual_seed(0)
     x = torch.randn(rows, cols, device=device, generator=gen).to(dtype)
     ref = torch.softmax(x.float(), dim=1)
@@ -410,9 +415,12 @@ def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int
             continue
         if smoke and timing_only and dtype != torch.float32 and not name.startswith("P0"):
             continue   # the interpreter's time (CI's): unchecked variants run once, in fp32
-        y = torch.full_like(x, float("nan"))
         row = {"variant": name, "dtype": str(dtype).replace("torch.", ""), "rows": rows, "cols": cols,
                "timing_only": timing_only}
+        if time.perf_counter() > deadline:
+            on_row(row | {"error": "skipped: past --max-wall"})
+            continue
+        y = torch.full_like(x, float("nan"))
         try:
             row.update(_compiled(fn(x, y)))
             if device == "cuda":
@@ -432,6 +440,25 @@ def probe_dtype(rows: int, cols: int, dtype: torch.dtype, device: str, reps: int
         on_row(row)
 
 
+def summary(results: list[dict]) -> list[str]:
+    """Per dtype: the floor (fastest copy), then the fastest correct line of each family over it."""
+    lines = []
+    for dtype in dict.fromkeys(r["dtype"] for r in results):
+        timed = [r for r in results if r["dtype"] == dtype and "time_us" in r]
+        copies = [r["time_us"] for r in timed if r["variant"].startswith("P0") and r.get("copy_exact")]
+        if not copies:
+            continue
+        floor = min(copies)
+        lines.append(f"{dtype}: floor {floor:.1f} us (fastest exact copy)")
+        for family in ("torch.softmax", "P1", "P2", "P3", "P3b", "P3c", "P4"):
+            rows = [r for r in timed if r["variant"].split()[0] == family]
+            if rows:
+                best = min(rows, key=lambda r: r["time_us"])
+                lines.append(f"  {family:14s} best {best['time_us']:9.1f} us  x{best['time_us'] / floor:5.2f}  "
+                             f"{best['variant']}")
+    return lines
+
+
 def _line(row: dict) -> str:
     timing = f"{row['time_us']:9.1f} us {row['gb_s']:7.1f} GB/s x{row['over_floor'] or 0:5.2f}" if "time_us" in row \
         else "(not timed)"
@@ -449,6 +476,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--only", default="", help="comma-separated name prefixes (e.g. P0,P4)")
     ap.add_argument("--out", default="")
+    ap.add_argument("--max-wall", type=float, default=110.0,
+                    help="seconds; variants not started by then are skipped (the GPU budget is 120 s)")
     ap.add_argument("--smoke", action="store_true", help="tiny, on the CPU under TRITON_INTERPRET=1")
     args = ap.parse_args(argv)
     dtypes = {"fp32": [torch.float32], "bf16": [torch.bfloat16], "both": [torch.float32, torch.bfloat16]}
@@ -480,10 +509,12 @@ def main(argv=None) -> int:
         save(False)
 
     for dtype in dtypes[args.dtype]:
-        probe_dtype(rows, cols, dtype, device, reps, only, args.smoke, on_row)
+        probe_dtype(rows, cols, dtype, device, reps, only, args.smoke, on_row, began + args.max_wall)
         if device == "cuda":
             torch.cuda.empty_cache()
     print(f"wall {time.perf_counter() - began:.0f} s (compiles, checks and timing)", flush=True)
+    for line in summary(results):
+        print(line, flush=True)
     save(True)
     return 1 if any("error" in r for r in results) else 0
 

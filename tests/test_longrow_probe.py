@@ -36,3 +36,19 @@ def test_longrow_probe_smoke_checks_every_variant(tmp_path):
     # seen 2 ulps off (7.5e-3 of the largest output), so within 2^-7 of it
     for r in checked:
         assert r["err_over_max"] < (1e-6 if r["dtype"] == "float32" else 2 ** -7), r
+
+
+def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_exact_copy():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("longrow_probe", ROOT / "benchmarks" / "longrow_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    rows = [{"variant": "P0 copy BLOCK 1024 warps 4", "dtype": "float32", "time_us": 3000.0, "copy_exact": True},
+            {"variant": "P0 torch copy_", "dtype": "float32", "time_us": 2000.0, "copy_exact": False},   # wrong
+            {"variant": "P1 two kernels div", "dtype": "float32", "time_us": 4500.0},
+            {"variant": "P1 two kernels recip", "dtype": "float32", "time_us": 4200.0},
+            {"variant": "P4 cooperative reuse", "dtype": "float32", "error": "RuntimeError: x"}]
+    lines = probe.summary(rows)
+    assert lines[0] == "float32: floor 3000.0 us (fastest exact copy)"
+    assert len(lines) == 2 and "P1" in lines[1] and "x 1.40" in lines[1] and lines[1].endswith("recip")

@@ -47,7 +47,8 @@ def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_
     rows = [{"variant": "P0 copy BLOCK 1024 warps 4", "dtype": "float32", "time_us": 3000.0, "copy_exact": True},
             {"variant": "P0 torch copy_", "dtype": "float32", "time_us": 2000.0, "copy_exact": False},   # wrong
             {"variant": "P1 two kernels div", "dtype": "float32", "time_us": 4500.0},
-            {"variant": "P1 two kernels recip", "dtype": "float32", "time_us": 4200.0},
+            {"variant": "P1 two kernels recip", "dtype": "float32", "time_us": 4200.0, "err_over_max": 1e-7},
+            {"variant": "P1 two kernels exp2", "dtype": "float32", "time_us": 4100.0, "err_over_max": float("nan")},
             {"variant": "P4 cooperative reuse", "dtype": "float32", "error": "RuntimeError: x"}]
     lines = probe.summary(rows)
     assert lines[0] == "float32: floor 3000.0 us (fastest exact copy)"

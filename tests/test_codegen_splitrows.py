@@ -194,6 +194,28 @@ def test_split_rows_store_per_row_outputs_once():
     assert "for roffset" not in second.source   # no full-size output: no second pass over the row
 
 
+def test_split_rows_multiply_by_a_softmax_sums_reciprocal_and_divide_by_other_row_values():
+    """1 / S once per row for a softmax's S (>= 1: a normal reciprocal), the pass over the chunk multiplying; an L2
+    norm may be tiny (its reciprocal overflows where the quotient does not): divided element by element."""
+    softmax = split_module(FUSED / "tiny_softmax.py").kernels[0].launches[1].source
+    assert "rcp_sum0 = 1.0 / v_sum0" in softmax and "* rcp_sum0)" in softmax and softmax.count("/ v_sum0") == 1
+    assert softmax.index("rcp_sum0 =") < softmax.index("for roffset")   # once per row, outside the loop
+    l2norm = split_module(FUSED / "tiny_l2norm_rows.py").kernels[0].launches[1].source
+    assert "rcp_" not in l2norm and " / v_" in l2norm
+
+
+def test_windowed_split_rows_keep_phase_a_reads_in_l2_and_stream_phase_b():
+    """Phase A's loads evict_last (phase B reads them again), phase B's loads and stores evict_first; the two
+    kernels of an unwindowed split, each read the last before the next kernel, carry no hint."""
+    windowed = split_module(FUSED / "tiny_softmax.py", WAVE=2).kernels[0].launches[0].source
+    phase_b, phase_a = windowed.split("else:  # phase A")
+    assert 'other=0, eviction_policy="evict_last")' in phase_a and "evict_first" not in phase_a
+    assert 'other=0, eviction_policy="evict_first")' in phase_b and "evict_last" not in phase_b
+    assert 'mask=xmask & rmask, eviction_policy="evict_first")' in phase_b   # the store of y
+    two = split_module(FUSED / "tiny_softmax.py").kernels[0].launches
+    assert not any("eviction_policy" in k.source for k in two)
+
+
 def test_split_rows_refuse_what_they_cannot_combine():
     with pytest.raises(CodegenUnsupported, match="split rows combine sum, max and min"):
         split_module(L1 / "argmax_last_axis.py")

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_bafa5286f8547e18 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
@@ -86,21 +86,22 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, partials_ptr, flags_ptr, s0, s1, XBLOCK:
         p1 = tl.load(partials_ptr + (1 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0, cache_modifier=".cg")
         v_max0 = tl.max(p0, axis=1, keep_dims=True)  # max over axes [1]
         v_sum0 = tl.sum(tl.where(p0 == float("-inf"), 0.0, p1 * tl.exp(p0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]: each chunk's sum rescaled to the shift
+        rcp_sum0 = 1.0 / v_sum0  # once per row: the pass below multiplies by it
         for roffset in range(0, chunk, RBLOCK):
             rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
             rmask = rindex < s1
-            ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+            ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0, eviction_policy="evict_first")
             v_pw0 = (ld0 - v_max0)  # sub, fp32[d0, d1]
             v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
-            v_pw2 = (v_pw1 / v_sum0)  # div, fp32[d0, d1]
-            tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask)
+            v_pw2 = (v_pw1 * rcp_sum0)  # div, fp32[d0, d1]
+            tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask, eviction_policy="evict_first")
     else:  # phase A: this chunk's partials, then the row block's arrival
         acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
         acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
         for roffset in range(0, chunk, RBLOCK):
             rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
             rmask = rindex < s1
-            ld1 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+            ld1 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0, eviction_policy="evict_last")
             x_max0 = tl.where(xmask & rmask, ld1, float("-inf"))
             e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
             acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
@@ -117,7 +118,7 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, partials_ptr, flags_ptr, s0, s1, XBLOCK:
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_bafa5286f8547e18 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -139,8 +140,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "softmax_long_rows_bafa5286f8547e18"):
-    torch.library.custom_op("kerntailor::softmax_long_rows_bafa5286f8547e18", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "softmax_long_rows_76d75961d3bd6373"):
+    torch.library.custom_op("kerntailor::softmax_long_rows_76d75961d3bd6373", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -211,7 +212,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_bafa5286f8547e18; the constructor is Model's own."""
+    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -241,5 +242,5 @@ class ModelNew(nn.Module):
         d1 = x.shape[1]
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw2 = torch.ops.kerntailor.softmax_long_rows_bafa5286f8547e18(x)
+        pw2 = torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373(x)
         return pw2

@@ -76,10 +76,11 @@ class ExprRenderer:
     """
 
     def __init__(self, leaf: Callable[[Load, str | None, str | None, int], str], index: Callable[[int], str],
-                 slot: Callable[[str, int, object, str], str] | None = None):
+                 slot: Callable[[str, int, object, str], str] | None = None, reciprocals: dict[str, str] | None = None):
         self.leaf = leaf
         self.index = index
         self.slot = slot or (lambda kind, i, value, dtype: literal(value, dtype))
+        self.reciprocals = reciprocals or {}   # divisor text -> its reciprocal's: a float `a / d` is `a * r`
         self.helpers: set[str] = set()
         self.counter = 0
 
@@ -107,6 +108,8 @@ class ExprRenderer:
         if op in _INFIX:
             return f"({args[0]} {_INFIX[op]} {args[1]})"
         if op == "div":
+            if e.dtype in FLOAT and args[1] in self.reciprocals:
+                return f"({args[0]} * {self.reciprocals[args[1]]})"
             if e.dtype in FLOAT:
                 return f"({args[0]} / {args[1]})"
             return f"({args[0]} // {args[1]})"

@@ -43,7 +43,9 @@ from kerntailor.codegen.fused.reductions import (
     stages,
 )
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.render import FLOAT
 from kerntailor.codegen.sizes import const
+from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Reduction, exp_of_difference
 
 
@@ -262,10 +264,38 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "") -> l
         with w.out.indented():
             w.store_outputs("reduced", done)
     if any(w.level[n.name] == "full" for n in w.outputs()):
+        w.reciprocals = row_reciprocals(w, online)
         close = _chunk_loop(w)
         w.store_outputs("full", {name for name in done if w.level[name] == "reduced"})
         close()
+        w.reciprocals = {}
     return stats
+
+
+def row_reciprocals(w, online: dict) -> dict[str, str]:
+    """{v_S: rcp_S}, with `rcp_S = 1.0 / v_S` written once per row, for each softmax sum S = Σ exp(x − M) (an
+    online pair shifted by its max M itself) that a full-size member divides by: the normalising pass then
+    multiplies instead of dividing per element (an IEEE division is a dozen instructions). S >= 1 (its largest
+    term is exp(0)) where M is finite, so 1/S is a normal number and a * (1/S) is a / S within an ulp; where M
+    is not finite S is 0 or NaN and both forms give the same infinities and NaNs. Other divisors (a sum that may
+    be tiny, whose reciprocal overflows) keep the division."""
+    sums = sorted(s.name for m, (s, c) in online.items() if c == m)
+    divided = {name for name in sums if any(_divides_by(n, n.expr, name) for n in w.nodes
+                                            if n.name in w.members and w.level[n.name] == "full"
+                                            and not isinstance(n, Reduction))}
+    for name in sorted(divided):
+        w.out(f"rcp_{name} = 1.0 / v_{name}  # once per row: the pass below multiplies by it")
+    return {f"v_{name}": f"rcp_{name}" for name in divided}
+
+
+def _divides_by(node, e, name: str) -> bool:
+    """Whether expression `e` of `node` has a float division by member `name`'s value."""
+    if not isinstance(e, Op):
+        return False
+    if e.op == "div" and e.dtype in FLOAT and isinstance(e.args[1], Load) and e.args[1].gather is None \
+            and e.args[1].valid is None and node.operands[e.args[1].operand].base == name:
+        return True
+    return any(_divides_by(node, a, name) for a in e.args)
 
 
 IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")'}   # of a combine; the others' (sums) is 0
@@ -310,6 +340,9 @@ def _welford_combine(w, s: Reduction, q: Reduction, m_name: str, p: str, positio
 
 
 
+EVICT_FIRST, EVICT_LAST = ', eviction_policy="evict_first"', ', eviction_policy="evict_last"'
+
+
 def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     """Phases A and B in one kernel, wave by wave (WAVE > 0; module docstring): the programs of a wave of WAVE row
     blocks compute their partials (A), and the same rows are normalised (B) one wave later, while they are still
@@ -332,12 +365,16 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     w.out('while tl.atomic_add(flags_ptr + rowblock, 0, sem="acquire") < SPLIT:')
     w.out("    pass")
     outer_loads, w.loads = w.loads, {}
+    w.load_hint = w.store_hint = EVICT_FIRST   # x's last read, y written once: neither is read again
     stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"')
+    w.load_hint = w.store_hint = ""
     w.out.depth -= 1
     w.out("else:  # phase A: this chunk's partials, then the row block's arrival")
     w.out.depth += 1
     w.loads = {}
+    w.load_hint = EVICT_LAST   # read again by phase B about two waves later: kept in L2 over streamed lines
     _partials_body(w, rows)
+    w.load_hint = ""
     w.out("tl.debug_barrier()  # every thread's partials stored before the release")
     w.out('tl.atomic_add(flags_ptr + rowblock, 1, sem="release")')
     w.out.depth -= 1

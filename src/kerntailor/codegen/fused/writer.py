@@ -46,6 +46,9 @@ class FusedWriter(KernelWriter):
         self.big = space.big
         self.layout = Layout(self.out, self.sizes, self.space)
         self.at = Addressing(self.space, self.layout, self.sizes, self.reduce)
+        self.reciprocals: dict[str, str] = {}   # row values divided by as a multiply (splitrows.row_reciprocals)
+        # extra keyword text of full-size loads and stores (the windowed split's eviction policies)
+        self.load_hint = self.store_hint = ""
 
     # --- loads ---------------------------------------------------------------------------------------------
     def deferred_load(self, row: str, full: str, axes: set[int]) -> str:
@@ -77,7 +80,7 @@ class FusedWriter(KernelWriter):
 
     # --- values --------------------------------------------------------------------------------------------
     def renderer(self, node: Node, level: str) -> ExprRenderer:
-        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node))
+        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node), self.reciprocals)
 
     def leaf(self, node: Node, level: str):
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
@@ -102,7 +105,7 @@ class FusedWriter(KernelWriter):
                 mask = f"{mask} & {valid}"
             cdt = compute_dtype(dtype)
             cast = f".to({TL_DTYPES[cdt]})" if cdt != dtype else ""
-            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other=0){cast}"
+            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other=0{self.load_hint}){cast}"
             if self.reduce and level == "full" and gather is None and valid is None and not moves:
                 # the same element along the whole row chunk (a per-channel weight): one load per row, an
                 # (XBLOCK, 1) value that broadcasts, not a tile-shaped load in a layout of its own
@@ -284,8 +287,9 @@ class FusedWriter(KernelWriter):
             out_dtype = node.out.dtype
             if out_dtype != compute_dtype(out_dtype) or out_dtype in ("i64", "i32", "bool"):
                 value = f"{value}.to({TL_DTYPES[out_dtype]})"
+            hint = self.store_hint if level == "full" else ""
             self.out(f"tl.store({self.pointer(node.name)} + ({self.at.store_offset(node)}), {value}, "
-                     f"mask={self.at.mask(level)})")
+                     f"mask={self.at.mask(level)}{hint})")
 
     # --- the kernel ----------------------------------------------------------------------------------------
     def write(self) -> GeneratedKernel:

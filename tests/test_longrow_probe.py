@@ -1,0 +1,55 @@
+"""benchmarks/longrow_probe.py stays runnable and its kernels right: its --smoke mode runs every variant on a
+3 x 1000 tensor under TRITON_INTERPRET=1 (the cooperative P4 at SPLIT 1, and at SPLIT 4 replayed with nobody
+waiting: waiting on peers would deadlock the sequential interpreter), and each softmax variant must match
+torch.softmax."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.interpreter
+def test_longrow_probe_smoke_checks_every_variant(tmp_path):
+    out = tmp_path / "longrow.json"
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "longrow_probe.py"), "--smoke", "--out", str(out)],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    report = json.loads(out.read_text())
+    rows = report["results"]
+    assert report["label"].startswith("measured on") and report["triton"] and report["torch"]
+    assert all("error" not in r for r in rows), [r for r in rows if "error" in r]
+    names = {r["variant"].split()[0] for r in rows}
+    assert names >= {"P0", "P1", "P2", "P3", "P3b", "P3c", "P4"}
+    assert all(r["copy_exact"] for r in rows if r["variant"].startswith("P0"))
+    checked = [r for r in rows if not r["timing_only"]]
+    assert {r["dtype"] for r in checked} == {"float32", "bfloat16"}
+    assert {r["variant"].split()[0] for r in checked} == {"P1", "P3", "P4"}
+    assert any(r["variant"].startswith("P4") and "SPLIT 4" in r["variant"] for r in checked)
+    # fp32: a few ulps of the largest output; bf16 (8 significant bits): the interpreter's fp32 -> bf16 cast was
+    # seen 2 ulps off (7.5e-3 of the largest output), so within 2^-7 of it
+    for r in checked:
+        assert r["err_over_max"] < (1e-6 if r["dtype"] == "float32" else 2 ** -7), r
+
+
+def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_exact_copy():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("longrow_probe", ROOT / "benchmarks" / "longrow_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    rows = [{"variant": "P0 copy BLOCK 1024 warps 4", "dtype": "float32", "time_us": 3000.0, "copy_exact": True},
+            {"variant": "P0 torch copy_", "dtype": "float32", "time_us": 2000.0, "copy_exact": False},   # wrong
+            {"variant": "P1 two kernels div", "dtype": "float32", "time_us": 4500.0},
+            {"variant": "P1 two kernels recip", "dtype": "float32", "time_us": 4200.0, "err_over_max": 1e-7},
+            {"variant": "P1 two kernels exp2", "dtype": "float32", "time_us": 4100.0, "err_over_max": float("nan")},
+            {"variant": "P4 cooperative reuse", "dtype": "float32", "error": "RuntimeError: x"}]
+    lines = probe.summary(rows)
+    assert lines[0] == "float32: floor 3000.0 us (fastest exact copy)"
+    assert len(lines) == 2 and "P1" in lines[1] and "x 1.40" in lines[1] and lines[1].endswith("recip")

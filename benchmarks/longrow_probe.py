@@ -22,7 +22,9 @@ small Triton kernel so that the differences between lines name the cost:
 - P4  cooperative, on-chip: each program loads its chunk ONCE into registers, publishes (max, sum exp), waits
       until its row's SPLIT chunks have published, combines the SPLIT partials in a fixed order (the same bits
       every run), normalises from registers and writes: exactly one read and one write. `reuse` keeps
-      e = exp(x - m) instead of x and scales it by exp(m - M) / S: one exp per element.
+      e = exp(x - m) instead of x and scales it by exp(m - M) / S: one exp per element. `volatile poll`: the
+      wait polls with plain volatile loads, then one acquire atomic; P4b: no wait at all (wrong results,
+      timing only): what waiting for the row's peers costs.
       Co-residency: a program waits for the peers of its row, so the SPLIT programs of a row must be able to be
       resident at once. Roles come from an atomic ticket drawn at start, so every row but the one of the
       highest ticket drawn has all its programs started (they published before waiting, so those rows finish);
@@ -228,8 +230,12 @@ def _windowed_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, chunk, XBLOCK: tl.
 
 @triton.jit
 def _coop_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, BLOCK: tl.constexpr, SPLIT: tl.constexpr,
-                 SPLIT_P2: tl.constexpr, NORM: tl.constexpr):
-    """P4: one read, one write. Needs the SPLIT programs of a row co-resident (module docstring)."""
+                 SPLIT_P2: tl.constexpr, NORM: tl.constexpr, WAIT: tl.constexpr = 1):
+    """P4: one read, one write. Needs the SPLIT programs of a row co-resident (module docstring). WAIT: 1 spins
+    on an acquire atomic add of 0 as splitrows.py's phase B does (Triton 3.6, sm_90 PTX: one thread's
+    ld.global.gpu.acquire, broadcast through shared memory between two bar.syncs, per poll); 2 polls with every
+    thread's ld.volatile (no barrier), then that acquire once; 0 does not wait (wrong results: P4b, timing
+    only)."""
     ticket = tl.atomic_add(flags_ptr + R, 1, sem="relaxed")   # roles in start order: waits only on started peers
     row = ticket // SPLIT
     split = ticket % SPLIT
@@ -243,8 +249,14 @@ def _coop_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, BLOCK: tl.constexpr, S
     tl.store(part_ptr + (R + row) * SPLIT + split, tl.sum(e, axis=0))
     tl.debug_barrier()   # every thread's partials stored before the release
     tl.atomic_add(flags_ptr + row, 1, sem="release")
-    while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:
-        pass
+    if WAIT == 1:
+        while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:
+            pass
+    elif WAIT == 2:
+        while tl.load(flags_ptr + row, volatile=True) < SPLIT:
+            pass
+        while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:   # once (the count only grows): the
+            pass   # acquire. Its result used: Triton (3.6) makes an atomic add of 0 a load, dropped when unused
     lanes = tl.arange(0, SPLIT_P2)
     p0 = tl.load(part_ptr + row * SPLIT + lanes, mask=lanes < SPLIT, other=float("-inf"), cache_modifier=".cg")
     p1 = tl.load(part_ptr + (R + row) * SPLIT + lanes, mask=lanes < SPLIT, other=0.0, cache_modifier=".cg")
@@ -301,7 +313,7 @@ def run_windowed(x, y, cfg, norm, spin=True, ticket=True, hints=False):
         HINTS=hints, num_warps=cfg["warps"], num_stages=1)
 
 
-def run_coop(x, y, cfg, norm):
+def run_coop(x, y, cfg, norm, wait=1):
     """cfg["replay"] (the interpreter's check of SPLIT > 1): every row's flag starts at SPLIT, so no program
     waits, and the kernel runs twice on one partials buffer: the second run's combine reads the partials of
     the first wherever a peer has not yet run, the same values. Its output is then the row softmax."""
@@ -313,7 +325,7 @@ def run_coop(x, y, cfg, norm):
         if cfg.get("replay"):
             flags[:R] = split
         handle = _coop_kernel[(R * split,)](x, y, part, flags, R, C, BLOCK=block, SPLIT=split,
-                                            SPLIT_P2=triton.next_power_of_2(split), NORM=norm,
+                                            SPLIT_P2=triton.next_power_of_2(split), NORM=norm, WAIT=wait,
                                             num_warps=cfg["warps"])
     return handle
 
@@ -355,6 +367,9 @@ def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
             label = f"BLOCK {cfg['block']} SPLIT {triton.cdiv(C, cfg['block'])} warps {cfg['warps']}" \
                 + (" replayed" if cfg.get("replay") else "")
             out.append((f"P4 cooperative {NORM_NAMES[norm]} {label}", _bind(run_coop, cfg, norm), False))
+        if i == 0:   # the waiting's cost: polled without atomics, and not at all
+            out.append((f"P4 cooperative reuse volatile poll {label}", _bind(run_coop, cfg, REUSE, wait=2), False))
+            out.append((f"P4b cooperative no wait {label}", _bind(run_coop, cfg, REUSE, wait=0), True))
     return out
 
 

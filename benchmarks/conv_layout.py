@@ -1,14 +1,19 @@
 """The library convolution's layout, side by side: a mixed module (cuDNN/MIOpen convolution + generated tail) with
-its convolution called on NCHW tensors and on channels-last copies (LibrarySchedule.channels_last), beside eager
-and torch.compile, at the problem's own sizes, in one interleaved timing (measure/stopwatch.py).
+its convolution called on NCHW tensors ("nchw"), and on channels-last ones with its output kept channels-last for
+the tail ("channels_last": the tail reads NHWC / NDHWC by its physical strides and writes the module's NCHW output
+itself, codegen/memory_format.py; the input is converted per call, the weight once), beside eager and
+torch.compile, at the problem's own sizes, in one interleaved timing (measure/stopwatch.py).
 
     PYTHONPATH=src python3 benchmarks/conv_layout.py FILE.py [...] --out conv_layout.json [--dtype bf16]
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/conv_layout.py tests/data/mixed/conv_bias_relu.py \
         --out /tmp/c.json --smoke          # CPU: small variant, both modules against eager, no times
 
 The tail kernels take their default schedules (not searched): only the convolution's layout differs between the
-two modules. Each module's output is compared with eager's (relative norm error, a sanity figure beside the
-times: the referee judges modules, this script does not). Times are medians (µs), labelled measured on the GPU.
+two modules. `output_kept` says per file whether every library convolution's output stayed channels-last (where a
+reader cannot index it so, a GroupNorm's (N, G, C/G*H*W) view say, it is copied back to NCHW, as every
+channels-last run before 2026-12-03 did: conv_layout_h200_fp32_2026-12-02.json). Each module's output is compared
+with eager's (relative norm error, a sanity figure beside the times: the referee judges modules, this script does
+not). Times are medians (us), labelled measured on the GPU.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def modules(path: Path, dtype: str | None, arch: str):
-    """(spec, {"nchw": source, "channels_last": source}) or (spec, None) where no group is a library conv."""
+    """(spec, {"output_kept": bool, "nchw": source, "channels_last": source}) or (spec, None) where no group is a
+    library conv."""
     from dataclasses import replace
 
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+    from kerntailor.codegen.memory_format import kept_layout
     from kerntailor.ir.nodes import Conv
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
@@ -40,7 +47,7 @@ def modules(path: Path, dtype: str | None, arch: str):
     if not convs:
         return spec, None
     base = {g.name: default_schedule(gen, g) for g in plan.groups}
-    out = {}
+    out = {"output_kept": all(kept_layout(gen, gen.graph.node(g.nodes[0])) is not None for g in convs)}
     for label, flag in (("nchw", False), ("channels_last", True)):
         schedules = dict(base) | {g.name: replace(base[g.name], channels_last=flag) for g in convs}
         out[label] = generate_module(spec, gen, plan, schedules, "h200" if arch == "sm_90" else "mi300x", arch).source
@@ -54,6 +61,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
     spec, sources = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90")
     if sources is None:
         return record | {"skipped": "no library convolution in the plan"}
+    record["output_kept"] = sources.pop("output_kept")
     device = "cpu" if smoke else "cuda"
     variant = spec.variants[-1].name if smoke else "default"   # the smallest declared (odd) on the CPU
     torch.manual_seed(0)

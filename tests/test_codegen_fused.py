@@ -419,3 +419,48 @@ def test_a_row_coordinate_dividing_by_the_row_length_follows_its_definition():
         used = [i for i, ln in enumerate(lines) if "rlen" in ln and not ln.strip().startswith("rlen = ")]
         if used:
             assert defined is not None and defined < min(used), "\n".join(lines[:12])
+
+
+_RUN_SUM = '''
+import importlib.util, json, sys
+import torch
+spec = importlib.util.spec_from_file_location("k", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+model = mod.ModelNew()
+x = torch.full((16, 513), 2.0 ** -24)
+x[0, :16] = 1.0          # each of the 16 lanes starts at 1.0, then adds 512 terms of half its ulp (ties to even)
+exact = x.double().sum().item()
+y = x.clone(); y[3, 5] = float("inf")
+z = y.clone(); z[7, 9] = float("-inf")
+acc = torch.zeros(16)    # the lanes' plain fp32 running sums, in the kernel's order (RBLOCK 16)
+for chunk in x.flatten().view(-1, 16):
+    acc = acc + chunk
+print(json.dumps({"got": model(x).item(), "exact": exact, "naive": acc.sum().item(),
+                  "inf": model(y).item(), "nan": model(z).item()}))
+'''
+
+
+@pytest.mark.interpreter
+def test_a_looped_sum_compensates_each_lane(tmp_path):
+    """A looped fp32 sum adds R / RBLOCK terms a lane one after another; KernelBench's 37_FrobeniusNorm_ (459,000 a
+    lane) erred 5.6e-5 on the H200, past the fp32 policy. Here each lane adds 512 terms of half the ulp of its
+    running 1.0: a plain sum never moves (16.0, 3e-5 off, past the policy's 1e-5), the compensated one lands on
+    the exact total; an inf term still gives inf, and inf with -inf NaN."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    module = reduction_module(FUSED / "tiny_sum_all.py", {"XBLOCK": 1, "RBLOCK": 16, "SPLIT": 0,
+                                                           "persistent": False, "num_warps": 1})
+    assert "kahan_t" in module.kernels[0].source
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(module.source)
+    out = subprocess.run([sys.executable, "-c", _RUN_SUM, str(kernel)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "src")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert abs(r["naive"] - r["exact"]) / r["exact"] > 2e-5        # the case is one a plain sum fails
+    assert abs(r["got"] - r["exact"]) / r["exact"] < 1e-6, r
+    assert r["inf"] == float("inf") and r["nan"] != r["nan"], r

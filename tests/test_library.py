@@ -237,8 +237,9 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
 
 @pytest.mark.interpreter
 def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(tmp_path):
-    """LibrarySchedule(channels_last=True): the convolution's input and weight are channels-last copies (cuDNN picks
-    other kernels there), its output is made contiguous for the generated tail; the referee passes the module."""
+    """LibrarySchedule(channels_last=True): the convolution's input is a channels-last copy and its weight a copy
+    kept across calls (cuDNN picks other kernels there), its output stays channels-last for the generated tail
+    (codegen/memory_format.py); the referee passes the module."""
     from kerntailor.codegen.library import LibrarySchedule
     from kerntailor.codegen.schedule import ScheduleError
     from kerntailor.verify import VerifySettings, verify_candidate
@@ -250,7 +251,7 @@ def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(t
     schedules[plan.groups[0].name] = LibrarySchedule(channels_last=True)
     module = generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
     assert ("torch.ops.aten.convolution.default(x.contiguous(memory_format=torch.channels_last), "
-            "p_conv_weight.contiguous(memory_format=torch.channels_last), None,") in module.source
+            "_channels_last_weight(p_conv_weight, torch.channels_last), None,") in module.source
     settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
                               allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
     path = tmp_path / "kernel.py"

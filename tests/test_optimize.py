@@ -2,7 +2,8 @@
 for a generated kernel (a torch.library custom op), the whole model still agrees with the original by the
 referee's tolerance, the state_dict is the same, torch.compile sees no graph break, a sabotaged kernel is caught
 and undone, groups that span modules are skipped with why, a chain of sibling modules (LayerNorm then GELU) is
-swapped as one, and the CLI's mistakes are one line with exit 2.
+swapped as one, the report's cost per token has no number without a GPU, the model saved as a file is rebuilt in a
+fresh process without kerntailor, and the CLI's mistakes are one line with exit 2.
 
 One optimize run (module fixture, about 15 s: one generate under the interpreter) serves most tests; the
 sabotage test reuses its store (the kernel is served from it, no search)."""
@@ -188,6 +189,64 @@ def test_report_is_plain_json_and_a_table(optimized):
     console.print(optimize_table(result.report))
     text = console.export_text()
     assert "swapped" in text and "not measured: no GPU" in text and "passed" in text
+    assert doc["cost"]["tokens_per_call"] == 8 and doc["cost"]["price"]["usd_per_hour"] > 0
+    assert all(r["note"] == "not measured: no GPU" and r["usd_per_million_tokens"] is None
+               for r in doc["cost"]["rows"])
+
+
+def _tiny_problem(path: Path) -> Path:
+    """Tiny's own classes as a KernelBench file (its Model is Tiny): the user's class that save rebuilds from."""
+    import inspect
+
+    path.write_text("import torch\nfrom torch import nn\n\n\n" + inspect.getsource(Block) + "\n\n"
+                    + inspect.getsource(Tiny) + "\n\nModel = Tiny\n\n\ndef get_inputs():\n"
+                    "    return [torch.randn(8, 32)]\n")
+    return path
+
+
+SAVED_CHILD = """
+import sys
+sys.modules["kerntailor"] = None   # the saved file must not need it
+sys.path.insert(0, sys.argv[1])
+import torch
+import optimized_model
+model = optimized_model.build("cpu")
+with torch.no_grad():
+    torch.save(model(torch.load(sys.argv[2])), sys.argv[3])
+print(sum(type(m).__name__ == "Swapped" for m in model.modules()), model.training)
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.interpreter
+def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimized, tmp_path):
+    """OptimizeResult.save: a file importing torch, triton and the parts beside it; a fresh process without
+    kerntailor builds the model from the user's class and the state_dict and gives the optimized model's outputs."""
+    _, _, result = optimized
+    with pytest.raises(kerntailor.KerntailorError, match="problem_file="):
+        result.save(tmp_path / "no_file.py")   # optimize_model's result: which class to build is not known
+    other = tmp_path / "other.py"
+    other.write_text(TINY_FILE)
+    with pytest.raises(kerntailor.KerntailorError, match="other state_dict keys"):
+        result.save(tmp_path / "wrong.py", problem_file=other)
+    saved = result.save(tmp_path / "out" / "optimized_model.py", problem_file=_tiny_problem(tmp_path / "tiny.py"))
+    parts = sorted(p.name for p in (saved.parent / "optimized_model_parts").iterdir())
+    kernels = [f"kernel_{i:02d}.py" for i in range(1, len(result.report.swapped) + 1)]
+    assert parts == sorted(kernels + ["model.py", "state_dict.pt"]), parts
+    _saved_run(saved, result, tmp_path)
+
+
+def _saved_run(saved: Path, result, tmp_path: Path) -> None:
+    """The saved model, built in a fresh process without kerntailor, gives the optimized model's outputs."""
+    x = torch.randn(8, 32)
+    torch.save(x, tmp_path / "x.pt")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TRITON_INTERPRET": "1"}
+    child = subprocess.run([sys.executable, "-c", SAVED_CHILD, str(saved.parent), str(tmp_path / "x.pt"),
+                            str(tmp_path / "y.pt")], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.split() == [str(len(result.report.swapped)), str(result.model.training)], child.stdout
+    with torch.no_grad():
+        assert torch.equal(torch.load(tmp_path / "y.pt"), result.model(x))
 
 
 TINY_FILE = '''
@@ -220,6 +279,9 @@ def get_init_inputs():
     (["{tiny}", "--budget", "-1"], "--budget"),
     (["{tiny}", "--target", "no-such-gpu"], "unknown target"),
     (["{tiny}", "--out", "{tiny}"], "not a directory"),
+    (["{tiny}", "--price-per-hour", "0"], "--price-per-hour"),
+    (["{tiny}", "--tokens-per-call", "0"], "--tokens-per-call"),
+    (["{tiny}", "--save", "{tiny}.txt"], "--save"),
 ])
 def test_cli_mistakes_are_one_line(tmp_path, args, needle):
     tiny = tmp_path / "tiny.py"
@@ -241,10 +303,14 @@ def test_cli_optimizes_a_model_file(env, tmp_path):
     tiny.write_text(TINY_FILE)
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["optimize", str(tiny), "--target", "h200", "--top", "1", "--budget", "4",
-                                      "--candidates", "1", "--out", str(out), "--json"])
+                                      "--candidates", "1", "--out", str(out), "--json", "--price-per-hour", "2",
+                                      "--save", str(tmp_path / "saved.py")])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["swapped"] == 1 and doc["groups"][0]["module"] == "mlp" and doc["check"]["passed"], doc
+    assert doc["cost"]["price"] == {"usd_per_hour": 2.0, "source": "given by the user", "date": "", "assumed": False}
+    assert doc["saved"] == str(tmp_path / "saved.py") and (tmp_path / "saved_parts" / "kernel_01.py").is_file()
+    assert (tmp_path / "saved_parts" / "model.py").read_text() == TINY_FILE   # the user's file, as it is
     assert json.loads((out / "optimize.json").read_text())["groups"] == doc["groups"]
 
 
@@ -312,6 +378,11 @@ def test_a_generated_chain_kernel_is_swapped(env, tmp_path):
     (group,) = result.report.groups
     assert group.status == "swapped" and group.module == "1 + 2", group
     assert result.report.check.passed
+    problem = tmp_path / "chain.py"   # the chain's kernel and pass-through saved and rebuilt in a fresh process
+    problem.write_text("import torch\nfrom torch import nn\n\n\nclass Model(nn.Sequential):\n"
+                       "    def __init__(self):\n"
+                       "        super().__init__(nn.Linear(32, 32), nn.LayerNorm(32), nn.GELU())\n")
+    _saved_run(result.save(tmp_path / "saved" / "optimized_model.py", problem_file=problem), result, tmp_path)
 
 
 @pytest.mark.capture
@@ -443,3 +514,65 @@ def test_the_interpreter_tests_in_a_fresh_process():
     summary = child.stdout.strip().splitlines()[-1] if child.stdout.strip() else ""
     passed = re.search(r"(\d+) passed", summary)
     assert child.returncode == 0 and passed and int(passed.group(1)) >= 8 and "failed" not in summary, tail
+
+
+STAND_IN_KERNEL = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ORDER = {order!r}   # the kernel's arguments as the scope orders them: the module's argument, then state by name
+
+
+class ModelNew(nn.Module):
+    def forward(self, *tensors):
+        named = dict(zip(ORDER, tensors))
+        x = named.pop("x")
+        return {body}
+'''
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("case", ["whole_model", "linear_3d"])
+def test_save_redoes_a_whole_model_swap_and_a_reshaped_one(tmp_path, case):
+    """save.py without the interpreter: a stand-in kernel.py (PyTorch's own ops, in the order the scope gives the
+    kernel its arguments) swapped in, saved and rebuilt: the whole model as the swapped module (module ""), and a
+    Linear on a 3-d input (the kernel's 2-d result viewed back). The fresh-process test above covers the rest."""
+    import importlib.util
+
+    from kerntailor.optimizing.save import save_model
+    from kerntailor.optimizing.scope import ARG
+    from kerntailor.optimizing.swap import install_scope, load_kernel, share_copy
+
+    sources = {
+        "whole_model": ("class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                        "        self.linear = nn.Linear(32, 32)\n\n    def forward(self, x):\n"
+                        "        return torch.relu(self.linear(x)) * 2\n", [torch.randn(8, 32)], "",
+                        "torch.relu(x @ named['linear.weight'].T + named['linear.bias']) * 2"),
+        "linear_3d": ("class Model(nn.Sequential):\n    def __init__(self):\n"
+                      "        super().__init__(nn.Linear(32, 48), nn.LayerNorm(48))\n", [torch.randn(2, 4, 32)], "0",
+                      "x.reshape(-1, 32) @ named['weight'].T + named['bias']"),
+    }
+    text, inputs, module, body = sources[case]
+    problem = tmp_path / "problem.py"
+    problem.write_text("import torch\nfrom torch import nn\n\n\n" + text)
+    spec = importlib.util.spec_from_file_location(f"save_case_{case}", problem)
+    user = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(user)
+    torch.manual_seed(0)
+    model = user.Model().eval()
+    (scope,) = [s for s in _scopes(model, inputs).values() if not isinstance(s, str) and s.module == module]
+    order = ["x" if s.kind == ARG else s.state for s in scope.slots]
+    kernel_file = tmp_path / "kernel.py"
+    kernel_file.write_text(STAND_IN_KERNEL.format(order=order, body=body))
+    optimized, _ = install_scope(share_copy(model), scope, *load_kernel(kernel_file))
+    saved = save_model(optimized, tmp_path / "out" / "fast.py", problem, name=case)
+    spec = importlib.util.spec_from_file_location(f"saved_{case}", saved)
+    fast = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fast)
+    rebuilt = fast.build("cpu")
+    assert type(rebuilt if not module else rebuilt.get_submodule(module)).__name__ == "Swapped"
+    assert list(rebuilt.state_dict()) == list(model.state_dict()) and not rebuilt.training
+    with torch.no_grad():
+        assert torch.equal(rebuilt(*inputs), optimized(*inputs))
+        assert torch.allclose(rebuilt(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)

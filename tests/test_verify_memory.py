@@ -362,7 +362,10 @@ def test_gpu_a_big_input_problem_gets_a_verdict_under_a_budget(tmp_path, monkeyp
 
 @pytest.mark.parametrize("reason, judged", [
     ("the referee could not judge: OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB", 2),
-    ("the referee could not judge: KeyError: 'x'", 1)])
+    ("the referee could not judge: KeyError: 'x'", 1),
+    ("crash:the candidate process did not allocate its inputs: candidate process: OutOfMemoryError: CUDA out of "
+     "memory. Tried to allocate 4.00 GiB", 2),
+    ("crash:the candidate process did not allocate its inputs: candidate process: ValueError: bad spec", 1)])
 def test_the_referee_running_out_of_gpu_memory_is_judged_again_not_a_verdict(monkeypatch, reason, judged):
     """49_Max_reduction bf16 on the H200 (2026-12-03): the judge's own 8 GiB allocation failed beside other jobs'
     processes and the verdict said so. Only the referee's own out-of-memory is judged again (after a wait), once
@@ -370,7 +373,8 @@ def test_the_referee_running_out_of_gpu_memory_is_judged_again_not_a_verdict(mon
     from kerntailor.verify import referee
     from kerntailor.verify.verdict import Verdict, VerifySettings
 
-    verdicts = iter([Verdict(False, "referee", reason, checks=("referee",), problem="p", candidate="c", mode="gpu"),
+    check, reason = reason.split(":", 1) if reason.startswith("crash:") else ("referee", reason)
+    verdicts = iter([Verdict(False, check, reason, checks=(check,), problem="p", candidate="c", mode="gpu"),
                      Verdict(True, None, "passed", checks=("static",), problem="p", candidate="c", mode="gpu")])
     runs, slept = [], []
     monkeypatch.setattr(referee, "plan_edge_cases", lambda *a: ([], []))
@@ -383,4 +387,4 @@ def test_the_referee_running_out_of_gpu_memory_is_judged_again_not_a_verdict(mon
     if judged == 2:
         assert v.passed and any("judged again after 15 s" in n for n in v.notes)
     else:
-        assert not v.passed and v.check == "referee"
+        assert not v.passed and v.check == check

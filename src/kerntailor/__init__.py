@@ -19,16 +19,20 @@ def profile(model, example_inputs, *, target: str = "mi300x", dtype: str | None 
 
 
 def optimize(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,
-             candidates: int = 8, out_dir=None, use_store: bool = True):
+             candidates: int = 8, out_dir=None, use_store: bool = True, price_per_hour: float | None = None,
+             tokens_per_call: int | None = None):
     """`model` with the modules of its `top` hottest fusion groups running kernels generated for `target`, each
     swap verified on the whole model against `model` on fresh inputs (a failing swap is undone). Returns an
     optimizing.OptimizeResult: `.model` (a copy of `model`'s module tree holding the same parameter tensors, so
     its state_dict is `model`'s; `model` itself is left as it was) and `.report` (per group: swapped, skipped or
-    undone and why; the whole-model check; end-to-end times on a GPU). See kerntailor.optimizing."""
+    undone and why; the whole-model check; end-to-end times on a GPU, tokens per second and dollars per million
+    tokens at `price_per_hour` for `tokens_per_call`, defaults in optimizing/cost.py) and `.save(path,
+    problem_file)`. See kerntailor.optimizing."""
     from kerntailor.optimizing import optimize_model
 
     return optimize_model(model, example_inputs, target=target, budget=budget, top=top, candidates=candidates,
-                          out_dir=out_dir, use_store=use_store)
+                          out_dir=out_dir, use_store=use_store, price_per_hour=price_per_hour,
+                          tokens_per_call=tokens_per_call)
 
 
 __all__ = ["KerntailorError", "__version__", "optimize", "profile"]

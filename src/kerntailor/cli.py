@@ -26,8 +26,10 @@ from kerntailor.cli_options import (
     Strategy,
     check_input_file,
     check_out_dir,
+    check_py_file,
     parse_target,
     positive,
+    positive_dollars,
     value,
 )
 from kerntailor.cli_output import is_terminal, print_json, print_markdown, problem_lines, progress_reporter, say
@@ -230,6 +232,18 @@ def optimize(
     out: Path = typer.Option(Path("optimized"), "--out", callback=check_out_dir,
                              help="where the problem files, kernels, reports and optimize.json go"),
     no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the result store"),
+    price_per_hour: float | None = typer.Option(
+        None, "--price-per-hour", callback=positive_dollars,
+        help="dollars per GPU-hour for the cost per token (default: the target's in targets/price.py, marked "
+             "assumed there)"),
+    tokens_per_call: int | None = typer.Option(
+        None, "--tokens-per-call", min=1,
+        help="tokens one call of the model processes (default: batch x sequence of the first token-id input, "
+             "else the first floating input's dims but the last)"),
+    save: Path | None = typer.Option(
+        None, "--save", callback=check_py_file,
+        help="also write the optimized model as this Python file (imports torch, triton and the files it puts "
+             "beside it)"),
     json_out: bool = typer.Option(False, "--json", help="print the report as one JSON document"),
 ) -> None:
     """MODEL with its hottest modules running generated kernels, each swap verified on the whole model.
@@ -237,7 +251,8 @@ def optimize(
     Profiles MODEL on TARGET (predicted ranking), generates a kernel for each of the TOP groups that is one module's
     whole forward (others are skipped, with why), swaps each in and checks the whole model against the original on
     fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager, torch.compile and the
-    optimized model end to end on a GPU. Without a GPU the kernels run under Triton's interpreter."""
+    optimized model end to end on a GPU (also in a CUDA graph), with tokens per second and dollars per million
+    tokens. Without a GPU the kernels run under Triton's interpreter and nothing is timed."""
     import json
     import os
 
@@ -245,20 +260,23 @@ def optimize(
 
     from kerntailor.generate.report import place, stamp
     from kerntailor.optimizing import optimize_problem
-    from kerntailor.optimizing.render import optimize_dict, optimize_table
+    from kerntailor.optimizing.render import cost_table, optimize_dict, optimize_table
 
     if not torch.cuda.is_available():   # the kernels are loaded in this process: the interpreter runs them
         os.environ.setdefault("TRITON_INTERPRET", "1")
     result = optimize_problem(model, target=target, dtype=value(dtype), top=top, budget=budget, candidates=candidates,
-                              out_dir=out, use_store=not no_store)
+                              out_dir=out, use_store=not no_store, price_per_hour=price_per_hour,
+                              tokens_per_call=tokens_per_call)
     doc = stamp(optimize_dict(result.report))
     place(out / "optimize.json", json.dumps(doc, indent=2, default=str))
+    written = [out / "optimize.json"] + ([result.save(save)] if save is not None else [])
     if json_out:
-        print_json(doc)
-        say(f"wrote {out / 'optimize.json'}")
+        print_json({**doc, "saved": str(save) if save is not None else None})
+        say(f"wrote {' and '.join(map(str, written))}")
         return
     _print_table(optimize_table(result.report))
-    typer.echo(f"wrote {out / 'optimize.json'}")
+    _print_table(cost_table(result.report))
+    typer.echo(f"wrote {' and '.join(map(str, written))}")
 
 
 def _write_profile(doc: dict, out: Path) -> list[Path]:

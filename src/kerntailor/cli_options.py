@@ -117,7 +117,25 @@ def positive(number: float | None) -> float | None:
     return number
 
 
+def positive_dollars(number: float | None) -> float | None:
+    """Typer callback: a price, a finite number of dollars > 0 (None, an option left out, passes)."""
+    if number is not None and not (math.isfinite(number) and number > 0):
+        raise typer.BadParameter(f"must be a number of dollars > 0, got {number:g}")
+    return number
+
+
 # --- paths ------------------------------------------------------------------------------------------------
+
+def check_py_file(path: Path | None) -> Path | None:
+    """Typer callback: a .py file to write (None passes), whose folder is not a file."""
+    if path is None:
+        return None
+    if path.suffix != ".py":
+        raise typer.BadParameter(f"{path}: must end in .py (the file is imported)")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise typer.BadParameter(f"{path.parent} is not a directory")
+    return path
+
 
 def check_input_file(path: Path | None) -> Path | None:
     """Typer callback: an existing, readable file (None passes)."""

@@ -189,14 +189,15 @@ def lower_program_traced(program: ExportedProgram, name: str) -> tuple[Graph, di
 
 def _lifted_constant(ctx: Lowering, program: ExportedProgram, target: str, val: torch.Tensor, name: str) -> View:
     """A one-element tensor constant folded into its users as a Const, like `full` (its value is fixed when the
-    model is built: ModelNew, built from the same arguments, has no attribute holding it). A larger one has no
-    home in the emitted module: refused in one line."""
+    model is built: ModelNew, built from the same arguments, has no attribute holding it); an empty one too, as
+    any value (it has none to read: transformers' DynamicCache starts each layer's keys as `torch.tensor([])` and
+    concatenates onto it, which cat drops). A larger one has no home in the emitted module: refused in one line."""
     value = program.constants.get(target)
-    if not isinstance(value, torch.Tensor) or value.numel() != 1:
+    if not isinstance(value, torch.Tensor) or value.numel() > 1:
         raise CaptureError(f"{name}: forward() builds a tensor constant of shape {tuple(val.shape)} "
                            f"({target}); kerntailor folds only one-element constants")
     out = TensorType(tuple(int(s) for s in val.shape), dtype_name(val.dtype))
-    return ctx.constant(value.item(), out, "constant")
+    return ctx.constant(value.item() if value.numel() else 0, out, "constant")
 
 
 def _live_nodes(nodes: list[Node], outputs: tuple) -> list[Node]:

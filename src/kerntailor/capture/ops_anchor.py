@@ -69,7 +69,9 @@ def _sdpa(ctx: Lowering, q: View, k: View, v: View, attn_mask=None, dropout_p: f
     """softmax(q kᵀ · scale + mask) v. Grouped-query attention (enable_gqa: k and v with fewer heads, each shared
     by Hq / Hkv query heads) keeps k and v at their own head count; so does the usual way of writing it without
     enable_gqa, `k.repeat_interleave(Hq // Hkv, dim=-3)` (a broadcast copy, `_shared_heads`): the attention reads
-    the un-repeated k and v, and the copies die."""
+    the un-repeated k and v, and the copies die. A mask is read at the query's heads (expanded to (..., Hq, Lq, Lk)),
+    as the output is, so it needs no care under GQA (transformers' Llama passes the causal mask it builds under
+    torch.export with 8 kv heads for 32 query heads)."""
     if dropout_p:
         raise Unsupported("attention dropout")
     k, v = _shared_heads(ctx, k), _shared_heads(ctx, v)
@@ -77,8 +79,6 @@ def _sdpa(ctx: Lowering, q: View, k: View, v: View, attn_mask=None, dropout_p: f
         raise Unsupported(f"attention over operands of ranks {len(q.shape)}, {len(k.shape)}, {len(v.shape)}")
     if q.shape[:-3] != k.shape[:-3] or k.shape[:-2] != v.shape[:-2] or q.shape[-3] % k.shape[-3]:
         raise Unsupported(f"attention of q {list(q.shape)} over k {list(k.shape)}, v {list(v.shape)}")
-    if q.shape[-3] != k.shape[-3] and attn_mask is not None:
-        raise Unsupported("grouped-query attention with a mask")
     scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
     operands = (q, k, v) + ((attn_mask.expand(q.shape[:-1] + (k.shape[-2],)),) if attn_mask is not None else ())
     return ctx.emit(Attention(ctx.fresh("attn"), operands, ctx.out_type(), "scaled_dot_product_attention",

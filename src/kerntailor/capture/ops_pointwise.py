@@ -185,12 +185,43 @@ def _gather(ctx: Lowering, x: View, dim: int, index: View, sparse_grad: bool = F
 @lowers(aten.index.Tensor)
 def _index(ctx: Lowering, x: View, indices):
     """x[..., idx, ...] with one index tensor (any shape) at one axis: an index_select (Swin's relative position
-    bias table). Several index tensors broadcast against each other: not lowered."""
+    bias table); with several, broadcast against each other, a gather of single elements (_gather_points).
+    Boolean index tensors (a data-dependent shape): not lowered."""
     given = [(k, t) for k, t in enumerate(indices) if t is not None]
-    if len(given) != 1 or not isinstance(given[0][1], View) or ctx.dtype(given[0][1]) == "bool":
-        raise Unsupported("advanced indexing with several or boolean index tensors")
-    dim, index = given[0]
-    return _gather_rows(ctx, x, dim, index, "index", wrap_negative=True)
+    if not given or any(not isinstance(t, View) or ctx.dtype(t) == "bool" for _, t in given):
+        raise Unsupported("advanced indexing with boolean index tensors")
+    if len(given) == 1:
+        dim, index = given[0]
+        return _gather_rows(ctx, x, dim, index, "index", wrap_negative=True)
+    return _gather_points(ctx, x, given)
+
+
+def _gather_points(ctx: Lowering, x: View, given: list[tuple[int, View]]) -> View:
+    """x[i0, i1, ...] with an index tensor at each of several axes, broadcast against each other (transformers'
+    causal mask under torch.export reads `packed[batch_idx, q_idx]`): each output element reads the one element
+    of x their values address together, Σ index_k · stride_k (a negative index counts from the end). The broadcast
+    shape takes the indexed axes' place where those are adjacent, else it comes first (numpy's rule)."""
+    out = ctx.out_type()
+    dims = [k for k, _ in given]
+    rest = [a for a in range(len(x.shape)) if a not in dims]
+    width = len(out.shape) - len(rest)   # rank of the broadcast shape
+    start = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
+    broadcast = out.shape[start:start + width]
+    strides = [0] * len(out.shape)
+    for a, r in zip([a for a in range(len(out.shape)) if not start <= a < start + width], rest):
+        strides[a] = x.strides[r]
+    operands, address = [View(x.base, out.shape, tuple(strides), x.offset)], None
+    for j, (k, t) in enumerate(given, 1):
+        e = t.expand(broadcast)
+        operands.append(View(e.base, out.shape, (0,) * start + e.strides + (0,) * (len(out.shape) - start - width),
+                             e.offset))
+        dt = ctx.dtype(t)
+        i = Load(j, dt)
+        i = Op("where", (Op("lt", (i, Const(0, dt)), "bool"), Op("add", (i, Const(x.shape[k], dt)), dt), i), dt)
+        term = Op("mul", (i, Const(x.strides[k], dt)), dt)
+        address = term if address is None else Op("add", (address, term), dt)
+    node = Pointwise(ctx.fresh("gather"), tuple(operands), out, "index", Load(0, ctx.dtype(x), gather=(1, address)))
+    return ctx.emit(node)
 
 
 @lowers(aten.embedding.default, aten.index_select.default)

@@ -7,8 +7,10 @@
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
 reductions; `gemm.py`: matmul; `scan.py`; `pool.py`), their shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
-`schedule.py` (the Schedule base), `assemble.py` (signature, constexprs, grid, scratch and options of every
-kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py` (ModelNew's constructor).
+`schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
+views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid,
+scratch and options of every kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py`
+(ModelNew's constructor).
 
 How to add a family (a convolution generator, say; `library.py` runs anchors without one on the host, and the
 planner gives them library groups):
@@ -52,6 +54,7 @@ from kerntailor.codegen.emit import EmittedModule, emit_module, header_text
 from kerntailor.codegen.errors import CodegenUnsupported, GroupUnsupported
 from kerntailor.codegen.families import FAMILIES, Family, family
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
+from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan
@@ -104,6 +107,10 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
         if fam.rewrite is not None:   # flip -> scan -> flip: a reverse scan (same groups, same nodes)
             gen = fam.rewrite(gen)
     names = host_names(gen)
+    # a channels-last library convolution's output kept so: the other groups read it by its physical strides
+    kept = tuple(filter(None, (kept_layout(gen, gen.graph.node(g.nodes[0])) for g in plan.groups
+                               if g.family == "library" and getattr(schedules[g.name], "channels_last", False))))
+    physical = relayout(gen, kept)
     kernels, sizes = [], []
     buffers = {}
     try:
@@ -111,8 +118,10 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
     except ValueError as e:
         raise CodegenUnsupported(str(e)) from None
     for group in order:
+        writer_gen = gen if group.family == "library" else physical   # the library reads no kept buffer
         try:
-            kernels.append(generate_kernel(gen, group, schedules[group.name], names, kernel_name(group), arch))
+            kernels.append(generate_kernel(writer_gen, group, schedules[group.name], names, kernel_name(group),
+                                           arch))
         except (GroupUnsupported, ScheduleError):
             raise
         except CodegenUnsupported as e:   # naming the group, so that the caller can plan around it

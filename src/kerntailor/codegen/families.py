@@ -72,7 +72,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
            work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
-           derived_names=library.derived_host_names, derived_size_lines=library.host_size_lines,
+           work_sizes=library.work_sizes, derived_names=library.derived_host_names,
+           derived_size_lines=library.host_size_lines,
            output_shape=library.output_shape, compute_bound=True),
 )}
 

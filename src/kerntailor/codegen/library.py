@@ -9,7 +9,8 @@ so the backend is the vendor's (cuDNN / MIOpen convolution and attention, cuDNN 
 Operands are passed as the buffers themselves where the anchor reads them whole, else as `torch.as_strided`
 views over them with generalized sizes, strides and offsets; fields that change between the problem's variants
 (a scale of 1/sqrt(D)) are host expressions over the input sizes. Its output is made contiguous (the layout the
-generated kernels after it read), and the groups after it (bias, activation, pool, softmax) are generated.
+generated kernels after it read; a channels-last convolution's stays channels-last where they can read that,
+codegen/memory_format.py), and the groups after it (bias, activation, pool, softmax) are generated.
 
 The writer returns a GeneratedKernel with no Triton source: host lines only (`Launch.host_prologue`), defining
 the group's outputs (`host_buffers`), and the names of the calls it writes (`library_calls`), which are the
@@ -21,11 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import prod
 from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.helpers import channels_last_weight
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
+from kerntailor.codegen.memory_format import TORCH_FORMATS, kept_layout
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs
 from kerntailor.ir.nodes import Attention, Conv, Matmul, Node, Recurrent
@@ -41,13 +45,12 @@ class LibrarySchedule(Schedule):
     order: ClassVar[tuple[str, ...]] = ("channels_last", "num_warps", "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ()
 
-    # a 2-d/3-d convolution called on channels-last copies of its input and weight (its output copied back to the
-    # contiguous layout the generated kernels after it read). Tried because torch.compile's modules ran cuDNN's NHWC
-    # kernels faster (profiles of 2026-12-01: level2/65's convolution 2797 us NHWC vs 5947 us NCHW). Measured as
-    # a whole module it loses: 1.5x-1.9x slower than NCHW on five level-2 files on the H200 in fp32
-    # (benchmarks/conv_layout.py, conv_layout_h200_fp32_2026-12-02.json: 65 ran 14086 vs 7293 us), so the default
-    # is False and the search does not try it; kept for the layout work of #19 (a tail that reads NHWC itself) and
-    # for MIOpen. Ignored by the other library calls.
+    # a 2-d/3-d convolution called on channels-last copies of its input and weight, its output left channels-last
+    # where its readers can index it so (codegen/memory_format.py: the tail reads NHWC itself, as torch.compile's
+    # does), else copied back to the contiguous layout. cuDNN runs other kernels there (profiles of 2026-12-01:
+    # level2/65's convolution 2797 us NHWC vs 5947 us NCHW). With the output copied back it lost: 1.5x-1.9x slower
+    # than NCHW on five level-2 files on the H200 in fp32 (benchmarks/conv_layout.py,
+    # conv_layout_h200_fp32_2026-12-02.json: 65 ran 14086 vs 7293 us); the kept layout is not measured yet.
     channels_last: bool = False
 
     def __post_init__(self) -> None:
@@ -57,6 +60,17 @@ class LibrarySchedule(Schedule):
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> LibrarySchedule:
     return LibrarySchedule()
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"numel"}, and {"layouts": 2} for a convolution whose output can stay channels-last for its readers
+    (memory_format.kept_layout): the search's library space then has the knob `channels_last` (measured mode times
+    both; which one cuDNN or MIOpen runs faster no model here predicts)."""
+    sizes = {"numel": prod(group.space)}
+    node = gen.graph.node(group.nodes[0])
+    if isinstance(node, Conv) and kept_layout(gen, node) is not None:
+        sizes["layouts"] = 2
+    return sizes
 
 
 # --- the call an anchor describes ------------------------------------------------------------------------------
@@ -161,26 +175,31 @@ class _Host:
         return f"torch.as_strided({{{v.base}}}, ({', '.join(shape)},), ({', '.join(strides)},), {offset})"
 
 
-CHANNELS_LAST = {4: "torch.channels_last", 5: "torch.channels_last_3d"}   # by the convolution's rank
+CHANNELS_LAST = TORCH_FORMATS   # by the convolution's rank
 
 
 def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
                channels_last: bool = False) -> tuple[list[str], Call]:
     """The host lines that run `group`'s anchor call and define its outputs ({node} names), and the call;
-    `channels_last` (LibrarySchedule): a 2-d/3-d convolution's input and weight in that memory format."""
+    `channels_last` (LibrarySchedule): a 2-d/3-d convolution's input (copied per call: the user's tensor is
+    NCHW) and weight (copied once per weight: `channels_last_weight`) in that memory format, and its output kept
+    in it where its readers index it so (memory_format.kept_layout), else made contiguous."""
     node = gen.graph.node(group.nodes[0])
     call = library_call(node)
     host = _Host(gen, node, names)
     args = [host.text(a) for a in call.args] + [f"{k}={host.text(v)}" for k, v in call.kwargs]
     layout = CHANNELS_LAST.get(len(node.out.shape)) if channels_last and isinstance(node, Conv) else None
     if layout is not None:
-        args[:2] = [f"{a}.contiguous(memory_format={layout})" for a in args[:2]]
+        args[:2] = [f"{args[0]}.contiguous(memory_format={layout})", _weight_text(gen, node, args[1], layout)]
     text = f"{call.dotted}({', '.join(args)})"
     if call.results is None:
         if len(group.nodes) != 1:
             raise CodegenUnsupported(f"{group.name}: a library group of one call has nodes {group.nodes}")
         cast = f".to({TORCH_DTYPES[call.cast]})" if call.cast and call.cast != _operand_dtype(gen, node) else ""
-        return [f"{{{node.name}}} = {text}{cast}.contiguous()  # {node.describe()}"], call
+        kept = layout is not None and kept_layout(gen, node) is not None
+        contiguous = f".contiguous(memory_format={layout})" if kept else ".contiguous()"
+        note = f"  (kept {layout.removeprefix('torch.')} for the kernels after it)" if kept else ""
+        return [f"{{{node.name}}} = {text}{cast}{contiguous}  # {node.describe()}{note}"], call
     # a call with several results (a recurrent stack: output, h_n[, c_n]); the group's nodes are some of them
     members = {gen.graph.node(n).result: n for n in group.nodes}
     if any(not isinstance(gen.graph.node(n), Recurrent) or gen.graph.node(n).call != node.call for n in group.nodes):
@@ -190,6 +209,17 @@ def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
     lines = [f"{targets} = {text}  # {node.describe().rsplit(' -> ', 1)[0]}"]
     lines += [f"{{{n}}} = {{{n}}}.contiguous()" for n in group.nodes]
     return lines, call
+
+
+def _weight_text(gen: Generalized, node: Conv, text: str, layout: str) -> str:
+    """The weight in `layout`: a parameter's copy is kept on the tensor itself and made again only when the
+    parameter changes (its address or version: an optimizer step, load_state_dict), so a forward pays no copy;
+    another tensor (a weight computed in forward) is copied per call."""
+    v = node.operands[1]
+    kind = next((i.kind for i in gen.graph.inputs if i.name == v.base), "")
+    if kind in ("parameter", "buffer", "constant") and text == f"{{{v.base}}}":
+        return f"_channels_last_weight({text}, {layout})"
+    return f"{text}.contiguous(memory_format={layout})"
 
 
 def _operand_dtype(gen: Generalized, node: Node) -> str:
@@ -206,7 +236,8 @@ def generate_library(gen: Generalized, group: FusionGroup, schedule: LibrarySche
         raise CodegenUnsupported(f"{group.name}: outputs {missing} are not its nodes")
     lines, call = host_lines(gen, group, host_names, schedule.channels_last)
     launch = Launch((), (), (), (), host_prologue=tuple(lines), host_buffers=tuple(group.outputs))
-    return GeneratedKernel(group.name, kernel_name, "", (), launch, library_calls=(call.dotted,))
+    helpers = (channels_last_weight(),) if any("_channels_last_weight(" in line for line in lines) else ()
+    return GeneratedKernel(group.name, kernel_name, "", (), launch, helpers, library_calls=(call.dotted,))
 
 
 # --- convolution output sizes (derived dims) ---------------------------------------------------------------

@@ -80,15 +80,21 @@ def _is_view(func) -> bool:
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
 
 
+# ops that read their first tensor (a table) only where their indices point: at most as many of its bytes as they
+# write (an embedding of 32 tokens reads 32 rows of its 128256, not the 525 MB table)
+GATHERS = ("embedding", "index_select", "index", "gather")
+
+
 def _record(name: str, args: list, outputs: list, flops: int, matrix: bool, module: str = "") -> EagerOp:
     seen, read = set(), 0
-    for t in args:
+    written = sum(t.numel() * t.element_size() for t in outputs)
+    gather = name.split(".")[1] in GATHERS if name.count(".") >= 2 else False
+    for j, t in enumerate(args):
         key = (id(t.untyped_storage()) if t.device.type != "meta" else id(t), t.shape, t.stride(),
                t.storage_offset())
         if key not in seen:
             seen.add(key)
-            read += distinct_bytes(t)
-    written = sum(t.numel() * t.element_size() for t in outputs)
+            read += min(distinct_bytes(t), written) if gather and j == 0 else distinct_bytes(t)
     return EagerOp(name, int(flops), read, written, _dtype_key(args), matrix, module)
 
 
@@ -99,6 +105,8 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
+
+    from kerntailor.problem.load import fake_forward, reads_values
 
     ops: list[EagerOp] = []
     stack = [""]                  # the module paths whose forward is running, innermost last
@@ -143,8 +151,17 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
 
     model = problem.make_model(variant, device="meta")
     inputs = problem.make_inputs(variant, device="meta")
-    with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
-        model(*inputs)
+    try:
+        with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
+            model(*inputs)
+    except Exception as e:
+        if not reads_values(e):
+            raise
+        # a value read where the forward is not traced: the traced path on fake tensors, as the loader and the
+        # capture see it (problem/load.py fake_forward)
+        ops.clear()
+        del stack[1:]
+        fake_forward(model, inputs, Functions(), Dispatch(), _module_paths(model, stack))
     return tuple(ops)
 
 

@@ -151,6 +151,11 @@ def summarize(rows: list[dict]) -> dict:
 
 PARTS = ("all", "memory-bound", "gemm")
 ROWS_FILE = "bench.rows.jsonl"
+# A suite's models/ folder holds whole models (problems/models/: a Llama decoder of several layers built from
+# transformers), the input of `profile` and `optimize`, not kernel problems: a bench of the suite skips it (one
+# `generate` of a whole model is not a kernel's row, and those files need the transformers extra); a bench of the
+# folder itself still runs them.
+MODELS_DIR = "models"
 
 
 def problem_part(path: Path, dtype: str | None = None) -> str:
@@ -275,6 +280,13 @@ def _run_parallel(paths: list[Path], settings: GenerateSettings, jobs: int, on_p
     return [rows[p] for p in paths]
 
 
+def suite_files(suite: Path) -> list[Path]:
+    """The problem files under `suite` (recursively), less private ones (`_name.py`) and those of its models/
+    folders (MODELS_DIR)."""
+    return sorted(p for p in suite.rglob("*.py")
+                  if not p.name.startswith("_") and MODELS_DIR not in p.relative_to(suite).parts[:-1])
+
+
 def select(paths: list[Path], suite: Path, only: list[str]) -> list[Path]:
     """The problems `only` names: each entry is a problem's name ("relu"), its path under the suite
     ("level1/relu", with or without ".py") or a glob of either ("*relu*", "level2/*"); never a substring.
@@ -324,7 +336,7 @@ def bench(suite: Path, settings: GenerateSettings, only: list[str] | None = None
     suite = Path(suite)
     if not suite.is_dir():
         raise KerntailorError(f"{suite}: not a directory of problem files")
-    paths = sorted(p for p in suite.rglob("*.py") if not p.name.startswith("_"))
+    paths = suite_files(suite)
     if only:
         paths = select(paths, suite, only)
     if part != "all":

@@ -75,7 +75,8 @@ class Evaluator:
         else:
             model = AnalyticalModel(self.target)
             for e in usable:
-                e.seconds = model.predict([Candidate(e.config, self.work, facts=e.build.facts)])[0]
+                facts = e.build.facts if e.build is not None else None   # a library group builds nothing
+                e.seconds = model.predict([Candidate(e.config, self.work, facts=facts)])[0]
                 e.label = "predicted"
         trials = []
         who = f"{self.group}: " if self.group else ""

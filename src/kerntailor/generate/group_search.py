@@ -60,6 +60,8 @@ class Candidates:
     def __call__(self, config: Config):
         module = self.run.module(dict(self.schedules, **{self.group.name: self.space.schedule(config, self.base)}))
         kernel = next(k for k in module.kernels if k.group == self.group.name)
+        if not kernel.source:   # a library group (its layout knob): nothing to build, the module is timed
+            return module.source, None
         return module.source, kernel_source(module.source, kernel, self.run.gen)
 
 

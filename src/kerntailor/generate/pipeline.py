@@ -156,7 +156,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
             return _library(run, str(e), [], None)
     searches = []
     for group in run.plan.groups:
-        if group.name in run.library_groups:   # nothing to tune: the library picks its own algorithm
+        if group.name in run.library_groups and not _times_layouts(run, group):
+            # nothing to tune: the library picks its own algorithm
             found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             searches.append(found)
             continue
@@ -171,6 +172,12 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     with run.timed("judge"):
         verdict, schedules, source = _judge(run, schedules, searches)
     return _decide(run, schedules, results, verdict, source)
+
+
+def _times_layouts(run: Run, group) -> bool:
+    """Whether a library group's space has a knob to time (a convolution whose output can stay channels-last,
+    codegen/memory_format.py): measured mode only, where the GPU says which layout cuDNN or MIOpen runs faster."""
+    return run.measured and FAMILIES[group.family].work_sizes(run.gen, group).get("layouts", 1) > 1
 
 
 # --- stages ------------------------------------------------------------------------------------------------
@@ -308,9 +315,12 @@ def _default_schedules(run: Run) -> dict[str, Schedule]:
 def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult:
     if found.group.name in run.library_groups:
         call = library_call(run.gen.graph.node(found.group.nodes[0])).dotted
-        return GroupResult(found.group.name, found.group.family, found.group.nodes, {}, None,
+        timed = "; its layout (channels_last) timed as whole modules" if found.trials else ""
+        return GroupResult(found.group.name, found.group.family, found.group.nodes,
+                           chosen.knobs() if found.trials else {}, None,
                            f"library call {call} ({run.library_groups[found.group.name]}); its time is the "
-                           "library's, not predicted", None, 0, 0, ())
+                           f"library's, not predicted{timed}", None, len(found.trials),
+                           sum(1 for t in found.trials if not t.ok), ())
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if chosen.library_product:

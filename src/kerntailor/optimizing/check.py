@@ -1,5 +1,6 @@
 """The whole model's check: the optimized model's outputs against the user's on fresh inputs, by the referee's
-tolerance table; and, on a GPU, the end-to-end time of eager, torch.compile and the optimized model.
+tolerance table; and, on a GPU, the end-to-end time of eager, torch.compile and the optimized model (eager, under
+torch.compile, and replayed from a CUDA graph).
 
 Fresh inputs: `DRAWS` seeded draws of the example inputs' shapes and dtypes (floating ones normal, integer ones
 uniform over the example's own range, so token ids stay valid ids), never the example inputs themselves. The
@@ -146,8 +147,9 @@ NO_GPU = "not measured: no GPU"
 
 def end_to_end(original, optimized, example_inputs: list) -> dict:
     """Measured seconds per call of the whole model, eager vs torch.compile vs optimized (and the optimized one
-    under torch.compile), interleaved on the GPU (measure/stopwatch.py); {"note": why not} without a GPU or with
-    the model elsewhere. A variant that fails to run is left out with its error."""
+    under torch.compile, and captured in a CUDA graph: `cuda_graphed`), interleaved on the GPU
+    (measure/stopwatch.py); {"note": why not} without a GPU or with the model elsewhere. A variant that fails to
+    run (or to be captured) is left out with its error."""
     if not torch.cuda.is_available():
         return {"note": NO_GPU}
     tensors = [v for v in example_inputs if isinstance(v, torch.Tensor)]
@@ -166,9 +168,39 @@ def end_to_end(original, optimized, example_inputs: list) -> dict:
             runnable[name] = (lambda f: (lambda xs: f(*xs)))(fn)
         except Exception as e:  # noqa: BLE001  reported beside the others' times
             errors[name] = f"{type(e).__name__}: {_line(e)}"
+    try:
+        runnable["optimized_cuda_graph"] = cuda_graphed(optimized, example_inputs)
+    except Exception as e:  # noqa: BLE001  a capture that fails is reported, the other variants still timed
+        errors["optimized_cuda_graph"] = f"capture failed: {type(e).__name__}: {_line(e)}"
     timings = measure(runnable, [example_inputs]) if runnable else {}
     seconds = {n: t.median_s for n, t in timings.items()}
     speedup = {f"optimized_vs_{base}": seconds[base] / seconds["optimized"] for base in ("eager", "compile")
                if base in seconds and seconds.get("optimized")}
     return {"label": f"measured on {torch.cuda.get_device_name()}", "seconds": seconds, "speedup": speedup,
             "spread": {n: t.to_dict() for n, t in timings.items()}, "errors": errors}
+
+
+def cuda_graphed(model, example_inputs: list, warmup: int = 3):
+    """`model` captured in one torch.cuda.CUDAGraph on static inputs (the example's own tensors): a call copies
+    its tensors into them (none to copy when it passes the example's, as the stopwatch does) and replays. Warmed
+    up on a side stream first, as PyTorch's CUDA-graph notes ask (Triton compiles and autotunes there, outside
+    the capture). Raises what the capture raises."""
+    static = list(example_inputs)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(warmup):
+            model(*static)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        out = model(*static)
+
+    def replay(xs):
+        for dst, src in zip(static, xs):
+            if isinstance(dst, torch.Tensor) and dst is not src:
+                dst.copy_(src)
+        graph.replay()
+        return out
+
+    return replay

@@ -1,4 +1,5 @@
-"""An OptimizeReport as a rich table (the terminal) or as a JSON-ready dict (--json)."""
+"""An OptimizeReport as rich tables (the terminal: the groups, then the cost per token) or as a JSON-ready dict
+(--json)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,31 @@ def timing_line(timing: dict) -> str:
     errors = [f"{n} failed ({e})" for n, e in (timing.get("errors") or {}).items()]
     ratios = [f"{k.replace('_', ' ')} {v:.2f}x" for k, v in (timing.get("speedup") or {}).items()]
     return f"end to end, {timing['label']}: " + ", ".join(parts + errors) + (f"; {', '.join(ratios)}" if ratios else "")
+
+
+def cost_table(report: OptimizeReport):
+    """Per variant: seconds per call, tokens per second and dollars per million tokens (measured rows only), the
+    token rule and the price with its source in the caption."""
+    from rich.table import Table
+
+    table = Table(title="cost per token", title_justify="left")
+    for name in ("variant", "ms / call", "tokens / s", "$ / M tokens", "note"):
+        table.add_column(name, justify="left" if name in ("variant", "note") else "right", overflow="fold",
+                         no_wrap=name != "note")
+    for row in report.cost.rows:
+        numbers = (f"{row.seconds * 1e3:.3f}", f"{row.tokens_per_s:,.0f}", f"{row.usd_per_million_tokens:.4f}") \
+            if row.usd_per_million_tokens is not None else \
+            (f"{row.seconds * 1e3:.3f}" if row.seconds is not None else "-", "-", "-")
+        table.add_row(row.variant, *numbers, row.note or "-")
+    table.caption = "\n".join(cost_lines(report))
+    table.caption_justify = "left"
+    return table
+
+
+def cost_lines(report: OptimizeReport) -> list[str]:
+    c = report.cost
+    tokens = f"{c.tokens_per_call:,}" if c.tokens_per_call is not None else "unknown"
+    p = c.price
+    when = f", {p.date}" if p.date else ""
+    return [f"tokens per call: {tokens} ({c.token_rule}; --tokens-per-call to set it)",
+            f"price: ${p.usd_per_hour:.2f} per GPU-hour ({p.source}{when})"]

@@ -22,12 +22,14 @@ from pathlib import Path
 from kerntailor.errors import KerntailorError
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.optimizing.check import ModelCheck, Reference, end_to_end
+from kerntailor.optimizing.cost import CostReport, count_tokens, token_costs
 from kerntailor.optimizing.scope import Scope, group_scope
 from kerntailor.optimizing.swap import install_scope, kernel_arguments, load_kernel, same_state, share_copy, undo_scope
 from kerntailor.plan.coverage import LIBRARY
 from kerntailor.profiling import profile_model_traced
 from kerntailor.profiling.extract import owners
 from kerntailor.profiling.render import module_label
+from kerntailor.targets.price import price_for
 
 SWAPPED, SKIPPED, UNDONE = "swapped", "skipped", "undone"
 
@@ -58,6 +60,7 @@ class OptimizeReport:
     check: ModelCheck | None     # the returned model's whole-model check (None: nothing was swapped)
     timing: dict                 # end_to_end(): seconds per variant, or {"note": why not measured}
     out_dir: str
+    cost: CostReport             # tokens per second and $ per million tokens per variant (measured only)
 
     @property
     def swapped(self) -> tuple[GroupOutcome, ...]:
@@ -66,23 +69,43 @@ class OptimizeReport:
 
 @dataclass(frozen=True)
 class OptimizeResult:
-    """The optimized model (the user's is left as it was; both hold the same parameter tensors) and the report."""
+    """The optimized model (the user's is left as it was; both hold the same parameter tensors) and the report.
+    `problem_file` and `dtype`: the KernelBench file the model was built from and its cast (optimize_problem), what
+    `save` rebuilds the user's class from."""
 
     model: object
     report: OptimizeReport
+    problem_file: str | None = None
+    dtype: str | None = None
+
+    def save(self, path: str | Path, problem_file: str | Path | None = None) -> Path:
+        """Write the optimized model as a Python file importing only torch, triton and the files saved beside it
+        (save.py). `problem_file`: a KernelBench file whose Model is the user's class, where the model did not
+        come from one (optimize_model)."""
+        from kerntailor.optimizing.save import save_model
+
+        source = problem_file or self.problem_file
+        if source is None:
+            raise KerntailorError("save needs a KernelBench file whose Model(*get_init_inputs()) is the user's "
+                                  "model: optimize_problem records it; after optimize_model pass problem_file=")
+        return save_model(self.model, path, source, self.dtype, self.report.model)
 
 
 def optimize_model(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,
                    candidates: int = 8, out_dir: str | Path | None = None, use_store: bool = True,
-                   store_path: Path | None = None, time_it: bool = True, name: str | None = None) -> OptimizeResult:
+                   store_path: Path | None = None, time_it: bool = True, name: str | None = None,
+                   price_per_hour: float | None = None, tokens_per_call: int | None = None) -> OptimizeResult:
     """`model` with the module of each of the `top` hottest groups that passes every check running a generated
     kernel (module docstring). `budget` seconds of search are shared among the groups that are generated;
     `candidates` schedules at most per kernel. Kernels, problem files and reports go to `out_dir` (a new
-    temporary folder if None)."""
+    temporary folder if None). The cost per token (cost.py) is at `price_per_hour` dollars per GPU-hour (default:
+    targets/price.py's for the target) for `tokens_per_call` tokens per call (default: cost.py's rule)."""
     if top < 1 or budget <= 0 or candidates < 1:
         raise KerntailorError(f"top ({top}), candidates ({candidates}) and budget ({budget}) must be positive")
-    out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
     inputs = list(example_inputs)
+    price = price_for(target, price_per_hour)
+    tokens, rule = count_tokens(inputs, tokens_per_call)
+    out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
     traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name)
     profile = traced.profile
     owner = owners(traced.traced, traced.plan.groups)
@@ -125,7 +148,8 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
         check = passed or check
         outcomes.append(outcome)
     timing = end_to_end(model, optimized, inputs) if time_it else {"note": "not measured: not asked for"}
-    report = OptimizeReport(profile.model, profile.target, profile.label, tuple(outcomes), check, timing, str(out))
+    report = OptimizeReport(profile.model, profile.target, profile.label, tuple(outcomes), check, timing, str(out),
+                            token_costs(timing, tokens, rule, price))
     return OptimizeResult(optimized, report)
 
 
@@ -180,4 +204,5 @@ def optimize_problem(path: str | Path, *, target: str = "h200", device: str | No
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model = problem.make_model("default", device=device)
     inputs = problem.make_inputs("default", device=device)
-    return optimize_model(model, inputs, target=target, name=problem.name, **kwargs)
+    result = optimize_model(model, inputs, target=target, name=problem.name, **kwargs)
+    return replace(result, problem_file=str(Path(path).resolve()), dtype=dtype)

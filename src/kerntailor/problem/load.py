@@ -104,7 +104,7 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
         with torch.device(device):
             model = cls(*init)
     except Exception as e:
-        if not (str(torch.device(device)) == "meta" and _reads_values(e)):
+        if not (str(torch.device(device)) == "meta" and reads_values(e)):
             raise ProblemError(f"{problem}: Model(*get_init_inputs()) raised {_one_line(e)}") from None
         model = _build_reading_values(cls, init, problem)
     if dtype is not None:
@@ -112,7 +112,7 @@ def build_model(module: types.ModuleType, device: str | torch.device, dtype: str
     return model   # in the mode its constructor left it: KernelBench runs models as built (training mode)
 
 
-def _reads_values(exc: Exception) -> bool:
+def reads_values(exc: Exception) -> bool:
     """Whether a constructor failed on meta tensors because it reads a value (`.item()`, `.tolist()`, `float(t)`:
     SwinMLP's `[x.item() for x in torch.linspace(0, rate, n)]`), which meta tensors do not hold."""
     text = str(exc).lower()
@@ -174,16 +174,55 @@ def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str
     module = exec_module(source, path, overrides, literals)
     model = build_model(module, "meta", dtype, problem).eval()
     inputs = build_inputs(module, "meta", dtype, problem)
-    recorder = OpStructure() if record else contextlib.nullcontext()
     try:
-        with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
-            model(*inputs)
+        try:
+            ops = _forward(model, inputs, record, fake=False)
+        except Exception as e:
+            if not reads_values(e):
+                raise
+            try:
+                ops = _forward(model, inputs, record, fake=True)
+            except Exception:
+                raise e from None   # not a value read the trace skips (torch.unique has no shape without values)
     except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
         raise CaptureError(f"{problem}: forward() uses an op that cannot run on meta tensors, so kerntailor "
                            f"cannot capture it ({_one_line(e)})") from None
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
-    return model, inputs, (recorder.ops if record else ())
+    return model, inputs, ops
+
+
+def _forward(model: torch.nn.Module, inputs: list[Any], record: bool, fake: bool) -> tuple:
+    """Run forward (no grad), returning OpStructure's record where `record`. With `fake`, on fake tensors
+    (fake_forward)."""
+    recorder = OpStructure() if record else contextlib.nullcontext()
+    if fake:
+        with eager_recurrent_by_shape(model):
+            fake_forward(model, inputs, recorder)
+        return recorder.ops if record else ()
+    with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
+        model(*inputs)
+    return recorder.ops if record else ()
+
+
+def fake_forward(model: torch.nn.Module, inputs: list[Any], *modes) -> Any:
+    """model(*inputs) (no grad) on fake tensors made from its meta parameters, buffers and inputs, under `modes`
+    (entered after the fake mode: they see each op first). For a forward that reads a value (`.item()`,
+    `bool(t)`) where it is not traced, which torch.export's capture sees as well: transformers' packed-sequence
+    check of the position ids, `if not is_tracing(t) and (t[:, -1] == 0).all()`, reads it on meta tensors and skips
+    it on fake ones (reads_values tells the failure on meta)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def faked(t):
+        return mode.from_tensor(t) if isinstance(t, torch.Tensor) else t
+
+    state = {name: faked(t) for name, t in list(model.named_parameters()) + list(model.named_buffers())}
+    with contextlib.ExitStack() as stack:
+        for m in (torch.no_grad(), mode, *modes):
+            stack.enter_context(m)
+        return torch.func.functional_call(model, state, tuple(faked(x) for x in inputs))
 
 
 class OpStructure(TorchDispatchMode):

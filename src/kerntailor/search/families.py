@@ -537,10 +537,13 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     return []
 
 
-def library_space(target: Target, *, dtype: str = "fp32", **sizes) -> Space:
+def library_space(target: Target, *, dtype: str = "fp32", layouts: int = 1, **sizes) -> Space:
     """A library group (codegen/library.py): the library picks its own algorithm, so there is nothing to tune:
-    one Config with no knobs."""
-    return Space("library", (), (), target.name, tuple(sorted(sizes.items())), dtype_key(dtype))
+    one Config with no knobs; a convolution whose output can stay channels-last (`layouts` 2: codegen's
+    library.work_sizes) has the knob channels_last, NCHW first."""
+    knobs = (Knob("channels_last", (False, True)),) if layouts > 1 else ()
+    sizes = dict(sizes, **({"layouts": layouts} if layouts > 1 else {}))
+    return Space("library", knobs, (), target.name, tuple(sorted(sizes.items())), dtype_key(dtype))
 
 
 def scan_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+INPUTS_NOT_ALLOCATED = "the candidate process did not allocate its inputs"
+
 
 class Stop(Exception):
     """A failed check: ends the judge's run (raised by the judge, and here when the candidate process fails
@@ -133,7 +135,7 @@ class CandidateProcess:
             handles = reply.get("handles")
             if not reply.get("ok") or not isinstance(handles, list) or len(handles) != len(picks):
                 why = f": {str(reply.get('reason'))[:300]}" if reply.get("reason") else ""
-                raise Stop("crash", f"the candidate process did not allocate its inputs{why}", **where)
+                raise Stop("crash", f"{INPUTS_NOT_ALLOCATED}{why}", **where)
             for slot, i, flat, handle in zip(ids, picks, flats, handles):
                 dst = import_cuda(handle, flat.dtype, (flat.numel(),), flat.device)
                 dst.copy_(flat)

@@ -27,6 +27,7 @@ from typing import Any
 from kerntailor.errors import CandidateError, ProblemError
 from kerntailor.verify import launch
 from kerntailor.verify.draws import draw_names
+from kerntailor.verify.link import INPUTS_NOT_ALLOCATED
 from kerntailor.verify.static import parse_candidate, static_check
 from kerntailor.verify.tolerance import TOLERANCES
 from kerntailor.verify.verdict import CHECKS, CaseResult, Verdict, VerifySettings
@@ -394,8 +395,14 @@ OOM_RETRY_WAITS_S = (15.0, 45.0)   # seconds before each new judgement after the
 
 def _referee_out_of_memory(verdict: Verdict) -> bool:
     """Whether `verdict` is the referee's own failure to hold its tensors on the GPU (check "referee": the judge
-    or the candidate process's server, never the candidate's forward, which fails check "exception")."""
-    return not verdict.passed and verdict.check == "referee" and "OutOfMemoryError" in verdict.reason
+    or the candidate process's server, never the candidate's forward, which fails check "exception"), or the
+    candidate process's failure to allocate the inputs the judge ships it (check "crash", link.py: memory the
+    referee's plan counted, taken by another job; 43_Max_Pooling_3D fp32 on the H200, 2026-12-03). A candidate
+    that hoards memory to cause it only earns a later judgement of the same failure: a retry never passes by
+    itself."""
+    if verdict.passed or "OutOfMemoryError" not in verdict.reason:
+        return False
+    return verdict.check == "referee" or (verdict.check == "crash" and INPUTS_NOT_ALLOCATED in verdict.reason)
 
 
 def plan_edge_cases(problem, variants: list[str], settings: VerifySettings, interpreter: bool) \

@@ -10,7 +10,8 @@ modules here, by `inspect.getsource`, never written as a string. The modules imp
 - `reduce.py`: a row's max and min that keep a NaN (one reduction on a GPU), with an interpreter form;
 - `fp8_e4m3fn.py`, `fp8_e4m3fnuz.py`: each fp8 format's scale, rounding, bit patterns and cast;
   `fp8_quantize.py`: the quantize kernels and their host function;
-- `host.py`: the TMA descriptors' allocator and a persistent GEMM's program count.
+- `host.py`: the TMA descriptors' allocator, a persistent GEMM's program count, and a library convolution's
+  channels-last weight, copied once per weight.
 
 Where kernel.py picks a form per run (`_x = _x_emulated if _INTERPRET else _x_hw`) that line is written here,
 beside the copied functions: `_INTERPRET` is kernel.py's (render.HELPER_PRELUDE).
@@ -100,6 +101,12 @@ def tma_allocator() -> str:
     """The allocator for on-device TMA descriptors, installed where this torch runs CUDA."""
     return block(_module("host")._tma_scratch, "if torch.cuda.is_available() and torch.version.hip is None:\n"
                                                "    triton.set_allocator(_tma_scratch)\n")
+
+
+@functools.cache
+def channels_last_weight() -> str:
+    """The host function that keeps a library convolution's weight channels-last across calls."""
+    return block(_module("host")._channels_last_weight)
 
 
 @functools.cache

@@ -1,0 +1,36 @@
+"""k29 (pointwise) of llama3_2_1b_decode, module (top) + model.layers.1.self_attn: 6.3% of the model's eager time, floor 55.9 us, eager 117.9 us (predicted (h200, baseline model v1)). Written by `kerntailor profile`; inputs are random, with the real shapes."""
+import torch
+from torch import device  # noqa: F401  (the cut graph may name a device)
+
+inf = float("inf")
+nan = float("nan")
+dim0 = 32
+dim1 = 4096
+dim2 = 64
+dim3 = 512
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, past_values, c_lifted_tensor_3, mm_9):
+        select_3 = torch.ops.aten.select.int(past_values, 0, 1)
+        cat_3 = torch.ops.aten.cat.default([c_lifted_tensor_3, select_3], -2);  c_lifted_tensor_3 = select_3 = None
+        sym_size_int = torch.ops.aten.sym_size.int(mm_9, 0)
+        sym_size_int_1 = torch.ops.aten.sym_size.int(mm_9, 1)
+        view_28 = torch.ops.aten.view.default(mm_9, [sym_size_int, 1, sym_size_int_1]);  mm_9 = sym_size_int = sym_size_int_1 = None
+        sym_size_int_2 = torch.ops.aten.sym_size.int(past_values, 1)
+        sym_size_int_3 = torch.ops.aten.sym_size.int(past_values, 4);  past_values = None
+        view_29 = torch.ops.aten.view.default(view_28, [sym_size_int_2, 1, -1, sym_size_int_3]);  view_28 = sym_size_int_2 = sym_size_int_3 = None
+        permute_16 = torch.ops.aten.permute.default(view_29, [0, 2, 1, 3]);  view_29 = None
+        cat_16 = torch.ops.aten.cat.default([cat_3, permute_16], -2);  cat_3 = permute_16 = None
+        return cat_16
+
+
+def get_inputs():
+    return [torch.randn((4, dim0, 8, dim1, dim2), dtype=torch.bfloat16), torch.randn((0,), dtype=torch.bfloat16), torch.randn((dim0, dim3), dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []

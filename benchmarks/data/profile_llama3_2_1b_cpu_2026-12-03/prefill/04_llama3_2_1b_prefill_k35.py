@@ -1,0 +1,28 @@
+"""k35 (matmul) of llama3_2_1b_prefill, module model.layers.1.mlp.up_proj: 4.3% of the model's eager time, floor 555.6 us, eager 673.5 us (predicted (h200, baseline model v1)). Written by `kerntailor profile`; inputs are random, with the real shapes."""
+import torch
+from torch import device  # noqa: F401  (the cut graph may name a device)
+
+inf = float("inf")
+nan = float("nan")
+dim0 = 8192
+dim1 = 2048
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, p_model_layers_1_mlp_up_proj_weight, mul_20):
+        permute_20 = torch.ops.aten.permute.default(p_model_layers_1_mlp_up_proj_weight, [1, 0]);  p_model_layers_1_mlp_up_proj_weight = None
+        sym_size_int = torch.ops.aten.sym_size.int(mul_20, 2)
+        view_38 = torch.ops.aten.view.default(mul_20, [-1, sym_size_int]);  mul_20 = sym_size_int = None
+        mm_12 = torch.ops.aten.mm.default(view_38, permute_20);  view_38 = permute_20 = None
+        return mm_12
+
+
+def get_inputs():
+    return [torch.randn((dim0, dim1), dtype=torch.bfloat16), torch.randn((8, dim1, dim1), dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []

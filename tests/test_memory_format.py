@@ -1,0 +1,251 @@
+"""A channels-last library convolution whose output stays channels-last for its tail (#19 item 3, codegen/
+memory_format.py). Unit tier: which reader views map onto the physical layout (and with which strides), which do
+not (a merge NHWC separates, a module output, a second convolution), the weight's copy kept across calls until the
+parameter changes. Interpreter tier: modules with the layout kept pass the referee (static check included: only
+the convolution is a library call) for a pointwise tail, a pooling + channel softmax tail, a global mean and a 3-d
+convolution's channel softmax, and compute what the NCHW module computes; a KernelBench level-2 file at its odd
+variant, where ../shared/kernelbench is next to the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers import make_module, prepared
+from kerntailor.capture.generalize import Generalized
+from kerntailor.codegen.helpers.host import _channels_last_weight
+from kerntailor.codegen.memory_format import _remap, channels_last_order, kept_layout, relayout
+from kerntailor.codegen.sizes import const
+from kerntailor.ir.types import View
+
+DATA = Path(__file__).parent / "data" / "mixed"
+ROOT = Path(__file__).resolve().parents[1]
+KERNELBENCH_L2 = ROOT.parent / "shared" / "kernelbench" / "level2"
+CHANNELS_LAST = {"library": {"channels_last": True}}
+ALLOWED = {"allowed_ops": frozenset({"aten.convolution.default"}),
+           "allowed_calls": frozenset({"torch.ops.aten.convolution.default"})}
+
+
+def _conv(gen):
+    return next(n for n in gen.graph.nodes if n.family == "conv")
+
+
+# --- unit ------------------------------------------------------------------------------------------------------
+
+def test_a_pooled_and_a_reduced_output_are_read_by_their_physical_strides():
+    """conv_pool_softmax's max pool reads the (N, 8, 12, 10) output as stored (N, 12, 10, 8): C steps by 1, W by
+    C, H by W·C; the module keeps the output channels-last and its pool kernel indexes it so."""
+    _, _, gen, _ = prepared(DATA / "conv_pool_softmax.py")
+    layout = kept_layout(gen, _conv(gen))
+    assert layout is not None and layout.order == (0, 2, 3, 1) and layout.torch_format == "torch.channels_last"
+    ((prefix, conc, _),) = layout.views
+    assert prefix[:2] == ("node", "pw0") and conc == (960, 1, 80, 8)
+    physical = relayout(gen, (layout,))
+    assert physical.graph.node("pw0").operands[0].strides == (960, 1, 80, 8)
+    assert gen.graph.node("pw0").operands[0].strides == (960, 120, 10, 1)   # the captured graph is untouched
+    source = make_module(DATA / "conv_pool_softmax.py", CHANNELS_LAST).source
+    assert ".contiguous(memory_format=torch.channels_last)  # conv2d" in source
+    assert "_channels_last_weight(p_conv_weight, torch.channels_last)" in source
+    nchw = make_module(DATA / "conv_pool_softmax.py").source
+    assert "memory_format" not in nchw and "_channels_last_weight" not in nchw
+
+
+def _bare() -> Generalized:
+    """No graph and no fitted expressions: every size is the constant it was traced at."""
+    from kerntailor.ir.nodes import Graph
+
+    return Generalized(Graph((), (), (), ()), (), (), ())
+
+
+@pytest.mark.parametrize(("view", "expected"), [
+    (View("c", (2, 6, 20), (120, 20, 1)), (120, 1, 6)),            # (N, C, H·W): H and W stay adjacent
+    (View("c", (2, 2, 3, 4, 5), (120, 60, 20, 5, 1)), (120, 3, 1, 30, 6)),   # C split (G, C/G)
+    (View("c", (2, 4, 5, 6), (120, 5, 1, 20)), (120, 30, 6, 1)),   # a permute to (N, H, W, C): contiguous now
+    (View("c", (2, 6, 4, 5, 3), (120, 20, 5, 1, 0)), (120, 1, 30, 6, 0)),    # a broadcast axis stays 0
+    (View("c", (2, 2, 60), (120, 60, 1)), None),                   # GroupNorm's (N, G, C/G·H·W): NHWC separates
+    (View("c", (2, 6, 4, 5), (120, 20, 5, 1), 20), None),          # an offset (a slice)
+    (View("c", (2, 6, 4, 5), (120, 20, 5, -1)), None),             # a flip
+])
+def test_a_view_maps_onto_the_channels_last_layout_only_as_whole_or_split_dims(view, expected):
+    """A reader view of a (2, 6, 4, 5) buffer stored channels-last: its new strides, or None where strides cannot
+    say it (the layout is then not kept, and the output is made contiguous as before)."""
+    shape = (2, 6, 4, 5)
+    sizes = [const(n) for n in shape]
+    got = _remap(_bare(), ("node", "r", "operand", 0), view, shape, channels_last_order(4), sizes)
+    assert (got[0] if got else None) == expected
+    if got:
+        assert all(s.is_constant and s.coeff == Fraction(c) for s, c in zip(got[1], expected))
+
+
+def test_an_output_of_the_module_is_not_kept_channels_last():
+    """The module returns what the reference returns (contiguous NCHW): a convolution whose output is itself an
+    output is made contiguous, whatever the schedule says."""
+    from dataclasses import replace
+
+    _, _, gen, _ = prepared(DATA / "conv_bias_relu.py")
+    conv = _conv(gen)
+    assert kept_layout(gen, conv) is not None
+    returned = replace(gen, graph=replace(gen.graph, outputs=gen.graph.outputs + (View.of(conv.name, conv.out.shape),)))
+    assert kept_layout(returned, conv) is None
+
+
+def test_the_search_times_both_layouts_where_the_output_can_stay_channels_last():
+    """The library group's space (search/families.py) has the knob channels_last, NCHW first, exactly where the
+    output can be kept; the pipeline times it in measured mode only (no model predicts cuDNN's choice)."""
+    from dataclasses import replace
+
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    _, _, gen, plan = prepared(DATA / "conv_pool_softmax.py")
+    (group,) = [g for g in plan.groups if g.family == "library"]
+    sizes = FAMILIES["library"].work_sizes(gen, group)
+    assert sizes["layouts"] == 2
+    space = make_space("library", resolve_target("h200"), dtype="fp32", **sizes)
+    assert [space.schedule(c, LibrarySchedule()) for c in space.enumerate()] == \
+        [LibrarySchedule(), LibrarySchedule(channels_last=True)]
+    conv = _conv(gen)
+    returned = replace(gen, graph=replace(gen.graph, outputs=gen.graph.outputs + (View.of(conv.name, conv.out.shape),)))
+    assert "layouts" not in FAMILIES["library"].work_sizes(returned, group)
+
+
+def test_the_tails_schedules_are_valid_under_both_layouts():
+    """The tail's space is sized from the captured graph (its work sizes do not see the layout): a sample of its
+    schedules (the pool's and the channel softmax's) writes a module under the NCHW and the kept layout alike."""
+    import random
+    from dataclasses import replace
+
+    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.generate.kernels import group_work
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    spec, _, gen, plan = prepared(DATA / "conv_pool_softmax.py")
+    base = {g.name: default_schedule(gen, g) for g in plan.groups}
+    (lib,) = [g for g in plan.groups if g.family == "library"]
+    rng = random.Random(0)
+    for group in (g for g in plan.groups if g.family != "library"):
+        _, sizes = group_work(gen, group, "fp32")
+        space = make_space(group.family, resolve_target("h200"), dtype="fp32", **sizes)
+        configs = [c for c in (space.sample(rng) for _ in range(6)) if not space.violations(c)][:3]
+        assert configs, group.name
+        for config in configs:
+            for flag in (False, True):
+                schedules = dict(base, **{lib.name: replace(base[lib.name], channels_last=flag),
+                                          group.name: space.schedule(config, base[group.name])})
+                source = generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
+                assert ("memory_format=torch.channels_last)  # conv2d" in source) == flag, (group.name, config)
+
+
+def test_the_weights_channels_last_copy_is_made_once_until_the_parameter_changes():
+    """_channels_last_weight (kernel.py's, codegen/helpers/host.py): the same copy while the parameter is unchanged,
+    a new one after an in-place update (its version) or for another tensor at another address."""
+    w = torch.nn.Parameter(torch.randn(8, 3, 3, 3))
+    first = _channels_last_weight(w, torch.channels_last)
+    assert first.is_contiguous(memory_format=torch.channels_last) and torch.equal(first, w.detach())
+    assert _channels_last_weight(w, torch.channels_last) is first
+    with torch.no_grad():
+        w.mul_(2.0)
+    second = _channels_last_weight(w, torch.channels_last)
+    assert second is not first and torch.equal(second, w.detach())
+    other = torch.nn.Parameter(torch.randn(8, 3, 3, 3))
+    assert torch.equal(_channels_last_weight(other, torch.channels_last), other.detach())
+
+
+# --- interpreter -----------------------------------------------------------------------------------------------
+
+CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax"]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", CASES)
+def test_a_kept_channels_last_output_passes_the_referee(name, tmp_path):
+    """The channels-last module (its tail reading NHWC / NDHWC, its output written NCHW by the tail) passes the
+    referee at the odd variant, the static check allowing the convolution only."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem, _, gen, _ = prepared(DATA / f"{name}.py")
+    assert kept_layout(gen, _conv(gen)) is not None
+    path = tmp_path / "kernel.py"
+    path.write_text(make_module(DATA / f"{name}.py", CHANNELS_LAST).source)
+    v = verify_candidate(problem, path, VerifySettings(variants=("odd",), **ALLOWED))
+    assert v.passed, (v.check, v.reason)
+
+
+_COMPARE = """
+import importlib.util, json, sys
+import torch
+from kerntailor.problem import load_problem
+out = {}
+for name, problem, nchw, kept in json.loads(sys.argv[1]):
+    spec = load_problem(problem)
+    variant = spec.variants[-1].name
+    torch.manual_seed(0)
+    inputs = spec.make_inputs(variant, device="cpu")
+    model = spec.make_model(variant, device="cpu")
+    results = []
+    for path in (nchw, kept):
+        s = importlib.util.spec_from_file_location(name + str(len(results)), path)
+        m = importlib.util.module_from_spec(s)
+        s.loader.exec_module(m)
+        candidate = m.ModelNew(*spec.init_inputs(variant))
+        candidate.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            results.append(candidate(*inputs))
+    with torch.no_grad():
+        ref = model.double()(*[x.double() for x in inputs])
+    out[name] = {"kept_vs_nchw": float((results[1] - results[0]).abs().max()),
+                 "kept_vs_ref": float((results[1].double() - ref).norm() / ref.norm()),
+                 "contiguous": results[1].is_contiguous()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.interpreter
+def test_the_kept_layout_computes_what_the_nchw_module_computes(tmp_path):
+    """Both modules of every case on the same inputs, in one interpreter process: the same values to rounding (the
+    tail adds in another order where it reduces), the reference's to fp32 accuracy, and a contiguous output."""
+    jobs = []
+    for name in CASES:
+        paths = []
+        for label, knobs in (("nchw", None), ("kept", CHANNELS_LAST)):
+            path = tmp_path / f"{name}_{label}.py"
+            path.write_text(make_module(DATA / f"{name}.py", knobs).source)
+            paths.append(str(path))
+        jobs.append((name, str(DATA / f"{name}.py"), *paths))
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    done = subprocess.run([sys.executable, "-c", _COMPARE, json.dumps(jobs)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for name in CASES:
+        r = result[name]
+        assert r["kept_vs_nchw"] < 1e-5 and r["kept_vs_ref"] < 1e-5 and r["contiguous"], (name, r)
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+@pytest.mark.skipif(not KERNELBENCH_L2.is_dir(), reason="../shared/kernelbench is not next to the repository")
+def test_a_kernelbench_conv3d_min_softmax_keeps_the_layout_and_passes_the_referee(tmp_path):
+    """level2/24_Conv3d_Min_Softmax (a min over depth, then a softmax over channels), unchanged, at its odd
+    variant: the output stays channels-last-3d and the module passes the referee."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    path = KERNELBENCH_L2 / "24_Conv3d_Min_Softmax.py"
+    problem, _, gen, _ = prepared(path)
+    assert kept_layout(gen, _conv(gen)) is not None
+    module = tmp_path / "kernel.py"
+    module.write_text(make_module(path, CHANNELS_LAST).source)
+    assert "contiguous(memory_format=torch.channels_last_3d)  # conv3d" in module.read_text()
+    v = verify_candidate(problem, module, VerifySettings(variants=("odd",), **ALLOWED))
+    assert v.passed, (v.check, v.reason)

@@ -45,7 +45,7 @@ a 256 MB buffer. Standalone: torch and triton only (no kerntailor), so the lead 
 Output: one line per variant (time, GB/s of one read + one write, x over the floor, error, registers and
 spills per thread of its kernels), a summary (each family's fastest line over the floor), and --out JSON
 rewritten after every variant ("complete": false until the end). Variants not started within --max-wall
-(110 s) are skipped, so the whole run stays within 120 s of GPU time (predicted ~60 s at the default size).
+(90 s) are skipped, so the whole run stays within 120 s of GPU time (predicted ~60 s at the default size).
 
     python3 benchmarks/longrow_probe.py --out longrow.json                 # H200: fp32 and bf16, 4096 x 393216
     python3 benchmarks/longrow_probe.py --rows 1024 --cols 65536 --dtype bf16 --only P0,P4
@@ -340,7 +340,9 @@ def coop_configs(C: int, max_split: int, smoke: bool) -> list[dict]:
 
 
 def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
-    """(name, function of (x, y), timing only?) in the order run: P4 (spinning on peers) last."""
+    """(name, function of (x, y), timing only?) in the order run, the questions first (a run cut short by a
+    caller's timeout, or --max-wall, keeps them): the floor, today's two kernels, the one-read P4, the windowed
+    P3 and its decomposition, then the re-read P2, the searched windowed schedule and P4's second chunk size."""
     if smoke:
         split = {"split": 4, "xblock": 1, "rblock": 256, "warps": 4}
         windows = [dict(split, wave=2), dict(split, xblock=2, wave=1)]
@@ -348,29 +350,34 @@ def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
         split = {"split": 128, "xblock": 1, "rblock": 1024, "warps": 8}
         windows = [dict(split, wave=4), {"split": 256, "xblock": 4, "rblock": 1024, "warps": 8, "wave": 1}]
     # P0: checked as copies (y == x), not as softmaxes; the fastest is the floor the other lines are divided by
-    out = [(f"P0 copy BLOCK {b} warps {w}", lambda x, y, b=b, w=w: run_copy(x, y, b, w), True)
-           for b, w in ((1024, 4), (4096, 8))]
-    out.append(("P0 torch copy_", lambda x, y: y.copy_(x), True))
-    for norm in (DIV, RECIP, EXP2):
-        out.append((f"P1 two kernels {NORM_NAMES[norm]} {_label(split)}", _bind(run_two_kernels, split, norm), False))
-    out.append((f"P2 chunk re-read div {_label(split)}", _bind(run_reread, split, DIV), True))
+    p0 = [(f"P0 copy BLOCK {b} warps {w}", lambda x, y, b=b, w=w: run_copy(x, y, b, w), True)
+          for b, w in ((1024, 4), (4096, 8))]
+    p0.append(("P0 torch copy_", lambda x, y: y.copy_(x), True))
+    p1 = [(f"P1 two kernels {NORM_NAMES[norm]} {_label(split)}", _bind(run_two_kernels, split, norm), False)
+          for norm in (DIV, RECIP, EXP2)]
+    p2 = [(f"P2 chunk re-read div {_label(split)}", _bind(run_reread, split, DIV), True)]
+    p3 = []
     for i, w in enumerate(windows):   # the second: the schedule the search picked on the H200, fewer lines
-        for norm in (DIV, RECIP)[:2 - i]:
-            out.append((f"P3 windowed {NORM_NAMES[norm]} {_label(w)}", _bind(run_windowed, w, norm), False))
+        lines = [(f"P3 windowed {NORM_NAMES[norm]} {_label(w)}", _bind(run_windowed, w, norm), False)
+                 for norm in (DIV, RECIP)[:2 - i]]
         if i == 0:
-            out.append((f"P3 windowed div evict hints {_label(w)}", _bind(run_windowed, w, DIV, hints=True), False))
-        out.append((f"P3b windowed no spin {_label(w)}", _bind(run_windowed, w, DIV, spin=False), True))
-        out.append((f"P3c windowed no spin no ticket {_label(w)}",
-                    _bind(run_windowed, w, DIV, spin=False, ticket=False), True))
+            lines.append((f"P3 windowed div evict hints {_label(w)}", _bind(run_windowed, w, DIV, hints=True), False))
+        lines.append((f"P3b windowed no spin {_label(w)}", _bind(run_windowed, w, DIV, spin=False), True))
+        lines.append((f"P3c windowed no spin no ticket {_label(w)}",
+                      _bind(run_windowed, w, DIV, spin=False, ticket=False), True))
+        p3.append(lines)
+    p4 = []
     for i, cfg in enumerate(coop_configs(C, n_sm, smoke)):   # the second (twice the chunk): fewer lines
-        for norm in (DIV, RECIP, EXP2, REUSE) if i == 0 else (DIV, REUSE):
-            label = f"BLOCK {cfg['block']} SPLIT {triton.cdiv(C, cfg['block'])} warps {cfg['warps']}" \
-                + (" replayed" if cfg.get("replay") else "")
-            out.append((f"P4 cooperative {NORM_NAMES[norm]} {label}", _bind(run_coop, cfg, norm), False))
+        label = f"BLOCK {cfg['block']} SPLIT {triton.cdiv(C, cfg['block'])} warps {cfg['warps']}" \
+            + (" replayed" if cfg.get("replay") else "")
+        lines = [(f"P4 cooperative {NORM_NAMES[norm]} {label}", _bind(run_coop, cfg, norm), False)
+                 for norm in ((DIV, RECIP, EXP2, REUSE) if i == 0 else (DIV, REUSE))]
         if i == 0:   # the waiting's cost: polled without atomics, and not at all
-            out.append((f"P4 cooperative reuse volatile poll {label}", _bind(run_coop, cfg, REUSE, wait=2), False))
-            out.append((f"P4b cooperative no wait {label}", _bind(run_coop, cfg, REUSE, wait=0), True))
-    return out
+            lines.append((f"P4 cooperative reuse volatile poll {label}", _bind(run_coop, cfg, REUSE, wait=2), False))
+            lines.append((f"P4b cooperative no wait {label}", _bind(run_coop, cfg, REUSE, wait=0), True))
+        p4.append(lines)
+    first, later = (p4[:1], p4[1:]) if p4 else ([], [])
+    return p0 + p1 + sum(first, []) + p3[0] + p2 + p3[1] + sum(later, [])
 
 
 def _label(cfg: dict) -> str:
@@ -493,7 +500,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--only", default="", help="comma-separated name prefixes (e.g. P0,P4)")
     ap.add_argument("--out", default="")
-    ap.add_argument("--max-wall", type=float, default=110.0,
+    ap.add_argument("--max-wall", type=float, default=90.0,
                     help="seconds; variants not started by then are skipped (the GPU budget is 120 s)")
     ap.add_argument("--smoke", action="store_true", help="tiny, on the CPU under TRITON_INTERPRET=1")
     args = ap.parse_args(argv)

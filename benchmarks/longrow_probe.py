@@ -22,7 +22,9 @@ small Triton kernel so that the differences between lines name the cost:
 - P4  cooperative, on-chip: each program loads its chunk ONCE into registers, publishes (max, sum exp), waits
       until its row's SPLIT chunks have published, combines the SPLIT partials in a fixed order (the same bits
       every run), normalises from registers and writes: exactly one read and one write. `reuse` keeps
-      e = exp(x - m) instead of x and scales it by exp(m - M) / S: one exp per element.
+      e = exp(x - m) instead of x and scales it by exp(m - M) / S: one exp per element. `volatile poll`: the
+      wait polls with plain volatile loads, then one acquire atomic; P4b: no wait at all (wrong results,
+      timing only): what waiting for the row's peers costs.
       Co-residency: a program waits for the peers of its row, so the SPLIT programs of a row must be able to be
       resident at once. Roles come from an atomic ticket drawn at start, so every row but the one of the
       highest ticket drawn has all its programs started (they published before waiting, so those rows finish);
@@ -43,7 +45,7 @@ a 256 MB buffer. Standalone: torch and triton only (no kerntailor), so the lead 
 Output: one line per variant (time, GB/s of one read + one write, x over the floor, error, registers and
 spills per thread of its kernels), a summary (each family's fastest line over the floor), and --out JSON
 rewritten after every variant ("complete": false until the end). Variants not started within --max-wall
-(110 s) are skipped, so the whole run stays within 120 s of GPU time (predicted ~60 s at the default size).
+(90 s) are skipped, so the whole run stays within 120 s of GPU time (predicted ~60 s at the default size).
 
     python3 benchmarks/longrow_probe.py --out longrow.json                 # H200: fp32 and bf16, 4096 x 393216
     python3 benchmarks/longrow_probe.py --rows 1024 --cols 65536 --dtype bf16 --only P0,P4
@@ -228,8 +230,12 @@ def _windowed_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, chunk, XBLOCK: tl.
 
 @triton.jit
 def _coop_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, BLOCK: tl.constexpr, SPLIT: tl.constexpr,
-                 SPLIT_P2: tl.constexpr, NORM: tl.constexpr):
-    """P4: one read, one write. Needs the SPLIT programs of a row co-resident (module docstring)."""
+                 SPLIT_P2: tl.constexpr, NORM: tl.constexpr, WAIT: tl.constexpr = 1):
+    """P4: one read, one write. Needs the SPLIT programs of a row co-resident (module docstring). WAIT: 1 spins
+    on an acquire atomic add of 0 as splitrows.py's phase B does (Triton 3.6, sm_90 PTX: one thread's
+    ld.global.gpu.acquire, broadcast through shared memory between two bar.syncs, per poll); 2 polls with every
+    thread's ld.volatile (no barrier), then that acquire once; 0 does not wait (wrong results: P4b, timing
+    only)."""
     ticket = tl.atomic_add(flags_ptr + R, 1, sem="relaxed")   # roles in start order: waits only on started peers
     row = ticket // SPLIT
     split = ticket % SPLIT
@@ -243,8 +249,14 @@ def _coop_kernel(x_ptr, y_ptr, part_ptr, flags_ptr, R, C, BLOCK: tl.constexpr, S
     tl.store(part_ptr + (R + row) * SPLIT + split, tl.sum(e, axis=0))
     tl.debug_barrier()   # every thread's partials stored before the release
     tl.atomic_add(flags_ptr + row, 1, sem="release")
-    while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:
-        pass
+    if WAIT == 1:
+        while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:
+            pass
+    elif WAIT == 2:
+        while tl.load(flags_ptr + row, volatile=True) < SPLIT:
+            pass
+        while tl.atomic_add(flags_ptr + row, 0, sem="acquire") < SPLIT:   # once (the count only grows): the
+            pass   # acquire. Its result used: Triton (3.6) makes an atomic add of 0 a load, dropped when unused
     lanes = tl.arange(0, SPLIT_P2)
     p0 = tl.load(part_ptr + row * SPLIT + lanes, mask=lanes < SPLIT, other=float("-inf"), cache_modifier=".cg")
     p1 = tl.load(part_ptr + (R + row) * SPLIT + lanes, mask=lanes < SPLIT, other=0.0, cache_modifier=".cg")
@@ -301,7 +313,7 @@ def run_windowed(x, y, cfg, norm, spin=True, ticket=True, hints=False):
         HINTS=hints, num_warps=cfg["warps"], num_stages=1)
 
 
-def run_coop(x, y, cfg, norm):
+def run_coop(x, y, cfg, norm, wait=1):
     """cfg["replay"] (the interpreter's check of SPLIT > 1): every row's flag starts at SPLIT, so no program
     waits, and the kernel runs twice on one partials buffer: the second run's combine reads the partials of
     the first wherever a peer has not yet run, the same values. Its output is then the row softmax."""
@@ -313,7 +325,7 @@ def run_coop(x, y, cfg, norm):
         if cfg.get("replay"):
             flags[:R] = split
         handle = _coop_kernel[(R * split,)](x, y, part, flags, R, C, BLOCK=block, SPLIT=split,
-                                            SPLIT_P2=triton.next_power_of_2(split), NORM=norm,
+                                            SPLIT_P2=triton.next_power_of_2(split), NORM=norm, WAIT=wait,
                                             num_warps=cfg["warps"])
     return handle
 
@@ -328,7 +340,9 @@ def coop_configs(C: int, max_split: int, smoke: bool) -> list[dict]:
 
 
 def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
-    """(name, function of (x, y), timing only?) in the order run: P4 (spinning on peers) last."""
+    """(name, function of (x, y), timing only?) in the order run, the questions first (a run cut short by a
+    caller's timeout, or --max-wall, keeps them): the floor, today's two kernels, the one-read P4, the windowed
+    P3 and its decomposition, then the re-read P2, the searched windowed schedule and P4's second chunk size."""
     if smoke:
         split = {"split": 4, "xblock": 1, "rblock": 256, "warps": 4}
         windows = [dict(split, wave=2), dict(split, xblock=2, wave=1)]
@@ -336,26 +350,34 @@ def variants(C: int, smoke: bool, n_sm: int) -> list[tuple[str, object, bool]]:
         split = {"split": 128, "xblock": 1, "rblock": 1024, "warps": 8}
         windows = [dict(split, wave=4), {"split": 256, "xblock": 4, "rblock": 1024, "warps": 8, "wave": 1}]
     # P0: checked as copies (y == x), not as softmaxes; the fastest is the floor the other lines are divided by
-    out = [(f"P0 copy BLOCK {b} warps {w}", lambda x, y, b=b, w=w: run_copy(x, y, b, w), True)
-           for b, w in ((1024, 4), (4096, 8))]
-    out.append(("P0 torch copy_", lambda x, y: y.copy_(x), True))
-    for norm in (DIV, RECIP, EXP2):
-        out.append((f"P1 two kernels {NORM_NAMES[norm]} {_label(split)}", _bind(run_two_kernels, split, norm), False))
-    out.append((f"P2 chunk re-read div {_label(split)}", _bind(run_reread, split, DIV), True))
+    p0 = [(f"P0 copy BLOCK {b} warps {w}", lambda x, y, b=b, w=w: run_copy(x, y, b, w), True)
+          for b, w in ((1024, 4), (4096, 8))]
+    p0.append(("P0 torch copy_", lambda x, y: y.copy_(x), True))
+    p1 = [(f"P1 two kernels {NORM_NAMES[norm]} {_label(split)}", _bind(run_two_kernels, split, norm), False)
+          for norm in (DIV, RECIP, EXP2)]
+    p2 = [(f"P2 chunk re-read div {_label(split)}", _bind(run_reread, split, DIV), True)]
+    p3 = []
     for i, w in enumerate(windows):   # the second: the schedule the search picked on the H200, fewer lines
-        for norm in (DIV, RECIP)[:2 - i]:
-            out.append((f"P3 windowed {NORM_NAMES[norm]} {_label(w)}", _bind(run_windowed, w, norm), False))
+        lines = [(f"P3 windowed {NORM_NAMES[norm]} {_label(w)}", _bind(run_windowed, w, norm), False)
+                 for norm in (DIV, RECIP)[:2 - i]]
         if i == 0:
-            out.append((f"P3 windowed div evict hints {_label(w)}", _bind(run_windowed, w, DIV, hints=True), False))
-        out.append((f"P3b windowed no spin {_label(w)}", _bind(run_windowed, w, DIV, spin=False), True))
-        out.append((f"P3c windowed no spin no ticket {_label(w)}",
-                    _bind(run_windowed, w, DIV, spin=False, ticket=False), True))
+            lines.append((f"P3 windowed div evict hints {_label(w)}", _bind(run_windowed, w, DIV, hints=True), False))
+        lines.append((f"P3b windowed no spin {_label(w)}", _bind(run_windowed, w, DIV, spin=False), True))
+        lines.append((f"P3c windowed no spin no ticket {_label(w)}",
+                      _bind(run_windowed, w, DIV, spin=False, ticket=False), True))
+        p3.append(lines)
+    p4 = []
     for i, cfg in enumerate(coop_configs(C, n_sm, smoke)):   # the second (twice the chunk): fewer lines
-        for norm in (DIV, RECIP, EXP2, REUSE) if i == 0 else (DIV, REUSE):
-            label = f"BLOCK {cfg['block']} SPLIT {triton.cdiv(C, cfg['block'])} warps {cfg['warps']}" \
-                + (" replayed" if cfg.get("replay") else "")
-            out.append((f"P4 cooperative {NORM_NAMES[norm]} {label}", _bind(run_coop, cfg, norm), False))
-    return out
+        label = f"BLOCK {cfg['block']} SPLIT {triton.cdiv(C, cfg['block'])} warps {cfg['warps']}" \
+            + (" replayed" if cfg.get("replay") else "")
+        lines = [(f"P4 cooperative {NORM_NAMES[norm]} {label}", _bind(run_coop, cfg, norm), False)
+                 for norm in ((DIV, RECIP, EXP2, REUSE) if i == 0 else (DIV, REUSE))]
+        if i == 0:   # the waiting's cost: polled without atomics, and not at all
+            lines.append((f"P4 cooperative reuse volatile poll {label}", _bind(run_coop, cfg, REUSE, wait=2), False))
+            lines.append((f"P4b cooperative no wait {label}", _bind(run_coop, cfg, REUSE, wait=0), True))
+        p4.append(lines)
+    first, later = (p4[:1], p4[1:]) if p4 else ([], [])
+    return p0 + p1 + sum(first, []) + p3[0] + p2 + p3[1] + sum(later, [])
 
 
 def _label(cfg: dict) -> str:
@@ -478,7 +500,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--only", default="", help="comma-separated name prefixes (e.g. P0,P4)")
     ap.add_argument("--out", default="")
-    ap.add_argument("--max-wall", type=float, default=110.0,
+    ap.add_argument("--max-wall", type=float, default=90.0,
                     help="seconds; variants not started by then are skipped (the GPU budget is 120 s)")
     ap.add_argument("--smoke", action="store_true", help="tiny, on the CPU under TRITON_INTERPRET=1")
     args = ap.parse_args(argv)

@@ -38,19 +38,27 @@ __all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "genera
 @dataclass(frozen=True, kw_only=True)
 class PointwiseSchedule(Schedule):
     """XBLOCK elements per program, in row-major order; where some load needs coordinates, [rows, last axis]
-    tiles of about XBLOCK elements instead (`tiles=False` keeps the flat walk)."""
+    tiles of about XBLOCK elements instead (`tiles=False` keeps the flat walk). Where a load is permuted against
+    the output (its contiguous axis is the rows', an NHWC buffer read for an NCHW output), `tile2d` walks
+    [YBLOCK rows, XBLOCK / YBLOCK of the last axis] tiles, coalesced for the load along the rows and for the
+    store along the last axis (writer.py's tile_mode; `tile2d=False` keeps the other walks)."""
 
     family: ClassVar[str] = "pointwise"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu", "tiles")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu", "tiles", "tile2d",
+                                        "YBLOCK")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
 
     XBLOCK: int = 1024
     tiles: bool = True
+    tile2d: bool = True
+    YBLOCK: int = 32
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.power_of_two("XBLOCK")
+        self.power_of_two("YBLOCK")
         self.one_of("tiles", (True, False))
+        self.one_of("tile2d", (True, False))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -236,11 +236,12 @@ def test_a_kept_channels_last_output_passes_the_referee(name, tmp_path):
 @pytest.mark.interpreter
 @pytest.mark.parametrize(("path", "knobs"), [
     (DATA / "conv_bias_relu.py", {**CHANNELS_LAST, "pointwise": {"YBLOCK": 16, "XBLOCK": 128}}),
-    (TRANSPOSE, {"pointwise": {"YBLOCK": 4, "XBLOCK": 16}}),
-], ids=["conv_nhwc_16x8", "transpose_4x4"])
+    (TRANSPOSE, {"pointwise": {"YBLOCK": 8, "XBLOCK": 64}}),
+], ids=["conv_nhwc_16x8", "transpose_8x8"])
 def test_a_2d_tiled_permuted_read_passes_the_referee(path, knobs, tmp_path):
     """Tiles that cross samples (16 rows of 8 channels) and leave ragged edges on both axes (63 = 7 x 8 + 7
-    columns; the odd variant's rows), for the kept NHWC layout and for a transpose: the referee passes."""
+    columns; the odd variant's rows), for the kept NHWC layout and for a transpose: the referee passes (its edges
+    stage off, as helpers.judge has it under the interpreter)."""
     from kerntailor.verify import VerifySettings, verify_candidate
 
     problem = prepared(path)[0]
@@ -248,7 +249,7 @@ def test_a_2d_tiled_permuted_read_passes_the_referee(path, knobs, tmp_path):
     module.write_text(make_module(path, knobs).source)
     assert "Tiles: 2-D" in module.read_text()
     allowed = ALLOWED if path != TRANSPOSE else {"allowed_ops": frozenset(), "allowed_calls": frozenset()}
-    v = verify_candidate(problem, module, VerifySettings(variants=("odd",), **allowed))
+    v = verify_candidate(problem, module, VerifySettings(variants=("odd",), edges=False, **allowed))
     assert v.passed, (v.check, v.reason)
 
 

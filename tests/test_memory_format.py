@@ -213,6 +213,25 @@ def test_any_permuted_read_is_tiled_with_its_sizes_as_arguments():
     assert "XBLOCK=4, RBLOCK=8" in small
 
 
+def test_the_search_times_the_2d_tile_where_a_read_may_be_permuted():
+    """A pointwise group reading a convolution output that may stay channels-last (or a transpose) has the work
+    size permuted and knobs tile2d (the writer's default, True, first) and YBLOCK; a group without one has
+    neither (its space as before)."""
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    for path, permuted in ((DATA / "conv_bias_relu.py", True), (TRANSPOSE, True),
+                           (TRANSPOSE.parent / "tiny_channel_bias_rows.py", False)):
+        _, _, gen, plan = prepared(path)
+        (group,) = [g for g in plan.groups if g.family == "pointwise"]
+        sizes = FAMILIES["pointwise"].work_sizes(gen, group)
+        assert ("permuted" in sizes) == permuted, path.stem
+        space = make_space("pointwise", resolve_target("h200"), dtype="fp32", **sizes)
+        knobs = {k.name: k.values for k in space.knobs}
+        assert (knobs.get("tile2d", (True,))[0], "YBLOCK" in knobs) == (True, permuted), path.stem
+
+
 # --- interpreter -----------------------------------------------------------------------------------------------
 
 CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax"]

@@ -1,8 +1,11 @@
 """The library convolution's layout, side by side: a mixed module (cuDNN/MIOpen convolution + generated tail) with
 its convolution called on NCHW tensors ("nchw"), and on channels-last ones with its output kept channels-last for
 the tail ("channels_last": the tail reads NHWC / NDHWC by its physical strides and writes the module's NCHW output
-itself, codegen/memory_format.py; the input is converted per call, the weight once), beside eager and
-torch.compile, at the problem's own sizes, in one interleaved timing (measure/stopwatch.py).
+itself, codegen/memory_format.py; the input is converted per call, the weight once; its pointwise tail walks 2-D
+tiles, coalesced for the NHWC load and the NCHW store: the schedule's tile2d), the same with the pointwise tail
+walking rows as before the tile ("channels_last_rows": tile2d off, its loads stepping by C between lanes; the
+same source as "channels_last" where no pointwise tail reads the kept output), beside eager and torch.compile, at
+the problem's own sizes, in one interleaved timing (measure/stopwatch.py).
 
     PYTHONPATH=src python3 benchmarks/conv_layout.py FILE.py [...] --out conv_layout.json [--dtype bf16]
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/conv_layout.py tests/data/mixed/conv_bias_relu.py \
@@ -48,9 +51,12 @@ def modules(path: Path, dtype: str | None, arch: str):
         return spec, None
     base = {g.name: default_schedule(gen, g) for g in plan.groups}
     out = {"output_kept": all(kept_layout(gen, gen.graph.node(g.nodes[0])) is not None for g in convs)}
-    for label, flag in (("nchw", False), ("channels_last", True)):
-        schedules = dict(base) | {g.name: replace(base[g.name], channels_last=flag) for g in convs}
+    rows = {g.name: replace(base[g.name], tile2d=False) for g in plan.groups if g.family == "pointwise"}
+    for label, flag, tails in (("nchw", False, {}), ("channels_last", True, {}), ("channels_last_rows", True, rows)):
+        schedules = dict(base) | tails | {g.name: replace(base[g.name], channels_last=flag) for g in convs}
         out[label] = generate_module(spec, gen, plan, schedules, "h200" if arch == "sm_90" else "mi300x", arch).source
+    if out["channels_last_rows"] == out["channels_last"]:
+        del out["channels_last_rows"]   # no tail took the tile: nothing to compare
     return spec, out
 
 
@@ -89,6 +95,8 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
     record["quartiles_us"] = {n: [t.q1_s * 1e6, t.q3_s * 1e6] for n, t in timings.items()}
     t = record["times_us"]
     record["channels_last_over_nchw"] = t["nchw"] / t["channels_last"]
+    if "channels_last_rows" in t:
+        record["tile2d_over_rows"] = t["channels_last_rows"] / t["channels_last"]
     record["best_vs_compile"] = t["torch.compile"] / min(t["nchw"], t["channels_last"])
     return record
 

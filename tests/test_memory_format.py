@@ -4,13 +4,15 @@ not (a merge NHWC separates, a module output, a second convolution), the weight'
 parameter changes. Interpreter tier: modules with the layout kept pass the referee (static check included: only
 the convolution is a library call) for a pointwise tail, a pooling + channel softmax tail, a global mean and a 3-d
 convolution's channel softmax, and compute what the NCHW module computes; a KernelBench level-2 file at its odd
-variant, where ../shared/kernelbench is next to the repository.
+variant, where ../shared/kernelbench is next to the repository. The pointwise tail of a kept layout (and any
+permuted read, a transpose) walks 2-D tiles with the load's contiguous axis along the tile's rows.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -27,6 +29,7 @@ from kerntailor.codegen.sizes import const
 from kerntailor.ir.types import View
 
 DATA = Path(__file__).parent / "data" / "mixed"
+TRANSPOSE = Path(__file__).parent / "data" / "codegen_fused" / "tiny_transpose_gelu.py"
 ROOT = Path(__file__).resolve().parents[1]
 KERNELBENCH_L2 = ROOT.parent / "shared" / "kernelbench" / "level2"
 CHANNELS_LAST = {"library": {"channels_last": True}}
@@ -162,6 +165,73 @@ def test_the_weights_channels_last_copy_is_made_once_until_the_parameter_changes
     assert torch.equal(_channels_last_weight(other, torch.channels_last), other.detach())
 
 
+def _tail(source: str) -> str:
+    """The generated pointwise kernel's text in a module's source."""
+    start = source.index("def k1_pointwise_kernel")
+    return source[start:source.index("\n\n", start)]
+
+
+def _load_terms(kernel: str, pointer: str) -> dict[str, str]:
+    """{coordinate: stride} of the load from `pointer` (its offset a sum of `coordinate * stride`)."""
+    offset = re.search(rf"tl\.load\({pointer} \+ \((.*?)\), mask", kernel).group(1)
+    return dict(term.split(" * ") for term in offset.split(" + "))
+
+
+def test_a_kept_layouts_pointwise_tail_loads_along_the_tiles_rows_and_stores_along_its_columns():
+    """conv_bias_relu's tail reads the (N, 8, 7, 9) output stored NHWC: a 2-D tile of YBLOCK rows (N·C, the
+    channel fastest) by a chunk of H·W, the load's stride-1 coordinate the row's channel (from xindex), its H·W
+    coordinate (rindex) stepping by C, the NCHW store contiguous along rindex; both axes masked. tile2d=False
+    (and the NCHW module) keep the row walk, which steps the load by C between neighbouring lanes."""
+    kernel = _tail(make_module(DATA / "conv_bias_relu.py", CHANNELS_LAST).source)
+    assert "Tiles: 2-D" in kernel
+    terms = _load_terms(kernel, "conv0_ptr")
+    channel = next(c for c, s in terms.items() if s == "1")
+    assert re.search(rf"{channel} = xindex % 8\b", kernel)
+    assert re.search(r"(\w+) = rindex\n", kernel) and terms[re.search(r"(\w+) = rindex\n", kernel).group(1)] == "8"
+    assert "xindex = ((tl.program_id(0) // nchunks) * XBLOCK + tl.arange(0, XBLOCK))[:, None]" in kernel
+    assert "tl.store(pw1_ptr + (xindex * 63 + rindex), v_pw1, mask=xmask & rmask)" in kernel
+    off = _tail(make_module(DATA / "conv_bias_relu.py", {**CHANNELS_LAST, "pointwise": {"tile2d": False}}).source)
+    assert "Tiles: 2-D" not in off and "nchunks" not in off
+    assert "Tiles: 2-D" not in _tail(make_module(DATA / "conv_bias_relu.py").source)
+
+
+def test_any_permuted_read_is_tiled_with_its_sizes_as_arguments():
+    """Not a convolution's: gelu(x.transpose(1, 2)) reads x (B, M, N) for a (B, N, M) output. The rows' innermost
+    coordinate (from xindex) steps the load by 1, the columns' (rindex) by M; the sizes are runtime arguments,
+    the grid row blocks x column chunks, the tile YBLOCK x XBLOCK / YBLOCK elements (the last axis's power of two
+    at most)."""
+    source = make_module(TRANSPOSE).source
+    kernel = source[source.index("def k0_pointwise_kernel"):source.index("_INTERPRETED")]
+    assert "Tiles: 2-D" in kernel
+    terms = _load_terms(kernel, "x_ptr")
+    channel = next(c for c, s in terms.items() if s == "1")
+    assert re.search(rf"{channel} = xindex % s\d\b", kernel)
+    assert any(s.startswith("s") for s in terms.values())   # M, the column stride: a runtime size
+    launch = next(line for line in source.splitlines() if "k0_pointwise_kernel[" in line)
+    assert "triton.cdiv(d0 * d2, 32) * triton.cdiv(d1, 16)" in launch and "XBLOCK=32, RBLOCK=16" in launch
+    small = make_module(TRANSPOSE, {"pointwise": {"YBLOCK": 4, "XBLOCK": 32}}).source
+    assert "XBLOCK=4, RBLOCK=8" in small
+
+
+def test_the_search_times_the_2d_tile_where_a_read_may_be_permuted():
+    """A pointwise group reading a convolution output that may stay channels-last (or a transpose) has the work
+    size permuted and knobs tile2d (the writer's default, True, first) and YBLOCK; a group without one has
+    neither (its space as before)."""
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    for path, permuted in ((DATA / "conv_bias_relu.py", True), (TRANSPOSE, True),
+                           (TRANSPOSE.parent / "tiny_channel_bias_rows.py", False)):
+        _, _, gen, plan = prepared(path)
+        (group,) = [g for g in plan.groups if g.family == "pointwise"]
+        sizes = FAMILIES["pointwise"].work_sizes(gen, group)
+        assert ("permuted" in sizes) == permuted, path.stem
+        space = make_space("pointwise", resolve_target("h200"), dtype="fp32", **sizes)
+        knobs = {k.name: k.values for k in space.knobs}
+        assert (knobs.get("tile2d", (True,))[0], "YBLOCK" in knobs) == (True, permuted), path.stem
+
+
 # --- interpreter -----------------------------------------------------------------------------------------------
 
 CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax"]
@@ -179,6 +249,26 @@ def test_a_kept_channels_last_output_passes_the_referee(name, tmp_path):
     path = tmp_path / "kernel.py"
     path.write_text(make_module(DATA / f"{name}.py", CHANNELS_LAST).source)
     v = verify_candidate(problem, path, VerifySettings(variants=("odd",), **ALLOWED))
+    assert v.passed, (v.check, v.reason)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize(("path", "knobs"), [
+    (DATA / "conv_bias_relu.py", {**CHANNELS_LAST, "pointwise": {"YBLOCK": 16, "XBLOCK": 128}}),
+    (TRANSPOSE, {"pointwise": {"YBLOCK": 8, "XBLOCK": 64}}),
+], ids=["conv_nhwc_16x8", "transpose_8x8"])
+def test_a_2d_tiled_permuted_read_passes_the_referee(path, knobs, tmp_path):
+    """Tiles that cross samples (16 rows of 8 channels) and leave ragged edges on both axes (63 = 7 x 8 + 7
+    columns; the odd variant's rows), for the kept NHWC layout and for a transpose: the referee passes (its edges
+    stage off, as helpers.judge has it under the interpreter)."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem = prepared(path)[0]
+    module = tmp_path / "kernel.py"
+    module.write_text(make_module(path, knobs).source)
+    assert "Tiles: 2-D" in module.read_text()
+    allowed = ALLOWED if path != TRANSPOSE else {"allowed_ops": frozenset(), "allowed_calls": frozenset()}
+    v = verify_candidate(problem, module, VerifySettings(variants=("odd",), edges=False, **allowed))
     assert v.passed, (v.check, v.reason)
 
 

@@ -59,7 +59,8 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("pointwise", fused.PointwiseSchedule, fused.default_schedule, fused.generate_fused),
+    Family("pointwise", fused.PointwiseSchedule, fused.default_schedule, fused.generate_fused,
+           work_sizes=fused.pointwise_work_sizes),
     Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused,
            work_sizes=fused.reduction_work_sizes),
     Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm, work_sizes=gemm.work_sizes,

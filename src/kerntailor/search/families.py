@@ -116,15 +116,21 @@ def _tile_constraints(target: Target, tile: Callable[[Mapping[str, Any]], int], 
 
 # --- pointwise -------------------------------------------------------------------------------------------
 
-def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32") -> Space:
-    """One program per XBLOCK elements. Knobs: XBLOCK, num_warps (+ waves_per_eu on AMD)."""
+def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32", permuted: int = 0) -> Space:
+    """One program per XBLOCK elements. Knobs: XBLOCK, num_warps (+ waves_per_eu on AMD); where a load may be
+    permuted against the output (`permuted` 1: codegen's pointwise_work_sizes), tile2d (the writer's default
+    first) and YBLOCK, the 2-D tile's rows (XBLOCK / YBLOCK columns)."""
     top = max(64, next_power_of_two(numel))
     knobs = [Knob("XBLOCK", power_of_two_range(64, min(top, 16384))), Knob("num_warps", NUM_WARPS),
              *_amd_knobs(target, matrix=False)]
     constraints = _common_constraints(target) + _tile_constraints(
         target, lambda v: v["XBLOCK"], ("XBLOCK", "num_warps"), dtype)
-    return Space("pointwise", tuple(knobs), tuple(constraints), target.name, (("numel", numel),),
-                 dtype_key(dtype))
+    if permuted:
+        knobs += [Knob("tile2d", (True, False)), Knob("YBLOCK", (32, 16, 64))]
+        constraints.append(Constraint("YBLOCK < XBLOCK (at least two columns)", ("XBLOCK", "YBLOCK"),
+                                      lambda v: v["YBLOCK"] < v["XBLOCK"]))
+    sizes = (("numel", numel),) + ((("permuted", 1),) if permuted else ())
+    return Space("pointwise", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
 # --- reduction ---------------------------------------------------------------------------------------------

@@ -27,30 +27,39 @@ from kerntailor.codegen.fused.split import why_not_split
 from kerntailor.codegen.fused.splitrows import split_plan
 from kerntailor.codegen.fused.writer import FusedWriter
 from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
 
-__all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "reduction_work_sizes",
-           "split_possible"]
+__all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "pointwise_work_sizes",
+           "reduction_work_sizes", "split_possible"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class PointwiseSchedule(Schedule):
     """XBLOCK elements per program, in row-major order; where some load needs coordinates, [rows, last axis]
-    tiles of about XBLOCK elements instead (`tiles=False` keeps the flat walk)."""
+    tiles of about XBLOCK elements instead (`tiles=False` keeps the flat walk). Where a load is permuted against
+    the output (its contiguous axis is the rows', an NHWC buffer read for an NCHW output), `tile2d` walks
+    [YBLOCK rows, XBLOCK / YBLOCK of the last axis] tiles, coalesced for the load along the rows and for the
+    store along the last axis (writer.py's tile_mode; `tile2d=False` keeps the other walks)."""
 
     family: ClassVar[str] = "pointwise"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu", "tiles")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps", "num_stages", "waves_per_eu", "tiles", "tile2d",
+                                        "YBLOCK")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
 
     XBLOCK: int = 1024
     tiles: bool = True
+    tile2d: bool = True
+    YBLOCK: int = 32
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.power_of_two("XBLOCK")
+        self.power_of_two("YBLOCK")
         self.one_of("tiles", (True, False))
+        self.one_of("tile2d", (True, False))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +108,25 @@ class ReductionSchedule(Schedule):
             return replace(self, SPLIT=0, WAVE=0).retune(knobs)
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
+
+
+def pointwise_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"numel"}, and {"permuted": 1} where a load may be permuted against the output (`permuted_read`): the
+    search then also times the 2-D tile's knobs (tile2d, YBLOCK)."""
+    return {"numel": prod(group.space), **({"permuted": 1} if permuted_read(gen, group) else {})}
+
+
+def permuted_read(gen: Generalized, group: FusionGroup) -> bool:
+    """Whether pointwise `group` has a load permuted against its output (FusedWriter.permuted_read) in the graph
+    as captured or with the channels-last layouts its convolutions' outputs may keep (memory_format.py): the
+    work sizes see the captured graph, the writer the layout the library schedule chose."""
+    probe = PointwiseSchedule()
+    if FusedWriter(gen, group, probe, {}, "probe").permuted_read():
+        return True
+    read = {v.base for name in group.nodes for v in gen.graph.node(name).operands} - set(group.nodes)
+    producers = [n for n in gen.graph.nodes if n.name in read]
+    layouts = tuple(lay for lay in (kept_layout(gen, n) for n in producers) if lay is not None)
+    return bool(layouts) and FusedWriter(relayout(gen, layouts), group, probe, {}, "probe").permuted_read()
 
 
 def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:

@@ -47,6 +47,7 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
            + f": {', '.join(w.group.nodes)}."
            + (" Tiles: rows x the last axis." if w.tiled == "persistent" else "")
            + (" Tiles: one chunk of a row of the last axis per program." if w.tiled == "chunked" else "")
+           + (" Tiles: 2-D, rows x a chunk of the last axis (a permuted load)." if w.tiled == "tile2d" else "")
            + (" Persistent: one read of each input." if w.reduce and w.persistent and not w.tiled else "")
            + {"partials": " Split rows, phase A: each program's partial statistics of one chunk of its rows.",
               "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
@@ -56,8 +57,8 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
     options = w.schedule.options() + ((("enable_fp_fusion", False),) if contraction_hazard(w) else ())
     if grid is None:
         grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
-    if w.tiled == "chunked":
-        grid = GridAxis(((rows, 1), (w.at.reduced_size(), rblock)))
+    if w.tiled in ("chunked", "tile2d"):
+        grid = GridAxis(((rows, xblock), (w.at.reduced_size(), rblock)))
     return assemble(group=w.group.name, name=w.name, doc=doc, body=body, pointers=w.pointers,
                     pointer_dtypes=dtypes, sizes=w.sizes, big=w.big, constexprs=constexprs,
                     options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,

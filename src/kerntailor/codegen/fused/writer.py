@@ -24,7 +24,7 @@ from kerntailor.codegen.fused.split import write_split
 from kerntailor.codegen.fused.splitrows import write_normalise, write_partials, write_windowed
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
-from kerntailor.codegen.sizes import const, product
+from kerntailor.codegen.sizes import const, product, same
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Reduction
@@ -299,6 +299,9 @@ class FusedWriter(KernelWriter):
         if self.tiled == "persistent":   # XBLOCK counts elements per program: that many / RBLOCK rows
             rblock = next_power_of_two(self.space.concrete[-1])
             xblock = max(1, xblock // rblock)
+        elif self.tiled == "tile2d":       # YBLOCK rows x a chunk of the last axis, XBLOCK elements in all
+            ybl = self.schedule.YBLOCK
+            rblock, xblock = min(max(1, xblock // ybl), next_power_of_two(self.space.concrete[-1])), ybl
         elif self.tiled:                   # one chunk of XBLOCK elements of one row per program
             rblock, xblock = xblock, 1
         self.layout.rblock = rblock
@@ -324,6 +327,9 @@ class FusedWriter(KernelWriter):
         if self.tiled == "chunked":   # program = (row, chunk): one division per program, none per element
             self.out(f"nchunks = tl.cdiv({self.sizes.text(self.at.reduced_size())}, RBLOCK)")
             self.out(f"xindex = ({pid} // nchunks + tl.arange(0, XBLOCK))[:, None]  # the row, (1, 1)")
+        elif self.tiled == "tile2d":   # program = (row block, chunk)
+            self.out(f"nchunks = tl.cdiv({self.sizes.text(self.at.reduced_size())}, RBLOCK)")
+            self.out(f"xindex = (({pid} // nchunks) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
         else:
             self.out(f"xindex = ({pid} * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
         self.out(f"xmask = xindex < {xnumel}")
@@ -332,7 +338,7 @@ class FusedWriter(KernelWriter):
         if not self.tiled:
             write_reduction(self, rblock)
         else:   # [rows, last axis] tiles: the row in one block (persistent), or one chunk of it
-            start = f"({pid} % nchunks) * RBLOCK" if self.tiled == "chunked" else "0"
+            start = f"({pid} % nchunks) * RBLOCK" if self.tiled in ("chunked", "tile2d") else "0"
             self.rindex(start, self.sizes.text(self.at.reduced_size()))
             self.store_outputs("full", self.compute_live())
         return self.finish(xblock, rblock, rows)
@@ -365,6 +371,8 @@ class FusedWriter(KernelWriter):
         concrete = self.space.concrete
         if self.reduce or self.tiled or len(concrete) < 2 or not self.schedule.tiles:
             return ""
+        if self.schedule.tile2d and self.permuted_read():
+            return "tile2d"
         if not any(b["used"] for b in self.layout.blocks):
             return ""
         last = concrete[-1]
@@ -375,6 +383,30 @@ class FusedWriter(KernelWriter):
         if last >= chunk and last / (-(-last // chunk) * chunk) >= 0.75:
             return "chunked"
         return ""
+
+    def permuted_read(self) -> bool:
+        """Whether some load of the flat pointwise kernel is permuted against the output: contiguous along the
+        next-to-last kernel axis (the rows' innermost), strided along the last (the store's contiguous axis), as
+        an NHWC buffer read for an NCHW output (memory_format.py) or a transpose. Rows of a flat or [rows, last
+        axis] walk then step the load by its stride between neighbouring lanes: "tile2d" (tile_mode) puts the
+        load's contiguous axis along the tile's rows and the store's along its columns, and Triton converts
+        the layout between them (Inductor's YBLOCK x XBLOCK tiles for the same reads)."""
+        concrete = self.space.concrete
+        if concrete[-1] < 2 or concrete[-2] < 2:
+            return False
+        for node in self.nodes:
+            if self.level[node.name] != "full" or isinstance(node, Reduction):
+                continue
+            for j, view in enumerate(node.operands):
+                if view.base in self.members:
+                    continue
+                try:
+                    v, _, strides, _ = self.at.kernel_view(node, j)
+                except CodegenUnsupported:
+                    continue
+                if v.strides[-2] == 1 and v.strides[-1] > 1 and same(strides[-2], const(1)):
+                    return True
+        return False
 
     def many_rows(self) -> bool:
         """Whether the group has more than one row at the traced shapes (a split then splits each row)."""

@@ -52,7 +52,10 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
               "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
                            "chunk of the outputs.",
               "windowed": " Split rows, windowed: each wave's partials (phase A), then one wave later its rows "
-                          "normalised while the cache holds them (phase B).", "": ""}[w.phase])
+                          "normalised while the cache holds them (phase B).",
+              "cooperative": " Split rows, cooperative: each program reads its chunk once, publishes its partials, "
+                             "waits for its row's other programs, then normalises the chunk from registers "
+                             "(GPU only: the programs of a row must be resident together).", "": ""}[w.phase])
     options = w.schedule.options() + ((("enable_fp_fusion", False),) if contraction_hazard(w) else ())
     if grid is None:
         grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)

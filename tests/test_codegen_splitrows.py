@@ -168,6 +168,95 @@ def test_split_rows_combine_extrema_with_identities_and_nan(tmp_path):
     assert run.stdout.strip() == "equal", run.stdout
 
 
+# --- cooperative split rows (COOP = 1): GPU only; the interpreter checks them at SPLIT 1 or replayed -----------
+
+@pytest.mark.interpreter
+def test_cooperative_split_rows_at_split_1_pass_the_referee(tmp_path):
+    """COOP at SPLIT 1: each program waits only on itself, so the referee's interpreter runs it (any larger SPLIT
+    deadlocks there: the replay below). RBLOCK 64 under rows of 128 to 256: the first tile from registers and the
+    loop over the chunk's other tiles, for every variant's sizes."""
+    path = FUSED / "tiny_softmax.py"
+    module = split_module(path, SPLIT=1, COOP=1)
+    (kernel,) = module.kernels
+    assert [k.kernel_name for k in kernel.launches] == ["k0_reduction_kernel"]
+    assert [s.buffer for s in kernel.scratch] == ["partials", "flags"] and kernel.scratch[1].zeroed
+    verify(path, module, tmp_path, edges=False)
+
+
+COOP_REPLAY = r"""
+import importlib.util, re, sys, torch
+# the cooperative kernel replayed, as benchmarks/longrow_probe.py's run_coop does: every row block's flag preset to
+# SPLIT (nobody waits) and two launches on one partials buffer, so the second launch's combine reads every chunk's
+# partials (its peers' from the first launch where they have not run yet: the same values)
+for path, source, shapes in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    text = open(path).read()
+    launch = re.search(r"^    (k0_reduction_kernel\[.*)$", text, re.M).group(1)
+    split = int(re.search(r"SPLIT=(\d+)", launch).group(1))
+    replay = ("    for _ in range(2):\n        k0_flags.zero_()\n"
+              f"        k0_flags[:k0_flags.numel() // 2] = {split}\n        {launch}")
+    text = text.replace("    " + launch, replay).replace("k0_partials = torch.empty(", "k0_partials = torch.nan + torch.empty(")
+    open(path, "w").write(text)
+    spec = importlib.util.spec_from_file_location("kernel" + str(len(path)), path)
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    spec = importlib.util.spec_from_file_location("problem" + str(len(path)), source)
+    problem = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(problem)
+    for shape in shapes.split(";"):
+        torch.manual_seed(0)
+        x = torch.randn(*map(int, shape.split(","))) * 3.0 + 0.5
+        model, new = problem.Model(*problem.get_init_inputs()), kernel.ModelNew(*problem.get_init_inputs())
+        new.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            got, want = new(x), model(x)
+        ok = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+        print(path.rsplit("/", 1)[-1], shape, "close" if ok else f"differ {(got - want).abs().max()}")
+"""
+
+
+@pytest.mark.interpreter
+def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
+    """SPLIT 4 replayed under the interpreter (COOP_REPLAY): the ticket's rows and chunks, the first tile kept,
+    the other tiles' loop, the partials and their fixed-order combine, against the model: softmax (3 rows of 203:
+    a part-empty last chunk; 2 rows of 300: longer than SPLIT x RBLOCK, a second tile per chunk), log-softmax
+    over two rows per program, and LayerNorm's Welford partials."""
+    import subprocess
+    import sys
+
+    cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
+             ("tiny_layernorm.py", {}, "3,512")]
+    args = []
+    for name, knobs, shapes in cases:
+        module = split_module(FUSED / name, COOP=1, **knobs)
+        assert "while tl.atomic_add(flags_ptr + rowblock, 0" in module.kernels[0].source
+        out = tmp_path / f"kernel_{name}"
+        out.write_text(module.source)
+        args += [str(out), str(FUSED / name), shapes]
+    run = subprocess.run([sys.executable, "-c", COOP_REPLAY, *args], env=dict(os.environ, TRITON_INTERPRET="1"),
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 4 and all(line.endswith("close") for line in lines), run.stdout
+
+
+def test_cooperative_split_rows_read_the_first_tile_once():
+    """One kernel: the first tile's load before the wait, used again after it; the chunk's other tiles read in
+    both phases; the combine is phase B's (the same tree as the two kernels'); COOP needs SPLIT and no WAVE."""
+    from kerntailor.codegen.schedule import ScheduleError
+
+    source = split_module(FUSED / "tiny_softmax.py", COOP=1).kernels[0].source
+    phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
+    assert phase_a.count("ld0 = tl.load(x_ptr") == 1 and "ld0" in phase_b and "x_ptr" not in phase_b.split("for ")[0]
+    assert phase_a.index('ticket = tl.atomic_add(') < phase_a.index("ld0 =") < phase_a.index('sem="release")')
+    two = split_module(FUSED / "tiny_softmax.py").kernels[0].launches[1].source
+    combine = [line.strip() for line in two.splitlines() if line.strip().startswith(("v_max0 =", "v_sum0 ="))]
+    assert combine and all(line in phase_b for line in combine)
+    with pytest.raises(ScheduleError, match="COOP=1 needs SPLIT > 0 and WAVE = 0"):
+        ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, COOP=1)
+    with pytest.raises(ScheduleError, match="COOP=1 needs SPLIT > 0 and WAVE = 0"):
+        ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, WAVE=2, COOP=1)
+
+
 # --- what the split writes, and refuses --------------------------------------------------------------------
 
 def test_split_rows_launch_a_partials_kernel_first():

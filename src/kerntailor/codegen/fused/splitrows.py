@@ -475,4 +475,8 @@ def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
     w.pointer("partials")
     w.pointer("flags")
     grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
-    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
+    refuse = () if split == 1 else (
+        "if _INTERPRETED:  # one program after another: a row's first program would wait forever for the others",
+        f'    raise RuntimeError("{w.name} is a cooperative split (its {split} programs of a row wait on each other): '
+        'it runs on a GPU only, not under Triton\'s interpreter")')
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=refuse)

@@ -383,6 +383,7 @@ class FusedWriter(KernelWriter):
         return prod(self.space.concrete[k] for k in self.space.outer) > 1
 
     def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
-               grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+               grid: GridAxis | None = None, reads: tuple[Scratch, ...] = (),
+               host_prologue: tuple[str, ...] = ()) -> GeneratedKernel:
         """The kernel from the body written so far (finish.py's `finish_kernel`)."""
-        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads)
+        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads, host_prologue)

@@ -443,6 +443,61 @@ def test_cost_model_charges_a_long_rows_second_read_from_hbm_windowed_or_not():
                                                                   num_warps=8)))   # many rows: windowed only
 
 
+def test_cooperative_split_is_offered_only_on_a_gpu(monkeypatch):
+    """COOP (GPU only: its programs wait on each other, which Triton's interpreter would hang on) is a knob only
+    where the search runs on the GPU (measured mode, no TRITON_INTERPRET), and only within the co-residency and
+    one-tile rules: SPLIT <= the CUs, SPLIT x RBLOCK >= R, not windowed; seeded there first."""
+    from types import SimpleNamespace
+
+    from kerntailor.generate.group_search import runs_on_gpu
+    from kerntailor.search.families import make_space, reduction_seeds, reduction_space, seed_knobs
+    from kerntailor.targets import get_target
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert runs_on_gpu(SimpleNamespace(measured=True)) and not runs_on_gpu(SimpleNamespace(measured=False))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert not runs_on_gpu(SimpleNamespace(measured=True))
+    h200 = get_target("h200")
+    for R, X in ((393216, 4096), (1 << 20, 8)):   # 23_Softmax's many long rows; few longer ones
+        assert "COOP" not in reduction_space(h200, R=R, X=X).names
+        assert "COOP" not in make_space("reduction", h200, R=R, X=X, on_gpu=False).names
+        assert not any(k.get("COOP") for k in seed_knobs("reduction", h200, R=R, X=X))
+        space = make_space("reduction", h200, R=R, X=X, on_gpu=True)
+        coop = [c for c in space.enumerate() if c["COOP"]]
+        assert coop and all(c["SPLIT"] <= h200.compute_units and c["SPLIT"] * c["RBLOCK"] >= R
+                            and c.get("WAVE", 0) == 0 for c in coop)
+        seed = reduction_seeds(h200, R=R, X=X, on_gpu=True)[0]
+        assert seed["COOP"] == 1 and seed["SPLIT"] <= h200.compute_units
+        assert not space.violations(space.config_of(ReductionSchedule(**seed)))
+    assert reduction_seeds(h200, R=393216, X=4096, on_gpu=True)[0] == {
+        "XBLOCK": 1, "RBLOCK": 4096, "SPLIT": 128, "WAVE": 0, "COOP": 1, "persistent": False, "num_warps": 8,
+        "num_stages": 1}   # the probe's best chunk: 96 of 128 programs a row hold some of it
+
+
+def test_cost_model_charges_a_cooperative_split_one_read():
+    """23_Softmax on the H200: the cooperative split reads once (no second read, no second launch), plus its
+    partials and a wait per wave: predicted under the windowed and two-kernel splits, above the floor."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.config import Config
+    from kerntailor.targets import get_target
+
+    R, X = 393216, 4096
+    work = Work.reduction(R=R, X=X, outputs_per_row=R)
+    model = AnalyticalModel(get_target("h200"))
+
+    def explain(**knobs):
+        values = {"XBLOCK": 1, "RBLOCK": 2048, "num_warps": 8, "num_stages": 1, "persistent": False} | knobs
+        return model.explain(Candidate(Config("reduction", tuple(values.items())), work))
+
+    coop = explain(RBLOCK=4096, SPLIT=128, WAVE=0, COOP=1)
+    windowed, two = explain(SPLIT=32, WAVE=8, COOP=0), explain(SPLIT=32, WAVE=0, COOP=0)
+    assert coop.launches == 1 and two.launches == 2
+    assert coop.traffic_bytes < work.min_bytes + R * X * 4 / 2 < windowed.traffic_bytes
+    assert coop.floor_seconds < coop.seconds < min(windowed.seconds, two.seconds)
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------------
 
 @pytest.mark.compile
@@ -498,3 +553,29 @@ def test_windowed_split_rows_cross_compile(dtype, tmp_path):
         print(f"windowed softmax {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
               f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
         assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 64
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, dtype", [("tiny_softmax.py", None), ("tiny_softmax.py", "bf16"),
+                                         ("tiny_layernorm.py", None)])
+def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
+    """The cooperative kernel at the H200 seed (23_Softmax's rows: 4096-element tiles, SPLIT 128, 8 warps) compiles
+    for gfx942 and sm_90 without spills, within what 256 threads may have (-s prints registers)."""
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.search.families import reduction_seeds
+    from kerntailor.targets import get_target
+
+    path = FUSED / name
+    gen = prepared(path, dtype)[2]
+    knobs = reduction_seeds(get_target("h200"), R=393216, X=4096, on_gpu=True)[0]
+    module = make_module(path, {"reduction": knobs}, dtype)
+    (kernel,) = module.kernels[0].launches
+    results = build_many([kernel_source(module.source, kernel, gen)], [get_target("mi300x"), get_target("h200")],
+                         cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"
+        print(f"cooperative {name} {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
+              f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
+        assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 255

@@ -1,5 +1,5 @@
 """Long rows split over SPLIT programs each (a ReductionSchedule with SPLIT > 0 on a group of many rows): two
-kernels, launched in order, or one windowed kernel (WAVE > 0, below).
+kernels, launched in order, one windowed kernel (WAVE > 0, below) or one cooperative kernel (COOP = 1, below).
 
 - Phase A (`<name>_partials_kernel`, programs (row block, split)): each program reduces its chunk of XBLOCK rows
   and stores the chunk's partial statistics in a scratch buffer `partials` [statistic, rows, SPLIT]: a sum, max
@@ -24,6 +24,21 @@ counter: each program takes its role from the ticket it draws when it starts, no
 program only ever waits on programs that started before it, which are running or done. No dispatch order can then
 deadlock it: not the GPUs' (in increasing id order, in practice, not by contract), not Triton's interpreter running
 programs one after another in any order (the referee reverses it, verify/interp.py).
+
+Cooperative (COOP = 1; write_cooperative): phases A and B in ONE program, which reads its chunk once. Windowed,
+a row's second read still missed the cache on the H200 (softmax over 4096 rows of 393,216 fp32: 1.63x the copy);
+benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16). Each program draws a ticket
+(its row block and chunk, as the windowed kernel does), loads the first RBLOCK tile of its chunk outside any loop,
+accumulates its partials (and those of the chunk's other tiles, in a loop: none where SPLIT x RBLOCK covers the
+row, as the search makes it), publishes them as phase A does, spins until the row block's SPLIT programs have,
+combines them exactly as phase B does (the same fixed tree: the same bits every run), and writes the first tile's
+outputs from the values it loaded (registers), then the other tiles' (read again). A program waits for peers that
+started before it or will start: the SPLIT programs of a row must fit on the GPU together, which the search
+guarantees with SPLIT <= its CUs (search/families.py's cooperative_constraints says why that suffices).
+Triton's interpreter runs one program to its end before the next, so at SPLIT > 1 a row's first program would
+spin forever: the search offers COOP only on a GPU (measured mode, whose referee runs on the GPU), and the module
+raises rather than hang under the interpreter. The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags
+preset so that nobody waits; tests/test_codegen_splitrows.py).
 
 Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
 empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of

@@ -221,12 +221,12 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
     """SPLIT 4 replayed under the interpreter (COOP_REPLAY): the ticket's rows and chunks, the first tile kept,
     the other tiles' loop, the partials and their fixed-order combine, against the model: softmax (3 rows of 203:
     a part-empty last chunk; 2 rows of 300: longer than SPLIT x RBLOCK, a second tile per chunk), log-softmax
-    over two rows per program, and LayerNorm's Welford partials."""
+    over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum."""
     import subprocess
     import sys
 
     cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
-             ("tiny_layernorm.py", {}, "3,512")]
+             ("tiny_layernorm.py", {}, "3,512"), ("tiny_l2norm_rows.py", {"SPLIT": 2}, "3,203")]
     args = []
     for name, knobs, shapes in cases:
         module = split_module(FUSED / name, COOP=1, **knobs)
@@ -240,7 +240,7 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert len(lines) == 4 and all(line.endswith("close") for line in lines), run.stdout
+    assert len(lines) == 5 and all(line.endswith("close") for line in lines), run.stdout
 
 
 def test_cooperative_split_rows_read_the_first_tile_once():
@@ -259,6 +259,10 @@ def test_cooperative_split_rows_read_the_first_tile_once():
         ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, COOP=1)
     with pytest.raises(ScheduleError, match="COOP=1 needs SPLIT > 0 and WAVE = 0"):
         ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, WAVE=2, COOP=1)
+    coop = ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1)
+    # knobs that set the split without COOP (a space without the knob: predicted mode) give the plain split
+    assert coop.retune({"SPLIT": 8}).COOP == 0 and coop.retune({"SPLIT": 8, "COOP": 1}).COOP == 1
+    assert coop.retune({"num_warps": 8}).COOP == 1
 
 
 # --- what the split writes, and refuses --------------------------------------------------------------------

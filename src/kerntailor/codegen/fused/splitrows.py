@@ -192,11 +192,11 @@ def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, st
         elif r.name not in partners:
             Accumulators.init(w, r)
     loop_done = {n for n in done if w.level[n] == "reduced"}
-    if keep_first:
+    if keep_first:   # each tile computes its members afresh: a copy of the row values done for each
         first = _first_tile(w)
-        _accumulate(w, reductions, online, welford, partners, loop_done)
+        _accumulate(w, reductions, online, welford, partners, set(loop_done))
         close = _chunk_loop(w, "RBLOCK", "  # the chunk's other tiles: none where SPLIT x RBLOCK covers the row")
-        _accumulate(w, reductions, online, welford, partners, loop_done)
+        _accumulate(w, reductions, online, welford, partners, set(loop_done))
         close()
         w.loads = first
     else:

@@ -168,6 +168,103 @@ def test_split_rows_combine_extrema_with_identities_and_nan(tmp_path):
     assert run.stdout.strip() == "equal", run.stdout
 
 
+# --- cooperative split rows (COOP = 1): GPU only; the interpreter checks them at SPLIT 1 or replayed -----------
+
+@pytest.mark.interpreter
+def test_cooperative_split_rows_at_split_1_pass_the_referee(tmp_path):
+    """COOP at SPLIT 1: each program waits only on itself, so the referee's interpreter runs it (any larger SPLIT
+    deadlocks there: the replay below). RBLOCK 64 under rows of 128 to 256: the first tile from registers and the
+    loop over the chunk's other tiles, for every variant's sizes."""
+    path = FUSED / "tiny_softmax.py"
+    module = split_module(path, SPLIT=1, COOP=1)
+    (kernel,) = module.kernels
+    assert [k.kernel_name for k in kernel.launches] == ["k0_reduction_kernel"]
+    assert [s.buffer for s in kernel.scratch] == ["partials", "flags"] and kernel.scratch[1].zeroed
+    verify(path, module, tmp_path, edges=False)
+
+
+COOP_REPLAY = r"""
+import importlib.util, re, sys, torch
+# the cooperative kernel replayed, as benchmarks/longrow_probe.py's run_coop does: every row block's flag preset to
+# SPLIT (nobody waits) and two launches on one partials buffer, so the second launch's combine reads every chunk's
+# partials (its peers' from the first launch where they have not run yet: the same values)
+for path, source, shapes in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    text = open(path).read()
+    launch = re.search(r"^    (k0_reduction_kernel\[.*)$", text, re.M).group(1)
+    split = int(re.search(r"SPLIT=(\d+)", launch).group(1))
+    replay = ("    for _ in range(2):\n        k0_flags.zero_()\n"
+              f"        k0_flags[:k0_flags.numel() // 2] = {split}\n        {launch}")
+    text = text.replace("    " + launch, replay)
+    text = text.replace("    if _INTERPRETED:  # one program after another", "    if False:  # replayed: nobody waits")
+    text = text.replace("k0_partials = torch.empty(", "k0_partials = torch.nan + torch.empty(")
+    open(path, "w").write(text)
+    spec = importlib.util.spec_from_file_location("kernel" + str(len(path)), path)
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    spec = importlib.util.spec_from_file_location("problem" + str(len(path)), source)
+    problem = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(problem)
+    for shape in shapes.split(";"):
+        torch.manual_seed(0)
+        x = torch.randn(*map(int, shape.split(","))) * 3.0 + 0.5
+        model, new = problem.Model(*problem.get_init_inputs()), kernel.ModelNew(*problem.get_init_inputs())
+        new.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            got, want = new(x), model(x)
+        ok = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+        print(path.rsplit("/", 1)[-1], shape, "close" if ok else f"differ {(got - want).abs().max()}")
+"""
+
+
+@pytest.mark.interpreter
+def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
+    """SPLIT 4 replayed under the interpreter (COOP_REPLAY): the ticket's rows and chunks, the first tile kept,
+    the other tiles' loop, the partials and their fixed-order combine, against the model: softmax (3 rows of 203:
+    a part-empty last chunk; 2 rows of 300: longer than SPLIT x RBLOCK, a second tile per chunk), log-softmax
+    over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum."""
+    import subprocess
+    import sys
+
+    cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
+             ("tiny_layernorm.py", {}, "3,512"), ("tiny_l2norm_rows.py", {"SPLIT": 2}, "3,203")]
+    args = []
+    for name, knobs, shapes in cases:
+        module = split_module(FUSED / name, COOP=1, **knobs)
+        assert "while tl.atomic_add(flags_ptr + rowblock, 0" in module.kernels[0].source
+        # not replayed, the module refuses the interpreter rather than hang in it
+        assert "    if _INTERPRETED:  # one program after another" in module.source
+        out = tmp_path / f"kernel_{name}"
+        out.write_text(module.source)
+        args += [str(out), str(FUSED / name), shapes]
+    run = subprocess.run([sys.executable, "-c", COOP_REPLAY, *args], env=dict(os.environ, TRITON_INTERPRET="1"),
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 5 and all(line.endswith("close") for line in lines), run.stdout
+
+
+def test_cooperative_split_rows_read_the_first_tile_once():
+    """One kernel: the first tile's load before the wait, used again after it; the chunk's other tiles read in
+    both phases; the combine is phase B's (the same tree as the two kernels'); COOP needs SPLIT and no WAVE."""
+    from kerntailor.codegen.schedule import ScheduleError
+
+    source = split_module(FUSED / "tiny_softmax.py", COOP=1).kernels[0].source
+    phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
+    assert phase_a.count("ld0 = tl.load(x_ptr") == 1 and "ld0" in phase_b and "x_ptr" not in phase_b.split("for ")[0]
+    assert phase_a.index('ticket = tl.atomic_add(') < phase_a.index("ld0 =") < phase_a.index('sem="release")')
+    two = split_module(FUSED / "tiny_softmax.py").kernels[0].launches[1].source
+    combine = [line.strip() for line in two.splitlines() if line.strip().startswith(("v_max0 =", "v_sum0 ="))]
+    assert combine and all(line in phase_b for line in combine)
+    with pytest.raises(ScheduleError, match="COOP=1 needs SPLIT > 0 and WAVE = 0"):
+        ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, COOP=1)
+    with pytest.raises(ScheduleError, match="COOP=1 needs SPLIT > 0 and WAVE = 0"):
+        ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, WAVE=2, COOP=1)
+    coop = ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1)
+    # knobs that set the split without COOP (a space without the knob: predicted mode) give the plain split
+    assert coop.retune({"SPLIT": 8}).COOP == 0 and coop.retune({"SPLIT": 8, "COOP": 1}).COOP == 1
+    assert coop.retune({"num_warps": 8}).COOP == 1
+
+
 # --- what the split writes, and refuses --------------------------------------------------------------------
 
 def test_split_rows_launch_a_partials_kernel_first():
@@ -350,6 +447,61 @@ def test_cost_model_charges_a_long_rows_second_read_from_hbm_windowed_or_not():
                                                                   num_warps=8)))   # many rows: windowed only
 
 
+def test_cooperative_split_is_offered_only_on_a_gpu(monkeypatch):
+    """COOP (GPU only: its programs wait on each other, which Triton's interpreter would hang on) is a knob only
+    where the search runs on the GPU (measured mode, no TRITON_INTERPRET), and only within the co-residency and
+    one-tile rules: SPLIT <= the CUs, SPLIT x RBLOCK >= R, not windowed; seeded there first."""
+    from types import SimpleNamespace
+
+    from kerntailor.generate.group_search import runs_on_gpu
+    from kerntailor.search.families import make_space, reduction_seeds, reduction_space, seed_knobs
+    from kerntailor.targets import get_target
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert runs_on_gpu(SimpleNamespace(measured=True)) and not runs_on_gpu(SimpleNamespace(measured=False))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert not runs_on_gpu(SimpleNamespace(measured=True))
+    h200 = get_target("h200")
+    for R, X in ((393216, 4096), (1 << 20, 8)):   # 23_Softmax's many long rows; few longer ones
+        assert "COOP" not in reduction_space(h200, R=R, X=X).names
+        assert "COOP" not in make_space("reduction", h200, R=R, X=X, on_gpu=False).names
+        assert not any(k.get("COOP") for k in seed_knobs("reduction", h200, R=R, X=X))
+        space = make_space("reduction", h200, R=R, X=X, on_gpu=True)
+        coop = [c for c in space.enumerate() if c["COOP"]]
+        assert coop and all(c["SPLIT"] <= h200.compute_units and c["SPLIT"] * c["RBLOCK"] >= R
+                            and c.get("WAVE", 0) == 0 for c in coop)
+        seed = reduction_seeds(h200, R=R, X=X, on_gpu=True)[0]
+        assert seed["COOP"] == 1 and seed["SPLIT"] <= h200.compute_units
+        assert not space.violations(space.config_of(ReductionSchedule(**seed)))
+    assert reduction_seeds(h200, R=393216, X=4096, on_gpu=True)[0] == {
+        "XBLOCK": 1, "RBLOCK": 4096, "SPLIT": 128, "WAVE": 0, "COOP": 1, "persistent": False, "num_warps": 8,
+        "num_stages": 1}   # the probe's best chunk: 96 of 128 programs a row hold some of it
+
+
+def test_cost_model_charges_a_cooperative_split_one_read():
+    """23_Softmax on the H200: the cooperative split reads once (no second read, no second launch), plus its
+    partials and a wait per wave: predicted under the windowed and two-kernel splits, above the floor."""
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.search.config import Config
+    from kerntailor.targets import get_target
+
+    R, X = 393216, 4096
+    work = Work.reduction(R=R, X=X, outputs_per_row=R)
+    model = AnalyticalModel(get_target("h200"))
+
+    def explain(**knobs):
+        values = {"XBLOCK": 1, "RBLOCK": 2048, "num_warps": 8, "num_stages": 1, "persistent": False} | knobs
+        return model.explain(Candidate(Config("reduction", tuple(values.items())), work))
+
+    coop = explain(RBLOCK=4096, SPLIT=128, WAVE=0, COOP=1)
+    windowed, two = explain(SPLIT=32, WAVE=8, COOP=0), explain(SPLIT=32, WAVE=0, COOP=0)
+    assert coop.launches == 1 and two.launches == 2
+    assert coop.traffic_bytes < work.min_bytes + R * X * 4 / 2 < windowed.traffic_bytes
+    assert coop.floor_seconds < coop.seconds < min(windowed.seconds, two.seconds)
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------------
 
 @pytest.mark.compile
@@ -405,3 +557,29 @@ def test_windowed_split_rows_cross_compile(dtype, tmp_path):
         print(f"windowed softmax {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
               f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
         assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 64
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, dtype", [("tiny_softmax.py", None), ("tiny_softmax.py", "bf16"),
+                                         ("tiny_layernorm.py", None)])
+def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
+    """The cooperative kernel at the H200 seed (23_Softmax's rows: 4096-element tiles, SPLIT 128, 8 warps) compiles
+    for gfx942 and sm_90 without spills, within what 256 threads may have (-s prints registers)."""
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.search.families import reduction_seeds
+    from kerntailor.targets import get_target
+
+    path = FUSED / name
+    gen = prepared(path, dtype)[2]
+    knobs = reduction_seeds(get_target("h200"), R=393216, X=4096, on_gpu=True)[0]
+    module = make_module(path, {"reduction": knobs}, dtype)
+    (kernel,) = module.kernels[0].launches
+    results = build_many([kernel_source(module.source, kernel, gen)], [get_target("mi300x"), get_target("h200")],
+                         cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"
+        print(f"cooperative {name} {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
+              f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
+        assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 255

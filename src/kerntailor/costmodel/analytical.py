@@ -31,6 +31,9 @@ Each term, with where its number comes from:
     fp32 partials written once and read back by each of the row's SPLIT programs (L2 serves all but the first
     read; counted once, 2 x 4 bytes each), and one more launch (the partials kernel runs before the normalising
     one). The programs become X / XBLOCK x SPLIT, which is what the wave quantization below rewards.
+  * a cooperative split (COOP = 1: one kernel, each program reads its chunk once and waits for its row's
+    SPLIT programs' partials): the partials as above, no second launch and no second read (`SpaceFamily.reread`
+    None), and COOP_SYNC_S per wave of programs for the wait (`Split.waits`).
   Which of these a family has comes from its entry in search/families.py (`SpaceFamily.split`,
   `matrix_tiles`), never from its name.
   * a row read twice (a looped reduction's second pass, split rows' normalising pass; `second_read`): the
@@ -101,6 +104,11 @@ LAUNCH_OVERHEAD_S = {"amd": 5e-6, "nvidia": 3e-6}
 MIN_WAVES_PER_SIMD_AMD = 4
 MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
+# a cooperative split's wait for its row's peers (publish, atomic flag, spin, the partials read back), per wave of
+# programs [U]: on the H200 (benchmarks/longrow_probe.py's P4, softmax over 4096 x 393,216) the cooperative
+# kernel ran 713 us (fp32) and 940 us (bf16) over the copy, for about 400-750 waves of 393,216 programs of 4096
+# elements: 1 to 2 us a wave; the lower end, for the learned model to correct
+COOP_SYNC_S = 1e-6
 SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial (a split's: split-K or split rows) written and read back once
 L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
 ISSUE_LANES_PER_CLK_PER_CU = {"amd": 64, "nvidia": 128}
@@ -308,7 +316,8 @@ class AnalyticalModel:
         penalty = occupancy_penalty(facts, t, occ.waves_per_simd if t.is_amd else occ.waves_per_cu)
         memory = traffic / floor.bandwidth * penalty
         quant = wave_quantization(programs, slots)
-        kernel = max(compute, memory, l2) * quant
+        sync = split.waits * COOP_SYNC_S * math.ceil(programs / max(1, slots))   # cooperative: each wave waits
+        kernel = max(compute, memory, l2) * quant + sync
         seconds = max(kernel, floor.seconds) + launch_s
         bound = max((compute, "compute"), (memory, "memory"), (l2, "l2"), key=lambda tb: tb[0])[1]
         return Prediction(seconds, floor.seconds, compute, memory, l2, traffic, spills, penalty, quant, programs,

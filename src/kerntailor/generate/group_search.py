@@ -11,6 +11,7 @@ worker, slower than the winner) is logged: INFO under `kerntailor generate -v`, 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -87,10 +88,11 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     base = schedules[group.name]
     if base.row_split:  # the cost model sees row_split rows of R/row_split
         work = replace(work, sizes=(("R", -(-sizes["R"] // base.row_split)), ("X", base.row_split)))
-    space = make_space(group.family, target, dtype=dtype, **sizes)
+    on_gpu = runs_on_gpu(run)
+    space = make_space(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes)
     evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
                           str(run.problem.path), settings.dtype, settings.precision, group=group.name)
-    seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, **sizes))
+    seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes))
     seed_trials = evaluator(seeds) if seeds else []
     budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
                     max_seconds=settings.budget_s / max(1, len(run.plan.groups)))
@@ -113,6 +115,14 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     if run.measured and fam.library_product and not is_fp8(settings.precision):
         found = _with_library_product(run, schedules, found, evaluator)
     return found
+
+
+def runs_on_gpu(run: Run) -> bool:
+    """Whether the candidates are timed and judged on the target's GPU (measured mode), never under Triton's
+    interpreter: only then does the search offer GPU-only knobs (search/families.py's cooperative split, whose
+    programs wait on each other; the interpreter runs one program after another and would hang on them). The
+    referee runs on the GPU whenever there is one (verify's choose_mode), so a measured run's referee does too."""
+    return run.measured and os.environ.get("TRITON_INTERPRET") != "1"
 
 
 def _seeds(space: Space, base: Schedule, known: list[dict]) -> list[Config]:

@@ -135,7 +135,7 @@ def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32", permuted
 
 # --- reduction ---------------------------------------------------------------------------------------------
 
-def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> Space:
+def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False) -> Space:
     """X rows, each reducing R elements; a program handles XBLOCK rows, RBLOCK elements at a time.
 
     persistent=True holds a whole row in registers (one pass, RBLOCK = R rounded up to a power of two);
@@ -153,6 +153,10 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
     8 programs per CU in all, on tiles whose partials kernel fits the registers one of its threads can have
     (split_registers <= register_cap: no spills). One row was left out before: a whole-tensor norm with a
     full-size output got one program (KernelBench's 37_FrobeniusNorm_: 994 ms on the H200, torch.compile 2.6 ms).
+
+    on_gpu (the search runs on the target's GPU, its referee too: never under Triton's interpreter) adds COOP (0, 1)
+    to a space with SPLIT: a cooperative split (splitrows.py's write_cooperative), offered only where it cannot
+    hang (cooperative_constraints).
     """
     r_top = next_power_of_two(R)
     knobs = [
@@ -178,18 +182,24 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
     if splits:
         waves = row_waves(target, R=R, X=X, dtype=dtype)
         knobs.append(Knob("SPLIT", (0,) + splits))
+        coop = on_gpu and cooperative_target(target) and any(s <= target.compute_units for s in splits)
         if waves:
             knobs.append(Knob("WAVE", (0,) + waves))
-            constraints += _wave_constraints(target, R=R, X=X, dtype=dtype)
+            constraints += _wave_constraints(target, R=R, X=X, dtype=dtype, names=("COOP",) if coop else ())
+        if coop:
+            knobs.append(Knob("COOP", (0, 1)))
+            constraints += cooperative_constraints(target, R=R, waves=bool(waves))
         wave = (lambda v: v.get("WAVE", 0)) if waves else (lambda v: 0)
+        coop_of = (lambda v: v.get("COOP", 0)) if coop else (lambda v: 0)
         constraints += [
             Constraint("SPLIT > 0 only for a looped kernel", ("SPLIT", "persistent"),
                        lambda v: v["SPLIT"] == 0 or not v["persistent"]),
-            Constraint(f"SPLIT x RBLOCK <= R={R}: every program reduces at least one chunk", ("SPLIT", "RBLOCK"),
-                       lambda v: v["SPLIT"] * v["RBLOCK"] <= R),
-            Constraint(f"split programs (of a wave, where WAVE > 0) <= 8 x {target.compute_units} CUs",
-                       ("SPLIT", "XBLOCK") + (("WAVE",) if waves else ()),
-                       lambda v: v["SPLIT"] == 0
+            Constraint(f"SPLIT x RBLOCK <= R={R}: every program reduces at least one chunk (COOP: its own rule)",
+                       ("SPLIT", "RBLOCK") + (("COOP",) if coop else ()),
+                       lambda v: coop_of(v) or v["SPLIT"] * v["RBLOCK"] <= R),
+            Constraint(f"split programs (of a wave, where WAVE > 0) <= 8 x {target.compute_units} CUs (COOP: its "
+                       f"own rule)", ("SPLIT", "XBLOCK") + (("WAVE",) if waves else ()) + (("COOP",) if coop else ()),
+                       lambda v: v["SPLIT"] == 0 or coop_of(v)
                        or (wave(v) or math.ceil(X / v["XBLOCK"])) * v["SPLIT"] <= 8 * target.compute_units),
             Constraint("SPLIT > 0: the partials kernel's accumulators fit the registers a thread can have",
                        ("SPLIT", "XBLOCK", "RBLOCK", "num_warps") + (("waves_per_eu",) if target.is_amd else ()),
@@ -197,6 +207,50 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32") -> S
         ]
     return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
                  dtype_key(dtype))
+
+
+COOP_VENDORS = ("nvidia", "amd")
+
+
+def cooperative_target(target: Target) -> bool:
+    """Whether `target` is a GPU whose programs run concurrently (NVIDIA, AMD): a cooperative split's programs wait
+    on each other, which only a GPU that keeps them resident together honours."""
+    return target.vendor in COOP_VENDORS
+
+
+def cooperative_constraints(target: Target, *, R: int, waves: bool) -> list[Constraint]:
+    """Where COOP = 1 is offered: a split (SPLIT > 0), not windowed, whose chunk is one RBLOCK tile (SPLIT x RBLOCK
+    >= R, the smallest such SPLIT: at most half its programs past the row's end), SPLIT <= the target's CUs, and a
+    tile that fits the registers with the partials' accumulators and the kept tile (coop_registers <= register_cap).
+
+    Why SPLIT <= CUs cannot hang (benchmarks/longrow_probe.py's P4): programs take their row from an atomic ticket
+    drawn when they start, so every row but the one of the highest ticket drawn so far has all its SPLIT programs
+    started, and they publish their partials before waiting: those rows finish. Only that last row can wait on
+    peers not yet started, and it holds at most SPLIT - 1 slots; with registers within register_cap (no LDS) a CU
+    holds at least one program, so SPLIT <= CUs leaves a slot for the next ticket whatever the dispatch order, as
+    long as no other kernel holds every CU (this kernel runs alone on its stream, as kerntailor launches it).
+    Under Triton's interpreter one program runs to its end before the next starts: it deadlocks for SPLIT > 1,
+    hence on_gpu only (reduction_space)."""
+    cus = target.compute_units
+    constraints = [
+        Constraint("COOP = 1 only with SPLIT > 0" + (" and WAVE = 0" if waves else ""),
+                   ("SPLIT", "COOP") + (("WAVE",) if waves else ()),
+                   lambda v: not v["COOP"] or (v["SPLIT"] > 0 and not v.get("WAVE", 0))),
+        Constraint(f"COOP = 1: one RBLOCK tile per program, SPLIT the smallest with SPLIT x RBLOCK >= R={R}",
+                   ("SPLIT", "RBLOCK", "COOP"),
+                   lambda v: not v["COOP"] or v["SPLIT"] * v["RBLOCK"] >= R > v["SPLIT"] // 2 * v["RBLOCK"]),
+        Constraint(f"COOP = 1: SPLIT <= {cus} CUs (a row's programs resident together)", ("SPLIT", "COOP"),
+                   lambda v: not v["COOP"] or v["SPLIT"] <= cus),
+        Constraint("COOP = 1: the accumulators, the loaded tile and the kept one fit the registers",
+                   ("SPLIT", "XBLOCK", "RBLOCK", "num_warps", "COOP") + (("waves_per_eu",) if target.is_amd else ()),
+                   lambda v: not v["COOP"] or coop_registers(v, target) <= register_cap(v, target)),
+    ]
+    return constraints
+
+
+def coop_registers(values: Mapping[str, Any], target: Target) -> int:
+    """split_registers and one more tile: the cooperative program keeps its first tile across the wait."""
+    return split_registers(values, target) + math.ceil(values["XBLOCK"] * values["RBLOCK"] / _threads(values, target))
 
 
 SPLIT_TILES_LIVE = 4   # tile-sized values a split program holds per thread: a Welford's two accumulators, the
@@ -280,14 +334,15 @@ def row_waves(target: Target, *, R: int, X: int, dtype: str = "fp32") -> tuple[i
                  if window_bytes(w, 1, R, dtype) <= target.reuse_cache_bytes // 2)
 
 
-def _wave_constraints(target: Target, *, R: int, X: int, dtype: str) -> list[Constraint]:
+def _wave_constraints(target: Target, *, R: int, X: int, dtype: str, names: tuple[str, ...] = ()) -> list[Constraint]:
     many = X >= 2 * target.compute_units
     half = target.reuse_cache_bytes // 2
     cus = target.compute_units
     return [
         Constraint("WAVE > 0 only with SPLIT > 0", ("SPLIT", "WAVE"), lambda v: v["WAVE"] == 0 or v["SPLIT"] > 0),
-        Constraint("many rows: SPLIT > 0 only windowed (WAVE > 0)", ("SPLIT", "WAVE"),
-                   lambda v: not many or v["SPLIT"] == 0 or v["WAVE"] > 0),
+        Constraint("many rows: SPLIT > 0 only windowed (WAVE > 0) or cooperative (COOP = 1)",
+                   ("SPLIT", "WAVE") + (("COOP",) if "COOP" in names else ()),
+                   lambda v: not many or v["SPLIT"] == 0 or v["WAVE"] > 0 or v.get("COOP", 0)),
         Constraint(f"2 x WAVE x XBLOCK rows of R={R} fit half the cache ({half} B)", ("WAVE", "XBLOCK"),
                    lambda v: v["WAVE"] == 0 or window_bytes(v["WAVE"], v["XBLOCK"], R, dtype) <= half),
         Constraint(f"a wave's WAVE x SPLIT programs fill the {cus} CUs (or one wave holds every row)",
@@ -297,14 +352,17 @@ def _wave_constraints(target: Target, *, R: int, X: int, dtype: str) -> list[Con
     ]
 
 
-def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> list[dict]:
+def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False) -> list[dict]:
     """Few long rows: a split-row schedule that gives about two programs per CU, 2048-element chunks, 8 warps (a
     heuristic seed, not measured; the cost model and the GPU decide). Many long rows: the windowed split of the
     largest WAVE whose window fits (row_waves), SPLIT so that a wave has about two programs per CU, and the looped
-    row beside it."""
+    row beside it. on_gpu (reduction_space): the cooperative split of cooperative_seed first."""
     splits = row_splits(target, R=R, X=X, dtype=dtype)
     if not splits:
         return []
+    if on_gpu and cooperative_target(target):
+        coop = cooperative_seed(target, R=R, splits=splits)
+        return ([coop] if coop else []) + reduction_seeds(target, R=R, X=X, dtype=dtype)
     if X >= 2 * target.compute_units:
         wave = max(row_waves(target, R=R, X=X, dtype=dtype))
         want = next_power_of_two(math.ceil(2 * target.compute_units / wave))
@@ -319,6 +377,22 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> l
     want = next_power_of_two(math.ceil(2 * target.compute_units / X))
     split = max(s for s in splits if s <= max(want, splits[0]))
     return [{"XBLOCK": 1, "RBLOCK": 2048, "SPLIT": split, "persistent": False, "num_warps": 8, "num_stages": 1}]
+
+
+COOP_RBLOCKS = (4096, 8192, 16384)   # a cooperative program's tile: 4096 on 8 warps ran best in the H200 probe
+
+
+def cooperative_seed(target: Target, *, R: int, splits: tuple[int, ...]) -> dict | None:
+    """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT (the smallest power of two
+    with SPLIT x RBLOCK >= R) is a SPLIT of the space and at most the CUs; 8 warps. None where there is none.
+    benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks, 8 warps, 1.24x the copy (fp32) and 1.62x
+    (bf16, against torch.compile's 2.14x), where the windowed split ran 1.63x."""
+    for rblock in COOP_RBLOCKS:
+        split = next_power_of_two(math.ceil(R / rblock))
+        if split in splits and split <= target.compute_units:
+            return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1, "persistent": False,
+                    "num_warps": 8, "num_stages": 1}
+    return None
 
 
 # --- gemm --------------------------------------------------------------------------------------------------
@@ -654,6 +728,8 @@ def _row_reread(config: Config, sizes: Mapping[str, int], resident: int) -> floa
     of 3 to 12 MB ran 4676-5052 us, as slow as the two kernels (4701 us), and 1.63x the measured floor. So the
     second read is charged from HBM until a GPU shows the reuse."""
     R, X = sizes["R"], sizes["X"]
+    if config.get("COOP", 0):   # cooperative: each program's chunk is one tile, normalised from registers
+        return None
     if config.get("SPLIT", 0):
         return float(X * R)
     if config["persistent"]:
@@ -666,7 +742,7 @@ def _row_padding(config: Config, sizes: Mapping[str, int]) -> float:
 
 
 def _reduction_trips(config: Config, sizes: Mapping[str, int]) -> int:
-    if config.get("SPLIT", 0):   # each program loops over its chunk
+    if config.get("SPLIT", 0):   # each program loops over its chunk (COOP: one tile, then the chunk's others)
         return math.ceil(math.ceil(sizes["R"] / config["SPLIT"]) / config["RBLOCK"])
     return 1 if config["persistent"] else math.ceil(sizes["R"] / config["RBLOCK"])
 
@@ -713,6 +789,7 @@ class Split:
 
     launches: int = 0
     partials: int = 0
+    waits: int = 0   # times each program waits for the other programs of its row (a cooperative split: 1)
 
 
 NO_SPLIT = Split()
@@ -729,8 +806,11 @@ def _gemm_split(config: Config, sizes: Mapping[str, int]) -> Split:
 
 
 def _row_split(config: Config, sizes: Mapping[str, int]) -> Split:
-    """SPLIT > 0: X x SPLIT x SPLIT_ROW_STATISTICS partial statistics, and the partials kernel's launch."""
+    """SPLIT > 0: X x SPLIT x SPLIT_ROW_STATISTICS partial statistics, and the partials kernel's launch; COOP = 1:
+    the partials, no second launch (one kernel), and a wait on the row's peers per program."""
     split = config.get("SPLIT", 0)
+    if split > 0 and config.get("COOP", 0):
+        return Split(0, sizes["X"] * split * SPLIT_ROW_STATISTICS, waits=1)
     return Split(1, sizes["X"] * split * SPLIT_ROW_STATISTICS) if split > 0 else NO_SPLIT
 
 
@@ -817,12 +897,15 @@ class SpaceFamily:
     matrix_tiles: bool = False
     # (config, sizes, resident programs) -> elements read between a row's first and second pass (None: one pass)
     reread: Callable[[Config, Mapping[str, int], int], float | None] | None = None
+    # the space takes on_gpu (make_space): knobs only a GPU runs (programs waiting on each other), never offered
+    # where the interpreter runs the kernels
+    gpu_knobs: bool = False
 
 
 SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("pointwise", pointwise_space, _flat_programs, padding=_flat_padding),
     SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds,
-                lds=_row_lds, split=_row_split, reread=_row_reread),
+                lds=_row_lds, split=_row_split, reread=_row_reread, gpu_knobs=True),
     SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds,
                 lds=_gemm_lds, split=_gemm_split, matrix_tiles=True),
     SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),
@@ -842,16 +925,21 @@ def space_family(family: str) -> SpaceFamily:
         raise ValueError(f"no search space for family {family!r}; known: {', '.join(SPACE_FAMILIES)}") from None
 
 
-def make_space(family: str, target: Target, **sizes) -> Space:
+def make_space(family: str, target: Target, *, on_gpu: bool = False, **sizes) -> Space:
     """The space of `family` (the plan's family name: a key of SPACE_FAMILIES) for `target` and the problem
-    `sizes`."""
-    return space_family(family).space(target, **sizes)
+    `sizes`. on_gpu: the candidates run on the target's GPU, never under Triton's interpreter (measured mode),
+    which a family with GPU-only knobs (SpaceFamily.gpu_knobs: the cooperative split) needs to offer them."""
+    fam = space_family(family)
+    return fam.space(target, **sizes, **({"on_gpu": on_gpu} if fam.gpu_knobs else {}))
 
 
-def seed_knobs(family: str, target: Target, **sizes) -> list[dict]:
-    """Known-good schedules of `family` for `target` at these sizes (see gemm_seeds); [] for most."""
-    seeds = space_family(family).seeds if family in SPACE_FAMILIES else None
-    return seeds(target, **sizes) if seeds is not None else []
+def seed_knobs(family: str, target: Target, *, on_gpu: bool = False, **sizes) -> list[dict]:
+    """Known-good schedules of `family` for `target` at these sizes (see gemm_seeds); [] for most. on_gpu: as
+    make_space's."""
+    fam = SPACE_FAMILIES.get(family)
+    if fam is None or fam.seeds is None:
+        return []
+    return fam.seeds(target, **sizes, **({"on_gpu": on_gpu} if fam.gpu_knobs else {}))
 
 
 def program_count(config: Config, sizes: Mapping[str, int]) -> int:

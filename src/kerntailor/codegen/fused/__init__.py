@@ -69,10 +69,13 @@ class ReductionSchedule(Schedule):
     over their chunks: one whole-tensor row (split.py; the default's choice, which the search keeps), or, where a
     group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes). WAVE > 0 (with
     SPLIT > 0, split rows only) fuses the two into one kernel that normalises each wave of WAVE row blocks one
-    wave after their partials, while the cache still holds the rows (splitrows.py's write_windowed)."""
+    wave after their partials, while the cache still holds the rows (splitrows.py's write_windowed). COOP = 1 (with
+    SPLIT > 0, split rows only, not windowed) makes it one cooperative kernel: each program reads its chunk once,
+    waits for its row's SPLIT programs' partials and normalises from registers (splitrows.py's write_cooperative;
+    GPU only: the search offers it only where the programs of a row are resident together)."""
 
     family: ClassVar[str] = "reduction"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "persistent", "num_warps",
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "COOP", "persistent", "num_warps",
                                         "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "persistent", "num_warps")
 
@@ -81,6 +84,7 @@ class ReductionSchedule(Schedule):
     persistent: bool
     SPLIT: int = 0
     WAVE: int = 0
+    COOP: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -93,6 +97,10 @@ class ReductionSchedule(Schedule):
             self.power_of_two("WAVE")
             if not self.SPLIT:
                 raise ScheduleError(f"reduction schedule: WAVE={self.WAVE} needs SPLIT > 0 (it windows split rows)")
+        self.one_of("COOP", (0, 1))
+        if self.COOP and (not self.SPLIT or self.WAVE):
+            raise ScheduleError(f"reduction schedule: COOP=1 needs SPLIT > 0 and WAVE = 0 (it is its own split, "
+                                f"not windowed): SPLIT={self.SPLIT}, WAVE={self.WAVE}")
 
     @property
     def row_split(self) -> int:
@@ -106,6 +114,8 @@ class ReductionSchedule(Schedule):
         tiles = {"XBLOCK", "RBLOCK", "persistent", "SPLIT"} & set(knobs)
         if self.WAVE and tiles and "WAVE" not in knobs:
             return replace(self, SPLIT=0, WAVE=0).retune(knobs)
+        if self.COOP and "COOP" not in knobs and ({"SPLIT", "WAVE"} & set(knobs)):   # COOP only where it is asked for
+            return replace(self, COOP=0).retune(knobs)
         tuned = super().retune(knobs)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
@@ -211,9 +221,11 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
 def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedule, host_names: dict,
                 kernel_name: str) -> GeneratedKernel:
     """A split-row reduction (splitrows.py): the partials kernel runs before the group's own kernel; with WAVE > 0
-    one kernel does both, wave by wave."""
+    one kernel does both, wave by wave; with COOP = 1 one cooperative kernel, each program reading its chunk once."""
     if schedule.WAVE:
         return FusedWriter(gen, group, schedule, host_names, kernel_name, phase="windowed").write()
+    if schedule.COOP:
+        return FusedWriter(gen, group, schedule, host_names, kernel_name, phase="cooperative").write()
     partials_name = kernel_name.removesuffix("_kernel") + "_partials_kernel"
     first = FusedWriter(gen, group, schedule, host_names, partials_name, phase="partials").write()
     second = FusedWriter(gen, group, schedule, host_names, kernel_name, phase="normalise").write()

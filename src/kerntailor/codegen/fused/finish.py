@@ -17,7 +17,8 @@ from kerntailor.units import next_power_of_two
 
 
 def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
-                  grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+                  grid: GridAxis | None = None, reads: tuple[Scratch, ...] = (),
+                  host_prologue: tuple[str, ...] = ()) -> GeneratedKernel:
     """The kernel of the FusedWriter `w`'s body. `scratch`: buffers allocated for this kernel; `reads`: scratch an
     earlier kernel of the group allocated (`GeneratedKernel.before`); `grid`: the launch grid where it is not one
     program per XBLOCK rows."""
@@ -53,7 +54,10 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
               "normalise": " Split rows, phase B: the partials combined in a fixed order, then this program's "
                            "chunk of the outputs.",
               "windowed": " Split rows, windowed: each wave's partials (phase A), then one wave later its rows "
-                          "normalised while the cache holds them (phase B).", "": ""}[w.phase])
+                          "normalised while the cache holds them (phase B).",
+              "cooperative": " Split rows, cooperative: each program reads its chunk once, publishes its partials, "
+                             "waits for its row's other programs, then normalises the chunk from registers "
+                             "(GPU only: the programs of a row must be resident together).", "": ""}[w.phase])
     options = w.schedule.options() + ((("enable_fp_fusion", False),) if contraction_hazard(w) else ())
     if grid is None:
         grid = one_dim(const(split), 1) if split else one_dim(rows, xblock)
@@ -62,7 +66,8 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
     return assemble(group=w.group.name, name=w.name, doc=doc, body=body, pointers=w.pointers,
                     pointer_dtypes=dtypes, sizes=w.sizes, big=w.big, constexprs=constexprs,
                     options=options, grid=(grid,), host_constexprs=host_constexprs, scratch=scratch,
-                    helpers=tuple(named_helper(h) for h in sorted(w.helpers)), whole_row=whole_row)
+                    helpers=tuple(named_helper(h) for h in sorted(w.helpers)), whole_row=whole_row,
+                    host_prologue=host_prologue)
 
 
 def contraction_hazard(w) -> bool:

@@ -1,5 +1,5 @@
 """Long rows split over SPLIT programs each (a ReductionSchedule with SPLIT > 0 on a group of many rows): two
-kernels, launched in order, or one windowed kernel (WAVE > 0, below).
+kernels, launched in order, one windowed kernel (WAVE > 0, below) or one cooperative kernel (COOP = 1, below).
 
 - Phase A (`<name>_partials_kernel`, programs (row block, split)): each program reduces its chunk of XBLOCK rows
   and stores the chunk's partial statistics in a scratch buffer `partials` [statistic, rows, SPLIT]: a sum, max
@@ -24,6 +24,21 @@ counter: each program takes its role from the ticket it draws when it starts, no
 program only ever waits on programs that started before it, which are running or done. No dispatch order can then
 deadlock it: not the GPUs' (in increasing id order, in practice, not by contract), not Triton's interpreter running
 programs one after another in any order (the referee reverses it, verify/interp.py).
+
+Cooperative (COOP = 1; write_cooperative): phases A and B in ONE program, which reads its chunk once. Windowed,
+a row's second read still missed the cache on the H200 (softmax over 4096 rows of 393,216 fp32: 1.63x the copy);
+benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16). Each program draws a ticket
+(its row block and chunk, as the windowed kernel does), loads the first RBLOCK tile of its chunk outside any loop,
+accumulates its partials (and those of the chunk's other tiles, in a loop: none where SPLIT x RBLOCK covers the
+row, as the search makes it), publishes them as phase A does, spins until the row block's SPLIT programs have,
+combines them exactly as phase B does (the same fixed tree: the same bits every run), and writes the first tile's
+outputs from the values it loaded (registers), then the other tiles' (read again). A program waits for peers that
+started before it or will start: the SPLIT programs of a row must fit on the GPU together, which the search
+guarantees with SPLIT <= its CUs (search/families.py's cooperative_constraints says why that suffices).
+Triton's interpreter runs one program to its end before the next, so at SPLIT > 1 a row's first program would
+spin forever: the search offers COOP only on a GPU (measured mode, whose referee runs on the GPU), and the module
+raises rather than hang under the interpreter. The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags
+preset so that nobody waits; tests/test_codegen_splitrows.py).
 
 Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
 empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
@@ -132,15 +147,13 @@ def _rows_and_chunk(w, rows: str) -> None:
     w.out("start = split * chunk")
 
 
-def _chunk_loop(w):
-    """`for` over this program's chunk, RBLOCK at a time (a context: the loop body); loads cached per body."""
-    rnumel = w.sizes.text(w.at.reduced_size())
-    w.out("for roffset in range(0, chunk, RBLOCK):")
+def _chunk_loop(w, first: str = "0", note: str = ""):
+    """`for` over this program's chunk from `first`, RBLOCK at a time (a context: the loop body); loads cached
+    per body."""
+    w.out(f"for roffset in range({first}, chunk, RBLOCK):{note}")
     w.out.depth += 1
     outer_loads, w.loads = w.loads, {}
-    w.out("rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")
-    w.out(f"rmask = rindex < {rnumel}")
-    w.layout.coords_block(list(w.space.axes), "rindex")
+    _tile_index(w)
 
     def close():
         w.loads = outer_loads
@@ -162,8 +175,11 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
 
 
-def _partials_body(w, rows: str) -> list[tuple[str, str]]:
-    """Phase A's lines after the program's rows and chunk: the chunk's partials stored. Returns the statistics."""
+def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, str]]:
+    """Phase A's lines after the program's rows and chunk: the chunk's partials stored. Returns the statistics.
+    keep_first (the cooperative kernel): the chunk's first RBLOCK tile is loaded outside the loop, its loads left
+    in `w.loads` for the normalising pass to use from registers; the loop covers the chunk's other tiles (none
+    where SPLIT x RBLOCK covers the row)."""
     reductions, online, welford, partners = split_plan(w)
     rnumel = w.sizes.text(w.at.reduced_size())
     done: set[str] = set()
@@ -175,16 +191,18 @@ def _partials_body(w, rows: str) -> list[tuple[str, str]]:
             Welford.init(w, r)
         elif r.name not in partners:
             Accumulators.init(w, r)
-    close = _chunk_loop(w)
     loop_done = {n for n in done if w.level[n] == "reduced"}
-    for r in reductions:
-        if r.name in online:
-            OnlineSoftmax.accumulate(w, r, online[r.name][0], loop_done)
-        elif r.name in welford:   # each lane's count is its chunk-relative RBLOCK step: roffset counts from 0
-            Welford.accumulate(w, r, loop_done)
-        elif r.name not in partners:
-            Accumulators.accumulate(w, r, loop_done)
-    close()
+    if keep_first:   # each tile computes its members afresh: a copy of the row values done for each
+        first = _first_tile(w)
+        _accumulate(w, reductions, online, welford, partners, set(loop_done))
+        close = _chunk_loop(w, "RBLOCK", "  # the chunk's other tiles: none where SPLIT x RBLOCK covers the row")
+        _accumulate(w, reductions, online, welford, partners, set(loop_done))
+        close()
+        w.loads = first
+    else:
+        close = _chunk_loop(w)
+        _accumulate(w, reductions, online, welford, partners, loop_done)
+        close()
     for r in reductions:
         if r.name in online:
             OnlineSoftmax.finish(w, r, online[r.name][0])
@@ -196,6 +214,33 @@ def _partials_body(w, rows: str) -> list[tuple[str, str]]:
     for k, (var, _) in enumerate(stats):
         w.out(f"tl.store({_partials_offset(k, rows)} + split, {var}, mask=xmask)")
     return stats
+
+
+def _accumulate(w, reductions, online: dict, welford: dict, partners: set[str], loop_done: set[str]) -> None:
+    """One RBLOCK tile of the chunk into the lanes' accumulators (the tile's rindex, rmask and roffset written)."""
+    for r in reductions:
+        if r.name in online:
+            OnlineSoftmax.accumulate(w, r, online[r.name][0], loop_done)
+        elif r.name in welford:   # each lane's count is its chunk-relative RBLOCK step: roffset counts from 0
+            Welford.accumulate(w, r, loop_done)
+        elif r.name not in partners:
+            Accumulators.accumulate(w, r, loop_done)
+
+
+def _first_tile(w) -> dict:
+    """The chunk's first RBLOCK tile's indices at the current depth, with a fresh load cache (returned: the loads
+    the tile's lines then make, kept for its normalising pass)."""
+    w.loads = {}
+    w.out("roffset = 0  # the chunk's first tile, kept in registers")
+    _tile_index(w)
+    return w.loads
+
+
+def _tile_index(w) -> None:
+    rnumel = w.sizes.text(w.at.reduced_size())
+    w.out("rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)")
+    w.out(f"rmask = rindex < {rnumel}")
+    w.layout.coords_block(list(w.space.axes), "rindex")
 
 
 def _welford_chunk(w, s: Reduction, rnumel: str) -> None:
@@ -229,9 +274,12 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
     return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, grid=grid, reads=reads)
 
 
-def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "") -> list[tuple[str, str]]:
+def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
+                    first: dict | None = None) -> list[tuple[str, str]]:
     """Phase B's lines after the program's rows and chunk; the partials loaded with `cache` (a tl.load keyword
-    argument's text, "" for none). Returns the statistics."""
+    argument's text, "" for none). `first` (the cooperative kernel): the loads of the chunk's first tile, which
+    phase A made outside its loop; that tile is normalised from them (registers), the loop covers the others.
+    Returns the statistics."""
     reductions, online, welford, partners = split_plan(w)
     stats = statistics(reductions, online, welford, partners)
     _load_partials(w, stats, rows, split, rblock, cache)
@@ -265,8 +313,16 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "") -> l
             w.store_outputs("reduced", done)
     if any(w.level[n.name] == "full" for n in w.outputs()):
         w.reciprocals = row_reciprocals(w, online)
-        close = _chunk_loop(w)
-        w.store_outputs("full", {name for name in done if w.level[name] == "reduced"})
+        row_values = {name for name in done if w.level[name] == "reduced"}
+        if first is not None:
+            w.loads = first
+            w.out("roffset = 0  # the first tile, from the registers phase A loaded it into")
+            _tile_index(w)
+            w.store_outputs("full", set(row_values))
+            close = _chunk_loop(w, "RBLOCK", "  # the chunk's other tiles, read again")
+        else:
+            close = _chunk_loop(w)
+        w.store_outputs("full", set(row_values))
         close()
         w.reciprocals = {}
     return stats
@@ -350,9 +406,7 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     wave = w.schedule.WAVE
     rows = w.sizes.text(w.rows)
     w.out(f"nwaves = tl.cdiv(tl.cdiv({rows}, XBLOCK), WAVE)  # waves of WAVE row blocks, the last maybe partial")
-    w.out('ticket = tl.atomic_add(flags_ptr + nwaves * WAVE, 1, sem="relaxed")  # the order programs start in')
-    if w.big:
-        w.out("ticket = ticket.to(tl.int64)")
+    _draw_ticket(w, "nwaves * WAVE")
     w.out("segment = ticket // (WAVE * SPLIT)  # A(0), A(1), B(0), A(2), B(1), ..., B(last): B waits on lower tickets")
     w.out("normalise = (segment > 0) & ((segment % 2 == 0) | (segment == 2 * nwaves - 1))  # phase B")
     w.out("wave = tl.where(normalise, segment // 2 - 1 + segment % 2, (segment + 1) // 2)")
@@ -362,8 +416,7 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     _rows_and_chunk(w, rows)
     w.out("if normalise:  # phase B: once the row block's SPLIT partials are stored (programs of lower ids)")
     w.out.depth += 1
-    w.out('while tl.atomic_add(flags_ptr + rowblock, 0, sem="acquire") < SPLIT:')
-    w.out("    pass")
+    _wait_for_peers(w)
     outer_loads, w.loads = w.loads, {}
     w.load_hint = w.store_hint = EVICT_FIRST   # x's last read, y written once: neither is read again
     stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"')
@@ -375,8 +428,7 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     w.load_hint = EVICT_LAST   # read again by phase B about two waves later: kept in L2 over streamed lines
     _partials_body(w, rows)
     w.load_hint = ""
-    w.out("tl.debug_barrier()  # every thread's partials stored before the release")
-    w.out('tl.atomic_add(flags_ptr + rowblock, 1, sem="release")')
+    _arrive(w)
     w.out.depth -= 1
     w.loads = outer_loads
     # the nwaves x WAVE row blocks' arrivals, then the ticket counter (nwaves x (WAVE + 1) >= that + 1)
@@ -387,3 +439,59 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
     w.pointer("flags")
     grid = GridAxis(((w.rows, w.schedule.XBLOCK * wave), (const(2 * wave * split), 1)))
     return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
+
+
+def _draw_ticket(w, counter: str) -> None:
+    """`ticket`: this program's place in the order programs start in, drawn from the counter at flags_ptr +
+    `counter` (module docstring: roles by ticket, so a program only waits on programs that started before it)."""
+    w.out(f'ticket = tl.atomic_add(flags_ptr + {counter}, 1, sem="relaxed")  # the order programs start in')
+    if w.big:
+        w.out("ticket = ticket.to(tl.int64)")
+
+
+def _arrive(w) -> None:
+    """This program's partials published: stored by every thread, then its row block's flag raised (release)."""
+    w.out("tl.debug_barrier()  # every thread's partials stored before the release")
+    w.out('tl.atomic_add(flags_ptr + rowblock, 1, sem="release")')
+
+
+def _wait_for_peers(w) -> None:
+    """Spin (acquire) until the row block's SPLIT programs have published their partials."""
+    w.out('while tl.atomic_add(flags_ptr + rowblock, 0, sem="acquire") < SPLIT:')
+    w.out("    pass")
+
+
+def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
+    """Phases A and B in one program that reads its chunk once (COOP; module docstring): the chunk's first RBLOCK
+    tile loaded into registers, its partials published, a wait for the row block's SPLIT programs, their partials
+    combined in phase B's fixed order, the tile normalised from the registers and written. Every program of a
+    row waits for its peers, so they must be resident together: the search allows COOP only with SPLIT <= the
+    target's compute units, on a GPU (search/families.py's cooperative argument); Triton's sequential
+    interpreter deadlocks on it for SPLIT > 1 (its first program of a row waits for peers that never run), so
+    COOP is a GPU-only schedule, judged by the GPU referee."""
+    rows = w.sizes.text(w.rows)
+    _draw_ticket(w, f"tl.cdiv({rows}, XBLOCK)")
+    w.out("rowblock = ticket // SPLIT")
+    w.out("split = ticket % SPLIT  # which chunk of the rows")
+    w.out("xindex = (rowblock * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
+    _rows_and_chunk(w, rows)
+    outer_loads = w.loads
+    _partials_body(w, rows, keep_first=True)
+    first = w.loads
+    _arrive(w)
+    _wait_for_peers(w)
+    w.store_hint = EVICT_FIRST   # y written once
+    stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"', first=first)
+    w.store_hint = ""
+    w.loads = outer_loads
+    # the row blocks' arrivals, then the ticket counter (2 x blocks >= blocks + 1)
+    scratch = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1)), zeroed=False),
+               Scratch("flags", "i32", ((w.rows, w.schedule.XBLOCK), (const(2), 1))))
+    w.pointer("partials")
+    w.pointer("flags")
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
+    refuse = () if split == 1 else (
+        "if _INTERPRETED:  # one program after another: a row's first program would wait forever for the others",
+        f'    raise RuntimeError("{w.name} is a cooperative split (its {split} programs of a row wait on each other): '
+        'it runs on a GPU only, not under Triton\'s interpreter")')
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=refuse)

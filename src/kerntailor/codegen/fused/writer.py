@@ -21,7 +21,7 @@ from kerntailor.codegen.fused.patterns import live, row_major, softplus_of, unit
 from kerntailor.codegen.fused.reductions import write_reduction
 from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
-from kerntailor.codegen.fused.splitrows import write_normalise, write_partials, write_windowed
+from kerntailor.codegen.fused.splitrows import write_cooperative, write_normalise, write_partials, write_windowed
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.sizes import const, product, same
@@ -35,7 +35,8 @@ from kerntailor.units import next_power_of_two
 class FusedWriter(KernelWriter):
     def __init__(self, gen, group, schedule, host_names: dict, name: str, tiled: str = "", phase: str = ""):
         super().__init__(gen, group, schedule, host_names, name)
-        self.phase = phase   # a split-row reduction's kernel (splitrows.py): "partials", "normalise" or "windowed"
+        self.phase = phase   # a split-row reduction's kernel (splitrows.py): "partials", "normalise", "windowed"
+        # or "cooperative"
         space = iteration_space(gen, group)
         self.tiled = "" if space.reduce else tiled   # "" (flat), "persistent" or "chunked" [rows, last axis]
         self.aligned = False   # rows read through rlen (align_rows)
@@ -313,7 +314,8 @@ class FusedWriter(KernelWriter):
         self.rows = rows
         split = self.schedule.SPLIT if reduction else 0
         if split and self.phase:
-            writers = {"partials": write_partials, "normalise": write_normalise, "windowed": write_windowed}
+            writers = {"partials": write_partials, "normalise": write_normalise, "windowed": write_windowed,
+                       "cooperative": write_cooperative}
             return writers[self.phase](self, split, rblock)
         if split:
             return write_split(self, split, rblock, rows)
@@ -413,6 +415,7 @@ class FusedWriter(KernelWriter):
         return prod(self.space.concrete[k] for k in self.space.outer) > 1
 
     def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
-               grid: GridAxis | None = None, reads: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+               grid: GridAxis | None = None, reads: tuple[Scratch, ...] = (),
+               host_prologue: tuple[str, ...] = ()) -> GeneratedKernel:
         """The kernel from the body written so far (finish.py's `finish_kernel`)."""
-        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads)
+        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads, host_prologue)

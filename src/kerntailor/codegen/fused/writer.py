@@ -394,7 +394,7 @@ class FusedWriter(KernelWriter):
         load's contiguous axis along the tile's rows and the store's along its columns, and Triton converts
         the layout between them (Inductor's YBLOCK x XBLOCK tiles for the same reads)."""
         concrete = self.space.concrete
-        if concrete[-1] < 2 or concrete[-2] < 2:
+        if len(concrete) < 2 or concrete[-1] < 2 or concrete[-2] < 2:   # a flat (1-D) space: nothing to permute
             return False
         for node in self.nodes:
             if self.level[node.name] != "full" or isinstance(node, Reduction):

@@ -11,10 +11,10 @@ worker, slower than the winner) is logged: INFO under `kerntailor generate -v`, 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from kerntailor.builder.compile import interpreter_mode
 from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule
 from kerntailor.costmodel.persist import load_ranker
 from kerntailor.generate.evaluate import Evaluation, Evaluator
@@ -122,7 +122,7 @@ def runs_on_gpu(run: Run) -> bool:
     interpreter: only then does the search offer GPU-only knobs (search/families.py's cooperative split, whose
     programs wait on each other; the interpreter runs one program after another and would hang on them). The
     referee runs on the GPU whenever there is one (verify's choose_mode), so a measured run's referee does too."""
-    return run.measured and os.environ.get("TRITON_INTERPRET") != "1"
+    return run.measured and not interpreter_mode()
 
 
 def _seeds(space: Space, base: Schedule, known: list[dict]) -> list[Config]:

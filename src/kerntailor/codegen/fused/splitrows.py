@@ -27,7 +27,9 @@ programs one after another in any order (the referee reverses it, verify/interp.
 
 Cooperative (COOP = 1; write_cooperative): phases A and B in ONE program, which reads its chunk once. Windowed,
 a row's second read still missed the cache on the H200 (softmax over 4096 rows of 393,216 fp32: 1.63x the copy);
-benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16). Each program draws a ticket
+benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16); this generator's kernel at the
+search's seed (SPLIT 128, RBLOCK 4096) measured 2.5-2.9x slower than P4 on the H200 (BENCHMARKS.md, 2026-12-03,
+not yet diagnosed), so the search has not chosen it there. Each program draws a ticket
 (its row block and chunk, as the windowed kernel does), loads the first RBLOCK tile of its chunk outside any loop,
 accumulates its partials (and those of the chunk's other tiles, in a loop: none where SPLIT x RBLOCK covers the
 row, as the search makes it), publishes them as phase A does, spins until the row block's SPLIT programs have,

@@ -95,10 +95,10 @@ def test_default_schedule_by_dtype_and_length():
     assert (s.BLOCK_M, s.BLOCK_N, s.num_warps) == (128, 64, 8)
     _, _, gen, plan = prepared(L1 / "sdpa.py")
     s = default_schedule(gen, plan.groups[0])
-    assert (s.BLOCK_M, s.BLOCK_N) == (64, 32) and s.precision == "ieee"
+    assert (s.BLOCK_M, s.BLOCK_N, s.num_warps) == (16, 64, 4) and s.precision == "ieee"   # fp32: measured best
     _, _, gen, plan = prepared(PLAIN)   # 40 keys: tiles no longer than the sequence warrants
     s = default_schedule(gen, plan.groups[0])
-    assert s.BLOCK_M == 64 and s.BLOCK_N == 32
+    assert s.BLOCK_M == 16 and s.BLOCK_N == 64
 
 
 def test_space_seeds_and_what_a_config_implies():
@@ -107,6 +107,9 @@ def test_space_seeds_and_what_a_config_implies():
     space = make_space("attention", h200, dtype="bf16", **sizes)
     seeds = seed_knobs("attention", h200, dtype="bf16", **sizes)
     assert seeds and all(space.is_valid(space.config(**s)) for s in seeds)
+    fp32_seeds = seed_knobs("attention", h200, dtype="fp32", **sizes)   # small query tiles for the FMA dot
+    fp32_space = make_space("attention", h200, dtype="fp32", **sizes)
+    assert fp32_seeds[0]["BLOCK_M"] == 16 and all(fp32_space.is_valid(fp32_space.config(**s)) for s in fp32_seeds)
     # the LDS rule keeps 4 stages of 128-key K and V tiles of fp32 out (4 x 128 x 256 x 4 B > 227 KiB)
     fp32 = make_space("attention", h200, dtype="fp32", **sizes)
     assert not fp32.is_valid(fp32.config(BLOCK_M=64, BLOCK_N=128, num_warps=8, num_stages=4, TMA=0))
@@ -176,7 +179,7 @@ def test_long_key_ranges_run_in_chunks_in_fp32_only():
     assert key_chunks(LONG_KEYS + 1, 256) == 2
     fp32, bf16 = make_module(WHERE_KEEP).source, make_module(WHERE_KEEP, dtype="bf16").source
     assert "if KCHUNK == 1:" in fp32 and "acc = acc * alpha[:, None] + acc_c" in fp32
-    assert f"KCHUNK=1 if d4 <= {LONG_KEYS} else max(2, triton.next_power_of_2(int(d4 ** 0.5)) // 32)" in fp32
+    assert f"KCHUNK=1 if d4 <= {LONG_KEYS} else max(2, triton.next_power_of_2(int(d4 ** 0.5)) // 64)" in fp32   # BLOCK_N 64
     assert "KCHUNK" not in bf16
 
 

@@ -4,7 +4,7 @@ Target: mi300x (gfx942). Reference: gqa_causal_attention.py (Grouped-query causa
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: attention [attn0] {'BLOCK_M': 64, 'BLOCK_N': 32, 'num_warps': 4, 'num_stages': 2, 'precision': 'ieee'}
+  k0: attention [attn0] {'BLOCK_M': 16, 'BLOCK_N': 64, 'num_warps': 4, 'num_stages': 2, 'precision': 'ieee'}
 
 Usage:
     ref = Model(*get_init_inputs())                  # the reference (gqa_causal_attention.py)
@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, any, any)
@@ -191,7 +191,7 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
 _INTERPRETED = not isinstance(k0_attention_kernel_v_scan, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -205,10 +205,10 @@ def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.
     if d3 > 256:
         raise ValueError(f"the head dim of q, k, v is {d3}: k0_attention_kernel holds whole head rows on chip and was generated for head dims up to 256; generate the kernel at this head dim")
     k0_v_last_bad = torch.zeros((d0 * d1) * d3, device=q.device, dtype=torch.int32)
-    k0_attention_kernel_v_scan[(triton.cdiv(d2, 512) * d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d4, d2 * d3 * d4, d2 * d3, BLOCK_N=32, BLOCK_DV=max(16, triton.next_power_of_2(d3)), SCAN_KEYS=512, num_warps=4, num_stages=1)
+    k0_attention_kernel_v_scan[(triton.cdiv(d2, 512) * d0 * d1,)](v, k0_v_last_bad, d2, d3, d1, d4, d2 * d3 * d4, d2 * d3, BLOCK_N=64, BLOCK_DV=max(16, triton.next_power_of_2(d3)), SCAN_KEYS=512, num_warps=4, num_stages=1)
     # k0: k0_attention_kernel
     attn0 = torch.empty((d0, d1, d2, d3), device=q.device, dtype=torch.float32)
-    k0_attention_kernel[(triton.cdiv(d2, 64) * d0 * d1,)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d4, d1 * d2 * d3, d2 * d3, d2 * d3 * d4, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=64, BLOCK_N=32, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), D_FULL=int(d3 == max(16, triton.next_power_of_2(d3))), KCHUNK=1 if d2 <= 65536 else max(2, triton.next_power_of_2(int(d2 ** 0.5)) // 32), num_warps=4, num_stages=2)
+    k0_attention_kernel[(triton.cdiv(d2, 16) * d0 * d1,)](q, k, v, k0_v_last_bad, attn0, d2, d3, d1, d4, d1 * d2 * d3, d2 * d3, d2 * d3 * d4, 0.9999999999999999 * d3 ** -0.5, BLOCK_M=16, BLOCK_N=64, BLOCK_D=max(16, triton.next_power_of_2(d3)), BLOCK_DV=max(16, triton.next_power_of_2(d3)), D_FULL=int(d3 == max(16, triton.next_power_of_2(d3))), KCHUNK=1 if d2 <= 65536 else max(2, triton.next_power_of_2(int(d2 ** 0.5)) // 64), num_warps=4, num_stages=2)
     return attn0
 
 
@@ -224,8 +224,8 @@ def _launch_kernels_fake(q, k, v):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_4cfc8ad929f9db1d"):
-    torch.library.custom_op("kerntailor::gqa_causal_attention_4cfc8ad929f9db1d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_d038025d0ac8307c"):
+    torch.library.custom_op("kerntailor::gqa_causal_attention_d038025d0ac8307c", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -296,7 +296,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d; the constructor is Model's own."""
+    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -360,5 +360,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"v has {d0 * d4 * d2 * d3} elements: k0_attention_kernel_v_scan computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"q has {d0 * d1 * d2 * d3} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.gqa_causal_attention_4cfc8ad929f9db1d(q, k, v)
+        attn0 = torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c(q, k, v)
         return attn0

@@ -130,11 +130,13 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
 
     16-bit operands: 128 query rows x 64 keys, 8 warps, 2 stages (Triton's fused-attention tutorial's Hopper
     choice is 128 x 64 or 128 x 128 with 8 warps and 3-4 stages; 2 keeps a D = 128 K+V pair, 2 x 16 KiB per
-    stage, within gfx942's 64 KiB of LDS). fp32 operands: 64 x 32 with 4 warps (tiles twice the bytes). Short
-    sequences get tiles rounded up from their length (never below tl.dot's 16): decode (Lq = 1) takes 16 rows."""
+    stage, within gfx942's 64 KiB of LDS). fp32 operands: 16 x 64 with 4 warps (measured on the H200 under the
+    ieee policy, an FMA loop there: 48 ms against 104 ms for 64 x 32 on sdpa; BENCHMARKS.md, fourth session of
+    2026-12-03). Short sequences get tiles rounded up from their length (never below tl.dot's 16): decode (Lq = 1)
+    takes 16 rows."""
     sizes = work_sizes(gen, group)
     sixteen = operand_dtype(gen, group) in ("bf16", "fp16")
-    bm, bn = (128, 64) if sixteen else (64, 32)
+    bm, bn = (128, 64) if sixteen else (16, 64)
     if max(sizes["D"], sizes["Dv"]) > 128:   # 256-wide heads: half the rows, the accumulator stays 64 KiB
         bm = bm // 2
     bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"])))

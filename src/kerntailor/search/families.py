@@ -603,7 +603,20 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     without: not measured yet; cross-compiled (triton 3.6, sdpa / causal / GQA bf16, D = 128, 128 x 128, 8 warps,
     3 stages) TMA took 222-234 registers and no spill, the pointer loads 255 and 8-16 bytes of spills (causal,
     GQA)."""
-    if Lq < 128 or Lk < 128 or dtype_key(dtype) not in ("bf16", "fp16"):
+    if Lq < 128 or Lk < 128:
+        return []
+    if dtype_key(dtype) == "fp32":
+        # Measured on the H200 (fp32 ieee, sdpa and causal, D = 64, benchmarks/data/h200_2026-12-03e/
+        # attention_fp32_small_tiles.json): Triton's fp32 ieee dot is an FMA loop there, and small query tiles
+        # run fastest: 16 x 64 / 4 warps 48.0 ms (sdpa), 32 x 32 / 4 warps 55.9, 64 x 32 (the old default) 103.9;
+        # tf32x3 (last session) ran best at 64 x 64 / 4 warps. Eager's efficient attention: 11.8 ms.
+        if target.is_amd:
+            return []
+        tma = {"TMA": 0} if _hopper(target) else {}   # measured without TMA
+        return [{"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma,
+                {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2} | tma,
+                {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma]
+    if dtype_key(dtype) not in ("bf16", "fp16"):
         return []
     if _hopper(target):
         return [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1},

@@ -502,6 +502,11 @@ class Judge(EdgeCases):
         if "candidate" not in timings:
             raise RuntimeError("the candidate process returned no candidate timing")
         notes = [str(n)[:300] for n in reply.get("notes", [])][:10]
+        if self.device.type == "cuda":   # beside the candidate process's own (candidate.py op_time)
+            import torch
+
+            notes.append(f"judge process GPU peak: {torch.cuda.max_memory_reserved(self.device) / 1e9:.2f} GB "
+                         "reserved by its allocator")
         report = timing_report(self.problem, timings, int(reply.get("input_sets", 1)), notes,
                                compile_mode=self.job["compile_mode"], tf32=self.job["tf32"], device=self.device,
                                precision=self.job.get("precision", "ieee"))

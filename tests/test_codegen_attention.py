@@ -179,7 +179,8 @@ def test_long_key_ranges_run_in_chunks_in_fp32_only():
     assert key_chunks(LONG_KEYS + 1, 256) == 2
     fp32, bf16 = make_module(WHERE_KEEP).source, make_module(WHERE_KEEP, dtype="bf16").source
     assert "if KCHUNK == 1:" in fp32 and "acc = acc * alpha[:, None] + acc_c" in fp32
-    assert f"KCHUNK=1 if d4 <= {LONG_KEYS} else max(2, triton.next_power_of_2(int(d4 ** 0.5)) // 64)" in fp32   # BLOCK_N 64
+    # BLOCK_N 64 (the fp32 default)
+    assert f"KCHUNK=1 if d4 <= {LONG_KEYS} else max(2, triton.next_power_of_2(int(d4 ** 0.5)) // 64)" in fp32
     assert "KCHUNK" not in bf16
 
 

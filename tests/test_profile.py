@@ -93,7 +93,7 @@ def test_groups_are_attributed_to_the_users_modules(report):
 @pytest.mark.capture
 def test_json_is_plain_and_labelled(report):
     data = json.loads(json.dumps(profile_dict(report), allow_nan=False))
-    assert data["label"] == LABEL and data["mode"] == "predicted" and "not built" in data["note"]
+    assert data["label"] == LABEL and data["mode"] == "predicted" and "predicted" in data["note"]
     assert len(data["groups"]) == len(report.groups)
 
 
@@ -308,3 +308,36 @@ def test_written_files_run_at_every_variant_as_the_referee_calls_them(tmp_path_f
     for file in files:
         result = CliRunner().invoke(app, ["inspect", file, "--target", "h200"])
         assert result.exit_code == 0, (file, result.output)
+
+
+# --- measured mode (profiling/measured.py): on this CPU the host's clock per op, labelled so -------------------------
+
+@pytest.fixture(scope="module")
+def measured_report(tiny):
+    return profile_problem(tiny, "h200", top=2, measured=True, steps=2)
+
+
+@pytest.mark.capture
+def test_measured_mode_times_each_eager_op_and_apportions_them_like_the_predicted(report, measured_report):
+    m = measured_report
+    assert m.mode == "measured" and "measured (cpu, torch.profiler host time, no GPU" in m.label
+    assert "floors predicted (h200 roofline)" in m.label
+    # the same groups, the same floors: only the eager seconds differ, and they hold together
+    assert {g.name: g.floor_us for g in m.groups} == {g.name: g.floor_us for g in report.groups}
+    assert math.isclose(sum(g.eager_us for g in m.groups) + m.unattributed_us, m.eager_us, rel_tol=1e-9)
+    assert all(g.eager_us > 0 for g in m.groups), [(g.name, g.eager_us) for g in m.groups]
+    assert m.eager_kernels == report.eager_kernels   # the ops recorded are the predicted trace's
+    assert "measured" in profile_dict(m)["note"]
+
+
+@pytest.mark.capture
+def test_each_recorded_op_gets_its_own_profiler_range():
+    from kerntailor.profiling.measured import measure_eager
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU())
+    timed = measure_eager(model, [torch.randn(4, 16)], steps=2)
+    assert [op.op.split(".")[1] for op in timed.ops] == ["addmm", "relu"]
+    assert timed.clock == "cpu" and timed.steps == 2 and all(s > 0 for s in timed.seconds)
+    assert math.isclose(timed.total_s, sum(timed.seconds))
+    with pytest.raises(kerntailor.KerntailorError, match="at least 1"):
+        measure_eager(model, [torch.randn(4, 16)], steps=0)

@@ -9,13 +9,15 @@ from kerntailor.errors import KerntailorError  # noqa: E402
 
 
 def profile(model, example_inputs, *, target: str = "mi300x", dtype: str | None = None, top: int = 5,
-            out_dir=None):
-    """Where `model(*example_inputs)`'s time goes on `target`, per fusion group and module, PREDICTED (a
-    profiling.ModelProfile; measured profiling needs the target GPU and is not built yet). With `out_dir`,
-    the `top` hottest groups are written there as problem files `kerntailor generate` takes."""
+            out_dir=None, measured: bool = False, steps: int = 5):
+    """Where `model(*example_inputs)`'s time goes on `target`, per fusion group and module (a
+    profiling.ModelProfile): PREDICTED, or `measured` (each eager ATen op timed by torch.profiler on the model's
+    own device, `steps` forwards). With `out_dir`, the `top` hottest groups are written there as problem files
+    `kerntailor generate` takes."""
     from kerntailor.profiling import profile_model
 
-    return profile_model(model, example_inputs, target=target, dtype=dtype, top=top, out_dir=out_dir)
+    return profile_model(model, example_inputs, target=target, dtype=dtype, top=top, out_dir=out_dir,
+                         measured=measured, steps=steps)
 
 
 def optimize(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,

@@ -195,16 +195,25 @@ def profile(
                                     help="write each of the top groups here as a problem file `generate` takes, "
                                          "and the profile as profile.json and profile.html"),
     json_out: bool = typer.Option(False, "--json", help="print the profile as one JSON document"),
+    measured: bool | None = typer.Option(None, "--measured/--predicted",
+                                         help="eager times measured by torch.profiler on the GPU here, or predicted "
+                                              "by the cost model (default: measured where a GPU is present)"),
+    steps: int = typer.Option(5, "--steps", min=1, help="forwards timed in measured mode (after one warm-up)"),
 ) -> None:
     """Where MODEL's time goes on TARGET, per fusion group and module, and what each group could gain.
 
-    PREDICTED: eager time (one kernel per ATen op) and each group's roofline floor on the target, from the
-    cost model. Measured profiling (torch.profiler on the target GPU) needs the GPU and is not built yet."""
+    Measured (a GPU here): each eager ATen op's device time by torch.profiler, apportioned to the fusion groups;
+    PREDICTED (no GPU, or --predicted): eager time (one kernel per ATen op) from the cost model. Floors are the
+    target's roofline either way."""
+    import torch
+
     from kerntailor.generate.report import stamp
     from kerntailor.profiling import profile_problem
     from kerntailor.profiling.render import profile_dict, profile_table, written_lines
 
-    report = profile_problem(model, target, dtype=value(dtype), top=top, out_dir=out)
+    if measured is None:
+        measured = torch.cuda.is_available()
+    report = profile_problem(model, target, dtype=value(dtype), top=top, out_dir=out, measured=measured, steps=steps)
     doc = stamp(profile_dict(report))
     written = _write_profile(doc, out) if out is not None else []
     lines = written_lines(report) + ([f"wrote {' and '.join(map(str, written))}"] if written else [])

@@ -100,6 +100,20 @@ def _record(name: str, args: list, outputs: list, flops: int, matrix: bool, modu
 
 def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     """The ATen ops eager PyTorch runs for `problem`'s forward at `variant`'s sizes (module docstring)."""
+    model = problem.make_model(variant, device="meta")
+    inputs = problem.make_inputs(variant, device="meta")
+    return trace_forward(model, inputs)
+
+
+def trace_forward(model, inputs: list, ranges: str | None = None) -> tuple[EagerOp, ...]:
+    """The ATen ops `model(*inputs)` dispatches, as trace_eager records them, on whatever device its tensors are.
+
+    `ranges`: a prefix; each recorded op then runs inside a profiler range (torch.profiler.record_function)
+    named `<prefix><its index in the result>`, so that a torch.profiler run can give each op its device time
+    (profiling/measured.py). An op not recorded (a view, an allocation) runs inside the range of the next
+    recorded op's index: it launches nothing, or its kernel's time goes with the op after it."""
+    import contextlib
+
     import torch
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
@@ -112,10 +126,17 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
     stack = [""]                  # the module paths whose forward is running, innermost last
     calls: list[list[int]] = []   # per library call being traced, the matrix FLOPs of the ops it decomposed into
 
+    def span():
+        """The profiler range of the op recorded next (none inside a library call: its range is the call's)."""
+        if ranges is None or calls:
+            return contextlib.nullcontext()
+        return torch.profiler.record_function(f"{ranges}{len(ops)}")
+
     class Dispatch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            out = func(*args, **kwargs)
+            with span():
+                out = func(*args, **kwargs)
             outputs = _tensors(out)
             if not outputs or _is_view(func) or func.overloadpacket.__name__.startswith("empty"):
                 return out
@@ -135,11 +156,12 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
             library = func is F.scaled_dot_product_attention or name in RECURRENT_CALLS
             if not library or calls:
                 return func(*args, **kwargs)
-            calls.append([0])
-            try:
-                out = func(*args, **kwargs)
-            finally:
-                inner = calls.pop()[0]
+            with span():
+                calls.append([0])
+                try:
+                    out = func(*args, **kwargs)
+                finally:
+                    inner = calls.pop()[0]
             if func is F.scaled_dot_product_attention:
                 q, k, v = args[:3]
                 flops = 2 * prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
@@ -149,8 +171,6 @@ def trace_eager(problem, variant: str = "default") -> tuple[EagerOp, ...]:
             ops.append(_record(f"aten.{name}", _tensors((args, kwargs)), _tensors(out), flops, True, stack[-1]))
             return out
 
-    model = problem.make_model(variant, device="meta")
-    inputs = problem.make_inputs(variant, device="meta")
     try:
         with torch.no_grad(), Functions(), Dispatch(), _module_paths(model, stack):
             model(*inputs)

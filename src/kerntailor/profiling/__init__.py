@@ -5,8 +5,8 @@ out as problem files for `generate`.
     report = profile_problem("problems/level3/swiglu_mlp.py", "h200", top=3, out_dir="hot/")
     report = profile_model(model, example_inputs, target="h200", dtype="bf16")
 
-Only the predicted mode is built (attribute.py): measured profiling (torch.profiler on the target GPU) needs
-the GPU and is not built yet.
+Predicted mode (attribute.py): eager time from the cost model. Measured mode (measured.py, `measured=True`):
+each eager ATen op's device time by torch.profiler on the GPU here, apportioned to the groups the same way.
 """
 
 from kerntailor.profiling.attribute import GroupProfile, ModelProfile

@@ -21,19 +21,21 @@ Without the target GPU every number is predicted (baselines.py's model, labelled
 - gain (Amdahl): what the whole model saves if this group alone ran at its floor, as a share of the model's
   eager time, and the whole model's speed-up T / (T - eager_g + floor_g).
 
-Measured mode (torch.profiler device times on the target GPU) is not built: it needs the GPU.
+Measured mode (measured.py): the same ops, each with its device time from torch.profiler on the GPU here
+(`profile --measured`, the default where a GPU is present); the apportionment to groups and the floors as above.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerntailor.capture.cost import MATRIX_FAMILIES
 from kerntailor.capture.provenance import TracedCapture
 from kerntailor.costmodel.baselines import MODEL, kernel_estimate, predict_eager
 from kerntailor.costmodel.eager_trace import EagerOp
 from kerntailor.plan import Plan
+from kerntailor.profiling.measured import MeasuredEager
 from kerntailor.targets import Target, roofline_floor
 
 UNKNOWN = "unknown"
@@ -69,7 +71,7 @@ class ModelProfile:
     path: str
     target: str
     dtype: str
-    mode: str                     # "predicted" (measured mode needs the GPU and is not built)
+    mode: str                     # "predicted" | "measured" (eager ops timed by torch.profiler: measured.py)
     label: str                    # "predicted (h200, baseline model v1)": beside every number
     eager_us: float               # the whole model, predicted
     eager_kernels: int
@@ -79,11 +81,17 @@ class ModelProfile:
 
 
 def profile_groups(name: str, path: str, dtype: str, traced: TracedCapture, plan: Plan, eager: tuple[EagerOp, ...],
-                   target: Target) -> ModelProfile:
-    """The predicted profile of a captured model (module docstring)."""
+                   target: Target, measured: MeasuredEager | None = None) -> ModelProfile:
+    """The profile of a captured model (module docstring): predicted, or with each eager op's measured time
+    (`measured`, profiling/measured.py: its ops replace `eager`)."""
     graph = traced.capture.graph
     consumers = graph.consumers()
+    if measured is not None:
+        eager = measured.ops
     estimate = predict_eager(eager, target)
+    if measured is not None:
+        estimate = replace(estimate, kernels=tuple(replace(k, seconds=s)
+                                                   for k, s in zip(estimate.kernels, measured.seconds)))
     total = estimate.seconds
     node_eager, unattributed = _node_eager(traced, eager, estimate, graph, target, consumers)
     rows = []
@@ -94,8 +102,13 @@ def profile_groups(name: str, path: str, dtype: str, traced: TracedCapture, plan
         e = sum(node_eager.get(n, 0.0) for n in g.nodes)
         rows.append(_row(g, traced, origin, k, floor, e, total))
     rows.sort(key=lambda r: r.eager_us, reverse=True)
-    label = f"predicted ({target.name}, {MODEL})"
-    return ModelProfile(name, path, target.name, dtype, "predicted", label, total * 1e6, len(estimate.kernels),
+    if measured is None:
+        mode, label = "predicted", f"predicted ({target.name}, {MODEL})"
+    else:   # the floors stay the target's roofline: a bound computed, never measured
+        clock = "torch.profiler device time" if measured.clock == "device" else "torch.profiler host time, no GPU"
+        mode, label = "measured", (f"eager measured ({measured.device}, {clock}, mean of {measured.steps} "
+                                   f"forwards); floors predicted ({target.name} roofline)")
+    return ModelProfile(name, path, target.name, dtype, mode, label, total * 1e6, len(estimate.kernels),
                         sum(r.floor_us for r in rows), unattributed * 1e6, tuple(rows))
 
 

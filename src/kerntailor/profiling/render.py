@@ -7,13 +7,15 @@ from dataclasses import asdict
 
 from kerntailor.profiling.attribute import GroupProfile, ModelProfile
 
-MEASURED_NOTE = "measured mode (torch.profiler on the target GPU) needs the GPU and is not built yet"
+PREDICTED_NOTE = "eager times predicted by the cost model: measured mode (--measured) needs a GPU here"
+MEASURED_NOTE = ("eager times measured: each ATen op's kernels by torch.profiler, apportioned to the groups; "
+                 "host launch gaps not counted")
 
 
 def profile_dict(report: ModelProfile) -> dict:
     """The report as plain data (non-finite numbers as None), with the label beside the numbers."""
     data = asdict(report)
-    data["note"] = MEASURED_NOTE
+    data["note"] = MEASURED_NOTE if report.mode == "measured" else PREDICTED_NOTE
     return finite_numbers(data)
 
 
@@ -65,7 +67,8 @@ def profile_table(report: ModelProfile, top: int):
                       f"{report.unattributed_us / report.eager_us:.1%}", "", "", "", "")
     table.caption = ("eager: one kernel per ATen op; floor: roofline at compulsory bytes; gain: the model's time "
                      "saved if the group ran at its floor (Amdahl), model x: the model's speed-up. "
-                     f"All {report.label}; {MEASURED_NOTE}.")
+                     f"All {report.label}; "
+                     f"{MEASURED_NOTE if report.mode == 'measured' else PREDICTED_NOTE}.")
     table.caption_justify = "left"
     return table
 

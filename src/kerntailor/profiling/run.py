@@ -12,25 +12,35 @@ from kerntailor.costmodel.eager_trace import trace_eager
 from kerntailor.plan import Plan, plan_fusion
 from kerntailor.profiling.attribute import ModelProfile, profile_groups
 from kerntailor.profiling.extract import extra_nodes, owners, write_group
+from kerntailor.profiling.measured import MeasuredEager, measure_eager
 from kerntailor.profiling.render import module_label
 from kerntailor.targets import resolve_target
 
 
 def profile_problem(path: str | Path, target: str, *, dtype: str | None = None, top: int = 5,
-                    out_dir: str | Path | None = None) -> ModelProfile:
-    """The predicted profile of a KernelBench-format file's model (its default variant)."""
+                    out_dir: str | Path | None = None, measured: bool = False, steps: int = 5) -> ModelProfile:
+    """The profile of a KernelBench-format file's model (its default variant): predicted, or `measured` (each
+    eager op timed by torch.profiler, `steps` forwards, on the GPU here: measured.py; the CPU's clock without one)."""
     from kerntailor.problem import load_problem
 
     problem = load_problem(path, dtype=dtype)
-    return _profile(problem, str(path), target, dtype or "as written", top, out_dir)
+    timed = None
+    if measured:
+        device = _device()
+        timed = measure_eager(problem.make_model("default", device), problem.make_inputs("default", device),
+                              steps=steps)
+    return _profile_traced(problem, str(path), target, dtype or "as written", top, out_dir, timed).profile
 
 
 def profile_model(model, example_inputs, *, target: str, dtype: str | None = None, top: int = 5,
-                  out_dir: str | Path | None = None, name: str | None = None) -> ModelProfile:
-    """The predicted profile of any nn.Module called on `example_inputs` (neither is changed: a copy on the
-    meta device is traced, its parameters never copied)."""
-    return profile_model_traced(model, example_inputs, target=target, dtype=dtype, top=top, out_dir=out_dir,
-                                name=name).profile
+                  out_dir: str | Path | None = None, name: str | None = None, measured: bool = False,
+                  steps: int = 5) -> ModelProfile:
+    """The profile of any nn.Module called on `example_inputs` (neither is changed: a copy on the meta device is
+    traced, its parameters never copied). `measured`: each eager op timed by torch.profiler on the model's own
+    device, the model and inputs as given (measured.py; `dtype` then only names the capture's dtype)."""
+    timed = measure_eager(model, list(example_inputs), steps=steps) if measured else None
+    source = _ModuleSource(name or type(model).__name__, model, list(example_inputs), dtype)
+    return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir, timed).profile
 
 
 @dataclass(frozen=True)
@@ -50,16 +60,20 @@ def profile_model_traced(model, example_inputs, *, target: str, dtype: str | Non
     return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir)
 
 
-def _profile(problem, path: str, target: str, dtype: str, top: int, out_dir) -> ModelProfile:
-    return _profile_traced(problem, path, target, dtype, top, out_dir).profile
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _profile_traced(problem, path: str, target: str, dtype: str, top: int, out_dir) -> TracedProfile:
+def _profile_traced(problem, path: str, target: str, dtype: str, top: int, out_dir,
+                    measured: MeasuredEager | None = None) -> TracedProfile:
     tgt = resolve_target(target)
     traced = capture_traced(problem.name, problem.make_model("default", device="meta"),
                             problem.make_inputs("default", device="meta"), problem.dtype)
     plan = plan_fusion(traced.capture.graph, FAMILIES)
-    report = profile_groups(problem.name, path, dtype, traced, plan, trace_eager(problem), tgt)
+    eager = measured.ops if measured is not None else trace_eager(problem)
+    report = profile_groups(problem.name, path, dtype, traced, plan, eager, tgt, measured)
     if out_dir is None:
         return TracedProfile(report, traced, plan)
     Path(out_dir).mkdir(parents=True, exist_ok=True)

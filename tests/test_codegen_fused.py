@@ -464,3 +464,14 @@ def test_a_looped_sum_compensates_each_lane(tmp_path):
     assert abs(r["naive"] - r["exact"]) / r["exact"] > 2e-5        # the case is one a plain sum fails
     assert abs(r["got"] - r["exact"]) / r["exact"] < 1e-6, r
     assert r["inf"] == float("inf") and r["nan"] != r["nan"], r
+
+
+@pytest.mark.unit
+def test_expm1_takes_the_16_bit_form_only_where_every_output_is_16_bit():
+    """libdevice's expm1 made bf16 ELU / SELU instruction-bound on the H200 (helpers/math.py): a kernel whose every
+    output is bf16 or fp16 computes expm1 as exp(x) - 1 (a polynomial near 0), accurate far below their half-ulp;
+    an fp32 kernel keeps libdevice's (the interpreter's portable form)."""
+    bf16 = make_module(FUSED / "tiny_elu.py", dtype="bf16").source
+    fp32 = make_module(FUSED / "tiny_elu.py").source
+    assert "_expm1_16(" in bf16 and "libdevice.expm1" not in bf16 and "_expm1(" not in bf16
+    assert "_expm1(" in fp32 and "libdevice.expm1" in fp32 and "_expm1_16" not in fp32

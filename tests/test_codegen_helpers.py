@@ -126,7 +126,7 @@ def test_fp8_helpers_match_torch_and_the_policy_bit_for_bit(fmt, tmp_path):
 @pytest.mark.interpreter
 def test_portable_math_and_tf32_rounding(tmp_path):
     """The interpreter's forms of tanh, log1p, expm1 and tanh(softplus) within 4 fp32 ulp of float64 (tiny, huge
-    and negative arguments); _round_tf32 keeps 10 mantissa bits, rounding to nearest, ties away from zero."""
+    and negative arguments), the 16-bit results' expm1 within 1e-5 relative; _round_tf32 keeps 10 mantissa bits, rounding to nearest, ties away from zero."""
     script = textwrap.dedent('''
         import json
         import torch
@@ -135,7 +135,7 @@ def test_portable_math_and_tf32_rounding(tmp_path):
         from kerntailor.codegen.helpers import dot, math as m
 
         @triton.jit
-        def run(x_ptr, tanh_ptr, log1p_ptr, expm1_ptr, mish_ptr, tf32_ptr, n, BLOCK: tl.constexpr):
+        def run(x_ptr, tanh_ptr, log1p_ptr, expm1_ptr, mish_ptr, tf32_ptr, e16_ptr, n, BLOCK: tl.constexpr):
             i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             x = tl.load(x_ptr + i, mask=i < n)
             tl.store(tanh_ptr + i, m._tanh_portable(x), mask=i < n)
@@ -143,12 +143,13 @@ def test_portable_math_and_tf32_rounding(tmp_path):
             tl.store(expm1_ptr + i, m._expm1_portable(x), mask=i < n)
             tl.store(mish_ptr + i, m._tanh_softplus(x), mask=i < n)
             tl.store(tf32_ptr + i, dot._round_tf32(x), mask=i < n)
+            tl.store(e16_ptr + i, m._expm1_16(x), mask=i < n)
 
         torch.manual_seed(0)
         x = torch.cat([torch.logspace(-8, 1.3, 300), -torch.logspace(-8, 1.3, 300), torch.randn(400) * 3,
                        torch.tensor([0.0, 0.5, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11])]).float().contiguous()
         n = x.numel()
-        outs = [torch.empty(n) for _ in range(5)]
+        outs = [torch.empty(n) for _ in range(6)]
         run[(triton.cdiv(n, 256),)](x, *outs, n, BLOCK=256)
         x64 = x.double()
         exact = [torch.tanh(x64), torch.log1p(x64.clamp_min(-0.999)), torch.expm1(x64),
@@ -166,12 +167,15 @@ def test_portable_math_and_tf32_rounding(tmp_path):
         want = ((bits + 0x1000) & -0x2000).view(torch.float32)    # cvt.rna.tf32.f32
         tf32_ok = bool(torch.equal(outs[4], want)) and bool(((outs[4].view(torch.int32) & 0x1FFF) == 0).all())
         ties = [float(v) for v in outs[4][-2:]]
-        print(json.dumps({"ulps": errors, "tf32_ok": tf32_ok, "ties": ties}))
+        e16 = float(((outs[5].double() - exact[2]).abs() / exact[2].abs().clamp_min(1e-30)).max())
+        print(json.dumps({"ulps": errors, "tf32_ok": tf32_ok, "ties": ties, "expm1_16_rel": e16}))
     ''')
     result = _run_interpreted(script, tmp_path)
     assert all(err <= 4.0 for err in result["ulps"].values()), result["ulps"]
     assert result["tf32_ok"]
     assert result["ties"] == [1 + 2.0 ** -10, 1 + 2.0 ** -9]   # halfway cases round away from zero
+    # the 16-bit results' expm1: relative error below 1e-5 everywhere (a bf16 / fp16 half-ulp: 2e-3 / 4.9e-4)
+    assert result["expm1_16_rel"] < 1e-5, result["expm1_16_rel"]
 
 
 # --- Inf and NaN through the tf32x3 split and the NaN-keeping row max/min ------------------------------------

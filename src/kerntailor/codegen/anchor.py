@@ -151,7 +151,8 @@ class AnchorWriter(KernelWriter):
 
     def compute_node(self, node: Node) -> None:
         """v_<node> = its expression over the tile."""
-        renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node))
+        renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node),
+                                short_outputs=self.short_outputs)
         text = renderer.render(node.expr)
         self.helpers.update(renderer.helpers)
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")

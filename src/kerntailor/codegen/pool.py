@@ -481,7 +481,7 @@ class _PoolWriter(AnchorWriter):
         outer, self.loads = self.loads, {}   # the loop body is a section of its own
         for node in self.prologue:
             renderer = ExprRenderer(self._window_leaf(node, window, mask, hoisted), lambda a: window[a],
-                                    self.slot(node))
+                                    self.slot(node), short_outputs=self.short_outputs)
             text = renderer.render(node.expr)
             self.helpers.update(renderer.helpers)
             self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out} (prologue)")

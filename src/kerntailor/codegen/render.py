@@ -76,8 +76,10 @@ class ExprRenderer:
     """
 
     def __init__(self, leaf: Callable[[Load, str | None, str | None, int], str], index: Callable[[int], str],
-                 slot: Callable[[str, int, object, str], str] | None = None, reciprocals: dict[str, str] | None = None):
+                 slot: Callable[[str, int, object, str], str] | None = None, reciprocals: dict[str, str] | None = None,
+                 short_outputs: bool = False):
         self.leaf = leaf
+        self.short_outputs = short_outputs   # every output of the kernel is 16-bit: expm1 by exp (helpers/math.py)
         self.index = index
         self.slot = slot or (lambda kind, i, value, dtype: literal(value, dtype))
         self.reciprocals = reciprocals or {}   # divisor text -> its reciprocal's: a float `a / d` is `a * r`
@@ -157,6 +159,9 @@ class ExprRenderer:
             return f"{args[0]}.to({TL_DTYPES[compute_dtype(e.dtype)]})" if e.dtype != "bool" else f"({args[0]} != 0)"
         if op in _TL_UNARY:
             return f"{_TL_UNARY[op]}({args[0]})"
+        if op == "expm1" and self.short_outputs:
+            self.helpers.add("expm1_16")
+            return f"_expm1_16({args[0]})"
         if op in _HELPER_UNARY:
             self.helpers.add(op)
             return f"{_HELPER_UNARY[op]}({args[0]})"

@@ -53,6 +53,8 @@ class KernelWriter:
         self.loads: dict[str, str] = {}      # load text -> variable, in the current section
         self.load_counter = 0
         self.helpers: set[str] = set()
+        # every buffer this kernel writes is bf16/fp16: its math may be accurate to 16 bits (ExprRenderer)
+        self.short_outputs = all(self.graph.buffer_type(b).dtype in ("bf16", "fp16") for b in group.outputs)
 
     def view_exprs(self, node: Node, j: int):
         """Operand j of `node`: its View and its shape, strides and offset as size expressions."""

@@ -81,7 +81,8 @@ class FusedWriter(KernelWriter):
 
     # --- values --------------------------------------------------------------------------------------------
     def renderer(self, node: Node, level: str) -> ExprRenderer:
-        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node), self.reciprocals)
+        return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node), self.reciprocals,
+                            short_outputs=self.short_outputs)
 
     def leaf(self, node: Node, level: str):
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
@@ -165,7 +166,7 @@ class FusedWriter(KernelWriter):
                 text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
             return self.cached_load(text)
 
-        return self._render(node, ExprRenderer(leaf, index, self.slot(node)))
+        return self._render(node, ExprRenderer(leaf, index, self.slot(node), short_outputs=self.short_outputs))
 
     def gathered(self, node: Node, stride: int, index: str) -> str:
         """The value of full-row member `node` at one position per row, chosen by `index` (its buffer's
@@ -199,7 +200,7 @@ class FusedWriter(KernelWriter):
 
         index_of = self.at.index_of(node)
         return self._render(node, ExprRenderer(leaf, lambda a: f"({index})" if a == axis else index_of(a),
-                                               self.slot(node)))
+                                               self.slot(node), short_outputs=self.short_outputs))
 
     def _render(self, node: Node, renderer: ExprRenderer) -> str:
         text = renderer.render(node.expr)

@@ -47,15 +47,15 @@ def _module(name: str):
 
 @functools.cache
 def math_helper(name: str) -> str:
-    """tanh, log1p, expm1 (both forms and the pick), or tanh_softplus."""
+    """tanh, log1p, expm1 (both forms and the pick), or tanh_softplus, expm1_16 (one form)."""
     m = _module("math")
-    if name == "tanh_softplus":
-        return block(m._tanh_softplus)
+    if name in ("tanh_softplus", "expm1_16"):   # one form, the interpreter's and the GPU's
+        return block(getattr(m, f"_{name}"))
     return block(getattr(m, f"_{name}_portable"), getattr(m, f"_{name}_libdevice"),
                  pick(f"_{name}", f"_{name}_portable", f"_{name}_libdevice"))
 
 
-MATH_HELPERS = ("tanh", "log1p", "expm1", "tanh_softplus")
+MATH_HELPERS = ("tanh", "log1p", "expm1", "expm1_16", "tanh_softplus")
 
 
 @functools.cache

@@ -126,7 +126,8 @@ def test_fp8_helpers_match_torch_and_the_policy_bit_for_bit(fmt, tmp_path):
 @pytest.mark.interpreter
 def test_portable_math_and_tf32_rounding(tmp_path):
     """The interpreter's forms of tanh, log1p, expm1 and tanh(softplus) within 4 fp32 ulp of float64 (tiny, huge
-    and negative arguments), the 16-bit results' expm1 within 1e-5 relative; _round_tf32 keeps 10 mantissa bits, rounding to nearest, ties away from zero."""
+    and negative arguments), the 16-bit results' expm1 within 1e-5 relative; _round_tf32 keeps 10 mantissa bits,
+    rounding to nearest, ties away from zero."""
     script = textwrap.dedent('''
         import json
         import torch

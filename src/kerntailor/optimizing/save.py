@@ -14,6 +14,9 @@ swapped module by a wrapper that calls its kernel with the module's argument and
 kernel takes them, and the rest of a chain by pass-throughs, as swap.py did. The file imports no kerntailor: a
 process without it installed loads it (tests/test_optimize.py checks so in a fresh process).
 
+A model in graph mode (graph.py) is refused, in one line: its forward is the exported graph, which this file
+does not write (yet); `--no-graph` gives a model of module swaps only.
+
 What is saved is read from the optimized model itself (its Tailored modules), so the file rebuilds the model that
 was verified, not a description of it. The problem file's Model must build the same state_dict keys and shapes
 (checked on the meta device before anything is written).
@@ -31,6 +34,7 @@ from pathlib import Path
 import torch
 
 from kerntailor.errors import KerntailorError
+from kerntailor.optimizing.graph import graph_forward
 from kerntailor.optimizing.swap import Tailored
 
 
@@ -72,6 +76,11 @@ def save_model(model: torch.nn.Module, path: str | Path, problem_file: str | Pat
     path = Path(path)
     if path.suffix != ".py":
         raise KerntailorError(f"--save {path}: the file must end in .py (it is imported)")
+    graph = graph_forward(model)
+    if graph is not None:
+        raise KerntailorError(f"save: the model runs in graph mode (its forward is the exported graph with "
+                              f"{len(graph.swaps)} kernel call(s)), which save does not write yet: optimize with "
+                              "--no-graph (graph=False) for a model of module swaps only, which it writes")
     problem_file = Path(problem_file)
     _check_same_tree(model, problem_file, dtype)
     parts = path.parent / f"{path.stem}_parts"

@@ -233,10 +233,10 @@ def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimize
     with pytest.raises(kerntailor.KerntailorError, match="graph mode .* --no-graph"):
         result.save(tmp_path / "graph.py", problem_file=_tiny_problem(tmp_path / "tiny.py"))
     model, inputs = tiny_model()
-    result = kerntailor.optimize(model, inputs, target="h200", budget=4, top=3, candidates=1, graph=False,
-                                 out_dir=tmp_path / "modules")
+    result = kerntailor.optimize(model, inputs, target="h200", budget=1, top=3, candidates=1, graph=False,
+                                 out_dir=tmp_path / "modules")   # budget: no more than the fixture's share per group
     swapped = result.report.swapped
-    assert [g.mode for g in swapped] == ["module"] and all(g.kernel == "cached" for g in swapped), result.report
+    assert [g.mode for g in swapped] == ["module"] and all(g.kernel == "cached" for g in swapped), swapped
     with pytest.raises(kerntailor.KerntailorError, match="problem_file="):
         result.save(tmp_path / "no_file.py")   # optimize_model's result: which class to build is not known
     other = tmp_path / "other.py"

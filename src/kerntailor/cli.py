@@ -258,6 +258,9 @@ def optimize(
                                     "exported graph with their kernels, guarded); --no-graph: module swaps only, "
                                     "which --save can write"),
     json_out: bool = typer.Option(False, "--json", help="print the report as one JSON document"),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="log each phase's seconds as it ends (profile, each group's generate and swap, "
+                                     "end to end) and generate's decisions (-vv: every trial)"),
 ) -> None:
     """MODEL with its hottest modules running generated kernels, each swap verified on the whole model.
 
@@ -273,6 +276,9 @@ def optimize(
 
     from kerntailor.generate.report import place, stamp
     from kerntailor.optimizing import optimize_problem
+
+    if verbose:
+        _log_to_stderr(verbose)
     from kerntailor.optimizing.render import cost_table, optimize_dict, optimize_table
 
     if not torch.cuda.is_available():   # the kernels are loaded in this process: the interpreter runs them

@@ -19,8 +19,10 @@ For each of the `top` hottest groups (profile's predicted ranking), the module s
 
 from __future__ import annotations
 
+import logging
 import tempfile
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
@@ -35,6 +37,8 @@ from kerntailor.profiling import profile_model_traced
 from kerntailor.profiling.extract import owners
 from kerntailor.profiling.render import module_label
 from kerntailor.targets.price import price_for
+
+log = logging.getLogger(__name__)
 
 SWAPPED, SKIPPED, UNDONE = "swapped", "skipped", "undone"
 MODULE, GRAPH = "module", "graph"
@@ -69,6 +73,8 @@ class OptimizeReport:
     timing: dict                 # end_to_end(): seconds per variant, or {"note": why not measured}
     out_dir: str
     cost: CostReport             # tokens per second and $ per million tokens per variant (measured only)
+    phases: dict = field(default_factory=dict)   # wall seconds: profile, each group's generate and swap (with its
+                                                 # check), the reference, end to end (where optimize's time goes)
 
     @property
     def swapped(self) -> tuple[GroupOutcome, ...]:
@@ -115,8 +121,10 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
     price = price_for(target, price_per_hour)
     tokens, rule = count_tokens(inputs, tokens_per_call)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
+    phases, clock = {}, _Clock()
     traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name)
     profile = traced.profile
+    phases["profile"] = clock.lap("profile (export, plan, problem files)")
     owner = owners(traced.traced, traced.plan.groups)
     by_name = {g.name: g for g in traced.plan.groups}
     optimized = share_copy(model)
@@ -153,6 +161,7 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
         names = cut.inputs if graph else tuple(s.name for s in scope.slots)
         folder = out / f"{rank:02d}_{row.name}"
         outcome, kernel = _generate(base, row.problem_file, names, replace(settings, out_dir=folder))
+        phases[f"generate {row.name}"] = clock.lap(f"generate {row.name} ({outcome.kernel or 'failed'})")
         if kernel is None:
             outcomes[rank] = outcome
             continue
@@ -161,6 +170,7 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
                 reference = Reference(model, inputs)
             except Exception as e:  # noqa: BLE001  nothing can be verified: nothing is swapped, and the report says why
                 reference = f"the float64 reference of the model failed: {type(e).__name__}: {str(e)[:200]}"
+            phases["reference"] = clock.lap("the whole model's float64 reference")
         if isinstance(reference, str):
             outcomes[rank] = replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}")
             continue
@@ -173,13 +183,28 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
             optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
             if passed and not isinstance(cut, str):
                 in_graph.append((cut, kernel[0]))
+        phases[f"swap {row.name}"] = clock.lap(f"swap {row.name} and check the whole model ({outcome.status})")
         check = passed or check
         outcomes[rank] = replace(outcome, op=kernel[1]) if outcome.status == SWAPPED else outcome
     outcomes = [outcomes[rank] for rank in sorted(outcomes)]
     timing = end_to_end(model, optimized, inputs) if time_it else {"note": "not measured: not asked for"}
+    phases["end_to_end"] = clock.lap("end to end timing")
     report = OptimizeReport(profile.model, profile.target, profile.label, tuple(outcomes), check, timing, str(out),
-                            token_costs(timing, tokens, rule, price))
+                            token_costs(timing, tokens, rule, price), phases)
     return OptimizeResult(optimized, report)
+
+
+class _Clock:
+    """Seconds since the last lap, logged (kerntailor's logger: the phases of a run that is cut short)."""
+
+    def __init__(self):
+        self.last = time.perf_counter()
+
+    def lap(self, what: str) -> float:
+        now = time.perf_counter()
+        seconds, self.last = round(now - self.last, 3), now
+        log.info("%s: %.1f s", what, seconds)
+        return seconds
 
 
 def _generate(base: GroupOutcome, problem_file: str, names: tuple[str, ...], settings: GenerateSettings):

@@ -265,10 +265,10 @@ def optimize(
     """MODEL with its hottest modules running generated kernels, each swap verified on the whole model.
 
     Profiles MODEL on TARGET (predicted ranking), generates a kernel for each of the TOP groups that is one module's
-    whole forward (the others in graph mode, or skipped with why), swaps each in and checks the whole model against the original on
-    fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager, torch.compile and the
-    optimized model end to end on a GPU (also in a CUDA graph), with tokens per second and dollars per million
-    tokens. Without a GPU the kernels run under Triton's interpreter and nothing is timed."""
+    whole forward (the others in graph mode, or skipped with why), swaps each in and checks the whole model against
+    the original on fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager,
+    torch.compile and the optimized model end to end on a GPU (also in a CUDA graph), with tokens per second and
+    dollars per million tokens. Without a GPU the kernels run under Triton's interpreter and nothing is timed."""
     import json
     import os
 

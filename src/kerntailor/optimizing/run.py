@@ -111,10 +111,11 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
                    price_per_hour: float | None = None, tokens_per_call: int | None = None,
                    graph: bool = True) -> OptimizeResult:
     """`model` with the module of each of the `top` hottest groups that passes every check running a generated
-    kernel (module docstring); with `graph`, the groups no module holds in graph mode (graph.py). `budget` seconds of search are shared among the groups that are generated;
-    `candidates` schedules at most per kernel. Kernels, problem files and reports go to `out_dir` (a new
-    temporary folder if None). The cost per token (cost.py) is at `price_per_hour` dollars per GPU-hour (default:
-    targets/price.py's for the target) for `tokens_per_call` tokens per call (default: cost.py's rule)."""
+    kernel (module docstring); with `graph`, the groups no module holds in graph mode (graph.py). `budget` seconds
+    of search are shared among the groups that are generated; `candidates` schedules at most per kernel. Kernels,
+    problem files and reports go to `out_dir` (a new temporary folder if None). The cost per token (cost.py) is at
+    `price_per_hour` dollars per GPU-hour (default: targets/price.py's for the target) for `tokens_per_call` tokens
+    per call (default: cost.py's rule)."""
     if top < 1 or budget <= 0 or candidates < 1:
         raise KerntailorError(f"top ({top}), candidates ({candidates}) and budget ({budget}) must be positive")
     inputs = list(example_inputs)

@@ -88,6 +88,7 @@ for g in doc["groups"]:
 t = doc["timing"]
 print("seconds:", {k: round(v * 1e6, 1) for k, v in t.get("seconds", {}).items()}, "us;", t.get("speedup"),
       t.get("errors") or "", t.get("note", ""))
+print("first calls, torch.compile's compile included (s):", t.get("first_call_s"))
 print("check:", doc["check"])
 print("phases (s):", doc.get("phases"))
 PY

@@ -224,19 +224,24 @@ def _position(graph):
 
 def _sort(graph: fx.Graph) -> None:
     """Nodes in a topological order, each as early as its inputs and the original order allow (stable); the output
-    node stays last."""
+    node stays last, and ops with side effects (an in-place copy, a grad-mode switch) keep their order."""
     order = [n for n in graph.nodes if n.op != "output"]
     index = {n: i for i, n in enumerate(order)}
-    waiting = {n: len(set(n.all_input_nodes)) for n in order}
+    after = {n: [u for u in n.users if u.op != "output"] for n in order}
+    impure = [n for n in order if n.op == "call_function" and n.is_impure()]
+    for a, b in zip(impure, impure[1:]):
+        after[a].append(b)
+    waiting = {n: 0 for n in order}
+    for n in order:
+        for u in after[n]:
+            waiting[u] += 1
     ready = [index[n] for n in order if waiting[n] == 0]
     heapq.heapify(ready)
     placed = []
     while ready:
         n = order[heapq.heappop(ready)]
         placed.append(n)
-        for u in n.users:
-            if u.op == "output":
-                continue
+        for u in after[n]:
             waiting[u] -= 1
             if waiting[u] == 0:
                 heapq.heappush(ready, index[u])

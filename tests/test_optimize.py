@@ -219,7 +219,9 @@ import optimized_model
 model = optimized_model.build("cpu")
 with torch.no_grad():
     torch.save(model(torch.load(sys.argv[2])), sys.argv[3])
-print(sum(type(m).__name__ == "Swapped" for m in model.modules()), model.training)
+graph = vars(model).get("forward")
+print(sum(type(m).__name__ == "Swapped" for m in model.modules()), len(graph.graph._modules) if graph else 0,
+      model.training)
 """
 
 
@@ -228,15 +230,10 @@ print(sum(type(m).__name__ == "Swapped" for m in model.modules()), model.trainin
 def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimized, tmp_path):
     """OptimizeResult.save: a file importing torch, triton and the parts beside it; a fresh process without
     kerntailor builds the model from the user's class and the state_dict and gives the optimized model's outputs.
-    A model in graph mode is refused in one line; the same run with graph=False (its kernels from the store) saves."""
+    In graph mode: the graph (graph.py), its kernels and constants beside the module swaps' kernels."""
+    from kerntailor.optimizing.graph import graph_forward
+
     _, _, result = optimized
-    with pytest.raises(kerntailor.KerntailorError, match="graph mode .* --no-graph"):
-        result.save(tmp_path / "graph.py", problem_file=_tiny_problem(tmp_path / "tiny.py"))
-    model, inputs = tiny_model()
-    result = kerntailor.optimize(model, inputs, target="h200", budget=1, top=3, candidates=1, graph=False,
-                                 out_dir=tmp_path / "modules")   # budget: no more than the fixture's share per group
-    swapped = result.report.swapped
-    assert [g.mode for g in swapped] == ["module"] and all(g.kernel == "cached" for g in swapped), swapped
     with pytest.raises(kerntailor.KerntailorError, match="problem_file="):
         result.save(tmp_path / "no_file.py")   # optimize_model's result: which class to build is not known
     other = tmp_path / "other.py"
@@ -245,8 +242,10 @@ def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimize
         result.save(tmp_path / "wrong.py", problem_file=other)
     saved = result.save(tmp_path / "out" / "optimized_model.py", problem_file=_tiny_problem(tmp_path / "tiny.py"))
     parts = sorted(p.name for p in (saved.parent / "optimized_model_parts").iterdir())
-    kernels = [f"kernel_{i:02d}.py" for i in range(1, len(result.report.swapped) + 1)]
-    assert parts == sorted(kernels + ["model.py", "state_dict.pt"]), parts
+    modules = sum(g.mode == "module" for g in result.report.swapped)
+    kernels = [f"kernel_{i:02d}.py" for i in range(1, modules + 1)]
+    graph = [f"graph_kernel_{i:02d}.py" for i in range(1, len(graph_forward(result.model).swaps) + 1)]
+    assert parts == sorted(kernels + graph + ["graph.py", "graph_constants.pt", "model.py", "state_dict.pt"]), parts
     _saved_run(saved, result, tmp_path)
 
 
@@ -258,7 +257,11 @@ def _saved_run(saved: Path, result, tmp_path: Path) -> None:
     child = subprocess.run([sys.executable, "-c", SAVED_CHILD, str(saved.parent), str(tmp_path / "x.pt"),
                             str(tmp_path / "y.pt")], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
-    assert child.stdout.split() == [str(len(result.report.swapped)), str(result.model.training)], child.stdout
+    from kerntailor.optimizing.graph import graph_forward
+
+    graph = graph_forward(result.model)
+    expected = [sum(g.mode == "module" for g in result.report.swapped), len(graph.swaps) if graph else 0]
+    assert child.stdout.split() == [*map(str, expected), str(result.model.training)], child.stdout
     with torch.no_grad():
         assert torch.equal(torch.load(tmp_path / "y.pt"), result.model(x))
 

@@ -3,7 +3,7 @@ written out in the model's own forward that returns three values others read, Li
 after them) has each group's nodes in the exported graph replaced by a call to a stand-in kernel: the group's own
 problem file's Model (PyTorch's ops, exactly the cut, taking its arguments in the order a generated kernel does).
 The model then agrees with the original, keeps its state_dict, falls back to its class's forward on any call unlike
-the exported one, compiles, and is refused by save in one line. tests/test_optimize.py runs it with generated
+the exported one, compiles, and is saved and rebuilt by save.py's file. tests/test_optimize.py runs it with generated
 kernels under the interpreter."""
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
-
-from kerntailor.errors import KerntailorError
 
 
 class Norms(nn.Module):
@@ -31,13 +29,16 @@ class Norms(nn.Module):
         return self.fc1(n) + self.fc2(h) * var
 
 
-def _stand_in(path: str) -> nn.Module:
-    name = f"stand_in_{Path(path).stem}"
+def _stand_in(problem_file: str, folder: Path) -> nn.Module:
+    """The group's problem file as a kernel.py (its Model as ModelNew: save copies the file a kernel came from)."""
+    path = folder / f"{Path(problem_file).stem}_kernel.py"
+    path.write_text(Path(problem_file).read_text() + "\n\nModelNew = Model\n")
+    name = f"stand_in_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module   # torch.compile looks the forward's module up
     spec.loader.exec_module(module)
-    return module.Model()
+    return module.ModelNew()
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,8 @@ def swapped(tmp_path_factory):
     scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
     cuts = [graph_cut(traced.traced, by_name[r.name], owner) for r in rows]
     optimized = share_copy(model)
-    swaps = tuple((c, _stand_in(r.problem_file)) for r, c in zip(rows, cuts))
+    kernels = tmp_path_factory.mktemp("kernels")
+    swaps = tuple((c, _stand_in(r.problem_file, kernels)) for r, c in zip(rows, cuts))
     install_graph(optimized, traced.traced.program, swaps, inputs)
     return model, inputs, optimized, scopes, cuts, traced.traced.program
 
@@ -106,7 +108,9 @@ def test_a_call_unlike_the_exported_one_runs_the_class_forward(swapped):
 
 
 @pytest.mark.capture
-def test_the_graph_compiles_whole_and_undoes_and_save_refuses_it(swapped, tmp_path):
+def test_the_graph_compiles_whole_undoes_and_is_saved(swapped, tmp_path):
+    import inspect
+
     from kerntailor.optimizing.graph import graph_forward, install_graph
     from kerntailor.optimizing.save import save_model
     from kerntailor.optimizing.swap import share_copy
@@ -117,10 +121,18 @@ def test_the_graph_compiles_whole_and_undoes_and_save_refuses_it(swapped, tmp_pa
         compiled = torch.compile(optimized, backend="aot_eager", fullgraph=True)
         assert torch.allclose(compiled(x), optimized(x), rtol=1e-6, atol=1e-6)
     problem = tmp_path / "norms.py"
-    problem.write_text("import torch\nfrom torch import nn\n\n\nclass Model(nn.Linear):\n    pass\n")
-    with pytest.raises(KerntailorError, match="runs in graph mode .* --no-graph") as e:
-        save_model(optimized, tmp_path / "fast.py", problem)
-    assert "\n" not in str(e.value) and not (tmp_path / "fast_parts").exists()
+    problem.write_text("import torch\nfrom torch import nn\n\n\n" + inspect.getsource(Norms) + "\n\nModel = Norms\n")
+    saved = save_model(optimized, tmp_path / "out" / "fast.py", problem)
+    spec = importlib.util.spec_from_file_location("saved_norms", saved)
+    fast = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fast)
+    rebuilt = fast.build("cpu")
+    assert type(vars(rebuilt)["forward"]).__name__ == "GraphForward" and list(rebuilt.state_dict()) == list(
+        model.state_dict())
+    other = torch.randn(3, 32)
+    with torch.no_grad():
+        assert torch.equal(rebuilt(x), optimized(x))
+        assert torch.equal(rebuilt(other), model(other))   # unlike the optimized call: the class's forward
     copy = share_copy(optimized)
     install_graph(copy, program, (), inputs)   # no swaps left: the class's forward again
     assert graph_forward(copy) is None and "forward" not in vars(copy)

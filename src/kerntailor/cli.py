@@ -255,8 +255,7 @@ def optimize(
              "beside it)"),
     graph: bool = typer.Option(True, "--graph/--no-graph",
                                help="swap the hot groups no module holds in graph mode (the model's forward runs the "
-                                    "exported graph with their kernels, guarded); --no-graph: module swaps only, "
-                                    "which --save can write"),
+                                    "exported graph with their kernels, guarded); --no-graph: module swaps only"),
     json_out: bool = typer.Option(False, "--json", help="print the report as one JSON document"),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True,
                                 help="log each phase's seconds as it ends (profile, each group's generate and swap, "

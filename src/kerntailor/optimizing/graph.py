@@ -88,7 +88,7 @@ class GraphForward:
         if spec != program.call_spec.in_spec:
             raise KerntailorError("the example inputs are not the pytree the program was exported for")
         device = _device_of(model, flat)
-        self.reads, users = [], 0
+        self.reads, self.sources, self.constants, users = [], [], {}, 0   # sources: what save.py writes
         for s in sig.input_specs:
             if s.kind in (InputKind.PARAMETER, InputKind.BUFFER):
                 holder, _, leaf = s.target.rpartition(".")
@@ -97,28 +97,35 @@ class GraphForward:
                 if leaf not in store:
                     raise KerntailorError(f"{s.target} is not where the export found it")
                 self.reads.append(("state", (store, leaf)))
+                self.sources.append((s.kind.name.lower(), s.target))
             elif s.kind == InputKind.CONSTANT_TENSOR:
                 value = program.constants[s.target]
                 if isinstance(value, torch.Tensor) and value.is_meta:
                     raise KerntailorError(f"the constant {s.target} was traced on the meta device (its value is lost)")
-                self.reads.append(("value", value.to(device) if value.dim() else value))
+                self.constants[s.target] = value.to(device) if value.dim() else value
+                self.reads.append(("value", self.constants[s.target]))
+                self.sources.append(("constant", s.target))
             elif s.kind == InputKind.USER_INPUT:
                 self.reads.append(("input", users))
+                self.sources.append(("input", users))
                 users += 1
             else:
                 raise KerntailorError(f"the exported program takes a {s.kind.name} input")
         if users != len(flat):
             raise KerntailorError(f"the exported program takes {users} inputs, the example has {len(flat)}")
-        self.writes = []
+        self.writes, self.targets = [], []   # targets: what save.py writes
         for s in sig.output_specs:
             if s.kind == OutputKind.USER_OUTPUT:
                 self.writes.append(None)
+                self.targets.append(None)
             elif s.kind == OutputKind.BUFFER_MUTATION:
                 holder, _, leaf = s.target.rpartition(".")
                 self.writes.append(("state", (model.get_submodule(holder)._buffers, leaf)))
+                self.targets.append(("buffer", s.target))
             elif s.kind == OutputKind.USER_INPUT_MUTATION:
                 names = [i.arg.name for i in sig.input_specs if i.kind == InputKind.USER_INPUT]
                 self.writes.append(("input", names.index(s.target)))
+                self.targets.append(("input", names.index(s.target)))
             else:
                 raise KerntailorError(f"the exported program returns a {s.kind.name}")
         self.in_spec, self.out_spec = spec, program.call_spec.out_spec

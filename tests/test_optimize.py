@@ -1,7 +1,7 @@
 """`kerntailor optimize` / kerntailor.optimize on a tiny model under Triton's interpreter: a module is swapped
 for a generated kernel (a torch.library custom op), the whole model still agrees with the original by the
 referee's tolerance, the state_dict is the same, torch.compile sees no graph break, a sabotaged kernel is caught
-and undone, groups that span modules are skipped with why, a chain of sibling modules (LayerNorm then GELU) is
+and undone, groups that span modules are swapped in graph mode, a chain of sibling modules (LayerNorm then GELU) is
 swapped as one, the report's cost per token has no number without a GPU, the model saved as a file is rebuilt in a
 fresh process without kerntailor, and the CLI's mistakes are one line with exit 2.
 
@@ -94,7 +94,7 @@ def test_a_module_is_swapped_and_the_whole_model_agrees(optimized):
     assert swapped, [(g.group, g.status, g.reason) for g in report.groups]
     assert all(g.kernel in ("generated", "cached") and g.verdict == "passed" and g.op for g in swapped)
     assert report.check is not None and report.check.passed and report.check.tolerance == "fp32"
-    for g in swapped:
+    for g in (g for g in swapped if g.mode == "module"):
         module = result.model.get_submodule(g.module)
         assert type(module).__name__ == "Tailored" and g.op in repr(module)
         assert type(model.get_submodule(g.module)) is nn.Linear   # the user's model is left as it was
@@ -109,11 +109,16 @@ def test_a_module_is_swapped_and_the_whole_model_agrees(optimized):
 
 @pytest.mark.integration
 @pytest.mark.interpreter
-def test_groups_that_span_modules_are_skipped_with_why(optimized):
-    _, _, result = optimized
-    skipped = [g for g in result.report.groups if g.status == "skipped"]
-    assert skipped   # LayerNorm + GELU + the residual add fuse into one group: the add is the block's own op
-    assert all("spans modules" in g.reason and "own op" in g.reason and g.kernel == "" for g in skipped), skipped
+def test_groups_that_span_modules_are_swapped_in_graph_mode(optimized):
+    """LayerNorm + GELU + the residual add fuse into one group (the add is the block's own op: no module holds it):
+    the model's forward runs the exported graph with its kernel, and the Linear's module-swapped kernel, in place."""
+    from kerntailor.optimizing.graph import graph_forward
+
+    model, _, result = optimized
+    graph = [g for g in result.report.groups if g.mode == "graph"]
+    assert len(graph) == 2 and all(g.status == "swapped" and g.op and g.module.startswith("(graph)") for g in graph)
+    forward = graph_forward(result.model)
+    assert forward is not None and len(forward.swaps) == len(result.report.swapped) and graph_forward(model) is None
 
 
 @pytest.mark.integration
@@ -168,8 +173,9 @@ def test_a_sabotaged_kernel_is_caught_and_undone(optimized, monkeypatch, tmp_pat
     assert all(g.kernel == "cached" and g.verdict == "passed" for g in undone)   # from the store: the first run's
     assert all("whole-model check failed" in g.reason and "‖out−ref‖/‖ref‖" in g.reason for g in undone), undone
     assert result.report.check is None
-    for g in undone:
+    for g in (g for g in undone if g.mode == "module"):
         assert type(result.model.get_submodule(g.module)) is nn.Linear
+    assert "forward" not in vars(result.model)   # no graph left: every graph swap was undone too
     with torch.no_grad():
         assert torch.equal(result.model(*inputs), model(*inputs))
 
@@ -213,7 +219,9 @@ import optimized_model
 model = optimized_model.build("cpu")
 with torch.no_grad():
     torch.save(model(torch.load(sys.argv[2])), sys.argv[3])
-print(sum(type(m).__name__ == "Swapped" for m in model.modules()), model.training)
+graph = vars(model).get("forward")
+print(sum(type(m).__name__ == "Swapped" for m in model.modules()), len(graph.graph._modules) if graph else 0,
+      model.training)
 """
 
 
@@ -221,7 +229,10 @@ print(sum(type(m).__name__ == "Swapped" for m in model.modules()), model.trainin
 @pytest.mark.interpreter
 def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimized, tmp_path):
     """OptimizeResult.save: a file importing torch, triton and the parts beside it; a fresh process without
-    kerntailor builds the model from the user's class and the state_dict and gives the optimized model's outputs."""
+    kerntailor builds the model from the user's class and the state_dict and gives the optimized model's outputs.
+    In graph mode: the graph (graph.py), its kernels and constants beside the module swaps' kernels."""
+    from kerntailor.optimizing.graph import graph_forward
+
     _, _, result = optimized
     with pytest.raises(kerntailor.KerntailorError, match="problem_file="):
         result.save(tmp_path / "no_file.py")   # optimize_model's result: which class to build is not known
@@ -231,8 +242,10 @@ def test_the_saved_file_rebuilds_the_optimized_model_in_a_fresh_process(optimize
         result.save(tmp_path / "wrong.py", problem_file=other)
     saved = result.save(tmp_path / "out" / "optimized_model.py", problem_file=_tiny_problem(tmp_path / "tiny.py"))
     parts = sorted(p.name for p in (saved.parent / "optimized_model_parts").iterdir())
-    kernels = [f"kernel_{i:02d}.py" for i in range(1, len(result.report.swapped) + 1)]
-    assert parts == sorted(kernels + ["model.py", "state_dict.pt"]), parts
+    modules = sum(g.mode == "module" for g in result.report.swapped)
+    kernels = [f"kernel_{i:02d}.py" for i in range(1, modules + 1)]
+    graph = [f"graph_kernel_{i:02d}.py" for i in range(1, len(graph_forward(result.model).swaps) + 1)]
+    assert parts == sorted(kernels + graph + ["graph.py", "graph_constants.pt", "model.py", "state_dict.pt"]), parts
     _saved_run(saved, result, tmp_path)
 
 
@@ -244,7 +257,11 @@ def _saved_run(saved: Path, result, tmp_path: Path) -> None:
     child = subprocess.run([sys.executable, "-c", SAVED_CHILD, str(saved.parent), str(tmp_path / "x.pt"),
                             str(tmp_path / "y.pt")], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
-    assert child.stdout.split() == [str(len(result.report.swapped)), str(result.model.training)], child.stdout
+    from kerntailor.optimizing.graph import graph_forward
+
+    graph = graph_forward(result.model)
+    expected = [sum(g.mode == "module" for g in result.report.swapped), len(graph.swaps) if graph else 0]
+    assert child.stdout.split() == [*map(str, expected), str(result.model.training)], child.stdout
     with torch.no_grad():
         assert torch.equal(torch.load(tmp_path / "y.pt"), result.model(x))
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # GPU call (issue #21 item 4): Llama-3.2-1B's decoder from transformers (problems/models/llama3_2_1b_{prefill,decode}.py)
-# on the one-GPU H200: `kerntailor profile` (its CPU ranking; measured profiling is not built yet, the table says so)
-# and `kerntailor optimize` (eager, torch.compile and the optimized model timed end to end on the GPU) for both
-# shapes, bf16, small budgets; everything back as ONE archive ($OUT/hf_llama.tgz: the device returns at most 8 files).
-# GPU time: two optimize runs of at most OPT_LIMIT (170 s) each, one after the other, plus two profiles (~15 s each, at most PROFILE_LIMIT 60 s):
-# under 8 minutes.
+# on the one-GPU H200: `kerntailor optimize` with graph mode (eager, torch.compile and the optimized model timed end to
+# end on the GPU, also under torch.compile and in a CUDA graph) for both shapes, decode first, bf16, small budgets;
+# with PROFILE=1 also `kerntailor profile`; everything back as ONE archive ($OUT/hf_llama.tgz: the device returns at
+# most 8 files), and a summary per shape on stdout (groups swapped/skipped and why, times, phases).
+# GPU time: two optimize runs of at most OPT_LIMIT (240 s) each, one after the other: under 9 minutes (PROFILE=1 adds
+# two profiles of at most PROFILE_LIMIT 60 s: then set OPT_LIMIT=200, or SHAPES=decode).
 #
 # How transformers gets to the H200 box: it has Python 3.12, torch and triton but no transformers and no package
 # index, and a call carries at most 64 MiB. So transformers 5.23.0 travels as a site folder of cp312 manylinux wheels,
@@ -55,20 +56,40 @@ export PYTHONPATH=/tmp/hf-site:src PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORM
 'triton', triton.__version__, 'transformers', transformers.__version__, 'python', sys.version.split()[0])"
   echo "commit ${KT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} $(date -u +%FT%TZ)"; } > $R/env.txt 2>&1
 T0=$(date +%s)
-# optimize's top: prefill's 4 hottest groups are MLP projections (a Linear each: swappable); decode's 9 hottest are
-# the embedding gather and DynamicCache's concatenations, which span modules (skipped, with why), then attention and
-# projections (the CPU profile in benchmarks/data/profile_llama3_2_1b_cpu_2026-12-03/)
-for shape in prefill decode; do
+# optimize with graph mode (optimizing/graph.py, issue #21): decode's hottest groups (DynamicCache's concatenations,
+# attention with ops outside its module, norms returning 3 values) span modules, so graph mode takes them; module
+# swaps take the projections. -v logs each phase's seconds as it ends (profile, each group's generate, each swap with
+# its whole-model check, end to end): the prefill run that went past 110 s says where its time goes even when cut.
+# GRAPH=0: --no-graph (module swaps only, as before). PROFILE=1: also the standalone `profile` of each shape.
+for shape in ${SHAPES:-decode prefill}; do
   f=problems/models/llama3_2_1b_$shape.py
   [ $shape = prefill ] && top=${TOP_PREFILL:-4} || top=${TOP_DECODE:-14}
-  timeout ${PROFILE_LIMIT:-60} python3 -m kerntailor profile $f --target h200 --dtype bf16 --top 5 --out $R/profile_$shape \
-    --json > $R/profile_$shape.json 2> $R/profile_$shape.log
-  echo "profile $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
-  KERNTAILOR_HOME=/tmp/kt-hf timeout ${OPT_LIMIT:-170} python3 -m kerntailor optimize $f --target h200 --dtype bf16 \
-    --top $top --budget ${BUDGET:-90} --candidates ${CANDIDATES:-3} --out $R/optimize_$shape --json \
+  if [ "${PROFILE:-0}" = 1 ]; then
+    timeout ${PROFILE_LIMIT:-60} python3 -m kerntailor profile $f --target h200 --dtype bf16 --top 5 \
+      --out $R/profile_$shape --json > $R/profile_$shape.json 2> $R/profile_$shape.log
+    echo "profile $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
+  fi
+  graph=$([ "${GRAPH:-1}" = 0 ] && echo --no-graph || echo --graph)
+  KERNTAILOR_HOME=/tmp/kt-hf timeout ${OPT_LIMIT:-240} python3 -m kerntailor optimize $f --target h200 --dtype bf16 \
+    --top $top --budget ${BUDGET:-90} --candidates ${CANDIDATES:-3} --out $R/optimize_$shape $graph -v --json \
     > $R/optimize_$shape.json 2> $R/optimize_$shape.log
-  echo "optimize $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
+  echo "optimize $shape $graph rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 done
 tar czf "$OUT/hf_llama.tgz" -C /tmp hf_results
 cat $R/env.txt
-for shape in prefill decode; do tail -c 1200 $R/optimize_$shape.log; done
+for shape in ${SHAPES:-decode prefill}; do
+  echo "== $shape"
+  python3 - $R/optimize_$shape.json <<'PY' || grep "kerntailor.optimizing.run\|error" $R/optimize_$shape.log | tail -30
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for g in doc["groups"]:
+    print(f"{g['rank']:>2} {g['group']:<6} {g['family']:<10} {g['share']:6.1%} {g['status']:<8} {g.get('mode', ''):<6} "
+          f"{g['module'][:40]:<40} {g['reason'][:110]}")
+t = doc["timing"]
+print("seconds:", {k: round(v * 1e6, 1) for k, v in t.get("seconds", {}).items()}, "us;", t.get("speedup"),
+      t.get("errors") or "", t.get("note", ""))
+print("first calls, torch.compile's compile included (s):", t.get("first_call_s"))
+print("check:", doc["check"])
+print("phases (s):", doc.get("phases"))
+PY
+done

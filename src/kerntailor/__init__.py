@@ -22,8 +22,9 @@ def profile(model, example_inputs, *, target: str = "mi300x", dtype: str | None 
 
 def optimize(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,
              candidates: int = 8, out_dir=None, use_store: bool = True, price_per_hour: float | None = None,
-             tokens_per_call: int | None = None):
-    """`model` with the modules of its `top` hottest fusion groups running kernels generated for `target`, each
+             tokens_per_call: int | None = None, graph: bool = True):
+    """`model` with the modules of its `top` hottest fusion groups (with `graph`, the groups no module holds too, in
+    graph mode: optimizing/graph.py) running kernels generated for `target`, each
     swap verified on the whole model against `model` on fresh inputs (a failing swap is undone). Returns an
     optimizing.OptimizeResult: `.model` (a copy of `model`'s module tree holding the same parameter tensors, so
     its state_dict is `model`'s; `model` itself is left as it was) and `.report` (per group: swapped, skipped or
@@ -34,7 +35,7 @@ def optimize(model, example_inputs, *, target: str = "h200", budget: float = 120
 
     return optimize_model(model, example_inputs, target=target, budget=budget, top=top, candidates=candidates,
                           out_dir=out_dir, use_store=use_store, price_per_hour=price_per_hour,
-                          tokens_per_call=tokens_per_call)
+                          tokens_per_call=tokens_per_call, graph=graph)
 
 
 __all__ = ["KerntailorError", "__version__", "optimize", "profile"]

@@ -253,15 +253,21 @@ def optimize(
         None, "--save", callback=check_py_file,
         help="also write the optimized model as this Python file (imports torch, triton and the files it puts "
              "beside it)"),
+    graph: bool = typer.Option(True, "--graph/--no-graph",
+                               help="swap the hot groups no module holds in graph mode (the model's forward runs the "
+                                    "exported graph with their kernels, guarded); --no-graph: module swaps only"),
     json_out: bool = typer.Option(False, "--json", help="print the report as one JSON document"),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="log each phase's seconds as it ends (profile, each group's generate and swap, "
+                                     "end to end) and generate's decisions (-vv: every trial)"),
 ) -> None:
     """MODEL with its hottest modules running generated kernels, each swap verified on the whole model.
 
     Profiles MODEL on TARGET (predicted ranking), generates a kernel for each of the TOP groups that is one module's
-    whole forward (others are skipped, with why), swaps each in and checks the whole model against the original on
-    fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager, torch.compile and the
-    optimized model end to end on a GPU (also in a CUDA graph), with tokens per second and dollars per million
-    tokens. Without a GPU the kernels run under Triton's interpreter and nothing is timed."""
+    whole forward (the others in graph mode, or skipped with why), swaps each in and checks the whole model against
+    the original on fresh inputs by the referee's tolerance; a swap that fails is undone. Times eager,
+    torch.compile and the optimized model end to end on a GPU (also in a CUDA graph), with tokens per second and
+    dollars per million tokens. Without a GPU the kernels run under Triton's interpreter and nothing is timed."""
     import json
     import os
 
@@ -269,13 +275,16 @@ def optimize(
 
     from kerntailor.generate.report import place, stamp
     from kerntailor.optimizing import optimize_problem
+
+    if verbose:
+        _log_to_stderr(verbose)
     from kerntailor.optimizing.render import cost_table, optimize_dict, optimize_table
 
     if not torch.cuda.is_available():   # the kernels are loaded in this process: the interpreter runs them
         os.environ.setdefault("TRITON_INTERPRET", "1")
     result = optimize_problem(model, target=target, dtype=value(dtype), top=top, budget=budget, candidates=candidates,
                               out_dir=out, use_store=not no_store, price_per_hour=price_per_hour,
-                              tokens_per_call=tokens_per_call)
+                              tokens_per_call=tokens_per_call, graph=graph)
     doc = stamp(optimize_dict(result.report))
     place(out / "optimize.json", json.dumps(doc, indent=2, default=str))
     written = [out / "optimize.json"] + ([result.save(save)] if save is not None else [])

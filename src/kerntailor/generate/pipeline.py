@@ -75,6 +75,8 @@ class GenerateSettings:
     seed_kernel: Path | None = None # a user's kernel file: judged, and a contender (the LLM's starting point)
     llm_attempts: int = 2
     llm_turns: int = 3
+    html: bool = True               # report.html beside report.json and .md: matplotlib's roofline, ~1.3 s a run on
+                                    # the CPU even for a kernel served from the store (optimize writes none)
 
     def __post_init__(self):
         if self.proposer not in PROPOSERS:
@@ -421,7 +423,7 @@ def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> N
     if kernel is not None:
         place(run.kernel_path, kernel)
     if report is not None:
-        write_report(report, run.out)
+        write_report(report, run.out, html=run.settings.html)
 
 
 def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False,

@@ -140,14 +140,15 @@ def place(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_report(report: dict, out: Path) -> None:
-    """report.json, report.md and report.html (the last only with matplotlib: see generate/html.py)."""
+def write_report(report: dict, out: Path, html: bool = True) -> None:
+    """report.json, report.md and, with `html`, report.html (only with matplotlib: see generate/html.py)."""
     from kerntailor.generate.html import render_html, write_html
 
     stamped = stamp(report)
     place(out / "report.json", json.dumps(stamped, indent=2, default=str))
     place(out / "report.md", render_markdown(report))
-    write_html(out / "report.html", render_html, json.loads(json.dumps(stamped, default=str)))
+    if html:
+        write_html(out / "report.html", render_html, json.loads(json.dumps(stamped, default=str)))
 
 
 def check_out_owner(out: Path, problem: Path, force: bool = False) -> None:

@@ -1,13 +1,17 @@
 """optimize_model / optimize_problem: profile, generate kernels for the hottest groups, swap them in one at a
 time, verify the whole model after each swap, undo any that fails, and report.
 
-For each of the `top` hottest groups (profile's predicted ranking), in order:
+For each of the `top` hottest groups (profile's predicted ranking), the module swaps first, then the graph ones:
 1. scope.py: the user's module (or chain of sibling modules, or the whole model) whose forward the group is,
-   exactly; otherwise skipped with why; a library group (an anchor no generator covers) is skipped too;
+   exactly: a module swap; else graph.py: the group's nodes in the exported graph, which graph mode replaces by one
+   kernel call (the model's forward then runs that graph, guarded); a group neither takes is skipped with both
+   reasons; a library group (an anchor no generator covers) is skipped too;
 2. `generate` on the group's problem file (profile wrote it; the store serves it when it is known), with a
    share of the budget; a group for which generate keeps the library path (nothing generated passed, or on the
    GPU nothing beat eager and torch.compile) is skipped: the module's own forward is that library path;
-3. swap.py: the module replaced by a Tailored one running the kernel; the state_dict must be unchanged;
+3. swap.py: the module replaced by a Tailored one running the kernel; or graph.py: the model's forward set to the
+   exported graph with every swapped group (module swaps included) as a kernel call; the state_dict must be
+   unchanged;
 4. check.py: the whole optimized model against the user's on fresh inputs (the referee's tolerance); a
    mismatch, or an error, undoes that swap, and the report says so. So every swap in the returned model passed
    a whole-model check with every swap before it in place, and the last check is of the returned model.
@@ -15,14 +19,17 @@ For each of the `top` hottest groups (profile's predicted ranking), in order:
 
 from __future__ import annotations
 
+import logging
 import tempfile
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
 from kerntailor.generate import GenerateSettings, generate
 from kerntailor.optimizing.check import ModelCheck, Reference, end_to_end
 from kerntailor.optimizing.cost import CostReport, count_tokens, token_costs
+from kerntailor.optimizing.graph import graph_cut, install_graph
 from kerntailor.optimizing.scope import Scope, group_scope
 from kerntailor.optimizing.swap import install_scope, kernel_arguments, load_kernel, same_state, share_copy, undo_scope
 from kerntailor.plan.coverage import LIBRARY
@@ -31,7 +38,11 @@ from kerntailor.profiling.extract import owners
 from kerntailor.profiling.render import module_label
 from kerntailor.targets.price import price_for
 
+log = logging.getLogger(__name__)
+
 SWAPPED, SKIPPED, UNDONE = "swapped", "skipped", "undone"
+MODULE, GRAPH = "module", "graph"
+NO_GRAPH = "off (--no-graph)"
 
 
 @dataclass(frozen=True)
@@ -48,7 +59,8 @@ class GroupOutcome:
     kernel: str              # generate's status ("generated", "cached", "library") or "" (not generated)
     verdict: str             # the kernel's referee verdict in one line, or ""
     kernel_path: str | None
-    op: str | None           # the custom op the module now runs (swapped only)
+    op: str | None           # the custom op the module (or the graph) now runs (swapped only)
+    mode: str = ""           # how it is (or would be) swapped: module (swap.py) | graph (graph.py); "" not reached
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,8 @@ class OptimizeReport:
     timing: dict                 # end_to_end(): seconds per variant, or {"note": why not measured}
     out_dir: str
     cost: CostReport             # tokens per second and $ per million tokens per variant (measured only)
+    phases: dict = field(default_factory=dict)   # wall seconds: profile, each group's generate and swap (with its
+                                                 # check), the reference, end to end (where optimize's time goes)
 
     @property
     def swapped(self) -> tuple[GroupOutcome, ...]:
@@ -94,66 +108,107 @@ class OptimizeResult:
 def optimize_model(model, example_inputs, *, target: str = "h200", budget: float = 120.0, top: int = 3,
                    candidates: int = 8, out_dir: str | Path | None = None, use_store: bool = True,
                    store_path: Path | None = None, time_it: bool = True, name: str | None = None,
-                   price_per_hour: float | None = None, tokens_per_call: int | None = None) -> OptimizeResult:
+                   price_per_hour: float | None = None, tokens_per_call: int | None = None,
+                   graph: bool = True) -> OptimizeResult:
     """`model` with the module of each of the `top` hottest groups that passes every check running a generated
-    kernel (module docstring). `budget` seconds of search are shared among the groups that are generated;
-    `candidates` schedules at most per kernel. Kernels, problem files and reports go to `out_dir` (a new
-    temporary folder if None). The cost per token (cost.py) is at `price_per_hour` dollars per GPU-hour (default:
-    targets/price.py's for the target) for `tokens_per_call` tokens per call (default: cost.py's rule)."""
+    kernel (module docstring); with `graph`, the groups no module holds in graph mode (graph.py). `budget` seconds
+    of search are shared among the groups that are generated; `candidates` schedules at most per kernel. Kernels,
+    problem files and reports go to `out_dir` (a new temporary folder if None). The cost per token (cost.py) is at
+    `price_per_hour` dollars per GPU-hour (default: targets/price.py's for the target) for `tokens_per_call` tokens
+    per call (default: cost.py's rule)."""
     if top < 1 or budget <= 0 or candidates < 1:
         raise KerntailorError(f"top ({top}), candidates ({candidates}) and budget ({budget}) must be positive")
     inputs = list(example_inputs)
     price = price_for(target, price_per_hour)
     tokens, rule = count_tokens(inputs, tokens_per_call)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
+    phases, clock = {}, _Clock()
     traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name)
     profile = traced.profile
+    phases["profile"] = clock.lap("profile (export, plan, problem files)")
     owner = owners(traced.traced, traced.plan.groups)
     by_name = {g.name: g for g in traced.plan.groups}
     optimized = share_copy(model)
     rows = profile.groups[:top]
     scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
-    generated = sum(1 for r, s in zip(rows, scopes)
-                    if not isinstance(s, str) and r.problem_file and r.family != LIBRARY) or 1
+    cuts = [graph_cut(traced.traced, by_name[r.name], owner) if graph else NO_GRAPH for r in rows]
+    generated = sum(1 for r, s, c in zip(rows, scopes, cuts)
+                    if not (isinstance(s, str) and isinstance(c, str)) and r.problem_file and r.family != LIBRARY) or 1
     settings = GenerateSettings(target=target, budget_s=budget / generated, max_candidates=candidates,
-                                use_store=use_store, store_path=store_path, runners_up=1)
+                                use_store=use_store, store_path=store_path, runners_up=1,
+                                html=False)   # a page per group: 1.3 s each of matplotlib (CPU, 2026-12-03)
     state = model.state_dict()
-    reference, check, outcomes = None, None, []
-    for rank, (row, scope) in enumerate(zip(rows, scopes), 1):
+    program = traced.traced.program
+    reference, check, outcomes, in_graph = None, None, {}, []
+    # module swaps first (the class's forward, which graph mode falls back to, runs them; each is checked with every
+    # module swap before it in place), then graph mode for the groups no module holds, in rank order each pass
+    order = [i for i, s in enumerate(scopes) if not isinstance(s, str)] + \
+            [i for i, s in enumerate(scopes) if isinstance(s, str)]
+    for i in order:
+        row, scope, cut, rank = rows[i], scopes[i], cuts[i], i + 1
+        graph = isinstance(scope, str)
         base = GroupOutcome(rank, row.name, row.family, module_label(row), row.share, SKIPPED, "", "", "", None, None)
-        if isinstance(scope, str):
-            outcomes.append(replace(base, reason=scope))
+        if graph and isinstance(cut, str):
+            outcomes[rank] = replace(base, reason=f"{scope}; graph mode: {cut}")
             continue
         if row.family == LIBRARY:
-            outcomes.append(replace(base, reason="a library call (no generator for its anchor): nothing to generate"))
+            outcomes[rank] = replace(base, reason="a library call (no generator for its anchor): nothing to generate")
             continue
-        base = replace(base, module=scope.label)
+        base = replace(base, module=f"(graph) {module_label(row)}" if graph else scope.label,
+                       mode=GRAPH if graph else MODULE)
         if row.problem_file is None:
-            outcomes.append(replace(base, reason="profile could not write it as a problem file"))
+            outcomes[rank] = replace(base, reason="profile could not write it as a problem file")
             continue
+        names = cut.inputs if graph else tuple(s.name for s in scope.slots)
         folder = out / f"{rank:02d}_{row.name}"
-        outcome, kernel = _generate(base, row.problem_file, scope, replace(settings, out_dir=folder))
+        outcome, kernel = _generate(base, row.problem_file, names, replace(settings, out_dir=folder))
+        phases[f"generate {row.name}"] = clock.lap(f"generate {row.name} ({outcome.kernel or 'failed'})")
         if kernel is None:
-            outcomes.append(outcome)
+            outcomes[rank] = outcome
             continue
         if reference is None:
             try:
                 reference = Reference(model, inputs)
             except Exception as e:  # noqa: BLE001  nothing can be verified: nothing is swapped, and the report says why
                 reference = f"the float64 reference of the model failed: {type(e).__name__}: {str(e)[:200]}"
+            phases["reference"] = clock.lap("the whole model's float64 reference")
         if isinstance(reference, str):
-            outcomes.append(replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}"))
+            outcomes[rank] = replace(outcome, status=UNDONE, reason=f"not verifiable: {reference}")
             continue
-        optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
+        if graph:
+            swaps = (*in_graph, (cut, kernel[0]))
+            outcome, passed = _graph_swap(optimized, program, swaps, in_graph, inputs, outcome, reference, state)
+            if passed:
+                in_graph.append((cut, kernel[0]))
+        else:
+            optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
+            if passed and not isinstance(cut, str):
+                in_graph.append((cut, kernel[0]))
+        phases[f"swap {row.name}"] = clock.lap(f"swap {row.name} and check the whole model ({outcome.status})")
         check = passed or check
-        outcomes.append(outcome)
+        outcomes[rank] = replace(outcome, op=kernel[1]) if outcome.status == SWAPPED else outcome
+    outcomes = [outcomes[rank] for rank in sorted(outcomes)]
     timing = end_to_end(model, optimized, inputs) if time_it else {"note": "not measured: not asked for"}
+    phases["end_to_end"] = clock.lap("end to end timing")
     report = OptimizeReport(profile.model, profile.target, profile.label, tuple(outcomes), check, timing, str(out),
-                            token_costs(timing, tokens, rule, price))
+                            token_costs(timing, tokens, rule, price), phases)
     return OptimizeResult(optimized, report)
 
 
-def _generate(base: GroupOutcome, problem_file: str, scope: Scope, settings: GenerateSettings):
+class _Clock:
+    """Seconds since the last lap, logged (kerntailor's logger: the phases of a run that is cut short)."""
+
+    def __init__(self):
+        self.last = time.perf_counter()
+
+    def lap(self, what: str) -> float:
+        now = time.perf_counter()
+        seconds, self.last = round(now - self.last, 3), now
+        log.info("%s: %.1f s", what, seconds)
+        return seconds
+
+
+def _generate(base: GroupOutcome, problem_file: str, names: tuple[str, ...], settings: GenerateSettings):
     """(outcome so far, (kernel module, op name) or None): generate on the group's file and load its kernel."""
     try:
         result = generate(problem_file, settings)
@@ -170,7 +225,6 @@ def _generate(base: GroupOutcome, problem_file: str, scope: Scope, settings: Gen
         kernel, op = load_kernel(result.kernel_path)
     except Exception as e:  # noqa: BLE001  a kernel.py that does not import here: the module keeps its forward
         return replace(base, reason=f"its kernel.py does not load here: {type(e).__name__}: {str(e)[:200]}"), None
-    names = tuple(s.name for s in scope.slots)
     if kernel_arguments(kernel) != names:
         return replace(base, reason=f"the kernel takes {kernel_arguments(kernel)}, the group's file {names}"), None
     return base, (kernel, op)
@@ -190,6 +244,24 @@ def _swap(optimized, scope: Scope, kernel, outcome: GroupOutcome, reference: Ref
         return (undo_scope(swapped, scope, originals),
                 replace(outcome, status=UNDONE, reason=f"whole-model check failed: {check.reason}"), None)
     return swapped, replace(outcome, status=SWAPPED, op=op), check
+
+
+def _graph_swap(optimized, program, swaps: tuple, before: list, inputs: list, outcome: GroupOutcome,
+                reference: Reference, state: dict):
+    """Install the graph forward with `swaps` (graph.py), check the state_dict and the whole model; on any failure
+    put back the graph of the swaps `before`. (outcome, the passing ModelCheck or None)."""
+    try:
+        install_graph(optimized, program, swaps, inputs)
+    except KerntailorError as e:
+        install_graph(optimized, program, tuple(before), inputs)
+        return replace(outcome, status=UNDONE, reason=f"graph mode: {e}"), None
+    why = same_state(state, optimized.state_dict())
+    check = reference.check(optimized) if not why else None
+    if why or not check.passed:
+        install_graph(optimized, program, tuple(before), inputs)
+        reason = f"the state_dict would change: {why}" if why else f"whole-model check failed: {check.reason}"
+        return replace(outcome, status=UNDONE, reason=reason), None
+    return replace(outcome, status=SWAPPED), check
 
 
 def optimize_problem(path: str | Path, *, target: str = "h200", device: str | None = None, dtype: str | None = None,

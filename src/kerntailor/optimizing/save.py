@@ -14,6 +14,13 @@ swapped module by a wrapper that calls its kernel with the module's argument and
 kernel takes them, and the rest of a chain by pass-throughs, as swap.py did. The file imports no kerntailor: a
 process without it installed loads it (tests/test_optimize.py checks so in a fresh process).
 
+A model in graph mode (graph.py) is written too: `graph.py` in the parts folder is the swapped graph's forward as
+FX prints it (core-ATen ops and `self.kernel_<i>(...)` calls), `graph_kernel_*.py` its kernels and
+`graph_constants.pt` the constants the export lifted; build() sets the same guarded forward on the instance (any
+call unlike the optimized one runs the class's forward). The graph names the device it was optimized on: on another
+device the guard sends every call to the class's forward. What the file cannot write (a pytree without
+serialization, a graph that reads module attributes) is refused in one line.
+
 What is saved is read from the optimized model itself (its Tailored modules), so the file rebuilds the model that
 was verified, not a description of it. The problem file's Model must build the same state_dict keys and shapes
 (checked on the meta device before anything is written).
@@ -31,6 +38,7 @@ from pathlib import Path
 import torch
 
 from kerntailor.errors import KerntailorError
+from kerntailor.optimizing.graph import graph_forward
 from kerntailor.optimizing.swap import Tailored
 
 
@@ -74,16 +82,60 @@ def save_model(model: torch.nn.Module, path: str | Path, problem_file: str | Pat
         raise KerntailorError(f"--save {path}: the file must end in .py (it is imported)")
     problem_file = Path(problem_file)
     _check_same_tree(model, problem_file, dtype)
+    graph = graph_of(model)
     parts = path.parent / f"{path.stem}_parts"
     parts.mkdir(parents=True, exist_ok=True)
     swaps = swaps_of(model)
     shutil.copyfile(problem_file, parts / "model.py")
     for swap, source in swaps:
         shutil.copyfile(source, parts / swap.kernel)
+    if graph is not None:
+        data, code, constants, kernels = graph
+        (parts / "graph.py").write_text(GRAPH_HEADER + code)
+        torch.save(constants, parts / "graph_constants.pt")
+        for file, source in zip(data["kernels"], kernels):
+            shutil.copyfile(source, parts / file)
     torch.save(model.state_dict(), parts / "state_dict.pt")   # as it is: tensors that share storage still do
     modes = tuple(n for n, m in model.named_modules() if n and m.training != model.training)
-    path.write_text(_text(name, path.stem, dtype, model.training, modes, [s for s, _ in swaps]))
+    path.write_text(_text(name, path.stem, dtype, model.training, modes, [s for s, _ in swaps],
+                          graph[0] if graph is not None else None))
     return path
+
+
+GRAPH_HEADER = ('"""The optimized model\'s forward: the exported core-ATen graph with each swapped group\'s ops '
+                'replaced by a call to its kernel (self.kernel_<i>)."""\n'
+                "import torch\nfrom torch import device  # noqa: F401\n\ninf = float('inf')\nnan = float('nan')\n")
+
+
+def graph_of(model: torch.nn.Module):
+    """The model's graph forward as save writes it: (data for the file, the graph's code, its constants, each
+    kernel's kernel.py path), or None where the model runs its class's forward. KerntailorError (one line) where it
+    cannot be written."""
+    from torch.utils import _pytree as pytree
+
+    graph = graph_forward(model)
+    if graph is None:
+        return None
+    if any(n.op == "get_attr" for n in graph.graph.graph.nodes):
+        raise KerntailorError("save: the model's graph forward reads module attributes, which save does not write: "
+                              "optimize with --no-graph (graph=False) for a model of module swaps only")
+    try:
+        specs = pytree.treespec_dumps(graph.in_spec), pytree.treespec_dumps(graph.out_spec)
+    except Exception as e:  # noqa: BLE001  a pytree node type without serialization: one line
+        raise KerntailorError(f"save: the model's inputs or outputs are a pytree save cannot write ({e}): optimize "
+                              "with --no-graph (graph=False) for a model of module swaps only") from None
+    sources = []
+    for _, kernel in graph.swaps:
+        source = getattr(sys.modules.get(type(kernel).__module__), "__file__", None)
+        if source is None:
+            raise KerntailorError("save: a kernel of the model's graph forward has no file to copy")
+        sources.append(Path(source))
+    example = tuple((tuple(e[0]), str(e[1]).removeprefix("torch."), str(e[2])) if isinstance(e, tuple) else e
+                    for e in graph.example)
+    data = {"reads": tuple(graph.sources), "writes": tuple(graph.targets), "in_spec": specs[0], "out_spec": specs[1],
+            "example": example, "training": graph.training,
+            "kernels": tuple(f"graph_kernel_{i + 1:02d}.py" for i in range(len(sources)))}
+    return data, graph.graph.code, dict(graph.constants), sources
 
 
 def _check_same_tree(model: torch.nn.Module, problem_file: Path, dtype: str | None) -> None:
@@ -105,7 +157,7 @@ def _check_same_tree(model: torch.nn.Module, problem_file: Path, dtype: str | No
 
 
 def _text(name: str, stem: str, dtype: str | None, training: bool, modes: tuple[str, ...],
-          swaps: list[SavedSwap]) -> str:
+          swaps: list[SavedSwap], graph: dict | None = None) -> str:
     parts = f"{stem}_parts"
     from kerntailor import __version__
     from kerntailor.problem.spec import DTYPES
@@ -123,7 +175,8 @@ def _text(name: str, stem: str, dtype: str | None, training: bool, modes: tuple[
             f"DTYPE = {torch_dtype!r}   # the floating dtype the model was cast to (None: as the file builds it)\n"
             f"TRAINING = {training!r}   # the model's mode when it was optimized\n"
             f"OTHER_MODE = {modes!r}   # modules in the other mode\n"
-            f"SWAPS = {pprint.pformat(tuple(s.as_data() for s in swaps), width=116, sort_dicts=False)}\n")
+            f"SWAPS = {pprint.pformat(tuple(s.as_data() for s in swaps), width=116, sort_dicts=False)}\n"
+            f"GRAPH = {pprint.pformat(graph, width=116, sort_dicts=False)}   # the graph forward (None: the class's)\n")
     return header + TEMPLATE_IMPORTS + data + TEMPLATE_CODE
 
 
@@ -133,6 +186,7 @@ import pathlib
 
 import torch
 from torch import nn
+from torch.utils import _pytree as pytree
 
 """
 
@@ -173,6 +227,8 @@ def build(device=None) -> nn.Module:
     model.load_state_dict(torch.load(PARTS / "state_dict.pt", map_location=device, weights_only=True), assign=True)
     for swap in SWAPS:
         model = _install(model, swap)
+    if GRAPH is not None:   # on the instance: the class, the module tree and the state_dict stay the user's
+        object.__setattr__(model, "forward", GraphForward(model, device))
     return model
 
 
@@ -230,6 +286,73 @@ class Swapped(PassThrough):
         for part in state.split("."):
             value = getattr(value, part)
         return value
+
+
+class GraphForward:
+    """The model's forward as graph.py (the exported graph with the kernels in place of the groups' ops), on a call
+    like the one it was optimized for (the same pytree of arguments, each tensor of its shape, dtype and device, the
+    others equal, the modules in their modes, no gradient needed); any other call runs the class's forward."""
+
+    def __init__(self, model: nn.Module, device):
+        self.original = type(model).forward.__get__(model)
+        self.graph = nn.Module()   # not in the model's tree: the state_dict stays the user's
+        for i, file in enumerate(GRAPH["kernels"]):
+            self.graph.add_module(f"kernel_{i}", _load(file).ModelNew())
+        self.fn = _load("graph.py").forward
+        constants = torch.load(PARTS / "graph_constants.pt", map_location=device, weights_only=True)
+        self.reads = [self._read(model, kind, what, constants) for kind, what in GRAPH["reads"]]
+        self.writes = [None if t is None else ("input", t[1]) if t[0] == "input" else ("state", _store(model, t))
+                       for t in GRAPH["writes"]]
+        self.in_spec, self.out_spec = pytree.treespec_loads(GRAPH["in_spec"]), pytree.treespec_loads(GRAPH["out_spec"])
+        self.example = [(e[0], getattr(torch, e[1]), torch.device(e[2])) if isinstance(e, tuple) else e
+                        for e in GRAPH["example"]]
+        self.modules = tuple(model.modules())
+
+    @staticmethod
+    def _read(model, kind, what, constants):
+        if kind in ("parameter", "buffer"):
+            return ("state", _store(model, (kind, what)))
+        return ("value", constants[what]) if kind == "constant" else ("input", what)
+
+    def __call__(self, *args, **kwargs):
+        flat, spec = pytree.tree_flatten((args, kwargs))
+        if not self._matches(flat, spec):
+            return self.original(*args, **kwargs)
+        values = [w[0][w[1]] if k == "state" else flat[w] if k == "input" else w for k, w in self.reads]
+        user = []
+        for write, value in zip(self.writes, self.fn(self.graph, *values)):
+            if write is None:
+                user.append(value)
+            elif write[0] == "state":
+                write[1][0][write[1][1]].copy_(value)
+            else:
+                flat[write[1]].copy_(value)
+        return pytree.tree_unflatten(user, self.out_spec)
+
+    def _matches(self, flat, spec) -> bool:
+        if spec != self.in_spec or len(flat) != len(self.example):
+            return False
+        for v, ex in zip(flat, self.example):
+            if isinstance(v, torch.Tensor):
+                if not isinstance(ex, tuple) or (tuple(v.shape), v.dtype, v.device) != ex:
+                    return False
+            elif isinstance(ex, tuple) or v != ex:
+                return False
+        if tuple(m.training for m in self.modules) != tuple(GRAPH["training"]):
+            return False
+        if torch.is_grad_enabled():
+            tensors = [v for v in flat if isinstance(v, torch.Tensor)] + [w[0][w[1]] for k, w in self.reads
+                                                                          if k == "state"]
+            return not any(t.requires_grad for t in tensors)
+        return True
+
+
+def _store(model: nn.Module, target) -> tuple:
+    """(the dict that holds a parameter or buffer, its name) for a state_dict name."""
+    kind, name = target
+    holder, _, leaf = name.rpartition(".")
+    owner = model.get_submodule(holder)
+    return (owner._parameters if kind == "parameter" else owner._buffers), leaf
 
 
 def _install(model: nn.Module, swap: dict) -> nn.Module:

@@ -1,0 +1,140 @@
+"""Graph mode (optimizing/graph.py) without the interpreter: a model whose hot groups no module holds (a norm
+written out in the model's own forward that returns three values others read, Linears fused with the parent's ops
+after them) has each group's nodes in the exported graph replaced by a call to a stand-in kernel: the group's own
+problem file's Model (PyTorch's ops, exactly the cut, taking its arguments in the order a generated kernel does).
+The model then agrees with the original, keeps its state_dict, falls back to its class's forward on any call unlike
+the exported one, compiles, and is saved and rebuilt by save.py's file. tests/test_optimize.py runs it with generated
+kernels under the interpreter."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+
+class Norms(nn.Module):
+    def __init__(self, d=32):
+        super().__init__()
+        self.fc1, self.fc2, self.w = nn.Linear(d, d), nn.Linear(d, d), nn.Parameter(1 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        h = x + 1.0
+        var = h.pow(2).mean(-1, keepdim=True)
+        n = h * torch.rsqrt(var + 1e-6) * self.w
+        return self.fc1(n) + self.fc2(h) * var
+
+
+def _stand_in(problem_file: str, folder: Path) -> nn.Module:
+    """The group's problem file as a kernel.py (its Model as ModelNew: save copies the file a kernel came from)."""
+    path = folder / f"{Path(problem_file).stem}_kernel.py"
+    path.write_text(Path(problem_file).read_text() + "\n\nModelNew = Model\n")
+    name = f"stand_in_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # torch.compile looks the forward's module up
+    spec.loader.exec_module(module)
+    return module.ModelNew()
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory):
+    from kerntailor.optimizing.graph import graph_cut, install_graph
+    from kerntailor.optimizing.scope import group_scope
+    from kerntailor.optimizing.swap import share_copy
+    from kerntailor.profiling import profile_model_traced
+    from kerntailor.profiling.extract import owners
+
+    torch.manual_seed(0)
+    model, inputs = Norms().eval(), [torch.randn(8, 32)]
+    traced = profile_model_traced(model, inputs, target="h200", top=5, out_dir=tmp_path_factory.mktemp("problems"))
+    owner, by_name = owners(traced.traced, traced.plan.groups), {g.name: g for g in traced.plan.groups}
+    rows = traced.profile.groups
+    scopes = [group_scope(traced.traced, by_name[r.name], owner, r.module, r.modules) for r in rows]
+    cuts = [graph_cut(traced.traced, by_name[r.name], owner) for r in rows]
+    optimized = share_copy(model)
+    kernels = tmp_path_factory.mktemp("kernels")
+    swaps = tuple((c, _stand_in(r.problem_file, kernels)) for r, c in zip(rows, cuts))
+    install_graph(optimized, traced.traced.program, swaps, inputs)
+    return model, inputs, optimized, scopes, cuts, traced.traced.program
+
+
+@pytest.mark.capture
+def test_groups_no_module_holds_are_swapped_in_the_graph(swapped):
+    model, inputs, optimized, scopes, cuts, _ = swapped
+    assert all(isinstance(s, str) for s in scopes), scopes   # the module swap takes none of them
+    assert sorted(len(c.outputs) for c in cuts) == [1, 1, 3], cuts   # the norm: h, var and the normed value
+    code = optimized.forward.graph.code
+    assert code.count("self.kernel_") == 3 and "addmm" not in code and "rsqrt" not in code, code
+    x = torch.randn(8, 32)
+    with torch.no_grad():
+        assert torch.allclose(optimized(x), model(x), rtol=1e-5, atol=1e-5)
+    before, after = model.state_dict(keep_vars=True), optimized.state_dict(keep_vars=True)
+    assert list(before) == list(after) and all(after[k] is before[k] for k in before)   # the same Parameters
+    assert "forward" not in vars(model)   # the user's model is left as it was
+
+
+@pytest.mark.capture
+def test_a_call_unlike_the_exported_one_runs_the_class_forward(swapped):
+    """Another batch, a gradient needed, another training mode: the class's forward, not the graph."""
+    model, _, optimized, *_ = swapped
+    calls = []
+    hook = optimized.forward.graph.register_forward_pre_hook(lambda *a: calls.append(1))
+    x, other = torch.randn(8, 32), torch.randn(3, 32)
+    try:
+        with torch.no_grad():
+            optimized(x)
+            assert len(calls) == 1
+            assert torch.equal(optimized(other), model(other)) and len(calls) == 1
+        y = optimized(x)   # grad mode, parameters that require grad
+        assert y.requires_grad and len(calls) == 1
+        y.sum().backward()
+        assert optimized.fc1.weight.grad is not None
+        optimized.train()
+        with torch.no_grad():
+            optimized(x)
+        assert len(calls) == 1
+        optimized.eval()
+        with torch.no_grad():
+            optimized(x)
+        assert len(calls) == 2
+    finally:
+        hook.remove()
+        optimized.zero_grad(set_to_none=True)
+
+
+@pytest.mark.capture
+def test_the_graph_compiles_whole_undoes_and_is_saved(swapped, tmp_path):
+    import inspect
+
+    from kerntailor.optimizing.graph import graph_forward, install_graph
+    from kerntailor.optimizing.save import save_model
+    from kerntailor.optimizing.swap import share_copy
+
+    model, inputs, optimized, _, _, program = swapped
+    x = torch.randn(8, 32)
+    with torch.no_grad():
+        compiled = torch.compile(optimized, backend="aot_eager", fullgraph=True)
+        assert torch.allclose(compiled(x), optimized(x), rtol=1e-6, atol=1e-6)
+    problem = tmp_path / "norms.py"
+    problem.write_text("import torch\nfrom torch import nn\n\n\n" + inspect.getsource(Norms) + "\n\nModel = Norms\n")
+    saved = save_model(optimized, tmp_path / "out" / "fast.py", problem)
+    spec = importlib.util.spec_from_file_location("saved_norms", saved)
+    fast = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fast)
+    rebuilt = fast.build("cpu")
+    assert type(vars(rebuilt)["forward"]).__name__ == "GraphForward" and list(rebuilt.state_dict()) == list(
+        model.state_dict())
+    other = torch.randn(3, 32)
+    with torch.no_grad():
+        assert torch.equal(rebuilt(x), optimized(x))
+        assert torch.equal(rebuilt(other), model(other))   # unlike the optimized call: the class's forward
+    copy = share_copy(optimized)
+    install_graph(copy, program, (), inputs)   # no swaps left: the class's forward again
+    assert graph_forward(copy) is None and "forward" not in vars(copy)
+    with torch.no_grad():
+        assert torch.equal(copy(x), model(x))

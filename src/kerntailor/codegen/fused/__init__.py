@@ -91,7 +91,7 @@ class ReductionSchedule(Schedule):
         self.power_of_two("XBLOCK")
         self.power_of_two("RBLOCK")
         self.one_of("persistent", (True, False))
-        if self._int("SPLIT"):
+        if self._int("SPLIT") and not self.COOP:   # cooperative: any SPLIT, ceil(row / RBLOCK) (no empty program)
             self.power_of_two("SPLIT")
         if self._int("WAVE"):
             self.power_of_two("WAVE")

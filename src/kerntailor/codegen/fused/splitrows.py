@@ -27,23 +27,28 @@ programs one after another in any order (the referee reverses it, verify/interp.
 
 Cooperative (COOP = 1; write_cooperative): phases A and B in ONE program, which reads its chunk once. Windowed,
 a row's second read still missed the cache on the H200 (softmax over 4096 rows of 393,216 fp32: 1.63x the copy);
-benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16); this generator's kernel at the
-search's seed (SPLIT 128, RBLOCK 4096) measured 2.5-2.9x slower than P4 on the H200 (BENCHMARKS.md, 2026-12-03,
-not yet diagnosed), so the search has not chosen it there. Each program draws a ticket
-(its row block and chunk, as the windowed kernel does), loads the first RBLOCK tile of its chunk outside any loop,
-accumulates its partials (and those of the chunk's other tiles, in a loop: none where SPLIT x RBLOCK covers the
-row, as the search makes it), publishes them as phase A does, spins until the row block's SPLIT programs have,
-combines them exactly as phase B does (the same fixed tree: the same bits every run), and writes the first tile's
-outputs from the values it loaded (registers), then the other tiles' (read again). A program waits for peers that
-started before it or will start: the SPLIT programs of a row must fit on the GPU together, which the search
-guarantees with SPLIT <= its CUs (search/families.py's cooperative_constraints says why that suffices).
-Triton's interpreter runs one program to its end before the next, so at SPLIT > 1 a row's first program would
-spin forever: the search offers COOP only on a GPU (measured mode, whose referee runs on the GPU), and the module
-raises rather than hang under the interpreter. The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags
-preset so that nobody waits; tests/test_codegen_splitrows.py).
+benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16). This generator's kernel then
+(SPLIT 128, RBLOCK 4096, a loop over a chunk's further tiles) measured 2.5-2.9x slower than P4 on the H200
+(BENCHMARKS.md, 2026-12-03): 32 of a row's 128 programs held no data, and the loop, even of no trips, kept its
+accumulators tile-sized across it: 80 registers a thread on sm_90 (P4: 32), about 3 rows in flight where P4 had
+11. Now, as P4: SPLIT = ceil(R / RBLOCK) (96 there; any count, not a power of two: search/families.py's
+cooperative_splits), so no program is empty; ONE tile a program, no loop (the host picks RBLOCK per call, at least
+the schedule's, so that SPLIT x RBLOCK covers the row: a longer row than traced gets a larger tile, never an
+uncovered one); an online pair starts from the tile itself; the tile's float loads hold the online max's identity
+in their masked lanes, so the max reads the load and no masked copy is kept beside it. Cross-compiled at that
+schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 56 and 36 (bf16). Each
+program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile, computes its
+partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines them exactly as
+phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the values it loaded
+(registers). A program waits for peers that started before it or will start: the SPLIT programs of a row must fit
+on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
+cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
+so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
+whose referee runs on the GPU), and the module raises rather than hang under the interpreter. The CPU tests check
+it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits; tests/test_codegen_splitrows.py).
 
-Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
-empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
+Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
+elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
 reductions that is not a Welford or online-softmax partner, argmax, integer sums) is refused with the reason.
 """
 
@@ -480,8 +485,8 @@ def _wait_for_peers(w) -> None:
 
 
 def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
-    """Phases A and B in one program that reads its chunk once (COOP; module docstring): the chunk's first RBLOCK
-    tile loaded into registers, its partials published, a wait for the row block's SPLIT programs, their partials
+    """Phases A and B in one program that reads its chunk once (COOP; module docstring): the chunk, one RBLOCK
+    tile, loaded into registers, its partials published, a wait for the row block's SPLIT programs, their partials
     combined in phase B's fixed order, the tile normalised from the registers and written. Every program of a
     row waits for its peers, so they must be resident together: the search allows COOP only with SPLIT <= the
     target's compute units, on a GPU (search/families.py's cooperative argument); Triton's sequential

@@ -632,7 +632,7 @@ def test_windowed_split_rows_cross_compile(dtype, tmp_path):
 def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
     """The cooperative kernel at the H200 seed (23_Softmax's rows: 4096-element tiles, SPLIT 96, 8 warps) compiles
     for gfx942 and sm_90 without spills (-s prints registers). Cross-compiled (triton 3.6, CPU, 2026-12-03): softmax
-    fp32 40 registers on sm_90 and 41 VGPRs on gfx942, bf16 56 and 36 (SPLIT 128 with a chunk loop before: 80 and
+    fp32 40 registers on sm_90 and 41 VGPRs on gfx942, bf16 48 and 36 (SPLIT 128 with a chunk loop before: 80 and
     58, 80 and 44; the probe's P4: 32 and 19-25); LayerNorm's Welford 100 and 56 (before: 100 and 52). Softmax
     within 64 registers: 8 warps of them leave 6 programs an SM (the probe's 8)."""
     from kerntailor.builder import build_many

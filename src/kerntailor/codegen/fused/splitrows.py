@@ -35,12 +35,12 @@ accumulators tile-sized across it: 80 registers a thread on sm_90 (P4: 32), abou
 cooperative_splits), so no program is empty; ONE tile a program, no loop (the host picks RBLOCK per call, at least
 the schedule's, so that SPLIT x RBLOCK covers the row: a longer row than traced gets a larger tile, never an
 uncovered one); an online pair starts from the tile itself; the tile's float loads hold the online max's identity
-in their masked lanes, so the max reads the load and no masked copy is kept beside it. Cross-compiled at that
-schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 56 and 36 (bf16). Each
-program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile, computes its
-partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines them exactly as
-phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the values it loaded
-(registers). A program waits for peers that started before it or will start: the SPLIT programs of a row must fit
+in their masked lanes (and so do their upcasts), so the max reads the load and no masked copy is kept beside it.
+Cross-compiled at that schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 48
+and 36 (bf16). Each program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile,
+computes its partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines
+them exactly as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the
+values it loaded (registers). A program waits for peers that started before it or will start: the SPLIT programs of a row must fit
 on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
 cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
 so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
@@ -48,8 +48,9 @@ whose referee runs on the GPU), and the module raises rather than hang under the
 it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits; tests/test_codegen_splitrows.py).
 
 Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
-elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
-reductions that is not a Welford or online-softmax partner, argmax, integer sums) is refused with the reason.
+elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the
+split cannot combine (a second stage of reductions that is not a Welford or online-softmax partner, argmax, integer
+sums) is refused with the reason.
 """
 
 from __future__ import annotations

@@ -271,6 +271,9 @@ class FusedWriter(KernelWriter):
                           for k, s in enumerate(node.out.shape))
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out.dtype}[{shape}]")
         done.add(node.name)
+        source = text.removesuffix(".to(tl.float32)")
+        if source != text and source in self.filled and node.out.dtype == "fp32":   # a filled load upcast: bf16's x
+            self.filled[f"v_{node.name}"] = self.filled[source]
 
     def compute_live(self) -> set[str]:
         """Every member some output needs, in the group's order; the values computed."""

@@ -40,8 +40,8 @@ Cross-compiled at that schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 
 and 36 (bf16). Each program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile,
 computes its partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines
 them exactly as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the
-values it loaded (registers). A program waits for peers that started before it or will start: the SPLIT programs of a row must fit
-on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
+values it loaded (registers). A program waits for peers that started before it or will start: the SPLIT programs
+of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
 cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
 so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
 whose referee runs on the GPU), and the module raises rather than hang under the interpreter. The CPU tests check

@@ -53,3 +53,20 @@ def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_
     lines = probe.summary(rows)
     assert lines[0] == "float32: floor 3000.0 us (fastest exact copy)"
     assert len(lines) == 2 and "P1" in lines[1] and "x 1.40" in lines[1] and lines[1].endswith("recip")
+
+
+def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_power_of_two():
+    """benchmarks/coop_probe.py (the lead's GPU run) generates the tool's module at the cooperative seed of a GPU's
+    SM count (SPLIT 96 of 4096-element tiles at 393,216 on 132 SMs), at SPLIT 128 (the old shape) and the windowed
+    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("coop_probe", ROOT / "benchmarks" / "coop_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    schedules = probe.tool_schedules(393216, 132)
+    assert schedules["coop"]["SPLIT"] == 96 and schedules["coop-pow2"]["SPLIT"] == 128
+    assert schedules["windowed"]["WAVE"] > 0
+    source = probe.tool_source("fp32", schedules["coop"])
+    launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
+    assert "(d0 * 96,)" in launch and "SPLIT=96" in launch and "for roffset" not in source

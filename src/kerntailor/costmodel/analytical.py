@@ -33,7 +33,11 @@ Each term, with where its number comes from:
     one). The programs become X / XBLOCK x SPLIT, which is what the wave quantization below rewards.
   * a cooperative split (COOP = 1: one kernel, each program reads its chunk once and waits for its row's
     SPLIT programs' partials): the partials as above, no second launch and no second read (`SpaceFamily.reread`
-    None), and COOP_SYNC_S per wave of programs for the wait (`Split.waits`).
+    None), and COOP_SYNC_S per wave of rows for the wait (`Split.waits`): only slots // SPLIT row blocks are in
+    flight (`Split.peers`, the programs that wait for each other; slots from the registers the build reports, or
+    the estimate), so the rows go in ceil(row blocks / that) waves, each paying a wait. 96 programs a row of 32
+    registers (the probe's P4) keep 11 rows in flight on the H200; 128 of 80 registers (the generated kernel before
+    2026-12-03) 3, and that kernel measured 2.5x slower than P4: the wait per row wave is what it lost.
   Which of these a family has comes from its entry in search/families.py (`SpaceFamily.split`,
   `matrix_tiles`), never from its name.
   * a row read twice (a looped reduction's second pass, split rows' normalising pass; `second_read`): the
@@ -105,10 +109,11 @@ MIN_WAVES_PER_SIMD_AMD = 4
 MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
 # a cooperative split's wait for its row's peers (publish, atomic flag, spin, the partials read back), per wave of
-# programs [U]: on the H200 (benchmarks/longrow_probe.py's P4, softmax over 4096 x 393,216) the cooperative
-# kernel ran 713 us (fp32) and 940 us (bf16) over the copy, for about 400-750 waves of 393,216 programs of 4096
-# elements: 1 to 2 us a wave; the lower end, for the learned model to correct
-COOP_SYNC_S = 1e-6
+# rows in flight: on the H200 (benchmarks/longrow_probe.py's P4, softmax over 4096 x 393,216 fp32, 96 programs of
+# 4096 elements a row, 32 registers: 8 programs an SM, 11 rows in flight, 373 waves) the cooperative kernel ran 726
+# us over the copy: 1.9 us a wave. The generated kernel then (SPLIT 128, 80 registers: 3 rows in flight, 1366
+# waves) ran 6410 us over it, 4.7 us a wave; the probe's figure, for the learned model to correct
+COOP_SYNC_S = 2e-6
 SPLIT_K_PARTIAL_BYTES = 2 * 4        # each fp32 partial (a split's: split-K or split rows) written and read back once
 L2_BYTES_PER_CLK_PER_CU = {"amd": 54, "nvidia": 48}
 ISSUE_LANES_PER_CLK_PER_CU = {"amd": 64, "nvidia": 128}
@@ -187,6 +192,13 @@ def wave_quantization(programs: int, slots: int) -> float:
         return 1.0
     waves = programs / slots
     return math.ceil(waves) / waves
+
+
+def row_waves(programs: int, slots: int, peers: int) -> int:
+    """Waves a cooperative grid runs in: its groups of `peers` programs (a row block's SPLIT) in flight at once are
+    slots // peers (at least one: the search keeps SPLIT <= CUs), whole groups, not slots' worth of programs."""
+    peers = max(1, peers)
+    return math.ceil(math.ceil(programs / peers) / max(1, slots // peers))
 
 
 def spill_bytes_per_thread(facts: IsaFacts) -> float:
@@ -316,7 +328,7 @@ class AnalyticalModel:
         penalty = occupancy_penalty(facts, t, occ.waves_per_simd if t.is_amd else occ.waves_per_cu)
         memory = traffic / floor.bandwidth * penalty
         quant = wave_quantization(programs, slots)
-        sync = split.waits * COOP_SYNC_S * math.ceil(programs / max(1, slots))   # cooperative: each wave waits
+        sync = split.waits * COOP_SYNC_S * row_waves(programs, slots, split.peers)   # cooperative: each wave waits
         kernel = max(compute, memory, l2) * quant + sync
         seconds = max(kernel, floor.seconds) + launch_s
         bound = max((compute, "compute"), (memory, "memory"), (l2, "l2"), key=lambda tb: tb[0])[1]

@@ -85,9 +85,11 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     fp8 = is_fp8(settings.precision) and settings.precision in fam.precisions
     dtype = "fp8" if fp8 else run.capture.cost.dtype
     work, sizes = group_work(run.gen, group, dtype)
+    # the cost model sees the group's own rows (R, X): a candidate's SPLIT is in its config (search/families.py's
+    # _row_programs, _row_split). Rewriting them to the default's SPLIT rows of R / SPLIT, as before, made every
+    # candidate of a group whose default was split (23_Softmax's windowed default) X = SPLIT rows: its grid, its
+    # partials and its rows in flight counted for 32 or 64 rows instead of 4096
     base = schedules[group.name]
-    if base.row_split:  # the cost model sees row_split rows of R/row_split
-        work = replace(work, sizes=(("R", -(-sizes["R"] // base.row_split)), ("X", base.row_split)))
     on_gpu = runs_on_gpu(run)
     space = make_space(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes)
     evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,

@@ -181,14 +181,15 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     splits = row_splits(target, R=R, X=X, dtype=dtype)
     if splits:
         waves = row_waves(target, R=R, X=X, dtype=dtype)
-        knobs.append(Knob("SPLIT", (0,) + splits))
-        coop = on_gpu and cooperative_target(target) and any(s <= target.compute_units for s in splits)
+        coop_splits = cooperative_splits(target, R=R) if on_gpu and cooperative_target(target) else ()
+        coop = bool(coop_splits)
+        knobs.append(Knob("SPLIT", (0,) + tuple(sorted(set(splits) | set(coop_splits)))))
         if waves:
             knobs.append(Knob("WAVE", (0,) + waves))
             constraints += _wave_constraints(target, R=R, X=X, dtype=dtype, names=("COOP",) if coop else ())
         if coop:
             knobs.append(Knob("COOP", (0, 1)))
-            constraints += cooperative_constraints(target, R=R, waves=bool(waves))
+            constraints += cooperative_constraints(target, R=R, waves=bool(waves), splits=splits)
         wave = (lambda v: v.get("WAVE", 0)) if waves else (lambda v: 0)
         coop_of = (lambda v: v.get("COOP", 0)) if coop else (lambda v: 0)
         constraints += [
@@ -218,10 +219,21 @@ def cooperative_target(target: Target) -> bool:
     return target.vendor in COOP_VENDORS
 
 
-def cooperative_constraints(target: Target, *, R: int, waves: bool) -> list[Constraint]:
-    """Where COOP = 1 is offered: a split (SPLIT > 0), not windowed, whose chunk is one RBLOCK tile (SPLIT x RBLOCK
-    >= R, the smallest such SPLIT: at most half its programs past the row's end), SPLIT <= the target's CUs, and a
-    tile that fits the registers with the partials' accumulators and the kept tile (coop_registers <= register_cap).
+COOP_TILES = (1024, 2048, 4096, 8192, 16384)   # a cooperative program's tile (RBLOCK): its whole chunk
+
+
+def cooperative_splits(target: Target, *, R: int) -> tuple[int, ...]:
+    """The SPLIT values of a cooperative split of rows of R: ceil(R / RBLOCK) for each tile of COOP_TILES, so that
+    no program of a row is empty (not a power of two: 23_Softmax's 393,216 in 4096-element tiles is 96, where the
+    power of two 128 left 32 programs a row holding nothing but a wait), from 2 to the target's CUs."""
+    return tuple(sorted({s for s in (math.ceil(R / t) for t in COOP_TILES) if 2 <= s <= target.compute_units}))
+
+
+def cooperative_constraints(target: Target, *, R: int, waves: bool, splits: tuple[int, ...] = ()) -> list[Constraint]:
+    """Where COOP = 1 is offered: a split (SPLIT > 0), not windowed, whose chunk is one RBLOCK tile with no program
+    past the row's end (SPLIT = ceil(R / RBLOCK)), SPLIT <= the target's CUs, and a tile that fits the registers with
+    the partials' accumulators and the kept tile (coop_registers <= register_cap). A SPLIT that is not a power of
+    two (cooperative_splits) is for COOP = 1 only: `splits`, the other splits' values, are powers of two.
 
     Why SPLIT <= CUs cannot hang (benchmarks/longrow_probe.py's P4): programs take their row from an atomic ticket
     drawn when they start, so every row but the one of the highest ticket drawn so far has all its SPLIT programs
@@ -236,9 +248,11 @@ def cooperative_constraints(target: Target, *, R: int, waves: bool) -> list[Cons
         Constraint("COOP = 1 only with SPLIT > 0" + (" and WAVE = 0" if waves else ""),
                    ("SPLIT", "COOP") + (("WAVE",) if waves else ()),
                    lambda v: not v["COOP"] or (v["SPLIT"] > 0 and not v.get("WAVE", 0))),
-        Constraint(f"COOP = 1: one RBLOCK tile per program, SPLIT the smallest with SPLIT x RBLOCK >= R={R}",
+        Constraint(f"COOP = 1: one RBLOCK tile per program, none empty: SPLIT = ceil(R={R} / RBLOCK)",
                    ("SPLIT", "RBLOCK", "COOP"),
-                   lambda v: not v["COOP"] or v["SPLIT"] * v["RBLOCK"] >= R > v["SPLIT"] // 2 * v["RBLOCK"]),
+                   lambda v: not v["COOP"] or v["SPLIT"] == math.ceil(R / v["RBLOCK"])),
+        Constraint("SPLIT of a cooperative tile (not a power of two, not a split of the space) only with COOP = 1",
+                   ("SPLIT", "COOP"), lambda v: v["COOP"] or v["SPLIT"] in (0,) + tuple(splits)),
         Constraint(f"COOP = 1: SPLIT <= {cus} CUs (a row's programs resident together)", ("SPLIT", "COOP"),
                    lambda v: not v["COOP"] or v["SPLIT"] <= cus),
         Constraint("COOP = 1: the accumulators, the loaded tile and the kept one fit the registers",
@@ -361,7 +375,7 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     if not splits:
         return []
     if on_gpu and cooperative_target(target):
-        coop = cooperative_seed(target, R=R, splits=splits)
+        coop = cooperative_seed(target, R=R)
         return ([coop] if coop else []) + reduction_seeds(target, R=R, X=X, dtype=dtype)
     if X >= 2 * target.compute_units:
         wave = max(row_waves(target, R=R, X=X, dtype=dtype))
@@ -382,16 +396,18 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
 COOP_RBLOCKS = (4096, 8192, 16384)   # a cooperative program's tile: 4096 on 8 warps ran best in the H200 probe
 
 
-def cooperative_seed(target: Target, *, R: int, splits: tuple[int, ...]) -> dict | None:
-    """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT (the smallest power of two
-    with SPLIT x RBLOCK >= R) is a SPLIT of the space and at most the CUs; 8 warps. None where there is none.
-    benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks, 8 warps, 1.24x the copy (fp32) and 1.62x
-    (bf16, against torch.compile's 2.14x), where the windowed split ran 1.63x."""
+def cooperative_seed(target: Target, *, R: int) -> dict | None:
+    """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT = ceil(R / RBLOCK) (no
+    empty program) is 2 to the CUs, on warps that give 16 elements a thread (the probe's: 8 warps for 4096, at
+    most 16). None where there is none. benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks (SPLIT
+    96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16, against torch.compile's 2.14x), where the
+    windowed split ran 1.63x."""
     for rblock in COOP_RBLOCKS:
-        split = next_power_of_two(math.ceil(R / rblock))
-        if split in splits and split <= target.compute_units:
+        split = math.ceil(R / rblock)
+        if 2 <= split <= target.compute_units:
+            warps = min(16, max(4, rblock // (16 * target.warp_size)))
             return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1, "persistent": False,
-                    "num_warps": 8, "num_stages": 1}
+                    "num_warps": warps, "num_stages": 1}
     return None
 
 
@@ -803,6 +819,7 @@ class Split:
     launches: int = 0
     partials: int = 0
     waits: int = 0   # times each program waits for the other programs of its row (a cooperative split: 1)
+    peers: int = 0   # programs that wait for each other (a cooperative split: a row block's SPLIT)
 
 
 NO_SPLIT = Split()
@@ -823,7 +840,7 @@ def _row_split(config: Config, sizes: Mapping[str, int]) -> Split:
     the partials, no second launch (one kernel), and a wait on the row's peers per program."""
     split = config.get("SPLIT", 0)
     if split > 0 and config.get("COOP", 0):
-        return Split(0, sizes["X"] * split * SPLIT_ROW_STATISTICS, waits=1)
+        return Split(0, sizes["X"] * split * SPLIT_ROW_STATISTICS, waits=1, peers=split)
     return Split(1, sizes["X"] * split * SPLIT_ROW_STATISTICS) if split > 0 else NO_SPLIT
 
 

@@ -70,9 +70,10 @@ class ReductionSchedule(Schedule):
     group has few long rows, each of its rows (splitrows.py: two kernels; a knob the search tunes). WAVE > 0 (with
     SPLIT > 0, split rows only) fuses the two into one kernel that normalises each wave of WAVE row blocks one
     wave after their partials, while the cache still holds the rows (splitrows.py's write_windowed). COOP = 1 (with
-    SPLIT > 0, split rows only, not windowed) makes it one cooperative kernel: each program reads its chunk once,
-    waits for its row's SPLIT programs' partials and normalises from registers (splitrows.py's write_cooperative;
-    GPU only: the search offers it only where the programs of a row are resident together)."""
+    SPLIT > 0, split rows only, not windowed) makes it one cooperative kernel: each program reads its chunk, one
+    RBLOCK tile, once, waits for its row's SPLIT programs' partials and normalises from registers (splitrows.py's
+    write_cooperative; GPU only: the search offers it only where the programs of a row are resident together). Its
+    SPLIT may be any count (ceil(row / RBLOCK): no empty program); the others' are powers of two."""
 
     family: ClassVar[str] = "reduction"
     order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "COOP", "persistent", "num_warps",
@@ -91,7 +92,7 @@ class ReductionSchedule(Schedule):
         self.power_of_two("XBLOCK")
         self.power_of_two("RBLOCK")
         self.one_of("persistent", (True, False))
-        if self._int("SPLIT"):
+        if self._int("SPLIT") and not self.COOP:   # cooperative: any SPLIT, ceil(row / RBLOCK) (no empty program)
             self.power_of_two("SPLIT")
         if self._int("WAVE"):
             self.power_of_two("WAVE")

@@ -18,17 +18,18 @@ from kerntailor.units import next_power_of_two
 
 def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
                   grid: GridAxis | None = None, reads: tuple[Scratch, ...] = (),
-                  host_prologue: tuple[str, ...] = ()) -> GeneratedKernel:
+                  host_prologue: tuple[str, ...] = (), host_constexprs: tuple[tuple[str, str], ...] = ()
+                  ) -> GeneratedKernel:
     """The kernel of the FusedWriter `w`'s body. `scratch`: buffers allocated for this kernel; `reads`: scratch an
     earlier kernel of the group allocated (`GeneratedKernel.before`); `grid`: the launch grid where it is not one
-    program per XBLOCK rows."""
+    program per XBLOCK rows; `host_constexprs`: (name, host text) of constexprs the host decides per call."""
     body = w.layout.expand(w.out.lines)
     dtypes = {s.buffer: s.dtype for s in scratch + reads}
     dtypes |= {b: w.graph.buffer_type(b).dtype for b in w.pointers if b not in dtypes}
     constexprs = [("XBLOCK", xblock)] + ([("RBLOCK", rblock)] if w.reduce else [])
     constexprs += [("SPLIT", split)] if split else []
     constexprs += [("WAVE", w.schedule.WAVE)] if w.phase == "windowed" else []
-    host_constexprs, whole_row = (), None
+    whole_row = None
     space = w.space
     if w.reduce and w.persistent and not split:   # the whole row in one block, whatever its length
         row = w.at.reduced_size()

@@ -189,6 +189,9 @@ def reduce_operand(w, r: Reduction, done: set[str]) -> str:
 def input_value(w, r: Reduction, done: set[str]) -> str:
     """x_<r>: the reduced value, the identity where the tile is masked."""
     value = reduce_operand(w, r, done)
+    if getattr(w, "filled", {}).get(value) == identity(w, r):   # loaded with the identity in its masked lanes
+        w.out(f"x_{r.name} = {value}  # masked lanes loaded as {identity(w, r)}")
+        return f"x_{r.name}"
     w.out(f"x_{r.name} = tl.where(xmask & rmask, {value}, {identity(w, r)})")
     return f"x_{r.name}"
 

@@ -27,24 +27,30 @@ programs one after another in any order (the referee reverses it, verify/interp.
 
 Cooperative (COOP = 1; write_cooperative): phases A and B in ONE program, which reads its chunk once. Windowed,
 a row's second read still missed the cache on the H200 (softmax over 4096 rows of 393,216 fp32: 1.63x the copy);
-benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16); this generator's kernel at the
-search's seed (SPLIT 128, RBLOCK 4096) measured 2.5-2.9x slower than P4 on the H200 (BENCHMARKS.md, 2026-12-03,
-not yet diagnosed), so the search has not chosen it there. Each program draws a ticket
-(its row block and chunk, as the windowed kernel does), loads the first RBLOCK tile of its chunk outside any loop,
-accumulates its partials (and those of the chunk's other tiles, in a loop: none where SPLIT x RBLOCK covers the
-row, as the search makes it), publishes them as phase A does, spins until the row block's SPLIT programs have,
-combines them exactly as phase B does (the same fixed tree: the same bits every run), and writes the first tile's
-outputs from the values it loaded (registers), then the other tiles' (read again). A program waits for peers that
-started before it or will start: the SPLIT programs of a row must fit on the GPU together, which the search
-guarantees with SPLIT <= its CUs (search/families.py's cooperative_constraints says why that suffices).
-Triton's interpreter runs one program to its end before the next, so at SPLIT > 1 a row's first program would
-spin forever: the search offers COOP only on a GPU (measured mode, whose referee runs on the GPU), and the module
-raises rather than hang under the interpreter. The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags
-preset so that nobody waits; tests/test_codegen_splitrows.py).
+benchmarks/longrow_probe.py's P4, this structure, ran 1.24x (fp32) and 1.62x (bf16). This generator's kernel then
+(SPLIT 128, RBLOCK 4096, a loop over a chunk's further tiles) measured 2.5-2.9x slower than P4 on the H200
+(BENCHMARKS.md, 2026-12-03): 32 of a row's 128 programs held no data, and the loop, even of no trips, kept its
+accumulators tile-sized across it: 80 registers a thread on sm_90 (P4: 32), about 3 rows in flight where P4 had
+11. Now, as P4: SPLIT = ceil(R / RBLOCK) (96 there; any count, not a power of two: search/families.py's
+cooperative_splits), so no program is empty; ONE tile a program, no loop (the host picks RBLOCK per call, at least
+the schedule's, so that SPLIT x RBLOCK covers the row: a longer row than traced gets a larger tile, never an
+uncovered one); an online pair starts from the tile itself; the tile's float loads hold the online max's identity
+in their masked lanes (and so do their upcasts), so the max reads the load and no masked copy is kept beside it.
+Cross-compiled at that schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 48
+and 36 (bf16). Each program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile,
+computes its partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines
+them exactly as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the
+values it loaded (registers). A program waits for peers that started before it or will start: the SPLIT programs
+of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
+cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
+so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
+whose referee runs on the GPU), and the module raises rather than hang under the interpreter. The CPU tests check
+it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits; tests/test_codegen_splitrows.py).
 
-Chunks are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK elements, so a chunk past the row's end is
-empty and its partials are the identities (count 0). Everything the split cannot combine (a second stage of
-reductions that is not a Welford or online-softmax partner, argmax, integer sums) is refused with the reason.
+Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
+elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the
+split cannot combine (a second stage of reductions that is not a Welford or online-softmax partner, argmax, integer
+sums) is refused with the reason.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from kerntailor.codegen.fused.reductions import (
     Welford,
     acc_dtype,
     compute_ready_reduced,
+    input_value,
     row_extremum,
     stages,
 )
@@ -64,6 +71,7 @@ from kerntailor.codegen.render import FLOAT
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Reduction, exp_of_difference
+from kerntailor.units import next_power_of_two
 
 
 def split_plan(w):
@@ -140,10 +148,15 @@ def _program(w, split: int) -> str:
     return rows
 
 
-def _rows_and_chunk(w, rows: str) -> None:
-    """The rows' mask and coordinates, and this program's chunk of them (xindex and split are written)."""
+def _rows_and_chunk(w, rows: str, one_tile: bool = False) -> None:
+    """The rows' mask and coordinates, and this program's chunk of them (xindex and split are written). one_tile
+    (the cooperative kernel): the chunk is one RBLOCK tile, SPLIT x RBLOCK >= the row (its host sees to it)."""
     w.out(f"xmask = xindex < {rows}")
     w.layout.coords_block(list(w.space.outer), "xindex")
+    if one_tile:
+        w.out("chunk = RBLOCK  # one tile a program: SPLIT x RBLOCK covers the row")
+        w.out("start = split * chunk")
+        return
     rnumel = w.sizes.text(w.at.reduced_size())
     w.out(f"chunk = tl.cdiv(tl.cdiv({rnumel}, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs")
     w.out("start = split * chunk")
@@ -179,9 +192,9 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
 
 def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, str]]:
     """Phase A's lines after the program's rows and chunk: the chunk's partials stored. Returns the statistics.
-    keep_first (the cooperative kernel): the chunk's first RBLOCK tile is loaded outside the loop, its loads left
-    in `w.loads` for the normalising pass to use from registers; the loop covers the chunk's other tiles (none
-    where SPLIT x RBLOCK covers the row)."""
+    keep_first (the cooperative kernel): the chunk is one RBLOCK tile, loaded with no loop, its loads left in
+    `w.loads` for the normalising pass to use from registers (a loop over further tiles, even of no trips, kept
+    the accumulators tile-sized across it: 80 registers a thread on sm_90 at 23_Softmax's schedule, 72 without)."""
     reductions, online, welford, partners = split_plan(w)
     rnumel = w.sizes.text(w.at.reduced_size())
     done: set[str] = set()
@@ -194,12 +207,9 @@ def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, st
         elif r.name not in partners:
             Accumulators.init(w, r)
     loop_done = {n for n in done if w.level[n] == "reduced"}
-    if keep_first:   # each tile computes its members afresh: a copy of the row values done for each
+    if keep_first:   # an online max's identity in the tile's masked lanes (write_cooperative): no masked copy
         first = _first_tile(w)
-        _accumulate(w, reductions, online, welford, partners, set(loop_done))
-        close = _chunk_loop(w, "RBLOCK", "  # the chunk's other tiles: none where SPLIT x RBLOCK covers the row")
-        _accumulate(w, reductions, online, welford, partners, set(loop_done))
-        close()
+        _accumulate(w, reductions, online, welford, partners, loop_done, first=True)
         w.loads = first
     else:
         close = _chunk_loop(w)
@@ -218,10 +228,14 @@ def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, st
     return stats
 
 
-def _accumulate(w, reductions, online: dict, welford: dict, partners: set[str], loop_done: set[str]) -> None:
-    """One RBLOCK tile of the chunk into the lanes' accumulators (the tile's rindex, rmask and roffset written)."""
+def _accumulate(w, reductions, online: dict, welford: dict, partners: set[str], loop_done: set[str],
+                first: bool = False) -> None:
+    """One RBLOCK tile of the chunk into the lanes' accumulators (the tile's rindex, rmask and roffset written).
+    first: the accumulators hold their initial values (an online pair then starts from the tile itself)."""
     for r in reductions:
-        if r.name in online:
+        if r.name in online and first:
+            _online_first(w, r, online[r.name][0], loop_done)
+        elif r.name in online:
             OnlineSoftmax.accumulate(w, r, online[r.name][0], loop_done)
         elif r.name in welford:   # each lane's count is its chunk-relative RBLOCK step: roffset counts from 0
             Welford.accumulate(w, r, loop_done)
@@ -229,11 +243,20 @@ def _accumulate(w, reductions, online: dict, welford: dict, partners: set[str], 
             Accumulators.accumulate(w, r, loop_done)
 
 
+def _online_first(w, m: Reduction, s_node: Reduction, done: set[str]) -> None:
+    """An online pair's accumulators from their initial values and one tile x: the running max is x and each
+    lane's running sum 1 (0 where x is -inf), what OnlineSoftmax.accumulate gives from (-inf, 0), written so that
+    the compiler need not keep an exp(-|x + inf|) and a sum tile: 8 fewer registers on sm_90 (23_Softmax)."""
+    x = input_value(w, m, done)
+    w.out(f"acc_{m.name} = {x}  # the first tile: the running max is the tile")
+    w.out(f'acc_{s_node.name} = tl.where({x} == float("-inf"), 0.0, 1.0)  # and the running sum one a lane')
+
+
 def _first_tile(w) -> dict:
     """The chunk's first RBLOCK tile's indices at the current depth, with a fresh load cache (returned: the loads
     the tile's lines then make, kept for its normalising pass)."""
     w.loads = {}
-    w.out("roffset = 0  # the chunk's first tile, kept in registers")
+    w.out("roffset = 0  # the chunk's only tile, kept in registers")
     _tile_index(w)
     return w.loads
 
@@ -279,9 +302,8 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
 def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
                     first: dict | None = None) -> list[tuple[str, str]]:
     """Phase B's lines after the program's rows and chunk; the partials loaded with `cache` (a tl.load keyword
-    argument's text, "" for none). `first` (the cooperative kernel): the loads of the chunk's first tile, which
-    phase A made outside its loop; that tile is normalised from them (registers), the loop covers the others.
-    Returns the statistics."""
+    argument's text, "" for none). `first` (the cooperative kernel): the loads of the chunk's one tile, which
+    phase A made; that tile is normalised from them (registers), with no loop. Returns the statistics."""
     reductions, online, welford, partners = split_plan(w)
     stats = statistics(reductions, online, welford, partners)
     _load_partials(w, stats, rows, split, rblock, cache)
@@ -321,11 +343,10 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
             w.out("roffset = 0  # the first tile, from the registers phase A loaded it into")
             _tile_index(w)
             w.store_outputs("full", set(row_values))
-            close = _chunk_loop(w, "RBLOCK", "  # the chunk's other tiles, read again")
         else:
             close = _chunk_loop(w)
-        w.store_outputs("full", set(row_values))
-        close()
+            w.store_outputs("full", set(row_values))
+            close()
         w.reciprocals = {}
     return stats
 
@@ -371,8 +392,9 @@ def _load_partials(w, stats: list[tuple[str, str]], rows: str, split: int, rbloc
     the normalising pass runs at up to four times the occupancy. A tile as wide as RBLOCK spilled at XBLOCK 64
     (three statistics of 64 values per thread)."""
     xblock = w.schedule.XBLOCK
-    width = max(split, min(rblock, LANES_MAX // xblock))
-    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, f"{LANES_MAX} // XBLOCK")
+    width = max(next_power_of_two(split), min(rblock, LANES_MAX // xblock))
+    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, f"{LANES_MAX} // XBLOCK" if width == LANES_MAX // xblock
+                                                 else str(width))
     w.out(f"lanes = tl.arange(0, {text})[None, :]  # the row's chunks, (1, {text}): those past SPLIT masked")
     for k, (_, how) in enumerate(stats):
         other = IDENTITY.get(how, "0.0")
@@ -464,8 +486,8 @@ def _wait_for_peers(w) -> None:
 
 
 def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
-    """Phases A and B in one program that reads its chunk once (COOP; module docstring): the chunk's first RBLOCK
-    tile loaded into registers, its partials published, a wait for the row block's SPLIT programs, their partials
+    """Phases A and B in one program that reads its chunk once (COOP; module docstring): the chunk, one RBLOCK
+    tile, loaded into registers, its partials published, a wait for the row block's SPLIT programs, their partials
     combined in phase B's fixed order, the tile normalised from the registers and written. Every program of a
     row waits for its peers, so they must be resident together: the search allows COOP only with SPLIT <= the
     target's compute units, on a GPU (search/families.py's cooperative argument); Triton's sequential
@@ -476,15 +498,18 @@ def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
     w.out("rowblock = ticket // SPLIT")
     w.out("split = ticket % SPLIT  # which chunk of the rows")
     w.out("xindex = (rowblock * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)")
-    _rows_and_chunk(w, rows)
+    _rows_and_chunk(w, rows, one_tile=True)
     outer_loads = w.loads
+    # the tile's float loads hold an online max's identity in their masked lanes, in both phases (one load text,
+    # so phase B finds phase A's load): the max then reads the load itself, not a masked copy kept beside it
+    w.load_other = IDENTITY["max"] if split_plan(w)[1] else "0"
     _partials_body(w, rows, keep_first=True)
     first = w.loads
     _arrive(w)
     _wait_for_peers(w)
     w.store_hint = EVICT_FIRST   # y written once
     stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"', first=first)
-    w.store_hint = ""
+    w.store_hint, w.load_other = "", "0"
     w.loads = outer_loads
     # the row blocks' arrivals, then the ticket counter (2 x blocks >= blocks + 1)
     scratch = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1)), zeroed=False),
@@ -496,4 +521,8 @@ def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
         "if _INTERPRETED:  # one program after another: a row's first program would wait forever for the others",
         f'    raise RuntimeError("{w.name} is a cooperative split (its {split} programs of a row wait on each other): '
         'it runs on a GPU only, not under Triton\'s interpreter")')
-    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=refuse)
+    # one tile a program: RBLOCK per call at least the row's share of SPLIT chunks (the schedule's at the traced rows)
+    row = w.sizes.host(w.at.reduced_size())
+    tile = (("RBLOCK", f"max({rblock}, triton.next_power_of_2(-(-({row}) // {split})))"),)
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=refuse,
+                    host_constexprs=tile)

@@ -23,7 +23,7 @@ from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
 from kerntailor.codegen.fused.splitrows import write_cooperative, write_normalise, write_partials, write_windowed
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
-from kerntailor.codegen.render import TL_DTYPES, ExprRenderer, compute_dtype
+from kerntailor.codegen.render import FLOAT, TL_DTYPES, ExprRenderer, compute_dtype
 from kerntailor.codegen.sizes import const, product, same
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
@@ -50,6 +50,9 @@ class FusedWriter(KernelWriter):
         self.reciprocals: dict[str, str] = {}   # row values divided by as a multiply (splitrows.row_reciprocals)
         # extra keyword text of full-size loads and stores (the windowed split's eviction policies)
         self.load_hint = self.store_hint = ""
+        # what a float tile load's masked lanes hold ("0" unless a writer asks for a reduction's identity: the
+        # cooperative split's one tile, splitrows.py), and the loads made so ({name: that text})
+        self.load_other, self.filled = "0", {}
 
     # --- loads ---------------------------------------------------------------------------------------------
     def deferred_load(self, row: str, full: str, axes: set[int]) -> str:
@@ -107,7 +110,8 @@ class FusedWriter(KernelWriter):
                 mask = f"{mask} & {valid}"
             cdt = compute_dtype(dtype)
             cast = f".to({TL_DTYPES[cdt]})" if cdt != dtype else ""
-            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other=0{self.load_hint}){cast}"
+            other = self.load_other if dtype in FLOAT else "0"
+            text = f"tl.load({self.pointer(view.base)} + ({offset}), mask={mask}, other={other}{self.load_hint}){cast}"
             if self.reduce and level == "full" and gather is None and valid is None and not moves:
                 # the same element along the whole row chunk (a per-channel weight): one load per row, an
                 # (XBLOCK, 1) value that broadcasts, not a tile-shaped load in a layout of its own
@@ -120,7 +124,10 @@ class FusedWriter(KernelWriter):
                 if not reduced:
                     return self.cached_load(row)
                 return self.deferred_load(row, text, reduced)   # row-shaped where those axes are scalars
-            return self.cached_load(text)
+            name = self.cached_load(text)
+            if other != "0" and valid is None and mask == self.at.mask("full"):
+                self.filled[name] = other
+            return name
         return render
 
     def inline_value(self, producer: Node, reader: Node, j: int, valid: str | None, level: str) -> str:
@@ -265,6 +272,9 @@ class FusedWriter(KernelWriter):
                           for k, s in enumerate(node.out.shape))
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out.dtype}[{shape}]")
         done.add(node.name)
+        source = text.removesuffix(".to(tl.float32)")
+        if source != text and source in self.filled and node.out.dtype == "fp32":   # a filled load upcast: bf16's x
+            self.filled[f"v_{node.name}"] = self.filled[source]
 
     def compute_live(self) -> set[str]:
         """Every member some output needs, in the group's order; the values computed."""
@@ -417,6 +427,7 @@ class FusedWriter(KernelWriter):
 
     def finish(self, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, scratch: tuple[Scratch, ...] = (),
                grid: GridAxis | None = None, reads: tuple[Scratch, ...] = (),
-               host_prologue: tuple[str, ...] = ()) -> GeneratedKernel:
+               host_prologue: tuple[str, ...] = (), host_constexprs: tuple[tuple[str, str], ...] = ()
+               ) -> GeneratedKernel:
         """The kernel from the body written so far (finish.py's `finish_kernel`)."""
-        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads, host_prologue)
+        return finish_kernel(self, xblock, rblock, rows, split, scratch, grid, reads, host_prologue, host_constexprs)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import attention, fused, gemm, library, pool, scan
+from kerntailor.codegen import attention, conv, fused, gemm, library, pool, scan
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
@@ -72,6 +72,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            output_shape=pool.output_shape),
     Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
            work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
+    Family("conv", conv.ConvSchedule, conv.default_schedule, conv.generate_conv, work_sizes=conv.work_sizes,
+           matrix=True, precisions=conv.PRECISIONS, compute_bound=True, output_shape=library.output_shape),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            work_sizes=library.work_sizes, derived_names=library.derived_host_names,
            derived_size_lines=library.host_size_lines,

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized, capture_problem
-from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module, refused_anchors
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, GraphInput, Pointwise
 from kerntailor.ir.types import TensorType, View
@@ -127,7 +127,7 @@ def prepared(path: Path, dtype: str | None = None):
 def _prepared(path: Path, dtype: str | None, families: tuple[str, ...]):
     spec = loaded(path, dtype)
     cap, gen = captured(spec)
-    return spec, cap, gen, plan_fusion(gen.graph, families)
+    return spec, cap, gen, plan_fusion(gen.graph, families, library=refused_anchors(gen.graph))
 
 
 def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):

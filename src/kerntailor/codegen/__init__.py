@@ -57,12 +57,31 @@ from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import SizeArgs
-from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan
+from kerntailor.ir.nodes import Graph
+from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan, plan_fusion
 from kerntailor.problem.spec import ProblemSpec
 
 __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "GroupUnsupported",
            "Launch", "Schedule", "ScheduleError", "default_schedule", "generate_kernel", "generate_module",
-           "host_names", "kernel_name"]
+           "host_names", "kernel_name", "plan_of", "refused_anchors"]
+
+
+def refused_anchors(graph: Graph) -> dict[str, str]:
+    """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: a transposed
+    convolution). Every caller of plan_fusion passes them as its `library`: they are library groups from the
+    first plan on, never groups the generate stage must plan around."""
+    out = {}
+    for node in graph.nodes:
+        fam = FAMILIES.get(node.family)
+        reason = fam.refuses(graph, node) if fam is not None and fam.refuses is not None else ""
+        if reason:
+            out[node.name] = reason
+    return out
+
+
+def plan_of(graph: Graph) -> Plan:
+    """The fusion plan codegen covers: its families generated, the anchors they refuse on sight the library's."""
+    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph))
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:

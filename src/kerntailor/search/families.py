@@ -660,8 +660,8 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
     if N <= 64:
         return [{"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64 if sixteen else 32, "num_warps": 4, "num_stages": 4}]
     if sixteen:
-        return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4},
-                {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}]
+        wide = [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}] if N > 128 else []
+        return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}] + wide
     return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}]
 
 

@@ -5,14 +5,15 @@
     module.source                                                 # kernel.py, standalone
 
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
-reductions; `gemm.py`: matmul; `scan.py`; `pool.py`), their shared parts (`writer.py`: lines, pointers and
+reductions; `gemm.py`: matmul; `conv.py`: forward convolution as an implicit GEMM; `scan.py`; `pool.py`;
+`attention.py`; `library.py`: an anchor the host's library runs), their shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
 views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid,
 scratch and options of every kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py`
 (ModelNew's constructor).
 
-How to add a family (a convolution generator, say; `library.py` runs anchors without one on the host, and the
+How to add a family (conv.py is the latest example; `library.py` runs anchors without one on the host, and the
 planner gives them library groups):
 1. A writer module `codegen/<family>.py` with
    - a frozen `<Family>Schedule(Schedule)`: its tiles as fields named like the constexprs they become,
@@ -28,12 +29,13 @@ planner gives them library groups):
      GeneratedKernel with an empty source and a Launch that has only `host_prologue` lines and the
      `host_buffers` they define.
 2. One `Family(...)` line in `codegen/families.py`: with `matrix=True` if its first node is a matrix product,
-   `precisions` naming the user's precision policies its schedule's `precision` takes, and the derived-size
-   hooks if its outputs have sizes of their own.
+   `precisions` naming the user's precision policies its schedule's `precision` takes, the derived-size
+   hooks if its outputs have sizes of their own, and `refuses` where its writer turns some anchors down on sight
+   (a transposed convolution): `plan_of` (what the plan's callers use) makes those library groups up front.
 3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
    tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding, and
    for the cost model's estimates before a build: values a program holds, LDS, a split's launches and partials).
-The plan (its callers pass FAMILIES' names as `generated`), the generate stage (sizes, precision policy, fp8),
+The plan (its callers pass FAMILIES' names as `generated`, through `plan_of`), the generate stage (sizes, precision policy, fp8),
 emit.py, the store and the report then take it as they take every family (tests/test_family_extension.py).
 
 What is not a family's own and still needs an edit elsewhere for a truly new anchor op:

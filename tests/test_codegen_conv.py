@@ -2,9 +2,10 @@
 
 Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
 its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
-refuses on sight (transposed, depthwise, fp64) is a library group from the first plan on. Interpreter tier: the
-generated modules pass the referee on tiny conv1d / conv2d / conv3d problems with stride, padding, dilation, groups
-and an epilogue, fp32 and bf16, under small tiles (several tiles per axis, a K tail); kernel.py is standalone.
+refuses on sight (transposed, fp64) is a library group from the first plan on; a depthwise convolution takes the
+window loop. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d / conv3d problems
+with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several tiles per axis, a
+K tail), and on a depthwise one with two channels per group; kernel.py is standalone.
 Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
 """
 
@@ -27,8 +28,8 @@ from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
 TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
-CONV1D, CONV2D, CONV3D = (DATA / f"{n}.py" for n in ("conv1d_strided_bias_relu", "conv2d_groups_bias_relu",
-                                                      "conv3d_scale"))
+CONV1D, CONV2D, CONV3D, DEPTHWISE = (DATA / f"{n}.py" for n in (
+    "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6"))
 GRADS_CONV = Path(__file__).parent / "data" / "grads" / "conv_relu.py"   # a float64 Conv2d
 SMALL = {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}}   # several tiles, a K tail
 
@@ -84,11 +85,10 @@ def test_the_schedule_refuses_what_no_kernel_takes():
 
 
 def test_what_the_writer_refuses_on_sight_is_a_library_group_from_the_first_plan():
-    """Transposed (tiny_conv2d), depthwise (level1/depthwise_conv2d) and fp64 convolutions: their anchors are named
-    by refused_anchors, so every plan of codegen's callers (codegen.plan_of, tests' prepared) has them as library
-    groups, and the writer refuses them if asked anyway."""
-    for path, dtype, why in ((TRANSPOSED, None, "transposed"), (L1 / "depthwise_conv2d.py", None, "depthwise"),
-                             (GRADS_CONV, None, "fp64 x fp64")):
+    """Transposed (tiny_conv2d) and fp64 convolutions: their anchors are named by refused_anchors, so every plan of
+    codegen's callers (codegen.plan_of, tests' prepared) has them as library groups, and the writer refuses them if
+    asked anyway."""
+    for path, dtype, why in ((TRANSPOSED, None, "transposed"), (GRADS_CONV, None, "fp64 x fp64")):
         _, _, gen, plan = prepared(path, dtype)
         conv = next(n for n in gen.graph.nodes if n.family == "conv")
         assert why in refused_anchors(gen.graph)[conv.name]
@@ -97,6 +97,20 @@ def test_what_the_writer_refuses_on_sight_is_a_library_group_from_the_first_plan
         forced = type(library)("k9", "conv", (conv.name,), library.inputs, library.outputs, library.space)
         with pytest.raises(GroupUnsupported, match=why):
             default_schedule(gen, forced)
+
+
+def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
+    """level1/depthwise_conv2d (groups = channels = 256): M = N x OH x OW, every channel a column (N = 256), K = the
+    3 x 3 window; the kernel walks the window with multiply-adds, each channel reading its own input channel."""
+    gen, plan, group = _conv_group(L1 / "depthwise_conv2d.py")
+    assert [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
+    assert group_work(gen, group, "fp32")[1] == {"M": 16 * 128 * 128, "N": 256, "K": 9}
+    schedule = default_schedule(gen, group)
+    space = make_space("conv", get_target("h200"), dtype="fp32", M=16 * 128 * 128, N=256, K=9)
+    assert not space.violations(space.config_of(schedule))
+    (kernel,) = make_module(L1 / "depthwise_conv2d.py").kernels
+    assert "tl.dot(" not in kernel.source and "tl.static_range(3)" in kernel.source and "acc += a * b" in kernel.source
+    assert "BLOCK_K" not in kernel.source
 
 
 def test_kernel_py_is_standalone_and_every_size_a_runtime_argument():
@@ -124,7 +138,8 @@ def _host_names(module) -> dict:
 @pytest.mark.interpreter
 @pytest.mark.parametrize(("path", "dtype", "knobs"), [
     (CONV1D, None, SMALL), (CONV2D, None, SMALL), (CONV2D, "bf16", None), (CONV3D, None, SMALL),
-], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32"])
+    (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
+], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -139,7 +154,8 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
     from kerntailor.builder import BuildCache, BuildPool
     from kerntailor.generate.kernels import kernel_source
 
-    cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}})],
+    cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
+                       (DEPTHWISE, "bf16", None)],
              "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None)]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
@@ -151,6 +167,9 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
                 sources.append(kernel_source(module.source, kernel, prepared(path, dtype)[2]))
             for (path, dtype, _), r in zip(items, pool.build(sources, [target], cache=BuildCache(tmp_path))):
                 assert r.ok, f"{path.stem} {dtype} on {arch}: {r.error}"
+                if path == DEPTHWISE:   # multiply-adds, no matrix instructions
+                    assert r.facts.matrix_instr_count == 0 and r.facts.spills == 0, r.facts
+                    continue
                 prefix = "wgmma" if arch == "sm_90" else "v_mfma"
                 assert r.facts.matrix_instr_count > 0, (arch, path.stem, r.facts)
                 assert all(k.startswith(prefix) or k.startswith("mma") for k in r.facts.matrix_instr_kinds), \

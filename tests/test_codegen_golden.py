@@ -20,7 +20,7 @@ One case per writer path, so that a change to codegen that moves any generated t
   pointwise epilogue (`* 0.5 + q`); attention written out (capture/rewrite_attention.py): decode (Lq = 1, no mask)
   and MinGPT's masked_fill of a tril buffer (the mask replaces scores, an emptied row is NaN).
 - conv: the implicit GEMM with an epilogue, then a pool; groups, dilation and bias + ReLU in bf16; a 3-d
-  convolution with tf32 products on sm_90. Mixed: the library's convolution with a generated tail.
+  convolution with tf32 products on sm_90; a depthwise one (the window loop). Mixed: the library's convolution with a generated tail.
 - a batched GEMV and a persistent softmax (decode_scores: a decode step's scores, returned).
 """
 
@@ -139,6 +139,7 @@ CASES = {
     "conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
     "conv2d_groups_bias_relu_bf16": (DATA / "conv" / "conv2d_groups_bias_relu.py", "bf16", {}, "gfx942"),
     "conv3d_scale_tf32_sm90": (DATA / "conv" / "conv3d_scale.py", None, {"conv": {"precision": "tf32"}}, "sm_90"),
+    "depthwise_conv2d_relu6_bf16": (DATA / "conv" / "depthwise2d_multiplier_bias_relu6.py", "bf16", {}, "gfx942"),
 }
 
 

@@ -21,10 +21,15 @@ ieee by default for fp32, tf32 / tf32x3 by choice where the target's tl.dot take
 fp32 accumulation). The epilogue runs on the fp32 tile with 2-D coordinates ((n, o..) rows x channel columns) and
 each output is stored once in its dtype, NCHW as PyTorch gives it.
 
-Refused (CodegenUnsupported, which the generate stage turns into a library group: codegen/library.py's ATen call):
-transposed convolutions, depthwise ones (Cin / groups == 1: a sliding-window schedule without tl.dot would suit
-them; not built), a kernel, stride, padding, dilation or groups that changes between the problem's variants, fp64
-or fp8 operands.
+A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
+too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
+output channels (every channel a column, no grid over the groups), each column reading its own input channel
+(co // channels per group), and it walks the kernel's positions (tl.static_range) with masked loads and fp32
+multiply-adds; the epilogue and the store are the same.
+
+Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
+codegen/library.py's ATen call): transposed convolutions, fp64 operands (tl.dot takes none); and by the writer a
+kernel, stride, padding, dilation or groups that changes between the problem's variants.
 
 Output sizes are derived dims: the library family's (codegen/library.py `output_shape`, `host_size_lines`) names
 and computes them on the host for every Conv node, whichever family its group is.
@@ -32,6 +37,7 @@ and computes them on the host for every Conv node, whichever family its group is
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from math import prod
 from typing import ClassVar
@@ -92,6 +98,11 @@ def windows(gen: Generalized, node: Conv) -> list[Window]:
     return out
 
 
+def is_depthwise(node: Conv) -> bool:
+    """One input channel per group (Cin / groups = 1): the window walked with multiply-adds, no tl.dot."""
+    return node.operands[1].shape[1] == 1 and node.groups > 1
+
+
 def refuses(graph: Graph, node: Node) -> str:
     """Why this writer refuses convolution `node` on sight (the node alone), or "" where it may take it: the
     plan's callers make those library groups up front (codegen's refused_anchors), so no plan offers them."""
@@ -102,8 +113,6 @@ def refuses(graph: Graph, node: Node) -> str:
     nd = len(node.stride)
     if nd not in (1, 2, 3) or len(node.operands[0].shape) != nd + 2 or len(node.operands[1].shape) != nd + 2:
         return f"{node.name}: a convolution of input rank {len(node.operands[0].shape)}"
-    if node.operands[1].shape[1] == 1:
-        return f"{node.name}: depthwise convolution (Cin / groups = 1: no generated schedule yet; the library runs it)"
     dtype, w_dtype = (graph.buffer_type(v.base).dtype for v in node.operands[:2])
     if dtype not in MATRIX_DTYPES or w_dtype != dtype:
         return f"{node.name}: convolution of {dtype} x {w_dtype} (tl.dot takes fp32, bf16, fp16)"
@@ -116,9 +125,10 @@ def check_supported(gen: Generalized, node: Conv) -> int:
     reason = refuses(gen.graph, node)
     if reason:
         raise CodegenUnsupported(reason)
-    groups = _constant(gen, node, ("groups",), node.groups, "groups")
     windows(gen, node)
-    return groups
+    if is_depthwise(node):   # no grid over the groups: they may follow the channels from variant to variant
+        return node.groups
+    return _constant(gen, node, ("groups",), node.groups, "groups")
 
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
@@ -127,6 +137,8 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     model's matrix terms take them."""
     node = conv_node(gen, group)
     w, out = node.operands[1].shape, node.out.shape
+    if is_depthwise(node):   # one tile over every channel, K = the kernel's positions
+        return {"M": out[0] * prod(out[2:]), "N": w[0], "K": prod(w[1:])}
     return {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
 
 
@@ -174,6 +186,8 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     bn = min(128, max(MIN_DOT, next_power_of_two(sizes["N"])))
     bk = min(32, max(MIN_DOT, next_power_of_two(sizes["K"])))
     warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    if is_depthwise(node):   # multiply-adds over 16 channels of 128 positions: 16 values per lane of 4 warps
+        bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
                         num_stages=3 if dtype in ("bf16", "fp16") else 2)
 
@@ -210,20 +224,21 @@ class _ConvWriter(AnchorWriter):
         w, w_shape, w_strides, w_off = self.view_exprs(conv, 1)
         space = output_shape(self.gen, conv)
         rows = product([space[0], *space[2:]])
-        cout_g = quotient(w_shape[0], const(groups))
-        if rows is None or cout_g is None:
+        depthwise = is_depthwise(conv)
+        # depthwise: every output channel is a column of one tile (no grid over the groups), each reading its own
+        # input channel (co // multiplier); else Cout / groups columns per group
+        cols = w_shape[0] if depthwise else quotient(w_shape[0], const(groups))
+        if rows is None or cols is None:
             raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
-        M, N = self.sizes.text(rows), self.sizes.text(cout_g)
-        cin_g = self.sizes.text(w_shape[1])
-        kvol = prod(win.k for win in wins)
-        K = f"{cin_g} * {kvol}" if kvol > 1 else cin_g
+        grid_groups = 1 if depthwise else groups
+        M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
 
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"pid = {pid}")
         self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
         self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
-        if groups > 1:
+        if grid_groups > 1:
             self.out("g = pid // (num_m * num_n)  # the convolution's group")
             self.out("tile = pid % (num_m * num_n)")
         else:
@@ -232,7 +247,6 @@ class _ConvWriter(AnchorWriter):
         self.out("pid_n = tile % num_n")
         self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
         self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
-        self.out("rk = tl.arange(0, BLOCK_K)")
         # rows: output positions (n, o_1..o_d), wrapped into range (rows past M are never stored)
         self.out(f"mw = rm % {M}")
         rest = "mw"
@@ -244,8 +258,8 @@ class _ConvWriter(AnchorWriter):
         self.out(f"r0 = {rest}")
         # where each row's window starts along each spatial axis, and the row's part of the input offset
         terms = [self._times("r0", x_strides[0])]
-        if groups > 1:
-            terms.append(self._times(f"g * {cin_g}", x_strides[1]))
+        if grid_groups > 1:
+            terms.append(self._times(f"g * {t(w_shape[1])}", x_strides[1]))
         for d, win in enumerate(wins):
             start = f"r{2 + d} * {win.s}" if win.s != 1 else f"r{2 + d}"
             self.out(f"t{d} = {f'{start} - {win.p}' if win.p else start}  # the window's start along axis {2 + d}")
@@ -253,19 +267,64 @@ class _ConvWriter(AnchorWriter):
         if not x_off.is_constant or x_off.coeff + x_off.offset != 0:
             terms.append(t(x_off))
         self.out(f"x_rows = {' + '.join(terms)}")
-        co = f"g * {N} + rn % {N}" if groups > 1 else f"rn % {N}"
+        co = f"g * {N} + rn % {N}" if grid_groups > 1 else f"rn % {N}"
         w_cols = self._times(f"({co})", w_strides[0])
         if not w_off.is_constant or w_off.coeff + w_off.offset != 0:
             w_cols += f" + {t(w_off)}"
-        self.out(f"w_cols = {w_cols}  # output channels, wrapped (columns past Cout / groups are never stored)")
-
+        self.out(f"w_cols = {w_cols}  # output channels, wrapped (columns past them are never stored)")
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        if depthwise:
+            per_input = quotient(w_shape[0], self.gen.expr(("node", conv.name, "groups"), groups))
+            if per_input is None:
+                raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
+            self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
+        else:
+            self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, t(w_shape[1]), dtype)
+
+        self.out(f"mmask = rm[:, None] < {M}")
+        self.out(f"nmask = rn[None, :] < {N}")
+        for k in (0, *range(2, nd + 2)):
+            self.out(f"i{k} = r{k}[:, None]")
+        self.out(f"i1 = ({co})[None, :]  # the output channel")
+        self.coords = {k: f"i{k}" for k in range(nd + 2)}
+        self.rows = ["om", "i0", *(f"i{k}" for k in range(2, nd + 2))]
+        self.tile = "[BLOCK_M, BLOCK_N]"
+        self.full_mask = "mmask & nmask"
+        describe = self._describe(conv, x_shape, space)
+        self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
+        self.compute_epilogue()
+        self.store_outputs(space)
+
+        bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
+        grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
+        fp32 = dtype == "fp32"
+        how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
+               "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
+               "Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, K = "
+               f"input channels x kernel positions in BLOCK_K steps, tl.dot "
+               f"({self.schedule.precision if fp32 else 'fp32 accumulator'})")
+        doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
+               f"{how}, the epilogue on the tile.")
+        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([] if depthwise else [("BLOCK_K", bk)])
+        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
+                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
+                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
+                        helpers=helpers)
+
+    def _dot_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: str, dtype: str) -> None:
+        """acc += the implicit GEMM's BLOCK_K steps: K unravelled into (ci, k_1..k_d), the input patch gathered under
+        the padding and K-tail masks, the weight tile read through its view, tl.dot in the precision policy."""
+        t = self.sizes.text
+        kvol = prod(win.k for win in wins)
+        K = f"{cin_g} * {kvol}" if kvol > 1 else cin_g
+        self.out("rk = tl.arange(0, BLOCK_K)")
         with self.out.block(f"for kt in range(0, tl.cdiv({K}, BLOCK_K)):"):
             self.out("kk = kt * BLOCK_K + rk")
             self.out(f"kmask = kk < {K}")
             self.out(f"ci = kk // {kvol}" if kvol > 1 else "ci = kk")
             rest = f"kk % {kvol}" if kvol > 1 else ""
-            for d in range(nd - 1, -1, -1):   # the kernel position (k_1..k_d), the weight's order
+            for d in range(len(wins) - 1, -1, -1):   # the kernel position (k_1..k_d), the weight's order
                 k = wins[d].k
                 if k == 1:
                     self.out(f"k{d} = 0")
@@ -292,32 +351,28 @@ class _ConvWriter(AnchorWriter):
                      "mask=kmask[:, None], other=0.0)")
             self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
 
-        self.out(f"mmask = rm[:, None] < {M}")
-        self.out(f"nmask = rn[None, :] < {N}")
-        for k in (0, *range(2, nd + 2)):
-            self.out(f"i{k} = r{k}[:, None]")
-        self.out(f"i1 = ({co})[None, :]  # the output channel")
-        self.coords = {k: f"i{k}" for k in range(nd + 2)}
-        self.rows = ["om", "i0", *(f"i{k}" for k in range(2, nd + 2))]
-        self.tile = "[BLOCK_M, BLOCK_N]"
-        self.full_mask = "mmask & nmask"
-        describe = self._describe(conv, x_shape, space)
-        self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
-        self.compute_epilogue()
-        self.store_outputs(space)
-
-        bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
-        grid = GridAxis(((rows, bm), (cout_g, bn), (const(groups), 1)))
-        fp32 = dtype == "fp32"
-        doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
-               f"Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, "
-               f"K = input channels x kernel positions in BLOCK_K steps, tl.dot "
-               f"({self.schedule.precision if fp32 else 'fp32 accumulator'}), the epilogue on the tile.")
-        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
-        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
-                        big=self.big, constexprs=[("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)],
-                        options=self.schedule.options(), grid=(grid,), helpers=helpers)
+    def _window_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, co: str, per_input: str) -> None:
+        """acc += each kernel position's input (BLOCK_M positions x the BLOCK_N channels' own input channels, masked
+        where the window reaches into the padding) times the channels' weight there, in fp32 multiply-adds."""
+        t = self.sizes.text
+        ci = f"({co}) // {per_input}" if per_input != "1" else f"({co})"
+        self.out(f"x_cols = {self._times(f'({ci})', x_strides[1])}  # each output channel's input channel")
+        with ExitStack() as loops:
+            for d, win in enumerate(wins):
+                loops.enter_context(self.out.block(f"for k{d} in tl.static_range({win.k}):"))
+            x_terms, w_terms, mask = ["x_rows"], ["w_cols"], []
+            for d, win in enumerate(wins):
+                step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+                x_terms.append(self._times(f"({step})", x_strides[2 + d]))
+                w_terms.append(self._times(f"k{d}", w_strides[2 + d]))
+                if win.p:
+                    self.out(f"p{d} = t{d} + {step}")
+                    mask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+            load_mask = f", mask=({' & '.join(mask)})[:, None], other=0.0" if mask else ""
+            self.out(f"a = tl.load({self.pointer(x.base)} + ({' + '.join(x_terms)})[:, None] + x_cols[None, :]"
+                     f"{load_mask}).to(tl.float32)")
+            self.out(f"b = tl.load({self.pointer(w.base)} + {' + '.join(w_terms)}).to(tl.float32)")
+            self.out("acc += a * b[None, :]")
 
     def _times(self, index: str, stride: SizeExpr) -> str:
         st = self.sizes.text(stride)

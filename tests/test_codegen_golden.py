@@ -20,7 +20,8 @@ One case per writer path, so that a change to codegen that moves any generated t
   pointwise epilogue (`* 0.5 + q`); attention written out (capture/rewrite_attention.py): decode (Lq = 1, no mask)
   and MinGPT's masked_fill of a tril buffer (the mask replaces scores, an emptied row is NaN).
 - conv: the implicit GEMM with an epilogue, then a pool; groups, dilation and bias + ReLU in bf16; a 3-d
-  convolution with tf32 products on sm_90; a depthwise one (the window loop). Mixed: the library's convolution with a generated tail.
+  convolution with tf32 products on sm_90; a depthwise one (the window loop). Mixed: the library's convolution
+  with a generated tail.
 - a batched GEMV and a persistent softmax (decode_scores: a decode step's scores, returned).
 """
 

@@ -35,8 +35,9 @@ planner gives them library groups):
 3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
    tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding, and
    for the cost model's estimates before a build: values a program holds, LDS, a split's launches and partials).
-The plan (its callers pass FAMILIES' names as `generated`, through `plan_of`), the generate stage (sizes, precision policy, fp8),
-emit.py, the store and the report then take it as they take every family (tests/test_family_extension.py).
+The plan (its callers pass FAMILIES' names as `generated`, through `plan_of`), the generate stage (sizes,
+precision policy, fp8), emit.py, the store and the report then take it as they take every family
+(tests/test_family_extension.py).
 
 What is not a family's own and still needs an edit elsewhere for a truly new anchor op:
 - capture: lowering the ATen op to an IR node (ir/nodes.py: a Node class with its `family`, `flops()`, fields;

@@ -45,7 +45,7 @@ def modules(path: Path, dtype: str | None, arch: str):
 
     spec = load_problem(path, dtype=dtype)
     _, gen = capture_generalized(spec)
-    plan = plan_fusion(gen.graph, FAMILIES)
+    plan = plan_fusion(gen.graph, [f for f in FAMILIES if f != "conv"])   # the library's convolution (not conv.py's)
     convs = [g for g in plan.groups if g.family == "library" and isinstance(gen.graph.node(g.nodes[0]), Conv)]
     if not convs:
         return spec, None

@@ -27,10 +27,9 @@ def main() -> None:
 
     from kerntailor.builder import build_many
     from kerntailor.capture.capture import capture_generalized
-    from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+    from kerntailor.codegen import FAMILIES, default_schedule, generate_module, plan_of
     from kerntailor.errors import KerntailorError
     from kerntailor.generate.kernels import kernel_source
-    from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.targets import get_target
     from kerntailor.verify import verify_candidate
@@ -50,7 +49,7 @@ def main() -> None:
             row["skipped"] = str(e)
             rows.append(row)
             continue
-        plan = plan_fusion(gen.graph, FAMILIES)
+        plan = plan_of(gen.graph)
         families = [g.family for g in plan.groups]
         if any(f not in FAMILIES for f in families):
             row["skipped"] = f"not memory-bound (families {families})"

@@ -51,14 +51,14 @@ def _inspect_file(path: str, target: str, conn) -> None:
     started = time.monotonic()
     try:
         from kerntailor.capture import capture_problem
-        from kerntailor.plan import plan_fusion
+        from kerntailor.codegen import plan_of
         from kerntailor.problem import load_problem
         from kerntailor.targets import resolve_target
 
         resolve_target(target)
         problem = load_problem(path)
         capture = capture_problem(problem)
-        plan = plan_fusion(capture.graph, FAMILIES)
+        plan = plan_of(capture.graph)
         families = [g.family for g in plan.groups]
         # a library group runs an anchor without a generator (conv, attention, recurrent): count its anchor's family
         anchors = [capture.graph.node(g.nodes[0]).family if g.family == "library" else g.family for g in plan.groups]

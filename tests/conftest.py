@@ -46,6 +46,18 @@ def accept_golden(request) -> bool:
 
 
 @pytest.fixture
+def library_conv(monkeypatch):
+    """Codegen without its convolution family (codegen/conv.py): every conv anchor is a library group, as before
+    the generator, for the tests of the library path (codegen/library.py, memory_format.py) on plain convolutions.
+    helpers.prepared keys its plans by the families, so no plan made here leaks into another test."""
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.search.families import SPACE_FAMILIES
+
+    monkeypatch.delitem(FAMILIES, "conv")
+    monkeypatch.delitem(SPACE_FAMILIES, "conv")
+
+
+@pytest.fixture
 def llm(monkeypatch, tmp_path):
     """Start a FakeLLM (tests/helpers.py) with a script and point the proposer at it through the environment.
     Skipped without the `llm` extra (the openai client)."""

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized, capture_problem
-from kerntailor.codegen import FAMILIES, default_schedule, generate_module
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module, refused_anchors
 from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, GraphInput, Pointwise
 from kerntailor.ir.types import TensorType, View
@@ -116,13 +116,18 @@ def loaded(path: Path, dtype: str | None = None):
     return load_problem(path, dtype=dtype)
 
 
-@functools.cache
 def prepared(path: Path, dtype: str | None = None):
     """(ProblemSpec, Capture, Generalized, Plan) of a problem file, the plan as the planner makes it (kernel.py's
-    header lists its groups in this order). Captured once per session (and cached on disk between sessions)."""
+    header lists its groups in this order). Captured once per session (and cached on disk between sessions); the
+    plan once per set of codegen's families (a test may take one away: conftest's `library_conv`)."""
+    return _prepared(path, dtype, tuple(FAMILIES))
+
+
+@functools.cache
+def _prepared(path: Path, dtype: str | None, families: tuple[str, ...]):
     spec = loaded(path, dtype)
     cap, gen = captured(spec)
-    return spec, cap, gen, plan_fusion(gen.graph, FAMILIES)
+    return spec, cap, gen, plan_fusion(gen.graph, families, library=refused_anchors(gen.graph))
 
 
 def make_module(path: Path, knobs: dict[str, dict] | None = None, dtype: str | None = None, arch: str = "gfx942"):

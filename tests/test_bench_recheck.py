@@ -20,13 +20,13 @@ def suite(tmp_path):
     level = tmp_path / "suite" / "level1"
     level.mkdir(parents=True)
     shutil.copy(DATA / "tiny_softmax.py", level)
-    shutil.copy(DATA / "tiny_conv2d.py", level)   # a lone convolution: no code generator → library path
+    shutil.copy(DATA / "tiny_conv2d.py", level)   # a lone transposed convolution: codegen refuses it → library path
     return tmp_path / "suite"
 
 
 @pytest.mark.capture
 def test_problem_parts_come_from_the_families_compute_bound_flag():
-    """A convolution (a library group: no code generator) is compute-bound like a matmul or attention."""
+    """A convolution (a library group: a transposed one codegen refuses) is compute-bound like a matmul or attention."""
     assert problem_part(DATA / "tiny_softmax.py") == "memory-bound"
     assert problem_part(DATA / "tiny_conv2d.py") == "other"
     assert problem_part(L2 / "gemm_bias_relu.py") == "gemm"

@@ -19,6 +19,9 @@ One case per writer path, so that a change to codegen that moves any generated t
   repeat_interleave (k/v read at head i·Hkv // Hq); a boolean mask; an additive mask with an explicit scale; a
   pointwise epilogue (`* 0.5 + q`); attention written out (capture/rewrite_attention.py): decode (Lq = 1, no mask)
   and MinGPT's masked_fill of a tril buffer (the mask replaces scores, an emptied row is NaN).
+- conv: the implicit GEMM with an epilogue, then a pool; groups, dilation and bias + ReLU in bf16; a 3-d
+  convolution with tf32 products on sm_90; a depthwise one (the window loop). Mixed: the library's convolution
+  with a generated tail.
 - a batched GEMV and a persistent softmax (decode_scores: a decode step's scores, returned).
 """
 
@@ -129,8 +132,15 @@ CASES = {
     "decode_attention": (L3 / "decode_attention.py", None, {}, "gfx942"),     # written out: one attention kernel
     "written_mingpt": (DATA / "attention" / "written_mingpt.py", None, {}, "gfx942"),
     "sdpa_tail_epilogue": (DATA / "mixed" / "sdpa_tail.py", None, {}, "gfx942"),
-    # mixed: the library's convolution, a tiled pointwise tail with a one-element parameter, a pool
+    # mixed: the library's convolution (without codegen's conv family: MIXED), a tiled pointwise tail with a
+    # one-element parameter, a pool
     "mixed_conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
+    # conv: the generated implicit GEMM with its scale epilogue, then the pool; groups, dilation and bias + ReLU
+    # in bf16; a 3-d convolution; tf32 products on sm_90
+    "conv_scale_pool": (DATA / "mixed" / "conv_scale_pool.py", None, {}, "gfx942"),
+    "conv2d_groups_bias_relu_bf16": (DATA / "conv" / "conv2d_groups_bias_relu.py", "bf16", {}, "gfx942"),
+    "conv3d_scale_tf32_sm90": (DATA / "conv" / "conv3d_scale.py", None, {"conv": {"precision": "tf32"}}, "sm_90"),
+    "depthwise_conv2d_relu6_bf16": (DATA / "conv" / "depthwise2d_multiplier_bias_relu6.py", "bf16", {}, "gfx942"),
 }
 
 
@@ -139,8 +149,13 @@ def generated_text(name: str) -> str:
     return normalize(make_module(path, overrides, dtype, arch).source)
 
 
+MIXED = ("mixed_conv_scale_pool",)   # generated without codegen's conv family: the convolution is the library's
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_golden_kernel_text(name, accept_golden):
+def test_golden_kernel_text(name, accept_golden, request):
+    if name in MIXED:
+        request.getfixturevalue("library_conv")
     text = generated_text(name)
     assert "DATE" in text and "VERSION" in text and "HASH" in text
     golden = GOLDEN / f"{name}.py"

@@ -298,7 +298,7 @@ def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
     assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
 
 
-def test_a_prologue_is_computed_on_the_window_and_never_written():
+def test_a_prologue_is_computed_on_the_window_and_never_written(library_conv):
     """The pool kernel reads x (not the prologue's output, which has no buffer), computes the prologue on each
     window element under the window's mask, leaves padded positions out by that mask (not prologue(0)), and
     loads the one-element scale once, above the window loop."""
@@ -311,7 +311,8 @@ def test_a_prologue_is_computed_on_the_window_and_never_written():
     assert "v = tl.where(m1, v_pw2.to(tl.float32), 0.0)" in body
     scale = next(line for line in src.splitlines() if "tl.load(p_scale_ptr" in line)
     assert src.index(scale) < src.index("for k0") and "mask=xmask" in scale
-    # no padding: the window never leaves the input, so the value is used as computed
+    # no padding: the window never leaves the input, so the value is used as computed (the library's convolution:
+    # a generated one takes the bias and scale as its epilogue, and the pool no prologue)
     _, module = _generate(ROOT / "tests" / "data" / "mixed" / "conv_scale_pool.py")
     pool = next(k for k in module.kernels if k.kernel_name.endswith("pool_kernel"))
     assert "tl.where(m" not in pool.source and "v = v_pw1.to(tl.float32)" in pool.source

@@ -2,7 +2,8 @@
 family registered at test time, as one `Family` entry (codegen) and one `SpaceFamily` entry (search), is taken by
 the plan, the generate stage's sizing, the search space, codegen and the emitted module, with no other edit.
 
-The family is a convolution family ("conv" anchors have no generator: without it they are library groups). Its
+The family is a toy convolution family, registered in place of codegen's own (codegen/conv.py; without either,
+"conv" anchors are library groups). Its
 "kernel" is the ATen call on the host (the library's host lines, reused), so it is a toy in what it computes, not
 in how it is wired: the plan makes it a `conv` group (not a `library` one) because codegen's table names it, its
 sizes come from its own `work_sizes`, its space from its own entry, and kernel.py calls it ahead of a generated
@@ -101,7 +102,7 @@ def problem(tmp_path) -> Path:
     return path
 
 
-def test_without_the_family_the_convolution_is_a_library_group(problem):
+def test_without_the_family_the_convolution_is_a_library_group(problem, library_conv):
     _, _, gen, plan = prepared(problem)
     assert [g.family for g in plan.groups] == ["library", "reduction"]
     assert "conv" not in FAMILIES and "conv" not in SPACE_FAMILIES

@@ -27,7 +27,7 @@ DATA = Path(__file__).parent / "data" / "codegen_fused"
 ROOT = Path(__file__).resolve().parents[1]
 SOFTMAX = DATA / "tiny_softmax.py"
 LINEAR = DATA / "tiny_linear_relu.py"
-CONV = DATA / "tiny_conv2d.py"   # a family with no generator (convolution), alone
+CONV = DATA / "tiny_conv2d.py"   # an anchor codegen refuses (a transposed convolution), alone
 
 
 

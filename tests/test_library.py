@@ -29,6 +29,11 @@ DATA = Path(__file__).parent / "data" / "mixed"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# the library path of plain convolutions: without codegen's conv family (conftest's library_conv); the generated
+# family's own plans are tests/test_codegen_conv.py's
+pytestmark = pytest.mark.usefixtures("library_conv")
+
+
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("KERNTAILOR_HOME", str(tmp_path / "home"))

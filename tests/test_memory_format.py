@@ -37,6 +37,10 @@ ALLOWED = {"allowed_ops": frozenset({"aten.convolution.default"}),
            "allowed_calls": frozenset({"torch.ops.aten.convolution.default"})}
 
 
+# the library path of plain convolutions: without codegen's conv family (conftest's library_conv)
+pytestmark = pytest.mark.usefixtures("library_conv")
+
+
 def _conv(gen):
     return next(n for n in gen.graph.nodes if n.family == "conv")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, captured_variant, loaded
-from kerntailor.codegen import FAMILIES
+from kerntailor.codegen import FAMILIES, refused_anchors
 from kerntailor.ir.nodes import Graph, Matmul, Reduction
 from kerntailor.plan import Plan, plan_fusion
 from kerntailor.plan.fusion import ANCHORS
@@ -29,10 +29,14 @@ def captured(name: str):
     return captured_variant(loaded(BY_NAME[name]))
 
 
-@functools.cache
 def planned(name: str) -> tuple[Graph, Plan, int]:
+    return _planned(name, tuple(FAMILIES))   # once per set of codegen's families (conftest's library_conv)
+
+
+@functools.cache
+def _planned(name: str, families: tuple[str, ...]) -> tuple[Graph, Plan, int]:
     cap = captured(name)
-    return cap.graph, plan_fusion(cap.graph, FAMILIES), cap.cost.min_bytes
+    return cap.graph, plan_fusion(cap.graph, families, library=refused_anchors(cap.graph)), cap.cost.min_bytes
 
 
 def check_partition(graph: Graph, plan: Plan) -> None:
@@ -211,7 +215,7 @@ def test_refinement_and_narrowing_views():
 # --- anchors the library runs (mixed plans) -----------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["conv2d_bias_relu", "conv2d_batchnorm_relu", "conv2d_relu_bias_add"])
-def test_a_conv_without_a_generator_is_a_library_group_and_its_tail_is_planned_as_usual(name):
+def test_a_conv_without_a_generator_is_a_library_group_and_its_tail_is_planned_as_usual(name, library_conv):
     """The convolution alone is the library group; its bias, activation and the rest read its output in
     ordinary generated groups (no anchor group takes an epilogue it cannot generate)."""
     graph, plan, _ = planned(name)
@@ -221,6 +225,18 @@ def test_a_conv_without_a_generator_is_a_library_group_and_its_tail_is_planned_a
     rest = [g for g in plan.groups if g is not library]
     assert rest and all(g.family in ("pointwise", "reduction") for g in rest)
     assert any(conv.name in g.inputs for g in rest)
+
+
+@pytest.mark.parametrize("name", ["conv2d_bias_relu", "conv2d_relu_bias_add"])
+def test_a_generated_conv_takes_its_pointwise_tail_as_its_epilogue(name):
+    """With codegen's conv family (codegen/conv.py) the convolution starts a conv group and the bias, activation
+    and added bias after it join it: one group, nothing written between them."""
+    graph, plan, _ = planned(name)
+    check_partition(graph, plan)
+    (group,) = plan.groups
+    conv = next(n for n in graph.nodes if n.family == "conv")
+    assert group.family == "conv" and group.anchor == conv.name and len(group.nodes) > 1
+    assert group.outputs == (group.nodes[-1],)
 
 
 def test_an_anchor_codegen_refuses_is_planned_alone_when_named():

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kerntailor.capture import Capture, capture_problem
-from kerntailor.codegen import FAMILIES
+from kerntailor.codegen import plan_of
 from kerntailor.measure.floor import floor_of
-from kerntailor.plan import Plan, plan_fusion
+from kerntailor.plan import Plan
 from kerntailor.problem import load_problem
 from kerntailor.targets import Floor, Target, resolve_target
 
@@ -57,7 +57,7 @@ def inspect_problem(path: str | Path, target: str, *, dtype: str | None = None,
     problem = load_problem(path, dtype=dtype)
     problem.variant(variant)  # a clear error for an unknown variant name
     capture = capture_problem(problem, variant)
-    plan = plan_fusion(capture.graph, FAMILIES)
+    plan = plan_of(capture.graph)
     return Inspection(problem.name, str(path), variant, dtype or "as written", tgt, capture, plan,
                       floor_of(capture, tgt))
 

@@ -5,14 +5,15 @@
     module.source                                                 # kernel.py, standalone
 
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
-reductions; `gemm.py`: matmul; `scan.py`; `pool.py`), their shared parts (`writer.py`: lines, pointers and
+reductions; `gemm.py`: matmul; `conv.py`: forward convolution as an implicit GEMM; `scan.py`; `pool.py`;
+`attention.py`; `library.py`: an anchor the host's library runs), their shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
 views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid,
 scratch and options of every kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py`
 (ModelNew's constructor).
 
-How to add a family (a convolution generator, say; `library.py` runs anchors without one on the host, and the
+How to add a family (conv.py is the latest example; `library.py` runs anchors without one on the host, and the
 planner gives them library groups):
 1. A writer module `codegen/<family>.py` with
    - a frozen `<Family>Schedule(Schedule)`: its tiles as fields named like the constexprs they become,
@@ -28,13 +29,15 @@ planner gives them library groups):
      GeneratedKernel with an empty source and a Launch that has only `host_prologue` lines and the
      `host_buffers` they define.
 2. One `Family(...)` line in `codegen/families.py`: with `matrix=True` if its first node is a matrix product,
-   `precisions` naming the user's precision policies its schedule's `precision` takes, and the derived-size
-   hooks if its outputs have sizes of their own.
+   `precisions` naming the user's precision policies its schedule's `precision` takes, the derived-size
+   hooks if its outputs have sizes of their own, and `refuses` where its writer turns some anchors down on sight
+   (a transposed convolution): `plan_of` (what the plan's callers use) makes those library groups up front.
 3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
    tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding, and
    for the cost model's estimates before a build: values a program holds, LDS, a split's launches and partials).
-The plan (its callers pass FAMILIES' names as `generated`), the generate stage (sizes, precision policy, fp8),
-emit.py, the store and the report then take it as they take every family (tests/test_family_extension.py).
+The plan (its callers pass FAMILIES' names as `generated`, through `plan_of`), the generate stage (sizes,
+precision policy, fp8), emit.py, the store and the report then take it as they take every family
+(tests/test_family_extension.py).
 
 What is not a family's own and still needs an edit elsewhere for a truly new anchor op:
 - capture: lowering the ATen op to an IR node (ir/nodes.py: a Node class with its `family`, `flops()`, fields;
@@ -57,12 +60,31 @@ from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import SizeArgs
-from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan
+from kerntailor.ir.nodes import Graph
+from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan, plan_fusion
 from kerntailor.problem.spec import ProblemSpec
 
 __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "GroupUnsupported",
            "Launch", "Schedule", "ScheduleError", "default_schedule", "generate_kernel", "generate_module",
-           "host_names", "kernel_name"]
+           "host_names", "kernel_name", "plan_of", "refused_anchors"]
+
+
+def refused_anchors(graph: Graph) -> dict[str, str]:
+    """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: a transposed
+    convolution). Every caller of plan_fusion passes them as its `library`: they are library groups from the
+    first plan on, never groups the generate stage must plan around."""
+    out = {}
+    for node in graph.nodes:
+        fam = FAMILIES.get(node.family)
+        reason = fam.refuses(graph, node) if fam is not None and fam.refuses is not None else ""
+        if reason:
+            out[node.name] = reason
+    return out
+
+
+def plan_of(graph: Graph) -> Plan:
+    """The fusion plan codegen covers: its families generated, the anchors they refuse on sight the library's."""
+    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph))
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:

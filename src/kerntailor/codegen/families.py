@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import attention, fused, gemm, library, pool, scan
+from kerntailor.codegen import attention, conv, fused, gemm, library, pool, scan
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.ir.nodes import Graph, Node
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.precision import PRECISIONS
 
@@ -56,6 +57,9 @@ class Family:
     derived_size_lines: Callable[[Generalized, object, int, str, SizeArgs], list[str]] | None = None
     output_shape: Callable[[Generalized, object], list[SizeExpr]] | None = None
     rewrite: Callable[[Generalized], Generalized] | None = None  # applied to the captured graph before codegen
+    # why its writer refuses an anchor on sight, from the node alone ("" where it may take it): the plan's callers
+    # make those library groups up front (codegen's `refused_anchors`), so no plan offers a group bound to fail
+    refuses: Callable[[Graph, Node], str] | None = None
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
@@ -72,6 +76,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            output_shape=pool.output_shape),
     Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
            work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
+    Family("conv", conv.ConvSchedule, conv.default_schedule, conv.generate_conv, work_sizes=conv.work_sizes,
+           matrix=True, precisions=conv.PRECISIONS, compute_bound=True, output_shape=library.output_shape,
+           refuses=conv.refuses),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            work_sizes=library.work_sizes, derived_names=library.derived_host_names,
            derived_size_lines=library.host_size_lines,

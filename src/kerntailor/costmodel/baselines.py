@@ -37,11 +37,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kerntailor.capture.cost import MATRIX_FAMILIES, view_bytes
-from kerntailor.codegen import FAMILIES
+from kerntailor.codegen import FAMILIES, plan_of
 from kerntailor.costmodel.analytical import LAUNCH_OVERHEAD_S
 from kerntailor.costmodel.eager_trace import EagerOp, trace_eager
 from kerntailor.ir.nodes import Graph, Recurrent
-from kerntailor.plan.fusion import plan_fusion
 from kerntailor.targets.roofline import VENDOR, Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
 
@@ -145,7 +144,7 @@ def predict_eager(ops: Iterable[EagerOp], target: Target, ceilings: Ceilings | N
 
 def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
     """The kernels torch.compile would launch, as tuples of IR node names in launch order (module docstring)."""
-    plan = plan_fusion(graph, FAMILIES)
+    plan = plan_of(graph)
     kernels = []
     for group in plan.launch_order():
         if FAMILIES[group.family].compute_bound:   # a matmul, attention or library anchor: an extern kernel

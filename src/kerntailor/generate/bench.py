@@ -163,12 +163,11 @@ def problem_part(path: Path, dtype: str | None = None) -> str:
     "memory-bound" if it has none, else "other" (convolution, attention, recurrent layers). Unloadable files count
     as "other"."""
     from kerntailor.capture.capture import capture_problem
-    from kerntailor.codegen import FAMILIES
-    from kerntailor.plan import plan_fusion
+    from kerntailor.codegen import FAMILIES, plan_of
 
     try:
         graph = capture_problem(load_problem(path, dtype=dtype)).graph
-        families = {g.family for g in plan_fusion(graph, FAMILIES).groups}
+        families = {g.family for g in plan_of(graph).groups}
     except KerntailorError:
         return "other"
     compute = {f for f in families if FAMILIES[f].compute_bound}

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerntailor.capture.capture import capture_generalized
-from kerntailor.codegen import FAMILIES, CodegenUnsupported, GroupUnsupported, Schedule, default_schedule
+from kerntailor.codegen import (
+    FAMILIES,
+    CodegenUnsupported,
+    GroupUnsupported,
+    Schedule,
+    default_schedule,
+    plan_of,
+    refused_anchors,
+)
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
@@ -248,7 +256,7 @@ def _smaller_search(stored: dict | None, settings: GenerateSettings) -> str:
 def _capture(run: Run) -> None:
     run.progress("capture", 0, 1, None)
     run.capture, run.gen = capture_generalized(run.problem)
-    run.plan = plan_fusion(run.gen.graph, FAMILIES)
+    run.plan = plan_of(run.gen.graph)   # the anchors codegen refuses on sight are library groups at once
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
@@ -272,7 +280,7 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
     """The default schedules of a plan codegen covers. An anchor group its writer refuses (GroupUnsupported)
     is planned again as a library group, its epilogue generated after it; any other refusal is raised.
     Sets run.library_groups: library group -> why ("conv: no generator")."""
-    refused: dict[str, str] = {}   # anchor node -> codegen's reason
+    refused = refused_anchors(run.gen.graph)   # anchor node -> codegen's reason (those on sight: run.plan has them)
     while True:
         try:
             schedules = _default_schedules(run)

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kerntailor.capture.provenance import TracedCapture, capture_traced
-from kerntailor.codegen import FAMILIES
+from kerntailor.codegen import plan_of
 from kerntailor.costmodel.eager_trace import trace_eager
-from kerntailor.plan import Plan, plan_fusion
+from kerntailor.plan import Plan
 from kerntailor.profiling.attribute import ModelProfile, profile_groups
 from kerntailor.profiling.extract import extra_nodes, owners, write_group
 from kerntailor.profiling.measured import MeasuredEager, measure_eager
@@ -71,7 +71,7 @@ def _profile_traced(problem, path: str, target: str, dtype: str, top: int, out_d
     tgt = resolve_target(target)
     traced = capture_traced(problem.name, problem.make_model("default", device="meta"),
                             problem.make_inputs("default", device="meta"), problem.dtype)
-    plan = plan_fusion(traced.capture.graph, FAMILIES)
+    plan = plan_of(traced.capture.graph)
     eager = measured.ops if measured is not None else trace_eager(problem)
     report = profile_groups(problem.name, path, dtype, traced, plan, eager, tgt, measured)
     if out_dir is None:

@@ -646,6 +646,54 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     return []
 
 
+def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> Space:
+    """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
+    channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
+    BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
+    from tl.dot's 16 up to 256 (BLOCK_K up to 128: each step's patch is gathered through masks, not streamed);
+    the accumulator and LDS rules are gemm's."""
+    def tile_values(n: int, hi: int) -> tuple[int, ...]:
+        return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
+
+    knobs = [Knob("BLOCK_M", tile_values(M, 256)), Knob("BLOCK_N", tile_values(N, 256)),
+             Knob("BLOCK_K", tile_values(K, 128)), Knob("num_warps", NUM_WARPS[:-2]),
+             Knob("num_stages", (1, 2, 3, 4)), *_amd_knobs(target, matrix=True)]
+    constraints = _common_constraints(target) + [
+        Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
+        Constraint("accumulator >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
+                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
+        Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
+                   lambda v: gemm_lds_bytes(v, target, dtype) <= target.lds_per_block),
+    ]
+    if target.is_amd:
+        constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
+                                      ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
+                                      lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
+    return Space("conv", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
+                 dtype_key(dtype))
+
+
+def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> list[dict]:
+    """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
+    (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
+    for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
+    ROCm's guidance (gemm_seeds: 2 stages, matrix_instr_nonkdim 16). Not measured on convolutions yet
+    (benchmarks/conv_gen_probe.py); the space drops any it does not allow."""
+    sixteen = dtype in ("bf16", "fp16")
+    n = max(16, min(128, next_power_of_two(N)))
+    if target.is_amd:
+        amd = {"num_stages": 2, "matrix_instr_nonkdim": 16, "kpack": 2 if target.arch not in KPACK_FORCED_1 else 1,
+               "waves_per_eu": 0}
+        return [amd | {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64 if sixteen else 32, "num_warps": 4}]
+    if N <= 64:
+        return [{"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64 if sixteen else 32, "num_warps": 4, "num_stages": 4}]
+    if sixteen:
+        wide = [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}] if N > 128 else []
+        return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}] + wide
+    return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}]
+
+
 def library_space(target: Target, *, dtype: str = "fp32", layouts: int = 1, **sizes) -> Space:
     """A library group (codegen/library.py): the library picks its own algorithm, so there is nothing to tune:
     one Config with no knobs; a convolution whose output can stay channels-last (`layouts` 2: codegen's
@@ -943,6 +991,8 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
                 lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
                 seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
+    SpaceFamily("conv", conv_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=conv_seeds, lds=_gemm_lds,
+                matrix_tiles=True),
     SpaceFamily("library", library_space, None),
 )}
 

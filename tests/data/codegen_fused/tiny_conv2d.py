@@ -1,4 +1,5 @@
-"""A 2-D convolution alone, small (tests: a family with no code generator, nothing else -> the library path)."""
+"""A 2-D transposed convolution alone, small (tests: an anchor codegen refuses, nothing else -> the library path;
+the conv family generates forward convolutions only, codegen/conv.py)."""
 import torch
 import torch.nn as nn
 
@@ -10,7 +11,7 @@ size = 12
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(channels, 4, 3, bias=False)
+        self.conv = nn.ConvTranspose2d(channels, 4, 3, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.conv(x)

@@ -1,0 +1,411 @@
+"""Triton source for a convolution group: a forward (not transposed) 1-d, 2-d or 3-d convolution as an implicit GEMM,
+plus its pointwise epilogue (bias, activation, scale: the group's other nodes).
+
+    out[n, g·Cg + co, o..] = epilogue(Σ_k A[(n, o..), k] · W[k, co])      per group g of `groups`
+
+    M = N x O_1 x .. x O_d    (output positions: rows)
+    N = Cout / groups          (output channels of one group: columns)
+    K = Cin / groups x k_1 x .. x k_d   (the weight's own order: input channel, then kernel positions)
+
+A[(n, o), (ci, k)] = x[n, g·Cin_g + ci, o·s - p + k·dil] is never written: each BLOCK_K step unravels its K indices
+into (ci, k_1..k_d) (division by the kernel's sizes, literals) and loads the BLOCK_M x BLOCK_K patch straight from
+the NCHW (NCL, NCDHW) input through its View (any strides, runtime arguments), masked where the window reaches into
+the padding and past K's end; the weight tile is BLOCK_K x BLOCK_N of (Cout, Cin_g, *k) read through its View. The
+spatial rank is a parameter of the generated text (one writer for conv1d/2d/3d). One program per BLOCK_M x BLOCK_N
+output tile of one group, all in a 1-D grid (groups outermost, then tile rows, tile columns fastest: programs that
+run together share their input patch in L2). Rows past M and columns past Cout_g are read wrapped (valid
+addresses, never stored), so only K's tail and the borders are masked in the loop.
+
+Accumulation is fp32; the products follow the precision policy as gemm's do (codegen/gemm/loops.py's dot_text:
+ieee by default for fp32, tf32 / tf32x3 by choice where the target's tl.dot takes them; bf16 / fp16 operands with
+fp32 accumulation). The epilogue runs on the fp32 tile with 2-D coordinates ((n, o..) rows x channel columns) and
+each output is stored once in its dtype, NCHW as PyTorch gives it.
+
+A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
+too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
+output channels (every channel a column, no grid over the groups), each column reading its own input channel
+(co // channels per group), and it walks the kernel's positions (tl.static_range) with masked loads and fp32
+multiply-adds; the epilogue and the store are the same.
+
+Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
+codegen/library.py's ATen call): transposed convolutions, fp64 operands (tl.dot takes none); and by the writer a
+kernel, stride, padding, dilation or groups that changes between the problem's variants.
+
+Output sizes are derived dims: the library family's (codegen/library.py `output_shape`, `host_size_lines`) names
+and computes them on the host for every Conv node, whichever family its group is.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from math import prod
+from typing import ClassVar
+
+from kerntailor.capture.generalize import Generalized, SizeExpr
+from kerntailor.codegen.anchor import AnchorWriter, mentions
+from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.errors import CodegenUnsupported
+from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
+from kerntailor.codegen.gemm.loops import dot_text
+from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.library import output_shape
+from kerntailor.codegen.render import TL_DTYPES, compute_dtype
+from kerntailor.codegen.schedule import Schedule
+from kerntailor.codegen.sizes import const, product, quotient
+from kerntailor.ir.expr import Load
+from kerntailor.ir.nodes import Conv, Graph, Node
+from kerntailor.plan.fusion import FusionGroup
+from kerntailor.units import next_power_of_two
+
+PRECISIONS = FP32_DOT_PRECISIONS   # the user's policies a convolution's products take (no fp8 path here)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One spatial axis of the convolution: kernel size, stride, padding (both sides), dilation; constants."""
+
+    k: int
+    s: int
+    p: int
+    d: int
+
+
+def conv_node(gen: Generalized, group: FusionGroup) -> Conv:
+    node = gen.graph.node(group.anchor)
+    if not isinstance(node, Conv):
+        raise CodegenUnsupported(f"{group.name}: a conv group must start with its Conv node")
+    return node
+
+
+def _constant(gen: Generalized, node: Conv, path: tuple, value: int, what: str) -> int:
+    e = gen.expr(("node", node.name) + path, value)
+    if not e.is_constant:
+        raise CodegenUnsupported(f"{node.name}: the convolution's {what} changes with the input sizes")
+    return int(e.evaluate({}))
+
+
+def windows(gen: Generalized, node: Conv) -> list[Window]:
+    """Each spatial axis's Window (CodegenUnsupported where one of its values varies between the variants)."""
+    out = []
+    for d in range(len(node.stride)):
+        k = _constant(gen, node, ("operand", 1, "shape", 2 + d), node.operands[1].shape[2 + d], "kernel size")
+        s = _constant(gen, node, ("stride", d), node.stride[d], "stride")
+        p = _constant(gen, node, ("padding", d), node.padding[d], "padding")
+        dil = _constant(gen, node, ("dilation", d), node.dilation[d], "dilation")
+        out.append(Window(k, s, p, dil))
+    return out
+
+
+def is_depthwise(node: Conv) -> bool:
+    """One input channel per group (Cin / groups = 1): the window walked with multiply-adds, no tl.dot."""
+    return node.operands[1].shape[1] == 1 and node.groups > 1
+
+
+def refuses(graph: Graph, node: Node) -> str:
+    """Why this writer refuses convolution `node` on sight (the node alone), or "" where it may take it: the
+    plan's callers make those library groups up front (codegen's refused_anchors), so no plan offers them."""
+    if not isinstance(node, Conv):
+        return ""
+    if node.transposed:
+        return f"{node.name}: transposed convolution (not generated; the library runs it)"
+    nd = len(node.stride)
+    if nd not in (1, 2, 3) or len(node.operands[0].shape) != nd + 2 or len(node.operands[1].shape) != nd + 2:
+        return f"{node.name}: a convolution of input rank {len(node.operands[0].shape)}"
+    dtype, w_dtype = (graph.buffer_type(v.base).dtype for v in node.operands[:2])
+    if dtype not in MATRIX_DTYPES or w_dtype != dtype:
+        return f"{node.name}: convolution of {dtype} x {w_dtype} (tl.dot takes fp32, bf16, fp16)"
+    return ""
+
+
+def check_supported(gen: Generalized, node: Conv) -> int:
+    """The groups count of a convolution this writer takes; CodegenUnsupported (with the reason) for one it does
+    not (module docstring)."""
+    reason = refuses(gen.graph, node)
+    if reason:
+        raise CodegenUnsupported(reason)
+    windows(gen, node)
+    if is_depthwise(node):   # no grid over the groups: they may follow the channels from variant to variant
+        return node.groups
+    return _constant(gen, node, ("groups",), node.groups, "groups")
+
+
+def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"M", "N", "K"} of the implicit GEMM at the traced shapes, the groups folded into M (as gemm folds its
+    batch: the same tiles, the same program count up to rounding): search/families.py's conv_space and the cost
+    model's matrix terms take them."""
+    node = conv_node(gen, group)
+    w, out = node.operands[1].shape, node.out.shape
+    if is_depthwise(node):   # one tile over every channel, K = the kernel's positions
+        return {"M": out[0] * prod(out[2:]), "N": w[0], "K": prod(w[1:])}
+    return {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvSchedule(Schedule):
+    """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
+    positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
+    kpack, as gemm's."""
+
+    family: ClassVar[str] = "conv"
+    order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
+                                        "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+    shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
+
+    BLOCK_M: int
+    BLOCK_N: int
+    BLOCK_K: int
+    num_stages: int = 2
+    precision: str = "ieee"
+    matrix_instr_nonkdim: int | None = None
+    kpack: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
+            self.power_of_two(name)
+            self.at_least(name, MIN_DOT)
+        self.one_of("precision", PRECISIONS)
+        if self.kpack is not None:
+            self.one_of("kpack", (1, 2))
+        if self.matrix_instr_nonkdim is not None:
+            self.at_least("matrix_instr_nonkdim", 0)
+
+
+def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
+    """gemm's portable heuristic on the implicit GEMM's M, N, K: tiles up to 128 x 128 (rounded up from small
+    sizes, never below tl.dot's 16), BLOCK_K up to 32, 8 warps for a 128 x 128 tile, 3 stages for 16-bit operands
+    and 2 for fp32 (gfx942's 64 KiB of LDS). Not measured on a GPU yet (benchmarks/conv_gen_probe.py); every value
+    lies in search/families.py's conv_space."""
+    node = conv_node(gen, group)
+    check_supported(gen, node)
+    sizes = work_sizes(gen, group)
+    dtype = gen.graph.buffer_type(node.operands[0].base).dtype
+    bm = min(128, max(MIN_DOT, next_power_of_two(sizes["M"])))
+    bn = min(128, max(MIN_DOT, next_power_of_two(sizes["N"])))
+    bk = min(32, max(MIN_DOT, next_power_of_two(sizes["K"])))
+    warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    if is_depthwise(node):   # multiply-adds over 16 channels of 128 positions: 16 values per lane of 4 warps
+        bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
+    return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2)
+
+
+def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
+                  kernel_name: str, arch: str | None = None) -> GeneratedKernel:
+    """Triton source for a conv group under `schedule`; `arch` decides which fp32 precisions tl.dot takes."""
+    if group.family != "conv":
+        raise CodegenUnsupported(f"{group.name} is a {group.family} group")
+    return _ConvWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+
+
+class _ConvWriter(AnchorWriter):
+    anchor_type = Conv
+
+    def __init__(self, gen, group, schedule: ConvSchedule, host_names, name, arch):
+        super().__init__(gen, group, schedule, host_names, name)
+        self.arch = arch
+        self.module_helpers: list[str] = []
+        self.rows: list[str] = []      # names that vary along the tile's rows (output positions)
+
+    def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
+        if text not in self.module_helpers:
+            self.module_helpers.append(text)
+
+    def write(self) -> GeneratedKernel:
+        conv: Conv = self.anchor
+        groups = check_supported(self.gen, conv)
+        wins = windows(self.gen, conv)
+        nd = len(wins)
+        dtype = self.graph.buffer_type(conv.operands[0].base).dtype
+        check_precision(self.schedule.precision, dtype, self.arch)
+        x, x_shape, x_strides, x_off = self.view_exprs(conv, 0)
+        w, w_shape, w_strides, w_off = self.view_exprs(conv, 1)
+        space = output_shape(self.gen, conv)
+        rows = product([space[0], *space[2:]])
+        depthwise = is_depthwise(conv)
+        # depthwise: every output channel is a column of one tile (no grid over the groups), each reading its own
+        # input channel (co // multiplier); else Cout / groups columns per group
+        cols = w_shape[0] if depthwise else quotient(w_shape[0], const(groups))
+        if rows is None or cols is None:
+            raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
+        grid_groups = 1 if depthwise else groups
+        M, N = self.sizes.text(rows), self.sizes.text(cols)
+        t = self.sizes.text
+
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        self.out(f"pid = {pid}")
+        self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
+        self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+        if grid_groups > 1:
+            self.out("g = pid // (num_m * num_n)  # the convolution's group")
+            self.out("tile = pid % (num_m * num_n)")
+        else:
+            self.out("tile = pid")
+        self.out("pid_m = tile // num_n")
+        self.out("pid_n = tile % num_n")
+        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
+        self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+        # rows: output positions (n, o_1..o_d), wrapped into range (rows past M are never stored)
+        self.out(f"mw = rm % {M}")
+        rest = "mw"
+        for d in range(nd - 1, -1, -1):
+            size = t(space[2 + d])
+            self.out(f"r{2 + d} = {rest} % {size}")
+            self.out(f"q{2 + d} = {rest} // {size}")
+            rest = f"q{2 + d}"
+        self.out(f"r0 = {rest}")
+        # where each row's window starts along each spatial axis, and the row's part of the input offset
+        terms = [self._times("r0", x_strides[0])]
+        if grid_groups > 1:
+            terms.append(self._times(f"g * {t(w_shape[1])}", x_strides[1]))
+        for d, win in enumerate(wins):
+            start = f"r{2 + d} * {win.s}" if win.s != 1 else f"r{2 + d}"
+            self.out(f"t{d} = {f'{start} - {win.p}' if win.p else start}  # the window's start along axis {2 + d}")
+            terms.append(self._times(f"t{d}", x_strides[2 + d]))
+        if not x_off.is_constant or x_off.coeff + x_off.offset != 0:
+            terms.append(t(x_off))
+        self.out(f"x_rows = {' + '.join(terms)}")
+        co = f"g * {N} + rn % {N}" if grid_groups > 1 else f"rn % {N}"
+        w_cols = self._times(f"({co})", w_strides[0])
+        if not w_off.is_constant or w_off.coeff + w_off.offset != 0:
+            w_cols += f" + {t(w_off)}"
+        self.out(f"w_cols = {w_cols}  # output channels, wrapped (columns past them are never stored)")
+        self.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        if depthwise:
+            per_input = quotient(w_shape[0], self.gen.expr(("node", conv.name, "groups"), groups))
+            if per_input is None:
+                raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
+            self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
+        else:
+            self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, t(w_shape[1]), dtype)
+
+        self.out(f"mmask = rm[:, None] < {M}")
+        self.out(f"nmask = rn[None, :] < {N}")
+        for k in (0, *range(2, nd + 2)):
+            self.out(f"i{k} = r{k}[:, None]")
+        self.out(f"i1 = ({co})[None, :]  # the output channel")
+        self.coords = {k: f"i{k}" for k in range(nd + 2)}
+        self.rows = ["om", "i0", *(f"i{k}" for k in range(2, nd + 2))]
+        self.tile = "[BLOCK_M, BLOCK_N]"
+        self.full_mask = "mmask & nmask"
+        describe = self._describe(conv, x_shape, space)
+        self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
+        self.compute_epilogue()
+        self.store_outputs(space)
+
+        bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
+        grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
+        fp32 = dtype == "fp32"
+        how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
+               "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
+               "Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, K = "
+               f"input channels x kernel positions in BLOCK_K steps, tl.dot "
+               f"({self.schedule.precision if fp32 else 'fp32 accumulator'})")
+        doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
+               f"{how}, the epilogue on the tile.")
+        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([] if depthwise else [("BLOCK_K", bk)])
+        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
+                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
+                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
+                        helpers=helpers)
+
+    def _dot_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: str, dtype: str) -> None:
+        """acc += the implicit GEMM's BLOCK_K steps: K unravelled into (ci, k_1..k_d), the input patch gathered under
+        the padding and K-tail masks, the weight tile read through its view, tl.dot in the precision policy."""
+        t = self.sizes.text
+        kvol = prod(win.k for win in wins)
+        K = f"{cin_g} * {kvol}" if kvol > 1 else cin_g
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        with self.out.block(f"for kt in range(0, tl.cdiv({K}, BLOCK_K)):"):
+            self.out("kk = kt * BLOCK_K + rk")
+            self.out(f"kmask = kk < {K}")
+            self.out(f"ci = kk // {kvol}" if kvol > 1 else "ci = kk")
+            rest = f"kk % {kvol}" if kvol > 1 else ""
+            for d in range(len(wins) - 1, -1, -1):   # the kernel position (k_1..k_d), the weight's order
+                k = wins[d].k
+                if k == 1:
+                    self.out(f"k{d} = 0")
+                elif d == 0:
+                    self.out(f"k{d} = {rest}")
+                else:
+                    self.out(f"k{d} = ({rest}) % {k}")
+                    rest = f"({rest}) // {k}"
+            x_cols = [self._times("ci", x_strides[1])]
+            w_rows = [self._times("ci", w_strides[1])]
+            mask = ["kmask[None, :]"]
+            for d, win in enumerate(wins):
+                step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+                if win.k > 1:
+                    x_cols.append(self._times(f"({step})", x_strides[2 + d]))
+                    w_rows.append(self._times(f"k{d}", w_strides[2 + d]))
+                if win.p:   # a window reaches past the input only through its padding
+                    self.out(f"p{d} = t{d}[:, None] + ({step})[None, :]" if win.k > 1 else f"p{d} = t{d}[:, None]")
+                    mask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+            self.out(f"a_mask = {' & '.join(mask)}")
+            self.out(f"a = tl.load({self.pointer(x.base)} + x_rows[:, None] + ({' + '.join(x_cols)})[None, :], "
+                     "mask=a_mask, other=0.0)")
+            self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
+                     "mask=kmask[:, None], other=0.0)")
+            self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _window_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, co: str, per_input: str) -> None:
+        """acc += each kernel position's input (BLOCK_M positions x the BLOCK_N channels' own input channels, masked
+        where the window reaches into the padding) times the channels' weight there, in fp32 multiply-adds."""
+        t = self.sizes.text
+        ci = f"({co}) // {per_input}" if per_input != "1" else f"({co})"
+        self.out(f"x_cols = {self._times(f'({ci})', x_strides[1])}  # each output channel's input channel")
+        with ExitStack() as loops:
+            for d, win in enumerate(wins):
+                loops.enter_context(self.out.block(f"for k{d} in tl.static_range({win.k}):"))
+            x_terms, w_terms, mask = ["x_rows"], ["w_cols"], []
+            for d, win in enumerate(wins):
+                step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+                x_terms.append(self._times(f"({step})", x_strides[2 + d]))
+                w_terms.append(self._times(f"k{d}", w_strides[2 + d]))
+                if win.p:
+                    self.out(f"p{d} = t{d} + {step}")
+                    mask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+            load_mask = f", mask=({' & '.join(mask)})[:, None], other=0.0" if mask else ""
+            self.out(f"a = tl.load({self.pointer(x.base)} + ({' + '.join(x_terms)})[:, None] + x_cols[None, :]"
+                     f"{load_mask}).to(tl.float32)")
+            self.out(f"b = tl.load({self.pointer(w.base)} + {' + '.join(w_terms)}).to(tl.float32)")
+            self.out("acc += a * b[None, :]")
+
+    def _times(self, index: str, stride: SizeExpr) -> str:
+        st = self.sizes.text(stride)
+        return index if st == "1" else f"{index} * {st}"
+
+    def _describe(self, conv: Conv, x_shape: list[SizeExpr], space: list[SizeExpr]) -> str:
+        host = self.sizes.host
+        return f"{conv.describe()} of ({' x '.join(host(e) for e in x_shape)})"
+
+    # --- the epilogue's loads: only the tile axes an operand varies along ----------------------------------
+    def tile_axes(self) -> list[list[str]]:
+        return [self.rows, ["i1", "on"]]
+
+    def leaf(self, node: Node):
+        full = super().leaf(node)
+
+        def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
+            view = node.operands[load.operand]
+            if view.base in self.members or gather is not None or valid is not None:
+                return full(load, gather, valid, i)
+            if len(view.shape) != len(self.anchor.out.shape):
+                raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
+            offset = self.operand_offset(node, load.operand, self.coords)
+            # a per-channel bias is one (1, BLOCK_N) row, not a tile of repeated addresses; its mask is that axis's
+            along_rows = any(mentions(offset, r) for r in self.rows)
+            along_cols = mentions(offset, "i1")
+            if along_rows and along_cols:
+                return full(load, gather, valid, i)
+            masks = (["mmask"] if along_rows else []) + (["nmask"] if along_cols else [])
+            mask = f", mask={' & '.join(masks)}, other=0" if masks else ""
+            text = f"tl.load({self.pointer(view.base)} + ({offset}){mask})"
+            dtype = self.graph.buffer_type(view.base).dtype
+            if compute_dtype(dtype) != dtype:
+                text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
+            return self.cached_load(text)
+        return render

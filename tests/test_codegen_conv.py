@@ -1,0 +1,176 @@
+"""The generated convolution (codegen/conv.py: implicit GEMM + fused epilogue, #19 items 1, 2, 5).
+
+Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
+its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
+refuses on sight (transposed, fp64) is a library group from the first plan on; a depthwise convolution takes the
+window loop. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d / conv3d problems
+with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several tiles per axis, a
+K tail), and on a depthwise one with two channels per group; kernel.py is standalone.
+Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from helpers import L1, judge, make_module, prepared
+from kerntailor.codegen import CodegenUnsupported, GroupUnsupported, default_schedule, refused_anchors
+from kerntailor.codegen.conv import ConvSchedule
+from kerntailor.codegen.schedule import ScheduleError
+from kerntailor.costmodel import AnalyticalModel
+from kerntailor.costmodel.candidate import Candidate
+from kerntailor.generate.kernels import group_work
+from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
+from kerntailor.targets import get_target
+
+DATA = Path(__file__).parent / "data" / "conv"
+TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
+CONV1D, CONV2D, CONV3D, DEPTHWISE = (DATA / f"{n}.py" for n in (
+    "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6"))
+GRADS_CONV = Path(__file__).parent / "data" / "grads" / "conv_relu.py"   # a float64 Conv2d
+SMALL = {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}}   # several tiles, a K tail
+
+
+def _conv_group(path: Path, dtype: str | None = None):
+    _, _, gen, plan = prepared(path, dtype)
+    (group,) = [g for g in plan.groups if g.family == "conv"]
+    return gen, plan, group
+
+
+# --- unit ----------------------------------------------------------------------------------------------------
+
+def test_the_plan_offers_a_conv_group_with_its_pointwise_tail_as_the_epilogue():
+    gen, plan, group = _conv_group(CONV2D)
+    assert [g.family for g in plan.groups] == ["conv"]
+    conv = gen.graph.node(group.anchor)
+    assert group.nodes[0] == conv.name and len(group.nodes) == 3 and group.outputs == (group.nodes[-1],)
+    # 2 groups: M = groups x N x OH x OW (9 -> 5 rows at stride 2, pad 1; 11 -> 9 columns at dilation 2), 4 output
+    # channels per group, K = 3 input channels per group x a 3 x 2 kernel
+    work, sizes = group_work(gen, group, "fp32")
+    assert sizes == {"M": 2 * 2 * 5 * 9, "N": 4, "K": 3 * 6}
+    assert work.matrix and work.flops == conv.flops() and work.vector_flops > 0   # bias and relu: vector work
+
+
+@pytest.mark.parametrize("target", ["h200", "mi300x"])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_the_default_schedule_and_the_seeds_lie_in_the_space_and_the_cost_model_takes_them(target, dtype):
+    gen, _, group = _conv_group(CONV2D)
+    t = get_target(target)
+    sizes = {"M": 4096, "N": 128, "K": 576}   # a ResNet-like layer's implicit GEMM
+    space = make_space("conv", t, dtype=dtype, **sizes)
+    default = default_schedule(gen, group)
+    assert isinstance(default, ConvSchedule) and not space.violations(space.config_of(default))
+    seeds = seed_knobs("conv", t, dtype=dtype, **sizes)
+    assert seeds and all(not space.violations(space.config_of(default.retune(k))) for k in seeds)
+    config = space.config_of(default.retune(seeds[0]))
+    assert program_count(config, sizes) == -(-4096 // config["BLOCK_M"]) * -(-128 // config["BLOCK_N"])
+    assert loop_trips(config, sizes) == -(-576 // config["BLOCK_K"])
+    work, _ = group_work(gen, group, dtype)
+    model = AnalyticalModel(t)
+    small, big = (model.explain(Candidate(space.config_of(default.retune(k)), work)).seconds
+                  for k in ({"BLOCK_M": 16, "BLOCK_N": 16}, {"BLOCK_M": 64, "BLOCK_N": 64}))
+    assert 0 < small and 0 < big
+
+
+def test_the_schedule_refuses_what_no_kernel_takes():
+    with pytest.raises(ScheduleError, match="BLOCK_K=8"):
+        ConvSchedule(BLOCK_M=16, BLOCK_N=16, BLOCK_K=8)
+    with pytest.raises(ScheduleError, match="precision"):
+        ConvSchedule(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, precision="fp8-row")
+    with pytest.raises(CodegenUnsupported, match="tf32x3 is not available for fp32 matmuls on gfx942"):
+        make_module(CONV2D, {"conv": {"precision": "tf32x3"}}, arch="gfx942")
+
+
+def test_what_the_writer_refuses_on_sight_is_a_library_group_from_the_first_plan():
+    """Transposed (tiny_conv2d) and fp64 convolutions: their anchors are named by refused_anchors, so every plan of
+    codegen's callers (codegen.plan_of, tests' prepared) has them as library groups, and the writer refuses them if
+    asked anyway."""
+    for path, dtype, why in ((TRANSPOSED, None, "transposed"), (GRADS_CONV, None, "fp64 x fp64")):
+        _, _, gen, plan = prepared(path, dtype)
+        conv = next(n for n in gen.graph.nodes if n.family == "conv")
+        assert why in refused_anchors(gen.graph)[conv.name]
+        (library,) = [g for g in plan.groups if g.family == "library"]
+        assert library.nodes == (conv.name,) and not any(g.family == "conv" for g in plan.groups)
+        forced = type(library)("k9", "conv", (conv.name,), library.inputs, library.outputs, library.space)
+        with pytest.raises(GroupUnsupported, match=why):
+            default_schedule(gen, forced)
+
+
+def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
+    """level1/depthwise_conv2d (groups = channels = 256): M = N x OH x OW, every channel a column (N = 256), K = the
+    3 x 3 window; the kernel walks the window with multiply-adds, each channel reading its own input channel."""
+    gen, plan, group = _conv_group(L1 / "depthwise_conv2d.py")
+    assert [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
+    assert group_work(gen, group, "fp32")[1] == {"M": 16 * 128 * 128, "N": 256, "K": 9}
+    schedule = default_schedule(gen, group)
+    space = make_space("conv", get_target("h200"), dtype="fp32", M=16 * 128 * 128, N=256, K=9)
+    assert not space.violations(space.config_of(schedule))
+    (kernel,) = make_module(L1 / "depthwise_conv2d.py").kernels
+    assert "tl.dot(" not in kernel.source and "tl.static_range(3)" in kernel.source and "acc += a * b" in kernel.source
+    assert "BLOCK_K" not in kernel.source
+
+
+def test_kernel_py_is_standalone_and_every_size_a_runtime_argument():
+    module = make_module(CONV3D)
+    tree = ast.parse(module.source)
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert "kerntailor" not in imported
+    (kernel,) = module.kernels
+    # batch and the three spatial input sizes vary between the variants: kernel arguments, the host's d0.. and the
+    # output sizes it derives (conv0_o..)
+    hosts = {e.render(names) for _, e in kernel.size_args for names in [_host_names(module)]}
+    assert any("conv0_o" in h for h in hosts) and any(h.startswith("d") for h in hosts), hosts
+    assert "tl.dot(a, b, acc" in kernel.source and "% 3" in kernel.source   # the kernel's width, a literal
+
+
+def _host_names(module) -> dict:
+    from kerntailor.codegen import host_names
+
+    return host_names(prepared(CONV3D)[2])
+
+
+# --- interpreter ---------------------------------------------------------------------------------------------
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize(("path", "dtype", "knobs"), [
+    (CONV1D, None, SMALL), (CONV2D, None, SMALL), (CONV2D, "bf16", None), (CONV3D, None, SMALL),
+    (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
+], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16"])
+def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
+    module = make_module(path, knobs, dtype)
+    assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
+    verdict = judge(path, module, tmp_path, dtype)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{module.source}"
+
+
+# --- compile -------------------------------------------------------------------------------------------------
+
+@pytest.mark.compile
+def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
+    from kerntailor.builder import BuildCache, BuildPool
+    from kerntailor.generate.kernels import kernel_source
+
+    cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
+                       (DEPTHWISE, "bf16", None)],
+             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None)]}
+    with BuildPool(None, timeout_s=300) as pool:
+        for arch, items in cases.items():
+            target = get_target("h200" if arch == "sm_90" else "mi300x")
+            sources = []
+            for path, dtype, knobs in items:
+                module = make_module(path, knobs, dtype, arch=arch)
+                (kernel,) = [k for k in module.kernels if k.kernel_name.endswith("_conv_kernel")]
+                sources.append(kernel_source(module.source, kernel, prepared(path, dtype)[2]))
+            for (path, dtype, _), r in zip(items, pool.build(sources, [target], cache=BuildCache(tmp_path))):
+                assert r.ok, f"{path.stem} {dtype} on {arch}: {r.error}"
+                if path == DEPTHWISE:   # multiply-adds, no matrix instructions
+                    assert r.facts.matrix_instr_count == 0 and r.facts.spills == 0, r.facts
+                    continue
+                prefix = "wgmma" if arch == "sm_90" else "v_mfma"
+                assert r.facts.matrix_instr_count > 0, (arch, path.stem, r.facts)
+                assert all(k.startswith(prefix) or k.startswith("mma") for k in r.facts.matrix_instr_kinds), \
+                    r.facts.matrix_instr_kinds

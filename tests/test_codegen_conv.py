@@ -174,3 +174,46 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
                 assert r.facts.matrix_instr_count > 0, (arch, path.stem, r.facts)
                 assert all(k.startswith(prefix) or k.startswith("mma") for k in r.facts.matrix_instr_kinds), \
                     r.facts.matrix_instr_kinds
+
+
+def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():
+    """The generate stage's library alternative (pipeline.LIBRARY_ALTERNATIVES): with "conv" among the library
+    families, a convolution the writer would generate is a library group from the first plan, its tail generated."""
+    from kerntailor.codegen import plan_of
+
+    gen, plan, _ = _conv_group(L1 / "depthwise_conv2d.py")
+    conv = next(n for n in gen.graph.nodes if n.family == "conv")
+    assert "library's" in refused_anchors(gen.graph, ("conv",))[conv.name]
+    assert [g.family for g in plan_of(gen.graph, ("conv",)).groups][0] == "library"
+    assert [g.family for g in plan_of(gen.graph).groups] == ["conv"]
+
+
+def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_librarys(monkeypatch, tmp_path):
+    """Measured, a module whose generated convolution lost to eager / torch.compile is generated once more with the
+    library's convolution and a generated tail, and that result is returned with both reasons; a loss for another
+    reason, or a plan without a generated convolution, is returned as it is."""
+    from dataclasses import replace
+
+    from kerntailor.generate import pipeline
+    from kerntailor.generate.pipeline import GenerateResult, GenerateSettings
+
+    gen, plan, _ = _conv_group(L1 / "depthwise_conv2d.py")
+    slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
+    base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json")
+    calls = []
+
+    def once(path, settings, progress=None, plan_out=None):
+        calls.append(settings)
+        if plan_out is not None:
+            plan_out.append(plan)
+        if settings.library_families:
+            return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)")
+        return base
+
+    monkeypatch.setattr(pipeline, "_generate_once", once)
+    result = pipeline._generate_template("p.py", GenerateSettings(target="h200"))
+    assert [s.library_families for s in calls] == [(), ("conv",)] and calls[1].use_store is False
+    assert result.status == "generated" and slower in result.message and "(mixed)" in result.message
+    calls.clear()
+    base = replace(base, message="no schedule passed the referee (crash: x)")
+    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1

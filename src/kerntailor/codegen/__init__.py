@@ -69,12 +69,16 @@ __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "Generat
            "host_names", "kernel_name", "plan_of", "refused_anchors"]
 
 
-def refused_anchors(graph: Graph) -> dict[str, str]:
+def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dict[str, str]:
     """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: a transposed
-    convolution). Every caller of plan_fusion passes them as its `library`: they are library groups from the
-    first plan on, never groups the generate stage must plan around."""
+    convolution), and every anchor of `library_families` (the user's or the generate stage's choice of the library
+    for that family: its alternative, timed). Every caller of plan_fusion passes them as its `library`: they are
+    library groups from the first plan on, never groups the generate stage must plan around."""
     out = {}
     for node in graph.nodes:
+        if node.family in library_families:
+            out[node.name] = f"{node.family}: the library's (timed as the alternative to the generated one)"
+            continue
         fam = FAMILIES.get(node.family)
         reason = fam.refuses(graph, node) if fam is not None and fam.refuses is not None else ""
         if reason:
@@ -82,9 +86,10 @@ def refused_anchors(graph: Graph) -> dict[str, str]:
     return out
 
 
-def plan_of(graph: Graph) -> Plan:
-    """The fusion plan codegen covers: its families generated, the anchors they refuse on sight the library's."""
-    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph))
+def plan_of(graph: Graph, library_families: tuple[str, ...] = ()) -> Plan:
+    """The fusion plan codegen covers: its families generated, the anchors they refuse on sight (and those of
+    `library_families`) the library's."""
+    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph, library_families))
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:

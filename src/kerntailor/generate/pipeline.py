@@ -85,6 +85,8 @@ class GenerateSettings:
     llm_turns: int = 3
     html: bool = True               # report.html beside report.json and .md: matplotlib's roofline, ~1.3 s a run on
                                     # the CPU even for a kernel served from the store (optimize writes none)
+    library_families: tuple[str, ...] = ()   # anchor families planned as library calls (their tails generated):
+                                    # measured, a generated module that loses is tried again so (LIBRARY_ALTERNATIVES)
 
     def __post_init__(self):
         if self.proposer not in PROPOSERS:
@@ -137,9 +139,35 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     return combine(problem_path, settings, template, progress, measured=measured)
 
 
+# Anchor families whose library op is an alternative to the generated one that the search has no knob for (a GEMM
+# has its LIBRARY knob): measured, when the generated module loses to eager or torch.compile, the problem is generated
+# again with these anchors as library calls and their tails generated (a cuDNN convolution + one fused tail kernel),
+# and that module is judged and timed against the same baselines.
+LIBRARY_ALTERNATIVES = ("conv",)
+
+
 def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                        progress: Progress | None = None) -> GenerateResult:
-    """Store lookup, capture, per-group search, judgement with fallback, decision (module docstring)."""
+    """_generate_once, and where it lost on time with a generated anchor that has a library alternative, once more
+    with that family the library's (LIBRARY_ALTERNATIVES): the faster of the two against the same baselines."""
+    run_plan: list = []
+    first = _generate_once(problem_path, settings, progress, run_plan)
+    families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
+                     any(g.family == f for g in run_plan[0].groups))
+    if not families or first.status != "library" or "is slower than the library" not in first.message:
+        return first
+    log.info("generated %s lost on time (%s): again with the library's %s", first.problem, first.message,
+             ", ".join(families))
+    second = _generate_once(problem_path, replace(settings, library_families=settings.library_families + families,
+                                                  use_store=False), progress, [])
+    note = f"with generated {', '.join(families)}: {first.message}; with the library's: "
+    return replace(second, message=note + second.message)
+
+
+def _generate_once(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None,
+                   plan_out: list | None = None) -> GenerateResult:
+    """Store lookup, capture, per-group search, judgement with fallback, decision (module docstring). The plan
+    the run generated (after its refusals) is appended to `plan_out`."""
     run = _start(problem_path, settings, progress or (lambda *a: None))
     cached = _served_from_store(run)
     if cached is not None:
@@ -179,6 +207,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         if run.store is not None:
             _record_trials(run, found)
     results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
+    if plan_out is not None:
+        plan_out.append(run.plan)
     with run.timed("judge"):
         verdict, schedules, source = _judge(run, schedules, searches)
     return _decide(run, schedules, results, verdict, source)
@@ -256,7 +286,8 @@ def _smaller_search(stored: dict | None, settings: GenerateSettings) -> str:
 def _capture(run: Run) -> None:
     run.progress("capture", 0, 1, None)
     run.capture, run.gen = capture_generalized(run.problem)
-    run.plan = plan_of(run.gen.graph)   # the anchors codegen refuses on sight are library groups at once
+    # the anchors codegen refuses on sight (and those of settings.library_families) are library groups at once
+    run.plan = plan_of(run.gen.graph, run.settings.library_families)
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
@@ -280,7 +311,8 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
     """The default schedules of a plan codegen covers. An anchor group its writer refuses (GroupUnsupported)
     is planned again as a library group, its epilogue generated after it; any other refusal is raised.
     Sets run.library_groups: library group -> why ("conv: no generator")."""
-    refused = refused_anchors(run.gen.graph)   # anchor node -> codegen's reason (those on sight: run.plan has them)
+    # anchor node -> codegen's reason (those on sight: run.plan has them)
+    refused = refused_anchors(run.gen.graph, run.settings.library_families)
     while True:
         try:
             schedules = _default_schedules(run)

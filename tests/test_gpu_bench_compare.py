@@ -27,3 +27,12 @@ def test_relative_error_of_a_wrong_shape_or_nan_is_never_within_a_bound():
     bad = e.clone()
     bad[2, 3] = float("nan")
     assert not gpu_bench.relative_error(bad, e) <= 1.0
+
+
+def test_the_bound_follows_the_tensors_dtype_when_the_file_sets_none():
+    """A group file written out of a bf16 model holds bf16 tensors with no dtype override: the 16-bit bound."""
+    bf16, fp32 = torch.zeros(3, dtype=torch.bfloat16), torch.zeros(3)
+    assert gpu_bench.sanity_bound(None, (bf16,), "ieee") == 3e-2
+    assert gpu_bench.sanity_bound(None, (fp32,), "ieee") == 1e-3
+    assert gpu_bench.sanity_bound("bf16", (fp32,), "ieee") == 3e-2
+    assert gpu_bench.sanity_bound(None, (fp32,), "fp8-row") == 1e-1

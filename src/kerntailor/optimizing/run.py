@@ -184,7 +184,8 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
             optimized, outcome, passed = _swap(optimized, scope, kernel, outcome, reference, state)
             if passed and not isinstance(cut, str):
                 in_graph.append((cut, kernel[0]))
-        phases[f"swap {row.name}"] = clock.lap(f"swap {row.name} and check the whole model ({outcome.status})")
+        why = f": {outcome.reason[:300]}" if outcome.reason else ""   # in the log too: a run cut short says why
+        phases[f"swap {row.name}"] = clock.lap(f"swap {row.name} and check the whole model ({outcome.status}{why})")
         check = passed or check
         outcomes[rank] = replace(outcome, op=kernel[1]) if outcome.status == SWAPPED else outcome
     outcomes = [outcomes[rank] for rank in sorted(outcomes)]

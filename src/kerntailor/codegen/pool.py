@@ -31,6 +31,24 @@ unrolled at generation time (explicit acc<r>, h); a 3-d pool's depth window loop
 ceil mode, NaN propagation and a prologue (computed on each loaded element) work as above. A window whose unrolled
 loads per step would exceed SLIDE_LOAD_LIMIT is refused (CodegenUnsupported), so the search drops that config.
 
+The span schedule (PoolSchedule.SPAN = 1) is for windows that overlap along the last axis (KernelBench 41: 8 taps at
+dilation 3, stride 1; 44: 8 taps at stride 1), where each output's k masked loads of one element each are shifted by
+amounts that no vector load can take (unaligned, and masked per element): 8 scalar loads per output, the kernel
+at 2.2x its memory floor on an H200 (3101 us against 1416). Instead a lane group owns V consecutive outputs of a row
+whose inputs start at an aligned chunk of C = 16 bytes / the element size input elements, with C = V x stride
+(`span_taps`: the stride must divide a chunk). The group loads each chunk its outputs' taps reach (`span_chunks`:
+KernelBench 41 in fp32 reads chunks -1..5 for 4 outputs) once, as one 16-byte load masked per element against the
+input's ends (-inf or 0 outside, as above; where the row length is a multiple of 16 Triton's launch
+specialization makes the mask uniform over a chunk and the load one vector load), splits it into its C values
+(tl.reshape + tl.split, register renaming where a lane holds the whole chunk), folds each output's taps into its
+accumulator acc<e>, and joins the V accumulators back (tl.join + tl.reshape) into the YBLOCK x XBLOCK tile that the
+divisor, the epilogue and the store use as before. The outer window axes of a 2-d or 3-d pool loop around it.
+Cross-compiled at KernelBench 41's sizes it issues 14 128-bit loads where the window issued 64 32-bit ones (sm_90;
+7 for 32 on gfx942) and about 40% fewer PTX instructions. A lane must hold whole chunks: with fewer lane groups
+than lanes Triton spreads a chunk over two lanes and the split goes through shared memory, so the default takes
+num_warps with at least SPAN_LANES groups per warp. Not with a prologue (computed per window element); ROWS > 1 is the
+sliding schedule, which reads its windows itself.
+
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
 that the last window must start inside the input or its left padding.
@@ -55,7 +73,16 @@ from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.search.families import POOL_ROWS, SLIDE_LOAD_LIMIT, sliding_rows
+from kerntailor.search.families import (
+    POOL_ROWS,
+    SLIDE_LOAD_LIMIT,
+    SPAN_LANES,
+    itemsize,
+    sliding_rows,
+    span_chunks,
+    span_outputs,
+    span_taps,
+)
 
 UNROLL_LIMIT = 64  # windows up to this many elements are unrolled; larger ones loop
 
@@ -123,28 +150,36 @@ class PoolSchedule(Schedule):
     """About XBLOCK output elements per program: a (YBLOCK rows x XBLOCK columns) tile (`tile_shape`)."""
 
     family: ClassVar[str] = "pool"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "ROWS", "num_warps", "num_stages", "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "ROWS", "SPAN", "num_warps", "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
 
     XBLOCK: int
     ROWS: int = 1     # output rows along the second-to-last axis per program, sharing their input rows (sliding)
+    SPAN: int = 0     # 1: the last axis's window from aligned chunks of the input, shared by V outputs (span);
+    #                   with ROWS = 1 (ROWS > 1 is the sliding schedule, which reads its windows itself)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.power_of_two("XBLOCK")
         self.one_of("ROWS", POOL_ROWS)
+        self.one_of("SPAN", (0, 1))
 
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     """{"numel"}: the pool's outputs (search/families.py's pool_space), whatever its prologue's shape; its window's
     elements (window, KW along the last axis) and, with two or more spatial axes, along the second-to-last one (KH
     elements, stride SH, dilation DH, over OH output rows): what the sliding schedule (ROWS > 1) shares and the cost
-    model counts."""
+    model counts; along the last axis its stride SW, dilation DW, padding PW and OW outputs, the input's bytes per
+    element (ITEM) and whether a prologue computes it: what the span schedule (SPAN=1) needs."""
     node = gen.graph.node(group.anchor)
     sizes = {"numel": node.out.numel, "window": prod(node.kernel), "KW": node.kernel[-1] if node.kernel else 1}
+    dilation = node.dilation or (1,) * len(node.kernel)
     if len(node.kernel) >= 2 and len(node.out.shape) == len(node.kernel) + 2:
-        dilation = node.dilation or (1,) * len(node.kernel)
         sizes |= {"KH": node.kernel[-2], "SH": node.stride[-2], "DH": dilation[-2], "OH": node.out.shape[-2]}
+    if node.kernel and len(node.out.shape) == len(node.kernel) + 2:
+        sizes |= {"SW": node.stride[-1], "DW": dilation[-1], "PW": node.padding[-1], "OW": node.out.shape[-1],
+                  "ITEM": itemsize(gen.graph.buffer_type(node.operands[0].base).dtype),
+                  "prologue": int(bool(group.prologue))}
     return sizes
 
 
@@ -158,7 +193,23 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     if group.prologue:
         xblock //= 2
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
+    v = span_default(gen, group, xblock)
+    if v:
+        return PoolSchedule(XBLOCK=xblock, SPAN=1, num_warps=max(1, min(4, xblock // v // SPAN_LANES)))
     return PoolSchedule(XBLOCK=xblock, num_warps=4)
+
+
+def span_default(gen: Generalized, group: FusionGroup, xblock: int) -> int:
+    """V (outputs per lane group) where the default takes the span schedule at `xblock`: where the search offers it
+    (search/families.py's pool_space) and the tile has a column per output of a lane group; else 0. Cross-compiled
+    for sm_90 and gfx942 it issues 4-13x fewer loads and half the instructions of the window of masked loads on
+    KernelBench 41 and 44 (benchmarks/pool_probe.py times both)."""
+    sizes = work_sizes(gen, group)
+    if "ITEM" not in sizes or sizes["prologue"]:
+        return 0
+    v = span_outputs(sizes["ITEM"], sizes["KW"], sizes["SW"], sizes["PW"], sizes["DW"])
+    node = gen.graph.node(group.anchor)
+    return v if v and tile_shape(node, xblock)[1] >= v and xblock // v >= SPAN_LANES else 0
 
 
 def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
@@ -198,7 +249,7 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported("output size is not a product of sizes")
         windows = [_window(self.gen, pool, d) for d in range(nd)]
         acc = "tl.float64" if self.graph.buffer_type(view_parts[0].base).dtype == "fp64" else "tl.float32"
-        if self.schedule.ROWS > 1:
+        if self.schedule.ROWS > 1:   # the sliding schedule reads its rows' windows itself: SPAN is for ROWS=1
             return self._write_sliding(pool, space, windows, view_parts, acc)
         rows, cols = tile_shape(pool, self.schedule.XBLOCK)
         n_rows = product(space[:-1])
@@ -208,14 +259,22 @@ class _PoolWriter(AnchorWriter):
         if not self.prologue:  # else the window's values are computed, not loaded
             self._input_base(*view_parts)
         in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
-        self._reduce_window(pool, windows, in_sizes, view_parts, acc)
+        if self.schedule.SPAN:
+            if self.prologue:
+                raise CodegenUnsupported(f"{pool.name}: SPAN=1 loads the input itself (a prologue is computed per "
+                                         "window element)")
+            self._reduce_span(pool, windows, in_sizes, view_parts, acc, n_rows, cols)
+        else:
+            self._reduce_window(pool, windows, in_sizes, view_parts, acc)
         value = "acc" if pool.kind == "max" else f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
         self.out(f"v_{pool.name} = {value}  # {pool.describe()}")
         self.compute_epilogue()
         self.store_outputs(space)
         shape_text = " x ".join(self.sizes.host(e) for e in space)
         doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
-               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window.")
+               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; "
+               + ("the last axis's window from aligned chunks of the input, shared by a lane group's outputs."
+                  if self.schedule.SPAN else "masked loads over the window."))
         # a 2-D launch, rows x column blocks: no per-element division in the kernel
         return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], (one_dim(n_rows, rows), one_dim(space[-1], cols)))
 
@@ -301,6 +360,85 @@ class _PoolWriter(AnchorWriter):
             self.out(f"{acc} = tl.where(({v} > {acc}) | ({v} != {v}), {v}, {acc}){note}")
         else:
             self.out(f"{acc} = {acc} + {v}")
+
+    # --- the span schedule (SPAN=1) -----------------------------------------------------------------------------
+
+    def _reduce_span(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str, n_rows, cols: int) -> None:
+        """acc, as `_reduce_window`, with the last axis's window read from aligned chunks of C input elements (one
+        vector load each): lane group g owns the V = C / stride outputs g·V.. of a row, whose taps lie in chunks
+        g + a for the few a of `span_chunks`, each loaded once (masked per element against the input's ends:
+        -inf or 0 outside) and split into its C values; each output folds in its taps' values (acc<e>), and the V
+        accumulators are joined back into the YBLOCK x XBLOCK tile. The outer window axes loop around it."""
+        view, _, in_strides, _ = view_parts
+        nd = len(windows)
+        last = nd - 1
+        k, s, p, dil = windows[last]
+        taps = span_taps(itemsize(self.graph.buffer_type(view.base).dtype), k, s, p, dil)
+        if taps is None or cols < len(taps):
+            raise CodegenUnsupported(f"{pool.name}: SPAN=1 needs a stride dividing a chunk and at least "
+                                     f"{len(taps) if taps else '?'} columns")
+        chunk, v = len(taps) * s, len(taps)
+        pid = "tl.program_id(1).to(tl.int64)" if self.big else "tl.program_id(1)"
+        self.out(f"ymask = yindex < {self.sizes.text(n_rows)}  # rows inside the output")
+        self.out(f"sg = {pid} * (XBLOCK // {v}) + tl.arange(0, XBLOCK // {v})[None, :, None]  # lane groups: "
+                 f"{v} outputs, one chunk of {chunk} input elements")
+        self.out(f"se = tl.arange(0, {chunk})[None, None, :]  # a chunk's elements")
+        for d in range(last):
+            _, sd, pd, _ = windows[d]
+            start = f"i{2 + d} * {sd}" if sd != 1 else f"i{2 + d}"
+            self.out(f"start{d} = {f'{start} - {pd}' if pd else start}")
+        init = 'float("-inf")' if pool.kind == "max" else "0.0"
+        for e in range(v):
+            self.out(f"acc{e} = tl.full([YBLOCK, XBLOCK // {v}], {init}, {acc})")
+        other = 'float("-inf")' if pool.kind == "max" else "0.0"
+        loop = "tl.static_range" if prod(w[0] for w in windows[:last]) <= UNROLL_LIMIT else "range"
+        st = self.sizes.text(in_strides[2 + last])
+        with ExitStack() as loops:
+            for d in range(last):
+                self._window_step(pool, windows, in_sizes, d, loops, loop, first="ymask")
+            rows = " + ".join(["base"] + [f"p{d}" if self.sizes.text(in_strides[2 + d]) == "1"
+                                          else f"p{d} * {self.sizes.text(in_strides[2 + d])}" for d in range(last)])
+            self.out(f"srow = ({rows})[:, :, None]  # the window row's start in the input")
+            mask = f"m{last - 1}[:, :, None]" if last else "ymask[:, :, None]"
+            values: dict[tuple[int, int], str] = {}
+            for a in span_chunks(taps):
+                group = f"(sg + {a})" if a > 0 else f"(sg - {-a})" if a < 0 else "sg"
+                self.out(f"sq = {group} * {chunk} + se  # chunk {a}'s input positions")
+                inside = (["(sq >= 0)"] if a < 0 else []) + [f"(sq < {in_sizes[last]})"]
+                sq = "sq" if st == "1" else f"sq * {st}"
+                self.out(f"sx = tl.load({self.pointer(view.base)} + (srow + {sq}), mask={' & '.join([mask] + inside)}, "
+                         f"other={other}).to({acc})")
+                for j, name in enumerate(self._span_split("sx", chunk, v, f"c{a}" if a >= 0 else f"cm{-a}")):
+                    values[(a, j)] = name
+            for e, output in enumerate(taps):
+                for a, j in output:
+                    self._combine(pool, f"acc{e}", values[(a, j)])
+        self.out(f"acc = tl.reshape({self._span_join([f'acc{e}' for e in range(v)], v)}, [YBLOCK, XBLOCK])  # "
+                 f"lane group g's {v} outputs at columns g·{v}..")
+        _, s, p, _ = windows[last]
+        start = f"i{2 + last} * {s}" if s != 1 else f"i{2 + last}"
+        self.out(f"start{last} = {f'{start} - {p}' if p else start}")
+
+    def _span_split(self, t: str, n: int, v: int, name: str) -> list[str]:
+        """The n values along the last axis of tensor t ([YBLOCK, XBLOCK // v, n]) as [YBLOCK, XBLOCK // v] tensors,
+        in order, by halving splits (even and odd elements)."""
+        if n == 1:
+            self.out(f"{name} = tl.reshape({t}, [YBLOCK, XBLOCK // {v}])")
+            return [name]
+        shaped = t if n == 2 else f"tl.reshape({t}, [YBLOCK, XBLOCK // {v}, {n // 2}, 2])"
+        self.out(f"{name}e, {name}o = tl.split({shaped})")
+        even = self._span_split(f"{name}e", n // 2, v, f"{name}e") if n > 2 else [f"{name}e"]
+        odd = self._span_split(f"{name}o", n // 2, v, f"{name}o") if n > 2 else [f"{name}o"]
+        return [x for pair in zip(even, odd) for x in pair]
+
+    def _span_join(self, parts: list[str], v: int) -> str:
+        """The [YBLOCK, XBLOCK // v, len(parts)] tensor of `parts` in order (the inverse of `_span_split`)."""
+        if len(parts) == 1:
+            return f"{parts[0]}[:, :, None]"
+        if len(parts) == 2:
+            return f"tl.join({parts[0]}, {parts[1]})"
+        even, odd = self._span_join(parts[0::2], v), self._span_join(parts[1::2], v)
+        return f"tl.reshape(tl.join({even}, {odd}), [YBLOCK, XBLOCK // {v}, {len(parts)}])"
 
     # --- the sliding schedule (ROWS > 1) ---------------------------------------------------------------------
 
@@ -398,15 +536,17 @@ class _PoolWriter(AnchorWriter):
         self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
                                              for text, name in hoisted.items()]
 
-    def _window_step(self, pool: Pool, windows, in_sizes: list[str], d: int, loops: ExitStack, loop: str) -> None:
-        """Window axis d: its loop, position p<d> and mask m<d> (inside the loops of the axes before it)."""
+    def _window_step(self, pool: Pool, windows, in_sizes: list[str], d: int, loops: ExitStack, loop: str,
+                     first: str = "xmask") -> None:
+        """Window axis d: its loop, position p<d> and mask m<d> (inside the loops of the axes before it; the first
+        axis's starts from `first`)."""
         k, _, p, dil = windows[d]
         loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
         step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
         self.out(f"p{d} = start{d} + {step}")
         # a window leaves the input only through padding, or at the end in ceil mode
         inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
-        self.out(f"m{d} = {' & '.join([f'm{d - 1}' if d else 'xmask'] + inside)}")
+        self.out(f"m{d} = {' & '.join([f'm{d - 1}' if d else first] + inside)}")
 
     def _slide_columns(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str,
                        hoisted: dict[str, str]) -> None:

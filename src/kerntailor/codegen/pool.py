@@ -10,6 +10,13 @@ the input, so it reads -inf for max and is left out of an average's sum; the
 divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
 kernels do. Accumulation is fp32; max propagates NaN like torch.
 
+Where the window's loads step by 1 along C and by C along the last axis (a library convolution's output kept
+channels-last, codegen/memory_format.py, read directly or by a prologue), the rows are ordered (n, o_1.., c), c the
+fastest, and the tile has at most CHANNEL_TILE_COLS columns: a tile's loads are then contiguous along its rows
+(vector loads along C; the rows (n, c, o_1..) stepped 2C apart between lanes, one 32-bit load per line) and its
+stores along its columns, Triton converting between the two layouts; the store's flat NCHW position is rebuilt
+from the coordinates (the pointwise writer's tile2d for the same reads: memory_format.permuted_axes says both).
+
 A prologue (a convolution's bias + activation before the pool) is computed on each window element instead
 of loaded: its members read their own inputs at the window position, under the window's mask, and the
 value is then taken only where that mask holds, since padding lies outside the prologue's output (-inf to a
@@ -67,6 +74,7 @@ from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.memory_format import kept_layout, permuted_axes
 from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
@@ -201,22 +209,37 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
 
 def span_default(gen: Generalized, group: FusionGroup, xblock: int) -> int:
     """V (outputs per lane group) where the default takes the span schedule at `xblock`: where the search offers it
-    (search/families.py's pool_space) and the tile has a column per output of a lane group; else 0. Cross-compiled
-    for sm_90 and gfx942 it issues 4-13x fewer loads and half the instructions of the window of masked loads on
-    KernelBench 41 and 44 (benchmarks/pool_probe.py times both)."""
+    (search/families.py's pool_space), the tile has a column per output of a lane group, and the input's rows are
+    contiguous and start at whole chunks at the traced sizes (the chunk loads are then aligned vector loads where
+    Triton's launch specialization sees the sizes as multiples of 16; elsewhere, a chunk is spread over lanes
+    and split through shared memory: sm_90, KernelBench 41 at an odd length, 33 barriers); not where the input is
+    a convolution's output that may stay channels-last (memory_format.py: its last axis then steps by C). Else 0.
+    Cross-compiled for sm_90 and gfx942 it issues 4-13x fewer loads and half the instructions of the window of
+    masked loads on KernelBench 41 and 44 (benchmarks/pool_probe.py times both)."""
     sizes = work_sizes(gen, group)
     if "ITEM" not in sizes or sizes["prologue"]:
         return 0
     v = span_outputs(sizes["ITEM"], sizes["KW"], sizes["SW"], sizes["PW"], sizes["DW"])
     node = gen.graph.node(group.anchor)
-    return v if v and tile_shape(node, xblock)[1] >= v and xblock // v >= SPAN_LANES else 0
+    view = node.operands[0]
+    chunk = v * sizes["SW"]
+    producer = next((n for n in gen.graph.nodes if n.name == view.base), None)
+    aligned = view.strides[-1] == 1 and all(st % chunk == 0 for st in (*view.strides[:-1], view.offset))
+    if not v or not aligned or (producer is not None and kept_layout(gen, producer) is not None):
+        return 0
+    return v if tile_shape(node, xblock)[1] >= v and xblock // v >= SPAN_LANES else 0
 
 
-def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
+CHANNEL_TILE_COLS = 32   # channel-inner rows (a channels-last input): at most this many columns, the rest channels
+
+
+def tile_shape(node: Pool, xblock: int, channels_inner: bool = False) -> tuple[int, int]:
     """(YBLOCK, XBLOCK) of a program's output tile for `xblock` elements per program: columns of the last
-    output axis up to its traced length (a power of two), rows for the rest (masks cover other shapes)."""
+    output axis up to its traced length (a power of two), rows for the rest (masks cover other shapes); with
+    `channels_inner` at most CHANNEL_TILE_COLS columns, so that the rows span channels (the loads' contiguous
+    axis)."""
     last = node.out.shape[-1]
-    cols = max(1, min(xblock, 1 << max(0, (last - 1).bit_length())))
+    cols = max(1, min(xblock, CHANNEL_TILE_COLS if channels_inner else xblock, 1 << max(0, (last - 1).bit_length())))
     return max(1, xblock // cols), cols
 
 
@@ -251,11 +274,12 @@ class _PoolWriter(AnchorWriter):
         acc = "tl.float64" if self.graph.buffer_type(view_parts[0].base).dtype == "fp64" else "tl.float32"
         if self.schedule.ROWS > 1:   # the sliding schedule reads its rows' windows itself: SPAN is for ROWS=1
             return self._write_sliding(pool, space, windows, view_parts, acc)
-        rows, cols = tile_shape(pool, self.schedule.XBLOCK)
+        channels_inner = rank > 3 and self._channels_inner(view_parts)
+        rows, cols = tile_shape(pool, self.schedule.XBLOCK, channels_inner)
         n_rows = product(space[:-1])
         if n_rows is None:
             raise CodegenUnsupported("output rows are not a product of sizes")
-        self._tile(rank, space, n_rows)
+        self._tile(rank, space, n_rows, channels_inner)
         if not self.prologue:  # else the window's values are computed, not loaded
             self._input_base(*view_parts)
         in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
@@ -278,25 +302,54 @@ class _PoolWriter(AnchorWriter):
         # a 2-D launch, rows x column blocks: no per-element division in the kernel
         return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], (one_dim(n_rows, rows), one_dim(space[-1], cols)))
 
-    def _tile(self, rank: int, space, n_rows) -> None:
-        """yindex: the tile's rows (n, c, o_1..), unravelled; i<last>: its columns; xindex: the flat position."""
+    def _tile(self, rank: int, space, n_rows, channels_inner: bool = False) -> None:
+        """yindex: the tile's rows (n, c, o_1..), unravelled; i<last>: its columns; xindex: the flat position.
+        `channels_inner`: the rows in the order (n, o_1.., c), c the fastest, so that a tile's loads are contiguous
+        along its rows (a channels-last input) and its stores along its columns; Triton converts between the two
+        layouts (the pointwise writer's tile2d for the same reads)."""
         last = self.sizes.text(space[-1])
         pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
-        self.out(f"yindex = {pid.format(0)} * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, o_1..")
+        order = "n, o_1.., c" if channels_inner else "n, c, o_1.."
+        self.out(f"yindex = {pid.format(0)} * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: {order}")
         self.out(f"i{rank - 1} = {pid.format(1)} * XBLOCK + tl.arange(0, XBLOCK)[None, :]  # the last output axis")
         self.out(f"xmask = (yindex < {self.sizes.text(n_rows)}) & (i{rank - 1} < {last})")
-        self.out(f"xindex = yindex * {last} + i{rank - 1}  # the flat output position")
         self.coords = {k: f"i{k}" for k in range(rank)}
         self.flat_index = "xindex"
         self.tile = "[YBLOCK, XBLOCK]"
+        self.channels_inner = channels_inner   # q<k> below are not n·C + c: _input_base then takes n and c apart
+        if channels_inner:
+            axes = [0, *range(2, rank - 1), 1]
+            self.unravel(axes, [space[k] for k in axes], "yindex")
+            row = "i0"
+            for k in range(1, rank - 1):
+                row = f"({row} * {self.sizes.text(space[k])} + i{k})"
+            self.out(f"xindex = {row} * {last} + i{rank - 1}  # the flat output position (n, c, o_1.., o_last)")
+            return
+        self.out(f"xindex = yindex * {last} + i{rank - 1}  # the flat output position")
         self.unravel(list(range(rank - 1)), space[:-1], "yindex")
         if rank == 3:  # one spatial axis: the row is n·C + c itself
             self.out("q2 = yindex")
 
+    def _channels_inner(self, view_parts) -> bool:
+        """Whether the window's loads step by 1 along C and by more along the last axis (memory_format.py's
+        permuted_axes: a channels-last convolution output): the pool's input itself, or an input of its prologue
+        read at the pool input's rank."""
+        if not self.prologue:
+            return permuted_axes(view_parts[0], view_parts[2], 1, -1)
+        rank = len(self.anchor.out.shape)
+        for node in self.prologue:
+            for j, v in enumerate(node.operands):
+                if v.base not in self.members and len(v.shape) == rank:
+                    view, _, strides, _ = self.view_exprs(node, j)
+                    if permuted_axes(view, strides, 1, -1):
+                        return True
+        return False
+
     def _input_base(self, view, in_shape, in_strides, in_offset) -> None:
         """base: where (n, c) starts in the input; n and c as one coordinate (q2 = n·C + c) where the input is
         contiguous over them."""
-        merged = not (view.strides[1] == 0 and in_strides[1].is_constant) and \
+        merged = not getattr(self, "channels_inner", False) and \
+            not (view.strides[1] == 0 and in_strides[1].is_constant) and \
             same(in_strides[0], product([in_shape[1], in_strides[1]]) or const(-1))
         terms = []
         if merged:
@@ -305,7 +358,8 @@ class _PoolWriter(AnchorWriter):
             for k in (0, 1):
                 if view.strides[k] == 0 and in_strides[k].is_constant:
                     continue
-                terms.append(f"i{k} * {self.sizes.text(in_strides[k])}")
+                st = self.sizes.text(in_strides[k])
+                terms.append(f"i{k}" if st == "1" else f"i{k} * {st}")
         if not in_offset.is_constant or in_offset.coeff + in_offset.offset != 0:
             terms.append(self.sizes.text(in_offset))
         self.base_varies = any(mentions(t, c) for t in terms for c in ("q2", "i0", "i1"))

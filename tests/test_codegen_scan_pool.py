@@ -31,7 +31,8 @@ DATA = ROOT / "tests" / "data" / "codegen"
 PROLOGUE = ROOT / "tests" / "data" / "pool_prologue"
 
 
-def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None, family: str = ""):
+def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None, family: str = "",
+              arch: str = "gfx942"):
     """(problem, module) with `knobs` merged into every group's default schedule (only `family`'s groups where
     given); `rewrite` edits the captured problem before it is planned."""
     problem, _, gen, _ = prepared(path, dtype)
@@ -40,7 +41,7 @@ def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, r
     plan = plan_fusion(gen.graph, FAMILIES)
     chosen = {g.name: default_schedule(gen, g).retune(knobs or {} if g.family == (family or g.family) else {})
               for g in plan.groups}
-    return problem, generate_module(problem, gen, plan, chosen, "mi300x", "gfx942")
+    return problem, generate_module(problem, gen, plan, chosen, "h200" if arch.startswith("sm_") else "mi300x", arch)
 
 
 # --- the referee ------------------------------------------------------------------------------------------
@@ -222,12 +223,12 @@ _RUN_SLIDING = textwrap.dedent('''
 ''')
 
 
-def _run_sliding(tmp_path, cases, marker: str = "row0") -> None:
+def _run_sliding(tmp_path, cases, marker: str = "row0", arch: str = "gfx942") -> None:
     """Each (problem, dtype, knobs, input shapes) generated with its pool group under `knobs` (its source has
     `marker`) and run under the interpreter against the problem's Model, a NaN in the first windows."""
     jobs = []
     for i, (path, dtype, knobs, shapes) in enumerate(cases):
-        _, module = _generate(path, dtype, knobs, family="pool")
+        _, module = _generate(path, dtype, knobs, family="pool", arch=arch)
         assert marker in next(k for k in module.kernels if "pool" in k.kernel_name).source
         kernel = tmp_path / f"k{i}.py"
         kernel.write_text(module.source)
@@ -290,13 +291,13 @@ def test_sliding_rows_load_each_shared_input_row_once():
 def test_span_matches_torch(tmp_path):
     """KernelBench 41's window (8 taps, dilation 3, padding 4: chunk -1 read) and 44's (an average in ceil mode
     counting only the inputs), rows of several column programs and rows shorter than a program; bf16 (chunks of
-    8); stride 2 (2 outputs a chunk)."""
+    8); stride 2 (2 outputs a chunk). Generated for sm_90: max as tl.maximum propagating NaN."""
     _run_sliding(tmp_path, [
         (DATA / "maxpool1d_dilated.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 200), (1, 2, 17)]),
         (DATA / "avgpool1d_overlap.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 150), (1, 2, 5)]),
         (DATA / "maxpool2d_overlap.py", "bf16", {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 9, 21)]),
         (DATA / "maxpool1d.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 33)]),
-    ], marker="tl.split(")
+    ], marker="tl.split(", arch="sm_90")
 
 
 @pytest.mark.interpreter

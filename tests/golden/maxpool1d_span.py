@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.maxpool1d_dilated_ce57d51c1200f12b (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.maxpool1d_dilated_1a304240e2962110 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any, any)
@@ -96,38 +96,38 @@ def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, YBLOCK: tl.c
         c5e, c5o = tl.split(tl.reshape(sx, [YBLOCK, XBLOCK // 4, 2, 2]))
         c5ee, c5eo = tl.split(c5e)
         c5oe, c5oo = tl.split(c5o)
-        acc0 = tl.where((cm1ee > acc0) | (cm1ee != cm1ee), cm1ee, acc0)
-        acc0 = tl.where((cm1oo > acc0) | (cm1oo != cm1oo), cm1oo, acc0)
-        acc0 = tl.where((c0eo > acc0) | (c0eo != c0eo), c0eo, acc0)
-        acc0 = tl.where((c1oe > acc0) | (c1oe != c1oe), c1oe, acc0)
-        acc0 = tl.where((c2ee > acc0) | (c2ee != c2ee), c2ee, acc0)
-        acc0 = tl.where((c2oo > acc0) | (c2oo != c2oo), c2oo, acc0)
-        acc0 = tl.where((c3eo > acc0) | (c3eo != c3eo), c3eo, acc0)
-        acc0 = tl.where((c4oe > acc0) | (c4oe != c4oe), c4oe, acc0)
-        acc1 = tl.where((cm1oe > acc1) | (cm1oe != cm1oe), cm1oe, acc1)
-        acc1 = tl.where((c0ee > acc1) | (c0ee != c0ee), c0ee, acc1)
-        acc1 = tl.where((c0oo > acc1) | (c0oo != c0oo), c0oo, acc1)
-        acc1 = tl.where((c1eo > acc1) | (c1eo != c1eo), c1eo, acc1)
-        acc1 = tl.where((c2oe > acc1) | (c2oe != c2oe), c2oe, acc1)
-        acc1 = tl.where((c3ee > acc1) | (c3ee != c3ee), c3ee, acc1)
-        acc1 = tl.where((c3oo > acc1) | (c3oo != c3oo), c3oo, acc1)
-        acc1 = tl.where((c4eo > acc1) | (c4eo != c4eo), c4eo, acc1)
-        acc2 = tl.where((cm1eo > acc2) | (cm1eo != cm1eo), cm1eo, acc2)
-        acc2 = tl.where((c0oe > acc2) | (c0oe != c0oe), c0oe, acc2)
-        acc2 = tl.where((c1ee > acc2) | (c1ee != c1ee), c1ee, acc2)
-        acc2 = tl.where((c1oo > acc2) | (c1oo != c1oo), c1oo, acc2)
-        acc2 = tl.where((c2eo > acc2) | (c2eo != c2eo), c2eo, acc2)
-        acc2 = tl.where((c3oe > acc2) | (c3oe != c3oe), c3oe, acc2)
-        acc2 = tl.where((c4ee > acc2) | (c4ee != c4ee), c4ee, acc2)
-        acc2 = tl.where((c4oo > acc2) | (c4oo != c4oo), c4oo, acc2)
-        acc3 = tl.where((cm1oo > acc3) | (cm1oo != cm1oo), cm1oo, acc3)
-        acc3 = tl.where((c0eo > acc3) | (c0eo != c0eo), c0eo, acc3)
-        acc3 = tl.where((c1oe > acc3) | (c1oe != c1oe), c1oe, acc3)
-        acc3 = tl.where((c2ee > acc3) | (c2ee != c2ee), c2ee, acc3)
-        acc3 = tl.where((c2oo > acc3) | (c2oo != c2oo), c2oo, acc3)
-        acc3 = tl.where((c3eo > acc3) | (c3eo != c3eo), c3eo, acc3)
-        acc3 = tl.where((c4oe > acc3) | (c4oe != c4oe), c4oe, acc3)
-        acc3 = tl.where((c5ee > acc3) | (c5ee != c5ee), c5ee, acc3)
+        acc0 = tl.maximum(acc0, cm1ee, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, cm1oo, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c0eo, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c1oe, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c2ee, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c2oo, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c3eo, propagate_nan=tl.PropagateNan.ALL)
+        acc0 = tl.maximum(acc0, c4oe, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, cm1oe, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c0ee, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c0oo, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c1eo, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c2oe, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c3ee, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c3oo, propagate_nan=tl.PropagateNan.ALL)
+        acc1 = tl.maximum(acc1, c4eo, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, cm1eo, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c0oe, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c1ee, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c1oo, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c2eo, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c3oe, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c4ee, propagate_nan=tl.PropagateNan.ALL)
+        acc2 = tl.maximum(acc2, c4oo, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, cm1oo, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c0eo, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c1oe, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c2ee, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c2oo, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c3eo, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c4oe, propagate_nan=tl.PropagateNan.ALL)
+        acc3 = tl.maximum(acc3, c5ee, propagate_nan=tl.PropagateNan.ALL)
     acc = tl.reshape(tl.reshape(tl.join(tl.join(acc0, acc2), tl.join(acc1, acc3)), [YBLOCK, XBLOCK // 4, 4]), [YBLOCK, XBLOCK])  # lane group g's 4 outputs at columns g·4..
     start1 = i3 - 4
     v_maxpool0 = acc  # max-pool2d kernel (1, 8) stride (1, 1) pad (0, 4)
@@ -138,7 +138,7 @@ def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, YBLOCK: tl.c
 _INTERPRETED = not isinstance(k0_pool_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.maxpool1d_dilated_ce57d51c1200f12b (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.maxpool1d_dilated_1a304240e2962110 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -164,8 +164,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "maxpool1d_dilated_ce57d51c1200f12b"):
-    torch.library.custom_op("kerntailor::maxpool1d_dilated_ce57d51c1200f12b", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "maxpool1d_dilated_1a304240e2962110"):
+    torch.library.custom_op("kerntailor::maxpool1d_dilated_1a304240e2962110", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -236,7 +236,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """maxpool1d_dilated: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.maxpool1d_dilated_ce57d51c1200f12b; the constructor is Model's own."""
+    """maxpool1d_dilated: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.maxpool1d_dilated_1a304240e2962110; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -272,5 +272,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * d1 * d2} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * maxpool0_o2 * d3 >= 2147483647:
             raise ValueError(f"maxpool0 has {d0 * d1 * maxpool0_o2 * d3} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        maxpool0 = torch.ops.kerntailor.maxpool1d_dilated_ce57d51c1200f12b(x)
+        maxpool0 = torch.ops.kerntailor.maxpool1d_dilated_1a304240e2962110(x)
         return torch.as_strided(maxpool0, (d0, d1, d3,), (d1 * d3, d3, 1,), 0)

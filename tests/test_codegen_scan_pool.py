@@ -291,13 +291,17 @@ def test_sliding_rows_load_each_shared_input_row_once():
 def test_span_matches_torch(tmp_path):
     """KernelBench 41's window (8 taps, dilation 3, padding 4: chunk -1 read) and 44's (an average in ceil mode
     counting only the inputs), rows of several column programs and rows shorter than a program; bf16 (chunks of
-    8); stride 2 (2 outputs a chunk). Generated for sm_90: max as tl.maximum propagating NaN."""
+    8); stride 2 (2 outputs a chunk). Generated for sm_90: max as tl.maximum propagating NaN (and so a
+    prologue's padded window in the window of masked loads)."""
     _run_sliding(tmp_path, [
         (DATA / "maxpool1d_dilated.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 200), (1, 2, 17)]),
         (DATA / "avgpool1d_overlap.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 150), (1, 2, 5)]),
         (DATA / "maxpool2d_overlap.py", "bf16", {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 9, 21)]),
         (DATA / "maxpool1d.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 33)]),
     ], marker="tl.split(", arch="sm_90")
+    # the window of masked loads with its NVIDIA max: a prologue on a padded 3-d window
+    _run_sliding(tmp_path, [(PROLOGUE / "maxpool3d_pad.py", None, {}, [(1, 3, 8, 10, 12)])],
+                 marker="propagate_nan=tl.PropagateNan.ALL", arch="sm_90")
 
 
 @pytest.mark.interpreter

@@ -1,7 +1,7 @@
 """The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes),
 gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter) and
 fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should) and
-tf32x3_probe.py's CPU smoke mode; attention.py's plan (--dry-run)."""
+tf32x3_probe.py's and pool_probe.py's CPU smoke modes; attention.py's plan (--dry-run)."""
 
 import json
 import os
@@ -82,6 +82,23 @@ def test_tf32x3_probe_smoke_runs_its_schedules_correctly():
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 2 and all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows
+
+
+@pytest.mark.interpreter
+def test_pool_probe_smoke_checks_every_variant(tmp_path):
+    """KernelBench 41 and 44 at a small length in bf16: the window and the span variants all match eager, and the
+    default schedule is the span one with 2 warps (the probe's "span" line)."""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pool_probe.py"), "--smoke", "--dtypes", "bf16",
+                           "--out", str(tmp_path / "pool.json")], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads((tmp_path / "pool.json").read_text())["rows"]
+    assert [r["problem"] for r in rows] == ["41_Max_Pooling_1D", "44_Average_Pooling_1D"]
+    for r in rows:
+        assert set(r["knobs"]) == {"default", "window", "span", "span_w4", "span_512"}, r
+        assert r["knobs"]["default"] == r["knobs"]["span"], r
+        assert all(r[f"rel_err_{v}"] < 1e-2 for v in ("window", "span", "span_w4", "span_512")), r
 
 
 @pytest.mark.integration   # runs the script in a child process

@@ -13,8 +13,10 @@ One case per writer path, so that a change to codegen that moves any generated t
   programs on sm_90; tf32x3; fp8-row on sm_90 and fp8-tensor on gfx942; the library product with a row tail;
   the row tail (plain and persistent TMA); AMD compile options; two GEMM groups in launch order (SwiGLU).
 - scan: inclusive, reverse, exclusive, a scan along a middle axis; cumprod in bf16.
-- pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; a pointwise prologue computed on the padded window;
-  the sliding schedule (ROWS = 4 output rows per program loading their shared input rows once).
+- pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; the window of masked loads (dilated 2-D, 3-D) and
+  the span schedule (the default where the last axis's windows overlap: KernelBench 41's window, stride 2); a
+  pointwise prologue computed on the padded window; the sliding schedule (ROWS = 4 output rows per program loading
+  their shared input rows once).
 - attention: SDPA in fp32 (ieee); causal in bf16 with the Hopper seed tiles (and the V scan before it); GQA from
   repeat_interleave (k/v read at head i·Hkv // Hq); a boolean mask; an additive mask with an explicit scale; a
   pointwise epilogue (`* 0.5 + q`); attention written out (capture/rewrite_attention.py): decode (Lq = 1, no mask)
@@ -117,10 +119,12 @@ CASES = {
     "maxpool2d": (L1 / "maxpool2d.py", None, {}, "gfx942"),
     "avgpool2d": (L1 / "avgpool2d.py", None, {}, "gfx942"),
     "avgpool2d_ceil": (DATA / "codegen" / "avgpool2d_ceil.py", None, {"pool": {"XBLOCK": 128}}, "gfx942"),
-    "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {}, "gfx942"),
-    "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {}, "gfx942"),
+    "maxpool2d_dilated": (DATA / "codegen" / "maxpool2d_dilated.py", None, {"pool": {"SPAN": 0}}, "gfx942"),
+    "avgpool3d": (DATA / "codegen" / "avgpool3d.py", None, {"pool": {"SPAN": 0}}, "gfx942"),
+    "maxpool1d_span": (DATA / "codegen" / "maxpool1d_dilated.py", None, {}, "sm_90"),
     "avgpool2d_prologue_pad": (DATA / "pool_prologue" / "avgpool2d_pad.py", None, {}, "sm_90"),
-    "maxpool2d_sliding": (DATA / "codegen" / "maxpool2d_overlap.py", None, {"pool": {"ROWS": 4}}, "gfx942"),
+    "maxpool2d_sliding": (DATA / "codegen" / "maxpool2d_overlap.py", None,
+                          {"pool": {"ROWS": 4, "SPAN": 0, "num_warps": 4}}, "gfx942"),
     # attention
     "sdpa_attention": (L1 / "sdpa.py", None, {}, "gfx942"),
     "causal_attention_sdpa_bf16_sm90": (L3 / "causal_attention_sdpa.py", "bf16",

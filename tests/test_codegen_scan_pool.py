@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -30,7 +31,8 @@ DATA = ROOT / "tests" / "data" / "codegen"
 PROLOGUE = ROOT / "tests" / "data" / "pool_prologue"
 
 
-def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None, family: str = ""):
+def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, rewrite=None, family: str = "",
+              arch: str = "gfx942"):
     """(problem, module) with `knobs` merged into every group's default schedule (only `family`'s groups where
     given); `rewrite` edits the captured problem before it is planned."""
     problem, _, gen, _ = prepared(path, dtype)
@@ -39,7 +41,7 @@ def _generate(path: Path, dtype: str | None = None, knobs: dict | None = None, r
     plan = plan_fusion(gen.graph, FAMILIES)
     chosen = {g.name: default_schedule(gen, g).retune(knobs or {} if g.family == (family or g.family) else {})
               for g in plan.groups}
-    return problem, generate_module(problem, gen, plan, chosen, "mi300x", "gfx942")
+    return problem, generate_module(problem, gen, plan, chosen, "h200" if arch.startswith("sm_") else "mi300x", arch)
 
 
 # --- the referee ------------------------------------------------------------------------------------------
@@ -209,7 +211,7 @@ _RUN_SLIDING = textwrap.dedent('''
         new.load_state_dict(ref.state_dict())
         for shape in shapes:
             x = torch.randn(*shape, dtype=torch.bfloat16 if dtype == "bf16" else torch.float32)
-            x[0, 0, 1, 1] = float("nan")   # inside the first output rows' windows
+            x[(0, 0, 1, 1) if x.dim() > 3 else (0, 0, 1)] = float("nan")   # inside the first outputs' windows
             with torch.no_grad():
                 out, expected = new(x), ref(x)
             assert out.shape == expected.shape and out.dtype == expected.dtype, (problem, shape, out.shape)
@@ -221,13 +223,13 @@ _RUN_SLIDING = textwrap.dedent('''
 ''')
 
 
-def _run_sliding(tmp_path, cases) -> None:
-    """Each (problem, dtype, knobs, input shapes) generated with its pool group under `knobs` and run under the
-    interpreter against the problem's Model, a NaN in the first windows."""
+def _run_sliding(tmp_path, cases, marker: str = "row0", arch: str = "gfx942") -> None:
+    """Each (problem, dtype, knobs, input shapes) generated with its pool group under `knobs` (its source has
+    `marker`) and run under the interpreter against the problem's Model, a NaN in the first windows."""
     jobs = []
     for i, (path, dtype, knobs, shapes) in enumerate(cases):
-        _, module = _generate(path, dtype, knobs, family="pool")
-        assert "row0" in next(k for k in module.kernels if "pool" in k.kernel_name).source
+        _, module = _generate(path, dtype, knobs, family="pool", arch=arch)
+        assert marker in next(k for k in module.kernels if "pool" in k.kernel_name).source
         kernel = tmp_path / f"k{i}.py"
         kernel.write_text(module.source)
         jobs.append((str(kernel), str(path), dtype, shapes))
@@ -283,19 +285,68 @@ def test_sliding_rows_load_each_shared_input_row_once():
     assert "row0" in _generate(DATA / "maxpool2d_overlap.py", knobs={"ROWS": 4}, rewrite=wide)[1].source  # 6 x 17
 
 
+# --- the span schedule (SPAN=1): the last axis's window from aligned chunks, shared by a lane group's outputs ----
+
+@pytest.mark.interpreter
+def test_span_matches_torch(tmp_path):
+    """KernelBench 41's window (8 taps, dilation 3, padding 4: chunk -1 read) and 44's (an average in ceil mode
+    counting only the inputs), rows of several column programs and rows shorter than a program; bf16 (chunks of
+    8); stride 2 (2 outputs a chunk). Generated for sm_90: max as tl.maximum propagating NaN (and so a
+    prologue's padded window in the window of masked loads)."""
+    _run_sliding(tmp_path, [
+        (DATA / "maxpool1d_dilated.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 200), (1, 2, 17)]),
+        (DATA / "avgpool1d_overlap.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 3, 150), (1, 2, 5)]),
+        (DATA / "maxpool2d_overlap.py", "bf16", {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 9, 21)]),
+        (DATA / "maxpool1d.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 33)]),
+    ], marker="tl.split(", arch="sm_90")
+    # the window of masked loads with its NVIDIA max: a prologue on a padded 3-d window
+    _run_sliding(tmp_path, [(PROLOGUE / "maxpool3d_pad.py", None, {}, [(1, 3, 8, 10, 12)])],
+                 marker="propagate_nan=tl.PropagateNan.ALL", arch="sm_90")
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_span_keeps_every_pool_semantic(tmp_path):
+    """Dilation and stride 2 on a 2-d window; ceil mode without the padding in the divisor; 3-d with the padding
+    in it (the outer window axes loop around the chunks); an epilogue with a per-channel load."""
+    _run_sliding(tmp_path, [
+        (DATA / "maxpool2d_dilated.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 2, 17, 23)]),
+        (DATA / "avgpool2d_ceil.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 3, 17, 24)]),
+        (DATA / "avgpool3d.py", None, {"SPAN": 1, "XBLOCK": 128}, [(1, 3, 5, 7, 9)]),
+        (DATA / "avgpool2d_overlap_epilogue.py", None, {"SPAN": 1, "XBLOCK": 128}, [(2, 4, 11, 13)]),
+    ], marker="tl.split(")
+
+
+def test_span_loads_each_chunk_once_and_is_refused_where_it_cannot_apply():
+    """41's window: output e of a lane group of 4 reads positions e - 4 + 3k, k < 8: chunks -1..5, one load each
+    (masked below 0 only for chunk -1), 8 combines per output; a prologue is refused by name; ROWS > 1 is the
+    sliding schedule whatever SPAN says."""
+    _, module = _generate(DATA / "maxpool1d_dilated.py", knobs={"SPAN": 1})
+    (kernel,) = module.kernels
+    src = kernel.source
+    assert src.count("tl.load(") == 7 and src.count("(sq >= 0)") == 1
+    assert src.count("acc0 = tl.where(") == 8 and "tl.join(" in src
+    sliding = _generate(DATA / "maxpool2d_overlap.py", knobs={"SPAN": 1, "ROWS": 2})[1].source
+    assert "row0" in sliding and "tl.split(" not in sliding
+    with pytest.raises(CodegenUnsupported, match="SPAN=1"):
+        _generate(PROLOGUE / "avgpool2d_pad.py", knobs={"SPAN": 1}, family="pool")
+
+
 # --- cross-compilation ----------------------------------------------------------------------------------
 
 def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
     """A 2-D grid of (rows x last-axis) tiles: only the YBLOCK row indices are divided by run-time sizes,
     the columns are the last output axis itself (the flat 1-D tile paid three divisions per element)."""
-    _, module = _generate(LEVEL1 / "avgpool2d.py", "bf16", {"XBLOCK": 1024})
-    (kernel,) = module.kernels
-    src = kernel.source
-    assert dict(kernel.constexprs) == {"YBLOCK": 8, "XBLOCK": 128}     # the last output axis is 128 long
-    divisions = [line.split("=", 1)[1].split()[0] for line in src.splitlines() if " // " in line or " % " in line]
-    assert divisions and set(divisions) <= {"yindex", "q2"}, divisions   # row indices only, never i3 / xindex
-    assert "tl.full([YBLOCK, XBLOCK]" in src
-    assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
+    for span in (0, 1):   # the window of masked loads; the span schedule (bf16 chunks of 8 at stride 2: 4 outputs)
+        _, module = _generate(LEVEL1 / "avgpool2d.py", "bf16", {"XBLOCK": 1024, "SPAN": span})
+        (kernel,) = module.kernels
+        src = kernel.source
+        assert dict(kernel.constexprs) == {"YBLOCK": 8, "XBLOCK": 128}     # the last output axis is 128 long
+        divisions = [m.group(1, 3) for m in re.finditer(r"([\w.]+) (//|%) (\w+)", src)]
+        assert divisions and all(a in ("yindex", "q2") or (a == "XBLOCK" and b.isdigit()) for a, b in divisions), \
+            divisions   # row indices only, never i3 / xindex
+        assert ("tl.full([YBLOCK, XBLOCK // 4]" if span else "tl.full([YBLOCK, XBLOCK]") in src
+        assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
 
 
 def test_a_prologue_is_computed_on_the_window_and_never_written(library_conv):
@@ -316,6 +367,37 @@ def test_a_prologue_is_computed_on_the_window_and_never_written(library_conv):
     _, module = _generate(ROOT / "tests" / "data" / "mixed" / "conv_scale_pool.py")
     pool = next(k for k in module.kernels if k.kernel_name.endswith("pool_kernel"))
     assert "tl.where(m" not in pool.source and "v = v_pw1.to(tl.float32)" in pool.source
+
+
+@pytest.mark.compile
+def test_span_loads_a_chunk_with_one_vector_load_on_both_targets():
+    """KernelBench 41's window where the input length is a multiple of 16 (Triton's launch specialization): each
+    chunk one 128-bit load (7 chunks per lane group of 4 fp32 outputs, 5 per 8 bf16 ones), where the window of
+    masked loads issues one 32-bit load per tap and output (8 per output, 8 outputs a lane); no spills."""
+    from kerntailor.builder import KernelSource, build_many
+    from kerntailor.targets import get_target
+
+    sources = []
+    for dtype, span, warps in ((None, 0, 4), (None, 1, 4), ("bf16", 1, 2)):   # 16 x 64 tiles
+        module = _generate(DATA / "maxpool1d_dilated.py", dtype, {"SPAN": span, "XBLOCK": 1024, "num_warps": warps})[1]
+        (kernel,) = module.kernels
+        length = re.search(r"\(p1 < (\w+)\)|\(sq < (\w+)\)", kernel.source).group(1 + span)
+        pointers = [(name, "D") for name, t in kernel.signature if t.startswith("*")]
+        sources.append(KernelSource(source=module.source, kernel_name=kernel.kernel_name, signature=kernel.signature,
+                                    constexprs=kernel.constexprs, options=kernel.options,
+                                    specialization=(*pointers, (length, "D"))))
+    targets = [get_target("h200"), get_target("mi300x")]
+    results = build_many(sources, targets, use_cache=False)
+    widths = {}
+    for i, name in enumerate(("window", "span", "span_bf16")):
+        for j, target in enumerate(targets):
+            r = results[i * len(targets) + j]
+            assert r.ok and not r.facts.spills, (name, target.name, r.error)
+            widths[name, target.backend] = dict(r.facts.global_load_widths)
+    assert widths["window", "cuda"] == {"ld.global.b32": 64} and widths["window", "hip"] == {"global_load_dword": 32}
+    assert widths["span", "cuda"] == {"ld.global.v4.b32": 14} and widths["span", "hip"] == {"global_load_dwordx4": 7}
+    assert widths["span_bf16", "cuda"] == {"ld.global.v4.b32": 10}   # 2 lane groups a lane of 32, 1 of 64
+    assert widths["span_bf16", "hip"] == {"global_load_dwordx4": 5}
 
 
 @pytest.mark.compile

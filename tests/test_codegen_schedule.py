@@ -13,6 +13,7 @@ from kerntailor.codegen.gemm import MatmulSchedule
 from kerntailor.codegen.pool import PoolSchedule
 from kerntailor.codegen.scan import ScanSchedule
 from kerntailor.search import Config, make_space
+from kerntailor.search.families import space_family
 from kerntailor.targets import get_target
 
 MI300X, H200 = get_target("mi300x"), get_target("h200")
@@ -98,6 +99,8 @@ def test_a_schedule_answers_what_the_pipeline_asks_by_its_type():
     ("pool", {"numel": 1 << 20}, PoolSchedule(XBLOCK=1024)),
     ("pool", {"numel": 1 << 20, "window": 16, "KW": 4, "KH": 4, "SH": 1, "DH": 1, "OH": 511},
      PoolSchedule(XBLOCK=512, ROWS=4)),
+    ("pool", {"numel": 1 << 20, "window": 16, "KW": 4, "KH": 4, "SH": 1, "DH": 1, "OH": 511, "SW": 1, "PW": 1,
+              "OW": 511}, PoolSchedule(XBLOCK=1024, SPAN=1)),
 ])
 @pytest.mark.parametrize("target", [MI300X, H200], ids=["mi300x", "h200"])
 def test_the_space_makes_schedules_of_every_config_and_back(family, sizes, base, target):
@@ -128,6 +131,31 @@ def test_the_pool_space_offers_sliding_rows_where_output_rows_share_input_rows()
     assert rows(OH=3) == (1, 2, 4)
     assert rows(KW=17, KH=3, window=51) == (1, 2, 4)                  # 8 rows: 10 input rows x 17 loads
     assert make_space("pool", H200, numel=1 << 20).knob("ROWS").values == (1,)   # sizes that say no window
+
+
+def test_the_pool_space_offers_the_span_schedule_where_outputs_share_inputs_along_the_last_axis():
+    """SPAN=1 where the last axis's window is longer than its stride, the stride divides a 16-byte chunk, the row
+    has a lane group's outputs and no prologue computes the window; never with ROWS > 1, nor with fewer lane groups
+    than 64 per warp. The cost model counts its shared chunk loads: fewer lane-ops than the window of loads."""
+    kb41 = {"numel": 1 << 20, "window": 8, "KW": 8, "SW": 1, "DW": 3, "PW": 4, "OW": 65523, "ITEM": 4}
+
+    def spans(**sizes):
+        return make_space("pool", H200, **(kb41 | sizes)).knob("SPAN").values
+
+    assert spans() == (0, 1) and spans(ITEM=2) == (0, 1) and spans(SW=2, KW=3, DW=1, window=3) == (0, 1)
+    assert spans(SW=8, KW=8, DW=1) == (0,)          # no overlap
+    assert spans(SW=3, KW=5, DW=1) == (0,)          # a stride that does not divide a chunk
+    assert spans(SW=8, KW=9, DW=1, ITEM=2) == (0, 1) and spans(SW=16, KW=17, DW=1, ITEM=2) == (0,)
+    assert spans(OW=3) == (0,) and spans(prologue=1) == (0,)
+    assert make_space("pool", H200, numel=1 << 20).knob("SPAN").values == (0,)   # sizes that say no window
+    space = make_space("pool", H200, **(kb41 | {"KH": 4, "SH": 1, "DH": 1, "OH": 511, "window": 32}))
+    configs = space.enumerate()
+    assert {(c["SPAN"], c["ROWS"]) for c in configs} == {(0, 1), (0, 2), (0, 4), (0, 8), (1, 1)}
+    assert all(c["XBLOCK"] // 4 >= 64 * c["num_warps"] for c in configs if c["SPAN"])
+    family, sizes = space_family("pool"), dict(space.sizes)
+    window = Config("pool", (("XBLOCK", 1024), ("ROWS", 1), ("SPAN", 0), ("num_warps", 4)))
+    span = Config("pool", (("XBLOCK", 1024), ("ROWS", 1), ("SPAN", 1), ("num_warps", 4)))
+    assert family.lane_ops(span, sizes) < 0.6 * family.lane_ops(window, sizes)
 
 
 def test_the_space_refuses_a_config_of_another_family():

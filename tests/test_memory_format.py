@@ -217,6 +217,26 @@ def test_any_permuted_read_is_tiled_with_its_sizes_as_arguments():
     assert "XBLOCK=4, RBLOCK=8" in small
 
 
+def test_a_kept_layouts_pool_walks_rows_with_the_channel_innermost():
+    """A pool reading the NHWC output (itself: conv_avgpool; through its ReLU prologue: conv_pool_softmax) takes
+    its tile's rows in the order (n, o_1, c), c the fastest, so that the load's stride-1 coordinate varies along the
+    rows; the store's flat NCHW position is rebuilt from the coordinates, and the tile has at most 32 columns. The
+    NCHW modules keep the rows (n, c, o_1) and their flat position."""
+    for name, pointer in (("conv_avgpool", "conv0_ptr"), ("conv_pool_softmax", "conv0_ptr")):
+        source = make_module(DATA / f"{name}.py", CHANNELS_LAST).source
+        kernel = source[source.index("def k1_pool_kernel"):source.index("_INTERPRETED")]
+        assert "# rows: n, o_1.., c" in kernel and "i1 = yindex % 8\n" in kernel, name
+        assert "xindex = ((i0 * 8 + i1) * s2 + i2) * s0 + i3" in kernel, name
+        load = re.search(rf"tl\.load\({pointer} \+ \((.*?)\), mask", kernel).group(1)
+        if load.startswith("base + "):
+            load = re.search(r"base = (.*?)  #", kernel).group(1) + load[4:]
+        assert re.search(r"\bi1\b(?! \*)", load), (name, load)   # C steps by 1
+        nchw = make_module(DATA / f"{name}.py").source
+        assert "# rows: n, c, o_1.." in nchw and "xindex = yindex * s0 + i3" in nchw, name
+        launch = next(line for line in source.splitlines() if "k1_pool_kernel[" in line)
+        assert int(re.search(r"XBLOCK=(\d+)", launch).group(1)) <= 32, launch
+
+
 def test_the_search_times_the_2d_tile_where_a_read_may_be_permuted():
     """A pointwise group reading a convolution output that may stay channels-last (or a transpose) has the work
     size permuted and knobs tile2d (the writer's default, True, first) and YBLOCK; a group without one has
@@ -238,7 +258,7 @@ def test_the_search_times_the_2d_tile_where_a_read_may_be_permuted():
 
 # --- interpreter -----------------------------------------------------------------------------------------------
 
-CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax"]
+CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax", "conv_avgpool"]
 
 
 @pytest.mark.interpreter

@@ -4,7 +4,7 @@ Target: mi300x (gfx942). Reference: maxpool2d.py (MaxPool2d 3x3, stride 2, paddi
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: pool [maxpool0] {'XBLOCK': 1024, 'num_warps': 4}
+  k0: pool [maxpool0] {'XBLOCK': 1024, 'SPAN': 1, 'num_warps': 4}
 
 Usage:
     ref = Model(*get_init_inputs())                  # the reference (maxpool2d.py)
@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.maxpool2d_5d6a8fafa53a94d7 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.maxpool2d_3197f966d926a100 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any, any, any)
@@ -38,7 +38,7 @@ _AMD = torch.version.hip is not None
 
 @triton.jit
 def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, s8, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
-    """max-pool2d kernel (3, 3) stride (2, 2) pad (1, 1) -> (d0 x d1 x d4 x d5): maxpool0. A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window."""
+    """max-pool2d kernel (3, 3) stride (2, 2) pad (1, 1) -> (d0 x d1 x d4 x d5): maxpool0. A YBLOCK x XBLOCK tile of (rows x last axis) per program; the last axis's window from aligned chunks of the input, shared by a lane group's outputs."""
     yindex = tl.program_id(0) * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, o_1..
     i3 = tl.program_id(1) * XBLOCK + tl.arange(0, XBLOCK)[None, :]  # the last output axis
     xmask = (yindex < s1) & (i3 < s0)
@@ -49,17 +49,34 @@ def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, s8, YBLO
     q1 = q2 // s3
     i0 = q1
     base = q2 * s4  # (n, c) in the input
+    ymask = yindex < s1  # rows inside the output
+    sg = tl.program_id(1) * (XBLOCK // 2) + tl.arange(0, XBLOCK // 2)[None, :, None]  # lane groups: 2 outputs, one chunk of 4 input elements
+    se = tl.arange(0, 4)[None, None, :]  # a chunk's elements
     start0 = i2 * 2 - 1
-    start1 = i3 * 2 - 1
-    acc = tl.full([YBLOCK, XBLOCK], float("-inf"), tl.float32)
+    acc0 = tl.full([YBLOCK, XBLOCK // 2], float("-inf"), tl.float32)
+    acc1 = tl.full([YBLOCK, XBLOCK // 2], float("-inf"), tl.float32)
     for k0 in tl.static_range(3):
         p0 = start0 + k0
-        m0 = xmask & (p0 >= 0) & (p0 < s5)
-        for k1 in tl.static_range(3):
-            p1 = start1 + k1
-            m1 = m0 & (p1 >= 0) & (p1 < s6)
-            v = tl.load(x_ptr + (base + p0 * s6 + p1), mask=m1, other=float("-inf")).to(tl.float32)
-            acc = tl.where((v > acc) | (v != v), v, acc)  # NaN propagates, as in torch
+        m0 = ymask & (p0 >= 0) & (p0 < s5)
+        srow = (base + p0 * s6)[:, :, None]  # the window row's start in the input
+        sq = (sg - 1) * 4 + se  # chunk -1's input positions
+        sx = tl.load(x_ptr + (srow + sq), mask=m0[:, :, None] & (sq >= 0) & (sq < s6), other=float("-inf")).to(tl.float32)
+        cm1e, cm1o = tl.split(tl.reshape(sx, [YBLOCK, XBLOCK // 2, 2, 2]))
+        cm1ee, cm1eo = tl.split(cm1e)
+        cm1oe, cm1oo = tl.split(cm1o)
+        sq = sg * 4 + se  # chunk 0's input positions
+        sx = tl.load(x_ptr + (srow + sq), mask=m0[:, :, None] & (sq < s6), other=float("-inf")).to(tl.float32)
+        c0e, c0o = tl.split(tl.reshape(sx, [YBLOCK, XBLOCK // 2, 2, 2]))
+        c0ee, c0eo = tl.split(c0e)
+        c0oe, c0oo = tl.split(c0o)
+        acc0 = tl.where((cm1oo > acc0) | (cm1oo != cm1oo), cm1oo, acc0)
+        acc0 = tl.where((c0ee > acc0) | (c0ee != c0ee), c0ee, acc0)
+        acc0 = tl.where((c0oe > acc0) | (c0oe != c0oe), c0oe, acc0)
+        acc1 = tl.where((c0oe > acc1) | (c0oe != c0oe), c0oe, acc1)
+        acc1 = tl.where((c0eo > acc1) | (c0eo != c0eo), c0eo, acc1)
+        acc1 = tl.where((c0oo > acc1) | (c0oo != c0oo), c0oo, acc1)
+    acc = tl.reshape(tl.join(acc0, acc1), [YBLOCK, XBLOCK])  # lane group g's 2 outputs at columns g·2..
+    start1 = i3 * 2 - 1
     v_maxpool0 = acc  # max-pool2d kernel (3, 3) stride (2, 2) pad (1, 1)
     tl.store(maxpool0_ptr + (xindex), v_maxpool0, mask=xmask)
 
@@ -68,7 +85,7 @@ def k0_pool_kernel(x_ptr, maxpool0_ptr, s0, s1, s2, s3, s4, s5, s6, s7, s8, YBLO
 _INTERPRETED = not isinstance(k0_pool_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.maxpool2d_5d6a8fafa53a94d7 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.maxpool2d_3197f966d926a100 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -96,8 +113,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "maxpool2d_5d6a8fafa53a94d7"):
-    torch.library.custom_op("kerntailor::maxpool2d_5d6a8fafa53a94d7", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "maxpool2d_3197f966d926a100"):
+    torch.library.custom_op("kerntailor::maxpool2d_3197f966d926a100", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -168,7 +185,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """maxpool2d: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.maxpool2d_5d6a8fafa53a94d7; the constructor is Model's own."""
+    """maxpool2d: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.maxpool2d_3197f966d926a100; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -205,5 +222,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d4 * d5 >= 2147483647:
             raise ValueError(f"maxpool0 has {d0 * d1 * d4 * d5} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        maxpool0 = torch.ops.kerntailor.maxpool2d_5d6a8fafa53a94d7(x)
+        maxpool0 = torch.ops.kerntailor.maxpool2d_3197f966d926a100(x)
         return maxpool0

@@ -27,7 +27,7 @@ from fractions import Fraction
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen.sizes import const, is_whole, product, quotient
+from kerntailor.codegen.sizes import const, is_whole, product, quotient, same
 from kerntailor.ir.nodes import Conv, Node
 from kerntailor.ir.types import View, contiguous_strides
 
@@ -49,6 +49,14 @@ class BufferLayout:
     @property
     def torch_format(self) -> str:
         return TORCH_FORMATS[len(self.order)]
+
+
+def permuted_axes(view: View, strides: list[SizeExpr], inner: int, outer: int) -> bool:
+    """Whether `view` steps by 1 along axis `inner` (its symbolic strides `strides` too) and by more along axis
+    `outer`: a channels-last buffer read in its logical order, where neighbours along `outer` (the store's
+    contiguous axis) lie C apart. Its readers tile in 2-D, loads contiguous along `inner` and stores along
+    `outer`: the pointwise writer's tile2d (FusedWriter.permuted_read), the pool writer's channel-inner rows."""
+    return view.strides[inner] == 1 and view.strides[outer] > 1 and same(strides[inner], const(1))
 
 
 def channels_last_order(rank: int) -> tuple[int, ...]:

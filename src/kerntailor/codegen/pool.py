@@ -10,6 +10,13 @@ the input, so it reads -inf for max and is left out of an average's sum; the
 divisor counts the padded window (count_include_pad) or only the elements inside the input, as PyTorch's
 kernels do. Accumulation is fp32; max propagates NaN like torch.
 
+Where the window's loads step by 1 along C and by C along the last axis (a library convolution's output kept
+channels-last, codegen/memory_format.py, read directly or by a prologue), the rows are ordered (n, o_1.., c), c the
+fastest, and the tile has at most CHANNEL_TILE_COLS columns: a tile's loads are then contiguous along its rows
+(vector loads along C; the rows (n, c, o_1..) stepped 2C apart between lanes, one 32-bit load per line) and its
+stores along its columns, Triton converting between the two layouts; the store's flat NCHW position is rebuilt
+from the coordinates (the pointwise writer's tile2d for the same reads: memory_format.permuted_axes says both).
+
 A prologue (a convolution's bias + activation before the pool) is computed on each window element instead
 of loaded: its members read their own inputs at the window position, under the window's mask, and the
 value is then taken only where that mask holds, since padding lies outside the prologue's output (-inf to a
@@ -31,6 +38,24 @@ unrolled at generation time (explicit acc<r>, h); a 3-d pool's depth window loop
 ceil mode, NaN propagation and a prologue (computed on each loaded element) work as above. A window whose unrolled
 loads per step would exceed SLIDE_LOAD_LIMIT is refused (CodegenUnsupported), so the search drops that config.
 
+The span schedule (PoolSchedule.SPAN = 1) is for windows that overlap along the last axis (KernelBench 41: 8 taps at
+dilation 3, stride 1; 44: 8 taps at stride 1), where each output's k masked loads of one element each are shifted by
+amounts that no vector load can take (unaligned, and masked per element): 8 scalar loads per output, the kernel
+at 2.2x its memory floor on an H200 (3101 us against 1416). Instead a lane group owns V consecutive outputs of a row
+whose inputs start at an aligned chunk of C = 16 bytes / the element size input elements, with C = V x stride
+(`span_taps`: the stride must divide a chunk). The group loads each chunk its outputs' taps reach (`span_chunks`:
+KernelBench 41 in fp32 reads chunks -1..5 for 4 outputs) once, as one 16-byte load masked per element against the
+input's ends (-inf or 0 outside, as above; where the row length is a multiple of 16 Triton's launch
+specialization makes the mask uniform over a chunk and the load one vector load), splits it into its C values
+(tl.reshape + tl.split, register renaming where a lane holds the whole chunk), folds each output's taps into its
+accumulator acc<e>, and joins the V accumulators back (tl.join + tl.reshape) into the YBLOCK x XBLOCK tile that the
+divisor, the epilogue and the store use as before. The outer window axes of a 2-d or 3-d pool loop around it.
+Cross-compiled at KernelBench 41's sizes it issues 14 128-bit loads where the window issued 64 32-bit ones (sm_90;
+7 for 32 on gfx942) and about 40% fewer PTX instructions. A lane must hold whole chunks: with fewer lane groups
+than lanes Triton spreads a chunk over two lanes and the split goes through shared memory, so the default takes
+num_warps with at least SPAN_LANES groups per warp. Not with a prologue (computed per window element); ROWS > 1 is the
+sliding schedule, which reads its windows itself.
+
 Output sizes are derived dims (`Dim(-1, axis, node=<pool>)`): ModelNew.forward computes them from the
 input's runtime shape with PyTorch's formula (`host_size_lines`), floor or ceil mode, including the rule
 that the last window must start inside the input or its left padding.
@@ -49,13 +74,23 @@ from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.memory_format import kept_layout, permuted_axes
 from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import SizeArgs, const, product, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.search.families import POOL_ROWS, SLIDE_LOAD_LIMIT, sliding_rows
+from kerntailor.search.families import (
+    POOL_ROWS,
+    SLIDE_LOAD_LIMIT,
+    SPAN_LANES,
+    itemsize,
+    sliding_rows,
+    span_chunks,
+    span_outputs,
+    span_taps,
+)
 
 UNROLL_LIMIT = 64  # windows up to this many elements are unrolled; larger ones loop
 
@@ -123,28 +158,36 @@ class PoolSchedule(Schedule):
     """About XBLOCK output elements per program: a (YBLOCK rows x XBLOCK columns) tile (`tile_shape`)."""
 
     family: ClassVar[str] = "pool"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "ROWS", "num_warps", "num_stages", "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "ROWS", "SPAN", "num_warps", "num_stages", "waves_per_eu")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "num_warps")
 
     XBLOCK: int
     ROWS: int = 1     # output rows along the second-to-last axis per program, sharing their input rows (sliding)
+    SPAN: int = 0     # 1: the last axis's window from aligned chunks of the input, shared by V outputs (span);
+    #                   with ROWS = 1 (ROWS > 1 is the sliding schedule, which reads its windows itself)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.power_of_two("XBLOCK")
         self.one_of("ROWS", POOL_ROWS)
+        self.one_of("SPAN", (0, 1))
 
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     """{"numel"}: the pool's outputs (search/families.py's pool_space), whatever its prologue's shape; its window's
     elements (window, KW along the last axis) and, with two or more spatial axes, along the second-to-last one (KH
     elements, stride SH, dilation DH, over OH output rows): what the sliding schedule (ROWS > 1) shares and the cost
-    model counts."""
+    model counts; along the last axis its stride SW, dilation DW, padding PW and OW outputs, the input's bytes per
+    element (ITEM) and whether a prologue computes it: what the span schedule (SPAN=1) needs."""
     node = gen.graph.node(group.anchor)
     sizes = {"numel": node.out.numel, "window": prod(node.kernel), "KW": node.kernel[-1] if node.kernel else 1}
+    dilation = node.dilation or (1,) * len(node.kernel)
     if len(node.kernel) >= 2 and len(node.out.shape) == len(node.kernel) + 2:
-        dilation = node.dilation or (1,) * len(node.kernel)
         sizes |= {"KH": node.kernel[-2], "SH": node.stride[-2], "DH": dilation[-2], "OH": node.out.shape[-2]}
+    if node.kernel and len(node.out.shape) == len(node.kernel) + 2:
+        sizes |= {"SW": node.stride[-1], "DW": dilation[-1], "PW": node.padding[-1], "OW": node.out.shape[-1],
+                  "ITEM": itemsize(gen.graph.buffer_type(node.operands[0].base).dtype),
+                  "prologue": int(bool(group.prologue))}
     return sizes
 
 
@@ -158,14 +201,45 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PoolSchedule:
     if group.prologue:
         xblock //= 2
     xblock = max(64, min(xblock, 1 << max(0, (node.out.numel - 1).bit_length())))
+    v = span_default(gen, group, xblock)
+    if v:
+        return PoolSchedule(XBLOCK=xblock, SPAN=1, num_warps=max(1, min(4, xblock // v // SPAN_LANES)))
     return PoolSchedule(XBLOCK=xblock, num_warps=4)
 
 
-def tile_shape(node: Pool, xblock: int) -> tuple[int, int]:
+def span_default(gen: Generalized, group: FusionGroup, xblock: int) -> int:
+    """V (outputs per lane group) where the default takes the span schedule at `xblock`: where the search offers it
+    (search/families.py's pool_space), the tile has a column per output of a lane group, and the input's rows are
+    contiguous and start at whole chunks at the traced sizes (the chunk loads are then aligned vector loads where
+    Triton's launch specialization sees the sizes as multiples of 16; elsewhere, a chunk is spread over lanes
+    and split through shared memory: sm_90, KernelBench 41 at an odd length, 33 barriers); not where the input is
+    a convolution's output that may stay channels-last (memory_format.py: its last axis then steps by C). Else 0.
+    Cross-compiled for sm_90 and gfx942 it issues 4-13x fewer loads and half the instructions of the window of
+    masked loads on KernelBench 41 and 44 (benchmarks/pool_probe.py times both)."""
+    sizes = work_sizes(gen, group)
+    if "ITEM" not in sizes or sizes["prologue"]:
+        return 0
+    v = span_outputs(sizes["ITEM"], sizes["KW"], sizes["SW"], sizes["PW"], sizes["DW"])
+    node = gen.graph.node(group.anchor)
+    view = node.operands[0]
+    chunk = v * sizes["SW"]
+    producer = next((n for n in gen.graph.nodes if n.name == view.base), None)
+    aligned = view.strides[-1] == 1 and all(st % chunk == 0 for st in (*view.strides[:-1], view.offset))
+    if not v or not aligned or (producer is not None and kept_layout(gen, producer) is not None):
+        return 0
+    return v if tile_shape(node, xblock)[1] >= v and xblock // v >= SPAN_LANES else 0
+
+
+CHANNEL_TILE_COLS = 32   # channel-inner rows (a channels-last input): at most this many columns, the rest channels
+
+
+def tile_shape(node: Pool, xblock: int, channels_inner: bool = False) -> tuple[int, int]:
     """(YBLOCK, XBLOCK) of a program's output tile for `xblock` elements per program: columns of the last
-    output axis up to its traced length (a power of two), rows for the rest (masks cover other shapes)."""
+    output axis up to its traced length (a power of two), rows for the rest (masks cover other shapes); with
+    `channels_inner` at most CHANNEL_TILE_COLS columns, so that the rows span channels (the loads' contiguous
+    axis)."""
     last = node.out.shape[-1]
-    cols = max(1, min(xblock, 1 << max(0, (last - 1).bit_length())))
+    cols = max(1, min(xblock, CHANNEL_TILE_COLS if channels_inner else xblock, 1 << max(0, (last - 1).bit_length())))
     return max(1, xblock // cols), cols
 
 
@@ -174,7 +248,9 @@ def generate_pool(gen: Generalized, group: FusionGroup, schedule: PoolSchedule, 
     """Triton source for a pool group under `schedule`."""
     if group.family != "pool":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return _PoolWriter(gen, group, schedule, host_names, kernel_name).write()
+    writer = _PoolWriter(gen, group, schedule, host_names, kernel_name)
+    writer.nan_max = arch is not None and arch.startswith("sm_")
+    return writer.write()
 
 
 class _PoolWriter(AnchorWriter):
@@ -198,46 +274,84 @@ class _PoolWriter(AnchorWriter):
             raise CodegenUnsupported("output size is not a product of sizes")
         windows = [_window(self.gen, pool, d) for d in range(nd)]
         acc = "tl.float64" if self.graph.buffer_type(view_parts[0].base).dtype == "fp64" else "tl.float32"
-        if self.schedule.ROWS > 1:
+        if self.schedule.ROWS > 1:   # the sliding schedule reads its rows' windows itself: SPAN is for ROWS=1
             return self._write_sliding(pool, space, windows, view_parts, acc)
-        rows, cols = tile_shape(pool, self.schedule.XBLOCK)
+        channels_inner = rank > 3 and self._channels_inner(view_parts)
+        rows, cols = tile_shape(pool, self.schedule.XBLOCK, channels_inner)
         n_rows = product(space[:-1])
         if n_rows is None:
             raise CodegenUnsupported("output rows are not a product of sizes")
-        self._tile(rank, space, n_rows)
+        self._tile(rank, space, n_rows, channels_inner)
         if not self.prologue:  # else the window's values are computed, not loaded
             self._input_base(*view_parts)
         in_sizes = [self.sizes.text(view_parts[1][2 + d]) for d in range(nd)]
-        self._reduce_window(pool, windows, in_sizes, view_parts, acc)
+        if self.schedule.SPAN:
+            if self.prologue:
+                raise CodegenUnsupported(f"{pool.name}: SPAN=1 loads the input itself (a prologue is computed per "
+                                         "window element)")
+            self._reduce_span(pool, windows, in_sizes, view_parts, acc, n_rows, cols)
+        else:
+            self._reduce_window(pool, windows, in_sizes, view_parts, acc)
         value = "acc" if pool.kind == "max" else f"acc / {self._divisor(pool, windows, in_sizes, acc)}"
         self.out(f"v_{pool.name} = {value}  # {pool.describe()}")
         self.compute_epilogue()
         self.store_outputs(space)
         shape_text = " x ".join(self.sizes.host(e) for e in space)
         doc = (f"{pool.describe()} -> ({shape_text}): {', '.join(self.group.nodes)}. "
-               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; masked loads over the window.")
+               "A YBLOCK x XBLOCK tile of (rows x last axis) per program; "
+               + ("the last axis's window from aligned chunks of the input, shared by a lane group's outputs."
+                  if self.schedule.SPAN else "masked loads over the window."))
         # a 2-D launch, rows x column blocks: no per-element division in the kernel
         return self.finish(doc, [("YBLOCK", rows), ("XBLOCK", cols)], (one_dim(n_rows, rows), one_dim(space[-1], cols)))
 
-    def _tile(self, rank: int, space, n_rows) -> None:
-        """yindex: the tile's rows (n, c, o_1..), unravelled; i<last>: its columns; xindex: the flat position."""
+    def _tile(self, rank: int, space, n_rows, channels_inner: bool = False) -> None:
+        """yindex: the tile's rows (n, c, o_1..), unravelled; i<last>: its columns; xindex: the flat position.
+        `channels_inner`: the rows in the order (n, o_1.., c), c the fastest, so that a tile's loads are contiguous
+        along its rows (a channels-last input) and its stores along its columns; Triton converts between the two
+        layouts (the pointwise writer's tile2d for the same reads)."""
         last = self.sizes.text(space[-1])
         pid = "tl.program_id({}).to(tl.int64)" if self.big else "tl.program_id({})"
-        self.out(f"yindex = {pid.format(0)} * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: n, c, o_1..")
+        order = "n, o_1.., c" if channels_inner else "n, c, o_1.."
+        self.out(f"yindex = {pid.format(0)} * YBLOCK + tl.arange(0, YBLOCK)[:, None]  # rows: {order}")
         self.out(f"i{rank - 1} = {pid.format(1)} * XBLOCK + tl.arange(0, XBLOCK)[None, :]  # the last output axis")
         self.out(f"xmask = (yindex < {self.sizes.text(n_rows)}) & (i{rank - 1} < {last})")
-        self.out(f"xindex = yindex * {last} + i{rank - 1}  # the flat output position")
         self.coords = {k: f"i{k}" for k in range(rank)}
         self.flat_index = "xindex"
         self.tile = "[YBLOCK, XBLOCK]"
+        self.channels_inner = channels_inner   # q<k> below are not n·C + c: _input_base then takes n and c apart
+        if channels_inner:
+            axes = [0, *range(2, rank - 1), 1]
+            self.unravel(axes, [space[k] for k in axes], "yindex")
+            row = "i0"
+            for k in range(1, rank - 1):
+                row = f"({row} * {self.sizes.text(space[k])} + i{k})"
+            self.out(f"xindex = {row} * {last} + i{rank - 1}  # the flat output position (n, c, o_1.., o_last)")
+            return
+        self.out(f"xindex = yindex * {last} + i{rank - 1}  # the flat output position")
         self.unravel(list(range(rank - 1)), space[:-1], "yindex")
         if rank == 3:  # one spatial axis: the row is n·C + c itself
             self.out("q2 = yindex")
 
+    def _channels_inner(self, view_parts) -> bool:
+        """Whether the window's loads step by 1 along C and by more along the last axis (memory_format.py's
+        permuted_axes: a channels-last convolution output): the pool's input itself, or an input of its prologue
+        read at the pool input's rank."""
+        if not self.prologue:
+            return permuted_axes(view_parts[0], view_parts[2], 1, -1)
+        rank = len(self.anchor.out.shape)
+        for node in self.prologue:
+            for j, v in enumerate(node.operands):
+                if v.base not in self.members and len(v.shape) == rank:
+                    view, _, strides, _ = self.view_exprs(node, j)
+                    if permuted_axes(view, strides, 1, -1):
+                        return True
+        return False
+
     def _input_base(self, view, in_shape, in_strides, in_offset) -> None:
         """base: where (n, c) starts in the input; n and c as one coordinate (q2 = n·C + c) where the input is
         contiguous over them."""
-        merged = not (view.strides[1] == 0 and in_strides[1].is_constant) and \
+        merged = not getattr(self, "channels_inner", False) and \
+            not (view.strides[1] == 0 and in_strides[1].is_constant) and \
             same(in_strides[0], product([in_shape[1], in_strides[1]]) or const(-1))
         terms = []
         if merged:
@@ -246,7 +360,8 @@ class _PoolWriter(AnchorWriter):
             for k in (0, 1):
                 if view.strides[k] == 0 and in_strides[k].is_constant:
                     continue
-                terms.append(f"i{k} * {self.sizes.text(in_strides[k])}")
+                st = self.sizes.text(in_strides[k])
+                terms.append(f"i{k}" if st == "1" else f"i{k} * {st}")
         if not in_offset.is_constant or in_offset.coeff + in_offset.offset != 0:
             terms.append(self.sizes.text(in_offset))
         self.base_varies = any(mentions(t, c) for t in terms for c in ("q2", "i0", "i1"))
@@ -295,12 +410,99 @@ class _PoolWriter(AnchorWriter):
             self.out(f"v = tl.load({ptr} + ({self.full_tile(offset) if full_tile else offset}), mask=m{nd - 1}, "
                      f"other={other}).to({acc})")
 
+    nan_max = False   # max as tl.maximum propagating NaN (NVIDIA: one max.NaN; gfx942 lowers it to more than
+    #                   the compare and select: KernelBench 41's span kernel, 345 against 322 instructions)
+
     def _combine(self, pool: Pool, acc: str, v: str, note: str = "") -> None:
-        """acc = max(acc, v) (NaN propagating, as torch's max) or acc + v."""
+        """acc = max(acc, v) (NaN propagating, as torch's max) or acc + v. On NVIDIA (`nan_max`) one
+        tl.maximum propagating NaN (max.NaN.f32: KernelBench 41's span kernel 290 PTX instructions against 446),
+        elsewhere a compare and select."""
         if pool.kind == "max":
-            self.out(f"{acc} = tl.where(({v} > {acc}) | ({v} != {v}), {v}, {acc}){note}")
+            if self.nan_max:
+                self.out(f"{acc} = tl.maximum({acc}, {v}, propagate_nan=tl.PropagateNan.ALL){note}")
+            else:
+                self.out(f"{acc} = tl.where(({v} > {acc}) | ({v} != {v}), {v}, {acc}){note}")
         else:
             self.out(f"{acc} = {acc} + {v}")
+
+    # --- the span schedule (SPAN=1) -----------------------------------------------------------------------------
+
+    def _reduce_span(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str, n_rows, cols: int) -> None:
+        """acc, as `_reduce_window`, with the last axis's window read from aligned chunks of C input elements (one
+        vector load each): lane group g owns the V = C / stride outputs g·V.. of a row, whose taps lie in chunks
+        g + a for the few a of `span_chunks`, each loaded once (masked per element against the input's ends:
+        -inf or 0 outside) and split into its C values; each output folds in its taps' values (acc<e>), and the V
+        accumulators are joined back into the YBLOCK x XBLOCK tile. The outer window axes loop around it."""
+        view, _, in_strides, _ = view_parts
+        nd = len(windows)
+        last = nd - 1
+        k, s, p, dil = windows[last]
+        taps = span_taps(itemsize(self.graph.buffer_type(view.base).dtype), k, s, p, dil)
+        if taps is None or cols < len(taps):
+            raise CodegenUnsupported(f"{pool.name}: SPAN=1 needs a stride dividing a chunk and at least "
+                                     f"{len(taps) if taps else '?'} columns")
+        chunk, v = len(taps) * s, len(taps)
+        pid = "tl.program_id(1).to(tl.int64)" if self.big else "tl.program_id(1)"
+        self.out(f"ymask = yindex < {self.sizes.text(n_rows)}  # rows inside the output")
+        self.out(f"sg = {pid} * (XBLOCK // {v}) + tl.arange(0, XBLOCK // {v})[None, :, None]  # lane groups: "
+                 f"{v} outputs, one chunk of {chunk} input elements")
+        self.out(f"se = tl.arange(0, {chunk})[None, None, :]  # a chunk's elements")
+        for d in range(last):
+            _, sd, pd, _ = windows[d]
+            start = f"i{2 + d} * {sd}" if sd != 1 else f"i{2 + d}"
+            self.out(f"start{d} = {f'{start} - {pd}' if pd else start}")
+        init = 'float("-inf")' if pool.kind == "max" else "0.0"
+        for e in range(v):
+            self.out(f"acc{e} = tl.full([YBLOCK, XBLOCK // {v}], {init}, {acc})")
+        other = 'float("-inf")' if pool.kind == "max" else "0.0"
+        loop = "tl.static_range" if prod(w[0] for w in windows[:last]) <= UNROLL_LIMIT else "range"
+        st = self.sizes.text(in_strides[2 + last])
+        with ExitStack() as loops:
+            for d in range(last):
+                self._window_step(pool, windows, in_sizes, d, loops, loop, first="ymask")
+            rows = " + ".join(["base"] + [f"p{d}" if self.sizes.text(in_strides[2 + d]) == "1"
+                                          else f"p{d} * {self.sizes.text(in_strides[2 + d])}" for d in range(last)])
+            self.out(f"srow = ({rows})[:, :, None]  # the window row's start in the input")
+            mask = f"m{last - 1}[:, :, None]" if last else "ymask[:, :, None]"
+            values: dict[tuple[int, int], str] = {}
+            for a in span_chunks(taps):
+                group = f"(sg + {a})" if a > 0 else f"(sg - {-a})" if a < 0 else "sg"
+                self.out(f"sq = {group} * {chunk} + se  # chunk {a}'s input positions")
+                inside = (["(sq >= 0)"] if a < 0 else []) + [f"(sq < {in_sizes[last]})"]
+                sq = "sq" if st == "1" else f"sq * {st}"
+                self.out(f"sx = tl.load({self.pointer(view.base)} + (srow + {sq}), mask={' & '.join([mask] + inside)}, "
+                         f"other={other}).to({acc})")
+                for j, name in enumerate(self._span_split("sx", chunk, v, f"c{a}" if a >= 0 else f"cm{-a}")):
+                    values[(a, j)] = name
+            for e, output in enumerate(taps):
+                for a, j in output:
+                    self._combine(pool, f"acc{e}", values[(a, j)])
+        self.out(f"acc = tl.reshape({self._span_join([f'acc{e}' for e in range(v)], v)}, [YBLOCK, XBLOCK])  # "
+                 f"lane group g's {v} outputs at columns g·{v}..")
+        _, s, p, _ = windows[last]
+        start = f"i{2 + last} * {s}" if s != 1 else f"i{2 + last}"
+        self.out(f"start{last} = {f'{start} - {p}' if p else start}")
+
+    def _span_split(self, t: str, n: int, v: int, name: str) -> list[str]:
+        """The n values along the last axis of tensor t ([YBLOCK, XBLOCK // v, n]) as [YBLOCK, XBLOCK // v] tensors,
+        in order, by halving splits (even and odd elements)."""
+        if n == 1:
+            self.out(f"{name} = tl.reshape({t}, [YBLOCK, XBLOCK // {v}])")
+            return [name]
+        shaped = t if n == 2 else f"tl.reshape({t}, [YBLOCK, XBLOCK // {v}, {n // 2}, 2])"
+        self.out(f"{name}e, {name}o = tl.split({shaped})")
+        even = self._span_split(f"{name}e", n // 2, v, f"{name}e") if n > 2 else [f"{name}e"]
+        odd = self._span_split(f"{name}o", n // 2, v, f"{name}o") if n > 2 else [f"{name}o"]
+        return [x for pair in zip(even, odd) for x in pair]
+
+    def _span_join(self, parts: list[str], v: int) -> str:
+        """The [YBLOCK, XBLOCK // v, len(parts)] tensor of `parts` in order (the inverse of `_span_split`)."""
+        if len(parts) == 1:
+            return f"{parts[0]}[:, :, None]"
+        if len(parts) == 2:
+            return f"tl.join({parts[0]}, {parts[1]})"
+        even, odd = self._span_join(parts[0::2], v), self._span_join(parts[1::2], v)
+        return f"tl.reshape(tl.join({even}, {odd}), [YBLOCK, XBLOCK // {v}, {len(parts)}])"
 
     # --- the sliding schedule (ROWS > 1) ---------------------------------------------------------------------
 
@@ -398,15 +600,17 @@ class _PoolWriter(AnchorWriter):
         self.out.lines[hoist_at:hoist_at] = [f"    {name} = {text}  # the same at every window position"
                                              for text, name in hoisted.items()]
 
-    def _window_step(self, pool: Pool, windows, in_sizes: list[str], d: int, loops: ExitStack, loop: str) -> None:
-        """Window axis d: its loop, position p<d> and mask m<d> (inside the loops of the axes before it)."""
+    def _window_step(self, pool: Pool, windows, in_sizes: list[str], d: int, loops: ExitStack, loop: str,
+                     first: str = "xmask") -> None:
+        """Window axis d: its loop, position p<d> and mask m<d> (inside the loops of the axes before it; the first
+        axis's starts from `first`)."""
         k, _, p, dil = windows[d]
         loops.enter_context(self.out.block(f"for k{d} in {loop}({k}):"))
         step = f"k{d} * {dil}" if dil != 1 else f"k{d}"
         self.out(f"p{d} = start{d} + {step}")
         # a window leaves the input only through padding, or at the end in ceil mode
         inside = ([f"(p{d} >= 0)"] if p else []) + ([f"(p{d} < {in_sizes[d]})"] if p or pool.ceil_mode else [])
-        self.out(f"m{d} = {' & '.join([f'm{d - 1}' if d else 'xmask'] + inside)}")
+        self.out(f"m{d} = {' & '.join([f'm{d - 1}' if d else first] + inside)}")
 
     def _slide_columns(self, pool: Pool, windows, in_sizes: list[str], view_parts, acc: str,
                        hoisted: dict[str, str]) -> None:

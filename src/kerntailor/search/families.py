@@ -736,24 +736,76 @@ def sliding_rows(rows: int, kernel: int, stride: int, dilation: int) -> tuple[tu
     return tuple((j, tuple(users[j])) for j in sorted(users))
 
 
+SPAN_BYTES = 16   # SPAN=1 (codegen/pool.py): the input chunk one vector load reads, aligned to its size
+
+
+def span_taps(itembytes: int, kernel: int, stride: int, padding: int, dilation: int) -> tuple[tuple[tuple[int, int],
+                                                                                                     ...], ...] | None:
+    """The span schedule's window along the last axis (codegen/pool.py, SPAN=1): a lane group owns V consecutive
+    outputs whose input span starts at chunk 0, chunks of C = SPAN_BYTES / itembytes elements with C = V x stride;
+    for each of its V outputs, the (chunk, element) of each tap, chunk relative to the group's first (negative
+    where the left padding reaches back). None where the stride does not divide a chunk (no whole outputs per
+    chunk)."""
+    chunk = max(1, SPAN_BYTES // itembytes)
+    if stride > chunk or chunk % stride:
+        return None
+    taps = []
+    for e in range(chunk // stride):
+        taps.append(tuple(divmod(e * stride - padding + k * dilation, chunk) for k in range(kernel)))
+    return tuple(taps)
+
+
+def span_outputs(itembytes: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """V, the outputs of a lane group, where the span schedule is offered for the last axis's window (it overlaps,
+    and the stride divides a chunk); 0 where not."""
+    if not _slides(kernel, stride, dilation):
+        return 0
+    taps = span_taps(itembytes, kernel, stride, padding, dilation)
+    return len(taps) if taps else 0
+
+
+SPAN_LANES = 64   # SPAN=1: lane groups a program needs per warp (the widest wavefront): fewer split a chunk across
+#                   lanes, and its values then cross through shared memory (gfx942, bf16 at 4 warps of 1024: 23
+#                   barriers where 2 warps have 1)
+
+
+def span_chunks(taps) -> tuple[int, ...]:
+    """The chunks (relative to a lane group's first) the span schedule loads: those some tap reads."""
+    return tuple(sorted({a for output in taps for a, _ in output}))
+
+
 def _slides(KH: int, SH: int, DH: int) -> bool:
     """Whether neighbouring output rows share input rows (the window along them is longer than its stride)."""
     return KH > 1 and SH < (KH - 1) * DH + 1
 
 
 def pool_space(target: Target, *, numel: int, dtype: str = "fp32", window: int = 1, KW: int = 1, KH: int = 1,
-               SH: int = 1, DH: int = 1, OH: int = 1) -> Space:
+               SH: int = 1, DH: int = 1, OH: int = 1, SW: int = 1, DW: int = 1, PW: int = 0, OW: int = 1,
+               ITEM: int = 4, prologue: int = 0) -> Space:
     """XBLOCK output elements (a rows x last-axis tile) per program, each looping over its window; with ROWS > 1,
     ROWS such tiles of consecutive output rows along the second-to-last axis, which load each input row they share
     once (offered where the window along those rows (KH, stride SH, dilation DH) overlaps, up to the OH output rows
-    and SLIDE_LOAD_LIMIT unrolled loads). Knobs: XBLOCK, ROWS, num_warps (+ waves_per_eu on AMD)."""
+    and SLIDE_LOAD_LIMIT unrolled loads); with SPAN=1, the last axis's window from aligned 16-byte chunks of the
+    input (offered where that window (KW, stride SW, dilation DW, padding PW) overlaps, the stride divides a chunk,
+    the OW outputs fill a lane group, no prologue; not with ROWS > 1). Knobs: XBLOCK, ROWS, SPAN, num_warps
+    (+ waves_per_eu on AMD)."""
     rows = tuple(r for r in POOL_ROWS if r == 1 or (_slides(KH, SH, DH) and r <= next_power_of_two(OH)
                                                      and len(sliding_rows(r, KH, SH, DH)) * KW <= SLIDE_LOAD_LIMIT))
+    v = 0 if prologue else span_outputs(ITEM, KW, SW, PW, DW)
+    spans = (0, 1) if v and OW >= v else (0,)
     knobs = [Knob("XBLOCK", power_of_two_range(128, min(1024, max(128, next_power_of_two(numel))))),
-             Knob("ROWS", rows), Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
+             Knob("ROWS", rows), Knob("SPAN", spans), Knob("num_warps", NUM_WARPS), *_amd_knobs(target, matrix=False)]
     constraints = _common_constraints(target) + _tile_constraints(
         target, lambda v: v["XBLOCK"] * v["ROWS"], ("XBLOCK", "ROWS", "num_warps"), dtype)
-    sizes = {"numel": numel, "window": window, "KW": KW, "KH": KH, "SH": SH, "DH": DH, "OH": OH}
+    if len(spans) > 1 and len(rows) > 1:
+        constraints.append(Constraint("SPAN=1 takes one output row per program", ("SPAN", "ROWS"),
+                                      lambda k: not (k["SPAN"] and k["ROWS"] > 1)))
+    if len(spans) > 1:
+        constraints.append(Constraint(f"SPAN=1: XBLOCK / {v} lane groups >= {SPAN_LANES} per warp",
+                                      ("SPAN", "XBLOCK", "num_warps"),
+                                      lambda k: not k["SPAN"] or k["XBLOCK"] // v >= SPAN_LANES * k["num_warps"]))
+    sizes = {"numel": numel, "window": window, "KW": KW, "KH": KH, "SH": SH, "DH": DH, "OH": OH, "SW": SW, "DW": DW,
+             "PW": PW, "OW": OW, "ITEM": ITEM}
     return Space("pool", tuple(knobs), tuple(constraints), target.name, tuple(sizes.items()), dtype_key(dtype))
 
 
@@ -908,12 +960,18 @@ def _no_lane_ops(config: Config, sizes: Mapping[str, int]) -> float:
 
 def _pool_lane_ops(config: Config, sizes: Mapping[str, int]) -> float:
     """Vector instructions x lanes a pool issues (POOL_LOAD_OPS per window load, POOL_COMBINE_OPS per max or
-    add). One output row per program: each output loads its window. ROWS > 1 (codegen/pool.py): per step of the
+    add). One output row per program: each output loads its window; with SPAN=1 its V outputs share the chunks they
+    read along the last axis (`span_taps`). ROWS > 1 (codegen/pool.py): per step of the
     outer window, each input row the ROWS rows read (`sliding_rows`) is loaded once (KW loads, KW - 1 combines)
     and each output row folds in its KH of them. 0 where the sizes do not say the window (the roofline decides)."""
     window, rows = sizes.get("window", 0), config.get("ROWS", 1)
     if not window:
         return 0.0
+    taps = span_taps(sizes.get("ITEM", 4), sizes["KW"], sizes.get("SW", 1), sizes.get("PW", 0), sizes.get("DW", 1)) \
+        if config.get("SPAN", 0) else None
+    if taps:   # per output row of the window's outer axes: the chunks' loads shared by V outputs; no per-tap mask
+        per_row = len(span_chunks(taps)) / len(taps) * POOL_LOAD_OPS + sizes["KW"] * POOL_COMBINE_OPS
+        return sizes["numel"] * window / sizes["KW"] * per_row
     if rows == 1:
         per_output = window * (POOL_LOAD_OPS + POOL_COMBINE_OPS)
     else:

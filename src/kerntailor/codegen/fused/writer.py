@@ -23,8 +23,9 @@ from kerntailor.codegen.fused.space import compose, iteration_space
 from kerntailor.codegen.fused.split import write_split
 from kerntailor.codegen.fused.splitrows import write_cooperative, write_normalise, write_partials, write_windowed
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.memory_format import permuted_axes
 from kerntailor.codegen.render import FLOAT, TL_DTYPES, ExprRenderer, compute_dtype
-from kerntailor.codegen.sizes import const, product, same
+from kerntailor.codegen.sizes import const, product
 from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Reduction
@@ -417,7 +418,7 @@ class FusedWriter(KernelWriter):
                     v, _, strides, _ = self.at.kernel_view(node, j)
                 except CodegenUnsupported:
                     continue
-                if v.strides[-2] == 1 and v.strides[-1] > 1 and same(strides[-2], const(1)):
+                if permuted_axes(v, strides, -2, -1):
                     return True
         return False
 

@@ -220,12 +220,14 @@ def span_default(gen: Generalized, group: FusionGroup, xblock: int) -> int:
     if "ITEM" not in sizes or sizes["prologue"]:
         return 0
     v = span_outputs(sizes["ITEM"], sizes["KW"], sizes["SW"], sizes["PW"], sizes["DW"])
+    if not v:
+        return 0
     node = gen.graph.node(group.anchor)
     view = node.operands[0]
     chunk = v * sizes["SW"]
     producer = next((n for n in gen.graph.nodes if n.name == view.base), None)
     aligned = view.strides[-1] == 1 and all(st % chunk == 0 for st in (*view.strides[:-1], view.offset))
-    if not v or not aligned or (producer is not None and kept_layout(gen, producer) is not None):
+    if not aligned or (producer is not None and kept_layout(gen, producer) is not None):
         return 0
     return v if tile_shape(node, xblock)[1] >= v and xblock // v >= SPAN_LANES else 0
 

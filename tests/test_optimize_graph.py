@@ -138,3 +138,33 @@ def test_the_graph_compiles_whole_undoes_and_is_saved(swapped, tmp_path):
     assert graph_forward(copy) is None and "forward" not in vars(copy)
     with torch.no_grad():
         assert torch.equal(copy(x), model(x))
+
+
+class StartsFromAnEmptyCache(nn.Module):
+    """An empty tensor built inside forward on the input's device and concatenated to (transformers' DynamicCache): on
+    the meta device, where profile exports, the export keeps it as a meta constant."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        past = torch.tensor([], device=x.device)
+        return torch.relu(torch.cat([past, self.fc(x)], dim=-1))
+
+
+@pytest.mark.capture
+def test_an_empty_constant_traced_on_meta_is_an_empty_tensor_in_graph_mode():
+    from kerntailor.errors import KerntailorError
+    from kerntailor.optimizing.graph import real_constant
+    from kerntailor.profiling import profile_model_traced
+
+    model, inputs = StartsFromAnEmptyCache().eval(), [torch.randn(4, 8)]
+    program = profile_model_traced(model, inputs, target="h200", top=1).traced.program
+    lost = {k: v for k, v in program.constants.items() if isinstance(v, torch.Tensor) and v.is_meta}
+    assert lost, "the meta export kept the value: this test no longer covers the case"
+    for name, value in lost.items():
+        real = real_constant(name, value)
+        assert not real.is_meta and real.shape == value.shape and real.dtype == value.dtype
+    with pytest.raises(KerntailorError, match="its value is lost"):
+        real_constant("lifted_tensor_x", torch.empty(3, device="meta"))

@@ -12,7 +12,8 @@ every swapped group's kernel, the modules' own forwards run every module swap's.
 
 The graph reads, at each call, the parameters and buffers from the modules that hold them in the model (each by its
 state_dict name, resolved when the graph is installed), the lifted constants the export kept with their values, and
-the call's own inputs. A buffer the forward writes is written (copy_) as the original forward writes it.
+the call's own inputs (an empty constant the meta export traced on meta: an empty tensor, `real_constant`). A
+buffer the forward writes is written (copy_) as the original forward writes it.
 
 Guarded: the graph runs only on a call like the exported one: the same pytree of arguments (keywords included),
 each tensor of the exported shape, dtype and device, every other argument equal, the model in the training mode it
@@ -77,6 +78,16 @@ def graph_cut(traced: TracedCapture, group: FusionGroup, owner: dict[str, str]) 
                     tuple(n.name for n in outputs))
 
 
+def real_constant(name: str, lost: torch.Tensor) -> torch.Tensor:
+    """The value of a constant the meta export kept without one: capture lets through only one-element constants
+    (real: capture/export.py builds them on the CPU) and empty ones (transformers' DynamicCache starts from
+    `torch.tensor([], device=...)`, on meta in the export), so an empty tensor of its shape and dtype; anything else
+    a KerntailorError."""
+    if lost.numel() == 0:
+        return torch.empty(lost.shape, dtype=lost.dtype)
+    raise KerntailorError(f"the constant {name} was traced on the meta device (its value is lost)")
+
+
 class GraphForward:
     """The callable set as the model's forward (module docstring). `swaps`: (GraphCut, kernel module) pairs."""
 
@@ -101,7 +112,7 @@ class GraphForward:
             elif s.kind == InputKind.CONSTANT_TENSOR:
                 value = program.constants[s.target]
                 if isinstance(value, torch.Tensor) and value.is_meta:
-                    raise KerntailorError(f"the constant {s.target} was traced on the meta device (its value is lost)")
+                    value = real_constant(s.target, value)
                 self.constants[s.target] = value.to(device) if value.dim() else value
                 self.reads.append(("value", self.constants[s.target]))
                 self.sources.append(("constant", s.target))

@@ -21,7 +21,7 @@ OUT=$R/l1 KT_COMMIT=${KT_COMMIT:-unknown} SUITE_fp32=benchmarks/work/kb1e_fp32 S
   JOBS=2 CANDIDATES=3 BUDGET=20 BENCH_LIMIT=${BENCH_LIMIT:-170} \
   bash benchmarks/gpu_calls/level1_memory_bound_both_dtypes.sh > $R/l1/summary.txt 2>&1 < /dev/null
 pack l1 $?
-SHAPES=decode TOP_DECODE=${TOP_DECODE:-9} BUDGET=${OPT_BUDGET:-60} OPT_LIMIT=${OPT_LIMIT:-150} KT_COMMIT=${KT_COMMIT:-unknown} \
+SHAPES=decode PROFILE=1 PROFILE_LIMIT=40 TOP_DECODE=${TOP_DECODE:-9} BUDGET=${OPT_BUDGET:-60} OPT_LIMIT=${OPT_LIMIT:-150} KT_COMMIT=${KT_COMMIT:-unknown} \
   bash benchmarks/gpu_calls/hf_llama.sh > $R/hf_llama.txt 2>&1
 pack hf_llama $?
 cat $R/env.txt; tail -c 2000 $R/pool.log; grep -h '"problem"' $R/conv_layout.log | cut -c1-300; grep -v "^   wait" $R/l1/summary.txt | tail -8 | cut -c1-250; tail -c 2500 $R/hf_llama.txt

@@ -168,3 +168,15 @@ def test_an_empty_constant_traced_on_meta_is_an_empty_tensor_in_graph_mode():
         assert not real.is_meta and real.shape == value.shape and real.dtype == value.dtype
     with pytest.raises(KerntailorError, match="its value is lost"):
         real_constant("lifted_tensor_x", torch.empty(3, device="meta"))
+
+
+def test_graph_mode_is_undone_where_it_loses_both_in_eager_and_under_compile():
+    from kerntailor.optimizing.run import graph_slower
+
+    us = 1e-6
+    assert graph_slower({"eager": 4825 * us, "optimized": 4000 * us}) is None            # faster than eager
+    decode = {"eager": 4825 * us, "optimized": 8960 * us, "compile": 2882 * us, "optimized_compile": 2627 * us}
+    assert graph_slower(decode) is None                                                  # wins under torch.compile
+    lost = graph_slower(dict(decode, optimized_compile=3000 * us))
+    assert lost and "8960 us against eager's 4825" in lost and "3000 us against 2882" in lost
+    assert graph_slower({"note": "not measured"}) is None

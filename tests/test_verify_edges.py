@@ -362,3 +362,31 @@ def test_a_reference_that_raises_only_off_the_host_is_judged_on_the_host():
     edges = EdgeCases()
     assert edges.host_answers(OnlyOnHost(), [torch.ones(3)], 0)
     assert not edges.host_answers(Always(), [torch.ones(3)], 0)
+
+
+def test_the_references_own_dtype_run_follows_it_to_the_host_after_such_an_edge_case():
+    """After that edge case the plan's reference is the host's; the reference's run in its own dtype (output
+    structure, aliasing, eager's error) raised on the GPU uncaught ("the referee could not judge": 43_Max_Pooling_3D
+    fp32 on the H200): it runs on the host too. Elsewhere the GPU's error stands."""
+    import types
+
+    from kerntailor.verify.judge import Judge
+
+    class FailsOnce(torch.nn.Module):
+        calls = [0]   # a class attribute: the host copy (a deepcopy) shares it
+
+        def forward(self, x):
+            self.calls[0] += 1
+            if self.calls[0] == 1:
+                raise RuntimeError("CUDA error: invalid argument")
+            return x * 2
+
+    judge = Judge.__new__(Judge)
+    judge.device, judge.plan = types.SimpleNamespace(type="cuda"), {"reference": "host"}
+    x = torch.arange(3.0)
+    out, ran_on, seen = judge.native_reference(FailsOnce(), [x], 0)
+    assert torch.equal(out[0], x * 2) and torch.equal(seen[0], x) and torch.equal(ran_on[0], x)
+    FailsOnce.calls[0] = 0
+    judge.plan = {}
+    with pytest.raises(RuntimeError, match="invalid argument"):
+        judge.native_reference(FailsOnce(), [x], 0)

@@ -263,6 +263,31 @@ class Judge(EdgeCases):
             raise RuntimeError(_one_line(last))
         raise Stop("exception", f"the reference itself raised {_one_line(last)}")
 
+    def native_reference(self, ref_model, inputs: list[Any], seed: int):
+        """The reference in its own dtype on a copy of the inputs: (its flat outputs, the copy it ran on, the inputs
+        to compare that copy with). Where an edge case found that the reference raises on the GPU but answers on the
+        host (plan "reference": "host", judge_edges.py: max_pool3d's launch at a stretched size), a GPU failure
+        here runs it on the host too (it raised uncaught: 43_Max_Pooling_3D fp32 on the H200, "could not judge")."""
+        import torch
+
+        from kerntailor.verify.tolerance import flatten_outputs
+
+        ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        torch.manual_seed(seed)
+        try:
+            with torch.no_grad():
+                return flatten_outputs(ref_model(*ref_in)), ref_in, inputs
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError:
+            if self.device.type == "cpu" or self.plan.get("reference") != "host":
+                raise
+        host = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+        ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in host]
+        torch.manual_seed(seed)
+        with torch.no_grad():   # on the host, as the float64 reference then is (reference64)
+            return flatten_outputs(_host_copy(ref_model)(*ref_in)), ref_in, host
+
     def refuse_random(self, ref_model, inputs: list[Any], first_out: list[Any], seed: int, row) -> None:
         """A reference whose output differs between two runs on the same inputs under another generator state
         consumes randomness (dropout in training mode, torch.rand_like in forward): no tolerance can judge a
@@ -331,15 +356,12 @@ class Judge(EdgeCases):
         # fp8: the same reference with exact products, to report what fp8 costs (never judged against)
         exact = flatten_outputs(self.reference64(ref_model, inputs, quantized=False)[0]) if self.fp8 else None
         # the reference in its own dtype: output structure, whether it mutates or aliases its inputs
-        ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        torch.manual_seed(seed)
-        with torch.no_grad():
-            ref_native = flatten_outputs(ref_model(*ref_in))
+        ref_native, ref_in, seen = self.native_reference(ref_model, inputs, seed)
         exact64 = r64   # the special draw: where PyTorch's own dtype and float64 disagree, either answer passes
         if special:   # NaN and Inf where PyTorch gives them in its own dtype, float64 values elsewhere
             r64 = [special_reference(r, o) if isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor)
                    and o.shape == r.shape else r for o, r in zip(ref_native, r64)] + r64[len(ref_native):]
-        ref_mutates = C.changed_inputs(ref_in, inputs) is not None
+        ref_mutates = C.changed_inputs(ref_in, seen) is not None
         ref_aliases = C.aliased(ref_native, ref_in) is not None
         del ref_in   # before refuse_random's own copy of the inputs: one copy at a time
         float_dtypes = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]

@@ -33,3 +33,43 @@ def schedules_of(plan, knobs: dict) -> dict:
     from kerntailor.codegen import FAMILIES
 
     return {g.name: FAMILIES[g.family].schedule.from_knobs(knobs[g.name]) for g in plan.groups}
+
+
+def run_files(script: str, doc: str, bench_file, argv: list[str] | None = None, free_between: bool = False) -> int:
+    """The main of a per-file GPU script (conv_layout.py, conv_gen_probe.py): FILES --out JSON [--dtype] [--smoke]
+    [--deadline-s]; `bench_file(path, dtype, smoke, workdir)` gives each file's row (a failure is a row too), and the
+    JSON is rewritten after each (a cut run keeps what it measured)."""
+    import argparse
+    import json
+    import time
+
+    import torch
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--dtype", default=None, help="bf16 | fp16 (default: as written)")
+    parser.add_argument("--smoke", action="store_true", help="CPU: small variant under TRITON_INTERPRET, no times")
+    parser.add_argument("--deadline-s", type=float, default=300.0, help="stop starting files after this")
+    args = parser.parse_args(argv)
+    start = time.monotonic()
+    workdir = args.out.parent / (args.out.stem + "_modules")
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = {"command": f"benchmarks/{script} " + " ".join(str(f) for f in args.files),
+              "dtype": args.dtype or "as written", "date": time.strftime("%Y-%m-%d"),
+              "device": "cpu (interpreter, no times)" if args.smoke else torch.cuda.get_device_name(),
+              "torch": torch.__version__, "label": "smoke (CPU)" if args.smoke else "measured", "rows": []}
+    for path in args.files:
+        if time.monotonic() - start > args.deadline_s:
+            result["rows"].append({"problem": path.stem, "skipped": "deadline"})
+            continue
+        try:
+            row = bench_file(path, args.dtype, args.smoke, workdir)
+        except Exception as e:   # one file's failure is a row, not the end of the run
+            row = {"problem": path.stem, "error": f"{type(e).__name__}: {e}"[:400]}
+        result["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        args.out.write_text(json.dumps(result, indent=1))
+        if free_between and not args.smoke:
+            torch.cuda.empty_cache()
+    return 0

@@ -20,12 +20,9 @@ the writer refuses (transposed, depthwise) has no generated rows, only the reaso
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
 from pathlib import Path
 
-from _common import load_candidate, rel_err
+from _common import load_candidate, rel_err, run_files
 
 ROOT = Path(__file__).resolve().parents[1]
 # beyond the default and the seeds: a small tile (many programs for small layers) and a wide-K one
@@ -142,36 +139,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=Path)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--dtype", default=None, help="bf16 | fp16 (default: as written)")
-    parser.add_argument("--smoke", action="store_true", help="CPU: small variant under TRITON_INTERPRET, no times")
-    parser.add_argument("--deadline-s", type=float, default=300.0, help="stop starting files after this")
-    args = parser.parse_args(argv)
-    start = time.monotonic()
-    workdir = args.out.parent / (args.out.stem + "_modules")
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = {"command": "benchmarks/conv_gen_probe.py " + " ".join(str(f) for f in args.files),
-              "dtype": args.dtype or "as written", "date": time.strftime("%Y-%m-%d"),
-              "device": "cpu (interpreter, no times)" if args.smoke else torch.cuda.get_device_name(),
-              "torch": torch.__version__, "label": "smoke (CPU)" if args.smoke else "measured", "rows": []}
-    for path in args.files:
-        if time.monotonic() - start > args.deadline_s:
-            result["rows"].append({"problem": path.stem, "skipped": "deadline"})
-            continue
-        try:
-            row = bench_file(path, args.dtype, args.smoke, workdir)
-        except Exception as e:   # one file's failure is a row, not the end of the run
-            row = {"problem": path.stem, "error": f"{type(e).__name__}: {e}"[:400]}
-        result["rows"].append(row)
-        print(json.dumps(row), flush=True)
-        args.out.write_text(json.dumps(result, indent=1))
-        if not args.smoke:
-            torch.cuda.empty_cache()
-    return 0
+    return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True)
 
 
 if __name__ == "__main__":

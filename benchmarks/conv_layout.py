@@ -21,12 +21,9 @@ not). Times are medians (us), labelled measured on the GPU.
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
 from pathlib import Path
 
-from _common import load_candidate, rel_err
+from _common import load_candidate, rel_err, run_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,34 +99,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=Path)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--dtype", default=None, help="bf16 | fp16 (default: as written)")
-    parser.add_argument("--smoke", action="store_true", help="CPU: small variant under TRITON_INTERPRET, no times")
-    parser.add_argument("--deadline-s", type=float, default=300.0, help="stop starting files after this")
-    args = parser.parse_args(argv)
-    start = time.monotonic()
-    workdir = args.out.parent / (args.out.stem + "_modules")
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = {"command": "benchmarks/conv_layout.py " + " ".join(str(f) for f in args.files),
-              "dtype": args.dtype or "as written", "date": time.strftime("%Y-%m-%d"),
-              "device": "cpu (interpreter, no times)" if args.smoke else torch.cuda.get_device_name(),
-              "torch": torch.__version__, "label": "smoke (CPU)" if args.smoke else "measured", "rows": []}
-    for path in args.files:
-        if time.monotonic() - start > args.deadline_s:
-            result["rows"].append({"problem": path.stem, "skipped": "deadline"})
-            continue
-        try:
-            row = bench_file(path, args.dtype, args.smoke, workdir)
-        except Exception as e:   # one file's failure is a row, not the end of the run
-            row = {"problem": path.stem, "error": f"{type(e).__name__}: {e}"[:400]}
-        result["rows"].append(row)
-        print(json.dumps(row), flush=True)
-        args.out.write_text(json.dumps(result, indent=1))
-    return 0
+    return run_files("conv_layout.py", __doc__, bench_file, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """optimize_model / optimize_problem: profile, generate kernels for the hottest groups, swap them in one at a
 time, verify the whole model after each swap, undo any that fails, and report.
 
-For each of the `top` hottest groups (profile's predicted ranking), the module swaps first, then the graph ones:
+For each of the `top` hottest groups (profile's ranking: measured on a GPU, predicted elsewhere), the module swaps
+first, then the graph ones:
 1. scope.py: the user's module (or chain of sibling modules, or the whole model) whose forward the group is,
    exactly: a module swap; else graph.py: the group's nodes in the exported graph, which graph mode replaces by one
    kernel call (the model's forward then runs that graph, guarded); a group neither takes is skipped with both
@@ -53,7 +54,7 @@ class GroupOutcome:
     group: str
     family: str
     module: str              # the module swapped, else where the group's nodes came from
-    share: float             # of the model's predicted eager time (profile)
+    share: float             # of the model's eager time (profile: measured on a GPU, else predicted)
     status: str              # swapped | skipped | undone
     reason: str              # why skipped or undone ("" when swapped)
     kernel: str              # generate's status ("generated", "cached", "library") or "" (not generated)
@@ -67,7 +68,7 @@ class GroupOutcome:
 class OptimizeReport:
     model: str
     target: str
-    profile_label: str       # the ranking's label (predicted)
+    profile_label: str       # the ranking's label (measured or predicted)
     groups: tuple[GroupOutcome, ...]
     check: ModelCheck | None     # the returned model's whole-model check (None: nothing was swapped)
     timing: dict                 # end_to_end(): seconds per variant, or {"note": why not measured}
@@ -123,7 +124,12 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
     tokens, rule = count_tokens(inputs, tokens_per_call)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="kerntailor-optimize-"))
     phases, clock = {}, _Clock()
-    traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name)
+    # the ranking: measured where the model runs on a GPU (each eager op's device time), else predicted
+    import torch
+
+    on_gpu = any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs)
+    traced = profile_model_traced(model, inputs, target=target, top=top, out_dir=out / "problems", name=name,
+                                  measured=on_gpu)
     profile = traced.profile
     phases["profile"] = clock.lap("profile (export, plan, problem files)")
     owner = owners(traced.traced, traced.plan.groups)

@@ -38,9 +38,8 @@ def profile_model(model, example_inputs, *, target: str, dtype: str | None = Non
     """The profile of any nn.Module called on `example_inputs` (neither is changed: a copy on the meta device is
     traced, its parameters never copied). `measured`: each eager op timed by torch.profiler on the model's own
     device, the model and inputs as given (measured.py; `dtype` then only names the capture's dtype)."""
-    timed = measure_eager(model, list(example_inputs), steps=steps) if measured else None
-    source = _ModuleSource(name or type(model).__name__, model, list(example_inputs), dtype)
-    return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir, timed).profile
+    return profile_model_traced(model, example_inputs, target=target, dtype=dtype, top=top, out_dir=out_dir,
+                                name=name, measured=measured, steps=steps).profile
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,12 @@ class TracedProfile:
 
 
 def profile_model_traced(model, example_inputs, *, target: str, dtype: str | None = None, top: int = 5,
-                         out_dir: str | Path | None = None, name: str | None = None) -> TracedProfile:
+                         out_dir: str | Path | None = None, name: str | None = None, measured: bool = False,
+                         steps: int = 5) -> TracedProfile:
     """profile_model, with the capture and the plan it was computed from."""
+    timed = measure_eager(model, list(example_inputs), steps=steps) if measured else None
     source = _ModuleSource(name or type(model).__name__, model, list(example_inputs), dtype)
-    return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir)
+    return _profile_traced(source, "(python)", target, dtype or "as given", top, out_dir, timed)
 
 
 def _device() -> str:

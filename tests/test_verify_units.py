@@ -309,6 +309,10 @@ def test_disagreement_aliasing_mutation_and_structure():
     assert "shape" in C.check_structure([torch.ones(3, 2)], specs)
     assert "dtype" in C.check_structure([torch.ones(2, 3, dtype=torch.float64)], specs)
     assert "2 output(s)" in C.check_structure([torch.ones(2, 3)] * 2, specs)
+    # a reference the judge ran on the host (its fallback) answers for the candidate's device
+    moved = C.output_specs([torch.ones(2, 3)], device=torch.device("meta"))
+    assert C.check_structure([torch.ones(2, 3, device="meta")], moved) is None
+    assert "is on cpu, the reference's on meta" in C.check_structure([torch.ones(2, 3)], moved)
 
 
 # ---- events -> verdict (the parent side), including the speed check ----

@@ -26,8 +26,11 @@ class OutSpec:
     device: torch.device
 
 
-def output_specs(values: list[Any]) -> list[Any]:
-    return [OutSpec(tuple(v.shape), v.dtype, v.device) if isinstance(v, torch.Tensor) else v for v in values]
+def output_specs(values: list[Any], device: Any = None) -> list[Any]:
+    """`device`: where the reference's outputs would be had it run where the candidate does (it ran on the host
+    only as judge.native_reference's fallback); else each output's own device."""
+    return [OutSpec(tuple(v.shape), v.dtype, device or v.device) if isinstance(v, torch.Tensor) else v
+            for v in values]
 
 
 def describe(value: Any) -> str:

@@ -467,6 +467,16 @@ def test_a_looped_sum_compensates_each_lane(tmp_path):
 
 
 @pytest.mark.unit
+def test_only_a_sum_kept_in_fp32_pays_for_kahan():
+    """Kahan's compensation costs four operations an element: a sum rounded to bf16 does without (its own rounding
+    is far coarser than a plain fp32 lane's error), an fp32 sum keeps it."""
+    knobs = {"XBLOCK": 1, "RBLOCK": 16, "SPLIT": 0, "persistent": False, "num_warps": 1}
+    assert "kahan_t" in reduction_module(FUSED / "tiny_sum_all.py", knobs).kernels[0].source
+    bf16 = reduction_module(FUSED / "tiny_sum_all.py", knobs, dtype="bf16").kernels[0].source
+    assert "kahan_t" not in bf16 and "cmp_" not in bf16 and "tl.sum(" in bf16
+
+
+@pytest.mark.unit
 def test_expm1_takes_the_16_bit_form_only_where_every_output_is_16_bit():
     """libdevice's expm1 made bf16 ELU / SELU instruction-bound on the H200 (helpers/math.py): a kernel whose every
     output is bf16 or fp16 computes expm1 as exp(x) - 1 (a polynomial near 0), accurate far below their half-ulp;

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rmsnorm_a941e584ba9113d4 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rmsnorm_14cf07c3ed3a9c26 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.weight: torch.bfloat16, shape (x.shape[1],)
@@ -45,17 +45,13 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     i0 = xindex
     acc_sum0 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
-    cmp_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # the lanes' lost low bits (Kahan)
     for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
         rmask = rindex < rlen
         ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0).to(tl.float32)
         v_pw0 = (ld0 * ld0)  # pow, bf16[d0, d1]
         x_sum0 = tl.where(xmask & rmask, v_pw0, 0.0)
-        kahan_y = x_sum0 - cmp_sum0
-        kahan_t = acc_sum0 + kahan_y
-        cmp_sum0 = tl.where(kahan_t - kahan_t == 0, (kahan_t - acc_sum0) - kahan_y, 0.0)
-        acc_sum0 = kahan_t
+        acc_sum0 = acc_sum0 + x_sum0
     v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
     v_pw1 = (v_sum0 / s2)  # mean, bf16[d0, 1]
     v_pw2 = (v_pw1 + 1e-06)  # add, bf16[d0, 1]
@@ -76,7 +72,7 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.rmsnorm_a941e584ba9113d4 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.rmsnorm_14cf07c3ed3a9c26 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -97,8 +93,8 @@ def _launch_kernels_fake(x, p_weight):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "rmsnorm_a941e584ba9113d4"):
-    torch.library.custom_op("kerntailor::rmsnorm_a941e584ba9113d4", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "rmsnorm_14cf07c3ed3a9c26"):
+    torch.library.custom_op("kerntailor::rmsnorm_14cf07c3ed3a9c26", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -169,7 +165,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """rmsnorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rmsnorm_a941e584ba9113d4; the constructor is Model's own."""
+    """rmsnorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rmsnorm_14cf07c3ed3a9c26; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -211,5 +207,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d1 >= 2147483647:
             raise ValueError(f"self.weight has {d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw5 = torch.ops.kerntailor.rmsnorm_a941e584ba9113d4(x, p_weight)
+        pw5 = torch.ops.kerntailor.rmsnorm_14cf07c3ed3a9c26(x, p_weight)
         return pw5

@@ -101,14 +101,15 @@ _RUN_FLAGS = textwrap.dedent('''
         return y.flip(axis) if reverse else y
 
     worst = 0.0
-    for path, op, axis, reverse, exclusive in json.loads(sys.argv[1]):
+    for path, op, axis, reverse, exclusive, prologue in json.loads(sys.argv[1]):
         spec = importlib.util.spec_from_file_location("k", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         torch.manual_seed(0)
         x = 1.0 + 0.05 * torch.randn(3, 45, 5) if op == "prod" else torch.randn(3, 45, 5)
         out = mod.ModelNew()(x)
-        expected = ref(x.double(), op, axis, reverse, exclusive).float()
+        scanned = x.double() * 1.5 - 0.5 if prologue else x.double()   # cumsum_prologue.py's prologue
+        expected = ref(scanned, op, axis, reverse, exclusive).float()
         err = ((out - expected).norm() / expected.norm()).item()
         assert err < 1e-5, (path, op, reverse, exclusive, err)
         worst = max(worst, err)
@@ -127,14 +128,17 @@ def _with_flags(op: str, reverse: bool, exclusive: bool):
 @pytest.mark.interpreter
 def test_scan_reverse_and_exclusive_flags(tmp_path):
     jobs = []
-    for op, name in (("sum", "cumsum_middle_axis.py"), ("prod", "cumsum_middle_axis.py")):
+    for op, name in (("sum", "cumsum_middle_axis.py"), ("prod", "cumsum_middle_axis.py"),
+                     ("sum", "cumsum_prologue.py")):   # the prologue at the element, or its predecessor (exclusive)
+        prologue = name == "cumsum_prologue.py"
         for reverse in (False, True):
             for exclusive in (False, True):
                 _, module = _generate(DATA / name, knobs={"XBLOCK": 4, "RBLOCK": 16},
                                       rewrite=_with_flags(op, reverse, exclusive))
-                path = tmp_path / f"k_{op}_{int(reverse)}{int(exclusive)}.py"
+                assert ("(prologue)" in module.source) == prologue   # x * 1.5 - 0.5 computed, never written
+                path = tmp_path / f"k_{op}_{int(reverse)}{int(exclusive)}_{int(prologue)}.py"
                 path.write_text(module.source)
-                jobs.append((str(path), op, 1, reverse, exclusive))
+                jobs.append((str(path), op, 1, reverse, exclusive, prologue))
     env = dict(os.environ, TRITON_INTERPRET="1")
     run = subprocess.run([sys.executable, "-c", _RUN_FLAGS, json.dumps(jobs)], capture_output=True, text=True,
                          env=env, timeout=300)
@@ -347,6 +351,20 @@ def test_pool_tiles_rows_by_the_last_axis_with_no_per_element_division():
             divisions   # row indices only, never i3 / xindex
         assert ("tl.full([YBLOCK, XBLOCK // 4]" if span else "tl.full([YBLOCK, XBLOCK]") in src
         assert "[(triton.cdiv(" in module.source and "), triton.cdiv(" in module.source   # a 2-D launch grid
+
+
+@pytest.mark.unit
+def test_a_scan_computes_a_private_pointwise_producer_and_never_writes_it(tmp_path):
+    """cumsum(x * 1.5 - 0.5): one kernel reading x (KernelBench's masked cumsum wrote x * mask, then read it back);
+    where the product is also returned it has to be written, and stays its own group."""
+    problem, module = _generate(DATA / "cumsum_prologue.py")
+    (kernel,) = module.kernels
+    assert [b for _, b in kernel.pointer_args] == ["x", "cumsum0"] and "(prologue)" in kernel.source
+    shared = tmp_path / "shared.py"
+    shared.write_text((DATA / "cumsum_prologue.py").read_text().replace(
+        "return torch.cumsum(x * 1.5 - 0.5, dim=1)", "y = x * 1.5 - 0.5\n        return torch.cumsum(y, dim=1), y"))
+    plan = prepared(shared)[3]
+    assert len(plan.groups) == 2 and not any(g.prologue for g in plan.groups)
 
 
 def test_a_prologue_is_computed_on_the_window_and_never_written(library_conv):

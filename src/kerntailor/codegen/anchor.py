@@ -128,6 +128,11 @@ class AnchorWriter(KernelWriter):
                                      f"{view.describe()}")
 
     def leaf(self, node: Node):
+        return self.leaf_at(node, self.coords, self.full_mask)
+
+    def leaf_at(self, node: Node, coords: dict[int, str], full_mask: str):
+        """Renders `node`'s Loads at `coords` under `full_mask` (leaf: the tile's own; a scan's prologue: at an
+        exclusive scan's predecessor)."""
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
             if view.base in self.members:
@@ -137,11 +142,11 @@ class AnchorWriter(KernelWriter):
                 return f"v_{view.base}"
             if len(view.shape) != len(self.anchor.out.shape):
                 raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
-            offset = self.operand_offset(node, load.operand, self.coords)
+            offset = self.operand_offset(node, load.operand, coords)
             if gather is not None:
                 stride = self.sizes.text(self.sizes.slot(("node", node.name, "gather", i), load.gather[0]))
                 offset = f"{offset} + ({gather}).to(tl.int64) * {stride}"
-            mask = self.full_mask if valid is None else f"{self.full_mask} & {valid}"
+            mask = full_mask if valid is None else f"{full_mask} & {valid}"
             return self.cached_load(self.load_text(view.base, offset, mask))
         return render
 
@@ -149,13 +154,15 @@ class AnchorWriter(KernelWriter):
         for node in self.epilogue:
             self.compute_node(node)
 
-    def compute_node(self, node: Node) -> None:
-        """v_<node> = its expression over the tile."""
-        renderer = ExprRenderer(self.leaf(node), lambda a: self.coords[a], self.slot(node),
-                                short_outputs=self.short_outputs)
+    def compute_node(self, node: Node, coords: dict[int, str] | None = None, mask: str | None = None,
+                     note: str = "") -> None:
+        """v_<node> = its expression over the tile (at `coords` under `mask`, where given)."""
+        at = self.coords if coords is None else coords
+        leaf = self.leaf(node) if coords is None else self.leaf_at(node, coords, mask or self.full_mask)
+        renderer = ExprRenderer(leaf, lambda a: at[a], self.slot(node), short_outputs=self.short_outputs)
         text = renderer.render(node.expr)
         self.helpers.update(renderer.helpers)
-        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}")
+        self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}{note}")
 
     def store_outputs(self, space: list[SizeExpr]) -> None:
         strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]

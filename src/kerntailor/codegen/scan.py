@@ -11,7 +11,9 @@ row's start). torch's `x.flip(d).cumsum(d).flip(d)` arrives as a scan over a fli
 read through a flipped View: `fold_flipped_scans` rewrites that into a reverse scan over the unflipped
 input, so the output needs no flipped (negative-stride) view, which no allocation could express.
 
-The writer is an AnchorWriter (anchor.py): the scan node, then a pointwise epilogue over its output.
+The writer is an AnchorWriter (anchor.py): the scan node, then a pointwise epilogue over its output. A pointwise
+prologue (plan/fusion.py: `x * mask` before a masked cumsum, read by nothing else) is computed where the scan loads
+each element, at that element's coordinates (its predecessor's for an exclusive scan), so it is never written.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from kerntailor.units import next_power_of_two
 
 
 def _scan_node(gen: Generalized, group: FusionGroup) -> Scan:
-    node = gen.graph.node(group.nodes[0])
+    node = gen.graph.node(group.anchor)
     if not isinstance(node, Scan):
-        raise CodegenUnsupported(f"{group.name}: a scan group must start with its Scan node")
+        raise CodegenUnsupported(f"{group.name}: a scan group must start with its Scan node (after its prologue)")
     return node
 
 
@@ -95,6 +97,7 @@ _IDENTITY = {"sum": "0", "prod": "1"}
 
 class _ScanWriter(AnchorWriter):
     anchor_type = Scan
+    takes_prologue = True
 
     def write(self) -> GeneratedKernel:
         scan: Scan = self.anchor
@@ -147,7 +150,10 @@ class _ScanWriter(AnchorWriter):
         else:
             offset = self.operand_offset(scan, 0, self.coords)
             mask = self.full_mask
-        value = self.cached_load(self.load_text(scan.operands[0].base, offset, mask))
+        if self.prologue:
+            value = self._prologue_at(coords if scan.exclusive else self.coords, mask)
+        else:
+            value = self.cached_load(self.load_text(scan.operands[0].base, offset, mask))
         self.out(f"x = tl.where({mask}, {value}.to({acc}), {ident})")
         fn = "tl.cumsum" if scan.op == "sum" else "tl.cumprod"
         combine = "+" if scan.op == "sum" else "*"
@@ -164,6 +170,15 @@ class _ScanWriter(AnchorWriter):
 
     def tile_axes(self) -> list[list[str]]:
         return [self._outer + ["xindex"], [self._axis_coord, "ip", "rindex"]]
+
+    def _prologue_at(self, coords: dict[int, str], mask: str) -> str:
+        """The prologue's members at `coords` (their loads under `mask`); the name of the value the scan reads."""
+        view = self.anchor.operands[0]
+        if view.base not in self.members or any(n.out.shape != view.shape for n in self.prologue):
+            raise CodegenUnsupported(f"{self.group.name}: {self.anchor.name} reads {view.base} as {view.shape}")
+        for node in self.prologue:
+            self.compute_node(node, coords, mask, note=" (prologue)")
+        return f"v_{view.base}"
 
 
 # --- flip -> scan -> flip as a reverse scan ----------------------------------------------------------

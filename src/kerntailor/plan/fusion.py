@@ -29,7 +29,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   convolution's bias + activation) is never written. Overlapping windows recompute it, so
   the merge is refused where a window has more than RECOMPUTE_LIMIT times as many elements as its stride step
   moves over (a 3x3 window at stride 1: 9); a padded position stays outside the prologue's output (-inf to a
-  max, nothing to an average), never prologue(0).
+  max, nothing to an average), never prologue(0);
+- the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
+  by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written.
 """
 
 from __future__ import annotations
@@ -294,9 +296,10 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
             groups.append(target)
         target.nodes.append(node)
         group_of[node.name] = target
-        if node.family == "pool" and target.family == "pool":
+        if node.family in ("pool", "scan") and target.family == node.family and not target.prologue:
             producer = group_of.get(node.operands[0].base)
-            if producer is not None and _pool_prologue(producer, node, consumers, graph_outputs) \
+            fits = _pool_prologue if node.family == "pool" else _scan_prologue
+            if producer is not None and producer is not target and fits(producer, node, consumers, graph_outputs) \
                     and can_merge(target, producer):
                 target.prologue = tuple(n.name for n in producer.nodes)
                 absorb(target, producer)
@@ -417,11 +420,31 @@ def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool
         return False
     if prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
         return False
+    return _private_chain(g, pool, consumers, outputs)
+
+
+def _scan_prologue(g: _Group, scan: Node, consumers: dict, outputs: set) -> bool:
+    """Whether pointwise group `g` can be evaluated where `scan` loads each element (module docstring: masked
+    cumsum's `x * mask`): as for a pool, and the scan reads the producer exactly as it is, every member's operands
+    at its rank (codegen/scan.py loads them at the scan's coordinates)."""
+    if g.family != "pointwise" or scan.family != "scan":
+        return False
+    view = scan.operands[0]
+    if view.offset or tuple(view.shape) != tuple(g.space) or tuple(view.strides) != contiguous_strides(view.shape):
+        return False
+    if any(len(op.shape) != len(g.space) for n in g.nodes for op in n.operands):
+        return False
+    return _private_chain(g, scan, consumers, outputs)
+
+
+def _private_chain(g: _Group, anchor: Node, consumers: dict, outputs: set) -> bool:
+    """Every member of pointwise group `g` at its shape, read only by members and `anchor` (never a graph output),
+    members reading each other as they are: what an anchor can recompute where it reads, without writing it."""
     names = {n.name for n in g.nodes}
     for n in g.nodes:
         if n.out.shape != g.space or n.name in outputs:
             return False
-        if any(c not in names and c != pool.name for c in consumers[n.name]):
+        if any(c not in names and c != anchor.name for c in consumers[n.name]):
             return False
         for op in n.operands:
             if op.base in names and (op.shape != g.space or op.offset

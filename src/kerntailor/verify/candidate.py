@@ -266,7 +266,8 @@ class Server:
             # what this process held at its peak against the job's ledger reservation (measure/memory.py):
             # the admission's over-use by some jobs is not explained yet (issue #14), so every report says it
             notes = [*notes, f"candidate process GPU peak: {torch.cuda.max_memory_reserved(self.device) / 1e9:.2f} GB "
-                             f"reserved by its allocator (judging and timing)"]
+                             f"reserved by its allocator, {torch.cuda.max_memory_allocated(self.device) / 1e9:.2f} "
+                             "GB allocated (judging and timing)"]
             del reference
             torch.cuda.empty_cache()   # what timing cached is of no further use here
         return {"ok": True, "timings": [t.to_dict() for t in timings.values()], "input_sets": input_sets,

@@ -529,8 +529,10 @@ class Judge(EdgeCases):
         if self.device.type == "cuda":   # beside the candidate process's own (candidate.py op_time)
             import torch
 
+            # reserved against allocated: the allocator's cache and fragmentation apart from what the judge holds
             notes.append(f"judge process GPU peak: {torch.cuda.max_memory_reserved(self.device) / 1e9:.2f} GB "
-                         "reserved by its allocator")
+                         f"reserved by its allocator, {torch.cuda.max_memory_allocated(self.device) / 1e9:.2f} GB "
+                         "allocated")
         report = timing_report(self.problem, timings, int(reply.get("input_sets", 1)), notes,
                                compile_mode=self.job["compile_mode"], tf32=self.job["tf32"], device=self.device,
                                precision=self.job.get("precision", "ieee"))

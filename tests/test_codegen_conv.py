@@ -224,9 +224,10 @@ def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():
 
 
 def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_librarys(monkeypatch, tmp_path):
-    """Measured, a module whose generated convolution lost to eager / torch.compile is generated once more with the
-    library's convolution and a generated tail, and that result is returned with both reasons; a loss for another
-    reason, or a plan without a generated convolution, is returned as it is."""
+    """Measured, a module whose generated convolution lost to eager / torch.compile (GenerateResult.lost_on_time,
+    set by the pipeline's decision) is generated once more with the library's convolution and a generated tail, and
+    that result is returned with both reasons; a library result for another reason (whatever its message says), or a
+    plan without a generated convolution, is returned as it is."""
     from dataclasses import replace
 
     from kerntailor.generate import pipeline
@@ -234,7 +235,8 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
 
     gen, plan, _ = _conv_group(L1 / "depthwise_conv2d.py")
     slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
-    base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json")
+    base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json",
+                          lost_on_time=True)
     calls = []
 
     def once(path, settings, progress=None, plan_out=None):
@@ -242,13 +244,20 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
         if plan_out is not None:
             plan_out.append(plan)
         if settings.library_families:
-            return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)")
+            return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)",
+                           lost_on_time=False)
         return base
 
     monkeypatch.setattr(pipeline, "_generate_once", once)
     result = pipeline._generate_template("p.py", GenerateSettings(target="h200"))
     assert [s.library_families for s in calls] == [(), ("conv",)] and calls[1].use_store is False
     assert result.status == "generated" and slower in result.message and "(mixed)" in result.message
+    for other in (replace(base, message="no schedule passed the referee (crash: x)", lost_on_time=False),
+                  replace(base, lost_on_time=False)):   # the old trigger's words, but not a loss on time
+        calls.clear()
+        base = other
+        assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == other and len(calls) == 1
+    base = replace(base, message="lost", lost_on_time=True)   # the flag decides, not the message
     calls.clear()
-    base = replace(base, message="no schedule passed the referee (crash: x)")
-    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1
+    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")).status == "generated"
+    assert len(calls) == 2

@@ -10,7 +10,12 @@ plus its pointwise epilogue (bias, activation, scale: the group's other nodes).
 A[(n, o), (ci, k)] = x[n, g·Cin_g + ci, o·s - p + k·dil] is never written: each BLOCK_K step unravels its K indices
 into (ci, k_1..k_d) (division by the kernel's sizes, literals) and loads the BLOCK_M x BLOCK_K patch straight from
 the NCHW (NCL, NCDHW) input through its View (any strides, runtime arguments), masked where the window reaches into
-the padding and past K's end; the weight tile is BLOCK_K x BLOCK_N of (Cout, Cin_g, *k) read through its View. The
+the padding and past K's end; the weight tile is BLOCK_K x BLOCK_N of (Cout, Cin_g, *k) read through its View (its
+offset the K index itself where (Cin_g, *k) are row-major, as a contiguous weight's are: Triton then sees it
+contiguous along K; cross-compiled for sm_90 at KernelBench 63's sizes, bf16, 128 x 128 x 32 / 8 warps: 16-byte cp.async
+weight loads instead of scalar ones, 16 scalar loads per thread instead of 32, 128 registers instead of 173;
+128 x 128 x 64 / 4 warps: no spills instead of 1.6 KB; predicted, not measured). The input patch stays a gather of
+element loads, its threads along the rows (TTGIR order [0, 1]: coalesced along the output positions). The
 spatial rank is a parameter of the generated text (one writer for conv1d/2d/3d). One program per BLOCK_M x BLOCK_N
 output tile of one group, all in a 1-D grid (groups outermost, then tile rows, tile columns fastest: programs that
 run together share their input patch in L2). Rows past M and columns past Cout_g are read wrapped (valid
@@ -478,9 +483,23 @@ class _ConvWriter(AnchorWriter):
             self.out(f"a_mask = {' & '.join(mask)}")
             self.out(f"a = tl.load({self.pointer(x.base)} + x_rows[:, None] + ({' + '.join(x_cols)})[None, :], "
                      "mask=a_mask, other=0.0)")
+            if kvol > 1 and self._weight_rows_flat():   # (ci, k_1..k_d) row-major: its offset is kk itself, which
+                w_rows = ["kk"]                          # Triton sees contiguous (vector loads of the weight)
             self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                      "mask=kmask[:, None], other=0.0)")
             self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _weight_rows_flat(self) -> bool:
+        """Whether the weight's (Cin_g, k_1..k_d) axes are row-major with unit stride for every variant (a
+        contiguous Conv weight's are): a K index's weight offset is then the index itself."""
+        _, shape, strides, _ = self.view_exprs(self.anchor, 1)
+        if self.sizes.text(strides[-1]) != "1":
+            return False
+        for k in range(1, len(shape) - 1):
+            inner = product([strides[k + 1], shape[k + 1]])
+            if inner is None or not same(strides[k], inner):
+                return False
+        return True
 
     def _window_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, co: str, per_input: str) -> None:
         """acc += each kernel position's input (BLOCK_M positions x the BLOCK_N channels' own input channels, masked

@@ -44,7 +44,10 @@ contiguous) with pointer increments and no index math in the loop; positions are
 x's contiguous axis, so Triton's contiguity analysis sees vector loads and stores along p; the epilogue and the
 store use the output's flat index. The implicit GEMM reads the same x as BLOCK_M rows unravelled into (n, h, w)
 through division, which hides that contiguity from Triton (the likely cause of its 0.39x of cuDNN on KernelBench's
-87_conv_pointwise_2D, bf16, H200, benchmarks/conv_gen_probe.py; the pointwise form is not measured yet).
+87_conv_pointwise_2D, bf16, H200, benchmarks/conv_gen_probe.py). Cross-compiled for sm_90 at 87's sizes (bf16,
+128 x 128 x 64 / 4 warps, sizes specialized as the launcher does): the pointwise form 16-byte stores
+(st.global.v4.b32) and cp.async loads, 206 registers, no spills; the implicit GEMM 64 scalar loads and 128 scalar
+stores per thread, 255 registers and 2.6 KB of spills. Predicted; not measured on a GPU yet.
 
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): transposed convolutions, fp64 operands (tl.dot takes none); and by the writer a

@@ -35,10 +35,13 @@ def schedules_of(plan, knobs: dict) -> dict:
     return {g.name: FAMILIES[g.family].schedule.from_knobs(knobs[g.name]) for g in plan.groups}
 
 
-def run_files(script: str, doc: str, bench_file, argv: list[str] | None = None, free_between: bool = False) -> int:
+def run_files(script: str, doc: str, bench_file, argv: list[str] | None = None, free_between: bool = False,
+              flags: tuple[tuple[str, str], ...] = ()) -> int:
     """The main of a per-file GPU script (conv_layout.py, conv_gen_probe.py): FILES --out JSON [--dtype] [--smoke]
     [--deadline-s]; `bench_file(path, dtype, smoke, workdir)` gives each file's row (a failure is a row too), and the
-    JSON is rewritten after each (a cut run keeps what it measured)."""
+    JSON is rewritten after each (a cut run keeps what it measured). --dtype may list several (bf16,fp32): every
+    file in the first, then every file in the next. `flags`: the script's own on/off options ((name, help), e.g.
+    ("quick", "...")), passed to bench_file by keyword."""
     import argparse
     import json
     import time
@@ -48,10 +51,14 @@ def run_files(script: str, doc: str, bench_file, argv: list[str] | None = None, 
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--dtype", default=None, help="bf16 | fp16 (default: as written)")
+    parser.add_argument("--dtype", default=None, help="bf16 | fp16 | fp32, or several: bf16,fp32 (default: as written)")
     parser.add_argument("--smoke", action="store_true", help="CPU: small variant under TRITON_INTERPRET, no times")
     parser.add_argument("--deadline-s", type=float, default=300.0, help="stop starting files after this")
+    for name, text in flags:
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true", help=text)
     args = parser.parse_args(argv)
+    extra = {name: getattr(args, name) for name, _ in flags}
+    dtypes = args.dtype.split(",") if args.dtype else [None]
     start = time.monotonic()
     workdir = args.out.parent / (args.out.stem + "_modules")
     workdir.mkdir(parents=True, exist_ok=True)
@@ -59,17 +66,19 @@ def run_files(script: str, doc: str, bench_file, argv: list[str] | None = None, 
               "dtype": args.dtype or "as written", "date": time.strftime("%Y-%m-%d"),
               "device": "cpu (interpreter, no times)" if args.smoke else torch.cuda.get_device_name(),
               "torch": torch.__version__, "label": "smoke (CPU)" if args.smoke else "measured", "rows": []}
-    for path in args.files:
-        if time.monotonic() - start > args.deadline_s:
-            result["rows"].append({"problem": path.stem, "skipped": "deadline"})
-            continue
-        try:
-            row = bench_file(path, args.dtype, args.smoke, workdir)
-        except Exception as e:   # one file's failure is a row, not the end of the run
-            row = {"problem": path.stem, "error": f"{type(e).__name__}: {e}"[:400]}
-        result["rows"].append(row)
-        print(json.dumps(row), flush=True)
-        args.out.write_text(json.dumps(result, indent=1))
-        if free_between and not args.smoke:
-            torch.cuda.empty_cache()
+    for dtype in dtypes:
+        for path in args.files:
+            if time.monotonic() - start > args.deadline_s:
+                result["rows"].append({"problem": path.stem, "dtype": dtype or "as written", "skipped": "deadline"})
+                continue
+            try:
+                row = bench_file(path, dtype, args.smoke, workdir, **extra)
+            except Exception as e:   # one file's failure is a row, not the end of the run
+                row = {"problem": path.stem, "dtype": dtype or "as written", "error": f"{type(e).__name__}: {e}"[:400]}
+            row["elapsed_s"] = round(time.monotonic() - start, 1)
+            result["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            args.out.write_text(json.dumps(result, indent=1))
+            if free_between and not args.smoke:
+                torch.cuda.empty_cache()
     return 0

@@ -1,21 +1,31 @@
-"""The generated convolution (codegen/conv.py: implicit GEMM + fused epilogue) against the library's, side by side:
-for each problem file, in one interleaved timing (measure/stopwatch.py) at the problem's own sizes,
+"""The generated convolution (codegen/conv.py: implicit GEMM, or the pointwise form for 1x1, + fused epilogue) against
+the library's, side by side: for each problem file, in one interleaved timing (measure/stopwatch.py) at the problem's
+own sizes,
 
 - "library": the mixed module as before the conv family: cuDNN / MIOpen's convolution (aten.convolution, NCHW) and
   the generated tail after it (the plan without the conv family, default schedules);
 - "library_cl": the same with the convolution on channels-last tensors and its output kept so for the tail, where
-  it can be (codegen/memory_format.py; absent where it cannot);
-- "gen_<BMxBNxBK_w_s>": the generated convolution with its tail as its epilogue, one module per schedule: the
-  default schedule and conv_seeds' for the target (search/families.py), plus EXTRA_TILES;
-- "eager" and "torch.compile" (its default mode).
+  it can be (codegen/memory_format.py; absent where it cannot; not with --quick);
+- "gen_<form>_<BMxBNxBK_w_s>[_<precision>][@<group>]": the generated convolution with its tail as its epilogue, one
+  module per schedule of one conv group (the others at their defaults; @group named where a file has several):
+  form "pw" the pointwise form (1x1, stride 1, no padding, one group), "ig" the implicit GEMM; the default
+  schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path), conv_seeds' for
+  the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
+  fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
+  torch.backends.cudnn.allow_tf32);
+- "eager" and "torch.compile" (its default mode; not with --quick).
 
 Each module's output is compared with eager's (relative norm error, a sanity figure beside the times: the referee
-judges modules, this script does not). Times are medians (us), labelled measured on the GPU. A file whose convolution
-the writer refuses (transposed, depthwise) has no generated rows, only the reason.
+judges modules, this script does not). Times are medians (us), labelled measured on the GPU; each row ends with
+"eager_over_<best gen_pw / gen_ig / generated>" (> 1: the generated one is faster than eager's cuDNN). A file whose
+convolution the writer refuses (transposed) has no generated rows, only the reason.
 
-    PYTHONPATH=src python3 benchmarks/conv_gen_probe.py FILE.py [...] --out conv_gen.json [--dtype bf16]
+    PYTHONPATH=src python3 benchmarks/conv_gen_probe.py FILE.py [...] --out conv_gen.json [--dtype bf16,fp32] [--quick]
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/conv_gen_probe.py tests/data/conv/conv2d_groups_bias_relu.py \
         --out /tmp/c.json --smoke        # CPU: smallest variant, every module against eager, no times
+
+On the H200, KernelBench level 1's 1x1 convolutions (87, and 86's second), 3x3 (63), 1-d (67) and depthwise (82) in
+bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh.
 """
 
 from __future__ import annotations
@@ -30,13 +40,15 @@ EXTRA_TILES = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "nu
                {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3})
 
 
-def _label(schedule) -> str:
+def _label(schedule, dtype: str) -> str:
     s = schedule
-    return f"gen_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}"
+    precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
+    form = "pw" if s.pointwise else "ig"
+    return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}"
 
 
-def modules(path: Path, dtype: str | None, arch: str, smoke: bool) -> tuple[object, dict, dict]:
-    """(spec, {label: source}, notes): the library modules and one generated module per schedule."""
+def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool = False) -> tuple[object, dict, dict]:
+    """(spec, {label: source}, notes): the library modules and one generated module per schedule of a conv group."""
     from dataclasses import replace
 
     from kerntailor.capture.capture import capture_generalized
@@ -59,7 +71,7 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool) -> tuple[obje
     base = {g.name: default_schedule(gen, g) for g in lib_plan.groups}
     sources["library"] = generate_module(spec, gen, lib_plan, base, target_name, arch).source
     convs = [g for g in lib_plan.groups if g.family == "library" and isinstance(gen.graph.node(g.nodes[0]), Conv)]
-    if convs and all(kept_layout(gen, gen.graph.node(g.nodes[0])) is not None for g in convs):
+    if not quick and convs and all(kept_layout(gen, gen.graph.node(g.nodes[0])) is not None for g in convs):
         kept = dict(base) | {g.name: replace(base[g.name], channels_last=True) for g in convs}
         sources["library_cl"] = generate_module(spec, gen, lib_plan, kept, target_name, arch).source
     refused = refused_anchors(gen.graph)
@@ -71,31 +83,36 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool) -> tuple[obje
         return spec, sources, notes
     defaults = {g.name: default_schedule(gen, g) for g in plan.groups}
     target = get_target(target_name)
-    tried = []
+    variants = {}   # label -> the plan's schedules
     for g in conv_groups:
         _, sizes = group_work(gen, g, work_dtype)
         space = make_space("conv", target, dtype=work_dtype, **sizes)
         notes.setdefault("sizes", {})[g.name] = sizes
-        knobs = [{}] + ([] if smoke else seed_knobs("conv", target, dtype=work_dtype, **sizes) + list(EXTRA_TILES))
+        seeds = seed_knobs("conv", target, dtype=work_dtype, **sizes)
+        knobs = [{}] + ([{"pointwise": False}] if sizes.get("pointwise") else [])
+        if not smoke:
+            knobs += seeds[:2] if quick else seeds + list(EXTRA_TILES)
+            if work_dtype == "fp32":
+                knobs.append((seeds[0] if seeds else {}) | {"precision": "tf32"})
         for k in knobs:
             schedule = defaults[g.name].retune(k)
-            if space.violations(space.config_of(schedule)) or schedule in tried:
+            if space.violations(space.config_of(schedule)):
                 continue
-            tried.append(schedule)
-    for schedule in tried:   # every conv group of the file under the same schedule (these files have one)
-        schedules = dict(defaults) | {g.name: schedule for g in conv_groups}
+            label = _label(schedule, work_dtype) + (f"@{g.name}" if len(conv_groups) > 1 else "")
+            variants.setdefault(label, dict(defaults) | {g.name: schedule})
+    for label, schedules in variants.items():
         try:
-            sources[_label(schedule)] = generate_module(spec, gen, plan, schedules, target_name, arch).source
+            sources[label] = generate_module(spec, gen, plan, schedules, target_name, arch).source
         except KerntailorError as e:
-            notes.setdefault("codegen_refused", {})[_label(schedule)] = str(e)[:200]
+            notes.setdefault("codegen_refused", {})[label] = str(e)[:200]
     return spec, sources, notes
 
 
-def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dict:
+def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False) -> dict:
     import torch
 
     record = {"problem": path.stem, "path": str(path), "dtype": dtype or "as written"}
-    spec, sources, notes = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90", smoke)
+    spec, sources, notes = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90", smoke, quick)
     record |= notes
     device = "cpu" if smoke else "cuda"
     variant = spec.variants[-1].name if smoke else "default"   # the smallest declared (odd) on the CPU
@@ -106,7 +123,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
         expected = model(*inputs)
     fns = {"eager": lambda xs: model(*xs)}
     for label, source in sources.items():
-        file = workdir / f"{path.stem}_{dtype or 'asis'}_{label}.py"
+        file = workdir / f"{path.stem}_{dtype or 'asis'}_{label.replace('@', '_at_')}.py"
         file.write_text(source)
         try:
             candidate = spec.cast_candidate(load_candidate(file, "convgen").ModelNew(*spec.init_inputs(variant))
@@ -118,28 +135,38 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path) -> dic
             record.setdefault("run_errors", {})[label] = f"{type(e).__name__}: {e}"[:300]
             continue
         fns[label] = (lambda m: lambda xs: m(*xs))(candidate)
+    del expected
     if smoke:
         return record
-    compiled = torch.compile(model)
-    fns["torch.compile"] = lambda xs: compiled(*xs)
+    if not quick:
+        compiled = torch.compile(model)
+        fns["torch.compile"] = lambda xs: compiled(*xs)
     from kerntailor.measure.stopwatch import measure
 
-    timings = measure(fns, [inputs], budget_s=2.0, max_runs=100)
+    timings = measure(fns, [inputs], budget_s=1.0 if quick else 2.0, max_runs=50 if quick else 100)
     t = record["times_us"] = {n: tm.median_s * 1e6 for n, tm in timings.items()}
     record["quartiles_us"] = {n: [tm.q1_s * 1e6, tm.q3_s * 1e6] for n, tm in timings.items()}
     gen = {k: v for k, v in t.items() if k.startswith("gen_")}
     lib = {k: v for k, v in t.items() if k.startswith("library")}
+    for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_")):
+        mine = {k: v for k, v in gen.items() if k.startswith(prefix)}
+        if mine:
+            best = min(mine, key=mine.get)
+            record[f"best_{name}"] = best
+            record[f"eager_over_{name}"] = t["eager"] / mine[best]   # > 1: the generated one is faster
     if gen:
         best = min(gen, key=gen.get)
-        record["best_generated"] = best
         if lib:
-            record["library_over_generated"] = min(lib.values()) / gen[best]   # > 1: the generated one is faster
-        record["compile_over_generated"] = t["torch.compile"] / gen[best]
+            record["library_over_generated"] = min(lib.values()) / gen[best]
+        if "torch.compile" in t:
+            record["compile_over_generated"] = t["torch.compile"] / gen[best]
     return record
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True)
+    return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True,
+                     flags=(("quick", "about 120 s for five files in two dtypes on an H200: no torch.compile, no "
+                                      "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),))
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
 TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
-CONV1D, CONV2D, CONV3D, DEPTHWISE = (DATA / f"{n}.py" for n in (
-    "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6"))
+CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE = (DATA / f"{n}.py" for n in (
+    "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
+    "pointwise2d_bias_residual_relu"))
 GRADS_CONV = Path(__file__).parent / "data" / "grads" / "conv_relu.py"   # a float64 Conv2d
 SMALL = {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}}   # several tiles, a K tail
 
@@ -113,6 +114,36 @@ def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
     assert "BLOCK_K" not in kernel.source
 
 
+@pytest.mark.parametrize("target", ["h200", "mi300x"])
+def test_a_1x1_convolution_takes_the_pointwise_form_by_its_attributes(target):
+    """A 1 x 1 kernel at stride 1, no padding, one group: work_sizes says "pointwise", the default schedule takes the
+    form, the space offers it beside the implicit GEMM and the target's seeds start with it; the kernel is W @ x per
+    image with positions contiguous (no window index math in the loop). Any other convolution refuses the form."""
+    gen, _, group = _conv_group(POINTWISE)
+    work, sizes = group_work(gen, group, "bf16")
+    assert sizes == {"M": 2 * 5 * 7, "N": 24, "K": 20, "pointwise": 1}
+    default = default_schedule(gen, group)
+    assert default.pointwise is True
+    t = get_target(target)
+    space = make_space("conv", t, dtype="bf16", **sizes)
+    assert not space.violations(space.config_of(default))
+    assert not space.violations(space.config_of(default.retune({"pointwise": False})))
+    big = sizes | {"M": 16 * 1024 * 1024, "N": 128, "K": 64}   # KernelBench's 87_conv_pointwise_2D
+    seeds = seed_knobs("conv", t, dtype="bf16", **big)
+    assert seeds[0]["pointwise"] is True and {s["pointwise"] for s in seeds} == {True, False}
+    big_space = make_space("conv", t, dtype="bf16", **big)
+    assert all(not big_space.violations(big_space.config_of(default.retune(k))) for k in seeds)
+    (kernel,) = make_module(POINTWISE).kernels
+    loop = kernel.source.split("for kt in")[1].split("nmask =")[0]
+    assert "Pointwise (1 x 1)" in kernel.source and "//" not in loop and "%" not in loop, kernel.source
+    assert "of = (n * " in kernel.source and "+ (of)" in kernel.source   # the residual and the store: flat index
+
+    gen2, _, conv2d = _conv_group(CONV2D)   # 3 x 2 kernel, stride 2, groups 2: the implicit GEMM only
+    assert "pointwise" not in group_work(gen2, conv2d, "bf16")[1] and not default_schedule(gen2, conv2d).pointwise
+    with pytest.raises(CodegenUnsupported, match="pointwise form"):
+        make_module(CONV2D, {"conv": {"pointwise": True}})
+
+
 def test_kernel_py_is_standalone_and_every_size_a_runtime_argument():
     module = make_module(CONV3D)
     tree = ast.parse(module.source)
@@ -139,7 +170,10 @@ def _host_names(module) -> dict:
 @pytest.mark.parametrize(("path", "dtype", "knobs"), [
     (CONV1D, None, SMALL), (CONV2D, None, SMALL), (CONV2D, "bf16", None), (CONV3D, None, SMALL),
     (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
-], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16"])
+    (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
+    (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}),
+], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
+        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -155,8 +189,9 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
     from kerntailor.generate.kernels import kernel_source
 
     cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
-                       (DEPTHWISE, "bf16", None)],
-             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None)]}
+                       (DEPTHWISE, "bf16", None), (POINTWISE, "bf16", None),
+                       (POINTWISE, None, {"conv": {"precision": "tf32"}})],
+             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None)]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
             target = get_target("h200" if arch == "sm_90" else "mi300x")
@@ -189,9 +224,10 @@ def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():
 
 
 def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_librarys(monkeypatch, tmp_path):
-    """Measured, a module whose generated convolution lost to eager / torch.compile is generated once more with the
-    library's convolution and a generated tail, and that result is returned with both reasons; a loss for another
-    reason, or a plan without a generated convolution, is returned as it is."""
+    """Measured, a module whose generated convolution lost to eager / torch.compile (GenerateResult.lost_on_time,
+    set by the pipeline's decision) is generated once more with the library's convolution and a generated tail, and
+    that result is returned with both reasons; a library result for another reason (whatever its message says), or a
+    plan without a generated convolution, is returned as it is."""
     from dataclasses import replace
 
     from kerntailor.generate import pipeline
@@ -199,7 +235,8 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
 
     gen, plan, _ = _conv_group(L1 / "depthwise_conv2d.py")
     slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
-    base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json")
+    base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json",
+                          lost_on_time=True)
     calls = []
 
     def once(path, settings, progress=None, plan_out=None):
@@ -207,13 +244,20 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
         if plan_out is not None:
             plan_out.append(plan)
         if settings.library_families:
-            return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)")
+            return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)",
+                           lost_on_time=False)
         return base
 
     monkeypatch.setattr(pipeline, "_generate_once", once)
     result = pipeline._generate_template("p.py", GenerateSettings(target="h200"))
     assert [s.library_families for s in calls] == [(), ("conv",)] and calls[1].use_store is False
     assert result.status == "generated" and slower in result.message and "(mixed)" in result.message
+    for other in (replace(base, message="no schedule passed the referee (crash: x)", lost_on_time=False),
+                  replace(base, lost_on_time=False)):   # the old trigger's words, but not a loss on time
+        calls.clear()
+        base = other
+        assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == other and len(calls) == 1
+    base = replace(base, message="lost", lost_on_time=True)   # the flag decides, not the message
     calls.clear()
-    base = replace(base, message="no schedule passed the referee (crash: x)")
-    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1
+    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")).status == "generated"
+    assert len(calls) == 2

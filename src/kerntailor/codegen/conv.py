@@ -10,7 +10,12 @@ plus its pointwise epilogue (bias, activation, scale: the group's other nodes).
 A[(n, o), (ci, k)] = x[n, g·Cin_g + ci, o·s - p + k·dil] is never written: each BLOCK_K step unravels its K indices
 into (ci, k_1..k_d) (division by the kernel's sizes, literals) and loads the BLOCK_M x BLOCK_K patch straight from
 the NCHW (NCL, NCDHW) input through its View (any strides, runtime arguments), masked where the window reaches into
-the padding and past K's end; the weight tile is BLOCK_K x BLOCK_N of (Cout, Cin_g, *k) read through its View. The
+the padding and past K's end; the weight tile is BLOCK_K x BLOCK_N of (Cout, Cin_g, *k) read through its View (its
+offset the K index itself where (Cin_g, *k) are row-major, as a contiguous weight's are: Triton then sees it
+contiguous along K; cross-compiled for sm_90 at KernelBench 63's sizes, bf16, 128 x 128 x 32 / 8 warps: 16-byte cp.async
+weight loads instead of scalar ones, 16 scalar loads per thread instead of 32, 128 registers instead of 173;
+128 x 128 x 64 / 4 warps: no spills instead of 1.6 KB; predicted, not measured). The input patch stays a gather of
+element loads, its threads along the rows (TTGIR order [0, 1]: coalesced along the output positions). The
 spatial rank is a parameter of the generated text (one writer for conv1d/2d/3d). One program per BLOCK_M x BLOCK_N
 output tile of one group, all in a 1-D grid (groups outermost, then tile rows, tile columns fastest: programs that
 run together share their input patch in L2). Rows past M and columns past Cout_g are read wrapped (valid
@@ -26,6 +31,23 @@ too few for tl.dot (its smallest side is 16) and no reuse across channels: its t
 output channels (every channel a column, no grid over the groups), each column reading its own input channel
 (co // channels per group), and it walks the kernel's positions (tl.static_range) with masked loads and fp32
 multiply-adds; the epilogue and the store are the same.
+
+A pointwise convolution (a 1 x .. x 1 kernel at stride 1, no padding, one group, over an input whose spatial axes
+flatten into one: takes_pointwise) has a form of its own, a batched GEMM in NCHW's natural layout:
+
+    out[n, co, p] = epilogue(Σ_ci W[co, ci] · x[n, ci, p])      p = h·W + w, contiguous in x and in the output
+
+one program per BLOCK_N output channels x BLOCK_M positions of one image (the tile transposed against the implicit
+GEMM's, so that BLOCK_M / BLOCK_N / BLOCK_K mean positions / channels / input channels in both and one search space
+holds them: the knob `pointwise`), W's tile (BLOCK_N x BLOCK_K, ci contiguous) times x's (BLOCK_K x BLOCK_M, p
+contiguous) with pointer increments and no index math in the loop; positions are masked (not wrapped) where p is
+x's contiguous axis, so Triton's contiguity analysis sees vector loads and stores along p; the epilogue and the
+store use the output's flat index. The implicit GEMM reads the same x as BLOCK_M rows unravelled into (n, h, w)
+through division, which hides that contiguity from Triton (the likely cause of its 0.39x of cuDNN on KernelBench's
+87_conv_pointwise_2D, bf16, H200, benchmarks/conv_gen_probe.py). Cross-compiled for sm_90 at 87's sizes (bf16,
+128 x 128 x 64 / 4 warps, sizes specialized as the launcher does): the pointwise form 16-byte stores
+(st.global.v4.b32) and cp.async loads, 206 registers, no spills; the implicit GEMM 64 scalar loads and 128 scalar
+stores per thread, 255 registers and 2.6 KB of spills. Predicted; not measured on a GPU yet.
 
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): transposed convolutions, fp64 operands (tl.dot takes none); and by the writer a
@@ -47,13 +69,13 @@ from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
-from kerntailor.codegen.gemm.loops import dot_text
+from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.helpers import math_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.library import output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, product, quotient
+from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.plan.fusion import FusionGroup
@@ -131,26 +153,53 @@ def check_supported(gen: Generalized, node: Conv) -> int:
     return _constant(gen, node, ("groups",), node.groups, "groups")
 
 
+def takes_pointwise(gen: Generalized, node: Conv) -> bool:
+    """Whether the pointwise form (module docstring) computes `node`: a 1 x .. x 1 kernel at stride 1, no padding,
+    one group, and an input whose spatial axes flatten into one (each axis's stride the next one's times its size,
+    for every variant: symbolically), so that position p = h·W + w walks x and the NCHW output alike."""
+    if refuses(gen.graph, node) or is_depthwise(node):
+        return False
+    try:
+        wins = windows(gen, node)
+        groups = _constant(gen, node, ("groups",), node.groups, "groups")
+    except CodegenUnsupported:
+        return False
+    if groups != 1 or any((win.k, win.s, win.p) != (1, 1, 0) for win in wins):
+        return False
+    x = node.operands[0]
+    base = ("node", node.name, "operand", 0)
+    shape = [gen.expr(base + ("shape", k), s) for k, s in enumerate(x.shape)]
+    strides = [gen.expr(base + ("strides", k), s) for k, s in enumerate(x.strides)]
+    for k in range(2, len(shape) - 1):
+        inner = product([strides[k + 1], shape[k + 1]])
+        if inner is None or not same(strides[k], inner):
+            return False
+    return True
+
+
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     """{"M", "N", "K"} of the implicit GEMM at the traced shapes, the groups folded into M (as gemm folds its
     batch: the same tiles, the same program count up to rounding): search/families.py's conv_space and the cost
-    model's matrix terms take them."""
+    model's matrix terms take them. A convolution the pointwise form takes adds "pointwise": 1 (its tiles mean
+    the same: BLOCK_M positions x BLOCK_N channels; conv_space then offers the form)."""
     node = conv_node(gen, group)
     w, out = node.operands[1].shape, node.out.shape
     if is_depthwise(node):   # one tile over every channel, K = the kernel's positions
         return {"M": out[0] * prod(out[2:]), "N": w[0], "K": prod(w[1:])}
-    return {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
+    sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
+    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
 
 @dataclass(frozen=True, kw_only=True)
 class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
-    kpack, as gemm's."""
+    kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
+    implicit GEMM."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -160,6 +209,7 @@ class ConvSchedule(Schedule):
     precision: str = "ieee"
     matrix_instr_nonkdim: int | None = None
     kpack: int | None = None
+    pointwise: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -167,6 +217,7 @@ class ConvSchedule(Schedule):
             self.power_of_two(name)
             self.at_least(name, MIN_DOT)
         self.one_of("precision", PRECISIONS)
+        self.one_of("pointwise", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -177,7 +228,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     """gemm's portable heuristic on the implicit GEMM's M, N, K: tiles up to 128 x 128 (rounded up from small
     sizes, never below tl.dot's 16), BLOCK_K up to 32, 8 warps for a 128 x 128 tile, 3 stages for 16-bit operands
     and 2 for fp32 (gfx942's 64 KiB of LDS). Not measured on a GPU yet (benchmarks/conv_gen_probe.py); every value
-    lies in search/families.py's conv_space."""
+    lies in search/families.py's conv_space. The pointwise form wherever it applies."""
     node = conv_node(gen, group)
     check_supported(gen, node)
     sizes = work_sizes(gen, group)
@@ -189,7 +240,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     if is_depthwise(node):   # multiply-adds over 16 channels of 128 positions: 16 values per lane of 4 warps
         bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                        num_stages=3 if dtype in ("bf16", "fp16") else 2)
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node))
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -200,6 +251,11 @@ def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, 
     return _ConvWriter(gen, group, schedule, host_names, kernel_name, arch).write()
 
 
+def _offset(e: SizeExpr) -> bool:
+    """Whether a view's offset is anything but a constant 0."""
+    return not e.is_constant or e.coeff + e.offset != 0
+
+
 class _ConvWriter(AnchorWriter):
     anchor_type = Conv
 
@@ -207,13 +263,16 @@ class _ConvWriter(AnchorWriter):
         super().__init__(gen, group, schedule, host_names, name)
         self.arch = arch
         self.module_helpers: list[str] = []
-        self.rows: list[str] = []      # names that vary along the tile's rows (output positions)
+        self.rows: list[str] = []      # names that vary along the tile's output positions (BLOCK_M)
+        self.cols: list[str] = ["i1", "on"]   # names that vary along its output channels (BLOCK_N)
 
     def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
         if text not in self.module_helpers:
             self.module_helpers.append(text)
 
     def write(self) -> GeneratedKernel:
+        if self.schedule.pointwise:
+            return self._write_pointwise()
         conv: Conv = self.anchor
         groups = check_supported(self.gen, conv)
         wins = windows(self.gen, conv)
@@ -290,27 +349,107 @@ class _ConvWriter(AnchorWriter):
         self.rows = ["om", "i0", *(f"i{k}" for k in range(2, nd + 2))]
         self.tile = "[BLOCK_M, BLOCK_N]"
         self.full_mask = "mmask & nmask"
+        bm, bn = self.schedule.BLOCK_M, self.schedule.BLOCK_N
+        grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
+        how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
+               "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
+               "Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, K = "
+               f"input channels x kernel positions in BLOCK_K steps, tl.dot ({self._product(dtype)})")
+        return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise)
+
+    def _product(self, dtype: str) -> str:
+        return self.schedule.precision if dtype == "fp32" else "fp32 accumulator"
+
+    def _finish(self, conv: Conv, x_shape, space, grid: GridAxis, how: str, with_k: bool = True) -> GeneratedKernel:
+        """The fp32 accumulator `acc` through the epilogue to the outputs (coords, masks and tile set), the kernel."""
         describe = self._describe(conv, x_shape, space)
         self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
         self.compute_epilogue()
         self.store_outputs(space)
-
-        bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
-        grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
-        fp32 = dtype == "fp32"
-        how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
-               "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
-               "Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, K = "
-               f"input channels x kernel positions in BLOCK_K steps, tl.dot "
-               f"({self.schedule.precision if fp32 else 'fp32 accumulator'})")
         doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
                f"{how}, the epilogue on the tile.")
         helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
-        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([] if depthwise else [("BLOCK_K", bk)])
+        bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
+        constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([("BLOCK_K", bk)] if with_k else [])
         return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                         pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
                         big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
                         helpers=helpers)
+
+    def _write_pointwise(self) -> GeneratedKernel:
+        """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
+        BLOCK_N (channels) x BLOCK_M (positions) tile per program, p = the flattened spatial position."""
+        conv: Conv = self.anchor
+        if not takes_pointwise(self.gen, conv):
+            raise CodegenUnsupported(f"{conv.name}: the pointwise form takes a 1 x 1 kernel at stride 1, no padding, "
+                                     "one group, over an input whose spatial axes flatten")
+        dtype = self.graph.buffer_type(conv.operands[0].base).dtype
+        check_precision(self.schedule.precision, dtype, self.arch)
+        x, x_shape, x_strides, x_off = self.view_exprs(conv, 0)
+        w, w_shape, w_strides, w_off = self.view_exprs(conv, 1)
+        space = output_shape(self.gen, conv)
+        positions = product(space[2:])
+        if positions is None:
+            raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
+        t = self.sizes.text
+        P, C, K = t(positions), t(space[1]), t(w_shape[1])
+        pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
+        self.out(f"pid = {pid}")
+        self.out(f"num_m = tl.cdiv({P}, BLOCK_M)")
+        self.out(f"num_n = tl.cdiv({C}, BLOCK_N)")
+        self.out("n = pid // (num_m * num_n)  # the image")
+        self.out("tile = pid % (num_m * num_n)")
+        self.out("pid_m = tile // num_n  # channel tiles fastest: programs that run together share x's tile in L2")
+        self.out("pid_n = tile % num_n")
+        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # positions p = h*W + w")
+        self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # output channels")
+        # positions masked where they are x's contiguous axis (a wrap would hide that from Triton's contiguity
+        # analysis), wrapped where not; channels wrapped (rows past them are never stored)
+        p_x, p_mask = rows(self, "rm", P, x_strides[-1])
+        k_x = self._times("kk", x_strides[1])
+        x_base = " + ".join([self._times("n", x_strides[0])] + ([t(x_off)] if _offset(x_off) else []))
+        w_base = " + ".join([self._times(f"(rn % {C})", w_strides[0])] + ([t(w_off)] if _offset(w_off) else []))
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        self.out("kk = rk")
+        self.out(f"a_ptrs = {self.pointer(w.base)} + ({w_base})[:, None] + "
+                 f"{self._times('kk', w_strides[1])}[None, :]  # W[co, ci]: (BLOCK_N, BLOCK_K)")
+        self.out(f"b_ptrs = {self.pointer(x.base)} + {x_base} + ({k_x})[:, None] + "
+                 f"({self._times(p_x, x_strides[-1])})[None, :]  # x[n, ci, p]: (BLOCK_K, BLOCK_M)")
+        self.out("acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)")
+        with self.out.block(f"for kt in range(0, tl.cdiv({K}, BLOCK_K)):"):
+            self.out(f"k_left = {K} - kt * BLOCK_K")
+            b_mask = f"(rk[:, None] < k_left) & ({p_mask})[None, :]" if p_mask else "rk[:, None] < k_left"
+            self.out("a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)")
+            self.out(f"b = tl.load(b_ptrs, mask={b_mask}, other=0.0)")
+            self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+            self.out(f"a_ptrs += {self._times('BLOCK_K', w_strides[1])}")
+            self.out(f"b_ptrs += {self._times('BLOCK_K', x_strides[1])}")
+
+        self.out(f"nmask = rn[:, None] < {C}")
+        self.out(f"mmask = rm[None, :] < {P}")
+        self.out("i0 = n")
+        self.out("i1 = rn[:, None]  # the output channel")
+        rest = "rm"
+        for k in range(len(space) - 1, 2, -1):
+            size = t(space[k])
+            self.out(f"r{k} = {rest} % {size}")
+            self.out(f"q{k} = {rest} // {size}")
+            rest = f"q{k}"
+        self.out(f"r2 = {rest}")
+        for k in range(2, len(space)):
+            self.out(f"i{k} = r{k}[None, :]")
+        self.out(f"of = (n * {C} + rn)[:, None] * {P} + rm[None, :]  # the output's flat (row-major) index")
+        self.coords = {k: f"i{k}" for k in range(len(space))}
+        self.flat_index = "of"
+        self.rows = ["of", *(f"i{k}" for k in range(2, len(space)))]
+        self.cols = ["of", "i1"]
+        self.tile = "[BLOCK_N, BLOCK_M]"
+        self.full_mask = "nmask & mmask"
+        grid = GridAxis(((positions, self.schedule.BLOCK_M), (space[1], self.schedule.BLOCK_N), (space[0], 1)))
+        how = ("Pointwise (1 x 1) convolution as a batched GEMM in NCHW's own layout: one BLOCK_N (channels) x "
+               "BLOCK_M (positions, contiguous) tile of one image per program, W[co, ci] @ x[n, ci, p] in BLOCK_K "
+               f"steps of input channels, tl.dot ({self._product(dtype)})")
+        return self._finish(conv, x_shape, space, grid, how)
 
     def _dot_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: str, dtype: str) -> None:
         """acc += the implicit GEMM's BLOCK_K steps: K unravelled into (ci, k_1..k_d), the input patch gathered under
@@ -347,9 +486,23 @@ class _ConvWriter(AnchorWriter):
             self.out(f"a_mask = {' & '.join(mask)}")
             self.out(f"a = tl.load({self.pointer(x.base)} + x_rows[:, None] + ({' + '.join(x_cols)})[None, :], "
                      "mask=a_mask, other=0.0)")
+            if kvol > 1 and self._weight_rows_flat():   # (ci, k_1..k_d) row-major: its offset is kk itself, which
+                w_rows = ["kk"]                          # Triton sees contiguous (vector loads of the weight)
             self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                      "mask=kmask[:, None], other=0.0)")
             self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _weight_rows_flat(self) -> bool:
+        """Whether the weight's (Cin_g, k_1..k_d) axes are row-major with unit stride for every variant (a
+        contiguous Conv weight's are): a K index's weight offset is then the index itself."""
+        _, shape, strides, _ = self.view_exprs(self.anchor, 1)
+        if self.sizes.text(strides[-1]) != "1":
+            return False
+        for k in range(1, len(shape) - 1):
+            inner = product([strides[k + 1], shape[k + 1]])
+            if inner is None or not same(strides[k], inner):
+                return False
+        return True
 
     def _window_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, co: str, per_input: str) -> None:
         """acc += each kernel position's input (BLOCK_M positions x the BLOCK_N channels' own input channels, masked
@@ -384,7 +537,7 @@ class _ConvWriter(AnchorWriter):
 
     # --- the epilogue's loads: only the tile axes an operand varies along ----------------------------------
     def tile_axes(self) -> list[list[str]]:
-        return [self.rows, ["i1", "on"]]
+        return [self.rows, self.cols]
 
     def leaf(self, node: Node):
         full = super().leaf(node)
@@ -398,7 +551,7 @@ class _ConvWriter(AnchorWriter):
             offset = self.operand_offset(node, load.operand, self.coords)
             # a per-channel bias is one (1, BLOCK_N) row, not a tile of repeated addresses; its mask is that axis's
             along_rows = any(mentions(offset, r) for r in self.rows)
-            along_cols = mentions(offset, "i1")
+            along_cols = any(mentions(offset, c) for c in self.cols)
             if along_rows and along_cols:
                 return full(load, gather, valid, i)
             masks = (["mmask"] if along_rows else []) + (["nmask"] if along_cols else [])

@@ -122,6 +122,9 @@ class GenerateResult:
     groups: tuple[GroupResult, ...] = ()
     report: dict = field(default_factory=dict, compare=False)
     mixed: bool = False             # generated, with some groups run by the library (report["library_groups"])
+    # the library path because a generated module that passed the referee was slower, measured, than the better
+    # baseline (eager / torch.compile); not for a refusal, a failed referee or a prediction (report["lost_on_time"])
+    lost_on_time: bool = False
 
 
 def generate(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None) -> GenerateResult:
@@ -154,7 +157,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     first = _generate_once(problem_path, settings, progress, run_plan)
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
                      any(g.family == f for g in run_plan[0].groups))
-    if not families or first.status != "library" or "is slower than the library" not in first.message:
+    if not families or first.status != "library" or not first.lost_on_time:
         return first
     log.info("generated %s lost on time (%s): again with the library's %s", first.problem, first.message,
              ", ".join(families))
@@ -255,7 +258,8 @@ def _served_from_store(run: Run) -> GenerateResult | None:
     if hit.candidate.family == LIBRARY:
         return GenerateResult(run.problem.name, run.target.name, run.mode, "library",
                               f"library path, served from the store (decided by an earlier run: "
-                              f"{report.get('reason', '?')})", run.kernel_path, run.report_path, report=report)
+                              f"{report.get('reason', '?')})", run.kernel_path, run.report_path, report=report,
+                              lost_on_time=bool(report.get("lost_on_time")))
     return GenerateResult(run.problem.name, run.target.name, run.mode, "cached",
                           f"served from the store (winner of an earlier run, {hit.label})", run.kernel_path,
                           run.report_path, report=report, mixed=bool(report.get("mixed")))
@@ -436,7 +440,8 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
             reason = (f"the generated kernel ({cand:.1f} us) is slower than the library "
                       f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'}); the generated module, "
                       f"which passed the referee, is kept in {GENERATED_SLOWER}")
-            return _library(run, reason, results, verdict, report, compiled=compiled, slower=source)
+            return _library(run, reason, results, verdict, report, compiled=compiled, slower=source,
+                            lost_on_time=True)
     write_outputs(run, source, report)   # judged: into place
     _keep_slower(run, None)
     if run.store is not None:
@@ -467,12 +472,14 @@ def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> N
 
 
 def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False,
-             slower: str | None = None) -> GenerateResult:
+             slower: str | None = None, lost_on_time: bool = False) -> GenerateResult:
     """The library path into place; `slower`, a generated module the referee passed that lost on time, is kept
-    beside it (GENERATED_SLOWER) to read, profile and improve; a stale one from an earlier run goes."""
+    beside it (GENERATED_SLOWER) to read, profile and improve; a stale one from an earlier run goes.
+    `lost_on_time`: why (GenerateResult.lost_on_time, and the report's key, which the store keeps)."""
     log.info("library path: %s", reason)
     _keep_slower(run, slower)
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": run.problem.name,
+                                   "lost_on_time": lost_on_time,
                                    "path": str(Path(run.problem.path).resolve()), "search": _search_dict(run.settings),
                                    "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
@@ -502,7 +509,8 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
         (f"library path NOT emitted (the reference fails its own referee: {library_verdict.check}: "
          f"{library_verdict.reason}); {reason}")
     return GenerateResult(run.problem.name, run.target.name, run.mode, "library", message,
-                          run.kernel_path, run.report_path, verdict, tuple(groups), report)
+                          run.kernel_path, run.report_path, verdict, tuple(groups), report,
+                          lost_on_time=lost_on_time)
 
 
 # --- the store ----------------------------------------------------------------------------------------------

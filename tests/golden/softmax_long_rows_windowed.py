@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_bd3a5b28a446acbb (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
@@ -81,7 +81,7 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, partials_ptr, flags_ptr, s0, s1, XBLOCK:
     if normalise:  # phase B: once the row block's SPLIT partials are stored (programs of lower ids)
         while tl.atomic_add(flags_ptr + rowblock, 0, sem="acquire") < SPLIT:
             pass
-        lanes = tl.arange(0, 512)[None, :]  # the row's chunks, (1, 512): those past SPLIT masked
+        lanes = tl.arange(0, RBLOCK)[None, :]  # the row's chunks, (1, RBLOCK): those past SPLIT masked
         p0 = tl.load(partials_ptr + (0 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=float("-inf"), cache_modifier=".cg")
         p1 = tl.load(partials_ptr + (1 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0, cache_modifier=".cg")
         v_max0 = tl.max(p0, axis=1, keep_dims=True)  # max over axes [1]
@@ -118,7 +118,7 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, partials_ptr, flags_ptr, s0, s1, XBLOCK:
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_bd3a5b28a446acbb (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -140,8 +140,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "softmax_long_rows_bd3a5b28a446acbb"):
-    torch.library.custom_op("kerntailor::softmax_long_rows_bd3a5b28a446acbb", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "softmax_long_rows_76d75961d3bd6373"):
+    torch.library.custom_op("kerntailor::softmax_long_rows_76d75961d3bd6373", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -212,7 +212,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_bd3a5b28a446acbb; the constructor is Model's own."""
+    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -242,5 +242,5 @@ class ModelNew(nn.Module):
         d1 = x.shape[1]
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw2 = torch.ops.kerntailor.softmax_long_rows_bd3a5b28a446acbb(x)
+        pw2 = torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373(x)
         return pw2

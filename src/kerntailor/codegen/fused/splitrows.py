@@ -378,26 +378,23 @@ def _divides_by(node, e, name: str) -> bool:
 
 
 IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")'}   # of a combine; the others' (sums) is 0
-WAVE_MAX = 64   # the widest warp of any target (a CDNA wave): num_warps x WAVE_MAX bounds a program's threads
+LANES_MAX = 1024   # the most threads a program has on either vendor (1024 per block; 16 waves of 64)
 
 
 def _load_partials(w, stats: list[tuple[str, str]], rows: str, split: int, rblock: int, cache: str = "") -> None:
     """p<k>: the rows' SPLIT partials of statistic k, in an (XBLOCK, W) tile, the lanes past SPLIT masked to the
     combine's identity. W = max(SPLIT, min(RBLOCK, LANES_MAX / XBLOCK)): a tile of at least as many elements as
-    the program has threads (num_warps x 64 bounds them on either vendor; XBLOCK x RBLOCK has as many,
-    search/families.py), which Triton (3.6) keeps in its own
+    the program has threads (XBLOCK x RBLOCK is, search/families.py), which Triton (3.6) keeps in its own
     coalesced layout, and no wider than that. A tile of fewer elements than threads is a load Triton may
     rematerialize in the layout of the (XBLOCK, 1) row values, all its lanes in every thread: with (XBLOCK,
     SPLIT) at 33_BatchNorm's sizes (SPLIT 32, RBLOCK 2048, 8 warps) 87 registers on sm_90 and 125 VGPRs on
     gfx942, 255 registers with spills at SPLIT 128; with W, 32 registers (19 VGPRs) at SPLIT 32 and 128, so
     the normalising pass runs at up to four times the occupancy. A tile as wide as RBLOCK spilled at XBLOCK 64
-    (three statistics of 64 values per thread). The bound was 1024 (a block's most threads) whatever num_warps:
-    the cooperative softmax (4 warps, SPLIT 96 of 4096-element tiles) then combined 1024 lanes a program, an exp
-    each, for 96 partials (a quarter more exps than its tile's own)."""
+    (three statistics of 64 values per thread)."""
     xblock = w.schedule.XBLOCK
-    lanes = w.schedule.num_warps * WAVE_MAX // xblock
-    width = max(next_power_of_two(split), min(rblock, lanes))
-    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, str(width))
+    width = max(next_power_of_two(split), min(rblock, LANES_MAX // xblock))
+    text = {rblock: "RBLOCK", split: "SPLIT"}.get(width, f"{LANES_MAX} // XBLOCK" if width == LANES_MAX // xblock
+                                                 else str(width))
     w.out(f"lanes = tl.arange(0, {text})[None, :]  # the row's chunks, (1, {text}): those past SPLIT masked")
     for k, (_, how) in enumerate(stats):
         other = IDENTITY.get(how, "0.0")

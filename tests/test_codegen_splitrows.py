@@ -634,7 +634,8 @@ def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
     for gfx942 and sm_90 without spills (-s prints registers). Cross-compiled (triton 3.6, CPU, 2026-12-03): softmax
     fp32 40 registers on sm_90 and 41 VGPRs on gfx942, bf16 48 and 36 (SPLIT 128 with a chunk loop before: 80 and
     58, 80 and 44; the probe's P4: 32 and 19-25); LayerNorm's Welford 100 and 56 (before: 100 and 52). Softmax
-    within 64 registers: 8 warps of them leave 6 programs an SM (the probe's 8)."""
+    within 48 registers: a partials tile narrower than 1024 lanes put fp32 at 64 on sm_90 and measured 5341 us against
+    4019 on the H200 (2026-12-03f, reverted)."""
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.search.families import reduction_seeds
@@ -654,7 +655,7 @@ def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
               f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
         assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 255
         if name == "tiny_softmax.py":
-            assert r.facts.registers <= 64, (dtype, r.target, r.facts.registers)
+            assert r.facts.registers <= 48, (dtype, r.target, r.facts.registers)
 
 
 def test_group_search_costs_the_groups_own_rows_whatever_the_defaults_split(monkeypatch):

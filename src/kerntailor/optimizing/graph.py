@@ -38,6 +38,7 @@ from torch.utils import _pytree as pytree
 
 from kerntailor.capture.provenance import TracedCapture
 from kerntailor.errors import KerntailorError
+from kerntailor.optimizing.lean import lean_graph
 from kerntailor.plan import FusionGroup
 from kerntailor.profiling.extract import cut_of
 
@@ -100,6 +101,7 @@ class GraphForward:
             raise KerntailorError("the example inputs are not the pytree the program was exported for")
         device = _device_of(model, flat)
         self.reads, self.sources, self.constants, users = [], [], {}, 0   # sources: what save.py writes
+        known = {}   # placeholder name -> value, of the lifted constants
         for s in sig.input_specs:
             if s.kind in (InputKind.PARAMETER, InputKind.BUFFER):
                 holder, _, leaf = s.target.rpartition(".")
@@ -116,6 +118,7 @@ class GraphForward:
                 self.constants[s.target] = value.to(device) if value.dim() else value
                 self.reads.append(("value", self.constants[s.target]))
                 self.sources.append(("constant", s.target))
+                known[s.arg.name] = self.constants[s.target]
             elif s.kind == InputKind.USER_INPUT:
                 self.reads.append(("input", users))
                 self.sources.append(("input", users))
@@ -143,7 +146,11 @@ class GraphForward:
         self.example = tuple((tuple(v.shape), v.dtype, v.device) if isinstance(v, torch.Tensor) else v for v in flat)
         self.training = tuple(m.training for m in model.modules())
         self.model_modules = tuple(model.modules())
-        self.graph = swapped_graph(program, self.swaps, device)
+        self.graph, folded = swapped_graph(program, self.swaps, device, known)
+        for name, value in folded.items():   # lean.py's constants: placeholders after the program's own
+            self.constants[name] = value
+            self.reads.append(("value", value))
+            self.sources.append(("constant", name))
 
     def __call__(self, *args, **kwargs):
         flat, spec = pytree.tree_flatten((args, kwargs))
@@ -200,9 +207,10 @@ def graph_forward(model: torch.nn.Module) -> GraphForward | None:
     return value if isinstance(value, GraphForward) else None
 
 
-def swapped_graph(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
-    """The exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made
-    on `device` (the export ran on meta), in a topological order."""
+def swapped_graph(program, swaps: tuple, device: torch.device, known: dict | None = None):
+    """(the exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made
+    on `device` (the export ran on meta), in a topological order, made lean (lean.py: `known` are the values of the
+    lifted constants' placeholders); the constants lean.py folded, by the names of the placeholders it added)."""
     import copy
 
     gm = fx.GraphModule(program.graph_module, copy.deepcopy(program.graph))
@@ -231,8 +239,8 @@ def swapped_graph(program, swaps: tuple, device: torch.device) -> fx.GraphModule
                 graph.erase_node(m)
     _sort(graph)
     graph.lint()
-    gm.recompile()
-    return gm
+    folded = lean_graph(gm, known or {})
+    return gm, folded
 
 
 def _position(graph):

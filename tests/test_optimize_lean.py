@@ -1,0 +1,104 @@
+"""Graph mode's graph (optimizing/graph.py, made lean by lean.py) runs no more ATen ops that do device work than the
+eager model it stands for, and computes the same values: on a pure-torch attention block that, like transformers,
+takes another path under torch.export (an explicit causal mask from aranges, key/value heads repeated with expand +
+reshape, where eager passes is_causal and enable_gqa), and on Llama-3.2-1B decode's small variant (transformers'
+own LlamaModel; skipped without transformers). Counted with a TorchDispatchMode on the CPU: views and metadata
+asserts launch no kernel and are not counted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Ops(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not func.is_view and func not in (torch.ops.aten._assert_tensor_metadata.default,
+                                             torch.ops.aten.lift_fresh.default):
+            self.ops[str(func)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _work(fn, inputs) -> tuple[Counter, object]:
+    with torch.no_grad(), _Ops() as counted:
+        out = fn(*inputs)
+    return counted.ops, out
+
+
+class Block(nn.Module):
+    """RMS norm, q/k/v/o Linears, grouped-query SDPA; the export path as transformers' (mask and repeat_kv)."""
+
+    def __init__(self, d=32, heads=4, kv_heads=2):
+        super().__init__()
+        self.heads, self.kv, self.hd = heads, kv_heads, d // heads
+        self.w = nn.Parameter(1 + 0.1 * torch.randn(d))
+        self.q, self.o = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.k, self.v = nn.Linear(d, kv_heads * self.hd, bias=False), nn.Linear(d, kv_heads * self.hd, bias=False)
+
+    def forward(self, x):   # x (B, T, d)
+        b, t, _ = x.shape
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+        q = self.q(h).view(b, t, self.heads, self.hd).transpose(1, 2)   # (B, H, T, hd)
+        k = self.k(h).view(b, t, self.kv, self.hd).transpose(1, 2)      # (B, KV, T, hd)
+        v = self.v(h).view(b, t, self.kv, self.hd).transpose(1, 2)
+        if torch.compiler.is_exporting():
+            mask = torch.arange(t, device=x.device)[:, None] >= torch.arange(t, device=x.device)[None, :]
+            n = self.heads // self.kv
+            k = k[:, :, None].expand(b, self.kv, n, t, self.hd).reshape(b, self.heads, t, self.hd)
+            v = v[:, :, None].expand(b, self.kv, n, t, self.hd).reshape(b, self.heads, t, self.hd)
+            a = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask.expand(b, 1, t, t))
+        else:
+            a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=True)
+        return x + self.o(a.transpose(1, 2).reshape(b, t, -1))
+
+
+def _graph_mode(model, inputs):
+    """The graph graph mode runs (no swaps: every op is the export's), installed as optimize installs it."""
+    from kerntailor.optimizing.graph import GraphForward
+    from kerntailor.profiling import profile_model_traced
+
+    traced = profile_model_traced(model, inputs, target="h200", top=1)
+    return GraphForward(model, traced.traced.program, (), inputs)
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("tokens", [1, 5])   # decode: a mask of all True; prefill: the causal triangle
+def test_graph_mode_runs_no_more_ops_than_eager_on_an_attention_block(tokens):
+    torch.manual_seed(0)
+    model, inputs = Block().eval(), [torch.randn(2, tokens, 32)]
+    graph = _graph_mode(model, inputs)
+    eager, expected = _work(model, inputs)
+    ours, out = _work(graph, inputs)
+    assert sum(ours.values()) <= sum(eager.values()), (ours - eager, eager - ours)
+    assert torch.allclose(out, expected, rtol=1e-5, atol=1e-6)
+    code = graph.graph.code
+    assert "expand" not in code and "enable_gqa = True" in code and "attn_mask = None" in code, code
+    assert ("is_causal = True" in code) == (tokens > 1), code
+
+
+@pytest.mark.capture
+def test_graph_mode_runs_no_more_ops_than_eager_on_llama_decode():
+    pytest.importorskip("transformers")
+    from kerntailor.problem import load_problem
+
+    problem = load_problem(ROOT / "problems" / "models" / "llama3_2_1b_decode.py")
+    torch.manual_seed(0)
+    model = problem.make_model("small", device="cpu").eval()
+    inputs = problem.make_inputs("small", device="cpu")
+    graph = _graph_mode(model, inputs)
+    eager, expected = _work(model, inputs)
+    ours, out = _work(graph, inputs)
+    assert sum(ours.values()) <= sum(eager.values()), (ours - eager, eager - ours)
+    assert ours["aten.clone.default"] == 0 and ours["aten.where.self"] == 0, ours
+    assert torch.allclose(out, expected, rtol=1e-5, atol=1e-5)

@@ -1,7 +1,8 @@
 """torch.export on meta tensors, decomposed to core ATen plus the few composites we lower ourselves.
 
 Each node the decomposition made from one op of one tensor argument (a softmax, a silu, a gelu: eager runs one kernel
-where the graph runs several) carries meta["composite"] = (the op's node name, Composite): what graph mode needs to
+where the graph runs several; `contiguous`, `reshape`: eager copies only where the strides it meets need it, the
+graph's clone always) carries meta["composite"] = (the op's node name, Composite): what graph mode needs to
 call the op again in place of its decomposition where no kernel replaced it (optimizing/lean.py)."""
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ def _mark_composites(source, graph) -> None:
                 and origin.target == str(ops[origin.name].target):
             made.setdefault(origin.name, []).append(n)
     for name, nodes in made.items():
+        if len(nodes) == 1 and nodes[0].target == ops[name].target:
+            continue   # not decomposed
         composite = _composite(ops[name], len(nodes))
         for n in nodes if composite is not None else ():
             n.meta["composite"] = (name, composite)
@@ -124,7 +127,7 @@ def _mark_composites(source, graph) -> None:
 
 def _composite(node, size: int) -> Composite | None:
     op = node.target
-    if size < 2 or not isinstance(op, torch._ops.OpOverload) or op._schema.is_mutable \
+    if not isinstance(op, torch._ops.OpOverload) or op._schema.is_mutable \
             or torch.Tag.nondeterministic_seeded in op.tags:
         return None
     tensors = [i for i, a in enumerate(node.args) if isinstance(a, torch.fx.Node)]

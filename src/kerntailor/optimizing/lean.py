@@ -7,18 +7,20 @@ expand + clone where eager asks SDPA for grouped-query attention). Graph mode's 
 call (the same shapes, dtypes and devices), so what depends on shapes alone can be decided once, at install:
 
 1. `_assert_tensor_metadata` checks go: the guard already fixes every dtype and device they check;
-2. an op of one tensor argument that the export decomposed into several ops that do device work (silu: a cast up,
-   sigmoid, mul, a cast down in bf16; softmax; gelu), none of which a kernel replaced, is called again as itself
-   (capture/export.py marks its nodes: meta["composite"]): one kernel in eager, one again here;
-3. nodes that read no parameter, buffer or input (an arange, the mask made from it) are computed once on the
+2. nodes that read no parameter, buffer or input (an arange, the mask made from it) are computed once on the
    device and read as constants (new placeholders after the program's: save.py writes them with the lifted ones);
    nothing nondeterministic, nothing over FOLD_BYTES;
-4. an SDPA mask that is such a constant and lets every position through (all True, or all 0.0) is dropped; one
+3. an SDPA mask that is such a constant and lets every position through (all True, or all 0.0) is dropped; one
    that is exactly the lower triangle becomes `is_causal=True`, which is its definition in torch;
-5. an SDPA with no mask whose key and value are both head-repeats of one tensor each (unsqueeze, expand, clone,
-   view: transformers' repeat_kv, `repeat_interleave` over the heads) reads them unrepeated with `enable_gqa=True`
+4. an SDPA with no mask whose key and value are both head-repeats of one tensor each (unsqueeze, expand, clone,
+   view: transformers' repeat_kv) reads them unrepeated with `enable_gqa=True`
    (the same function: query head h reads key/value head h // n_rep). Only without a mask, as transformers' own
    `use_gqa_in_sdpa` rule for CUDA: with one, SDPA's GQA would run the math backend there;
+5. an op of one tensor argument that the export decomposed into several ops that do device work (silu: a cast up,
+   sigmoid, mul, a cast down in bf16; softmax; gelu), or into a clone (`contiguous`, `reshape`: eager copies only
+   where the strides it meets at run time need it, as after SDPA, whose output the meta trace thinks contiguous),
+   none of whose nodes a kernel replaced or was folded, is called again as itself (capture/export.py marks its
+   nodes: meta["composite"]);
 6. what no one reads any more is removed.
 
 Measured on the decode model's small variant on CPU (tests/test_optimize_lean.py counts the ops).
@@ -48,12 +50,13 @@ def lean_graph(gm: fx.GraphModule, known: dict[str, torch.Tensor]) -> dict[str, 
     for n in list(graph.nodes):
         if n.op == "call_function" and n.target is aten._assert_tensor_metadata.default:
             graph.erase_node(n)
-    _recompose(graph)
     folded = _fold(graph, known)
     for n in graph.nodes:
         if n.op == "call_function" and n.target is _SDPA:
             _drop_mask(n, folded)
             _use_gqa(n)
+    graph.eliminate_dead_code()
+    _recompose(graph)
     graph.eliminate_dead_code()
     for n in [n for n in graph.nodes if n.op == "placeholder" and n.name in folded and not n.users]:
         graph.erase_node(n)
@@ -71,8 +74,10 @@ def _recompose(graph: fx.Graph) -> None:
             made.setdefault(n.meta["composite"][0], []).append(n)
     for nodes in made.values():
         composite, members = nodes[0].meta["composite"][1], set(nodes)
-        if len(nodes) != composite.size or sum(1 for n in nodes if _work(n)) < 2:
-            continue   # a kernel took part of it, or nothing to win
+        if len(nodes) != composite.size:
+            continue   # a kernel took part of it, or it was folded
+        if sum(1 for n in nodes if _work(n)) < 2 and not any(n.target is aten.clone.default for n in nodes):
+            continue   # nothing to win
         reads = {a for n in nodes for a in n.all_input_nodes if a not in members}
         outs = [n for n in nodes if any(u not in members for u in n.users)]
         if len(reads) != 1 or len(outs) != 1:

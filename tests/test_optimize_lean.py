@@ -7,6 +7,7 @@ asserts launch no kernel and are not counted."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from pathlib import Path
 
@@ -50,6 +51,7 @@ class Block(nn.Module):
 
     def forward(self, x):   # x (B, T, d)
         b, t, _ = x.shape
+        x = x + 0.01 * torch.arange(t, device=x.device, dtype=x.dtype)[:, None]   # read by no parameter: folded
         h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
         q = self.q(h).view(b, t, self.heads, self.hd).transpose(1, 2)   # (B, H, T, hd)
         k = self.k(h).view(b, t, self.kv, self.hd).transpose(1, 2)      # (B, KV, T, hd)
@@ -107,3 +109,35 @@ def test_graph_mode_runs_no_more_ops_of_any_kind_than_eager_on_llama(shape):
     assert not ours - eager, (ours - eager, eager - ours)   # no op kind more often (the export's ran 8 clones more)
     assert ours["aten.silu.default"] == eager["aten.silu.default"] == 4 and ours["aten.sigmoid.default"] == 0, ours
     assert torch.allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.capture
+def test_the_lean_graph_compiles_whole_and_is_saved_with_its_folded_constants(tmp_path):
+    import importlib.util
+    import inspect
+
+    from kerntailor.optimizing.save import save_model
+
+    torch.manual_seed(0)
+    model, inputs = Block().eval(), [torch.randn(2, 5, 32)]
+    optimized = copy.deepcopy(model)
+    graph = _graph_mode(optimized, inputs)
+    object.__setattr__(optimized, "forward", graph)   # as install_graph does with swaps
+    assert any(kind == "constant" and name.startswith("folded") for kind, name in graph.sources), graph.sources
+    x = torch.randn(2, 5, 32)
+    with torch.no_grad():
+        compiled = torch.compile(optimized, backend="aot_eager", fullgraph=True)
+        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+    problem = tmp_path / "block.py"
+    problem.write_text("import torch\nfrom torch import nn\n\n\n" + inspect.getsource(Block) + "\n\nModel = Block\n")
+    saved = save_model(optimized, tmp_path / "out" / "fast.py", problem)
+    spec = importlib.util.spec_from_file_location("saved_block", saved)
+    fast = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fast)
+    rebuilt = fast.build("cpu")
+    constants = torch.load(tmp_path / "out" / "fast_parts" / "graph_constants.pt", weights_only=True)
+    assert any(name.startswith("folded") for name in constants), list(constants)
+    calls = []
+    rebuilt.forward.fn = lambda *a, fn=rebuilt.forward.fn: calls.append(1) or fn(*a)
+    with torch.no_grad():
+        assert torch.equal(rebuilt(x), optimized(x)) and calls == [1]   # the saved graph ran, not the class's forward

@@ -20,6 +20,11 @@ each tensor of the exported shape, dtype and device, every other argument equal,
 was exported in, and no gradient needed (grad mode off, or on with no parameter or input requiring grad). Any other
 call runs the class's own forward (with the module swaps in it): correct, without the graph's swaps.
 
+What no kernel replaced runs as lean.py leaves it: no more device work than eager (shape-only subgraphs folded into
+constants at install, SDPA masks that mask nothing dropped, repeated key/value heads read through enable_gqa, ops the
+export decomposed called whole again). The folded constants are placeholders after the program's own, read as its
+lifted constants are.
+
 A group qualifies (`graph_cut`) when its cut reads nothing that depends on its own results (one kernel call can
 take the place of its nodes); the graph is put back in a topological order after the swaps (a reader of a group's
 first result that came before the group's last node now comes after the kernel call).
@@ -239,6 +244,7 @@ def swapped_graph(program, swaps: tuple, device: torch.device, known: dict | Non
                 graph.erase_node(m)
     _sort(graph)
     graph.lint()
+    gm.recompile()
     folded = lean_graph(gm, known or {})
     return gm, folded
 

@@ -141,3 +141,32 @@ def test_the_lean_graph_compiles_whole_and_is_saved_with_its_folded_constants(tm
     rebuilt.forward.fn = lambda *a, fn=rebuilt.forward.fn: calls.append(1) or fn(*a)
     with torch.no_grad():
         assert torch.equal(rebuilt(x), optimized(x)) and calls == [1]   # the saved graph ran, not the class's forward
+
+
+class Banded(nn.Module):
+    """Attention over a band of 3 positions (a real mask) with repeated key/value heads: SDPA keeps both."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):   # x (B, T, d)
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, 4, d // 4).permute(2, 0, 3, 1, 4)   # each (B, 4, T, d/4)
+        k = k[:, :2, None].expand(b, 2, 2, t, d // 4).reshape(b, 4, t, d // 4)
+        v = v[:, :2, None].expand(b, 2, 2, t, d // 4).reshape(b, 4, t, d // 4)
+        pos = torch.arange(t, device=x.device)
+        mask = (pos[:, None] - pos[None, :]).abs() <= 1
+        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum(1)
+
+
+@pytest.mark.capture
+def test_a_mask_that_masks_something_and_the_heads_it_reads_stay():
+    torch.manual_seed(0)
+    model, inputs = Banded().eval(), [torch.randn(2, 6, 32)]
+    graph = _graph_mode(model, inputs)
+    (sdpa,) = [n for n in graph.graph.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default]
+    assert sdpa.args[3].op == "placeholder" and "enable_gqa" not in sdpa.kwargs, graph.graph.code   # a constant mask
+    assert [n.target for n in sdpa.args[1].all_input_nodes] == [torch.ops.aten.expand.default], graph.graph.code
+    with torch.no_grad():
+        assert torch.allclose(graph(*inputs), model(*inputs), rtol=1e-5, atol=1e-6)

@@ -11,11 +11,11 @@ call (the same shapes, dtypes and devices), so what depends on shapes alone can 
    device and read as constants (new placeholders after the program's: save.py writes them with the lifted ones);
    nothing nondeterministic, nothing over FOLD_BYTES;
 3. an SDPA mask that is such a constant and lets every position through (all True, or all 0.0) is dropped; one
-   that is exactly the lower triangle becomes `is_causal=True`, which is its definition in torch;
+   that is exactly the lower triangle of a square becomes `is_causal=True`, which is its definition in torch;
 4. an SDPA with no mask whose key and value are both head-repeats of one tensor each (unsqueeze, expand, clone,
    view: transformers' repeat_kv) reads them unrepeated with `enable_gqa=True`
-   (the same function: query head h reads key/value head h // n_rep). Only without a mask, as transformers' own
-   `use_gqa_in_sdpa` rule for CUDA: with one, SDPA's GQA would run the math backend there;
+   (the same function: query head h reads key/value head h // n_rep). Only without a mask and for head sizes up to
+   256, as transformers' own `use_gqa_in_sdpa` rule for CUDA: else SDPA's GQA would run the math backend there;
 5. an op of one tensor argument that the export decomposed into several ops that do device work (silu: a cast up,
    sigmoid, mul, a cast down in bf16; softmax; gelu), or into a clone (`contiguous`, `reshape`: eager copies only
    where the strides it meets at run time need it, as after SDPA, whose output the meta trace thinks contiguous),
@@ -159,9 +159,10 @@ def _drop_mask(n: fx.Node, folded: dict[str, torch.Tensor]) -> None:
     if bool(keep.all()):
         n.args, n.kwargs = (), {**kw, "attn_mask": None}
         return
-    rows, cols = keep.shape[-2:]
-    causal = torch.ones(rows, cols, dtype=torch.bool, device=keep.device).tril()
-    if bool((keep == causal).all()) and not kw.get("dropout_p"):
+    if keep.dim() < 2 or keep.shape[-1] != keep.shape[-2]:
+        return   # non-square: torch aligns is_causal top-left, masks over a cache are aligned bottom-right
+    causal = torch.ones(keep.shape[-2:], dtype=torch.bool, device=keep.device).tril()
+    if bool((keep == causal).all()):
         n.args, n.kwargs = (), {**kw, "attn_mask": None, "is_causal": True}
 
 
@@ -209,6 +210,8 @@ def _use_gqa(n: fx.Node) -> None:
     query = _shape(kw["query"])
     if key is None or value is None or key[1] != value[1] or query is None or len(query) != 4:
         return
+    if not _shape(key[0])[-1] == _shape(value[0])[-1] <= 256:
+        return   # transformers' rule too: flash attention's head sizes
     if query[1] != _shape(key[0])[1] * key[1]:
         return
     n.args, n.kwargs = (), {**kw, "key": key[0], "value": value[0], "enable_gqa": True}

@@ -2,8 +2,8 @@
 eager model it stands for, and computes the same values: on a pure-torch attention block that, like transformers,
 takes another path under torch.export (an explicit causal mask from aranges, key/value heads repeated with expand +
 reshape, where eager passes is_causal and enable_gqa), and on Llama-3.2-1B decode's and prefill's small variants
-(transformers' own LlamaModel; skipped without transformers). Counted with a TorchDispatchMode on the CPU: views and metadata
-asserts launch no kernel and are not counted."""
+(transformers' own LlamaModel; skipped without transformers). Counted with a TorchDispatchMode on the CPU: views
+and metadata asserts launch no kernel and are not counted."""
 
 from __future__ import annotations
 

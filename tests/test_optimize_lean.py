@@ -170,3 +170,20 @@ def test_a_mask_that_masks_something_and_the_heads_it_reads_stay():
     assert [n.target for n in sdpa.args[1].all_input_nodes] == [torch.ops.aten.expand.default], graph.graph.code
     with torch.no_grad():
         assert torch.allclose(graph(*inputs), model(*inputs), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.capture
+def test_where_lean_fails_graph_mode_runs_the_graph_as_exported(monkeypatch, caplog):
+    import kerntailor.optimizing.graph as graph_mode
+
+    def broken(gm, known):
+        gm.graph.erase_node(next(n for n in gm.graph.nodes if n.op == "output"))   # half done, then fails
+        raise AttributeError("a torch lean.py does not know")
+
+    monkeypatch.setattr(graph_mode, "lean_graph", broken)
+    torch.manual_seed(0)
+    model, inputs = Block().eval(), [torch.randn(2, 5, 32)]
+    graph = _graph_mode(model, inputs)
+    assert "expand" in graph.graph.code and "lean.py failed" in caplog.text
+    with torch.no_grad():
+        assert torch.allclose(graph(*inputs), model(*inputs), rtol=1e-5, atol=1e-6)

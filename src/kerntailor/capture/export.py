@@ -89,7 +89,10 @@ def _export(model: torch.nn.Module, inputs: list) -> torch.export.ExportedProgra
         warnings.simplefilter("ignore")
         source = torch.export.export(model, tuple(inputs), strict=False)
         program = source.run_decompositions(decomposition_table())
-    _mark_composites(source.graph, program.graph)
+    try:
+        _mark_composites(source.graph, program.graph)
+    except Exception:  # noqa: BLE001  provenance in another torch's format: graph mode runs the decompositions
+        pass
     return program
 
 
@@ -114,9 +117,9 @@ def _mark_composites(source, graph) -> None:
     made: dict[str, list] = {}
     for n in graph.nodes:
         origin = (n.meta.get("from_node") or [None])[-1]
-        if n.op == "call_function" and origin is not None and origin.name in ops \
-                and origin.target == str(ops[origin.name].target):
-            made.setdefault(origin.name, []).append(n)
+        name, target = getattr(origin, "name", None), getattr(origin, "target", None)
+        if n.op == "call_function" and name in ops and target == str(ops[name].target):
+            made.setdefault(name, []).append(n)
     for name, nodes in made.items():
         if len(nodes) == 1 and nodes[0].target == ops[name].target:
             continue   # not decomposed

@@ -33,6 +33,7 @@ first result that came before the group's last node now comes after the kernel c
 from __future__ import annotations
 
 import heapq
+import logging
 import operator
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ from kerntailor.errors import KerntailorError
 from kerntailor.optimizing.lean import lean_graph
 from kerntailor.plan import FusionGroup
 from kerntailor.profiling.extract import cut_of
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,19 @@ def graph_forward(model: torch.nn.Module) -> GraphForward | None:
 def swapped_graph(program, swaps: tuple, device: torch.device, known: dict | None = None):
     """(the exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made
     on `device` (the export ran on meta), in a topological order, made lean (lean.py: `known` are the values of the
-    lifted constants' placeholders); the constants lean.py folded, by the names of the placeholders it added)."""
+    lifted constants' placeholders); the constants lean.py folded, by the names of the placeholders it added).
+    Where lean.py fails (a torch it does not know), the graph as the export wrote it, and a warning."""
+    gm = _swapped(program, swaps, device)
+    try:
+        return gm, lean_graph(gm, known or {})
+    except Exception as e:  # noqa: BLE001  the graph without lean.py is the same function
+        log.warning("graph mode runs the exported graph as it is: lean.py failed (%s: %s)", type(e).__name__, e)
+        return _swapped(program, swaps, device), {}
+
+
+def _swapped(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
+    """The exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made on
+    `device`, in a topological order."""
     import copy
 
     gm = fx.GraphModule(program.graph_module, copy.deepcopy(program.graph))
@@ -245,8 +260,7 @@ def swapped_graph(program, swaps: tuple, device: torch.device, known: dict | Non
     _sort(graph)
     graph.lint()
     gm.recompile()
-    folded = lean_graph(gm, known or {})
-    return gm, folded
+    return gm
 
 
 def _position(graph):

@@ -61,6 +61,8 @@ T0=$(date +%s)
 # swaps take the projections. -v logs each phase's seconds as it ends (profile, each group's generate, each swap with
 # its whole-model check, end to end): the prefill run that went past 110 s says where its time goes even when cut.
 # GRAPH=0: --no-graph (module swaps only, as before). PROFILE=1: also the standalone `profile` of each shape.
+# LEAN=1: first benchmarks/graph_lean.py per shape (at most LEAN_LIMIT 150 s each): eager against graph mode's graph
+# with no swap, before and after optimizing/lean.py (times, CUDA kernels and ATen ops per call).
 for shape in ${SHAPES:-decode prefill}; do
   f=problems/models/llama3_2_1b_$shape.py
   [ $shape = prefill ] && top=${TOP_PREFILL:-4} || top=${TOP_DECODE:-14}
@@ -68,6 +70,11 @@ for shape in ${SHAPES:-decode prefill}; do
     timeout ${PROFILE_LIMIT:-60} python3 -m kerntailor profile $f --target h200 --dtype bf16 --top 5 \
       --out $R/profile_$shape --json > $R/profile_$shape.json 2> $R/profile_$shape.log
     echo "profile $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
+  fi
+  if [ "${LEAN:-0}" = 1 ]; then   # graph mode's own cost, no swap: eager vs the graph before/after lean.py
+    timeout ${LEAN_LIMIT:-150} python3 benchmarks/graph_lean.py $f --dtype bf16 --out $R/graph_lean_$shape.json \
+      > $R/graph_lean_$shape.log 2>&1
+    echo "graph_lean $shape rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
   fi
   graph=$([ "${GRAPH:-1}" = 0 ] && echo --no-graph || echo --graph)
   KERNTAILOR_HOME=/tmp/kt-hf timeout ${OPT_LIMIT:-240} python3 -m kerntailor optimize $f --target h200 --dtype bf16 \
@@ -79,6 +86,7 @@ tar czf "$OUT/hf_llama.tgz" -C /tmp hf_results
 cat $R/env.txt
 for shape in ${SHAPES:-decode prefill}; do
   echo "== $shape"
+  [ -f $R/graph_lean_$shape.log ] && tail -4 $R/graph_lean_$shape.log
   python3 - $R/optimize_$shape.json <<'PY' || grep "kerntailor.optimizing.run\|error" $R/optimize_$shape.log | tail -30
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -1,8 +1,14 @@
-"""torch.export on meta tensors, decomposed to core ATen plus the few composites we lower ourselves."""
+"""torch.export on meta tensors, decomposed to core ATen plus the few composites we lower ourselves.
+
+Each node the decomposition made from one op of one tensor argument (a softmax, a silu, a gelu: eager runs one kernel
+where the graph runs several; `contiguous`, `reshape`: eager copies only where the strides it meets need it, the
+graph's clone always) carries meta["composite"] = (the op's node name, Composite): what graph mode needs to
+call the op again in place of its decomposition where no kernel replaced it (optimizing/lean.py)."""
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import torch
 
@@ -81,5 +87,67 @@ class _ConcreteScalars(torch.overrides.TorchFunctionMode):
 def _export(model: torch.nn.Module, inputs: list) -> torch.export.ExportedProgram:
     with warnings.catch_warnings(), torch.device("meta"), recurrent_by_shape(), _ConcreteScalars():
         warnings.simplefilter("ignore")
-        program = torch.export.export(model, tuple(inputs), strict=False)
-        return program.run_decompositions(decomposition_table())
+        source = torch.export.export(model, tuple(inputs), strict=False)
+        program = source.run_decompositions(decomposition_table())
+    try:
+        _mark_composites(source.graph, program.graph)
+    except Exception:  # noqa: BLE001  provenance in another torch's format: graph mode runs the decompositions
+        pass
+    return program
+
+
+@dataclass(frozen=True)
+class Composite:
+    """One op of the exported graph before decomposition, of one tensor argument: `op(*args, **kwargs)` with the
+    tensor at `args[arg]`; its shape and dtype, and the result's; `size` the nodes its decomposition made."""
+
+    op: object
+    args: tuple
+    kwargs: tuple
+    arg: int
+    arg_meta: tuple
+    out_meta: tuple
+    size: int
+
+
+def _mark_composites(source, graph) -> None:
+    """meta["composite"] on the nodes of `graph` decomposed from an op of `source` with one tensor argument (module
+    docstring); deterministic, functional ops only."""
+    ops = {n.name: n for n in source.nodes if n.op == "call_function"}
+    made: dict[str, list] = {}
+    for n in graph.nodes:
+        origin = (n.meta.get("from_node") or [None])[-1]
+        name, target = getattr(origin, "name", None), getattr(origin, "target", None)
+        if n.op == "call_function" and name in ops and target == str(ops[name].target):
+            made.setdefault(name, []).append(n)
+    for name, nodes in made.items():
+        if len(nodes) == 1 and nodes[0].target == ops[name].target:
+            continue   # not decomposed
+        composite = _composite(ops[name], len(nodes))
+        for n in nodes if composite is not None else ():
+            n.meta["composite"] = (name, composite)
+
+
+def _composite(node, size: int) -> Composite | None:
+    op = node.target
+    if not isinstance(op, torch._ops.OpOverload) or op._schema.is_mutable \
+            or torch.Tag.nondeterministic_seeded in op.tags:
+        return None
+    tensors = [i for i, a in enumerate(node.args) if isinstance(a, torch.fx.Node)]
+    nested = [a for a in node.args if not isinstance(a, torch.fx.Node)
+              and any(isinstance(b, torch.fx.Node) for b in torch.utils._pytree.tree_leaves(a))]
+    if len(tensors) != 1 or nested or any(isinstance(v, torch.fx.Node) for v in torch.utils._pytree.tree_leaves(
+            node.kwargs)):
+        return None
+    metas = [_meta(node.args[tensors[0]]), _meta(node)]
+    if None in metas:
+        return None
+    args = tuple(None if i == tensors[0] else a for i, a in enumerate(node.args))
+    return Composite(op, args, tuple(node.kwargs.items()), tensors[0], metas[0], metas[1], size)
+
+
+def _meta(node) -> tuple | None:
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor) or not all(isinstance(d, int) for d in value.shape):
+        return None
+    return tuple(value.shape), value.dtype

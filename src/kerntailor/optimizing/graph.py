@@ -20,6 +20,11 @@ each tensor of the exported shape, dtype and device, every other argument equal,
 was exported in, and no gradient needed (grad mode off, or on with no parameter or input requiring grad). Any other
 call runs the class's own forward (with the module swaps in it): correct, without the graph's swaps.
 
+What no kernel replaced runs as lean.py leaves it: no more device work than eager (shape-only subgraphs folded into
+constants at install, SDPA masks that mask nothing dropped, repeated key/value heads read through enable_gqa, ops the
+export decomposed called whole again). The folded constants are placeholders after the program's own, read as its
+lifted constants are.
+
 A group qualifies (`graph_cut`) when its cut reads nothing that depends on its own results (one kernel call can
 take the place of its nodes); the graph is put back in a topological order after the swaps (a reader of a group's
 first result that came before the group's last node now comes after the kernel call).
@@ -28,6 +33,7 @@ first result that came before the group's last node now comes after the kernel c
 from __future__ import annotations
 
 import heapq
+import logging
 import operator
 from dataclasses import dataclass
 
@@ -38,8 +44,11 @@ from torch.utils import _pytree as pytree
 
 from kerntailor.capture.provenance import TracedCapture
 from kerntailor.errors import KerntailorError
+from kerntailor.optimizing.lean import lean_graph
 from kerntailor.plan import FusionGroup
 from kerntailor.profiling.extract import cut_of
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class GraphForward:
             raise KerntailorError("the example inputs are not the pytree the program was exported for")
         device = _device_of(model, flat)
         self.reads, self.sources, self.constants, users = [], [], {}, 0   # sources: what save.py writes
+        known = {}   # placeholder name -> value, of the lifted constants
         for s in sig.input_specs:
             if s.kind in (InputKind.PARAMETER, InputKind.BUFFER):
                 holder, _, leaf = s.target.rpartition(".")
@@ -116,6 +126,7 @@ class GraphForward:
                 self.constants[s.target] = value.to(device) if value.dim() else value
                 self.reads.append(("value", self.constants[s.target]))
                 self.sources.append(("constant", s.target))
+                known[s.arg.name] = self.constants[s.target]
             elif s.kind == InputKind.USER_INPUT:
                 self.reads.append(("input", users))
                 self.sources.append(("input", users))
@@ -143,7 +154,11 @@ class GraphForward:
         self.example = tuple((tuple(v.shape), v.dtype, v.device) if isinstance(v, torch.Tensor) else v for v in flat)
         self.training = tuple(m.training for m in model.modules())
         self.model_modules = tuple(model.modules())
-        self.graph = swapped_graph(program, self.swaps, device)
+        self.graph, folded = swapped_graph(program, self.swaps, device, known)
+        for name, value in folded.items():   # lean.py's constants: placeholders after the program's own
+            self.constants[name] = value
+            self.reads.append(("value", value))
+            self.sources.append(("constant", name))
 
     def __call__(self, *args, **kwargs):
         flat, spec = pytree.tree_flatten((args, kwargs))
@@ -200,9 +215,22 @@ def graph_forward(model: torch.nn.Module) -> GraphForward | None:
     return value if isinstance(value, GraphForward) else None
 
 
-def swapped_graph(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
-    """The exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made
-    on `device` (the export ran on meta), in a topological order."""
+def swapped_graph(program, swaps: tuple, device: torch.device, known: dict | None = None):
+    """(the exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made
+    on `device` (the export ran on meta), in a topological order, made lean (lean.py: `known` are the values of the
+    lifted constants' placeholders); the constants lean.py folded, by the names of the placeholders it added).
+    Where lean.py fails (a torch it does not know), the graph as the export wrote it, and a warning."""
+    gm = _swapped(program, swaps, device)
+    try:
+        return gm, lean_graph(gm, known or {})
+    except Exception as e:  # noqa: BLE001  the graph without lean.py is the same function
+        log.warning("graph mode runs the exported graph as it is: lean.py failed (%s: %s)", type(e).__name__, e)
+        return _swapped(program, swaps, device), {}
+
+
+def _swapped(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
+    """The exported program's graph module with each swap's nodes replaced by a call to its kernel, constants made on
+    `device`, in a topological order."""
     import copy
 
     gm = fx.GraphModule(program.graph_module, copy.deepcopy(program.graph))

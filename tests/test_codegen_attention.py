@@ -27,6 +27,7 @@ from kerntailor.targets import get_target
 ATT = DATA / "attention"
 PLAIN, CAUSAL, GQA = ATT / "sdpa_plain.py", ATT / "sdpa_causal.py", ATT / "sdpa_gqa.py"
 BOOL_MASK, ADD_MASK = ATT / "sdpa_bool_mask.py", ATT / "sdpa_additive_mask.py"
+KEY_PADDING = ATT / "sdpa_key_padding.py"   # a boolean (B, 1, 1, Lk) mask: broadcast over heads and queries
 CROSS, CROSS_CAUSAL = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py"
 # attention written out (capture/rewrite_attention.py): MinGPT's tril buffer, a keep-mask input, an additive bias
 MINGPT, WHERE_KEEP, WRITTEN_ADD = ATT / "written_mingpt.py", ATT / "written_where_keep.py", ATT / "written_additive.py"
@@ -140,6 +141,16 @@ def test_the_step_is_the_tutorials_without_a_mask_operand():
     assert "pid_m = num_m - 1 - pid % num_m" in causal and "pid_m = pid % num_m" in plain
 
 
+def test_a_mask_broadcast_along_the_queries_is_loaded_as_one_row_of_keys():
+    """A key-padding mask (B, 1, 1, Lk) has stride 0 along the queries: each step loads a (1, BLOCK_N) row that
+    the score tile broadcasts, not a (BLOCK_M, BLOCK_N) tile of repeated addresses (values: the fp32
+    interpreter test)."""
+    padded, full = make_module(KEY_PADDING, arch="sm_90").source, make_module(BOOL_MASK, arch="sm_90").source
+    assert "tl.load(keep_ptr + m_base + rn[None, :])" in padded   # the whole blocks: no mask on the load
+    assert "rm[:, None] * 0" not in padded and "rm[:, None] < " in padded   # the output rows are still masked
+    assert "mask_ptr + m_base + rm[:, None] * " in full
+
+
 @pytest.mark.integration   # runs kernel.py in a child process
 def test_a_head_dim_past_what_the_kernel_holds_is_refused_by_name(tmp_path):
     """The referee's edges stage stretched the head dim to 2^20 + 3 on the H200 (2026-12-02): Triton's
@@ -204,6 +215,10 @@ _RUN = textwrap.dedent('''
             mask[..., 0] = True
             mask[..., -1, :] = False          # a row with every key masked: SDPA gives 0
             ins.append(mask)
+        elif kind == "keypad":                # one row of keys per sequence, broadcast over heads and queries
+            mask = torch.rand(shapes[3]) > 0.4
+            mask[..., 0] = True
+            ins.append(mask)
         elif kind == "add":
             ins.append(torch.randn(shapes[3]).to(dt))
         if special:                           # NaN and Inf in v at keys a causal row masks, NaN in k too
@@ -212,7 +227,7 @@ _RUN = textwrap.dedent('''
             ins[1][..., shapes[1][-2] - 1, 3] = float("nan")
         out = mod.ModelNew()(*ins)
         kw = {"is_causal": kind in ("causal", "gqa")} | ({"enable_gqa": True} if kind == "gqa" else {})
-        if kind == "bool":
+        if kind in ("bool", "keypad"):
             kw["attn_mask"] = ins[3]
         elif kind == "add":
             kw |= {"attn_mask": ins[3].double(), "scale": 0.3}
@@ -254,6 +269,7 @@ def test_values_match_sdpa_fp32(tmp_path):
     plain, causal = _write(tmp_path, PLAIN, None, small), _write(tmp_path, CAUSAL, None, small)
     gqa = _write(tmp_path, GQA, None, small)
     bool_mask, add_mask = _write(tmp_path, BOOL_MASK, None, small), _write(tmp_path, ADD_MASK, None, small)
+    key_padding = _write(tmp_path, KEY_PADDING, None, small)
     cross, cross_causal = _write(tmp_path, CROSS, None, small), _write(tmp_path, CROSS_CAUSAL, None, small)
     jobs = [
         (plain, [[1, 2, 37, 64]] * 3, "float32", "plain", False),
@@ -269,12 +285,13 @@ def test_values_match_sdpa_fp32(tmp_path):
         (gqa, [[2, 4, 19, 16], [2, 1, 19, 16], [2, 1, 19, 16]], "float32", "gqa", False),      # MQA
         (bool_mask, [[1, 2, 19, 64], [1, 2, 41, 64], [1, 2, 41, 64], [19, 41]], "float32", "bool", False),
         (add_mask, [[1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 37]], "float32", "add", False),
+        (key_padding, [[2, 3, 37, 32], [2, 3, 37, 32], [2, 3, 37, 32], [2, 1, 1, 37]], "float32", "keypad", False),
     ]
     for r in _run(jobs):
         assert r["err"] < TOL["float32"] and r["same_nan"], r
         assert r["nan"] == 0
     # the boolean mask's last row has every key masked: SDPA gives zeros there (and the kernel matched it)
-    assert all(r["zeros"] > 0 for r in _run(jobs[-2:-1]))
+    assert all(r["zeros"] > 0 for r in _run(jobs[-3:-2]))
 
 
 @pytest.mark.interpreter

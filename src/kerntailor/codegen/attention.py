@@ -457,9 +457,16 @@ class _AttentionWriter(AnchorWriter):
         if masked:
             m_view, _, m_st, _ = parts[3]
             Lq = self.sizes.text(parts[0][1][-2])
-            m_mask = f"(rm[:, None] < {Lq})" + (f" & (rn[None, :] < {Lk})" if edge else "")
-            bias = (f"tl.load({self.pointer(m_view.base)} + m_base + {self._t('rm[:, None]', m_st[-2])} + "
-                    f"{self._t('rn[None, :]', m_st[-1])}, mask={m_mask}, other=0)")
+            # an axis the mask is broadcast along (stride 0, as a key-padding mask (B, 1, 1, Lk) along the queries)
+            # is not indexed: the load is a (1, BLOCK_N) row (or a (BLOCK_M, 1) column) that the score tile's
+            # arithmetic broadcasts, not a (BLOCK_M, BLOCK_N) tile that loads each element BLOCK_M times
+            rows, cols = (not (st.is_constant and st.evaluate({}) == 0) for st in (m_st[-2], m_st[-1]))
+            terms = ([f"(rm[:, None] < {Lq})"] if rows else []) + ([f"(rn[None, :] < {Lk})"] if edge and cols else [])
+            address = " + ".join([f"{self.pointer(m_view.base)} + m_base"]
+                                 + ([self._t("rm[:, None]", m_st[-2])] if rows else [])
+                                 + ([self._t("rn[None, :]", m_st[-1])] if cols else []))
+            where = f", mask={' & '.join(terms)}, other=0" if terms else ""
+            bias = f"tl.load({address}{where})"
             if att.fill_on is not None:   # masked_fill / where: the score is replaced, a NaN one too
                 keep = "qk, float(\"-inf\")" if not att.fill_on else "float(\"-inf\"), qk"
                 self.out(f"qk = tl.where({bias} != 0, {keep})  # the mask replaces the score by -inf where "

@@ -142,12 +142,13 @@ def test_the_step_is_the_tutorials_without_a_mask_operand():
 
 
 def test_a_mask_broadcast_along_the_queries_is_loaded_as_one_row_of_keys():
-    """A key-padding mask (B, 1, 1, Lk) has stride 0 along the queries: each step loads a (1, BLOCK_N) row that
-    the score tile broadcasts, not a (BLOCK_M, BLOCK_N) tile of repeated addresses (values: the fp32
+    """A key-padding mask (B, 1, 1, Lk) has stride 0 along the queries: each step loads a 1-D row of BLOCK_N keys
+    that the score tile broadcasts, not a (BLOCK_M, BLOCK_N) tile of repeated addresses (values: the fp32
     interpreter test)."""
     padded, full = make_module(KEY_PADDING, arch="sm_90").source, make_module(BOOL_MASK, arch="sm_90").source
-    assert "tl.load(keep_ptr + m_base + rn[None, :])" in padded   # the whole blocks: no mask on the load
-    assert "rm[:, None] * 0" not in padded and "rm[:, None] < " in padded   # the output rows are still masked
+    assert "tl.load(keep_ptr + m_base + rn)[None, :]" in padded   # the whole blocks: no mask on the load
+    assert "tl.load(keep_ptr + m_base + rn, mask=(rn < " in padded   # the edge blocks: the keys past Lk
+    assert "rm[:, None] * 0" not in padded
     assert "mask_ptr + m_base + rm[:, None] * " in full
 
 

@@ -458,15 +458,25 @@ class _AttentionWriter(AnchorWriter):
             m_view, _, m_st, _ = parts[3]
             Lq = self.sizes.text(parts[0][1][-2])
             # an axis the mask is broadcast along (stride 0, as a key-padding mask (B, 1, 1, Lk) along the queries)
-            # is not indexed: the load is a (1, BLOCK_N) row (or a (BLOCK_M, 1) column) that the score tile's
-            # arithmetic broadcasts, not a (BLOCK_M, BLOCK_N) tile that loads each element BLOCK_M times
+            # is not indexed: the load is a 1-D row of BLOCK_N keys (or column of BLOCK_M rows) expanded after it,
+            # not a (BLOCK_M, BLOCK_N) tile that loads each element BLOCK_M times. 1-D, not a (1, BLOCK_N) load:
+            # cross-compiled for sm_90 (padding shape, 64 x 128, 4 warps, 3 stages), the tile spilled 316 bytes,
+            # the (1, BLOCK_N) load 6556 and 240 KiB of shared memory (over the 227), the 1-D row none and 209 KiB
             rows, cols = (not (st.is_constant and st.evaluate({}) == 0) for st in (m_st[-2], m_st[-1]))
-            terms = ([f"(rm[:, None] < {Lq})"] if rows else []) + ([f"(rn[None, :] < {Lk})"] if edge and cols else [])
-            address = " + ".join([f"{self.pointer(m_view.base)} + m_base"]
-                                 + ([self._t("rm[:, None]", m_st[-2])] if rows else [])
-                                 + ([self._t("rn[None, :]", m_st[-1])] if cols else []))
+            base = f"{self.pointer(m_view.base)} + m_base"
+            if rows and cols:
+                terms = [f"(rm[:, None] < {Lq})"] + ([f"(rn[None, :] < {Lk})"] if edge else [])
+                address, expand = (f"{base} + {self._t('rm[:, None]', m_st[-2])} + "
+                                   f"{self._t('rn[None, :]', m_st[-1])}"), ""
+            elif cols:   # one row of keys for every query
+                terms, address, expand = ([f"(rn < {Lk})"] if edge else []), f"{base} + {self._t('rn', m_st[-1])}", \
+                    "[None, :]"
+            elif rows:   # one column of queries for every key
+                terms, address, expand = [f"(rm < {Lq})"], f"{base} + {self._t('rm', m_st[-2])}", "[:, None]"
+            else:
+                terms, address, expand = [], base, ""
             where = f", mask={' & '.join(terms)}, other=0" if terms else ""
-            bias = f"tl.load({address}{where})"
+            bias = f"tl.load({address}{where}){expand}"
             if att.fill_on is not None:   # masked_fill / where: the score is replaced, a NaN one too
                 keep = "qk, float(\"-inf\")" if not att.fill_on else "float(\"-inf\"), qk"
                 self.out(f"qk = tl.where({bias} != 0, {keep})  # the mask replaces the score by -inf where "

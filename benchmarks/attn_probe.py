@@ -8,7 +8,9 @@ This script answers where the generated kernel (codegen/attention.py, compiled f
   (written out: one attention group, Lq = 1), and two masked shapes of benchmarks/data/attn_probe/: an additive
   per-head bias (1, H, L, L) and a boolean key-padding mask (B, 1, 1, L); all at their default sizes, in bf16;
 - schedules (<= 8 a problem): the portable default, then the sm_90 tiles of PREFILL (or DECODE for Lq = 1) given
-  as BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma]; a tile outside the search space is still timed and says so;
+  as BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma], with fewer stages where the search space's shared-memory rule says
+  they do not fit (the bias's tile takes num_stages - 1 buffers beside K, V and Q); a tile outside the search
+  space for another reason is still timed and says so;
 - baselines: eager (its SDPA backend from the profiler: flash, cuDNN, efficient or math) and torch.compile.
 
 Each candidate's output is checked against eager's (relative error in float64 within the bf16 tolerance of
@@ -99,7 +101,11 @@ def candidates(gen, plan, labels: list[str]) -> list[dict]:
     seen = {base[group.name]}
     for label in labels:
         try:
-            schedule = base[group.name].retune(parse(label))
+            knobs = parse(label)
+            schedule = base[group.name].retune(knobs)
+            while knobs["num_stages"] > 1 and any("LDS" in v for v in space.violations(space.config_of(schedule))):
+                knobs["num_stages"] -= 1   # a mask tile's buffers (search/families.py's attention_lds_bytes)
+                schedule, label = base[group.name].retune(knobs), _label(knobs)
         except Exception as e:   # ScheduleError, a malformed label: a row, not the end
             rows.append({"schedule": label, "error": f"{type(e).__name__}: {e}"})
             continue

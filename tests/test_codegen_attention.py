@@ -120,6 +120,13 @@ def test_space_seeds_and_what_a_config_implies():
     assert all(amd.is_valid(amd.config(**s)) for s in seed_knobs("attention", mi300x, dtype="bf16", **sizes))
     config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3, TMA=1)   # TMA: Hopper's only
     assert program_count(config, sizes) == 16 * 256 and loop_trips(config, sizes) == 32
+    # Hopper: the Q tile and a bf16 bias tile (num_stages - 1 buffers) share the 227 KiB (sm_90 cross-compiled:
+    # 229,376 B without the bias at 128 x 128 / 3 stages, 294,912 B with it): the seeds keep fewer stages there
+    biased = make_space("attention", h200, dtype="bf16", **sizes, MASK=2)
+    assert space.is_valid(space.config(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3, TMA=0))
+    assert not biased.is_valid(biased.config(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3, TMA=0))
+    biased_seeds = seed_knobs("attention", h200, dtype="bf16", **sizes, MASK=2)
+    assert biased_seeds[0]["num_stages"] == 2 and all(biased.is_valid(biased.config(**s)) for s in biased_seeds)
 
 
 def test_head_dims_that_vary_take_their_block_per_call():

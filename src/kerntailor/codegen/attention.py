@@ -115,10 +115,16 @@ def attention_node(gen: Generalized, group: FusionGroup) -> Attention:
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
     """{"BH", "Lq", "Lk", "D", "Dv"} of the group's attention at the traced shapes (BH: the leading dims of the
-    output, batch x heads): what search/families.py's attention_space and the cost model size it by."""
+    output, batch x heads), and "MASK" (its element's bytes) where a mask is loaded as a (BLOCK_M, BLOCK_N) tile
+    (not broadcast along the queries or keys: _score_masks): what search/families.py's attention_space and the
+    cost model size it by."""
     node = attention_node(gen, group)
     q, k, v = (op.shape for op in node.operands[:3])
-    return {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
+    sizes = {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
+    if len(node.operands) == 4 and all(node.operands[3].strides[-2:]):   # a 2-D mask tile a step, not a row
+        dtype = gen.graph.buffer_type(node.operands[3].base).dtype
+        sizes["MASK"] = 1 if dtype == "bool" else ITEMSIZE[dtype]
+    return sizes
 
 
 def operand_dtype(gen: Generalized, group: FusionGroup) -> str:

@@ -104,7 +104,8 @@ def test_pool_probe_smoke_checks_every_variant(tmp_path):
 @pytest.mark.interpreter
 def test_attn_probe_smoke_checks_the_masked_shapes(tmp_path):
     """attn_probe.py's two masked shapes (a per-head additive bias, a (B, 1, 1, L) key-padding mask) at their small
-    variants in bf16: the default schedule and the first sm_90 tile both generate, run and match eager."""
+    variants in bf16: the default schedule and the first sm_90 tile both generate, run and match eager; the bias's
+    tile takes 2 stages (at 3, two buffers of its 128 x 128 tile beside K, V and Q pass the 227 KiB of sm_90)."""
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "attn_probe.py"), "--smoke", "--only",
                            "bias,padding", "--out", str(tmp_path / "attn.json")], env=env, cwd=ROOT,
@@ -112,7 +113,7 @@ def test_attn_probe_smoke_checks_the_masked_shapes(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     rows = json.loads((tmp_path / "attn.json").read_text())["rows"]
     assert [(r["problem"], r["schedule"]) for r in rows] == [
-        ("bias", "default 128x64/8w/2s"), ("bias", "128x128/8w/3s"),
+        ("bias", "default 128x64/8w/2s"), ("bias", "128x128/8w/2s"),
         ("padding", "default 128x64/8w/2s"), ("padding", "128x128/8w/3s")], rows
     assert all(r["ok"] and r["in_space"] and r["rel_err"] < 1.6e-2 for r in rows), rows
 

@@ -468,7 +468,7 @@ class _AttentionWriter(AnchorWriter):
             # not a (BLOCK_M, BLOCK_N) tile that loads each element BLOCK_M times. 1-D, not a (1, BLOCK_N) load:
             # cross-compiled for sm_90 (padding shape, 64 x 128, 4 warps, 3 stages), the tile spilled 316 bytes,
             # the (1, BLOCK_N) load 6556 and 240 KiB of shared memory (over the 227), the 1-D row none and 209 KiB
-            rows, cols = (not (st.is_constant and st.evaluate({}) == 0) for st in (m_st[-2], m_st[-1]))
+            rows, cols = (not _zero(st) for st in (m_st[-2], m_st[-1]))
             base = f"{self.pointer(m_view.base)} + m_base"
             if rows and cols:
                 terms = [f"(rm[:, None] < {Lq})"] + ([f"(rn[None, :] < {Lk})"] if edge else [])
@@ -658,6 +658,12 @@ _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}
 
 def _masked(terms: list[str]) -> str:
     return f", mask={' & '.join(terms)}, other=0.0" if terms else ""
+
+
+def _zero(stride: SizeExpr) -> bool:
+    """Whether a stride is 0 at every size: the constant 0, or 0 x a product of sizes (a broadcast axis whose
+    length follows another operand's, as `0 * d0`)."""
+    return stride.coeff == 0 and stride.offset == 0
 
 
 def _positive(scale: SizeExpr) -> bool:

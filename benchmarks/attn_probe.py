@@ -53,7 +53,7 @@ MASKED = ("gqa", "bias", "padding")   # the issue's >= 1.12x shapes
 # 2026-12-03), 3-4 stages where 227 KiB of shared memory holds them, one TMA row. 64 x 64 / 4 warps ran 0.7x of the
 # best there and is left out (the wall: a Triton compile per row).
 PREFILL = ("128x128/8w/3s", "128x64/8w/3s", "128x64/8w/4s", "64x128/4w/3s", "128x128/8w/3s/tma")
-DECODE = ("16x128/4w/3s", "16x64/4w/4s", "16x128/4w/4s", "16x32/2w/3s")
+DECODE = ("16x128/4w/3s", "16x64/4w/4s", "16x64/2w/4s", "16x32/2w/3s")   # Lq = 1: more keys in flight a program
 
 
 def _script(name: str):

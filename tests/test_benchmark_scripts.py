@@ -1,7 +1,7 @@
 """The benchmark scripts whose output is committed data stay runnable: merge_bench.py (merging bench passes),
 gemm_nt_probe.py's CPU smoke mode (its kernels' index arithmetic under the interpreter) and
 fma_contraction_check.py's module (the schedule it judges still gets contraction off where it should) and
-tf32x3_probe.py's and pool_probe.py's CPU smoke modes; attention.py's plan (--dry-run)."""
+tf32x3_probe.py's, pool_probe.py's and attn_probe.py's CPU smoke modes; attention.py's plan (--dry-run)."""
 
 import json
 import os
@@ -99,6 +99,23 @@ def test_pool_probe_smoke_checks_every_variant(tmp_path):
         assert set(r["knobs"]) == {"default", "window", "span", "span_w4", "span_512"}, r
         assert r["knobs"]["default"] == r["knobs"]["span"], r
         assert all(r[f"rel_err_{v}"] < 1e-2 for v in ("window", "span", "span_w4", "span_512")), r
+
+
+@pytest.mark.interpreter
+def test_attn_probe_smoke_checks_the_masked_shapes(tmp_path):
+    """attn_probe.py's two masked shapes (a per-head additive bias, a (B, 1, 1, L) key-padding mask) at their small
+    variants in bf16: the default schedule and the first sm_90 tile both generate, run and match eager; the bias's
+    tile takes 2 stages (at 3, two buffers of its 128 x 128 tile beside K, V and Q pass the 227 KiB of sm_90)."""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "attn_probe.py"), "--smoke", "--only",
+                           "bias,padding", "--out", str(tmp_path / "attn.json")], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = json.loads((tmp_path / "attn.json").read_text())["rows"]
+    assert [(r["problem"], r["schedule"]) for r in rows] == [
+        ("bias", "default 128x64/8w/2s"), ("bias", "128x128/8w/2s"),
+        ("padding", "default 128x64/8w/2s"), ("padding", "128x128/8w/3s")], rows
+    assert all(r["ok"] and r["in_space"] and r["rel_err"] < 1.6e-2 for r in rows), rows
 
 
 @pytest.mark.integration   # runs the script in a child process

@@ -27,6 +27,7 @@ from kerntailor.targets import get_target
 ATT = DATA / "attention"
 PLAIN, CAUSAL, GQA = ATT / "sdpa_plain.py", ATT / "sdpa_causal.py", ATT / "sdpa_gqa.py"
 BOOL_MASK, ADD_MASK = ATT / "sdpa_bool_mask.py", ATT / "sdpa_additive_mask.py"
+KEY_PADDING = ATT / "sdpa_key_padding.py"   # a boolean (B, 1, 1, Lk) mask: broadcast over heads and queries
 CROSS, CROSS_CAUSAL = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py"
 # attention written out (capture/rewrite_attention.py): MinGPT's tril buffer, a keep-mask input, an additive bias
 MINGPT, WHERE_KEEP, WRITTEN_ADD = ATT / "written_mingpt.py", ATT / "written_where_keep.py", ATT / "written_additive.py"
@@ -119,6 +120,13 @@ def test_space_seeds_and_what_a_config_implies():
     assert all(amd.is_valid(amd.config(**s)) for s in seed_knobs("attention", mi300x, dtype="bf16", **sizes))
     config = space.config(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3, TMA=1)   # TMA: Hopper's only
     assert program_count(config, sizes) == 16 * 256 and loop_trips(config, sizes) == 32
+    # Hopper: the Q tile and a bf16 bias tile (num_stages - 1 buffers) share the 227 KiB (sm_90 cross-compiled:
+    # 229,376 B without the bias at 128 x 128 / 3 stages, 294,912 B with it): the seeds keep fewer stages there
+    biased = make_space("attention", h200, dtype="bf16", **sizes, MASK=2)
+    assert space.is_valid(space.config(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3, TMA=0))
+    assert not biased.is_valid(biased.config(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3, TMA=0))
+    biased_seeds = seed_knobs("attention", h200, dtype="bf16", **sizes, MASK=2)
+    assert biased_seeds[0]["num_stages"] == 2 and all(biased.is_valid(biased.config(**s)) for s in biased_seeds)
 
 
 def test_head_dims_that_vary_take_their_block_per_call():
@@ -138,6 +146,17 @@ def test_the_step_is_the_tutorials_without_a_mask_operand():
     assert "tl.max(qk, 1) * qk_scale" not in additive and "p = tl.math.exp2(qk - m_use[:, None])" in additive
     causal = make_module(CAUSAL).source
     assert "pid_m = num_m - 1 - pid % num_m" in causal and "pid_m = pid % num_m" in plain
+
+
+def test_a_mask_broadcast_along_the_queries_is_loaded_as_one_row_of_keys():
+    """A key-padding mask (B, 1, 1, Lk) has stride 0 along the queries: each step loads a 1-D row of BLOCK_N keys
+    that the score tile broadcasts, not a (BLOCK_M, BLOCK_N) tile of repeated addresses (values: the fp32
+    interpreter test)."""
+    padded, full = make_module(KEY_PADDING, arch="sm_90").source, make_module(BOOL_MASK, arch="sm_90").source
+    assert "tl.load(keep_ptr + m_base + rn)[None, :]" in padded   # the whole blocks: no mask on the load
+    assert "tl.load(keep_ptr + m_base + rn, mask=(rn < " in padded   # the edge blocks: the keys past Lk
+    assert "rm[:, None] * 0" not in padded
+    assert "mask_ptr + m_base + rm[:, None] * " in full
 
 
 @pytest.mark.integration   # runs kernel.py in a child process
@@ -204,6 +223,10 @@ _RUN = textwrap.dedent('''
             mask[..., 0] = True
             mask[..., -1, :] = False          # a row with every key masked: SDPA gives 0
             ins.append(mask)
+        elif kind == "keypad":                # one row of keys per sequence, broadcast over heads and queries
+            mask = torch.rand(shapes[3]) > 0.4
+            mask[..., 0] = True
+            ins.append(mask)
         elif kind == "add":
             ins.append(torch.randn(shapes[3]).to(dt))
         if special:                           # NaN and Inf in v at keys a causal row masks, NaN in k too
@@ -212,7 +235,7 @@ _RUN = textwrap.dedent('''
             ins[1][..., shapes[1][-2] - 1, 3] = float("nan")
         out = mod.ModelNew()(*ins)
         kw = {"is_causal": kind in ("causal", "gqa")} | ({"enable_gqa": True} if kind == "gqa" else {})
-        if kind == "bool":
+        if kind in ("bool", "keypad"):
             kw["attn_mask"] = ins[3]
         elif kind == "add":
             kw |= {"attn_mask": ins[3].double(), "scale": 0.3}
@@ -254,6 +277,7 @@ def test_values_match_sdpa_fp32(tmp_path):
     plain, causal = _write(tmp_path, PLAIN, None, small), _write(tmp_path, CAUSAL, None, small)
     gqa = _write(tmp_path, GQA, None, small)
     bool_mask, add_mask = _write(tmp_path, BOOL_MASK, None, small), _write(tmp_path, ADD_MASK, None, small)
+    key_padding = _write(tmp_path, KEY_PADDING, None, small)
     cross, cross_causal = _write(tmp_path, CROSS, None, small), _write(tmp_path, CROSS_CAUSAL, None, small)
     jobs = [
         (plain, [[1, 2, 37, 64]] * 3, "float32", "plain", False),
@@ -269,12 +293,13 @@ def test_values_match_sdpa_fp32(tmp_path):
         (gqa, [[2, 4, 19, 16], [2, 1, 19, 16], [2, 1, 19, 16]], "float32", "gqa", False),      # MQA
         (bool_mask, [[1, 2, 19, 64], [1, 2, 41, 64], [1, 2, 41, 64], [19, 41]], "float32", "bool", False),
         (add_mask, [[1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 80], [1, 2, 37, 37]], "float32", "add", False),
+        (key_padding, [[2, 3, 37, 32], [2, 3, 37, 32], [2, 3, 37, 32], [2, 1, 1, 37]], "float32", "keypad", False),
     ]
     for r in _run(jobs):
         assert r["err"] < TOL["float32"] and r["same_nan"], r
         assert r["nan"] == 0
     # the boolean mask's last row has every key masked: SDPA gives zeros there (and the kernel matched it)
-    assert all(r["zeros"] > 0 for r in _run(jobs[-2:-1]))
+    assert all(r["zeros"] > 0 for r in _run(jobs[-3:-2]))
 
 
 @pytest.mark.interpreter

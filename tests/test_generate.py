@@ -266,6 +266,22 @@ def test_build_specializes_sizes_that_are_multiples_of_16():
     assert sized and all(codes.get(name) == "D" for name in sized)   # layernorm's sizes are all multiples of 16
 
 
+def test_build_specializes_a_zero_size_argument_as_triton_does():
+    """A stride of 0 (an attention bias shared by the batch: `0 * d0`) is "D" at launch (triton 3.6's launcher
+    specializes 0 as it does every multiple of 16); unmarked, the cross-compiled kernel's bias loads were scalar."""
+    from helpers import prepared
+    from kerntailor.codegen import default_schedule, generate_module
+    from kerntailor.generate.kernels import kernel_source, traced_value
+
+    spec, _, gen, plan = prepared(ROOT / "benchmarks" / "data" / "attn_probe" / "sdpa_bias.py", "bf16")
+    module = generate_module(spec, gen, plan, {g.name: default_schedule(gen, g) for g in plan.groups}, "h200",
+                             "sm_90")
+    k = next(k for k in module.kernels if k.kernel_name.endswith("attention_kernel"))
+    zeros = [name for name, expr in k.size_args if traced_value(gen, expr) == 0]
+    codes = dict(kernel_source(module.source, k, gen).specialization)
+    assert zeros and all(codes[name] == "D" for name in zeros), (zeros, codes)
+
+
 @pytest.mark.interpreter
 def test_generated_module_slower_than_the_library_is_kept_beside_it(tmp_path, monkeypatch, no_local_gpu):
     """Measured slower than the library, the library path is emitted and the generated module, which the referee

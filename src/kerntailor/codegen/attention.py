@@ -115,10 +115,16 @@ def attention_node(gen: Generalized, group: FusionGroup) -> Attention:
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
     """{"BH", "Lq", "Lk", "D", "Dv"} of the group's attention at the traced shapes (BH: the leading dims of the
-    output, batch x heads): what search/families.py's attention_space and the cost model size it by."""
+    output, batch x heads), and "MASK" (its element's bytes) where a mask is loaded as a (BLOCK_M, BLOCK_N) tile
+    (not broadcast along the queries or keys: _score_masks): what search/families.py's attention_space and the
+    cost model size it by."""
     node = attention_node(gen, group)
     q, k, v = (op.shape for op in node.operands[:3])
-    return {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
+    sizes = {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
+    if len(node.operands) == 4 and all(node.operands[3].strides[-2:]):   # a 2-D mask tile a step, not a row
+        dtype = gen.graph.buffer_type(node.operands[3].base).dtype
+        sizes["MASK"] = 1 if dtype == "bool" else ITEMSIZE[dtype]
+    return sizes
 
 
 def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
@@ -457,9 +463,26 @@ class _AttentionWriter(AnchorWriter):
         if masked:
             m_view, _, m_st, _ = parts[3]
             Lq = self.sizes.text(parts[0][1][-2])
-            m_mask = f"(rm[:, None] < {Lq})" + (f" & (rn[None, :] < {Lk})" if edge else "")
-            bias = (f"tl.load({self.pointer(m_view.base)} + m_base + {self._t('rm[:, None]', m_st[-2])} + "
-                    f"{self._t('rn[None, :]', m_st[-1])}, mask={m_mask}, other=0)")
+            # an axis the mask is broadcast along (stride 0, as a key-padding mask (B, 1, 1, Lk) along the queries)
+            # is not indexed: the load is a 1-D row of BLOCK_N keys (or column of BLOCK_M rows) expanded after it,
+            # not a (BLOCK_M, BLOCK_N) tile that loads each element BLOCK_M times. 1-D, not a (1, BLOCK_N) load:
+            # cross-compiled for sm_90 (padding shape, 64 x 128, 4 warps, 3 stages), the tile spilled 316 bytes,
+            # the (1, BLOCK_N) load 6556 and 240 KiB of shared memory (over the 227), the 1-D row none and 209 KiB
+            rows, cols = (not _zero(st) for st in (m_st[-2], m_st[-1]))
+            base = f"{self.pointer(m_view.base)} + m_base"
+            if rows and cols:
+                terms = [f"(rm[:, None] < {Lq})"] + ([f"(rn[None, :] < {Lk})"] if edge else [])
+                address, expand = (f"{base} + {self._t('rm[:, None]', m_st[-2])} + "
+                                   f"{self._t('rn[None, :]', m_st[-1])}"), ""
+            elif cols:   # one row of keys for every query
+                terms, address, expand = ([f"(rn < {Lk})"] if edge else []), f"{base} + {self._t('rn', m_st[-1])}", \
+                    "[None, :]"
+            elif rows:   # one column of queries for every key
+                terms, address, expand = [f"(rm < {Lq})"], f"{base} + {self._t('rm', m_st[-2])}", "[:, None]"
+            else:
+                terms, address, expand = [], base, ""
+            where = f", mask={' & '.join(terms)}, other=0" if terms else ""
+            bias = f"tl.load({address}{where}){expand}"
             if att.fill_on is not None:   # masked_fill / where: the score is replaced, a NaN one too
                 keep = "qk, float(\"-inf\")" if not att.fill_on else "float(\"-inf\"), qk"
                 self.out(f"qk = tl.where({bias} != 0, {keep})  # the mask replaces the score by -inf where "
@@ -635,6 +658,12 @@ _TL = {"bf16": "tl.bfloat16", "fp16": "tl.float16", "fp32": "tl.float32"}
 
 def _masked(terms: list[str]) -> str:
     return f", mask={' & '.join(terms)}, other=0.0" if terms else ""
+
+
+def _zero(stride: SizeExpr) -> bool:
+    """Whether a stride is 0 at every size: the constant 0, or 0 x a product of sizes (a broadcast axis whose
+    length follows another operand's, as `0 * d0`)."""
+    return stride.coeff == 0 and stride.offset == 0
 
 
 def _positive(scale: SizeExpr) -> bool:

@@ -561,24 +561,35 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
 
 # --- attention ---------------------------------------------------------------------------------------------
 
-def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D: int, Dv: int) -> int:
+def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D: int, Dv: int, MASK: int = 0) -> int:
     """Estimated LDS per block of a flash-attention kernel: the K and V tiles of one step (BLOCK_N x D and
-    BLOCK_N x Dv, heads padded to a power of two) per stage, by gemm_lds_bytes's rule for the stages; the Q tile
-    stays in registers. Not measured for attention: the build reads the real figure and rejects what does not fit."""
+    BLOCK_N x Dv, heads padded to a power of two) per stage, by gemm_lds_bytes's rule for the stages. Hopper adds
+    what triton 3.6 puts beside them (sm_90 cross-compiles, bf16, D = 128): the Q tile wgmma reads (BLOCK_M x D),
+    and a 2-D mask tile of MASK bytes an element (an additive bias; codegen/attention.py's work_sizes) in
+    num_stages - 1 buffers: sdpa at 128 x 128, 3 stages, 229,376 B = 3 x 64 KiB + 32 KiB, with a bf16 bias
+    294,912 B (+ 2 x 32 KiB), over the 227 KiB a block may take. Elsewhere the Q tile stays in registers (gfx942:
+    32,768 B at 128 x 64, 1 stage: the K and V tiles alone). The build reads the real figure and rejects what does
+    not fit."""
     size = itemsize(dtype)
     step = values["BLOCK_N"] * (next_power_of_two(max(16, D)) + next_power_of_two(max(16, Dv))) * size
     stages = values.get("num_stages", 1)
     if target.is_amd:
         return step if stages <= 1 else (stages - 1) * step
-    return max(1, stages) * step
+    total = max(1, stages) * step
+    if _hopper(target):
+        total += values["BLOCK_M"] * next_power_of_two(max(16, D)) * size
+        total += max(0, stages - 1) * values["BLOCK_M"] * values["BLOCK_N"] * MASK
+    return total
 
 
-def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16") -> Space:
+def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
+                    MASK: int = 0) -> Space:
     """Flash attention (codegen/attention.py): BLOCK_M query rows per program on a (cdiv(Lq, BLOCK_M), BH) grid,
     BLOCK_N keys per step. Knobs: BLOCK_M, BLOCK_N (16-128, no bigger than the sequence warrants), num_warps
     (2-8), num_stages (1-4; AMD 1-2: ROCm's guide keeps fused GEMMs at one or two); AMD: waves_per_eu and
     matrix_instr_nonkdim (16, 32); Hopper: TMA (0, 1). The fp32 accumulator (BLOCK_M x Dv) and the score tile
-    (BLOCK_M x BLOCK_N) share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread."""
+    (BLOCK_M x BLOCK_N) share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread. MASK: the bytes of
+    an element of a 2-D mask tile (attention_lds_bytes), absent from the space's sizes where 0."""
     def tiles(n: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(128, max(16, next_power_of_two(n))))
 
@@ -596,17 +607,19 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         Constraint("scores >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_N", "num_stages"),
-                   lambda v: attention_lds_bytes(v, target, dtype, D, Dv) <= target.lds_per_block),
+                   lambda v: attention_lds_bytes(v, target, dtype, D, Dv, MASK) <= target.lds_per_block),
     ]
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     return Space("attention", tuple(knobs), tuple(constraints), target.name,
-                 (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)), dtype_key(dtype))
+                 (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)) + ((("MASK", MASK),) if MASK else ()),
+                 dtype_key(dtype))
 
 
-def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16") -> list[dict]:
+def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
+                    MASK: int = 0) -> list[dict]:
     """Schedules to time first. Triton's fused-attention tutorial (python/tutorials/06-fused-attention.py,
     triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in (2, 3, 4), num_warps in
     (4, 8), and on Hopper keeps 8 warps only for 128 x 128 tiles; its AMD variant (and ROCm's flash-attention
@@ -634,11 +647,16 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
                 {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma]
     if dtype_key(dtype) not in ("bf16", "fp16"):
         return []
-    if _hopper(target):
-        return [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1},
-                {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
-                {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1},
-                {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 0}]
+    if _hopper(target):   # with a mask tile, a seed over the LDS rule (attention_lds_bytes) takes fewer stages
+        seeds = [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1},
+                 {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
+                 {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1},
+                 {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 0}]
+        for seed in seeds:
+            while seed["num_stages"] > 1 and \
+                    attention_lds_bytes(seed, target, dtype, D, Dv, MASK) > target.lds_per_block:
+                seed["num_stages"] -= 1
+        return seeds
     if target.is_amd:
         amd = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
         return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4} | amd,
@@ -1023,7 +1041,7 @@ def _gemm_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: s
 
 
 def _attention_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
-    return attention_lds_bytes(config.as_dict(), target, dtype, sizes["D"], sizes["Dv"])
+    return attention_lds_bytes(config.as_dict(), target, dtype, sizes["D"], sizes["Dv"], sizes.get("MASK", 0))
 
 
 SizesRule = Callable[[Config, Mapping[str, int]], Any]

@@ -43,12 +43,15 @@ class StructureChanged(CaptureError):
 
 @dataclass(frozen=True)
 class Dim:
-    """Axis `axis` of graph input number `input` (in Graph.inputs order), or of anchor node `node`'s
-    output (conv and pool output sizes: the kernel computes them from its input by the op's formula)."""
+    """Axis `axis` of graph input number `input` (in Graph.inputs order), or of node `node`'s output (input -1):
+    conv and pool output sizes, which the kernel's host computes from its input by the op's formula, and a
+    concatenation's size along its axis, the sum of its operands' sizes there. `end` k > 0 names a concatenation's
+    inner boundary instead: where its operand k - 1 ends (the sum of the first k operands' sizes)."""
 
     input: int
     axis: int
     node: str = ""
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -347,6 +350,22 @@ def _dim_values(graphs: list[Graph]) -> dict[Dim, tuple[int, ...]]:
         if node.family in DERIVED_FAMILIES:
             for axis in range(len(node.out.shape)):
                 out[Dim(-1, axis, node.name)] = tuple(g.nodes[j].out.shape[axis] for g in graphs)
+        out.update(concat_dims([g.nodes[j] for g in graphs]))
+    return out
+
+
+def concat_dims(nodes: list[Node]) -> dict[Dim, tuple[int, ...]]:
+    """One concatenation's sizes that are sums of its operands' (the same node in each variant): its output size
+    along its axis and its inner boundaries (`Dim.end`), each a dim of its own, so that its bounds, the strides
+    of whatever reads it and the sizes of the kernels after it are monomials in them. The host computes them
+    (codegen/concat.py). Where a sum is a monomial of input dims in every variant, `_varying_dims` keeps the
+    input dims instead."""
+    sizes = getattr(nodes[0], "cat_sizes", ())
+    if not sizes:
+        return {}
+    axis, name = nodes[0].cat_axis, nodes[0].name
+    out = {Dim(-1, axis, name, k): tuple(sum(n.cat_sizes[:k]) for n in nodes) for k in range(2, len(sizes))}
+    out[Dim(-1, axis, name)] = tuple(n.out.shape[axis] for n in nodes)
     return out
 
 
@@ -355,7 +374,7 @@ def _varying_dims(graphs: list[Graph], dim_values: dict[Dim, tuple[int, ...]]) -
     seen: dict[tuple[int, ...], Dim] = {}
     def rank(dim: Dim) -> tuple:
         if dim.node:
-            return (2, 0, dim.axis)
+            return (2, 0, dim.axis, dim.end)
         return (int(graphs[0].inputs[dim.input].kind != "input"), dim.input, dim.axis)
 
     order = sorted(dim_values.items(), key=lambda kv: rank(kv[0]))

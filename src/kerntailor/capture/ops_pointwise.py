@@ -281,7 +281,7 @@ def _cat(ctx: Lowering, tensors, dim: int = 0):
             expr = load if expr is None else Op("where", (valid, load, expr), out.dtype)
         return expr
 
-    node = Pointwise(ctx.fresh("cat"), tuple(views), out, "cat", build([]))
+    node = Pointwise(ctx.fresh("cat"), tuple(views), out, "cat", build([]), dim, tuple(t.shape[dim] for t in parts))
     return ctx.emit(node)
 
 

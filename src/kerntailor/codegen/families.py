@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from math import prod
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
-from kerntailor.codegen import attention, conv, fused, gemm, library, pool, scan
+from kerntailor.codegen import attention, concat, conv, fused, gemm, library, pool, scan
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
@@ -52,9 +52,9 @@ class Family:
                                             # makes library groups (convolution, recurrent layers). Read by bench's
                                             # problem parts and by the fp8 check (what fp8 must cover)
     # sizes the host computes by the op's own formula (not products of input dims): host names of those dims,
-    # the host lines that set one, and the output shape of a node that has them
+    # the host lines that set one (node, the dim, its host name), and the output shape of a node that has them
     derived_names: Callable[[Generalized], dict[Dim, str]] | None = None
-    derived_size_lines: Callable[[Generalized, object, int, str, SizeArgs], list[str]] | None = None
+    derived_size_lines: Callable[[Generalized, object, Dim, str, SizeArgs], list[str]] | None = None
     output_shape: Callable[[Generalized, object], list[SizeExpr]] | None = None
     rewrite: Callable[[Generalized], Generalized] | None = None  # applied to the captured graph before codegen
     # why its writer refuses an anchor on sight, from the node alone ("" where it may take it): the plan's callers
@@ -62,9 +62,16 @@ class Family:
     refuses: Callable[[Graph, Node], str] | None = None
 
 
+def _by_axis(lines: Callable[[Generalized, object, int, str, SizeArgs], list[str]]):
+    """A derived-size hook that reads only the dim's axis (a pool's or a convolution's output sizes)."""
+    return lambda gen, node, dim, name, sizes: lines(gen, node, dim.axis, name, sizes)
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
+    # a concatenation's sums (codegen/concat.py) are named here: whichever fused group holds the cat
     Family("pointwise", fused.PointwiseSchedule, fused.default_schedule, fused.generate_fused,
-           work_sizes=fused.pointwise_work_sizes),
+           work_sizes=fused.pointwise_work_sizes, derived_names=concat.derived_host_names,
+           derived_size_lines=concat.host_size_lines),
     Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused,
            work_sizes=fused.reduction_work_sizes),
     Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm, work_sizes=gemm.work_sizes,
@@ -72,7 +79,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, work_sizes=scan.work_sizes,
            rewrite=scan.fold_flipped_scans),
     Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool, work_sizes=pool.work_sizes,
-           derived_names=pool.derived_host_names, derived_size_lines=pool.host_size_lines,
+           derived_names=pool.derived_host_names, derived_size_lines=_by_axis(pool.host_size_lines),
            output_shape=pool.output_shape),
     Family("attention", attention.AttentionSchedule, attention.default_schedule, attention.generate_attention,
            work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
@@ -81,7 +88,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            refuses=conv.refuses),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            work_sizes=library.work_sizes, derived_names=library.derived_host_names,
-           derived_size_lines=library.host_size_lines,
+           derived_size_lines=_by_axis(library.host_size_lines),
            output_shape=library.output_shape, compute_bound=True),
 )}
 

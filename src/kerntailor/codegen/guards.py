@@ -137,6 +137,8 @@ def _relation(pin: Pinned, names: dict[Dim, str]) -> str:
 
 
 def _dim_label(gen: Generalized, labels: dict[str, str], dim: Dim) -> str:
+    if dim.end:
+        return f"where {dim.node}'s operand {dim.end - 1} ends along axis {dim.axis}"
     if dim.node:
         return f"{dim.node}'s output shape[{dim.axis}]"
     return f"{labels[gen.graph.inputs[dim.input].name]}.shape[{dim.axis}]"

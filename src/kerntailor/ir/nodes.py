@@ -35,7 +35,13 @@ class Node:
 
 @dataclass(frozen=True)
 class Pointwise(Node):
+    """out = expr per element. A concatenation (torch.cat) also records its axis and its operands' sizes along it
+    (`cat_sizes`): its output size there is their sum, which the kernel's host computes (capture/generalize.py
+    makes it a derived dim), as it computes a pool's output size by the pool's formula."""
+
     expr: Expr
+    cat_axis: int = 0
+    cat_sizes: tuple[int, ...] = ()     # empty unless this node is a concatenation
     family = "pointwise"
 
     def flops(self) -> int:

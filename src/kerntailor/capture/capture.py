@@ -67,9 +67,9 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
             return captures[0], generalize(graphs, problem.name)
         except CaptureError:
             # the probe's sizes changed the graph (StructureChanged: GQA with as many kv heads as heads), or its
-            # untied dims make a size a sum no SizeExpr is (a dense block's concatenation, C + 6 * growth): over
-            # the referee's variants alone those dims stay tied: one is fitted to the other, which the kernel's
-            # shape checks hold at run time (codegen/guards.py)
+            # untied dims make a size a sum no SizeExpr is (a padded size plus a product; a concatenation's sums
+            # are derived dims, generalize.concat_dims): over the referee's variants alone those dims stay tied:
+            # one is fitted to the other, which the kernel's shape checks hold at run time (codegen/guards.py)
             pass
     return captures[0], generalize([c.graph for c in captures], problem.name)
 

@@ -16,6 +16,11 @@ all; where none does, the fit records what it could not see (Pinned: every produ
 equal: kv_heads == 2, H == W) and the kernel's host code checks it at run time (codegen/guards.py), as it checks
 dims that never varied at all.
 
+Some sizes are no monomial of input dims but follow from them by an op's own rule: a conv's or a pool's output
+size (its window's formula), a concatenation's size along its axis (the sum of its operands': a KV cache's
+past_len + 1). Each is a derived dim of its own (`Dim(-1, axis, node)`), fitted like an input dim, so that what
+depends on it (strides, the sizes of the kernels after it) is a monomial in it; codegen computes it on the host.
+
 Why not torch.export's dynamic shapes: module attributes (LayerNorm's normalized_shape, num_heads)
 specialize dims to the traced constant, and then the kernel would be wrong for another instance.
 Fitting over variants sees what really changes with the problem's size constants.

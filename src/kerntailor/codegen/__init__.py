@@ -7,7 +7,8 @@
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
 reductions; `gemm.py`: matmul; `conv.py`: forward convolution as an implicit GEMM; `scan.py`; `pool.py`;
 `attention.py`; `library.py`: an anchor the host's library runs), their shared parts (`writer.py`: lines, pointers and
-cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text),
+cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text;
+`concat.py`: a concatenation's sizes, sums of its operands', computed on the host),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
 views of the groups after it remapped to its physical strides), `assemble.py` (signature, constexprs, grid,
 scratch and options of every kernel, as a `Launch`), `emit.py` (kernel.py itself) and `constructor.py`

@@ -4,13 +4,14 @@ torch.cat([past, new], dim=2) of a KV cache (B, kvh, L, d) and one token (B, kvh
 monomial of input dims is; everything after it (its strides, L + 1 times d; repeat_kv's expansion; attention's
 key count) is then not one either. capture/generalize.py makes such a sum a derived dim of its own
 (`Dim(-1, axis, cat)`; an inner boundary, where operand k - 1 ends, `Dim(-1, axis, cat, end=k)`), so those sizes
-are monomials in it, and this module names it on the host and computes it there: the sum of the operands' sizes
-along the axis, each as fitted (`("node", cat, "cat_sizes", j)`):
+are monomials in it, and this module computes it on the host: the sum of the operands' sizes along the axis,
+each as fitted (`("node", cat, "cat_sizes", j)`), in forward() and in the op, before any buffer is allocated:
 
-    cat0_n2 = d2 + 1        # past_len + 1
+    d4 = d2 + 1        # past_len + 1: cat0's size along axis 2
 
-Only the sums the kernels use (gen.dims) are named; a sum the variants showed to be a monomial of input dims (a
-concatenation of equal parts) is that monomial, as before.
+Only the sums the kernels use (gen.dims, so codegen's host_names calls them d0, d1, ... like the input dims; the
+names here only claim them for this family) are computed; a sum the variants showed to be a monomial of input dims
+(a concatenation of equal parts) is that monomial, as before.
 """
 
 from __future__ import annotations

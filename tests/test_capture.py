@@ -506,3 +506,27 @@ def test_bf16_gemm_floor_on_mi300x():
     matrix_us = 2 * 4096 * 4096 * 14336 / 1307.4e12 * 1e6  # 367.9 us; the epilogue adds < 0.1 us
     assert matrix_us <= floor.microseconds <= matrix_us + 0.1
     assert floor.memory_seconds * 1e6 == pytest.approx(cap.cost.min_bytes / 5.3e12 * 1e6)
+
+
+def test_an_input_read_in_part_is_charged_its_widest_view():
+    """One layer of a stacked (layers, n) cache selected and doubled: the floor charges the layer read, not the
+    stack (profile's extracted KV-cache groups read one layer of the model's stacked cache input); an input read
+    whole, or by views wider than itself (a cat's shifted operand view), is charged its size, an unused one
+    nothing."""
+    from kerntailor.capture.cost import graph_cost
+    from kerntailor.ir.expr import Const, Load, Op
+    from kerntailor.ir.nodes import Graph, GraphInput, Pointwise
+    from kerntailor.ir.types import TensorType, View
+
+    layers, n = 4, 1024
+    stack = GraphInput("stack", TensorType((layers, n), "fp32"), "input", "arg0")
+    row = GraphInput("row", TensorType((1, n), "fp32"), "input", "arg1")
+    unused = GraphInput("unused", TensorType((n,), "fp32"), "input", "arg2")
+    twice = Pointwise("pw0", (View("stack", (n,), (1,), 2 * n),), TensorType((n,), "fp32"), "mul",
+                      Op("mul", (Load(0, "fp32"), Const(2.0, "fp32")), "fp32"))
+    wide = Pointwise("pw1", (View("row", (3, n), (n, 1), 0),), TensorType((3, n), "fp32"), "cat", Load(0, "fp32"))
+    graph = Graph((stack, row, unused), (twice, wide), (View.of("pw0", (n,)), View.of("pw1", (3, n))),
+                  (TensorType((n,), "fp32"), TensorType((3, n), "fp32")))
+    cost = graph_cost(graph)
+    assert cost.min_bytes_read == n * 4 + n * 4          # one layer of the stack; all of row (capped); unused: 0
+    assert cost.min_bytes_written == 4 * n * 4

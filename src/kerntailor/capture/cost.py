@@ -72,8 +72,7 @@ def graph_cost(graph: Graph) -> GraphCost:
     matrix = [n for n in graph.nodes if n.family in MATRIX_FAMILIES]
     flops_matrix = sum(n.flops() for n in matrix)
     flops_vector = sum(n.flops() for n in graph.nodes if n.family not in MATRIX_FAMILIES)
-    used = {v.base for n in graph.nodes for v in n.operands} | {v.base for v in graph.outputs}
-    read = sum(i.type.nbytes for i in graph.inputs if i.name in used)
+    read = sum(_input_bytes(graph, i) for i in graph.inputs)
     written = sum(t.nbytes for v, t in _distinct_outputs(graph))
     if matrix:
         dtype = graph.buffer_type(matrix[0].operands[0].base).dtype
@@ -81,6 +80,18 @@ def graph_cost(graph: Graph) -> GraphCost:
         floats = [i.type for i in graph.inputs if i.type.dtype in ("fp64", "fp32", "bf16", "fp16")]
         dtype = max(floats, key=lambda t: t.nbytes).dtype if floats else "fp32"
     return GraphCost(flops_matrix, flops_vector, read, written, sum(c.bytes for c in costs), dtype, bool(matrix))
+
+
+def _input_bytes(graph: Graph, inp) -> int:
+    """What the graph must read of one input, at least: its widest view's distinct bytes, at most its size (0 if
+    unused). A problem that reads one layer of a stacked KV cache (a `select` of the (layers, B, h, L, d) input, as
+    profile's extracted groups do) reads that layer, not the stack: charging the stack put the floor of a correct
+    cache append at 2.5x its real traffic, so that the referee would call its time "faster than physics"."""
+    views = [v for n in graph.nodes for v in n.operands if v.base == inp.name]
+    views += [v for v in graph.outputs if v.base == inp.name]
+    if not views:
+        return 0
+    return min(inp.type.nbytes, max(view_bytes(v, inp.type.dtype) for v in views))
 
 
 def _distinct_outputs(graph: Graph):

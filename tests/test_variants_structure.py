@@ -172,9 +172,13 @@ DENSE = """
 
 
 def test_a_concatenation_over_constructor_sized_channels_generalizes(tmp_path):
-    """The output's channels are channels + 6 * growth; the probe unties them (no SizeExpr is a sum), so the
-    fit is over the referee's variants, where growth moves with channels (the last weight, growth x 192 x 3 x 3,
-    makes both shrink) and the convs' out-channels are fitted to the input's channels: a shape the kernel checks."""
+    """The output's channels are channels + 6 * growth, which the referee's variants keep tied (growth moves with
+    channels); the probe unties them, and the concatenations' sums are derived dims (generalize.concat_dims), so
+    the fit keeps the probe: growth is a dim of its own (the convs' out-channels), and every fitted size holds at
+    sizes no variant had, growth and channels apart."""
+    from kerntailor.capture.generalize import concat_dims, graph_slots
+    from kerntailor.problem.spec import Variant
+
     spec = load_problem(_write(tmp_path, "dense", DENSE))
     small = dict(spec.variant("small").overrides)
     assert small["channels"] == small["growth"] < 32
@@ -183,7 +187,15 @@ def test_a_concatenation_over_constructor_sized_channels_generalizes(tmp_path):
     assert x in gen.dims
     weights = [i for i, inp in enumerate(capture.graph.inputs) if inp.kind != "input"]
     fitted = {p: e for p, e in gen.exprs if p[0] == "input" and p[1] in weights and p[2:] == ("shape", 0)}
-    assert fitted and all(e.factors == ((x, 1),) and e.coeff == 1 and e.offset == 0 for e in fitted.values())
+    assert fitted and all(len(e.factors) == 1 and e.factors[0][0] not in (x,) for e in fitted.values())
+    untied = capture_problem(spec, Variant("untied", (("channels", 5), ("growth", 3), ("height", 7), ("width", 6))))
+    graph = untied.graph
+    sizes = {d: concat_dims([graph.node(d.node)])[d][0] if d.node else graph.inputs[d.input].type.shape[d.axis]
+             for d in gen.dims}
+    values = dict(graph_slots(graph))
+    for path, e in gen.exprs:
+        size_one = "strides" in path and values[tuple("shape" if q == "strides" else q for q in path)] == 1
+        assert size_one or e.evaluate(sizes) == values[path], path
 
 
 GROUP_NORM = """
@@ -230,3 +242,14 @@ def test_a_constant_that_sizes_no_tensor_keeps_its_value(tmp_path):
     assert any(value % 2 == 1 for value in dict(spec.variant("odd").overrides).values())
     _, gen = capture_generalized(spec)
     assert gen is not None
+
+
+def test_the_probe_moves_no_two_constants_to_one_value():
+    """Constants the variants keep equal (growth == channels, height == width) are moved by different steps, and
+    never onto a value another one moved to: DenseNet's block had growth 16 + 1 == height 14 + 3 and channels
+    16 + 5 == width 14 + 7, so C·H·W == growth·W² in every variant and the stride was fitted as the latter."""
+    from kerntailor.problem.variants import move_apart
+
+    base = {"growth_rate": 16, "height": 14, "num_input_features": 16, "width": 14}
+    probe = move_apart(base, {k: {v} for k, v in base.items()}, lambda trial: True)
+    assert len(set(probe.values())) == len(probe) and all(probe[k] != base[k] for k in base)

@@ -222,7 +222,10 @@ def move_apart(base: dict, taken: dict, builds) -> dict:
     probe = dict(base)
     for i, key in enumerate(sorted(base)):
         steps = [d for d in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3) if base[key] + d >= 2]
-        apart = [d for d in steps if base[key] + d not in taken.get(key, ())]
+        # nor a value another key moved to: DenseNet's block at growth 16 + 1 == height 14 + 3 and channels
+        # 16 + 5 == width 14 + 7 had C·H·W == growth·W² in every variant, and the fit took the shorter product
+        moved = {v for k, v in probe.items() if k != key and v != base[k]}
+        apart = [d for d in steps if base[key] + d not in taken.get(key, ()) and base[key] + d not in moved]
         for delta in apart + [d for d in steps if d not in apart]:
             trial = {**probe, key: base[key] + delta}
             if builds(trial):

@@ -3,14 +3,14 @@ import torch
 import torch.nn as nn
 
 batch = 2
-kv_heads = 2
+kv_heads = 3
 groups = 2
 past_len = 12
 head_dim = 16
 
 VARIANTS = {
     "small": {"batch": 1, "kv_heads": 2, "groups": 2, "past_len": 5, "head_dim": 8},
-    "odd": {"batch": 3, "kv_heads": 3, "groups": 2, "past_len": 7, "head_dim": 8},
+    "odd": {"batch": 3, "kv_heads": 5, "groups": 2, "past_len": 7, "head_dim": 8},
 }
 
 

@@ -593,3 +593,27 @@ def test_save_redoes_a_whole_model_swap_and_a_reshaped_one(tmp_path, case):
     with torch.no_grad():
         assert torch.equal(rebuilt(*inputs), optimized(*inputs))
         assert torch.allclose(rebuilt(*inputs), model(*inputs), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.unit
+def test_optimize_swaps_a_kept_module_that_lost_only_to_torch_compile(tmp_path):
+    """A group whose generated module passed the referee but lost to torch.compile of the group (generate keeps the
+    library path and generated.py) is swapped when it beat eager: the optimized model runs that group in eager. Not
+    when it lost to eager too, nor when it failed the referee (no lost_on_time), nor without the kept file."""
+    from types import SimpleNamespace
+
+    from kerntailor.optimizing.run import kept_faster_than_eager
+
+    (tmp_path / "generated.py").write_text("# kept\n")
+    result = SimpleNamespace(lost_on_time=True, kernel_path=tmp_path / "kernel.py")
+
+    def verdict(cand, eager, compiled):
+        return {"timing": {"timings": [{"name": "candidate", "median_s": cand}, {"name": "eager", "median_s": eager},
+                                       {"name": "compile", "median_s": compiled}]}}
+
+    assert kept_faster_than_eager(result, verdict(69.7e-6, 479e-6, 68.2e-6)) == tmp_path / "generated.py"
+    assert kept_faster_than_eager(result, verdict(69.7e-6, 60e-6, 68.2e-6)) is None
+    assert kept_faster_than_eager(SimpleNamespace(lost_on_time=False, kernel_path=result.kernel_path),
+                                  verdict(69.7e-6, 479e-6, 68.2e-6)) is None
+    (tmp_path / "generated.py").unlink()
+    assert kept_faster_than_eager(result, verdict(69.7e-6, 479e-6, 68.2e-6)) is None

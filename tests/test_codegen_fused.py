@@ -93,19 +93,6 @@ def test_split_whole_tensor_sum(tmp_path):
 
 
 @pytest.mark.interpreter
-def test_split_sum_carries_the_broadcast_coordinate(tmp_path):
-    """A broadcast vector's coordinate (the flat index modulo the row length) is carried from step to step, not
-    divided each step; correct with RBLOCK below and above the row length (the variants: 24, 40 and 7)."""
-    path = FUSED / "tiny_hinge_mean.py"
-    module = reduction_module(path, {"XBLOCK": 1, "RBLOCK": 16, "SPLIT": 4, "persistent": False, "num_warps": 1})
-    src = module.kernels[0].source
-    loop = src[src.index("for roffset"):src.index("v_sum0 = tl.sum")]
-    assert "carried by the loop" in loop and " % " not in loop.replace("# carried by the loop: rindex %", "")
-    assert "rin = tl.where(rin >= " in loop
-    verify(path, module, tmp_path)
-
-
-@pytest.mark.interpreter
 def test_split_integer_sum_stays_exact(tmp_path):
     # int64 values near 2**30: fp32 partials would round the total (the referee wants an exact match)
     path = FUSED / "tiny_int_sum_all.py"

@@ -53,11 +53,9 @@ class Layout:
         self.out.lines.append(f"\0coords{n}")
         return n
 
-    def unravel(self, axes: list[int], flat: str, used: set[int], depth: int,
-                carried: tuple[int, str] | None = None) -> list[str]:
+    def unravel(self, axes: list[int], flat: str, used: set[int], depth: int) -> list[str]:
         """Only the coordinates in `used`, each with the fewest divisions: a run of unused inner axes is
-        one division by the product of their sizes. `carried` (axis, name): the innermost axis's coordinate is
-        the variable `name`, which the loop carries from step to step (split.py), not a division."""
+        one division by the product of their sizes."""
         pad = "    " * depth
         need = [p for p, k in enumerate(axes) if k in used]
         if not need:
@@ -80,9 +78,6 @@ class Layout:
                 rest = f"q{k}"
             if pos == 0:
                 lines.append(f"i{k} = {rest}")
-            elif carried is not None and carried[0] == k and rest == flat:
-                lines.append(f"i{k} = {carried[1]}  # carried by the loop: {rest} % {self.sizes.text(shape[k])}")
-                pending = [shape[k]]
             else:
                 lines.append(f"i{k} = {rest} % {self.sizes.text(shape[k])}")
                 pending = [shape[k]]
@@ -125,7 +120,7 @@ class Layout:
                 continue
             if line.startswith("\0coords"):
                 b = self.blocks[int(line[7:])]
-                out += self.unravel(b["axes"], b["flat"], b["used"], b["depth"], b.get("carried"))
+                out += self.unravel(b["axes"], b["flat"], b["used"], b["depth"])
             elif line.startswith("\0load"):
                 d = self.deferred[int(line[5:])]
                 text = d["row"] if d["axes"] <= self._scalar_axes else d["full"]

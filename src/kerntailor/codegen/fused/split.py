@@ -41,25 +41,6 @@ def why_not_split(w) -> str:
     return ""
 
 
-def _carry_innermost(w, block: int) -> list[str]:
-    """Where the loop reads the innermost reduced axis's coordinate (a broadcast operand: 100_HingeLoss's targets,
-    stride (0, 1) over (N, N)), it is carried from step to step: (start + lane) % size once, then + RBLOCK % size
-    and one conditional subtraction a step (both terms below size), instead of an integer division an element
-    each step (with Kahan's sum, bf16 100_HingeLoss ran at 1.9x its floor on the H200, bound by instructions).
-    Writes the step's update at the end of the loop body; returns the lines to put before the loop."""
-    axes = list(w.space.axes)
-    if len(axes) < 2 or axes[-1] not in w.layout.blocks[block]["used"]:
-        return []
-    k = axes[-1]
-    size = w.sizes.text(w.space.shape[k])
-    w.layout.blocks[block]["carried"] = (k, "rin")
-    w.out("rin = rin + rstep")
-    w.out(f"rin = tl.where(rin >= {size}, rin - {size}, rin)")
-    pad = "    " * (w.out.depth - 1)   # the loop's own depth (this runs in its body)
-    return [f"{pad}rin = (start + tl.arange(0, RBLOCK)[None, :]) % {size}  # the innermost reduced coordinate, "
-            "carried by the loop", f"{pad}rstep = RBLOCK % {size}"]
-
-
 def write_split(w, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
     why = why_not_split(w)
     if why:
@@ -76,18 +57,15 @@ def write_split(w, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
     compute_ready_reduced(w, done)
     for r in reductions:
         Accumulators.init(w, r)
-    loop_at = len(w.out.lines)
     with w.out.block("for roffset in range(0, chunk, RBLOCK):"):
         outer_loads, w.loads = w.loads, {}
         w.out("rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]")
         w.out(f"rmask = rindex < {rnumel}")
-        block = w.layout.coords_block(list(w.space.axes), "rindex")
+        w.layout.coords_block(list(w.space.axes), "rindex")
         loop_done = {n for n in done if w.level[n] == "reduced"}
         for r in reductions:
             Accumulators.accumulate(w, r, loop_done)
         w.loads = outer_loads
-        before = _carry_innermost(w, block)
-    w.out.lines[loop_at:loop_at] = before
     for k, r in enumerate(reductions):
         Accumulators.finish(w, r)
         w.out(f"tl.store(partials_ptr + {k} * SPLIT + pid + xindex, v_{r.name})")

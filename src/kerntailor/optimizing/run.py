@@ -216,15 +216,17 @@ def optimize_model(model, example_inputs, *, target: str = "h200", budget: float
 def graph_slower(seconds: dict) -> str | None:
     """Why graph mode is undone after the end-to-end timing, or None: it runs the profile's exported core-ATen graph,
     which ran more and smaller kernels than eager's own ops before lean.py (Llama-3.2-1B decode on the H200: 8960 us
-    against eager's 4825 with one attention swapped, 2627 against torch.compile's 2882 under torch.compile), so it is
-    kept only where the optimized model beats eager, or beats torch.compile under torch.compile."""
+    against eager's 4825 with one attention swapped, 2627 against torch.compile's 2882 under torch.compile); with
+    lean.py the graph alone runs as eager does, but its swaps can still lose (seven generated KV-cache concatenations:
+    6986 us against 4825, 2026-12-03f), so it is kept only where the optimized model beats eager, or beats
+    torch.compile under torch.compile."""
     eager, opt = seconds.get("eager"), seconds.get("optimized")
     comp, opt_comp = seconds.get("compile"), seconds.get("optimized_compile")
     if not eager or not opt or opt <= eager or (comp and opt_comp and opt_comp < comp):
         return None
     under = (f", under torch.compile {opt_comp * 1e6:.0f} us against {comp * 1e6:.0f}" if comp and opt_comp else "")
     return (f"graph mode ran the model slower end to end: {opt * 1e6:.0f} us against eager's {eager * 1e6:.0f}{under} "
-            "(its exported core-ATen graph runs more kernels than eager)")
+            "(the exported graph with its swaps, lean.py applied, against eager's own ops)")
 
 
 class _Clock:

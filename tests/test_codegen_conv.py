@@ -28,9 +28,9 @@ from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
 TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
-CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE = (DATA / f"{n}.py" for n in (
+CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE, LONG_K = (DATA / f"{n}.py" for n in (
     "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
-    "pointwise2d_bias_residual_relu"))
+    "pointwise2d_bias_residual_relu", "long_reduction_conv2d"))
 GRADS_CONV = Path(__file__).parent / "data" / "grads" / "conv_relu.py"   # a float64 Conv2d
 SMALL = {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}}   # several tiles, a K tail
 
@@ -158,6 +158,20 @@ def test_kernel_py_is_standalone_and_every_size_a_runtime_argument():
     assert "tl.dot(a, b, acc" in kernel.source and "% 3" in kernel.source   # the kernel's width, a literal
 
 
+@pytest.mark.unit
+def test_a_long_reduction_runs_in_chunks_decided_per_call_by_the_host():
+    """Past LONG_K reduction elements the K loop adds chunks of KCHUNK steps (the tensor cores' round-toward-zero
+    accumulation compounds over a long chain); below it the plain loop is the one compiled."""
+    from kerntailor.codegen.conv import CHUNK_K, LONG_K as LONG, k_chunk_tiles
+
+    assert k_chunk_tiles(LONG, 32) == 0 and k_chunk_tiles(LONG + 1, 32) == CHUNK_K // 32
+    (kernel,) = make_module(LONG_K, SMALL).kernels
+    assert "if KCHUNK == 0:" in kernel.source and "acc_sum += acc" in kernel.source
+    assert dict(kernel.constexprs)["KCHUNK"] == CHUNK_K // 16   # traced: 4100 x 9 input-channel taps
+    (host,) = [text for name, text in kernel.launch.host_constexprs if name == "KCHUNK"]
+    assert eval(host.replace("(d1)", "4100")) == CHUNK_K // 16 and eval(host.replace("(d1)", "6")) == 0
+
+
 def _host_names(module) -> dict:
     from kerntailor.codegen import host_names
 
@@ -171,9 +185,9 @@ def _host_names(module) -> dict:
     (CONV1D, None, SMALL), (CONV2D, None, SMALL), (CONV2D, "bf16", None), (CONV3D, None, SMALL),
     (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
     (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
-    (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}),
+    (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
-        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32"])
+        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source

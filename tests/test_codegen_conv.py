@@ -162,7 +162,8 @@ def test_kernel_py_is_standalone_and_every_size_a_runtime_argument():
 def test_a_long_reduction_runs_in_chunks_decided_per_call_by_the_host():
     """Past LONG_K reduction elements the K loop adds chunks of KCHUNK steps (the tensor cores' round-toward-zero
     accumulation compounds over a long chain); below it the plain loop is the one compiled."""
-    from kerntailor.codegen.conv import CHUNK_K, LONG_K as LONG, k_chunk_tiles
+    from kerntailor.codegen.conv import CHUNK_K, k_chunk_tiles
+    from kerntailor.codegen.conv import LONG_K as LONG
 
     assert k_chunk_tiles(LONG, 32) == 0 and k_chunk_tiles(LONG + 1, 32) == CHUNK_K // 32
     (kernel,) = make_module(LONG_K, SMALL).kernels

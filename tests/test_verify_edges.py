@@ -390,3 +390,17 @@ def test_the_references_own_dtype_run_follows_it_to_the_host_after_such_an_edge_
     judge.plan = {}
     with pytest.raises(RuntimeError, match="invalid argument"):
         judge.native_reference(FailsOnce(), [x], 0)
+
+
+@pytest.mark.unit
+def test_an_op_that_empties_nonempty_tensors_does_not_count_as_running():
+    """Older torch's meta convolution returns an empty output where the dilated kernel outgrows the padded input
+    (a device raises): variants and edges built on meta must not take such sizes (80_conv_standard_2D on torch
+    2.11, H200 2026-12-03: an edge halved the width below the kernel's 25 and the reference raised)."""
+    from kerntailor.problem.load import empty_from_nonempty
+
+    x, w = torch.empty(1, 2, 4, 4, device="meta"), torch.empty(3, 2, 5, 5, device="meta")
+    assert empty_from_nonempty((x, w, None, [1, 1]), torch.empty(1, 3, 0, 0, device="meta"))
+    assert not empty_from_nonempty((x, w), torch.empty(1, 3, 2, 2, device="meta"))
+    assert not empty_from_nonempty((torch.empty(0, 3, device="meta"),), torch.empty(0, device="meta"))
+    assert not empty_from_nonempty((3, 4), (torch.empty(0, device="meta"),))   # no tensor argument

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.literals import compile_with_literals
@@ -225,11 +226,26 @@ def fake_forward(model: torch.nn.Module, inputs: list[Any], *modes) -> Any:
         return torch.func.functional_call(model, state, tuple(faked(x) for x in inputs))
 
 
+def empty_from_nonempty(args, out) -> bool:
+    """Whether an operator returned an empty tensor though no tensor among its arguments is empty: on meta a
+    convolution or pool whose window outgrows its (padded) input does so, where a device kernel raises."""
+    def sizes(values) -> list:   # concrete element counts only (a fake tensor's may be symbolic)
+        counts = [v.numel() for v in values if isinstance(v, torch.Tensor)]
+        return [c for c in counts if type(c) is int]
+
+    flat = out if isinstance(out, (list, tuple)) else (out,)
+    if 0 not in sizes(flat):
+        return False
+    given = sizes(tree_leaves(args))
+    return bool(given) and 0 not in given
+
+
 class OpStructure(TorchDispatchMode):
     """Records the forward's structure: every ATen op it runs, with the rank of each tensor it returns and which
     of their axes have size 1. Variants must keep it: a size shrunk until a stride, pool or adaptive pool leaves
     an axis of size 1 (a 7 x 7 map become 1 x 1) changes the graph the capture lowers (a mean over one element
-    is no division), and the variants then share no structure to fit sizes over."""
+    is no division), and the variants then share no structure to fit sizes over. So does an op that returns an
+    empty tensor from non-empty ones (empty_from_nonempty: a device would raise there)."""
 
     def __init__(self):
         super().__init__()
@@ -239,7 +255,8 @@ class OpStructure(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         flat = out if isinstance(out, (list, tuple)) else (out,)
         self.ops.append((str(func), tuple((t.dim(), tuple(i for i, s in enumerate(t.shape) if s == 1))
-                                          for t in flat if isinstance(t, torch.Tensor))))
+                                          for t in flat if isinstance(t, torch.Tensor)),
+                         empty_from_nonempty(args, out)))
         return out
 
 

@@ -171,6 +171,7 @@ class MetaRun:
     state: tuple[tuple[str, tuple[int, ...], Any], ...]
     outputs: tuple[int, ...]
     ops: int
+    empties: int = 0   # operators that returned an empty tensor from non-empty ones (meta_run)
 
     @property
     def largest(self) -> int:
@@ -188,16 +189,19 @@ def _meta_run(source: str, path, overrides: tuple, literals: tuple, dtype: str |
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from kerntailor.problem.load import build_inputs, build_model, exec_module
+    from kerntailor.problem.load import build_inputs, build_model, empty_from_nonempty, exec_module
     from kerntailor.problem.meta import eager_recurrent_by_shape
     from kerntailor.verify.tolerance import flatten_outputs
 
     class OpCount(TorchDispatchMode):
         n = 0
+        empties = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             self.n += 1
-            return func(*args, **(kwargs or {}))
+            out = func(*args, **(kwargs or {}))
+            self.empties += empty_from_nonempty(args, out)
+            return out
 
     try:
         module = exec_module(source, path, dict(overrides), dict(literals))
@@ -209,13 +213,22 @@ def _meta_run(source: str, path, overrides: tuple, literals: tuple, dtype: str |
         return None
     state = [(k, tuple(v.shape), v.dtype) for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)]
     return MetaRun(tuple((tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else None for v in inputs),
-                   tuple(state), tuple(o.numel() for o in out if isinstance(o, torch.Tensor)), count.n)
+                   tuple(state), tuple(o.numel() for o in out if isinstance(o, torch.Tensor)), count.n,
+                   count.empties)
 
 
 
 def meta_run(problem, variant: Variant, dtype: str | None = None) -> MetaRun | None:
-    return _meta_run(problem.source, problem.path, variant.overrides, variant.literals,
-                     dtype if dtype is not None else problem.dtype, problem.name)
+    """The variant's MetaRun, or None where the model does not build or run at its sizes, including where an
+    operator returns an empty tensor from non-empty ones that it does not at the default sizes: on meta a
+    convolution whose dilated kernel outgrows its padded input gives an empty output, on a device it raises
+    (80_conv_standard_2D's dilated 5 x 9 kernel, its width halved for an edge, H200 2026-12-03)."""
+    dtype = dtype if dtype is not None else problem.dtype
+    run = _meta_run(problem.source, problem.path, variant.overrides, variant.literals, dtype, problem.name)
+    if run is None or not run.empties:
+        return run
+    default = _meta_run(problem.source, problem.path, (), (), dtype, problem.name)
+    return run if default is not None and default.empties >= run.empties else None
 
 
 def forward_names(problem, count: int) -> list[str]:

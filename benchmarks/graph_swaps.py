@@ -3,6 +3,8 @@
     PYTHONPATH=src python3 benchmarks/graph_swaps.py problems/models/llama3_2_1b_decode.py --dtype bf16 \\
         --out benchmarks/data/graph_swaps_h200_<date>.json [--groups k13,k14,...] [--kernels DIR] [--max-wall 210]
 
+On the H200 box (no transformers there): `bash benchmarks/gpu_calls/graph_swaps.sh`, carrying .hf-bundle.
+
 Call 4 of 2026-12-03f: seven KV-cache concatenation groups of Llama-3.2-1B decode swapped in graph mode (each a
 generated kernel, 68 us against eager's 479 for its two cats) ran the model in 6986 us against eager's 4825 and the
 lean graph's 4829. The cause: the kernel calls' FX nodes carried no value (shape, dtype), so lean.py's GQA rewrite

@@ -136,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-compile", action="store_true")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="graph_swaps-") as work:   # problem files and kernels, while it runs
+        return measure_swaps(args, Path(work))
+
+
+def measure_swaps(args, work: Path) -> int:
     start = time.monotonic()
     gpu = torch.cuda.is_available()
     if not gpu:
@@ -152,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     model = problem.make_model(variant, device=device).eval()
     inputs = problem.make_inputs(variant, device=device)
     out = Path(args.out)
-    work = Path(tempfile.mkdtemp(prefix="graph_swaps-"))
     row = {"problem": args.problem, "dtype": args.dtype, "variant": variant, "device": device,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "torch": torch.__version__, "gpu": torch.cuda.get_device_name() if gpu else None, "phases_s": {},

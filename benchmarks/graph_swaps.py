@@ -183,7 +183,7 @@ def measure_swaps(args, work: Path) -> int:
         path = given if given is not None and given.is_file() else default_kernel(r.problem_file, work / r.name,
                                                                                   args.target)
         swaps.append((cut, load_kernel(path)[0]))
-        row["groups"][len(swaps) - 1]["kernel"] = str(path)
+        row["groups"][len(swaps) - 1]["kernel"] = str(path) if path == given else "made here: default schedule"
     swaps = tuple(swaps)
     lap("kernels")
     program = traced.traced.program

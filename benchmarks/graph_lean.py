@@ -46,7 +46,7 @@ def _graph(model, inputs, lean: bool):
         graph_mode.lean_graph = keep
 
 
-def _ops(fn, inputs) -> Counter:
+def count_ops(fn, inputs) -> Counter:
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Count(TorchDispatchMode):
@@ -64,7 +64,7 @@ def _ops(fn, inputs) -> Counter:
     return counted.ops
 
 
-def _kernels(fn, inputs) -> int:
+def count_kernels(fn, inputs) -> int:
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -73,7 +73,7 @@ def _kernels(fn, inputs) -> int:
     return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
-def _time(fns: dict, inputs, iters: int, repeats: int) -> dict:
+def time_rounds(fns: dict, inputs, iters: int, repeats: int) -> dict:
     rounds = {k: [] for k in fns}
     names = list(fns)
     for r in range(repeats):
@@ -114,15 +114,15 @@ def main(argv: list[str] | None = None) -> int:
         ref = model(*inputs)
         for k, fn in fns.items():
             out = fn(*inputs)
-            ops = _ops(fn, inputs)
+            ops = count_ops(fn, inputs)
             row[k] = {"max_abs_diff": float((out.float() - ref.float()).abs().max()), "aten_ops": sum(ops.values()),
                       "ops": dict(sorted(ops.items()))}
             if gpu:
                 for _ in range(3):
                     fn(*inputs)
-                row[k]["cuda_kernels"] = _kernels(fn, inputs)
+                row[k]["cuda_kernels"] = count_kernels(fn, inputs)
         if gpu:
-            for k, t in _time(fns, inputs, args.iters, args.repeats).items():
+            for k, t in time_rounds(fns, inputs, args.iters, args.repeats).items():
                 row[k].update(t)
         else:
             row["note"] = "times not meaningful on CPU: op counts and outputs only"

@@ -118,6 +118,27 @@ def test_attn_probe_smoke_checks_the_masked_shapes(tmp_path):
     assert all(r["ok"] and r["in_space"] and r["rel_err"] < 1.6e-2 for r in rows), rows
 
 
+@pytest.mark.interpreter
+def test_graph_swaps_smoke_shows_the_repeated_heads_the_fix_removes(tmp_path):
+    """graph_swaps.py (issue #21) on Llama decode's small variant, two of its cache concatenations swapped with
+    generated kernels under the interpreter: as graph mode built it in call 4 every SDPA reading a kernel lost
+    enable_gqa and copied its repeated heads; as it builds it now none does, and the output equals the lean graph's."""
+    pytest.importorskip("transformers")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "src"))
+    out = tmp_path / "swaps.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_swaps.py"),
+                           "problems/models/llama3_2_1b_decode.py", "--dtype", "bf16", "--groups", "k13,k14",
+                           "--out", str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert [g["group"] for g in doc["groups"]] == ["k13", "k14"], doc["groups"]
+    v = doc["variants"]
+    assert (v["swapped_unfixed"]["sdpa_enable_gqa"], v["swapped_unfixed"]["repeat_copies"]) == (3, 2), v
+    assert (v["swapped"]["sdpa_enable_gqa"], v["swapped"]["repeat_copies"]) == (4, 0), v
+    assert v["swapped"]["aten_ops"] == v["lean"]["aten_ops"] - 2, v   # 4 cats -> 2 kernel calls
+    assert v["swapped"]["equals_lean"] and v["swapped_unfixed"]["equals_lean"], v
+
+
 @pytest.mark.integration   # runs the script in a child process
 def test_baseline_prediction_compares_each_measured_problem_with_its_prediction(tmp_path):
     data = tmp_path / "data"

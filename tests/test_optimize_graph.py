@@ -9,6 +9,7 @@ kernels under the interpreter."""
 from __future__ import annotations
 
 import importlib.util
+import operator
 import sys
 from pathlib import Path
 
@@ -70,6 +71,14 @@ def test_groups_no_module_holds_are_swapped_in_the_graph(swapped):
     assert sorted(len(c.outputs) for c in cuts) == [1, 1, 3], cuts   # the norm: h, var and the normed value
     code = optimized.forward.graph.code
     assert code.count("self.kernel_") == 3 and "addmm" not in code and "rsqrt" not in code, code
+    # each kernel result's node carries the value (shape, dtype) of the node it stands for: lean.py reads them
+    program_values = {n.name: n.meta["val"] for n in swapped[5].graph.nodes if "val" in n.meta}
+    nodes = list(optimized.forward.graph.graph.nodes)
+    results = [n for n in nodes if n.op == "call_module" or n.target is operator.getitem]
+    assert results and all(isinstance(n.meta.get("val"), (torch.Tensor, tuple)) for n in results), results
+    (norm,) = [n for n in nodes if n.op == "call_module" and len(n.users) == 3]
+    assert [tuple(v.shape) for v in norm.meta["val"]] == [tuple(program_values[o].shape)
+                                                          for c in cuts if len(c.outputs) == 3 for o in c.outputs]
     x = torch.randn(8, 32)
     with torch.no_grad():
         assert torch.allclose(optimized(x), model(x), rtol=1e-5, atol=1e-5)

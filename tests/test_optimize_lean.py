@@ -8,6 +8,7 @@ and metadata asserts launch no kernel and are not counted."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 from collections import Counter
 from pathlib import Path
 
@@ -113,7 +114,6 @@ def test_graph_mode_runs_no_more_ops_of_any_kind_than_eager_on_llama(shape):
 
 @pytest.mark.capture
 def test_the_lean_graph_compiles_whole_and_is_saved_with_its_folded_constants(tmp_path):
-    import importlib.util
     import inspect
 
     from kerntailor.optimizing.save import save_model
@@ -187,3 +187,87 @@ def test_where_lean_fails_graph_mode_runs_the_graph_as_exported(monkeypatch, cap
     assert "expand" in graph.graph.code and "lean.py failed" in caplog.text
     with torch.no_grad():
         assert torch.allclose(graph(*inputs), model(*inputs), rtol=1e-5, atol=1e-6)
+
+
+class CacheStep(nn.Module):
+    """One decode step over a KV cache, transformers' way: the new key/value appended to the cache by a cat that no
+    module holds (graph mode swaps it), the export path repeating the cache's heads for SDPA, eager asking for GQA."""
+
+    def __init__(self, d=32, heads=4, kv_heads=2):
+        super().__init__()
+        self.heads, self.kv, self.hd = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, d, bias=False)
+        self.k, self.v = nn.Linear(d, kv_heads * self.hd, bias=False), nn.Linear(d, kv_heads * self.hd, bias=False)
+
+    def forward(self, x, past_k, past_v):   # x (B, 1, d); past_k, past_v (B, KV, L, hd)
+        b = x.shape[0]
+        q = self.q(x).view(b, 1, self.heads, self.hd).transpose(1, 2)       # (B, H, 1, hd)
+        k = torch.cat([past_k, self.k(x).view(b, 1, self.kv, self.hd).transpose(1, 2)], -2)   # (B, KV, L + 1, hd)
+        v = torch.cat([past_v, self.v(x).view(b, 1, self.kv, self.hd).transpose(1, 2)], -2)
+        if torch.compiler.is_exporting():
+            n, s = self.heads // self.kv, k.shape[2]
+            k = k[:, :, None].expand(b, self.kv, n, s, self.hd).reshape(b, self.heads, s, self.hd)
+            v = v[:, :, None].expand(b, self.kv, n, s, self.hd).reshape(b, self.heads, s, self.hd)
+            return nn.functional.scaled_dot_product_attention(q, k, v)
+        return nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+def _stand_in(problem_file: str, folder: Path) -> nn.Module:
+    """The group's problem file's Model, exactly its cut, as graph mode would call a kernel (test_optimize_graph.py)."""
+    path = folder / f"{Path(problem_file).stem}_stand_in.py"
+    path.write_text(Path(problem_file).read_text())
+    spec = importlib.util.spec_from_file_location(f"stand_in_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Model()
+
+
+def _cache_step():
+    torch.manual_seed(0)
+    return CacheStep().eval(), [torch.randn(2, 1, 32), torch.randn(2, 2, 7, 8), torch.randn(2, 2, 7, 8)]
+
+
+def _llama_decode():
+    pytest.importorskip("transformers")
+    from kerntailor.problem import load_problem
+
+    problem = load_problem(ROOT / "problems" / "models" / "llama3_2_1b_decode.py")
+    torch.manual_seed(0)
+    return problem.make_model("small", device="cpu").eval(), problem.make_inputs("small", device="cpu")
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("build", [_cache_step, _llama_decode], ids=["cache_step", "llama_decode"])
+def test_swapped_cache_concatenations_keep_the_lean_rewrites(build, tmp_path):
+    """Issue #21: Llama decode with seven KV-cache concatenations swapped in graph mode ran 6986 us on the H200
+    against 4829 for the lean graph without them. The kernel calls' nodes carried no value (shape, dtype), so
+    lean.py's GQA rewrite, which checks the repeated tensor's shape, skipped every SDPA reading one: each layer
+    cloned its key and value heads 4x again. Here every concatenation with the cache is swapped (stand-ins: the
+    group's own problem file): the graph must run no op the unswapped lean graph does not (the cats aside) and
+    no clone, every SDPA with enable_gqa, the same values."""
+    from kerntailor.optimizing.graph import GraphForward, graph_cut
+    from kerntailor.profiling import profile_model_traced
+    from kerntailor.profiling.extract import owners
+
+    model, inputs = build()
+    traced = profile_model_traced(model, inputs, target="h200", top=100, out_dir=tmp_path)
+    owner, by_name = owners(traced.traced, traced.plan.groups), {g.name: g for g in traced.plan.groups}
+    user = set(traced.traced.program.graph_signature.user_inputs)
+    swaps = []
+    for row in traced.profile.groups:
+        cut = graph_cut(traced.traced, by_name[row.name], owner)
+        if not isinstance(cut, str) and any(n.startswith("cat") for n in cut.nodes) and set(cut.inputs) & user:
+            swaps.append((cut, _stand_in(row.problem_file, tmp_path)))
+    assert len(swaps) == 2 * sum(1 for n in traced.traced.program.graph.nodes
+                                 if n.target is torch.ops.aten.scaled_dot_product_attention.default), swaps
+    lean = GraphForward(model, traced.traced.program, (), inputs)
+    swapped = GraphForward(model, traced.traced.program, tuple(swaps), inputs)
+    unswapped_ops, expected = _work(lean, inputs)
+    ours, out = _work(swapped, inputs)
+    cat = "aten.cat.default"
+    assert not Counter({k: v for k, v in (ours - unswapped_ops).items() if k != cat}), ours - unswapped_ops
+    assert ours["aten.clone.default"] == 0 and ours[cat] <= unswapped_ops[cat], ours
+    sdpa = [n for n in swapped.graph.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default]
+    assert sdpa and all(n.kwargs.get("enable_gqa") for n in sdpa), swapped.graph.code
+    assert all(a.op == "call_module" for n in sdpa for a in (n.kwargs["key"], n.kwargs["value"])), swapped.graph.code
+    assert torch.equal(out, expected)

@@ -251,6 +251,7 @@ def _swapped(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
         if len(cut.outputs) > 1:
             with graph.inserting_after(call):
                 outs = [graph.call_function(operator.getitem, (call, k)) for k in range(len(cut.outputs))]
+        _carry_meta(call, outs, [nodes[name] for name in cut.outputs])
         for name, new in zip(cut.outputs, outs):
             nodes[name].replace_all_uses_with(new)
             nodes[name] = new
@@ -261,6 +262,19 @@ def _swapped(program, swaps: tuple, device: torch.device) -> fx.GraphModule:
     graph.lint()
     gm.recompile()
     return gm
+
+
+def _carry_meta(call: fx.Node, outs: list[fx.Node], replaced: list[fx.Node]) -> None:
+    """The kernel call's nodes get the values (shape, dtype: meta["val"]) of the nodes they stand for: the kernel's
+    results are those values (the referee checked shapes and dtypes). lean.py decides its rewrites by them; without
+    them a rewrite that reads a kernel's result is skipped (issue #21: with Llama decode's KV-cache concatenations
+    swapped, every SDPA kept transformers' repeated heads, a clone of 4x the cache per key and value)."""
+    values = [n.meta.get("val") for n in replaced]
+    for new, value in zip(outs, values):
+        if value is not None:
+            new.meta["val"] = value
+    if outs[0] is not call and all(v is not None for v in values):
+        call.meta["val"] = tuple(values)
 
 
 def _position(graph):

@@ -23,6 +23,10 @@ call (the same shapes, dtypes and devices), so what depends on shapes alone can 
    nodes: meta["composite"]);
 6. what no one reads any more is removed.
 
+Rewrites decide by the nodes' values (meta["val"]: shape, dtype); a kernel call graph.py put in a group's place
+carries the values of the nodes it stands for, so a rewrite sees through it (issue #21: without them, the GQA rewrite
+skipped every SDPA reading a swapped KV-cache concatenation, and each layer cloned its heads 4x again).
+
 Measured on the decode model's small variant on CPU (tests/test_optimize_lean.py counts the ops).
 """
 

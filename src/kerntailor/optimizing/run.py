@@ -218,8 +218,10 @@ def graph_slower(seconds: dict) -> str | None:
     which ran more and smaller kernels than eager's own ops before lean.py (Llama-3.2-1B decode on the H200: 8960 us
     against eager's 4825 with one attention swapped, 2627 against torch.compile's 2882 under torch.compile); with
     lean.py the graph alone runs as eager does, but its swaps can still lose (seven generated KV-cache concatenations:
-    6986 us against 4825, 2026-12-03f), so it is kept only where the optimized model beats eager, or beats
-    torch.compile under torch.compile."""
+    6986 us against 4825, 2026-12-03f: lean.py's GQA rewrite skipped every SDPA reading a kernel's result, so each
+    layer copied its repeated key/value heads, counted on the CPU; fixed since, graph.py gives the kernel calls' nodes
+    their values), so it is kept only where the optimized model beats eager, or beats torch.compile under
+    torch.compile."""
     eager, opt = seconds.get("eager"), seconds.get("optimized")
     comp, opt_comp = seconds.get("compile"), seconds.get("optimized_compile")
     if not eager or not opt or opt <= eager or (comp and opt_comp and opt_comp < comp):

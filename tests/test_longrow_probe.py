@@ -58,7 +58,8 @@ def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_
 def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_power_of_two():
     """benchmarks/coop_probe.py (the lead's GPU run) generates the tool's module at the cooperative seed of a GPU's
     SM count (SPLIT 96 of 4096-element tiles at 393,216 on 132 SMs), at SPLIT 128 (the old shape) and the windowed
-    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only)."""
+    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only); the
+    edits it times beside the emitted kernel (the exp recomputed, the registers capped) change what they name."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("coop_probe", ROOT / "benchmarks" / "coop_probe.py")
@@ -70,3 +71,11 @@ def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_p
     source = probe.tool_source("fp32", schedules["coop"])
     launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
     assert "(d0 * 96,)" in launch and "SPLIT=96" in launch and "for roffset" not in source
+    # the lines beside it: as emitted (phase A's exponentials rescaled), the exp recomputed, the registers capped
+    assert schedules["coop-recompute"] == schedules["coop-maxnreg40"] == schedules["coop"]
+    assert probe.variant_source("fp32", "coop", schedules["coop"]) == source and "= ex_sum0 * scale_sum0" in source
+    recompute = probe.variant_source("fp32", "coop-recompute", schedules["coop"])
+    assert "v_pw1 = tl.exp(x_max0 - v_max0)" in recompute and "= ex_sum0 * scale_sum0" not in recompute
+    assert "num_warps=8, maxnreg=40," in probe.variant_source("fp32", "coop-maxnreg40", schedules["coop"])
+    with pytest.raises(ValueError, match="nothing to edit"):
+        probe.edited_source(recompute, "recompute")

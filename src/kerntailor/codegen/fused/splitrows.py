@@ -37,16 +37,18 @@ the schedule's, so that SPLIT x RBLOCK covers the row: a longer row than traced 
 uncovered one); an online pair starts from the tile itself; the tile's float loads hold the online max's identity
 in their masked lanes (and so do their upcasts), so the max reads the load and no masked copy is kept beside it.
 Cross-compiled at that schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 48
-and 36 (bf16); with softmax's exponentials kept (below, reuse.py) 48 and 32 (fp32), 40 and 28 (bf16). Each program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile,
-computes its partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines
-them exactly as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the
-values it loaded (registers), or, for softmax's exp(x − max), from phase A's exp(x − tile max) times one exp per
-row (reuse.py: no second exp per element, as P4). A program waits for peers that started before it or will start: the SPLIT programs
-of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
-cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
-so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
-whose referee runs on the GPU), and the module raises rather than hang under the interpreter. The CPU tests check
-it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits; tests/test_codegen_splitrows.py).
+and 36 (bf16); with softmax's exponentials kept (below, reuse.py) 48 and 32 (fp32), 40 and 28 (bf16). Each
+program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile, computes its
+partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines them exactly
+as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the values it
+loaded (registers), or, for softmax's exp(x − max), from phase A's exp(x − tile max) times one exp per row
+(reuse.py: no second exp per element, as P4). A program waits for peers that started before it or will start: the
+SPLIT programs of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs
+(search/families.py's cooperative_constraints says why that suffices). Triton's interpreter runs one program to its
+end before the next, so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a
+GPU (measured mode, whose referee runs on the GPU), and the module raises rather than hang under the interpreter.
+The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits;
+tests/test_codegen_splitrows.py).
 
 Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
 elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the
@@ -57,7 +59,6 @@ sums) is refused with the reason.
 from __future__ import annotations
 
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.fused.reuse import keep_tile_exps, reuse_tile_exps, reused_exps, row_rescale
 from kerntailor.codegen.fused.reductions import (
     Accumulators,
     OnlineSoftmax,
@@ -68,6 +69,7 @@ from kerntailor.codegen.fused.reductions import (
     row_extremum,
     stages,
 )
+from kerntailor.codegen.fused.reuse import keep_tile_exps, reuse_tile_exps, reused_exps, row_rescale
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import FLOAT
 from kerntailor.codegen.sizes import const

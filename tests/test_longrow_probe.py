@@ -79,3 +79,22 @@ def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_p
     assert "num_warps=8, maxnreg=40," in probe.variant_source("fp32", "coop-maxnreg40", schedules["coop"])
     with pytest.raises(ValueError, match="nothing to edit"):
         probe.edited_source(recompute, "recompute")
+
+
+def test_split_sum_probe_generates_the_split_reduction_at_each_schedule(capsys):
+    """benchmarks/split_sum_probe.py (the lead's GPU run for 100_HingeLoss bf16) generates the tool's whole-tensor
+    split reduction at its grid's schedules (no GPU here: the sources only); a missing problem file is one line."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("split_sum_probe", ROOT / "benchmarks" / "split_sum_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    problem = ROOT / "tests" / "data" / "codegen_fused" / "tiny_hinge_mean.py"
+    assert probe.GRID[0] == (512, 2048, 8, 1) and len(set(probe.GRID)) == len(probe.GRID)
+    for split, rblock, warps, stages in [probe.GRID[0], probe.GRID[-1]]:
+        source = probe.tool_source(problem, "bf16", probe.knobs_of(split, rblock, warps, stages))
+        launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
+        assert f"SPLIT={split}," in launch and f"RBLOCK={rblock}," in launch and f"num_warps={warps}," in launch
+        assert f"num_stages={stages}" in launch and "for roffset in range(0, chunk, RBLOCK)" in source
+    assert probe.main(["--problem", str(ROOT / "no_such_problem.py")]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0

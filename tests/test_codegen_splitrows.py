@@ -230,13 +230,14 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
     rows of 300: longer than SPLIT x RBLOCK, so the host's RBLOCK grows to 128; SPLIT 3, not a power of two),
     log-softmax over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum; softmax's
     phase-A exponentials rescaled (reuse.py) where a tile is all -inf in a finite row (zeros), a row all -inf, a
-    row with +inf or NaN (NaN rows, as torch's)."""
+    row with +inf or NaN (NaN rows, as torch's), one row a program and two (7 rows: the last block half empty)."""
     import subprocess
     import sys
 
     cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
              ("tiny_layernorm.py", {}, "3,512"), ("tiny_l2norm_rows.py", {"SPLIT": 2}, "3,203"),
-             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128}, "4,300;inf:6,300")]
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128}, "4,300;inf:6,300"),
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128, "XBLOCK": 2}, "inf:7,300")]
     args = []
     for name, knobs, shapes in cases:
         module = split_module(FUSED / name, COOP=1, **knobs)
@@ -250,7 +251,7 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert len(lines) == 7 and all(line.endswith("close") for line in lines), run.stdout
+    assert len(lines) == 8 and all(line.endswith("close") for line in lines), run.stdout
 
 
 def test_cooperative_split_rows_read_the_first_tile_once():

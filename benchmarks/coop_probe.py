@@ -11,9 +11,14 @@ for fp32 and bf16:
       longrow_probe.py's kernels, unchanged (imported from it);
 - T   the tool's module for softmax over dim 1 (tests/data/codegen_fused/tiny_softmax.py: its kernels take the
       sizes at run time) generated at each schedule of --schedules: the cooperative seed of this GPU's SM count
-      (cooperative_seed), the same at SPLIT 128 (the old shape, 32 programs a row empty), and the windowed default
-      (windowed_schedule) for reference. Each is checked against torch.softmax like the P lines, and its kernel's
-      registers and spills read from Triton's cache after the first call.
+      (cooperative_seed) as codegen emits it now ("coop": phase A's exp(x - tile max) kept and rescaled, as P4
+      does; codegen/fused/reuse.py), and three edits of that text: "coop-recompute", the exp recomputed per element
+      in phase B (the kernel before the reuse: 4019 us fp32, 3421 bf16 on the H200, 2026-12-03f), "coop-maxnreg40"
+      and "coop-maxnreg32", the launch capped at 40 / 32 registers a thread (cross-compiled sm_90: the reuse
+      kernel takes 48 fp32 and 40 bf16 uncapped, 5 and 6 blocks of 256 threads an SM; 40 fits without spills,
+      32 spills 56 / 36 bytes; P4 takes 32: 8 blocks). Also "coop-pow2" (SPLIT 128, 32 programs a row empty) and
+      "windowed" (windowed_schedule) on request. Each is checked against torch.softmax like the P lines, and its
+      kernel's registers and spills read from Triton's cache after the first call.
 
 Same timer as longrow_probe.py (CUDA events, median of >= 20 reps, L2 flushed by a 256 MB write before each).
 Output: one line per variant and --out JSON rewritten after every line ("complete": false until the end).
@@ -21,6 +26,7 @@ Variants not started within --max-wall (90 s) are skipped. Predicted wall: ~50 s
 
     PYTHONPATH=src python3 benchmarks/coop_probe.py --out $OUT/coop.json        # H200: 4096 x 393216, fp32 + bf16
     PYTHONPATH=src python3 benchmarks/coop_probe.py --dtype fp32 --schedules coop   # only the seed's kernel
+    PYTHONPATH=src python3 benchmarks/coop_probe.py --schedules coop,coop-pow2,windowed   # the older lines
     PYTHONPATH=src python3 benchmarks/coop_probe.py --sources-only --out x.json  # no GPU: the generated sources
 """
 
@@ -63,6 +69,8 @@ def tool_schedules(cols: int, n_sm: int, warp_size: int = 32) -> dict[str, dict]
     out = {}
     if seed:
         out["coop"] = seed
+        for edit in EDITS:
+            out[f"coop-{edit}"] = seed
         pow2 = 1 << (seed["SPLIT"] - 1).bit_length()
         if pow2 != seed["SPLIT"] and pow2 <= n_sm:
             out["coop-pow2"] = dict(seed, SPLIT=pow2)
@@ -91,6 +99,38 @@ def tool_source(dtype: str, knobs: dict) -> str:
     schedules = {g.name: default_schedule(gen, g).retune(knobs if g.family == "reduction" else {})
                  for g in plan.groups}
     return generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
+
+
+EDITS = ("recompute", "maxnreg40", "maxnreg32")   # edits of the "coop" module's text (edited_source)
+
+
+def edited_source(source: str, edit: str) -> str:
+    """The generated module with one edit: "recompute" writes phase B's exp(x - max) per element again instead of
+    phase A's kept exponentials rescaled (each `v_E = ex_S * scale_S` line back to `tl.exp(x_M - v_M)`, x_M the
+    max's input as phase A named it); "maxnregN" caps the cooperative kernel's launch at N registers a thread.
+    Raises ValueError where the text has nothing to edit (the probe then reports the line as an error)."""
+    import re
+
+    if edit == "recompute":
+        maxes = dict(re.findall(r"scale_(\w+) = tl\.where\(\(tmax_(\w+) ==", source))   # {S: M}
+
+        def back(match):
+            return f"{match.group(1)} = tl.exp(x_{maxes[match.group(2)]} - v_{maxes[match.group(2)]})  # recomputed"
+        edited, n = re.subn(r"(v_\w+) = ex_(\w+) \* scale_\2\b.*", back, source)
+    elif edit.startswith("maxnreg"):
+        edited, n = re.subn(r"(k0_reduction_kernel\[.*num_warps=\d+)", rf"\1, maxnreg={int(edit[7:])}", source)
+    else:
+        raise ValueError(f"unknown edit {edit!r}: one of {EDITS}")
+    if not n:
+        raise ValueError(f"nothing to edit for {edit!r} in the generated module")
+    return edited
+
+
+def variant_source(dtype: str, label: str, knobs: dict) -> str:
+    """tool_source at `knobs`, edited where `label` names an edit (coop-recompute, coop-maxnreg40, ...)."""
+    source = tool_source(dtype, knobs)
+    edit = label.removeprefix("coop-")
+    return edited_source(source, edit) if edit in EDITS else source
 
 
 def _load(source: str, name: str):
@@ -126,7 +166,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--cols", type=int, default=393216)
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
-    ap.add_argument("--schedules", default="coop,coop-pow2,windowed", help="tool schedules (tool_schedules' labels)")
+    ap.add_argument("--schedules", default="coop,coop-recompute,coop-maxnreg40,coop-maxnreg32",
+                    help="tool schedules (tool_schedules' labels)")
     ap.add_argument("--no-probe", action="store_true", help="only P0 and the tool's lines")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--max-wall", type=float, default=90.0)
@@ -140,7 +181,7 @@ def main(argv=None) -> int:
     if args.sources_only:
         schedules = tool_schedules(args.cols, args.sm)
         report = {"label": "generated sources (not run)", "schedules": schedules,
-                  "sources": {f"{d} {label}": tool_source(d, schedules[label]) for d in dtypes
+                  "sources": {f"{d} {label}": variant_source(d, label, schedules[label]) for d in dtypes
                               for label in wanted if label in schedules}}
         if args.out:
             Path(args.out).write_text(json.dumps(report, indent=1))
@@ -205,7 +246,7 @@ def main(argv=None) -> int:
                 if kind == "tool":
                     d, label = fn
                     name_ = f"tool_{d}_{label}".replace("-", "_")
-                    module = modules.get(fn) or _load(tool_source(d, schedules[label]), name_)
+                    module = modules.get(fn) or _load(variant_source(d, label, schedules[label]), name_)
                     modules[fn] = module
                     y = module._launch_kernels(x)
                     torch.cuda.synchronize()

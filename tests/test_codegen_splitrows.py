@@ -206,12 +206,19 @@ for path, source, shapes in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
     spec.loader.exec_module(problem)
     for shape in shapes.split(";"):
         torch.manual_seed(0)
-        x = torch.randn(*map(int, shape.split(","))) * 3.0 + 0.5
+        special = shape.startswith("inf:")   # rows 1-4: a tile of -inf, all -inf, a +inf, a NaN
+        x = torch.randn(*map(int, shape.removeprefix("inf:").split(","))) * 3.0 + 0.5
+        if special:
+            x[1, 128:256] = float("-inf")
+            x[2] = float("-inf")
+            x[3, 5] = float("inf")
+            x[4, 250] = float("nan")
         model, new = problem.Model(*problem.get_init_inputs()), kernel.ModelNew(*problem.get_init_inputs())
         new.load_state_dict(model.state_dict())
         with torch.no_grad():
             got, want = new(x), model(x)
-        ok = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+        ok = torch.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=special)
+        ok = ok and (not special or torch.equal(got.isnan(), want.isnan()) and bool((got[1, 128:256] == 0).all()))
         print(path.rsplit("/", 1)[-1], shape, "close" if ok else f"differ {(got - want).abs().max()}")
 """
 
@@ -221,13 +228,16 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
     """SPLIT 4 replayed under the interpreter (COOP_REPLAY): the ticket's rows and chunks, the one tile kept, the
     partials and their fixed-order combine, against the model: softmax (3 rows of 203: a part-empty last chunk; 2
     rows of 300: longer than SPLIT x RBLOCK, so the host's RBLOCK grows to 128; SPLIT 3, not a power of two),
-    log-softmax over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum."""
+    log-softmax over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum; softmax's
+    phase-A exponentials rescaled (reuse.py) where a tile is all -inf in a finite row (zeros), a row all -inf, a
+    row with +inf or NaN (NaN rows, as torch's), one row a program and two (7 rows: the last block half empty)."""
     import subprocess
     import sys
 
     cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
              ("tiny_layernorm.py", {}, "3,512"), ("tiny_l2norm_rows.py", {"SPLIT": 2}, "3,203"),
-             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128}, "4,300")]
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128}, "4,300;inf:6,300"),
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128, "XBLOCK": 2}, "inf:7,300")]
     args = []
     for name, knobs, shapes in cases:
         module = split_module(FUSED / name, COOP=1, **knobs)
@@ -241,17 +251,21 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert len(lines) == 6 and all(line.endswith("close") for line in lines), run.stdout
+    assert len(lines) == 8 and all(line.endswith("close") for line in lines), run.stdout
 
 
 def test_cooperative_split_rows_read_the_first_tile_once():
-    """One kernel: the first tile's load before the wait, used again after it; the chunk's other tiles read in
-    both phases; the combine is phase B's (the same tree as the two kernels'); COOP needs SPLIT and no WAVE."""
+    """One kernel: the tile's load before the wait, used again after it (log-softmax's x - max - log S from the
+    loaded x; softmax's from phase A's exponentials, the next test); the combine is phase B's (the same tree as
+    the two kernels'); COOP needs SPLIT and no WAVE."""
     from kerntailor.codegen.schedule import ScheduleError
 
+    source = split_module(FUSED / "tiny_logsoftmax_rows.py", COOP=1).kernels[0].source
+    phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
+    assert phase_a.count("ld0 = tl.load(x_ptr") == 1 and "ld0 - v_max0" in phase_b and "x_ptr" not in phase_b
     source = split_module(FUSED / "tiny_softmax.py", COOP=1).kernels[0].source
     phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
-    assert phase_a.count("ld0 = tl.load(x_ptr") == 1 and "ld0" in phase_b and "x_ptr" not in phase_b.split("for ")[0]
+    assert phase_a.count("ld0 = tl.load(x_ptr") == 1 and "x_ptr" not in phase_b
     assert phase_a.index('ticket = tl.atomic_add(') < phase_a.index("ld0 =") < phase_a.index('sem="release")')
     two = split_module(FUSED / "tiny_softmax.py").kernels[0].launches[1].source
     combine = [line.strip() for line in two.splitlines() if line.strip().startswith(("v_max0 =", "v_sum0 ="))]
@@ -264,6 +278,25 @@ def test_cooperative_split_rows_read_the_first_tile_once():
     # knobs that set the split without COOP (a space without the knob: predicted mode) give the plain split
     assert coop.retune({"SPLIT": 8}).COOP == 0 and coop.retune({"SPLIT": 8, "COOP": 1}).COOP == 1
     assert coop.retune({"num_warps": 8}).COOP == 1
+
+
+def test_cooperative_softmax_rescales_phase_a_exponentials():
+    """Softmax's exp(x - M) in phase B is phase A's exp(x - tile max) times one exp per row (reuse.py): one exp an
+    element in the kernel, not two; log-softmax (no exp after the wait), the two-kernel and windowed splits keep
+    their form; a softmax whose exp is shifted by something else than the max itself is not rescaled."""
+    source = split_module(FUSED / "tiny_softmax.py", COOP=1).kernels[0].source
+    phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
+    assert "ex_sum0 = tl.where(acc_max0 == float(\"-inf\"), 0.0, tl.exp(acc_max0 - v_max0))" in phase_a
+    assert "tmax_max0 = v_max0" in phase_a and phase_a.index("tmax_max0 = v_max0") < phase_a.index("tl.store(")
+    tile = phase_b.split("roffset = 0")[1]   # the per-element pass
+    assert "v_pw1 = ex_sum0 * scale_sum0" in tile and "tl.exp" not in tile and "ld0" not in tile
+    assert "scale_sum0 = tl.where((tmax_max0 == v_max0) & (tmax_max0 != float(\"-inf\")), 1.0, " \
+           "tl.exp(tmax_max0 - v_max0))" in phase_b
+    assert phase_b.index("v_max0 = tl.max(p0") < phase_b.index("scale_sum0 =")
+    for name, knobs in [("tiny_logsoftmax_rows.py", {"COOP": 1}), ("tiny_softmax.py", {}),
+                        ("tiny_softmax.py", {"WAVE": 2}), ("tiny_logsumexp_few.py", {"COOP": 1})]:
+        source = "".join(k.source for k in split_module(FUSED / name, **knobs).kernels[0].launches)
+        assert "ex_" not in source and "scale_" not in source, (name, knobs)
 
 
 # --- what the split writes, and refuses --------------------------------------------------------------------
@@ -633,7 +666,8 @@ def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
     """The cooperative kernel at the H200 seed (23_Softmax's rows: 4096-element tiles, SPLIT 96, 8 warps) compiles
     for gfx942 and sm_90 without spills (-s prints registers). Cross-compiled (triton 3.6, CPU, 2026-12-03): softmax
     fp32 40 registers on sm_90 and 41 VGPRs on gfx942, bf16 48 and 36 (SPLIT 128 with a chunk loop before: 80 and
-    58, 80 and 44; the probe's P4: 32 and 19-25); LayerNorm's Welford 100 and 56 (before: 100 and 52). Softmax
+    58, 80 and 44; the probe's P4: 32 and 19-25); LayerNorm's Welford 100 and 56 (before: 100 and 52). With phase
+    A's exponentials kept for phase B (reuse.py): fp32 48 and 32, bf16 40 and 28. Softmax
     within 48 registers: a partials tile narrower than 1024 lanes put fp32 at 64 on sm_90 and measured 5341 us against
     4019 on the H200 (2026-12-03f, reverted)."""
     from kerntailor.builder import build_many

@@ -58,7 +58,8 @@ def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_
 def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_power_of_two():
     """benchmarks/coop_probe.py (the lead's GPU run) generates the tool's module at the cooperative seed of a GPU's
     SM count (SPLIT 96 of 4096-element tiles at 393,216 on 132 SMs), at SPLIT 128 (the old shape) and the windowed
-    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only)."""
+    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only); the
+    edits it times beside the emitted kernel (the exp recomputed, the registers capped) change what they name."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("coop_probe", ROOT / "benchmarks" / "coop_probe.py")
@@ -70,3 +71,30 @@ def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_p
     source = probe.tool_source("fp32", schedules["coop"])
     launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
     assert "(d0 * 96,)" in launch and "SPLIT=96" in launch and "for roffset" not in source
+    # the lines beside it: as emitted (phase A's exponentials rescaled), the exp recomputed, the registers capped
+    assert schedules["coop-recompute"] == schedules["coop-maxnreg40"] == schedules["coop"]
+    assert probe.variant_source("fp32", "coop", schedules["coop"]) == source and "= ex_sum0 * scale_sum0" in source
+    recompute = probe.variant_source("fp32", "coop-recompute", schedules["coop"])
+    assert "v_pw1 = tl.exp(x_max0 - v_max0)" in recompute and "= ex_sum0 * scale_sum0" not in recompute
+    assert "num_warps=8, maxnreg=40," in probe.variant_source("fp32", "coop-maxnreg40", schedules["coop"])
+    with pytest.raises(ValueError, match="nothing to edit"):
+        probe.edited_source(recompute, "recompute")
+
+
+def test_split_sum_probe_generates_the_split_reduction_at_each_schedule(capsys):
+    """benchmarks/split_sum_probe.py (the lead's GPU run for 100_HingeLoss bf16) generates the tool's whole-tensor
+    split reduction at its grid's schedules (no GPU here: the sources only); a missing problem file is one line."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("split_sum_probe", ROOT / "benchmarks" / "split_sum_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    problem = ROOT / "tests" / "data" / "codegen_fused" / "tiny_hinge_mean.py"
+    assert probe.GRID[0] == (512, 2048, 8, 1) and len(set(probe.GRID)) == len(probe.GRID)
+    for split, rblock, warps, stages in [probe.GRID[0], probe.GRID[-1]]:
+        source = probe.tool_source(problem, "bf16", probe.knobs_of(split, rblock, warps, stages))
+        launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
+        assert f"SPLIT={split}," in launch and f"RBLOCK={rblock}," in launch and f"num_warps={warps}," in launch
+        assert f"num_stages={stages}" in launch and "for roffset in range(0, chunk, RBLOCK)" in source
+    assert probe.main(["--problem", str(ROOT / "no_such_problem.py")]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0

@@ -37,15 +37,18 @@ the schedule's, so that SPLIT x RBLOCK covers the row: a longer row than traced 
 uncovered one); an online pair starts from the tile itself; the tile's float loads hold the online max's identity
 in their masked lanes (and so do their upcasts), so the max reads the load and no masked copy is kept beside it.
 Cross-compiled at that schedule (triton 3.6, 2026-12-03): 40 registers on sm_90 and 41 VGPRs on gfx942 (fp32), 48
-and 36 (bf16). Each program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile,
-computes its partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines
-them exactly as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the
-values it loaded (registers). A program waits for peers that started before it or will start: the SPLIT programs
-of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs (search/families.py's
-cooperative_constraints says why that suffices). Triton's interpreter runs one program to its end before the next,
-so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a GPU (measured mode,
-whose referee runs on the GPU), and the module raises rather than hang under the interpreter. The CPU tests check
-it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits; tests/test_codegen_splitrows.py).
+and 36 (bf16); with softmax's exponentials kept (below, reuse.py) 48 and 32 (fp32), 40 and 28 (bf16). Each
+program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile, computes its
+partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines them exactly
+as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the values it
+loaded (registers), or, for softmax's exp(x − max), from phase A's exp(x − tile max) times one exp per row
+(reuse.py: no second exp per element, as P4). A program waits for peers that started before it or will start: the
+SPLIT programs of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs
+(search/families.py's cooperative_constraints says why that suffices). Triton's interpreter runs one program to its
+end before the next, so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a
+GPU (measured mode, whose referee runs on the GPU), and the module raises rather than hang under the interpreter.
+The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits;
+tests/test_codegen_splitrows.py).
 
 Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
 elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the
@@ -66,6 +69,7 @@ from kerntailor.codegen.fused.reductions import (
     row_extremum,
     stages,
 )
+from kerntailor.codegen.fused.reuse import keep_tile_exps, reuse_tile_exps, reused_exps, row_rescale
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import FLOAT
 from kerntailor.codegen.sizes import const
@@ -190,12 +194,14 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
 
 
-def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, str]]:
+def _partials_body(w, rows: str, keep_first: bool = False, reused: dict | None = None) -> list[tuple[str, str]]:
     """Phase A's lines after the program's rows and chunk: the chunk's partials stored. Returns the statistics.
     keep_first (the cooperative kernel): the chunk is one RBLOCK tile, loaded with no loop, its loads left in
     `w.loads` for the normalising pass to use from registers (a loop over further tiles, even of no trips, kept
-    the accumulators tile-sized across it: 80 registers a thread on sm_90 at 23_Softmax's schedule, 72 without)."""
+    the accumulators tile-sized across it: 80 registers a thread on sm_90 at 23_Softmax's schedule, 72 without).
+    reused (keep_first only; reuse.py): online pairs whose tile exponentials are named and kept for phase B."""
     reductions, online, welford, partners = split_plan(w)
+    reused = reused or {}
     rnumel = w.sizes.text(w.at.reduced_size())
     done: set[str] = set()
     compute_ready_reduced(w, done)   # row values needing no reduction (a size-derived constant)
@@ -216,7 +222,9 @@ def _partials_body(w, rows: str, keep_first: bool = False) -> list[tuple[str, st
         _accumulate(w, reductions, online, welford, partners, loop_done)
         close()
     for r in reductions:
-        if r.name in online:
+        if r.name in reused:
+            keep_tile_exps(w, r, online[r.name][0].name)
+        elif r.name in online:
             OnlineSoftmax.finish(w, r, online[r.name][0])
         elif r.name in welford:
             _welford_chunk(w, r, rnumel)
@@ -300,11 +308,13 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
 
 
 def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
-                    first: dict | None = None) -> list[tuple[str, str]]:
+                    first: dict | None = None, reused: dict | None = None) -> list[tuple[str, str]]:
     """Phase B's lines after the program's rows and chunk; the partials loaded with `cache` (a tl.load keyword
     argument's text, "" for none). `first` (the cooperative kernel): the loads of the chunk's one tile, which
-    phase A made; that tile is normalised from them (registers), with no loop. Returns the statistics."""
+    phase A made; that tile is normalised from them (registers), with no loop; `reused` (with `first`; reuse.py):
+    the online pairs whose exp(x − max) is phase A's kept exponentials rescaled. Returns the statistics."""
     reductions, online, welford, partners = split_plan(w)
+    reused = reused or {}
     stats = statistics(reductions, online, welford, partners)
     _load_partials(w, stats, rows, split, rblock, cache)
     position = {var: k for k, (var, _) in enumerate(stats)}
@@ -323,6 +333,8 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
             w.out(f'v_{s_node.name} = tl.sum(tl.where({p} == float("-inf"), 0.0, {ps} * tl.exp({p} - v_{c})), '
                   f"axis=1, keep_dims=True)  # {s_node.describe()}: each chunk's sum rescaled to the shift")
             done.add(s_node.name)
+            if r.name in reused:
+                row_rescale(w, r.name, s_node.name)
         elif r.name in welford:
             _welford_combine(w, r, *welford[r.name], p, position, done)
         else:   # a chunk's NaN max (phase A's row_extremum) stays NaN
@@ -342,7 +354,9 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
             w.loads = first
             w.out("roffset = 0  # the first tile, from the registers phase A loaded it into")
             _tile_index(w)
-            w.store_outputs("full", set(row_values))
+            row_values = set(row_values)
+            reuse_tile_exps(w, reused, row_values)
+            w.store_outputs("full", row_values)
         else:
             close = _chunk_loop(w)
             w.store_outputs("full", set(row_values))
@@ -503,12 +517,13 @@ def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
     # the tile's float loads hold an online max's identity in their masked lanes, in both phases (one load text,
     # so phase B finds phase A's load): the max then reads the load itself, not a masked copy kept beside it
     w.load_other = IDENTITY["max"] if split_plan(w)[1] else "0"
-    _partials_body(w, rows, keep_first=True)
+    reused = reused_exps(w, split_plan(w)[1])   # softmax's exp(x - max): phase A's, rescaled (reuse.py)
+    _partials_body(w, rows, keep_first=True, reused=reused)
     first = w.loads
     _arrive(w)
     _wait_for_peers(w)
     w.store_hint = EVICT_FIRST   # y written once
-    stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"', first=first)
+    stats = _normalise_body(w, rows, split, rblock, cache=', cache_modifier=".cg"', first=first, reused=reused)
     w.store_hint, w.load_other = "", "0"
     w.loads = outer_loads
     # the row blocks' arrivals, then the ticket counter (2 x blocks >= blocks + 1)

@@ -80,13 +80,17 @@ def _is_structure(t: torch.Tensor) -> bool:
 
 def _raw(dist: str, shape: tuple[int, ...], gen: torch.Generator, device: torch.device,
          high: float = OUTLIER_HIGH) -> torch.Tensor:
+    # in place where the values stay bitwise the same: a draw of a default shape is several GB of fp32 a
+    # temporary (measure/memory.py counts DRAW_TEMP_BYTES an element: z, pick, mag and one sign at the peak)
     if dist == "uniform":
-        return torch.rand(shape, generator=gen, device=device) * 2 - 1
+        return torch.rand(shape, generator=gen, device=device).mul_(2).sub_(1)
     z = torch.randn(shape, generator=gen, device=device)
     if dist == "outliers":
         pick = torch.rand(shape, generator=gen, device=device) < OUTLIER_RATE
-        mag = OUTLIER_LOW * (high / OUTLIER_LOW) ** torch.rand(shape, generator=gen, device=device)
-        z = torch.where(pick, torch.sign(z) * mag, z)
+        mag = torch.rand(shape, generator=gen, device=device)
+        torch.pow(high / OUTLIER_LOW, mag, out=mag)
+        mag.mul_(OUTLIER_LOW).mul_(torch.sign(z))
+        z = torch.where(pick, mag, z, out=mag)
     return z
 
 
@@ -131,10 +135,10 @@ def _redraw(t: torch.Tensor, dist: str, gen: torch.Generator) -> torch.Tensor:
         return out
     high = OUTLIER_HIGH_FP16 if t.dtype == torch.float16 else OUTLIER_HIGH
     z = _raw(dist, tuple(t.shape), gen, t.device, high)
-    if domain == "nonneg":
-        z = z.abs() if dist != "uniform" else z + 1
+    if domain == "nonneg":   # in place (z is this draw's own): the same values, no second fp32 copy
+        z = z.abs_() if dist != "uniform" else z.add_(1)
     elif domain == "unit":
-        z = (z + 1) / 2 if dist == "uniform" else torch.sigmoid(z)
+        z = z.add_(1).div_(2) if dist == "uniform" else z.sigmoid_()
     out = torch.empty_like(t)
     out.copy_(z)
     return out

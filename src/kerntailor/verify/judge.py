@@ -517,6 +517,7 @@ class Judge(EdgeCases):
             self.events.emit(event="note", text="timing skipped: the default variant was not verified here")
             return
         self.events.emit(event="progress", step="timing")
+        self.release()   # the judge holds no tensor of the cases now: the candidate process times next
         vseed = self.job["seed"] + 7919 * (self.job["variants"].index("default") + 1)
         payload = {"problem": self.problem, "seed": self.job["seed"], "model_seed": vseed,
                    "compile_mode": self.job["compile_mode"], "tf32": self.job["tf32"]}

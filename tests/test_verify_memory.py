@@ -256,28 +256,31 @@ def test_generate_refuses_before_touching_the_output_or_the_store(tmp_path):
 def _three(path: str) -> tuple[object, int, int, int]:
     problem = load_problem(ROOT / path)
     f = M.footprint(problem, "default")
-    needs = [M._needs(f, reference, keep, gpu=True)[0] for reference, keep in M.PLANS]
+    needs = [M._needs(f, reference, keep, gpu=True)[0] for reference, keep in M.PLANS]   # special: on "small"
     assert needs[0] >= needs[1] >= needs[2]
     return problem, *needs
+
+
+JUDGED = ["default", "small"]   # the special-values draw on "small": the default's plans differ by the reference
 
 
 def test_the_plan_keeps_the_reference_on_the_host_before_refusing():
     # layernorm: the outputs are large, so keeping their float64 copy on the host is what saves GPU memory
     problem, on_gpu, kept, _ = _three("problems/level1/layernorm.py")
     assert on_gpu > kept
-    plan = M.referee_plan(problem, ["default"], gpu=True, device_budget=on_gpu, host_budget=1 << 40)
+    plan = M.referee_plan(problem, JUDGED, gpu=True, device_budget=on_gpu, host_budget=1 << 40)
     assert (plan.reference, plan.keep) == ("device", "device") and plan.note() is None
-    plan = M.referee_plan(problem, ["default"], gpu=True, device_budget=on_gpu - 1, host_budget=1 << 40)
+    plan = M.referee_plan(problem, JUDGED, gpu=True, device_budget=on_gpu - 1, host_budget=1 << 40)
     assert (plan.reference, plan.keep) == ("device", "host") and "kept on the host" in plan.note()
-    # matvec: the float64 copy of its matrix input is what does not fit
-    problem, _, kept, hosted = _three("problems/level1/matvec.py")
+    # gemm_sigmoid_sum: the float64 copy of its weight is what does not fit (matvec's input: its draws weigh more)
+    problem, _, kept, hosted = _three("problems/level2/gemm_sigmoid_sum.py")
     assert kept > hosted
-    plan = M.referee_plan(problem, ["default"], gpu=True, device_budget=hosted, host_budget=1 << 40)
+    plan = M.referee_plan(problem, JUDGED, gpu=True, device_budget=hosted, host_budget=1 << 40)
     assert (plan.reference, plan.keep) == ("host", "host") and "computed and kept on the host" in plan.note()
     with pytest.raises(M.MemoryRefused, match=r"needs ~.* GB, the GPU has .* GB free \(variant default"):
-        M.referee_plan(problem, ["default"], gpu=True, device_budget=hosted - 1, host_budget=1 << 40)
+        M.referee_plan(problem, JUDGED, gpu=True, device_budget=hosted - 1, host_budget=1 << 40)
     with pytest.raises(M.MemoryRefused, match=r"the host has 0\.0 GB free"):
-        M.referee_plan(problem, ["default"], gpu=True, device_budget=hosted, host_budget=1000)
+        M.referee_plan(problem, JUDGED, gpu=True, device_budget=hosted, host_budget=1000)
 
 
 def test_a_budget_that_is_not_a_size_is_a_one_line_error(monkeypatch):
@@ -323,11 +326,13 @@ def test_gpu_chunked_compare_with_the_reference_on_the_host_equals_the_whole(sma
     _same(compare(out, ref, TOLERANCES["fp32"], chunk_bytes=WHOLE), on_gpu)
 
 
-BIG = {  # (problem, candidate): about 2 GB of fp32 input each
-    "relu": ("return torch.relu(x)", "[torch.randn(16384, 32768)]", "torch.relu(x)"),
-    "matvec": ("return torch.matmul(x, v)", "[torch.randn(8192, 65536), torch.randn(65536, 1)]",
-               "torch.matmul(x, v)"),
+BIG = {  # (forward's arguments, body, inputs, candidate's return): about 2 GB of fp32 input or weight each
+    "relu": ("x", "return torch.relu(x)", "[torch.randn(16384, 32768)]", "torch.relu(x)"),
+    # the matrix a parameter: drawn inputs of its size would weigh more than its float64 copy (the draws' peak)
+    "matvec": ("v", "return torch.matmul(self.w, v)", "[torch.randn(COLS, 1)]", "torch.matmul(self.w, v)"),
 }
+INIT = ("    def __init__(self, rows, cols):\n        super().__init__()\n"
+        "        self.w = torch.nn.Parameter(torch.randn(rows, cols))\n")
 
 
 @pytest.mark.gpu
@@ -339,14 +344,14 @@ def test_gpu_a_big_input_problem_gets_a_verdict_under_a_budget(tmp_path, monkeyp
         pytest.skip("needs a GPU")
     from kerntailor.verify import VerifySettings, verify_candidate
 
-    body, inputs, cand = BIG[name]
-    args = "x" if name == "relu" else "x, v"
+    args, body, inputs, cand = BIG[name]
+    init = INIT if name == "matvec" else ""
     problem = tmp_path / f"big_{name}.py"
-    problem.write_text(f"import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, {args}):\n"
-                       f"        {body}\n\ndef get_inputs():\n    return {inputs}\n\n"
-                       "def get_init_inputs():\n    return []\n")
+    problem.write_text(f"import torch\n\nROWS, COLS = 8192, 65536\n\nclass Model(torch.nn.Module):\n{init}"
+                       f"    def forward(self, {args}):\n        {body}\n\ndef get_inputs():\n    return {inputs}\n\n"
+                       f"def get_init_inputs():\n    return {'[ROWS, COLS]' if init else '[]'}\n")
     candidate = tmp_path / "cand.py"
-    candidate.write_text(f"import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, {args}):\n"
+    candidate.write_text(f"import torch\n\nclass ModelNew(torch.nn.Module):\n{init}    def forward(self, {args}):\n"
                          f"        return {cand}\n")
     spec = load_problem(problem)
     f = M.footprint(spec, "default")
@@ -354,7 +359,7 @@ def test_gpu_a_big_input_problem_gets_a_verdict_under_a_budget(tmp_path, monkeyp
     budget = needs[2] if name == "matvec" else needs[1]
     assert budget < needs[0]
     monkeypatch.setenv(M.BUDGET_ENV, str(budget))
-    verdict = verify_candidate(spec, candidate, VerifySettings(allow_library=True, variants=("default",)))
+    verdict = verify_candidate(spec, candidate, VerifySettings(allow_library=True, variants=tuple(JUDGED)))
     assert verdict.passed, verdict.reason
     where = "computed and kept on the host" if name == "matvec" else "computed on the GPU and kept on the host"
     assert any(where in n for n in verdict.notes), verdict.notes

@@ -10,7 +10,7 @@ problem's inputs + parameters + outputs, fp32, first draw; 2026-12-01):
     layernorm (small, 128 KiB)   13.3 / 11.3                                        12.3 / 11.3
     gemm_bias_relu (small)       10.3 / 9.05                                        9.82 / 9.05
 
-The peak is always the reference step: the float64 outputs (2x the fp32 outputs) held while the reference also
+The peak of a case is always the reference step: the float64 outputs (2x the fp32 outputs) held while the reference also
 runs in its own dtype (its outputs, the eager comparison) and twice on one draw (a random reference is refused:
 a second copy of the inputs and outputs, one input copy at a time now); then the comparison's float64 chunk
 temporaries (about 9 chunks of CHUNK_BYTES, whole outputs below that size: the large multiples of
@@ -28,6 +28,23 @@ The need of a plan (_needs) is counted on the meta device (footprint: the tensor
 by LiveBytes) for the variants that run: the judge (inputs and parameters, then the largest of its float64
 forward, the reference step and the comparison step), the candidate process (its parameters, pristine and run
 inputs, forward and poison pool), and the CUDA contexts of both; a planning figure that errs high.
+
+What that count left out (issue #14 item 5; on the H200, 2026-12-03f, reductions with small outputs reserved 3.4x
+the plan: 49_Max_reduction bf16 109.5 GB against 32.2): the draws, the timing and the allocator's cache.
+- A draw (verify/draws.py) is the judge's peak wherever the outputs are small: get_inputs() builds fp32 before
+  the cast (`make`, counted on meta), and a redraw holds fp32 temporaries beside the problem's own values, 13 bytes
+  an element of a floating input for the outliers draw (z, pick, mag, sign(z)), 17 for the special one (on the
+  smallest variant): 15 and 23 bytes an element of a bf16 input in all. These are what LiveBytes counts on the
+  CPU (tests/test_ledger.py). The draws now work in place (21 and 49 bytes before; the values are the same).
+- Timing, in the candidate process: the reference model beside the candidate's, a fresh input set (four where
+  small), eager's and torch.compile's outputs, the L2 flush buffer.
+- What the caching allocator reserves over what is held: 2.08x in the judge, 1.55x in the candidate process
+  (22_Tanh fp32, alone on the H200: 94.0 / 45.1 GB, 53.2 / 34.4 GB), while blocks of a draw's fp32, the float64
+  reference and the outputs stayed cached across steps. The ledger reserves RESERVED_FACTOR (2.1, the worst
+  seen) times the sum of both processes' peaks (`reservation`), at most the whole GPU where the tensors alone fit
+  it: such a job runs alone. The judge now gives its cache back between steps (Judge.release), so 2.1 is a margin
+  until it is measured again (benchmarks/gpu_calls/ledger_peaks.sh); plans are chosen, and problems refused, by
+  the tensors' need alone, as before.
 
 Admission: every bench job reserves its figure in a ledger per GPU (a JSON file under an flock, keyed by the
 GPU's UUID like the timing lock) before it touches the GPU, and waits while the reservations of live jobs would
@@ -52,6 +69,12 @@ PROCESS_BYTES = 512 << 20       # per process on the host (judge, candidate): Py
 HEADROOM = 0.9                  # of the memory free, for the allocator's fragmentation and other processes
 CHUNK_BYTES = 128 << 20   # float64 bytes of one chunk of an output: the comparison's temporaries are a few times this
 COMPARE_CHUNKS = 10             # float64 chunks (CHUNK_BYTES) the comparison holds at once, at most
+DRAW_TEMP_BYTES = 13           # fp32 temporaries an element of a floating input at a draw's peak (draws._raw's
+#                                outliers: z 4, pick 1, mag 4, sign(z) 4), beside the problem's own inputs
+SPECIAL_TEMP_BYTES = 17        # the special-values draw's (draws._with_specials: int64 kinds, the pick mask, rand)
+FLUSH_BYTES = 256 << 20        # the stopwatch's L2 flush buffer (measure/stopwatch.FLUSH_MIN_BYTES)
+SMALL_SET_BYTES = 512 << 20    # input sets under this may be rotated four at a time when timing (baselines)
+RESERVED_FACTOR = 2.1          # what the caching allocator reserves over what the tensors hold at the peak
 BUDGET_ENV = "KERNTAILOR_MEMORY_BUDGET"   # bytes ("6GB", "512MB", "1000000") the referee may use, overriding
 #                                           what the device (or the host, under the interpreter) has free
 
@@ -78,6 +101,9 @@ class Footprint:
     parameters64: int
     outputs64: int
     forward64: int
+    float_elems: int = 0    # elements of the floating inputs: the ones a draw redraws (verify/draws.py)
+    float_inputs: int = 0   # their bytes
+    make: int = 0           # the most bytes get_inputs() and its cast to the problem's dtype hold at once
 
 
 @dataclass(frozen=True)
@@ -113,7 +139,8 @@ class MemoryNeed:
     inputs: int
     parameters: int
     outputs: int
-    total: int
+    total: int      # the reservation (reservation(): the tensors, the allocator's margin, at most the GPU)
+    held: int = 0   # what the tensors alone need at the peaks (_needs, with the CUDA contexts)
 
     def gigabytes(self) -> float:
         return self.total / 1e9
@@ -210,7 +237,8 @@ def _count(problem, variant: str) -> Footprint:
     import torch
 
     model = problem.make_model(variant, "meta")
-    inputs = problem.make_inputs(variant, "meta")
+    with LiveBytes() as made:   # get_inputs() builds fp32 (and its own temporaries) before the cast
+        inputs = problem.make_inputs(variant, "meta")
     state = list(model.parameters()) + list(model.buffers())
     forward, outs = _forward_peak(model, inputs)
 
@@ -220,24 +248,55 @@ def _count(problem, variant: str) -> Footprint:
 
     narrowest = min((t.element_size() for t in state + outs + list(inputs)
                      if isinstance(t, torch.Tensor) and t.is_floating_point()), default=8)
+    floats = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
     return Footprint(variant, _nbytes(inputs), _nbytes(state), _nbytes(outs), forward, bytes64(inputs),
-                     bytes64(state), bytes64(outs), forward * 8 // narrowest)
+                     bytes64(state), bytes64(outs), forward * 8 // narrowest, sum(x.numel() for x in floats),
+                     _nbytes(floats), made.peak)
 
 
-def _needs(f: Footprint, reference: str, keep: str, gpu: bool) -> tuple[int, int]:
-    """(device bytes, host bytes) of one verification of variant `f` under a plan (terms: module docstring)."""
+def _draw_peak(f: Footprint, dist: str = "outliers") -> int:
+    """The most bytes drawing one input set of `dist` holds (verify/draws.py; the last set is freed first):
+    get_inputs() and its cast, then the redraw: the problem's own values, the fp32 temporaries, the result
+    (z, 4 bytes an element, beside the result at the end of every redraw)."""
+    last = f.inputs + 4 * f.float_elems + f.float_inputs
+    if dist == "special":
+        return max(f.make, f.inputs + 2 * f.float_inputs + SPECIAL_TEMP_BYTES * f.float_elems)
+    if dist == "outliers":
+        return max(f.make, last, f.inputs + DRAW_TEMP_BYTES * f.float_elems)
+    return max(f.make, last)   # normal, uniform: z transformed in place
+
+
+def _needs(f: Footprint, reference: str, keep: str, gpu: bool, special: bool = False) -> tuple[int, int]:
+    """(device bytes, host bytes) of one verification of variant `f` under a plan (terms: module docstring).
+    `special`: the special-values draw runs on this variant (the smallest one judged)."""
     compare = COMPARE_CHUNKS * min(CHUNK_BYTES, f.outputs64)
-    candidate = f.parameters + 2 * f.inputs + f.forward + 2 * f.outputs
+    judging = f.parameters + 2 * f.inputs + f.forward + 2 * f.outputs
+    # timing (candidate.op_time): the reference model beside the candidate's, a fresh input set (more where
+    # small), eager's and torch.compile's outputs, the L2 flush buffer
+    timing = 2 * f.parameters + max(_draw_peak(f, "normal"), f.inputs + 2 * f.forward) + FLUSH_BYTES + \
+        3 * min(f.inputs, SMALL_SET_BYTES)
+    candidate = max(judging, timing)
     ref64 = f.parameters64 + f.inputs64 + f.forward64
     kept = f.outputs64 if keep == "device" else 0
-    judge = f.parameters + f.inputs + max(ref64 if reference == "device" else 0,
-                                          kept + f.inputs + f.forward + f.outputs + compare,
-                                          kept + 2 * f.outputs + compare)
+    case = f.inputs + max(ref64 if reference == "device" else 0,
+                          kept + f.inputs + f.forward + f.outputs + compare,
+                          kept + 2 * f.outputs + compare)
+    judge = f.parameters + max(case, _draw_peak(f), _draw_peak(f, "special") if special else 0)
     host = (0 if keep == "device" else f.outputs64) + \
         (f.parameters + f.inputs + ref64 if reference == "host" else 0)
     if not gpu:
         return judge + candidate + 2 * PROCESS_BYTES, 0
     return judge + candidate + 2 * CONTEXT_BYTES, host + 2 * PROCESS_BYTES
+
+
+def reservation(need: int, capacity: int) -> int:
+    """What the ledger reserves for a job whose tensors need `need` bytes of the GPU (`_needs`, the contexts in
+    it): RESERVED_FACTOR over the tensors for the allocator's cache and fragmentation, but never more than the
+    GPU's `capacity` where the tensors alone fit it (such a job runs alone, and an allocator that cannot grow
+    gives its own cache back before it fails); `need` itself where it does not fit (refused by `reserve`)."""
+    if need > capacity:
+        return need
+    return min(capacity, int(RESERVED_FACTOR * (need - 2 * CONTEXT_BYTES)) + 2 * CONTEXT_BYTES)
 
 
 PLANS = (("device", "device"), ("device", "host"), ("host", "host"))   # preferred first: fastest
@@ -306,9 +365,10 @@ def referee_plan(problem, variants: list[str], gpu: bool, device_budget: int | N
         if not gpu:
             host_budget = device_budget
     prints = [footprint(problem, v) for v in variants]
+    special = special_variant(problem, variants)
     tried = None
     for reference, keep in (PLANS if gpu else PLANS[:1]):
-        need = [_needs(f, reference, keep, gpu) for f in prints]
+        need = [_needs(f, reference, keep, gpu, f.variant == special) for f in prints]
         at = max(range(len(need)), key=lambda i: need[i][0])
         tried = MemoryPlan(reference, keep, need[at][0], max(n[1] for n in need), device_budget, host_budget,
                            prints[at].variant)
@@ -327,19 +387,37 @@ def referee_plan(problem, variants: list[str], gpu: bool, device_budget: int | N
                         f"{'on the host' if tried.reference == 'host' else 'on the GPU' if gpu else 'beside them'})")
 
 
-def job_need(problem) -> MemoryNeed:
+def job_need(problem, capacity: int | None = None) -> MemoryNeed:
     """The referee's need on the GPU for `problem` at its default sizes under the first plan that fits the
-    GPU's whole memory (referee_plan): the figure bench reserves. Counted on meta tensors."""
+    GPU's whole memory (referee_plan; `capacity`, default the GPU's times HEADROOM), and the reservation bench
+    makes for it (`reservation`). Counted on meta tensors."""
     import torch
 
-    total = int(torch.cuda.get_device_properties(0).total_memory * HEADROOM) if torch.cuda.is_available() \
-        else 1 << 62
+    total = capacity if capacity is not None else \
+        int(torch.cuda.get_device_properties(0).total_memory * HEADROOM) if torch.cuda.is_available() else 1 << 62
     f = footprint(problem, "default")
+    special = special_variant(problem, [v.name for v in problem.variants]) == "default"
     for reference, keep in PLANS:
-        need = _needs(f, reference, keep, gpu=True)[0]
+        need = _needs(f, reference, keep, gpu=True, special=special)[0]
         if need <= total:
             break
-    return MemoryNeed(f.inputs, f.parameters, f.outputs, need)
+    return MemoryNeed(f.inputs, f.parameters, f.outputs, reservation(need, total), need)
+
+
+def special_variant(problem, variants: list[str]) -> str | None:
+    """The variant the special-values draw runs on: the smallest of `variants` by its largest input (the first
+    on a tie; verify/referee.special_variant is this); counted on meta inputs."""
+    import torch
+
+    def largest(name: str) -> int:
+        return max((x.numel() for x in problem.make_inputs(name, "meta") if isinstance(x, torch.Tensor)), default=0)
+
+    if not variants:
+        return None
+    try:
+        return min(variants, key=largest)
+    except Exception:  # noqa: BLE001 - sizes unknown on the meta device: the first variant judged
+        return variants[0]
 
 
 def _ledger_path(device_index: int) -> Path:

@@ -253,8 +253,14 @@ class Server:
         model = self.models.get("default")
         if model is None:
             return {"ok": False, "reason": "the default variant was not constructed"}, []
-        reference = problem.make_model("default", self.device, payload["model_seed"])
         import torch
+
+        # the judged cases are over: their inputs and the allocator's cache of them would sit beside the timing's
+        # own input set (measure/memory.py counts the timing step without them)
+        self.inputs, self.keep, self.current = [], [], model
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        reference = problem.make_model("default", self.device, payload["model_seed"])
 
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.tf32_defaults
         stopwatch.gpu_lock = self._judge_lock   # the judge holds the real lock (this process cannot see it)

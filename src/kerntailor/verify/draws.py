@@ -80,13 +80,17 @@ def _is_structure(t: torch.Tensor) -> bool:
 
 def _raw(dist: str, shape: tuple[int, ...], gen: torch.Generator, device: torch.device,
          high: float = OUTLIER_HIGH) -> torch.Tensor:
+    # in place where the values stay bitwise the same: a draw of a default shape is several GB of fp32 a
+    # temporary (measure/memory.py: DRAW_TEMP_BYTES an element, z, pick, mag and one sign at the peak)
     if dist == "uniform":
-        return torch.rand(shape, generator=gen, device=device) * 2 - 1
+        return torch.rand(shape, generator=gen, device=device).mul_(2).sub_(1)
     z = torch.randn(shape, generator=gen, device=device)
     if dist == "outliers":
         pick = torch.rand(shape, generator=gen, device=device) < OUTLIER_RATE
-        mag = OUTLIER_LOW * (high / OUTLIER_LOW) ** torch.rand(shape, generator=gen, device=device)
-        z = torch.where(pick, torch.sign(z) * mag, z)
+        mag = torch.rand(shape, generator=gen, device=device)
+        torch.pow(high / OUTLIER_LOW, mag, out=mag)
+        mag.mul_(OUTLIER_LOW).mul_(torch.sign(z))
+        z = torch.where(pick, mag, z, out=mag)
     return z
 
 
@@ -103,7 +107,10 @@ def special_values(dtype: torch.dtype, domain: str) -> tuple[float, ...]:
 
 
 def _with_specials(t: torch.Tensor, domain: str, gen: torch.Generator) -> torch.Tensor:
-    """`t` with SPECIAL_RATE of its elements (seeded) replaced by special values of its dtype and domain."""
+    """`t` with SPECIAL_RATE of its elements (seeded) replaced by special values of its dtype and domain; in
+    place (the caller's own fresh draw): a float64 copy and int64 temporaries of a default shape were 41 bytes
+    an element at once (measure/memory.py). The same values as a float64 where() rounded to t's dtype: a kept
+    element's round trip is exact, a special value is rounded once either way."""
     values = torch.tensor(special_values(t.dtype, domain), dtype=torch.float64, device=t.device)
     pick = torch.rand(t.shape, generator=gen, device=t.device) < SPECIAL_RATE
     kind = torch.randint(0, values.numel(), t.shape, generator=gen, device=t.device)
@@ -111,14 +118,13 @@ def _with_specials(t: torch.Tensor, domain: str, gen: torch.Generator) -> torch.
     # holds no NaN at all (185 elements, 9 kinds: P(no NaN) = 0.72), and a NaN-dropping kernel passes
     n = t.numel()
     if n:
-        at = torch.randperm(n, generator=gen, device=t.device)[:values.numel()]
-        pick, kind = pick.reshape(-1).clone(), kind.reshape(-1).clone()
+        at = torch.randperm(n, generator=gen, device=t.device)[:values.numel()].clone()   # not the whole perm
+        pick, kind = pick.reshape(-1), kind.reshape(-1)   # fresh: views, written in place
         pick[at] = True
         kind[at] = torch.arange(at.numel(), device=t.device)
         pick, kind = pick.reshape(t.shape), kind.reshape(t.shape)
-    out = t.to(torch.float64)
-    out = torch.where(pick, values[kind], out)
-    return out.to(t.dtype)
+    t[pick] = values[kind[pick]].to(t.dtype)
+    return t
 
 
 def _redraw(t: torch.Tensor, dist: str, gen: torch.Generator) -> torch.Tensor:
@@ -131,10 +137,10 @@ def _redraw(t: torch.Tensor, dist: str, gen: torch.Generator) -> torch.Tensor:
         return out
     high = OUTLIER_HIGH_FP16 if t.dtype == torch.float16 else OUTLIER_HIGH
     z = _raw(dist, tuple(t.shape), gen, t.device, high)
-    if domain == "nonneg":
-        z = z.abs() if dist != "uniform" else z + 1
+    if domain == "nonneg":   # in place (z is this draw's own): the same values, no second fp32 copy
+        z = z.abs_() if dist != "uniform" else z.add_(1)
     elif domain == "unit":
-        z = (z + 1) / 2 if dist == "uniform" else torch.sigmoid(z)
+        z = z.add_(1).div_(2) if dist == "uniform" else z.sigmoid_()
     out = torch.empty_like(t)
     out.copy_(z)
     return out

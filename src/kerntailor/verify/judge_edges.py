@@ -37,7 +37,7 @@ class Unready(Exception):
 
 class EdgeCases:
     """Judge's edge-case steps (it provides job, events, cand, plan, problem, construct, case, call, progress,
-    ran and gpu_exclusive)."""
+    ran, release and gpu_exclusive)."""
 
     def edge_cases(self) -> None:
         """The edge cases (edges.py, planned by the CLI) after every other case, one draw each: the reference's
@@ -64,6 +64,7 @@ class EdgeCases:
                 self.cand.chan.deadline = time.monotonic() + edge.allowance_s
             try:
                 with self.gpu_exclusive():
+                    self.release()   # the last case's cache: an edge's stretched sizes do not fit its blocks
                     self.edge_case(problem, edge, vseed, seed, where)
             except (Unready, torch.OutOfMemoryError) as e:
                 if self.device.type == "cuda":

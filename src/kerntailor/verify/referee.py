@@ -83,13 +83,11 @@ def choose_variants(problem, settings: VerifySettings, interpreter: bool) -> tup
 def special_variant(problem, variants: list[str]) -> str | None:
     """The variant the special-values draw runs on: the smallest judged (its largest input), the first on a tie.
     One extra case per verification: about a third more referee time under the interpreter (3 draws on each of
-    its variants), less on the GPU, where the default shape's cases dominate."""
-    if not variants:
-        return None
-    try:
-        return min(variants, key=lambda n: _largest_numel(problem, n))
-    except Exception:  # noqa: BLE001 - sizes unknown on the meta device: the first variant judged
-        return variants[0]
+    its variants), less on the GPU, where the default shape's cases dominate. The memory plan budgets its draw
+    on that variant (measure/memory.py holds the rule)."""
+    from kerntailor.measure.memory import special_variant as smallest
+
+    return smallest(problem, variants)
 
 
 def _tolerance_text(tf32: bool, precision: str = "ieee", fp8_format: str | None = None) -> str:

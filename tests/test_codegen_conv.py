@@ -2,10 +2,11 @@
 
 Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
 its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
-refuses on sight (transposed, fp64) is a library group from the first plan on; a depthwise convolution takes the
-window loop. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d / conv3d problems
-with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several tiles per axis, a
-K tail), and on a depthwise one with two channels per group; kernel.py is standalone.
+refuses on sight (fp64) is a library group from the first plan on; a depthwise convolution takes the window loop; a
+transposed one the gather form. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
+conv3d problems with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several
+tiles per axis, a K tail), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
+stride 1 and 2-3, padding, output_padding, dilation, groups; kernel.py is standalone.
 Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
 """
 
@@ -27,7 +28,9 @@ from kerntailor.search.families import loop_trips, make_space, program_count, se
 from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
-TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
+TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"   # float64: refused
+CONVT1D, CONVT2D, CONVT3D = (DATA / f"{n}.py" for n in (
+    "convt1d_strided_dilated_bias_relu", "convt2d_groups_padded", "convt3d_bias"))
 CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE, LONG_K = (DATA / f"{n}.py" for n in (
     "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
     "pointwise2d_bias_residual_relu", "long_reduction_conv2d"))
@@ -86,10 +89,10 @@ def test_the_schedule_refuses_what_no_kernel_takes():
 
 
 def test_what_the_writer_refuses_on_sight_is_a_library_group_from_the_first_plan():
-    """Transposed (tiny_conv2d) and fp64 convolutions: their anchors are named by refused_anchors, so every plan of
-    codegen's callers (codegen.plan_of, tests' prepared) has them as library groups, and the writer refuses them if
-    asked anyway."""
-    for path, dtype, why in ((TRANSPOSED, None, "transposed"), (GRADS_CONV, None, "fp64 x fp64")):
+    """fp64 convolutions (a transposed one, tiny_conv2d, and a forward one): their anchors are named by
+    refused_anchors, so every plan of codegen's callers (codegen.plan_of, tests' prepared) has them as library groups,
+    and the writer refuses them if asked anyway."""
+    for path, dtype, why in ((TRANSPOSED, None, "fp64 x fp64"), (GRADS_CONV, None, "fp64 x fp64")):
         _, _, gen, plan = prepared(path, dtype)
         conv = next(n for n in gen.graph.nodes if n.family == "conv")
         assert why in refused_anchors(gen.graph)[conv.name]
@@ -112,6 +115,28 @@ def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
     (kernel,) = make_module(L1 / "depthwise_conv2d.py").kernels
     assert "tl.dot(" not in kernel.source and "tl.static_range(3)" in kernel.source and "acc += a * b" in kernel.source
     assert "BLOCK_K" not in kernel.source
+
+
+def test_a_transposed_convolution_is_a_gather_form_implicit_gemm():
+    """ConvTranspose2d (6 -> 8 channels, 2 groups, 3 x 2 kernel, stride (2, 1)): a conv group with its epilogue;
+    M = groups x N x OH x OW (5 -> 10 rows: (5 - 1)·2 - 2 + 2 + 1 + 1; 7 -> 9 columns: 7 - 1 + 2 + 1), N = Cout / groups
+    = the weight's second axis, K = Cin / groups x the kernel; no depthwise or pointwise form; the kernel masks the
+    taps the stride does not divide, and every size but the channels is a run-time argument."""
+    gen, plan, group = _conv_group(CONVT2D)
+    conv = gen.graph.node(group.anchor)
+    assert conv.transposed and [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
+    work, sizes = group_work(gen, group, "fp32")
+    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 6}
+    assert work.flops == conv.flops()
+    schedule = default_schedule(gen, group)
+    assert not schedule.pointwise
+    space = make_space("conv", get_target("h200"), dtype="bf16", **sizes)
+    assert not space.violations(space.config_of(schedule))
+    (kernel,) = make_module(CONVT2D).kernels
+    assert "Transposed (gather form)" in kernel.source and "tl.dot(a, b, acc" in kernel.source
+    assert "v0 = u0 // 2" in kernel.source and "(v0 * 2 == u0)" in kernel.source   # stride 2: divisible taps only
+    assert "v1 = u1\n" in kernel.source                                             # stride 1: no division
+    assert "aten.convolution" not in make_module(CONVT2D).source
 
 
 @pytest.mark.parametrize("target", ["h200", "mi300x"])
@@ -187,8 +212,10 @@ def _host_names(module) -> dict:
     (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
     (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
+    (CONVT1D, None, SMALL), (CONVT2D, "bf16", SMALL), (CONVT3D, None, None),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
-        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32"])
+        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
+        "convt1d_fp32", "convt2d_groups_bf16", "convt3d_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source

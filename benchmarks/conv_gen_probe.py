@@ -13,19 +13,21 @@ own sizes,
   the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
   torch.backends.cudnn.allow_tf32);
-- "eager" and "torch.compile" (its default mode; not with --quick).
+- "eager" and "torch.compile" (its default mode; not with --quick unless --with-compile).
 
 Each module's output is compared with eager's (relative norm error, a sanity figure beside the times: the referee
 judges modules, this script does not). Times are medians (us), labelled measured on the GPU; each row ends with
 "eager_over_<best gen_pw / gen_ig / generated>" (> 1: the generated one is faster than eager's cuDNN). A file whose
-convolution the writer refuses (transposed) has no generated rows, only the reason.
+convolution the writer refuses (fp64) has no generated rows, only the reason. A transposed convolution's rows are
+"gen_ig_..." (the gather form is an implicit GEMM).
 
     PYTHONPATH=src python3 benchmarks/conv_gen_probe.py FILE.py [...] --out conv_gen.json [--dtype bf16,fp32] [--quick]
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/conv_gen_probe.py tests/data/conv/conv2d_groups_bias_relu.py \
         --out /tmp/c.json --smoke        # CPU: smallest variant, every module against eager, no times
 
 On the H200, KernelBench level 1's 1x1 convolutions (87, and 86's second), 3x3 (63), 1-d (67) and depthwise (82) in
-bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh.
+bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh; four
+transposed convolutions (57, 73, 75, 79) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh.
 """
 
 from __future__ import annotations
@@ -108,7 +110,8 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
     return spec, sources, notes
 
 
-def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False) -> dict:
+def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False,
+               with_compile: bool = False) -> dict:
     import torch
 
     record = {"problem": path.stem, "path": str(path), "dtype": dtype or "as written"}
@@ -138,7 +141,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     del expected
     if smoke:
         return record
-    if not quick:
+    if not quick or with_compile:
         compiled = torch.compile(model)
         fns["torch.compile"] = lambda xs: compiled(*xs)
     from kerntailor.measure.stopwatch import measure
@@ -166,7 +169,8 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
 def main(argv: list[str] | None = None) -> int:
     return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True,
                      flags=(("quick", "about 120 s for five files in two dtypes on an H200: no torch.compile, no "
-                                      "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),))
+                                      "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),
+                            ("with_compile", "time torch.compile even with --quick")))
 
 
 if __name__ == "__main__":

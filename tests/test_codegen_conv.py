@@ -117,26 +117,38 @@ def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
     assert "BLOCK_K" not in kernel.source
 
 
-def test_a_transposed_convolution_is_a_gather_form_implicit_gemm():
-    """ConvTranspose2d (6 -> 8 channels, 2 groups, 3 x 2 kernel, stride (2, 1)): a conv group with its epilogue;
-    M = groups x N x OH x OW (5 -> 10 rows: (5 - 1)·2 - 2 + 2 + 1 + 1; 7 -> 9 columns: 7 - 1 + 2 + 1), N = Cout / groups
-    = the weight's second axis, K = Cin / groups x the kernel; no depthwise or pointwise form; the kernel masks the
-    taps the stride does not divide, and every size but the channels is a run-time argument."""
+def test_a_transposed_convolution_is_split_by_phase_or_gathered():
+    """ConvTranspose2d (6 -> 8 channels, 2 groups, 3 x 2 kernel, stride (2, 1), dilation (1, 2)): a conv group with
+    its epilogue; M = groups x N x OH x OW (5 -> 10 rows: (5 - 1)·2 - 2 + 2 + 1 + 1; 7 -> 9 columns: 7 - 1 + 2 + 1),
+    N = Cout / groups = the weight's second axis, K = Cin / groups x a phase's taps at most (2 of 3 rows at stride 2,
+    both columns at stride 1: 4 of 6). The default is the phase form (a stride > 1), the gather form the knob's
+    other value (K over every tap, masking those the stride does not divide); no depthwise or pointwise form."""
     gen, plan, group = _conv_group(CONVT2D)
     conv = gen.graph.node(group.anchor)
     assert conv.transposed and [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
     work, sizes = group_work(gen, group, "fp32")
-    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 6}
+    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2}
     assert work.flops == conv.flops()
     schedule = default_schedule(gen, group)
-    assert not schedule.pointwise
-    space = make_space("conv", get_target("h200"), dtype="bf16", **sizes)
-    assert not space.violations(space.config_of(schedule))
+    assert schedule.phases and not schedule.pointwise
+    t = get_target("h200")
+    assert not make_space("conv", t, dtype="bf16", **sizes).violations(make_space(
+        "conv", t, dtype="bf16", **sizes).config_of(schedule))
+    big = sizes | {"M": 1 << 20, "N": 64, "K": 512}
+    seeds, space = seed_knobs("conv", t, dtype="bf16", **big), make_space("conv", t, dtype="bf16", **big)
+    assert seeds[0]["phases"] is True and {s["phases"] for s in seeds} == {True, False}
+    assert all(not space.violations(space.config_of(schedule.retune(k))) for k in seeds)
     (kernel,) = make_module(CONVT2D).kernels
-    assert "Transposed (gather form)" in kernel.source and "tl.dot(a, b, acc" in kernel.source
-    assert "v0 = u0 // 2" in kernel.source and "(v0 * 2 == u0)" in kernel.source   # stride 2: divisible taps only
-    assert "v1 = u1\n" in kernel.source                                             # stride 1: no division
+    assert "split by output phase (2 phases)" in kernel.source and "tl.dot(a, b, acc" in kernel.source
+    loop = kernel.source.split("for kt in")[1].split("acc = ")[0]
+    assert "h0 = t0 - j0" in loop and "==" not in loop       # the phase's taps: no divisibility test in the loop
+    (gather,) = make_module(CONVT2D, {"conv": {"phases": False}}).kernels
+    assert "Transposed (gather form)" in gather.source
+    assert "v0 = u0 // 2" in gather.source and "(v0 * 2 == u0)" in gather.source   # stride 2: divisible taps only
+    assert "v1 = u1\n" in gather.source                                             # stride 1: no division
     assert "aten.convolution" not in make_module(CONVT2D).source
+    with pytest.raises(CodegenUnsupported, match="phase form"):
+        make_module(CONV2D, {"conv": {"phases": True}})
 
 
 @pytest.mark.parametrize("target", ["h200", "mi300x"])
@@ -212,10 +224,11 @@ def _host_names(module) -> dict:
     (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
     (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
-    (CONVT1D, None, SMALL), (CONVT2D, "bf16", SMALL), (CONVT3D, None, None),
+    (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
+    (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
         "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
-        "convt1d_fp32", "convt2d_groups_bf16", "convt3d_fp32"])
+        "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -232,8 +245,10 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
 
     cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
                        (DEPTHWISE, "bf16", None), (POINTWISE, "bf16", None),
-                       (POINTWISE, None, {"conv": {"precision": "tf32"}})],
-             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None)]}
+                       (POINTWISE, None, {"conv": {"precision": "tf32"}}), (CONVT3D, "bf16", None),
+                       (CONVT2D, "bf16", {"conv": {"phases": False}})],
+             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None),
+                        (CONVT2D, "bf16", None)]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
             target = get_target("h200" if arch == "sm_90" else "mi300x")

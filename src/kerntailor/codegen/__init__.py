@@ -5,8 +5,9 @@
     module.source                                                 # kernel.py, standalone
 
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
-reductions; `gemm.py`: matmul; `conv.py`: forward convolution as an implicit GEMM; `scan.py`; `pool.py`;
-`attention.py`; `library.py`: an anchor the host's library runs), their shared parts (`writer.py`: lines, pointers and
+reductions; `gemm.py`: matmul; `conv.py`: convolution as an implicit GEMM, `conv_phases.py` its transposed form
+split by output phase; `scan.py`; `pool.py`; `attention.py`; `library.py`: an anchor the host's library runs), their
+shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text;
 `concat.py`: a concatenation's sizes, sums of its operands', computed on the host),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the

@@ -61,8 +61,12 @@ K unravels into (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; each
 computed per (row, tap) and masked where it is negative, past the input or (s > 1) not divisible; output_padding
 only lengthens the output (a host-derived size: codegen/library.py's host_size_lines), the mask covers the rest.
 At stride s along d axes only about 1 / s^d of the taps are valid: the gather form multiplies that many zeros
-(KernelBench 73's stride 2 in 3-d: 7/8 of the products wasted), where a split by output phase (o mod s) would
-skip them; not done yet. A transposed convolution never takes the depthwise or the pointwise form.
+(KernelBench 73's stride 2 in 3-d: 7/8 of the products wasted). The knob `phases` (codegen/conv_phases.py, the
+default where a stride is > 1) splits the output by phase (o mod s) instead: each program takes only its phase's
+taps, with no division in the loop (73's K: 8 taps per input channel instead of 27; cross-compiled for sm_90 at
+73's sizes, bf16, 128 x 32 x 64 / 4 warps / 4 stages: 188 registers, no spills, against 255 and 3.7 KB of spills
+in the gather form; predicted, not measured). A transposed convolution never takes the depthwise or the pointwise
+form.
 
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,
@@ -82,6 +86,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.conv_phases import tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
@@ -209,7 +214,14 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     if is_depthwise(node):   # one tile over every channel, K = the kernel's positions
         return {"M": out[0] * prod(out[2:]), "N": w[0], "K": prod(w[1:])}
     if node.transposed:      # weight (Cin, Cout / groups, *k): N = its second axis, K = Cin / groups x the kernel
-        return {"M": node.groups * out[0] * prod(out[2:]), "N": w[1], "K": w[0] // node.groups * prod(w[2:])}
+        sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[1], "K": w[0] // node.groups * prod(w[2:])}
+        try:
+            wins = windows(gen, node)
+        except CodegenUnsupported:
+            return sizes
+        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most
+            return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2}
+        return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
@@ -219,11 +231,11 @@ class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
-    implicit GEMM."""
+    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "phases", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -234,6 +246,7 @@ class ConvSchedule(Schedule):
     matrix_instr_nonkdim: int | None = None
     kpack: int | None = None
     pointwise: bool = False
+    phases: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -242,6 +255,7 @@ class ConvSchedule(Schedule):
             self.at_least(name, MIN_DOT)
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
+        self.one_of("phases", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -263,8 +277,14 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     if is_depthwise(node):   # multiply-adds over 16 channels of 128 positions: 16 values per lane of 4 warps
         bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
+    phases = sizes.get("phases") == 2
+    if phases:   # rows along the last axis's o' only (conv_phases.py): no wider than it
+        last = windows(gen, node)[-1]
+        bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
+        warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node))
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
+                        phases=phases)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -315,6 +335,12 @@ class _ConvWriter(AnchorWriter):
         cin_g = quotient(w_shape[0], const(groups)) if conv.transposed else w_shape[1]   # input channels per group
         if rows is None or cols is None or cin_g is None:
             raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
+        if self.schedule.phases:
+            if not conv.transposed:
+                raise CodegenUnsupported(f"{conv.name}: the phase form takes a transposed convolution")
+            grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
+                                     (w, w_shape, w_strides, w_off), space, cin_g, cols)
+            return self._finish(conv, x_shape, space, grid, how)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text

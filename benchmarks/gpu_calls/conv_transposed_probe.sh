@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The generated transposed convolution (codegen/conv.py's gather form, #19) against cuDNN (eager) and torch.compile on
-# the H200: benchmarks/conv_gen_probe.py --quick --with-compile over KernelBench level1 57 (2-d, stride 1, 8 x 64 x
-# 1024^2), 79 (1-d, stride 2, dilation 2), 73 (3-d, stride 2, 4 groups), 75 (2-d, stride (2, 3), dilation (2, 1),
-# 4 groups), bf16 then fp32 (fp32 rows: ieee and tf32 generated; cuDNN runs tf32 under PyTorch's default
-# allow_tf32). Each module's output is compared with eager's (rel_err_<label>). Aim: < 180 s. One JSON line per
+# the H200: benchmarks/conv_gen_probe.py --quick --with-compile over KernelBench level1 73 (3-d, stride 2, 32 -> 32
+# channels; its groups argument lands in output_padding's place: one group), 75 (2-d, stride (2, 3), dilation (2, 1),
+# 4 groups), 79 (1-d, stride 2, dilation 2), 57 (2-d, stride 1, 8 x 64 x 1024^2), bf16 then fp32 (fp32 rows: ieee
+# and tf32 generated; cuDNN runs tf32 under PyTorch's default allow_tf32). Both generated forms: gen_ph_* split by
+# output phase (the default at stride > 1), gen_ig_* the gather form (57's default). Each module's output is
+# compared with eager's (rel_err_<label>). Aim: < 180 s (no file starts after 140 s). One JSON line per
 # problem and dtype on stdout and in the log, all rows in the JSON given as $1 (times in us, measured). Run from the
 # repository root, KernelBench at benchmarks/work/kb (git-ignored: carry it):
 #   bash benchmarks/gpu_calls/conv_transposed_probe.sh $OUT/conv_transposed.json
@@ -12,7 +14,7 @@ JSON=${1:?usage: conv_transposed_probe.sh OUT.json}
 mkdir -p "$(dirname "$JSON")"
 LOG="${JSON%.json}.log"
 KB=${KB:-benchmarks/work/kb}
-FILES=$(ls $KB/level1/{57,79,73,75}_*.py)
+FILES=$(ls $KB/level1/{73,75,79,57}_*.py)
 T0=$(date +%s)
 timeout ${LIMIT:-175} python3 benchmarks/conv_gen_probe.py $FILES --dtype bf16,fp32 --quick --with-compile \
   --deadline-s ${DEADLINE_S:-140} --out "$JSON" > "$LOG" 2>&1
@@ -26,9 +28,10 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     t = r.get("times_us", {})
     best = r.get("best_generated")
+    forms = " ".join(f"{f} {t[r[f'best_{f}']]:.0f}" for f in ("ph", "ig") if r.get(f"best_{f}") in t)
     errs = {k[8:]: f"{v:.1e}" for k, v in r.items() if k.startswith("rel_err_")}
     print(f"{r['dtype']:5} {r['problem'][:34]:34} eager {t.get('eager', 0):.0f} compile {t.get('torch.compile', 0):.0f} "
-          f"| {best} {t.get(best, 0):.0f} | eager/gen {r.get('eager_over_generated')} compile/gen "
+          f"| {best} {t.get(best, 0):.0f} ({forms}) | eager/gen {r.get('eager_over_generated')} compile/gen "
           f"{r.get('compile_over_generated')} | rel_err {errs} "
           f"{r.get('error', '') or r.get('skipped', '') or r.get('run_errors', '')} t={r.get('elapsed_s')}")
 PY

@@ -24,7 +24,7 @@ from kerntailor.codegen.schedule import ScheduleError
 from kerntailor.costmodel import AnalyticalModel
 from kerntailor.costmodel.candidate import Candidate
 from kerntailor.generate.kernels import group_work
-from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
+from kerntailor.search.families import loop_trips, make_space, padding_factor, program_count, seed_knobs
 from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
@@ -122,12 +122,14 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     its epilogue; M = groups x N x OH x OW (5 -> 10 rows: (5 - 1)·2 - 2 + 2 + 1 + 1; 7 -> 9 columns: 7 - 1 + 2 + 1),
     N = Cout / groups = the weight's second axis, K = Cin / groups x a phase's taps at most (2 of 3 rows at stride 2,
     both columns at stride 1: 4 of 6). The default is the phase form (a stride > 1), the gather form the knob's
-    other value (K over every tap, masking those the stride does not divide); no depthwise or pointwise form."""
+    other value (K over every tap, masking those the stride does not divide: Kg); no depthwise or pointwise form.
+    The cost model's padding prices the zeros each form multiplies: K or Kg over the useful products per output
+    (Ku = FLOPs / 2 / (M x N) = 2·420·4·6 / 2 / 1440 = 7)."""
     gen, plan, group = _conv_group(CONVT2D)
     conv = gen.graph.node(group.anchor)
     assert conv.transposed and [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
     work, sizes = group_work(gen, group, "fp32")
-    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2}
+    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2, "Kg": 3 * 6, "Ku": 7}
     assert work.flops == conv.flops()
     schedule = default_schedule(gen, group)
     assert schedule.phases and not schedule.pointwise
@@ -138,6 +140,9 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     seeds, space = seed_knobs("conv", t, dtype="bf16", **big), make_space("conv", t, dtype="bf16", **big)
     assert seeds[0]["phases"] is True and {s["phases"] for s in seeds} == {True, False}
     assert all(not space.violations(space.config_of(schedule.retune(k))) for k in seeds)
+    phase, gather = (space.config_of(schedule.retune(k | {"BLOCK_K": 16})) for k in seeds[:1] + seeds[-1:])
+    assert loop_trips(phase, sizes) == 1 and loop_trips(gather, sizes) == 2            # K 12 and 18 in steps of 16
+    assert padding_factor(gather, sizes) > padding_factor(phase, sizes) >= 12 / 7
     (kernel,) = make_module(CONVT2D).kernels
     assert "split by output phase (2 phases)" in kernel.source and "tl.dot(a, b, acc" in kernel.source
     loop = kernel.source.split("for kt in")[1].split("acc = ")[0]

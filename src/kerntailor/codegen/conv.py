@@ -219,8 +219,10 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
             wins = windows(gen, node)
         except CodegenUnsupported:
             return sizes
-        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most
-            return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2}
+        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most;
+            useful = max(1, round(node.flops() / 2 / (sizes["M"] * sizes["N"])))   # the gather form's K, and the
+            return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2,   # products per output
+                            "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})

@@ -665,7 +665,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0) -> Space:
+               phases: int = 0, Kg: int = 0, Ku: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
@@ -674,7 +674,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     conv.work_sizes) has the knob pointwise: that form first, then the implicit GEMM (the tiles mean the same in
     both: BLOCK_M positions, BLOCK_N channels, BLOCK_K input channels). A transposed convolution (`phases` 1 or 2:
     codegen's conv.work_sizes) has the knob phases (codegen/conv_phases.py: split by output phase, rows along the
-    last axis), first where it is the default (2: a stride > 1), else second."""
+    last axis), first where it is the default (2: a stride > 1), else second; Kg and Ku (the gather form's K and
+    the useful products per output) only price the forms (_conv_padding), the tiles range over K."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -699,11 +700,12 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     sizes = (("M", M), ("N", N), ("K", K)) + ((("pointwise", 1),) if pointwise else ())
     sizes += (("phases", phases),) if phases else ()
+    sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
 def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0) -> list[dict]:
+               phases: int = 0, Kg: int = 0, Ku: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
@@ -948,6 +950,26 @@ def _gemm_padding(config: Config, sizes: Mapping[str, int]) -> float:
             * _pad(sizes["K"], config["BLOCK_K"] * config.get("split_k", 1)))
 
 
+def _conv_k(config: Config, sizes: Mapping[str, int]) -> Mapping[str, int]:
+    """The sizes with K the form's own: a strided transposed convolution's gather form (phases off) steps every tap
+    ("Kg"), its phase form a phase's taps at most ("K"; codegen's conv.work_sizes)."""
+    if "Kg" in sizes and not config.get("phases", True):
+        return {**sizes, "K": sizes["Kg"]}
+    return sizes
+
+
+def _conv_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    return _gemm_trips(config, _conv_k(config, sizes))
+
+
+def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    """gemm's tile padding, and a strided transposed convolution's taps that multiply zeros: the form's K over the
+    useful products per output ("Ku": its FLOPs / 2 / (M x N))."""
+    k_sizes = _conv_k(config, sizes)
+    taps = k_sizes["K"] / sizes["Ku"] if sizes.get("Ku") else 1.0
+    return _gemm_padding(config, k_sizes) * max(1.0, taps)
+
+
 def _attention_programs(config: Config, sizes: Mapping[str, int]) -> int:
     return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
 
@@ -1103,7 +1125,7 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
                 lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
                 seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
-    SpaceFamily("conv", conv_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=conv_seeds, lds=_gemm_lds,
+    SpaceFamily("conv", conv_space, _gemm_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
                 matrix_tiles=True),
     SpaceFamily("library", library_space, None),
 )}

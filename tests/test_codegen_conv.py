@@ -6,7 +6,8 @@ refuses on sight (fp64) is a library group from the first plan on; a depthwise c
 transposed one the gather form. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
 conv3d problems with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several
 tiles per axis, a K tail), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
-stride 1 and 2-3, padding, output_padding, dilation, groups; kernel.py is standalone.
+stride 1 and 2-3, padding, output_padding, dilation, groups, both forms, and phases with no tap at all (gcd(stride,
+dilation) = 2 not dividing phase + padding); kernel.py is standalone.
 Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
 """
 
@@ -29,8 +30,8 @@ from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
 TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"   # float64: refused
-CONVT1D, CONVT2D, CONVT3D = (DATA / f"{n}.py" for n in (
-    "convt1d_strided_dilated_bias_relu", "convt2d_groups_padded", "convt3d_bias"))
+CONVT1D, CONVT2D, CONVT3D, CONVT_GCD = (DATA / f"{n}.py" for n in (
+    "convt1d_strided_dilated_bias_relu", "convt2d_groups_padded", "convt3d_bias", "convt2d_dilation_shares_stride"))
 CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE, LONG_K = (DATA / f"{n}.py" for n in (
     "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
     "pointwise2d_bias_residual_relu", "long_reduction_conv2d"))
@@ -230,10 +231,11 @@ def _host_names(module) -> dict:
     (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
     (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
-    (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}),
+    (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}), (CONVT_GCD, None, None),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
         "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
-        "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32"])
+        "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32",
+        "convt2d_phases_without_taps_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source

@@ -67,7 +67,8 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
     for d, win in enumerate(wins):   # the phase's first tap c, whether it has any, and its input position's base
         g, step = gcd(win.s, win.d), win.s // gcd(win.s, win.d)
         out(f"e{d} = f{d} + {win.p}" if win.p else f"e{d} = f{d}")
-        out(f"has{d} = (e{d} % {g}) == 0" if g > 1 else f"has{d} = e{d} >= 0")
+        if g > 1:   # the phase has taps along this axis only where gcd(s, dil) divides φ + p
+            out(f"has{d} = (e{d} % {g}) == 0")
         if step > 1:
             inv = pow(win.d // g, -1, step)
             part = f"e{d} // {g}" if g > 1 else f"e{d}"
@@ -114,7 +115,7 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
             step, dg = win.s // gcd(win.s, win.d), win.d // gcd(win.s, win.d)
             out(f"k{d} = c{d} + j{d} * {step}" if step > 1 else f"k{d} = c{d} + j{d}")
             jd = f"j{d} * {dg}" if dg != 1 else f"j{d}"
-            cols.append(f"has{d} & (k{d} < {win.k})")
+            cols.append(f"has{d} & (k{d} < {win.k})" if gcd(win.s, win.d) > 1 else f"(k{d} < {win.k})")
             if d < last:   # a scalar line position less the tap's step: one per column
                 out(f"h{d} = t{d} - {jd}")
                 cols.append(f"(h{d} >= 0) & (h{d} < {t(x_shape[2 + d])})")

@@ -7,7 +7,7 @@ batch_size = 2
 height = 5
 width = 7
 
-VARIANTS = {"small": {"batch_size": 1, "height": 4, "width": 5}, "odd": {"batch_size": 3, "height": 7, "width": 6}}
+VARIANTS = {"small": {"batch_size": 1, "height": 4, "width": 5}, "odd": {"batch_size": 1, "height": 7, "width": 6}}
 
 
 class Model(nn.Module):

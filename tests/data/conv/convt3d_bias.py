@@ -4,10 +4,10 @@ import torch.nn as nn
 
 batch_size = 2
 depth = 3
-height = 4
+height = 3
 width = 5
 
-VARIANTS = {"small": {"batch_size": 1, "depth": 2, "height": 3, "width": 3}}
+VARIANTS = {"small": {"batch_size": 1, "depth": 2, "height": 2, "width": 3}}
 
 
 class Model(nn.Module):

@@ -400,7 +400,7 @@ class _ConvWriter(AnchorWriter):
                 raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
         elif conv.transposed:
-            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, t(cin_g), dtype)
+            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, t(w_shape[1]), dtype)
 
@@ -597,39 +597,48 @@ class _ConvWriter(AnchorWriter):
                 self.out("acc_sum += acc")
             self.out("acc = acc_sum")
 
-    def _gather_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: str, dtype: str) -> None:
+    def _gather_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                     dtype: str) -> None:
         """acc += a transposed convolution's BLOCK_K steps in the gather form (module docstring): K unravelled into
         (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; row o and tap k read input position
-        i = (o + p - k·dil) / s, masked where it is negative, past the input, or (s > 1) not a multiple of s."""
-        t = self.sizes.text
+        i = (o + p - k·dil) / s, masked where it is negative, past the input, or (s > 1) not a multiple of s. The
+        K loop is _k_loop's (chunks past LONG_K reduction elements)."""
         kvol = prod(win.k for win in wins)
-        K = f"{cin_g} * {kvol}" if kvol > 1 else cin_g
+        cin = self.sizes.text(cin_g)
+        K = f"{cin} * {kvol}" if kvol > 1 else cin
         self.out("rk = tl.arange(0, BLOCK_K)")
-        with self.out.block(f"for kt in range(0, tl.cdiv({K}, BLOCK_K)):"):
-            self.out("kk = kt * BLOCK_K + rk")
-            self.out(f"kmask = kk < {K}")
-            self._unravel_taps(wins, kvol)
-            x_terms = ["x_rows[:, None]", f"({self._times('ci', x_strides[1])})[None, :]"]
-            w_rows = [self._times("ci", w_strides[0])]
-            mask = ["kmask[None, :]"]
-            for d, win in enumerate(wins):
-                tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
-                self.out(f"u{d} = t{d}[:, None] - ({tap})[None, :]" if win.k > 1 else f"u{d} = t{d}[:, None]")
-                size = t(x_shape[2 + d])
-                if win.s == 1:
-                    self.out(f"v{d} = u{d}")
-                    mask.append(f"(u{d} >= 0) & (u{d} < {size})")
-                else:   # a tap only where the stride divides (masked: most of them at s > 1)
-                    self.out(f"v{d} = u{d} // {win.s}")
-                    mask.append(f"(u{d} >= 0) & (v{d} * {win.s} == u{d}) & (v{d} < {size})")
-                x_terms.append(self._times(f"v{d}", x_strides[2 + d]))
-                if win.k > 1:
-                    w_rows.append(self._times(f"k{d}", w_strides[2 + d]))
-            self.out(f"a_mask = {' & '.join(mask)}")
-            self.out(f"a = tl.load({self.pointer(x.base)} + {' + '.join(x_terms)}, mask=a_mask, other=0.0)")
-            self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
-                     "mask=kmask[:, None], other=0.0)")
-            self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+        traced = self.anchor.operands[1].shape[0] // self.anchor.groups * kvol
+        self._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._gather_step(wins, x, x_shape, x_strides, w, w_strides, K, kvol, dtype), kvol)
+
+    def _gather_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, K: str, kvol: int,
+                     dtype: str) -> None:
+        """One BLOCK_K step of _gather_loop (K tile `kt`)."""
+        t = self.sizes.text
+        self.out("kk = kt * BLOCK_K + rk")
+        self.out(f"kmask = kk < {K}")
+        self._unravel_taps(wins, kvol)
+        x_terms = ["x_rows[:, None]", f"({self._times('ci', x_strides[1])})[None, :]"]
+        w_rows = [self._times("ci", w_strides[0])]
+        mask = ["kmask[None, :]"]
+        for d, win in enumerate(wins):
+            tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            self.out(f"u{d} = t{d}[:, None] - ({tap})[None, :]" if win.k > 1 else f"u{d} = t{d}[:, None]")
+            size = t(x_shape[2 + d])
+            if win.s == 1:
+                self.out(f"v{d} = u{d}")
+                mask.append(f"(u{d} >= 0) & (u{d} < {size})")
+            else:   # a tap only where the stride divides (masked: most of them at s > 1)
+                self.out(f"v{d} = u{d} // {win.s}")
+                mask.append(f"(u{d} >= 0) & (v{d} * {win.s} == u{d}) & (v{d} < {size})")
+            x_terms.append(self._times(f"v{d}", x_strides[2 + d]))
+            if win.k > 1:
+                w_rows.append(self._times(f"k{d}", w_strides[2 + d]))
+        self.out(f"a_mask = {' & '.join(mask)}")
+        self.out(f"a = tl.load({self.pointer(x.base)} + {' + '.join(x_terms)}, mask=a_mask, other=0.0)")
+        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
+                 "mask=kmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
 
     def _unravel_taps(self, wins: list[Window], kvol: int) -> None:
         """ci and k0..k_{d-1} from the K index kk (the weight's order: input channel, then the kernel's positions)."""

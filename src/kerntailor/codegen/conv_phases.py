@@ -96,7 +96,7 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
     kvol = prod(taps)
     K = f"{Cin} * {kvol}" if kvol > 1 else Cin
     out("rk = tl.arange(0, BLOCK_K)")
-    with out.block(f"for kt in range(0, tl.cdiv({K}, BLOCK_K)):"):
+    def step() -> None:   # one BLOCK_K step (K tile `kt`); _k_loop chains them (chunks past LONG_K elements)
         out("kk = kt * BLOCK_K + rk")
         out(f"ci = kk // {kvol}" if kvol > 1 else "ci = kk")
         rest = f"kk % {kvol}" if kvol > 1 else ""
@@ -112,8 +112,8 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         x_cols = [wr._times("ci", x_strides[1])]
         w_rows = [wr._times("ci", w_strides[0])]
         for d, win in enumerate(wins):
-            step, dg = win.s // gcd(win.s, win.d), win.d // gcd(win.s, win.d)
-            out(f"k{d} = c{d} + j{d} * {step}" if step > 1 else f"k{d} = c{d} + j{d}")
+            k_step, dg = win.s // gcd(win.s, win.d), win.d // gcd(win.s, win.d)
+            out(f"k{d} = c{d} + j{d} * {k_step}" if k_step > 1 else f"k{d} = c{d} + j{d}")
             jd = f"j{d} * {dg}" if dg != 1 else f"j{d}"
             cols.append(f"has{d} & (k{d} < {win.k})" if gcd(win.s, win.d) > 1 else f"(k{d} < {win.k})")
             if d < last:   # a scalar line position less the tap's step: one per column
@@ -133,6 +133,9 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         out(f"b = tl.load({wr.pointer(w.base)} + ({w_rows_text})[:, None] + w_cols[None, :], mask=kmask[:, None], "
             "other=0.0)")
         out(f"acc = {dot_text(wr, dtype, wr.schedule.precision)}")
+
+    traced = conv.operands[1].shape[0] // conv.groups * kvol
+    wr._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]", step, kvol)
 
     # the output coordinates: o = o'·s + φ; the scalar ones broadcast to the rows (the epilogue's loads mask them)
     out(f"zr = (q{last} * 0)[:, None]")

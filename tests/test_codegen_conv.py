@@ -214,6 +214,11 @@ def test_a_long_reduction_runs_in_chunks_decided_per_call_by_the_host():
     assert dict(kernel.constexprs)["KCHUNK"] == CHUNK_K // 16   # traced: 4100 x 9 input-channel taps
     (host,) = [text for name, text in kernel.launch.host_constexprs if name == "KCHUNK"]
     assert eval(host.replace("(d1)", "4100")) == CHUNK_K // 16 and eval(host.replace("(d1)", "6")) == 0
+    for knobs, taps in (({}, 4), ({"phases": False}, 9)):   # a transposed convolution's two forms: the same loop
+        (kernel,) = make_module(DATA / "long_reduction_convt2d.py", {"conv": SMALL["conv"] | knobs}).kernels
+        assert "if KCHUNK == 0:" in kernel.source and dict(kernel.constexprs)["KCHUNK"] == CHUNK_K // 16
+        (host,) = [text for name, text in kernel.launch.host_constexprs if name == "KCHUNK"]
+        assert host == f"0 if (d1) * {taps} <= {LONG} else {CHUNK_K // 16}"
 
 
 def _host_names(module) -> dict:

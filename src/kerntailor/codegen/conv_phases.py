@@ -13,6 +13,12 @@ Rows are BLOCK_M consecutive o' along the last spatial axis of one (n, o'_1..o'_
 ceil(ceil(O / s) / BLOCK_M) = ceil(O / (s·BLOCK_M)) a product of factors like every size of the grid): the input
 patch's rows are consecutive along x's last axis. Rows whose o is past the output are computed and not stored. The
 epilogue sees the output coordinates (n, co, o_1..o_d), the scalar ones broadcast to the rows.
+
+Costs of the line tiling: a last axis shorter than BLOCK_M leaves rows idle (default_schedule caps BLOCK_M at the
+traced ceil(O / s)), and a 3-d problem has many short lines: under the interpreter KernelBench 73's phase form (128 x
+32 x 32 / 4 warps) ran past the referee's 300 s on one case of a derived variant (CPU, 2026-12-03, load ~5) where
+the gather form passed, so a CPU-only `generate` shipped the gather form (its runner-up). Rows over several lines
+would need ceil(N·Π ceil(O_d / s_d) / BLOCK_M) programs, which the grid's product of factors cannot say.
 """
 
 from __future__ import annotations

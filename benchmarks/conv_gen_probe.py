@@ -27,7 +27,7 @@ convolution the writer refuses (fp64) has no generated rows, only the reason.
 
 On the H200, KernelBench level 1's 1x1 convolutions (87, and 86's second), 3x3 (63), 1-d (67) and depthwise (82) in
 bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh; four
-transposed convolutions (57, 73, 75, 79) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh.
+transposed convolutions (73, 75, 57) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh.
 """
 
 from __future__ import annotations

@@ -8,24 +8,26 @@ own sizes,
   it can be (codegen/memory_format.py; absent where it cannot; not with --quick);
 - "gen_<form>_<BMxBNxBK_w_s>[_<precision>][@<group>]": the generated convolution with its tail as its epilogue, one
   module per schedule of one conv group (the others at their defaults; @group named where a file has several):
-  form "pw" the pointwise form (1x1, stride 1, no padding, one group), "ig" the implicit GEMM; the default
+  form "pw" the pointwise form (1x1, stride 1, no padding, one group), "ig" the implicit GEMM (a transposed
+  convolution's gather form), "ph" a transposed convolution split by output phase (both forms timed); the default
   schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path), conv_seeds' for
   the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
   torch.backends.cudnn.allow_tf32);
-- "eager" and "torch.compile" (its default mode; not with --quick).
+- "eager" and "torch.compile" (its default mode; not with --quick unless --with-compile).
 
 Each module's output is compared with eager's (relative norm error, a sanity figure beside the times: the referee
 judges modules, this script does not). Times are medians (us), labelled measured on the GPU; each row ends with
 "eager_over_<best gen_pw / gen_ig / generated>" (> 1: the generated one is faster than eager's cuDNN). A file whose
-convolution the writer refuses (transposed) has no generated rows, only the reason.
+convolution the writer refuses (fp64) has no generated rows, only the reason.
 
     PYTHONPATH=src python3 benchmarks/conv_gen_probe.py FILE.py [...] --out conv_gen.json [--dtype bf16,fp32] [--quick]
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/conv_gen_probe.py tests/data/conv/conv2d_groups_bias_relu.py \
         --out /tmp/c.json --smoke        # CPU: smallest variant, every module against eager, no times
 
 On the H200, KernelBench level 1's 1x1 convolutions (87, and 86's second), 3x3 (63), 1-d (67) and depthwise (82) in
-bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh.
+bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh; four
+transposed convolutions (73, 75, 57) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ EXTRA_TILES = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "nu
 def _label(schedule, dtype: str) -> str:
     s = schedule
     precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
-    form = "pw" if s.pointwise else "ig"
+    form = "pw" if s.pointwise else "ph" if s.phases else "ig"
     return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}"
 
 
@@ -90,6 +92,7 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
         notes.setdefault("sizes", {})[g.name] = sizes
         seeds = seed_knobs("conv", target, dtype=work_dtype, **sizes)
         knobs = [{}] + ([{"pointwise": False}] if sizes.get("pointwise") else [])
+        knobs += [{"phases": not defaults[g.name].phases}] if sizes.get("phases") else []   # transposed: both forms
         if not smoke:
             knobs += seeds[:2] if quick else seeds + list(EXTRA_TILES)
             if work_dtype == "fp32":
@@ -108,7 +111,8 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
     return spec, sources, notes
 
 
-def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False) -> dict:
+def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False,
+               with_compile: bool = False) -> dict:
     import torch
 
     record = {"problem": path.stem, "path": str(path), "dtype": dtype or "as written"}
@@ -138,7 +142,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     del expected
     if smoke:
         return record
-    if not quick:
+    if not quick or with_compile:
         compiled = torch.compile(model)
         fns["torch.compile"] = lambda xs: compiled(*xs)
     from kerntailor.measure.stopwatch import measure
@@ -148,7 +152,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     record["quartiles_us"] = {n: [tm.q1_s * 1e6, tm.q3_s * 1e6] for n, tm in timings.items()}
     gen = {k: v for k, v in t.items() if k.startswith("gen_")}
     lib = {k: v for k, v in t.items() if k.startswith("library")}
-    for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_")):
+    for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_"), ("ph", "gen_ph_")):
         mine = {k: v for k, v in gen.items() if k.startswith(prefix)}
         if mine:
             best = min(mine, key=mine.get)
@@ -166,7 +170,8 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
 def main(argv: list[str] | None = None) -> int:
     return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True,
                      flags=(("quick", "about 120 s for five files in two dtypes on an H200: no torch.compile, no "
-                                      "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),))
+                                      "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),
+                            ("with_compile", "time torch.compile even with --quick")))
 
 
 if __name__ == "__main__":

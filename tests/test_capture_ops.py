@@ -247,12 +247,12 @@ def test_transposed_convolution(tmp_path, name, init, inputs):
     # every input element scatters into Cout/g channels x the kernel
     assert conv.flops() == 2 * x.numel * w.shape[1] * int(torch.tensor(w.shape[2:]).prod())
     assert "transposed" in conv.describe() and "output_padding" in conv.describe()
-    # codegen refuses a transposed convolution on sight (codegen/conv.py): the library's call alone, its bias and
-    # relu one generated kernel after it
-    assert "transposed" in refused_anchors(graph)[conv.name]
+    # codegen generates a transposed convolution (codegen/conv.py's gather form): one conv group, its bias and
+    # relu the epilogue
+    assert conv.name not in refused_anchors(graph)
     plan = plan_of(graph)
-    assert [g.family for g in plan.groups] == ["library", "pointwise"]
-    assert plan.groups[0].nodes == (conv.name,)
+    assert [g.family for g in plan.groups] == ["conv"]
+    assert plan.groups[0].nodes[0] == conv.name
 
 
 # --- recurrent layers: whole, one anchor per result --------------------------------------------------------------
@@ -336,8 +336,9 @@ def test_inspect_prints_the_new_anchors(tmp_path):
     text = render_inspection(inspect_problem(spec.path, "mi300x"))
     assert "transposed conv2d kernel (3, 3) stride (2, 2) pad (0, 0) output_padding (1, 1) groups 1" in text
     assert "lstm x2 batch_first -> output sequence (call lstm0)" in text and "-> c_n (call lstm0)" in text
-    # neither has a generator: each is a library group, the LSTM's two used results in one call
-    assert "library   [conv0]" in text and "library   [lstm0_0, lstm0_2]" in text
+    # the transposed convolution is generated with its bias as the epilogue (codegen/conv.py's gather form); the LSTM
+    # has no generator: a library group, its two used results in one call
+    assert "conv      [conv0, pw0]" in text and "library   [lstm0_0, lstm0_2]" in text
 
 
 @pytest.mark.capture

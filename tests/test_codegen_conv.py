@@ -2,10 +2,12 @@
 
 Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
 its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
-refuses on sight (transposed, fp64) is a library group from the first plan on; a depthwise convolution takes the
-window loop. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d / conv3d problems
-with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several tiles per axis, a
-K tail), and on a depthwise one with two channels per group; kernel.py is standalone.
+refuses on sight (fp64) is a library group from the first plan on; a depthwise convolution takes the window loop; a
+transposed one the gather form. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
+conv3d problems with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several
+tiles per axis, a K tail), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
+stride 1 and 2-3, padding, output_padding, dilation, groups, both forms, and phases with no tap at all (gcd(stride,
+dilation) = 2 not dividing phase + padding); kernel.py is standalone.
 Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
 """
 
@@ -23,11 +25,13 @@ from kerntailor.codegen.schedule import ScheduleError
 from kerntailor.costmodel import AnalyticalModel
 from kerntailor.costmodel.candidate import Candidate
 from kerntailor.generate.kernels import group_work
-from kerntailor.search.families import loop_trips, make_space, program_count, seed_knobs
+from kerntailor.search.families import loop_trips, make_space, padding_factor, program_count, seed_knobs
 from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
-TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"
+TRANSPOSED = Path(__file__).parent / "data" / "codegen_fused" / "tiny_conv2d.py"   # float64: refused
+CONVT1D, CONVT2D, CONVT3D, CONVT_GCD = (DATA / f"{n}.py" for n in (
+    "convt1d_strided_dilated_bias_relu", "convt2d_groups_padded", "convt3d_bias", "convt2d_dilation_shares_stride"))
 CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE, LONG_K = (DATA / f"{n}.py" for n in (
     "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
     "pointwise2d_bias_residual_relu", "long_reduction_conv2d"))
@@ -86,10 +90,10 @@ def test_the_schedule_refuses_what_no_kernel_takes():
 
 
 def test_what_the_writer_refuses_on_sight_is_a_library_group_from_the_first_plan():
-    """Transposed (tiny_conv2d) and fp64 convolutions: their anchors are named by refused_anchors, so every plan of
-    codegen's callers (codegen.plan_of, tests' prepared) has them as library groups, and the writer refuses them if
-    asked anyway."""
-    for path, dtype, why in ((TRANSPOSED, None, "transposed"), (GRADS_CONV, None, "fp64 x fp64")):
+    """fp64 convolutions (a transposed one, tiny_conv2d, and a forward one): their anchors are named by
+    refused_anchors, so every plan of codegen's callers (codegen.plan_of, tests' prepared) has them as library groups,
+    and the writer refuses them if asked anyway."""
+    for path, dtype, why in ((TRANSPOSED, None, "fp64 x fp64"), (GRADS_CONV, None, "fp64 x fp64")):
         _, _, gen, plan = prepared(path, dtype)
         conv = next(n for n in gen.graph.nodes if n.family == "conv")
         assert why in refused_anchors(gen.graph)[conv.name]
@@ -112,6 +116,45 @@ def test_a_depthwise_convolution_is_one_tile_over_its_channels_without_tl_dot():
     (kernel,) = make_module(L1 / "depthwise_conv2d.py").kernels
     assert "tl.dot(" not in kernel.source and "tl.static_range(3)" in kernel.source and "acc += a * b" in kernel.source
     assert "BLOCK_K" not in kernel.source
+
+
+def test_a_transposed_convolution_is_split_by_phase_or_gathered():
+    """ConvTranspose2d (6 -> 8 channels, 2 groups, 3 x 2 kernel, stride (2, 1), dilation (1, 2)): a conv group with
+    its epilogue; M = groups x N x OH x OW (5 -> 10 rows: (5 - 1)·2 - 2 + 2 + 1 + 1; 7 -> 9 columns: 7 - 1 + 2 + 1),
+    N = Cout / groups = the weight's second axis, K = Cin / groups x a phase's taps at most (2 of 3 rows at stride 2,
+    both columns at stride 1: 4 of 6). The default is the phase form (a stride > 1), the gather form the knob's
+    other value (K over every tap, masking those the stride does not divide: Kg); no depthwise or pointwise form.
+    The cost model's padding prices the zeros each form multiplies: K or Kg over the useful products per output
+    (Ku = FLOPs / 2 / (M x N) = 2·420·4·6 / 2 / 1440 = 7)."""
+    gen, plan, group = _conv_group(CONVT2D)
+    conv = gen.graph.node(group.anchor)
+    assert conv.transposed and [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
+    work, sizes = group_work(gen, group, "fp32")
+    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2, "Kg": 3 * 6, "Ku": 7}
+    assert work.flops == conv.flops()
+    schedule = default_schedule(gen, group)
+    assert schedule.phases and not schedule.pointwise
+    t = get_target("h200")
+    assert not make_space("conv", t, dtype="bf16", **sizes).violations(make_space(
+        "conv", t, dtype="bf16", **sizes).config_of(schedule))
+    big = sizes | {"M": 1 << 20, "N": 64, "K": 512}
+    seeds, space = seed_knobs("conv", t, dtype="bf16", **big), make_space("conv", t, dtype="bf16", **big)
+    assert seeds[0]["phases"] is True and {s["phases"] for s in seeds} == {True, False}
+    assert all(not space.violations(space.config_of(schedule.retune(k))) for k in seeds)
+    phase, gather = (space.config_of(schedule.retune(k | {"BLOCK_K": 16})) for k in seeds[:1] + seeds[-1:])
+    assert loop_trips(phase, sizes) == 1 and loop_trips(gather, sizes) == 2            # K 12 and 18 in steps of 16
+    assert padding_factor(gather, sizes) > padding_factor(phase, sizes) >= 12 / 7
+    (kernel,) = make_module(CONVT2D).kernels
+    assert "split by output phase (2 phases)" in kernel.source and "tl.dot(a, b, acc" in kernel.source
+    loop = kernel.source.split("for kt in")[1].split("acc = ")[0]
+    assert "h0 = t0 - j0" in loop and "==" not in loop       # the phase's taps: no divisibility test in the loop
+    (gather,) = make_module(CONVT2D, {"conv": {"phases": False}}).kernels
+    assert "Transposed (gather form)" in gather.source
+    assert "v0 = u0 // 2" in gather.source and "(v0 * 2 == u0)" in gather.source   # stride 2: divisible taps only
+    assert "v1 = u1\n" in gather.source                                             # stride 1: no division
+    assert "aten.convolution" not in make_module(CONVT2D).source
+    with pytest.raises(CodegenUnsupported, match="phase form"):
+        make_module(CONV2D, {"conv": {"phases": True}})
 
 
 @pytest.mark.parametrize("target", ["h200", "mi300x"])
@@ -171,6 +214,11 @@ def test_a_long_reduction_runs_in_chunks_decided_per_call_by_the_host():
     assert dict(kernel.constexprs)["KCHUNK"] == CHUNK_K // 16   # traced: 4100 x 9 input-channel taps
     (host,) = [text for name, text in kernel.launch.host_constexprs if name == "KCHUNK"]
     assert eval(host.replace("(d1)", "4100")) == CHUNK_K // 16 and eval(host.replace("(d1)", "6")) == 0
+    for knobs, taps in (({}, 4), ({"phases": False}, 9)):   # a transposed convolution's two forms: the same loop
+        (kernel,) = make_module(DATA / "long_reduction_convt2d.py", {"conv": SMALL["conv"] | knobs}).kernels
+        assert "if KCHUNK == 0:" in kernel.source and dict(kernel.constexprs)["KCHUNK"] == CHUNK_K // 16
+        (host,) = [text for name, text in kernel.launch.host_constexprs if name == "KCHUNK"]
+        assert host == f"0 if (d1) * {taps} <= {LONG} else {CHUNK_K // 16}"
 
 
 def _host_names(module) -> dict:
@@ -187,8 +235,12 @@ def _host_names(module) -> dict:
     (DEPTHWISE, "bf16", {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 1}}),
     (POINTWISE, None, SMALL), (POINTWISE, "bf16", None),
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
+    (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
+    (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}), (CONVT_GCD, None, None),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
-        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32"])
+        "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
+        "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32",
+        "convt2d_phases_without_taps_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -205,8 +257,10 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
 
     cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
                        (DEPTHWISE, "bf16", None), (POINTWISE, "bf16", None),
-                       (POINTWISE, None, {"conv": {"precision": "tf32"}})],
-             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None)]}
+                       (POINTWISE, None, {"conv": {"precision": "tf32"}}), (CONVT3D, "bf16", None),
+                       (CONVT2D, "bf16", {"conv": {"phases": False}})],
+             "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None),
+                        (CONVT2D, "bf16", None)]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
             target = get_target("h200" if arch == "sm_90" else "mi300x")

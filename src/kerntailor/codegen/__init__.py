@@ -5,8 +5,9 @@
     module.source                                                 # kernel.py, standalone
 
 Layout: `families.py` (the table of families), one writer module per family (`fused.py`: pointwise and
-reductions; `gemm.py`: matmul; `conv.py`: forward convolution as an implicit GEMM; `scan.py`; `pool.py`;
-`attention.py`; `library.py`: an anchor the host's library runs), their shared parts (`writer.py`: lines, pointers and
+reductions; `gemm.py`: matmul; `conv.py`: convolution as an implicit GEMM, `conv_phases.py` its transposed form
+split by output phase; `scan.py`; `pool.py`; `attention.py`; `library.py`: an anchor the host's library runs), their
+shared parts (`writer.py`: lines, pointers and
 cached loads; `render.py`: IR expressions as `tl.*` text; `sizes.py`: sizes as kernel arguments and host text;
 `concat.py`: a concatenation's sizes, sums of its operands', computed on the host),
 `schedule.py` (the Schedule base), `memory_format.py` (a library convolution's output kept channels-last: the
@@ -32,7 +33,7 @@ planner gives them library groups):
 2. One `Family(...)` line in `codegen/families.py`: with `matrix=True` if its first node is a matrix product,
    `precisions` naming the user's precision policies its schedule's `precision` takes, the derived-size
    hooks if its outputs have sizes of their own, and `refuses` where its writer turns some anchors down on sight
-   (a transposed convolution): `plan_of` (what the plan's callers use) makes those library groups up front.
+   (an fp64 convolution): `plan_of` (what the plan's callers use) makes those library groups up front.
 3. One `SpaceFamily(...)` entry in `search/families.py` (`SPACE_FAMILIES`): its space (knobs: the schedule's
    tuned fields, sized by `work_sizes`), seeds, and what a Config implies (programs, loop trips, padding, and
    for the cost model's estimates before a build: values a program holds, LDS, a split's launches and partials).
@@ -71,7 +72,7 @@ __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "Generat
 
 
 def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dict[str, str]:
-    """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: a transposed
+    """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: an fp64
     convolution), and every anchor of `library_families` (the user's or the generate stage's choice of the library
     for that family: its alternative, timed). Every caller of plan_fusion passes them as its `library`: they are
     library groups from the first plan on, never groups the generate stage must plan around."""

@@ -1,4 +1,4 @@
-"""Triton source for a convolution group: a forward (not transposed) 1-d, 2-d or 3-d convolution as an implicit GEMM,
+"""Triton source for a convolution group: a 1-d, 2-d or 3-d convolution, forward or transposed, as an implicit GEMM,
 plus its pointwise epilogue (bias, activation, scale: the group's other nodes).
 
     out[n, g·Cg + co, o..] = epilogue(Σ_k A[(n, o..), k] · W[k, co])      per group g of `groups`
@@ -49,9 +49,28 @@ through division, which hides that contiguity from Triton (the likely cause of i
 (st.global.v4.b32) and cp.async loads, 206 registers, no spills; the implicit GEMM 64 scalar loads and 128 scalar
 stores per thread, 255 registers and 2.6 KB of spills. Predicted; not measured on a GPU yet.
 
+A transposed convolution (ConvTranspose1d/2d/3d, forward pass: the gradient of a convolution's input) is the same
+implicit GEMM in the gather form, one output position per row:
+
+    out[n, g·Cout_g + co, o..] = epilogue(Σ_(ci, k) x[n, g·Cin_g + ci, i..] · W[g·Cin_g + ci, co, k..])
+    i = (o + p - k·dil) / s    per spatial axis, a tap only where s divides it and 0 <= i < I
+
+    M = N x O_1 x .. x O_d,  N = Cout / groups (the weight's second axis),  K = Cin / groups x k_1 x .. x k_d
+
+K unravels into (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; each A element's input position is
+computed per (row, tap) and masked where it is negative, past the input or (s > 1) not divisible; output_padding
+only lengthens the output (a host-derived size: codegen/library.py's host_size_lines), the mask covers the rest.
+At stride s along d axes only about 1 / s^d of the taps are valid: the gather form multiplies that many zeros
+(KernelBench 73's stride 2 in 3-d: 7/8 of the products wasted). The knob `phases` (codegen/conv_phases.py, the
+default where a stride is > 1) splits the output by phase (o mod s) instead: each program takes only its phase's
+taps, with no division in the loop (73's K: 8 taps per input channel instead of 27; cross-compiled for sm_90 at
+73's sizes, bf16, 128 x 32 x 64 / 4 warps / 4 stages: 188 registers, no spills, against 255 and 3.7 KB of spills
+in the gather form; predicted, not measured). A transposed convolution never takes the depthwise or the pointwise
+form.
+
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
-codegen/library.py's ATen call): transposed convolutions, fp64 operands (tl.dot takes none); and by the writer a
-kernel, stride, padding, dilation or groups that changes between the problem's variants.
+codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,
+dilation or groups that changes between the problem's variants.
 
 Output sizes are derived dims: the library family's (codegen/library.py `output_shape`, `host_size_lines`) names
 and computes them on the host for every Conv node, whichever family its group is.
@@ -67,6 +86,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.conv_phases import tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
@@ -129,8 +149,9 @@ def windows(gen: Generalized, node: Conv) -> list[Window]:
 
 
 def is_depthwise(node: Conv) -> bool:
-    """One input channel per group (Cin / groups = 1): the window walked with multiply-adds, no tl.dot."""
-    return node.operands[1].shape[1] == 1 and node.groups > 1
+    """One input channel per group (Cin / groups = 1): the window walked with multiply-adds, no tl.dot. A transposed
+    convolution never is (its weight's second axis is Cout / groups; the gather form takes every groups count)."""
+    return not node.transposed and node.operands[1].shape[1] == 1 and node.groups > 1
 
 
 def refuses(graph: Graph, node: Node) -> str:
@@ -138,8 +159,6 @@ def refuses(graph: Graph, node: Node) -> str:
     plan's callers make those library groups up front (codegen's refused_anchors), so no plan offers them."""
     if not isinstance(node, Conv):
         return ""
-    if node.transposed:
-        return f"{node.name}: transposed convolution (not generated; the library runs it)"
     nd = len(node.stride)
     if nd not in (1, 2, 3) or len(node.operands[0].shape) != nd + 2 or len(node.operands[1].shape) != nd + 2:
         return f"{node.name}: a convolution of input rank {len(node.operands[0].shape)}"
@@ -165,7 +184,7 @@ def takes_pointwise(gen: Generalized, node: Conv) -> bool:
     """Whether the pointwise form (module docstring) computes `node`: a 1 x .. x 1 kernel at stride 1, no padding,
     one group, and an input whose spatial axes flatten into one (each axis's stride the next one's times its size,
     for every variant: symbolically), so that position p = h·W + w walks x and the NCHW output alike."""
-    if refuses(gen.graph, node) or is_depthwise(node):
+    if refuses(gen.graph, node) or is_depthwise(node) or node.transposed:
         return False
     try:
         wins = windows(gen, node)
@@ -194,6 +213,17 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     w, out = node.operands[1].shape, node.out.shape
     if is_depthwise(node):   # one tile over every channel, K = the kernel's positions
         return {"M": out[0] * prod(out[2:]), "N": w[0], "K": prod(w[1:])}
+    if node.transposed:      # weight (Cin, Cout / groups, *k): N = its second axis, K = Cin / groups x the kernel
+        sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[1], "K": w[0] // node.groups * prod(w[2:])}
+        try:
+            wins = windows(gen, node)
+        except CodegenUnsupported:
+            return sizes
+        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most;
+            useful = max(1, round(node.flops() / 2 / (sizes["M"] * sizes["N"])))   # the gather form's K, and the
+            return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2,   # products per output
+                            "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
+        return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
@@ -203,11 +233,11 @@ class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
-    implicit GEMM."""
+    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "phases", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -218,6 +248,7 @@ class ConvSchedule(Schedule):
     matrix_instr_nonkdim: int | None = None
     kpack: int | None = None
     pointwise: bool = False
+    phases: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -226,6 +257,7 @@ class ConvSchedule(Schedule):
             self.at_least(name, MIN_DOT)
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
+        self.one_of("phases", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -247,8 +279,14 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     if is_depthwise(node):   # multiply-adds over 16 channels of 128 positions: 16 values per lane of 4 warps
         bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
+    phases = sizes.get("phases") == 2
+    if phases:   # rows along the last axis's o' only (conv_phases.py): no wider than it
+        last = windows(gen, node)[-1]
+        bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
+        warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node))
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
+                        phases=phases)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -295,9 +333,16 @@ class _ConvWriter(AnchorWriter):
         depthwise = is_depthwise(conv)
         # depthwise: every output channel is a column of one tile (no grid over the groups), each reading its own
         # input channel (co // multiplier); else Cout / groups columns per group
-        cols = w_shape[0] if depthwise else quotient(w_shape[0], const(groups))
-        if rows is None or cols is None:
+        cols = w_shape[0] if depthwise else w_shape[1] if conv.transposed else quotient(w_shape[0], const(groups))
+        cin_g = quotient(w_shape[0], const(groups)) if conv.transposed else w_shape[1]   # input channels per group
+        if rows is None or cols is None or cin_g is None:
             raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
+        if self.schedule.phases:
+            if not conv.transposed:
+                raise CodegenUnsupported(f"{conv.name}: the phase form takes a transposed convolution")
+            grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
+                                     (w, w_shape, w_strides, w_off), space, cin_g, cols)
+            return self._finish(conv, x_shape, space, grid, how)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -327,8 +372,11 @@ class _ConvWriter(AnchorWriter):
         # where each row's window starts along each spatial axis, and the row's part of the input offset
         terms = [self._times("r0", x_strides[0])]
         if grid_groups > 1:
-            terms.append(self._times(f"g * {t(w_shape[1])}", x_strides[1]))
+            terms.append(self._times(f"g * {t(cin_g)}", x_strides[1]))
         for d, win in enumerate(wins):
+            if conv.transposed:   # input position (o + p - k·dil) / s: per (row, K) element, in the loop
+                self.out(f"t{d} = r{2 + d} + {win.p}" if win.p else f"t{d} = r{2 + d}")
+                continue
             start = f"r{2 + d} * {win.s}" if win.s != 1 else f"r{2 + d}"
             self.out(f"t{d} = {f'{start} - {win.p}' if win.p else start}  # the window's start along axis {2 + d}")
             terms.append(self._times(f"t{d}", x_strides[2 + d]))
@@ -336,7 +384,12 @@ class _ConvWriter(AnchorWriter):
             terms.append(t(x_off))
         self.out(f"x_rows = {' + '.join(terms)}")
         co = f"g * {N} + rn % {N}" if grid_groups > 1 else f"rn % {N}"
-        w_cols = self._times(f"({co})", w_strides[0])
+        if conv.transposed:   # W[g·Cin_g + ci, co, k..]: the group's input channels in the loop's rows
+            w_cols = self._times(f"(rn % {N})", w_strides[1])
+            if grid_groups > 1:
+                w_cols += " + " + self._times(f"g * {t(cin_g)}", w_strides[0])
+        else:
+            w_cols = self._times(f"({co})", w_strides[0])
         if not w_off.is_constant or w_off.coeff + w_off.offset != 0:
             w_cols += f" + {t(w_off)}"
         self.out(f"w_cols = {w_cols}  # output channels, wrapped (columns past them are never stored)")
@@ -346,6 +399,8 @@ class _ConvWriter(AnchorWriter):
             if per_input is None:
                 raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
+        elif conv.transposed:
+            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, t(w_shape[1]), dtype)
 
@@ -362,8 +417,9 @@ class _ConvWriter(AnchorWriter):
         grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
         how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
                "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
-               "Implicit GEMM: one BLOCK_M (n, positions) x BLOCK_N (channels) tile of one group per program, K = "
-               f"input channels x kernel positions in BLOCK_K steps, tl.dot ({self._product(dtype)})")
+               f"{'Transposed (gather form) implicit' if conv.transposed else 'Implicit'} GEMM: one BLOCK_M (n, "
+               "positions) x BLOCK_N (channels) tile of one group per program, K = input channels x kernel positions "
+               f"in BLOCK_K steps, tl.dot ({self._product(dtype)})")
         return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise)
 
     def _product(self, dtype: str) -> str:
@@ -485,17 +541,7 @@ class _ConvWriter(AnchorWriter):
         t = self.sizes.text
         self.out("kk = kt * BLOCK_K + rk")
         self.out(f"kmask = kk < {K}")
-        self.out(f"ci = kk // {kvol}" if kvol > 1 else "ci = kk")
-        rest = f"kk % {kvol}" if kvol > 1 else ""
-        for d in range(len(wins) - 1, -1, -1):   # the kernel position (k_1..k_d), the weight's order
-            k = wins[d].k
-            if k == 1:
-                self.out(f"k{d} = 0")
-            elif d == 0:
-                self.out(f"k{d} = {rest}")
-            else:
-                self.out(f"k{d} = ({rest}) % {k}")
-                rest = f"({rest}) // {k}"
+        self._unravel_taps(wins, kvol)
         x_cols = [self._times("ci", x_strides[1])]
         w_rows = [self._times("ci", w_strides[1])]
         mask = ["kmask[None, :]"]
@@ -550,6 +596,63 @@ class _ConvWriter(AnchorWriter):
                     step()
                 self.out("acc_sum += acc")
             self.out("acc = acc_sum")
+
+    def _gather_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                     dtype: str) -> None:
+        """acc += a transposed convolution's BLOCK_K steps in the gather form (module docstring): K unravelled into
+        (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; row o and tap k read input position
+        i = (o + p - k·dil) / s, masked where it is negative, past the input, or (s > 1) not a multiple of s. The
+        K loop is _k_loop's (chunks past LONG_K reduction elements)."""
+        kvol = prod(win.k for win in wins)
+        cin = self.sizes.text(cin_g)
+        K = f"{cin} * {kvol}" if kvol > 1 else cin
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        traced = self.anchor.operands[1].shape[0] // self.anchor.groups * kvol
+        self._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._gather_step(wins, x, x_shape, x_strides, w, w_strides, K, kvol, dtype), kvol)
+
+    def _gather_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, K: str, kvol: int,
+                     dtype: str) -> None:
+        """One BLOCK_K step of _gather_loop (K tile `kt`)."""
+        t = self.sizes.text
+        self.out("kk = kt * BLOCK_K + rk")
+        self.out(f"kmask = kk < {K}")
+        self._unravel_taps(wins, kvol)
+        x_terms = ["x_rows[:, None]", f"({self._times('ci', x_strides[1])})[None, :]"]
+        w_rows = [self._times("ci", w_strides[0])]
+        mask = ["kmask[None, :]"]
+        for d, win in enumerate(wins):
+            tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            self.out(f"u{d} = t{d}[:, None] - ({tap})[None, :]" if win.k > 1 else f"u{d} = t{d}[:, None]")
+            size = t(x_shape[2 + d])
+            if win.s == 1:
+                self.out(f"v{d} = u{d}")
+                mask.append(f"(u{d} >= 0) & (u{d} < {size})")
+            else:   # a tap only where the stride divides (masked: most of them at s > 1)
+                self.out(f"v{d} = u{d} // {win.s}")
+                mask.append(f"(u{d} >= 0) & (v{d} * {win.s} == u{d}) & (v{d} < {size})")
+            x_terms.append(self._times(f"v{d}", x_strides[2 + d]))
+            if win.k > 1:
+                w_rows.append(self._times(f"k{d}", w_strides[2 + d]))
+        self.out(f"a_mask = {' & '.join(mask)}")
+        self.out(f"a = tl.load({self.pointer(x.base)} + {' + '.join(x_terms)}, mask=a_mask, other=0.0)")
+        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
+                 "mask=kmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _unravel_taps(self, wins: list[Window], kvol: int) -> None:
+        """ci and k0..k_{d-1} from the K index kk (the weight's order: input channel, then the kernel's positions)."""
+        self.out(f"ci = kk // {kvol}" if kvol > 1 else "ci = kk")
+        rest = f"kk % {kvol}" if kvol > 1 else ""
+        for d in range(len(wins) - 1, -1, -1):
+            k = wins[d].k
+            if k == 1:
+                self.out(f"k{d} = 0")
+            elif d == 0:
+                self.out(f"k{d} = {rest}")
+            else:
+                self.out(f"k{d} = ({rest}) % {k}")
+                rest = f"({rest}) // {k}"
 
     def _weight_rows_flat(self) -> bool:
         """Whether the weight's (Cin_g, k_1..k_d) axes are row-major with unit stride for every variant (a

@@ -664,14 +664,18 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     return []
 
 
-def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0) -> Space:
+def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
+               phases: int = 0, Kg: int = 0, Ku: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
     from tl.dot's 16 up to 256 (BLOCK_K up to 128: each step's patch is gathered through masks, not streamed);
     the accumulator and LDS rules are gemm's. A convolution the pointwise form takes (`pointwise` 1: codegen's
     conv.work_sizes) has the knob pointwise: that form first, then the implicit GEMM (the tiles mean the same in
-    both: BLOCK_M positions, BLOCK_N channels, BLOCK_K input channels)."""
+    both: BLOCK_M positions, BLOCK_N channels, BLOCK_K input channels). A transposed convolution (`phases` 1 or 2:
+    codegen's conv.work_sizes) has the knob phases (codegen/conv_phases.py: split by output phase, rows along the
+    last axis), first where it is the default (2: a stride > 1), else second; Kg and Ku (the gather form's K and
+    the useful products per output) only price the forms (_conv_padding), the tiles range over K."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -680,6 +684,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
              Knob("num_stages", (1, 2, 3, 4)), *_amd_knobs(target, matrix=True)]
     if pointwise:
         knobs.append(Knob("pointwise", (True, False)))
+    if phases:
+        knobs.append(Knob("phases", (True, False) if phases == 2 else (False, True)))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
@@ -693,10 +699,13 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     sizes = (("M", M), ("N", N), ("K", K)) + ((("pointwise", 1),) if pointwise else ())
+    sizes += (("phases", phases),) if phases else ()
+    sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
-def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0) -> list[dict]:
+def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
+               phases: int = 0, Kg: int = 0, Ku: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
@@ -706,7 +715,14 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     `pointwise` 1 (a 1 x 1 convolution the pointwise form takes): that form first, on 128 and 256 positions x up to
     128 channels x the input channels up to 64 (32 for fp32) per step, so that a layer of <= 128 output channels
     reads its input once (KernelBench's 87_conv_pointwise_2D: 64 -> 128 channels over 1024 x 1024; predicted
-    memory-bound), then the implicit GEMM's seeds as the alternative. Not measured yet."""
+    memory-bound), then the implicit GEMM's seeds as the alternative. Not measured yet.
+
+    `phases` (a transposed convolution): the implicit GEMM's seeds in the default form (2: split by phase), then its
+    first seed in the other."""
+    if phases:
+        first = phases == 2
+        implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
+        return [s | {"phases": first} for s in implicit] + [s | {"phases": not first} for s in implicit[:1]]
     if pointwise:
         sixteen = dtype in ("bf16", "fp16")
         n = max(16, min(128, next_power_of_two(N)))
@@ -934,6 +950,26 @@ def _gemm_padding(config: Config, sizes: Mapping[str, int]) -> float:
             * _pad(sizes["K"], config["BLOCK_K"] * config.get("split_k", 1)))
 
 
+def _conv_k(config: Config, sizes: Mapping[str, int]) -> Mapping[str, int]:
+    """The sizes with K the form's own: a strided transposed convolution's gather form (phases off) steps every tap
+    ("Kg"), its phase form a phase's taps at most ("K"; codegen's conv.work_sizes)."""
+    if "Kg" in sizes and not config.get("phases", True):
+        return {**sizes, "K": sizes["Kg"]}
+    return sizes
+
+
+def _conv_trips(config: Config, sizes: Mapping[str, int]) -> int:
+    return _gemm_trips(config, _conv_k(config, sizes))
+
+
+def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
+    """gemm's tile padding, and a strided transposed convolution's taps that multiply zeros: the form's K over the
+    useful products per output ("Ku": its FLOPs / 2 / (M x N))."""
+    k_sizes = _conv_k(config, sizes)
+    taps = k_sizes["K"] / sizes["Ku"] if sizes.get("Ku") else 1.0
+    return _gemm_padding(config, k_sizes) * max(1.0, taps)
+
+
 def _attention_programs(config: Config, sizes: Mapping[str, int]) -> int:
     return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
 
@@ -1089,7 +1125,7 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
                 lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
                 seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
-    SpaceFamily("conv", conv_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=conv_seeds, lds=_gemm_lds,
+    SpaceFamily("conv", conv_space, _gemm_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
                 matrix_tiles=True),
     SpaceFamily("library", library_space, None),
 )}

@@ -311,3 +311,26 @@ def test_generated_module_slower_than_the_library_is_kept_beside_it(tmp_path, mo
     monkeypatch.setattr(pipeline, "_judge", real_judge)
     result = generate(SOFTMAX, settings(tmp_path, use_store=False))
     assert result.status == "generated" and not result.lost_on_time and not (out / "generated.py").exists()
+
+
+@pytest.mark.interpreter
+def test_the_report_names_the_runner_up_that_ships_when_the_referee_failed_the_best(tmp_path, monkeypatch,
+                                                                                    no_local_gpu):
+    """Where the referee fails the best schedule and passes a runner-up, kernel.py holds the runner-up and the
+    report's group says so: its config, its predicted time and the best among the others (seen on KernelBench 73,
+    whose report listed the failed schedule over the runner-up's kernel)."""
+    import kerntailor.generate.pipeline as pipeline
+
+    real_referee, calls = pipeline._referee, []
+
+    def fail_first(run, path, *args, **kw):
+        calls.append(path.read_text())
+        verdict = real_referee(run, path, *args, **kw)
+        return verdict if len(calls) > 1 else replace(verdict, passed=False, check="accuracy", reason="planted")
+
+    monkeypatch.setattr(pipeline, "_referee", fail_first)
+    result = generate(SOFTMAX, settings(tmp_path, use_store=False))
+    assert result.status == "generated" and len(calls) == 2, result.message
+    (group,) = [g for g in result.groups if g.family != "library"]
+    assert "runner-up 1" in group.label and group.config != group.runners_up[0][0]
+    assert (tmp_path / "out" / "kernel.py").read_text() == calls[1]   # the module the referee passed ships

@@ -213,8 +213,10 @@ def _generate_once(problem_path: str | Path, settings: GenerateSettings, progres
     if plan_out is not None:
         plan_out.append(run.plan)
     with run.timed("judge"):
-        verdict, schedules, source = _judge(run, schedules, searches)
-    return _decide(run, schedules, results, verdict, source)
+        verdict, judged, source = _judge(run, schedules, searches)
+    if judged is not schedules:   # a runner-up passed where the best failed: the report says which one ships
+        results = [_group_result(run, found, judged[found.group.name]) for found in searches]
+    return _decide(run, judged, results, verdict, source)
 
 
 def _times_layouts(run: Run, group) -> bool:
@@ -373,13 +375,17 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
         label += "; the product is the library's (torch.matmul), this kernel its epilogue"
     if run.measured and len(run.plan.groups) > 1:
         label += ", whole module with this kernel's schedule"
-    best = found.best
-    facts = _facts_dict(best.build.facts) if best and best.build and best.build.facts else None
     n = run.settings.runners_up
+    # the schedule that ships: the best, or the runner-up the referee passed after the best failed (_judge)
+    rank = next((k for k, s in enumerate(found.ranked[:1 + n]) if s == chosen), 0)
+    if rank:
+        label += f"; runner-up {rank}: the referee failed the better-ranked schedule"
+    best = found.best if rank == 0 else None   # the evaluation (ISA facts) kept is the best's only
+    facts = _facts_dict(best.build.facts) if best and best.build and best.build.facts else None
+    others = [(s.knobs(), t) for k, (s, t) in enumerate(zip(found.ranked[:1 + n], found.seconds[:1 + n])) if k != rank]
     return GroupResult(found.group.name, found.group.family, found.group.nodes, chosen.knobs(),
-                       found.seconds[0] if found.seconds else None, label, facts, len(found.trials),
-                       sum(1 for t in found.trials if not t.ok),
-                       tuple((s.knobs(), t) for s, t in zip(found.ranked[1:1 + n], found.seconds[1:1 + n])))
+                       found.seconds[rank] if rank < len(found.seconds) else None, label, facts, len(found.trials),
+                       sum(1 for t in found.trials if not t.ok), tuple(others))
 
 
 def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]):

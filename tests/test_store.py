@@ -394,6 +394,39 @@ def test_two_writer_processes_both_succeed(tmp_path):
         assert store.integrity_check() == "ok"
 
 
+
+CLOSER = """
+import sys
+from kerntailor.store import Store
+Store(sys.argv[1]).close()   # another bench worker's problem ends: it closes its connection
+"""
+
+
+def test_a_second_store_in_one_process_keeps_its_locks_when_another_process_closes(tmp_path):
+    """A process that opens the store again while a Store of its own is still open (bench's worker: the last
+    problem's Store not yet collected) keeps the file's locks: another process that closes its connection then does
+    not take itself for the last one, so it neither checkpoints nor deletes the -wal and -shm from under this
+    process. (check_path read the header with open()/close(); a close() drops every POSIX lock the process holds on
+    the file, SQLite's included. On the H200, 2026-12-03, `bench --jobs 2`: one worker's later problems all failed
+    with "disk I/O error", then "is corrupt (file is not a database)", while the file itself was sound.)"""
+    path = tmp_path / "store.sqlite"
+    key = ProblemKey("ab" * 32, None, (((8, 8), "fp32", None),), "mi300x")
+    tool = Toolchain("2.13.0", "3.6.0", "3.11.7", "0.1.0")
+    held = Store(path)
+    held.start_run("first", key, tool)
+    again = Store(path)     # the next problem, the first one's Store still open
+    again.start_run("second", key, tool)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1] / "src"),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-c", CLOSER, str(path)], check=True, env=env, timeout=60)
+    assert (tmp_path / "store.sqlite-wal").exists() and (tmp_path / "store.sqlite-shm").exists()
+    again.start_run("third", key, tool)
+    with Store(path) as third:
+        assert len(third.runs()) == 3
+    held.close()
+    again.close()
+    assert count_rows(path, "runs") == 3
+
 # ---- files that are not (our) stores
 
 

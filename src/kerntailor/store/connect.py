@@ -11,6 +11,7 @@ import datetime
 import os
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
@@ -42,16 +43,53 @@ def kerntailor_version() -> str:
     return kerntailor.__version__
 
 
+# The store files this process holds open through a Store, by (device, inode): how many Stores. SQLite's locks on a
+# file are POSIX locks, which belong to the process, and a close() of ANY descriptor of that file drops them all,
+# SQLite's included (sqlite.org/howtocorrupt.html, 2.2). So this process never opens and closes a file that a Store
+# of its own holds: check_path's header read is skipped for it (SQLite opened it; it reports what changed since).
+# Without the locks, another process that closes its connection takes itself for the last one, checkpoints and
+# deletes the -wal and -shm under this process's open connections: on the H200 (2026-12-03, `bench --jobs 2`), every
+# later problem of one worker failed with "disk I/O error", then "is corrupt (file is not a database)", and writes
+# were lost, while the file itself was sound.
+_HELD: dict[tuple[int, int], int] = {}
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def hold(owner: object, path: Path) -> weakref.finalize:
+    """Count the store at `path` as held by this process while `owner` (a Store) lives; call the returned
+    finalizer when it closes (it runs once, at the latest when `owner` is collected)."""
+    key = _file_id(path)
+    if key is not None:
+        _HELD[key] = _HELD.get(key, 0) + 1
+    return weakref.finalize(owner, _release, key)
+
+
+def _release(key: tuple[int, int] | None) -> None:
+    if key in _HELD:
+        _HELD[key] -= 1
+        if _HELD[key] <= 0:
+            del _HELD[key]
+
+
 def check_path(path: Path) -> None:
     """Refuse, before SQLite touches it, a path that is not a store or cannot be written."""
     if path.is_dir():
         raise StoreError(f"store path {path} is a directory; pass a file path or {MOVE}")
     if path.exists():
-        try:
-            with open(path, "rb") as f:
-                head = f.read(len(SQLITE_MAGIC))
-        except OSError as e:
-            raise StoreError(f"cannot read store {path}: {e.strerror}; {MOVE}") from None
+        head = b""
+        if _file_id(path) not in _HELD:   # never close a descriptor of a file our own Store holds (_HELD)
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(len(SQLITE_MAGIC))
+            except OSError as e:
+                raise StoreError(f"cannot read store {path}: {e.strerror}; {MOVE}") from None
         if head and head != SQLITE_MAGIC:
             raise StoreError(f"{path} is not an SQLite file (corrupt or foreign; left untouched); {MOVE}")
         if not os.access(path, os.R_OK | os.W_OK):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kerntailor.store import codec
-from kerntailor.store.connect import BUSY_TIMEOUT_S, StoreError, connect, default_store_path, sqlite_message
+from kerntailor.store.connect import BUSY_TIMEOUT_S, StoreError, connect, default_store_path, hold, sqlite_message
 from kerntailor.store.connect import now as _now
 from kerntailor.store.keys import ProblemKey, Toolchain
 from kerntailor.store.records import (
@@ -54,11 +54,13 @@ class Store:
     def __init__(self, path: str | os.PathLike | None = None, *, busy_timeout_s: float = BUSY_TIMEOUT_S):
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self._conn = connect(self.path, busy_timeout_s)
+        self._held = hold(self, self.path)   # while open, this process never closes another fd of the file
 
     # ---- plumbing
 
     def close(self) -> None:
         self._conn.close()
+        self._held()
 
     def __enter__(self) -> Store:
         return self

@@ -172,6 +172,14 @@ def _generate_once(problem_path: str | Path, settings: GenerateSettings, progres
     """Store lookup, capture, per-group search, judgement with fallback, decision (module docstring). The plan
     the run generated (after its refusals) is appended to `plan_out`."""
     run = _start(problem_path, settings, progress or (lambda *a: None))
+    try:
+        return _run_once(run, plan_out)
+    finally:   # closed here, not whenever the Run is collected: bench's worker goes on with the next problem
+        if run.store is not None:
+            run.store.close()
+
+
+def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
     cached = _served_from_store(run)
     if cached is not None:
         return cached

@@ -72,6 +72,7 @@ class GenerateSettings:
     strategy: str = "evolutionary"
     seed: int = 0
     use_store: bool = True
+    store_lookup: bool = True       # with use_store: serve an earlier winner (False: search, then record this one)
     store_path: Path | None = None
     runners_up: int = 3             # schedules tried in turn when the best fails the referee
     precision: str = "ieee"         # matrix products: ieee | tf32x3 (fp32-level accuracy) | tf32 (judged by the
@@ -161,8 +162,9 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
         return first
     log.info("generated %s lost on time (%s): again with the library's %s", first.problem, first.message,
              ", ".join(families))
+    # recorded in the store over the first pass's decision (the same problem key), never served the first's
     second = _generate_once(problem_path, replace(settings, library_families=settings.library_families + families,
-                                                  use_store=False), progress, [])
+                                                  store_lookup=False), progress, [])
     note = f"with generated {', '.join(families)}: {first.message}; with the library's: "
     return replace(second, message=note + second.message)
 
@@ -180,7 +182,7 @@ def _generate_once(problem_path: str | Path, settings: GenerateSettings, progres
 
 
 def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
-    cached = _served_from_store(run)
+    cached = _served_from_store(run) if run.settings.store_lookup else None
     if cached is not None:
         return cached
     try:

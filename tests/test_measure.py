@@ -257,3 +257,59 @@ def test_gpu_ceilings_are_measured_once_and_cached(tmp_path, monkeypatch):
     assert 10e12 > c.read_bandwidth > 0.9 * c.copy_bandwidth and 10e12 > c.write_bandwidth > 0.9 * c.copy_bandwidth
     monkeypatch.setattr(ceilings, "measure_ceilings", lambda device=None: pytest.fail("not cached"))
     assert load_ceilings() == c
+
+
+class _Queue:
+    """A GPU stand-in with a virtual clock: the host spends `host` seconds per launch, the device runs each launch's
+    work after what was queued before it; an event completes when the device reaches it; synchronize waits."""
+
+    def __init__(self):
+        self.host = self.device = 0.0
+
+    def launch(self, host: float, work: float) -> None:
+        self.host += host
+        self.device = max(self.device, self.host) + work
+
+    def sync(self, device=None) -> None:
+        self.host = self.device = max(self.host, self.device)
+
+    def event(self, enable_timing: bool = False):
+        queue = self
+
+        class Event:
+            def record(self, stream=None):
+                queue.device = max(queue.device, queue.host)
+                self.t = queue.device
+
+            def elapsed_time(self, end) -> float:
+                return (end.t - self.t) * 1e3
+
+        return Event()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("drained", [False, True])
+def test_a_launch_bound_run_after_a_graph_replay_is_timed_whole_when_drained(fake_cuda, monkeypatch, drained):
+    """Issue #21: end_to_end timed eager right after the optimized model's CUDA-graph replay (little host time, much
+    GPU work queued). Undrained, eager's own launches (host-bound: 2 ms of launches for 0.5 ms of GPU work) ran
+    behind the replay's queue and it measured its GPU time alone; drained, every run measures its whole span, so
+    the order of the variants no longer decides which one's launches count."""
+    queue = _Queue()
+    monkeypatch.setattr(torch.cuda, "Event", queue.event)
+    monkeypatch.setattr(torch.cuda, "synchronize", queue.sync)
+
+    def eager(inputs):          # 20 launches of 100 us host each, 25 us of GPU work each
+        for _ in range(20):
+            queue.launch(100e-6, 25e-6)
+
+    def replay(inputs):         # one launch, 3 ms of GPU work
+        queue.launch(10e-6, 3e-3)
+
+    timings = measure({"replay": replay, "eager": eager}, [[torch.zeros(1)]], device="cpu", warmup=1,
+                      budget_s=0.1, min_runs=8, max_runs=8, flush=False, drained=drained)
+    whole = timings["eager"].median_s
+    if drained:
+        assert whole == pytest.approx(20 * 100e-6 + 25e-6, rel=1e-6)   # its launches, then its last kernel
+    else:
+        assert whole == pytest.approx(20 * 25e-6, rel=1e-6)             # the launches hidden behind the replay
+    assert timings["replay"].median_s == pytest.approx(3e-3 + (10e-6 if drained else 0), rel=1e-6)

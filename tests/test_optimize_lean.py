@@ -271,3 +271,43 @@ def test_swapped_cache_concatenations_keep_the_lean_rewrites(build, tmp_path):
     assert sdpa and all(n.kwargs.get("enable_gqa") for n in sdpa), swapped.graph.code
     assert all(a.op == "call_module" for n in sdpa for a in (n.kwargs["key"], n.kwargs["value"])), swapped.graph.code
     assert torch.equal(out, expected)
+
+
+@pytest.mark.capture
+def test_optimize_installs_the_graph_a_direct_graph_forward_builds(tmp_path, monkeypatch):
+    """Issue #21: `kerntailor optimize` measured its eight swapped KV-cache concatenations of Llama decode at 7984 us
+    where benchmarks/graph_swaps.py's graph with the same swaps ran 4605. Optimize's own path (the model as
+    optimize_problem builds it, in training mode; a swap at a time in rank order, each checked; stand-in kernels)
+    installs a graph that runs the same ATen ops as GraphForward built at once on the model in eval mode, as the
+    script builds it: the difference is not in what is installed."""
+    from dataclasses import replace
+
+    import kerntailor.optimizing.run as run
+    from kerntailor.optimizing.graph import GraphForward, graph_cut, graph_forward
+    from kerntailor.profiling import profile_model_traced
+    from kerntailor.profiling.extract import owners
+
+    model, inputs = _cache_step()
+    traced = profile_model_traced(model, inputs, target="h200", top=100, out_dir=tmp_path / "script")
+    user = set(traced.traced.program.graph_signature.user_inputs)
+    cats = {}
+
+    def generate(base, problem_file, names, settings):   # the script's groups: a cat onto the cache (a user input)
+        if base.mode != run.GRAPH or "cat" not in Path(problem_file).read_text() or not set(names) & user:
+            return replace(base, reason="not a cache concatenation"), None
+        cats[base.group] = _stand_in(problem_file, tmp_path)
+        return replace(base, kernel="generated", verdict="passed"), (cats[base.group], "stand_in")
+
+    monkeypatch.setattr(run, "_generate", generate)
+    result = run.optimize_model(model.train(), inputs, target="h200", top=100, out_dir=tmp_path / "out",
+                                use_store=False, time_it=False)
+    installed = graph_forward(result.model)
+    assert installed is not None and len(cats) == 2 and len(installed.swaps) == 2, result.report.groups
+    owner, by_name = owners(traced.traced, traced.plan.groups), {g.name: g for g in traced.plan.groups}
+    swaps = tuple((graph_cut(traced.traced, by_name[name], owner), kernel) for name, kernel in sorted(cats.items()))
+    direct = GraphForward(model.eval(), traced.traced.program, swaps, inputs)
+    theirs, expected = _work(direct, inputs)
+    model.train()
+    ours, out = _work(installed, inputs)
+    assert ours == theirs and ours["aten.clone.default"] == 0, (ours, theirs)
+    assert torch.equal(out, expected)

@@ -9,6 +9,11 @@
   fall on all of them alike;
 - before every timed run a buffer of max(2 x L2, 256 MiB) is overwritten, so no run finds its inputs in L2;
 - input sets rotate round by round (the caller passes several when one set fits in the cache);
+- with `drained`, the host waits for the GPU (after the flush) before every timed run, so each run starts on an idle
+  device: its time is its whole span, the host's launches included, whatever ran before it. Without it a run after
+  one that queued more GPU work than its host time (a CUDA-graph replay) has its own launches hidden behind that
+  queue, and looks faster than it is; whole launch-bound models (end_to_end: eager always came right after the
+  optimized model's CUDA-graph replay) are timed drained;
 - each run is bracketed by CUDA events; the result is the median with the spread (quartiles, min, max);
 - the timed rounds hold the GPU's timing lock (`gpulock.py`): parallel bench jobs never time at once.
 """
@@ -95,7 +100,7 @@ def _runs_for_budget(fns, names, input_sets, buf, device, budget_s, min_runs, ma
 
 def measure(fns: Mapping[str, Callable[[list[Any]], Any]], input_sets: Sequence[list[Any]], *,
             warmup: int = 3, budget_s: float = 2.0, min_runs: int = 10, max_runs: int = 300,
-            flush: bool = True, device=None) -> dict[str, Timing]:
+            flush: bool = True, device=None, drained: bool = False) -> dict[str, Timing]:
     """Time every function of `fns` (called as fn(inputs)) interleaved; see the module docstring."""
     import torch
 
@@ -119,6 +124,8 @@ def measure(fns: Mapping[str, Callable[[list[Any]], Any]], input_sets: Sequence[
                 for name in names:
                     if buf is not None:
                         buf.zero_()
+                    if drained:
+                        torch.cuda.synchronize(device)
                     start, end = events[name][r]
                     start.record()
                     fns[name](inputs)

@@ -149,7 +149,8 @@ NO_GPU = "not measured: no GPU"
 def end_to_end(original, optimized, example_inputs: list) -> dict:
     """Measured seconds per call of the whole model, eager vs torch.compile vs optimized (and the optimized one
     under torch.compile, and captured in a CUDA graph: `cuda_graphed`), interleaved on the GPU
-    (measure/stopwatch.py); {"note": why not} without a GPU or with the model elsewhere. A variant that fails to
+    (measure/stopwatch.py, drained: each call's whole span from an idle GPU, its launches included); {"note": why
+    not} without a GPU or with the model elsewhere. A variant that fails to
     run (or to be captured) is left out with its error."""
     if not torch.cuda.is_available():
         return {"note": NO_GPU}
@@ -176,7 +177,8 @@ def end_to_end(original, optimized, example_inputs: list) -> dict:
         runnable["optimized_cuda_graph"] = cuda_graphed(optimized, example_inputs)
     except Exception as e:  # noqa: BLE001  a capture that fails is reported, the other variants still timed
         errors["optimized_cuda_graph"] = f"capture failed: {type(e).__name__}: {_line(e)}"
-    timings = measure(runnable, [example_inputs]) if runnable else {}
+    # drained: each call from an idle GPU, so no variant's launches hide behind the one before it (stopwatch.py)
+    timings = measure(runnable, [example_inputs], drained=True) if runnable else {}
     seconds = {n: t.median_s for n, t in timings.items()}
     speedup = {f"optimized_vs_{base}": seconds[base] / seconds["optimized"] for base in ("eager", "compile")
                if base in seconds and seconds.get("optimized")}

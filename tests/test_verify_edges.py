@@ -216,15 +216,21 @@ FAMILIES = {"pointwise": L1 / "relu.py", "persistent rows": L1 / "layernorm.py",
 def family_verdicts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edges")
 
-    def judge(item):
-        family, path = item
+    # captured and generated here, one after another: torch.export's dispatch-mode stack is not thread-safe (two
+    # exports in the pool's threads at once: "Trying to pop empty mode stack", where no capture cache answered)
+    jobs = []
+    for family, path in FAMILIES.items():
         out = tmp / f"{path.stem}.py"
         out.write_text(make_module(path).source)
-        smallest = "odd"   # judged alone: the edges start from it; the other variants add nothing here
-        return family, verify_candidate(prepared(path)[0], out, VerifySettings(device="cpu", variants=(smallest,)))
+        jobs.append((family, prepared(path)[0], out))
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(judge, FAMILIES.items()))
+    def judge(job):
+        family, spec, out = job
+        smallest = "odd"   # judged alone: the edges start from it; the other variants add nothing here
+        return family, verify_candidate(spec, out, VerifySettings(device="cpu", variants=(smallest,)))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:   # the judges are subprocesses: threads only wait on them
+        return dict(pool.map(judge, jobs))
 
 
 @pytest.mark.interpreter

@@ -402,7 +402,7 @@ class _ConvWriter(AnchorWriter):
         elif conv.transposed:
             self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
         else:
-            self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, t(w_shape[1]), dtype)
+            self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
         self.out(f"mmask = rm[:, None] < {M}")
         self.out(f"nmask = rn[None, :] < {N}")
@@ -524,15 +524,16 @@ class _ConvWriter(AnchorWriter):
                f"steps of input channels, tl.dot ({self._product(dtype)})")
         return self._finish(conv, x_shape, space, grid, how)
 
-    def _dot_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: str, dtype: str) -> None:
+    def _dot_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                  dtype: str) -> None:
         """acc += the implicit GEMM's BLOCK_K steps: K unravelled into (ci, k_1..k_d), the input patch gathered under
         the padding and K-tail masks, the weight tile read through its view, tl.dot in the precision policy."""
         kvol = prod(win.k for win in wins)
-        K = f"{cin_g} * {kvol}" if kvol > 1 else cin_g
+        cin = self.sizes.text(cin_g)
+        K = f"{cin} * {kvol}" if kvol > 1 else cin
         self.out("rk = tl.arange(0, BLOCK_K)")
-        _, w_shape, _, _ = self.view_exprs(self.anchor, 1)
         traced = self.anchor.operands[1].shape[1] * kvol
-        self._k_loop(f"tl.cdiv({K}, BLOCK_K)", w_shape[1], traced, "[BLOCK_M, BLOCK_N]",
+        self._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]",
                      lambda: self._dot_step(wins, x, x_shape, x_strides, w, w_strides, K, kvol, dtype), kvol)
 
     def _dot_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, K: str, kvol: int,

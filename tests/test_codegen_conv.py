@@ -151,7 +151,16 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     (gather,) = make_module(CONVT2D, {"conv": {"phases": False}}).kernels
     assert "Transposed (gather form)" in gather.source
     assert "v0 = u0 // 2" in gather.source and "(v0 * 2 == u0)" in gather.source   # stride 2: divisible taps only
-    assert "v1 = u1\n" in gather.source                                             # stride 1: no division
+    assert "v1 =" not in gather.source and "- (k1 * 2))[None, :]" in gather.source   # stride 1: a column's offset
+    # both forms read the weight packed by the host (per phase, group and output channel a row over K, 8-aligned)
+    assert "_convt_weight(p_conv_weight, 2, (((0, 1, 3),), ((0, 1, 2),)), (3, 2), 8)" in make_module(
+        CONVT2D, {"conv": {"phases": False}}).source
+    assert "_convt_weight(p_conv_weight, 2, (((1, 2, 1), (0, 2, 2)), ((0, 1, 2),)), (2, 2), 8)" in make_module(
+        CONVT2D).source
+    for source in (kernel.source, gather.source):
+        assert "b = tl.load(conv0_wt_ptr + kk[:, None] + w_cols[None, :]" in source
+    (unpacked,) = make_module(CONVT2D, {"conv": {"packed_weight": False}}).kernels   # the weight's own view
+    assert "conv0_wt" not in unpacked.source and "p_conv_weight_ptr" in unpacked.source
     assert "aten.convolution" not in make_module(CONVT2D).source
     with pytest.raises(CodegenUnsupported, match="phase form"):
         make_module(CONV2D, {"conv": {"phases": True}})

@@ -86,13 +86,13 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
-from kerntailor.codegen.conv_phases import tap_counts, write_phases
+from kerntailor.codegen.conv_phases import packed_weight, tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.helpers import math_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
-from kerntailor.codegen.library import output_shape
+from kerntailor.codegen.library import _Host, output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, quotient, same
@@ -233,11 +233,15 @@ class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
-    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form."""
+    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
+    packed_weight: a transposed convolution reads its weight as the host lays it out once per weight (conv_phases.py's
+    packed_weight), else through the weight's own view (the form before, kept to time beside it:
+    benchmarks/conv_gen_probe.py); not searched."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "phases", "packed_weight", "waves_per_eu", "matrix_instr_nonkdim",
+                                        "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -249,6 +253,7 @@ class ConvSchedule(Schedule):
     kpack: int | None = None
     pointwise: bool = False
     phases: bool = False
+    packed_weight: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -258,6 +263,7 @@ class ConvSchedule(Schedule):
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
+        self.one_of("packed_weight", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -312,6 +318,23 @@ class _ConvWriter(AnchorWriter):
         self.rows: list[str] = []      # names that vary along the tile's output positions (BLOCK_M)
         self.cols: list[str] = ["i1", "on"]   # names that vary along its output channels (BLOCK_N)
         self.k_chunk: tuple[int, str | None] | None = None   # KCHUNK: its traced value, the host's text per call
+        self.host_names = host_names
+        # buffers the host lines before the launch make (a transposed convolution's packed weight): their lines,
+        # dtypes and module-level host functions
+        self.host_prologue: list[str] = []
+        self.host_dtypes: dict[str, str] = {}
+        self.host_helpers: list[str] = []
+
+    def weight_operand_text(self) -> str:
+        """Host text of the convolution's weight: its {buffer}, or a torch.as_strided view over it."""
+        return _Host(self.gen, self.anchor, self.host_names).operand(1)
+
+    def add_host_buffer(self, buffer: str, line: str, dtype: str, helper: str) -> None:
+        """Buffer `buffer` (of `dtype`), made by host `line` (which may call the module-level `helper`)."""
+        self.host_prologue.append(line)
+        self.host_dtypes[buffer] = dtype
+        if helper not in self.host_helpers:
+            self.host_helpers.append(helper)
 
     def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
         if text not in self.module_helpers:
@@ -374,8 +397,10 @@ class _ConvWriter(AnchorWriter):
         if grid_groups > 1:
             terms.append(self._times(f"g * {t(cin_g)}", x_strides[1]))
         for d, win in enumerate(wins):
-            if conv.transposed:   # input position (o + p - k·dil) / s: per (row, K) element, in the loop
-                self.out(f"t{d} = r{2 + d} + {win.p}" if win.p else f"t{d} = r{2 + d}")
+            if conv.transposed:   # input position (o + p - k·dil) / s: per (row, K) element, in the loop, where
+                self.out(f"t{d} = r{2 + d} + {win.p}" if win.p else f"t{d} = r{2 + d}")   # s > 1; at s = 1 the
+                if win.s == 1:   # row's part t·stride here and the tap's -k·dil·stride a column's (as forward's)
+                    terms.append(self._times(f"t{d}", x_strides[2 + d]))
                 continue
             start = f"r{2 + d} * {win.s}" if win.s != 1 else f"r{2 + d}"
             self.out(f"t{d} = {f'{start} - {win.p}' if win.p else start}  # the window's start along axis {2 + d}")
@@ -384,7 +409,11 @@ class _ConvWriter(AnchorWriter):
             terms.append(t(x_off))
         self.out(f"x_rows = {' + '.join(terms)}")
         co = f"g * {N} + rn % {N}" if grid_groups > 1 else f"rn % {N}"
-        if conv.transposed:   # W[g·Cin_g + ci, co, k..]: the group's input channels in the loop's rows
+        packed = None
+        if conv.transposed and self.schedule.packed_weight:   # row g·Cout_g + co of the packed weight, K along it
+            packed = packed_weight(self, conv, groups, wins, False, cin_g)
+            w_cols = f"({co}) * {packed[1]}"
+        elif conv.transposed:   # W[g·Cin_g + ci, co, k..]: the group's input channels in the loop's rows
             w_cols = self._times(f"(rn % {N})", w_strides[1])
             if grid_groups > 1:
                 w_cols += " + " + self._times(f"g * {t(cin_g)}", w_strides[0])
@@ -400,7 +429,7 @@ class _ConvWriter(AnchorWriter):
                 raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
         elif conv.transposed:
-            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
+            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype, packed)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
@@ -434,6 +463,7 @@ class _ConvWriter(AnchorWriter):
         doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
                f"{how}, the epilogue on the tile.")
         helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        helpers += tuple(self.host_helpers)
         bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([("BLOCK_K", bk)] if with_k else [])
         host_constexprs = ()
@@ -442,9 +472,11 @@ class _ConvWriter(AnchorWriter):
             if self.k_chunk[1] is not None:
                 host_constexprs = (("KCHUNK", self.k_chunk[1]),)
         return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
+                        pointer_dtypes={b: self.host_dtypes.get(b) or self.graph.buffer_type(b).dtype
+                                        for b in self.pointers}, sizes=self.sizes,
                         big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
-                        helpers=helpers, host_constexprs=host_constexprs)
+                        helpers=helpers, host_constexprs=host_constexprs, host_prologue=self.host_prologue,
+                        host_buffers=tuple(self.host_dtypes))
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
@@ -599,27 +631,32 @@ class _ConvWriter(AnchorWriter):
             self.out("acc = acc_sum")
 
     def _gather_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
-                     dtype: str) -> None:
+                     dtype: str, packed: tuple[str, str] | None) -> None:
         """acc += a transposed convolution's BLOCK_K steps in the gather form (module docstring): K unravelled into
         (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; row o and tap k read input position
         i = (o + p - k·dil) / s, masked where it is negative, past the input, or (s > 1) not a multiple of s. The
-        K loop is _k_loop's (chunks past LONG_K reduction elements)."""
+        weight tile is the packed weight's (`packed`: its pointer and row length; w_cols its rows) where given,
+        else read through the weight's view. The K loop is _k_loop's (chunks past LONG_K reduction elements)."""
         kvol = prod(win.k for win in wins)
         cin = self.sizes.text(cin_g)
         K = f"{cin} * {kvol}" if kvol > 1 else cin
         self.out("rk = tl.arange(0, BLOCK_K)")
         traced = self.anchor.operands[1].shape[0] // self.anchor.groups * kvol
         self._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]",
-                     lambda: self._gather_step(wins, x, x_shape, x_strides, w, w_strides, K, kvol, dtype), kvol)
+                     lambda: self._gather_step(wins, x, x_shape, x_strides, w, w_strides, K, kvol, dtype, packed),
+                     kvol)
 
     def _gather_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, K: str, kvol: int,
-                     dtype: str) -> None:
-        """One BLOCK_K step of _gather_loop (K tile `kt`)."""
+                     dtype: str, packed: tuple[str, str] | None) -> None:
+        """One BLOCK_K step of _gather_loop (K tile `kt`). At stride 1 along an axis its input position is the
+        row's t less the tap's k·dil: x's offset splits into a row part (in x_rows) and a column part, one add per
+        element as in the forward convolution's _dot_step; at s > 1 it is divided per element."""
         t = self.sizes.text
         self.out("kk = kt * BLOCK_K + rk")
         self.out(f"kmask = kk < {K}")
         self._unravel_taps(wins, kvol)
-        x_terms = ["x_rows[:, None]", f"({self._times('ci', x_strides[1])})[None, :]"]
+        x_cols = [self._times("ci", x_strides[1])]
+        x_terms = []
         w_rows = [self._times("ci", w_strides[0])]
         mask = ["kmask[None, :]"]
         for d, win in enumerate(wins):
@@ -627,18 +664,25 @@ class _ConvWriter(AnchorWriter):
             self.out(f"u{d} = t{d}[:, None] - ({tap})[None, :]" if win.k > 1 else f"u{d} = t{d}[:, None]")
             size = t(x_shape[2 + d])
             if win.s == 1:
-                self.out(f"v{d} = u{d}")
                 mask.append(f"(u{d} >= 0) & (u{d} < {size})")
+                if win.k > 1:
+                    x_cols.append("- " + self._times(f"({tap})", x_strides[2 + d]))
             else:   # a tap only where the stride divides (masked: most of them at s > 1)
                 self.out(f"v{d} = u{d} // {win.s}")
                 mask.append(f"(u{d} >= 0) & (v{d} * {win.s} == u{d}) & (v{d} < {size})")
-            x_terms.append(self._times(f"v{d}", x_strides[2 + d]))
+                x_terms.append(self._times(f"v{d}", x_strides[2 + d]))
             if win.k > 1:
                 w_rows.append(self._times(f"k{d}", w_strides[2 + d]))
         self.out(f"a_mask = {' & '.join(mask)}")
-        self.out(f"a = tl.load({self.pointer(x.base)} + {' + '.join(x_terms)}, mask=a_mask, other=0.0)")
-        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
-                 "mask=kmask[:, None], other=0.0)")
+        cols = x_cols[0] + "".join(f" {c}" for c in x_cols[1:])
+        x_text = " + ".join([f"x_rows[:, None] + ({cols})[None, :]"] + x_terms)
+        self.out(f"a = tl.load({self.pointer(x.base)} + {x_text}, mask=a_mask, other=0.0)")
+        if packed is not None:   # the packed weight: K contiguous along row w_cols (zeros past K up to its end)
+            self.out(f"b = tl.load({packed[0]} + kk[:, None] + w_cols[None, :], mask=(kk < {packed[1]})[:, None], "
+                     "other=0.0)")
+        else:
+            self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
+                     "mask=kmask[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
 
     def _unravel_taps(self, wins: list[Window], kvol: int) -> None:

@@ -26,13 +26,55 @@ from __future__ import annotations
 from math import gcd, prod
 
 from kerntailor.codegen.gemm.loops import dot_text
+from kerntailor.codegen.helpers import convt_weight
 from kerntailor.codegen.kernel import GridAxis
 from kerntailor.codegen.sizes import const
+
+ALIGN = 8   # the packed weight's rows padded to a multiple of this many elements: 16 bytes of bf16, 32 of fp32
 
 
 def tap_counts(wins) -> list[int]:
     """The taps per axis of one phase, at most: ceil(k / step) (step = s / gcd(s, dil))."""
     return [-(-w.k // (w.s // gcd(w.s, w.d))) for w in wins]
+
+
+def phase_taps(win) -> tuple[tuple[int, int, int], ...]:
+    """Per phase φ = 0..s-1 along one axis: (c_φ, step, taps), the kernel positions k = c_φ + j·step (j < taps)
+    that reach outputs of that phase (module docstring; taps 0 where gcd(s, dil) does not divide φ + p)."""
+    g = gcd(win.s, win.d)
+    step = win.s // g
+    out = []
+    for phase in range(win.s):
+        e = phase + win.p
+        if e % g:
+            out.append((0, step, 0))
+            continue
+        c = (e // g * pow(win.d // g, -1, step)) % step if step > 1 else 0
+        out.append((c, step, max(0, -(-(win.k - c) // step))))
+    return tuple(out)
+
+
+def packed_weight(wr, conv, groups: int, wins, phases: bool, cin_g) -> tuple[str, str]:
+    """The weight as the kernel reads it, laid out by the host (helpers/convt.py's _convt_weight: per phase, group
+    and output channel a zero-padded row over K = (ci, taps), ALIGN-element aligned, cached on the weight): host line
+    and buffer registered on writer `wr`; returns (its pointer, the row length's kernel text). Row co's tile is
+    then contiguous along K: cross-compiled for sm_90 at KernelBench 57's sizes (bf16, 128 x 64 x 32 / 4 warps / 3
+    stages) 2 16-byte cp.async per thread and K step where the weight's own view took 16 scalar loads, strided 9
+    elements apart across the lanes (predicted, not measured)."""
+    axes = tuple(phase_taps(w) if phases else ((0, 1, w.k),) for w in wins)
+    taps = tuple(tap_counts(wins) if phases else [w.k for w in wins])
+    buffer = f"{conv.name}_wt"
+    view = wr.weight_operand_text()
+    wr.add_host_buffer(buffer, f"{{{buffer}}} = _convt_weight({view}, {groups}, {axes!r}, {taps!r}, {ALIGN})  "
+                               f"# the weight as {'each phase reads it' if phases else 'the kernel reads it'}",
+                       wr.graph.buffer_type(conv.operands[1].base).dtype, convt_weight())
+    kvol = prod(taps)
+    if cin_g.is_constant:
+        count = int(cin_g.evaluate({})) * kvol
+        row = str(-(-count // ALIGN) * ALIGN)
+    else:
+        row = f"(({wr.sizes.text(cin_g)} * {kvol} + {ALIGN - 1}) // {ALIGN} * {ALIGN})"
+    return wr.pointer(buffer), row
 
 
 def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space, cin_g, cout_g):
@@ -92,11 +134,19 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         terms.append(t(x_off))
     out(f"x_line = {' + '.join(terms)}")
     out(f"x_rows = x_line + {wr._times(f't{last}', x_strides[2 + last])}")
-    w_cols = wr._times(f"(rn % {N})", w_strides[1])
-    if groups > 1:
-        w_cols += " + " + wr._times(f"g * {Cin}", w_strides[0])
-    if not w_off.is_constant or w_off.coeff + w_off.offset != 0:
-        w_cols += f" + {t(w_off)}"
+    packed = packed_weight(wr, conv, groups, wins, True, cin_g) if wr.schedule.packed_weight else None
+    if packed is not None:   # the packed weight's row (phase, g, co): K = (ci, the phase's taps) along it
+        terms = [(f"f{d}", prod(w.s for w in wins[d + 1:])) for d in range(nd) if wins[d].s > 1]
+        row = " + ".join(f"{f} * {m}" if m > 1 else f for f, m in terms)   # the phase, row-major over the axes
+        if groups > 1:
+            row = f"({row}) * {groups} + g" if row else "g"
+        w_cols = f"(({row}) * {N} + rn % {N}) * {packed[1]}" if row else f"(rn % {N}) * {packed[1]}"
+    else:
+        w_cols = wr._times(f"(rn % {N})", w_strides[1])
+        if groups > 1:
+            w_cols += " + " + wr._times(f"g * {Cin}", w_strides[0])
+        if not w_off.is_constant or w_off.coeff + w_off.offset != 0:
+            w_cols += f" + {t(w_off)}"
     out(f"w_cols = {w_cols}")
     out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
     kvol = prod(taps)
@@ -136,8 +186,12 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         x_cols_text = x_cols[0] + "".join(f" {c}" for c in x_cols[1:])
         w_rows_text = w_rows[0] + "".join(f" {c}" for c in w_rows[1:])
         out(f"a = tl.load({wr.pointer(x.base)} + x_rows[:, None] + ({x_cols_text})[None, :], mask=a_mask, other=0.0)")
-        out(f"b = tl.load({wr.pointer(w.base)} + ({w_rows_text})[:, None] + w_cols[None, :], mask=kmask[:, None], "
-            "other=0.0)")
+        if packed is not None:   # zeros where the phase lacks a tap and past K
+            out(f"b = tl.load({packed[0]} + kk[:, None] + w_cols[None, :], mask=(kk < {packed[1]})[:, None], "
+                "other=0.0)")
+        else:
+            out(f"b = tl.load({wr.pointer(w.base)} + ({w_rows_text})[:, None] + w_cols[None, :], "
+                "mask=kmask[:, None], other=0.0)")
         out(f"acc = {dot_text(wr, dtype, wr.schedule.precision)}")
 
     traced = conv.operands[1].shape[0] // conv.groups * kvol

@@ -11,7 +11,8 @@ modules here, by `inspect.getsource`, never written as a string. The modules imp
 - `fp8_e4m3fn.py`, `fp8_e4m3fnuz.py`: each fp8 format's scale, rounding, bit patterns and cast;
   `fp8_quantize.py`: the quantize kernels and their host function;
 - `host.py`: the TMA descriptors' allocator, a persistent GEMM's program count, and a library convolution's
-  channels-last weight, copied once per weight.
+  channels-last weight, copied once per weight;
+- `convt.py`: a transposed convolution's weight in the order its kernel reads it, copied once per weight.
 
 Where kernel.py picks a form per run (`_x = _x_emulated if _INTERPRET else _x_hw`) that line is written here,
 beside the copied functions: `_INTERPRET` is kernel.py's (render.HELPER_PRELUDE).
@@ -122,3 +123,9 @@ def fp8_helpers(fmt: Fp8Format) -> str:
                  f._fp8_scale, f._fp8_round, f._fp8_encode, f._fp8_decode, f._to_fp8_hw,
                  pick("_to_fp8", "_fp8_encode", "_to_fp8_hw"),
                  q._fp8_amax_kernel, q._fp8_row_scales, q._fp8_tensor_scale, q._fp8_quantize_kernel, q._fp8_quantize)
+
+
+@functools.cache
+def convt_weight() -> str:
+    """The host function that lays a transposed convolution's weight out in its kernel's order, once per weight."""
+    return block(_module("convt")._convt_weight)

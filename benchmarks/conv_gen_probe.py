@@ -9,7 +9,10 @@ own sizes,
 - "gen_<form>_<BMxBNxBK_w_s>[_<precision>][@<group>]": the generated convolution with its tail as its epilogue, one
   module per schedule of one conv group (the others at their defaults; @group named where a file has several):
   form "pw" the pointwise form (1x1, stride 1, no padding, one group), "ig" the implicit GEMM (a transposed
-  convolution's gather form), "ph" a transposed convolution split by output phase (both forms timed); the default
+  convolution's gather form), "ph" a transposed convolution split by output phase (both forms timed), and with
+  --unpacked a transposed convolution's default schedule and (fp32) its tf32 seed again with the
+  weight read through its own view (packed_weight False: the form before the host-packed weight), labelled
+  "_uw"; the default
   schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path), conv_seeds' for
   the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
@@ -46,10 +49,12 @@ def _label(schedule, dtype: str) -> str:
     s = schedule
     precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
     form = "pw" if s.pointwise else "ph" if s.phases else "ig"
-    return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}"
+    unpacked = "" if s.packed_weight else "_uw"
+    return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}{unpacked}"
 
 
-def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool = False) -> tuple[object, dict, dict]:
+def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool = False,
+            unpacked: bool = False) -> tuple[object, dict, dict]:
     """(spec, {label: source}, notes): the library modules and one generated module per schedule of a conv group."""
     from dataclasses import replace
 
@@ -97,6 +102,9 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
             knobs += seeds[:2] if quick else seeds + list(EXTRA_TILES)
             if work_dtype == "fp32":
                 knobs.append((seeds[0] if seeds else {}) | {"precision": "tf32"})
+        if unpacked and sizes.get("phases"):   # the transposed forms again, the weight read through its view
+            old = [{}] + [k for k in knobs if k.get("precision") == "tf32"]
+            knobs += [k | {"packed_weight": False} for k in old]
         for k in knobs:
             schedule = defaults[g.name].retune(k)
             if space.violations(space.config_of(schedule)):
@@ -112,11 +120,12 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
 
 
 def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False,
-               with_compile: bool = False) -> dict:
+               with_compile: bool = False, unpacked: bool = False) -> dict:
     import torch
 
     record = {"problem": path.stem, "path": str(path), "dtype": dtype or "as written"}
-    spec, sources, notes = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90", smoke, quick)
+    spec, sources, notes = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90", smoke, quick,
+                                   unpacked)
     record |= notes
     device = "cpu" if smoke else "cuda"
     variant = spec.variants[-1].name if smoke else "default"   # the smallest declared (odd) on the CPU
@@ -152,8 +161,9 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     record["quartiles_us"] = {n: [tm.q1_s * 1e6, tm.q3_s * 1e6] for n, tm in timings.items()}
     gen = {k: v for k, v in t.items() if k.startswith("gen_")}
     lib = {k: v for k, v in t.items() if k.startswith("library")}
-    for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_"), ("ph", "gen_ph_")):
-        mine = {k: v for k, v in gen.items() if k.startswith(prefix)}
+    for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_"), ("ph", "gen_ph_"),
+                         ("uw", "gen_")):   # uw: the best with the weight read through its view (--unpacked)
+        mine = {k: v for k, v in gen.items() if k.startswith(prefix) and k.endswith("_uw") == (name == "uw")}
         if mine:
             best = min(mine, key=mine.get)
             record[f"best_{name}"] = best
@@ -171,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     return run_files("conv_gen_probe.py", __doc__, bench_file, argv, free_between=True,
                      flags=(("quick", "about 120 s for five files in two dtypes on an H200: no torch.compile, no "
                                       "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),
-                            ("with_compile", "time torch.compile even with --quick")))
+                            ("with_compile", "time torch.compile even with --quick"),
+                            ("unpacked", "a transposed convolution's forms also with the weight read through its own "
+                                         "view (the form before the packed weight: _uw)")))
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     (gather,) = make_module(CONVT2D, {"conv": {"phases": False}}).kernels
     assert "Transposed (gather form)" in gather.source
     assert "v0 = u0 // 2" in gather.source and "(v0 * 2 == u0)" in gather.source   # stride 2: divisible taps only
-    assert "v1 =" not in gather.source and "- (k1 * 2))[None, :]" in gather.source   # stride 1: a column's offset
+    assert "v1 = u1\n" in gather.source                                             # stride 1: no division
     # both forms read the weight packed by the host (per phase, group and output channel a row over K, 8-aligned)
     assert "_convt_weight(p_conv_weight, 2, (((0, 1, 3),), ((0, 1, 2),)), (3, 2), 8)" in make_module(
         CONVT2D, {"conv": {"phases": False}}).source
@@ -246,10 +246,11 @@ def _host_names(module) -> dict:
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
     (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
     (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}), (CONVT_GCD, None, None),
+    (CONVT1D, None, {"conv": {"packed_weight": False}}),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
         "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
         "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32",
-        "convt2d_phases_without_taps_fp32"])
+        "convt2d_phases_without_taps_fp32", "convt1d_phases_weight_unpacked_fp32"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -285,8 +286,47 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
                     continue
                 prefix = "wgmma" if arch == "sm_90" else "v_mfma"
                 assert r.facts.matrix_instr_count > 0, (arch, path.stem, r.facts)
+                if arch == "sm_90" and path in (CONVT3D, CONVT2D):   # the packed weight: asynchronous vector copies
+                    widths = dict(r.facts.global_load_widths)        # (its own view: scalar ld.global.b16 only)
+                    assert any(k.startswith("cp.async") for k in widths), widths
+                    assert path != CONVT3D or "cp.async.cg.shared.global.16B" in widths, widths
                 assert all(k.startswith(prefix) or k.startswith("mma") for k in r.facts.matrix_instr_kinds), \
                     r.facts.matrix_instr_kinds
+
+
+def test_the_packed_transposed_weight_holds_each_phases_taps_and_is_made_again_when_the_weight_changes():
+    """helpers/convt.py's _convt_weight against a direct reading of its layout: ConvTranspose2d weight (6, 4, 3, 2), 2
+    groups; axis 0 at stride 2, padding 1 (phase 0: tap 1; phase 1: taps 0 and 2), axis 1 at stride 2, dilation 2,
+    padding 0 (gcd 2: phase 0 every tap, phase 1 none). Rows (ci, j0, j1) of 3 x 2 x 2 = 12, padded to 16 with
+    zeros; the copy is kept until the weight changes in place."""
+    import torch
+
+    from kerntailor.codegen.conv import Window
+    from kerntailor.codegen.conv_phases import phase_taps, tap_counts
+    from kerntailor.codegen.helpers.convt import _convt_weight
+
+    wins = [Window(3, 2, 1, 1), Window(2, 2, 0, 2)]
+    axes = tuple(phase_taps(w) for w in wins)
+    assert axes == (((1, 2, 1), (0, 2, 2)), ((0, 1, 2), (0, 1, 0))) and tap_counts(wins) == [2, 2]
+    w = torch.randn(6, 4, 3, 2)
+    packed = _convt_weight(w, 2, axes, (2, 2), 8)
+    assert packed.shape == (4, 2, 4, 16) and not packed[..., 12:].any()
+    rows = packed[..., :12].unflatten(3, (3, 2, 2))                # (phase, g, co, ci, j0, j1)
+    for phase, (f0, f1) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
+        for g in range(2):
+            for co in range(4):
+                for ci in range(3):
+                    for j0 in range(2):
+                        for j1 in range(2):
+                            c0, step0, n0 = axes[0][f0]
+                            c1, step1, n1 = axes[1][f1]
+                            expected = w[g * 3 + ci, co, c0 + j0 * step0, c1 + j1 * step1] if j0 < n0 and j1 < n1 \
+                                else 0.0
+                            assert rows[phase, g, co, ci, j0, j1] == expected
+    assert _convt_weight(w, 2, axes, (2, 2), 8) is packed   # kept
+    w.mul_(2)                                               # an in-place change (its version) makes it again
+    again = _convt_weight(w, 2, axes, (2, 2), 8)
+    assert again is not packed and torch.equal(again, 2 * packed)
 
 
 def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():

@@ -3,12 +3,14 @@
 Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
 its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
 refuses on sight (fp64) is a library group from the first plan on; a depthwise convolution takes the window loop; a
-transposed one the gather form. Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
+transposed one the gather form, both reading the weight packed by the host (its layout and cache checked against a
+direct reading). Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
 conv3d problems with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several
 tiles per axis, a K tail), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
 stride 1 and 2-3, padding, output_padding, dilation, groups, both forms, and phases with no tap at all (gcd(stride,
-dilation) = 2 not dividing phase + padding); kernel.py is standalone.
-Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions.
+dilation) = 2 not dividing phase + padding), and one with the weight read through its own view; kernel.py is
+standalone. Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions (a transposed
+convolution's packed weight with cp.async on sm_90).
 """
 
 from __future__ import annotations

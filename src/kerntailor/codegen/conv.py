@@ -60,6 +60,13 @@ implicit GEMM in the gather form, one output position per row:
 K unravels into (ci, k_1..k_d) as the weight (Cin, Cout_g, *k) orders them; each A element's input position is
 computed per (row, tap) and masked where it is negative, past the input or (s > 1) not divisible; output_padding
 only lengthens the output (a host-derived size: codegen/library.py's host_size_lines), the mask covers the rest.
+The weight (Cin, Cout_g, *k) is contiguous along neither axis of the BLOCK_K x BLOCK_N tile (along K only within one
+input channel's taps, along N k_1·..·k_d apart), so both forms read it packed by the host once per weight
+(conv_phases.py's packed_weight: per phase, group and output channel a zero-padded, 16-byte aligned row over K), as
+the forward convolution reads its own weight: cross-compiled for sm_90 at KernelBench 57's sizes (bf16, 128 x 64 x
+32 / 4 warps / 3 stages) 32 scalar loads and 2 16-byte cp.async per thread and K step (the forward convolution of
+the same work: the same) where the weight's own view took 48 scalar loads, 16 of them 9 elements apart across the
+lanes; 128 registers instead of 168 (predicted, not measured; the knob packed_weight=False keeps the old read).
 At stride s along d axes only about 1 / s^d of the taps are valid: the gather form multiplies that many zeros
 (KernelBench 73's stride 2 in 3-d: 7/8 of the products wasted). The knob `phases` (codegen/conv_phases.py, the
 default where a stride is > 1) splits the output by phase (o mod s) instead: each program takes only its phase's

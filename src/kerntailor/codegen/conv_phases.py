@@ -7,7 +7,10 @@ k = c_φ + j·step (j = 0, 1, ..) where c_φ = ((φ + p) / g · (dil / g)^-1 mod
 is i = o' + base_φ - j·(dil / g), base_φ = (φ + p - c_φ·dil) / s (exact). One program computes one phase along
 every axis (scalars, outermost in the grid), so its K is Cin / groups x Π ceil(k / step) taps (KernelBench 73's 3 x 3
 x 3 kernel at stride 2: 8 taps instead of 27, of which 27 / 8 on average are real; the gather form multiplies 1 in 8)
-and its input patch is a row offset plus a column offset, no division in the loop.
+and its input patch is a row offset plus a column offset, no division in the loop. Its weight tile is row
+(phase, g, co) of the host-packed weight (packed_weight: the phase's taps in order, zeros where it has fewer), so
+contiguous along K (cross-compiled for sm_90 at 73's sizes, bf16, 128 x 32 x 32 / 4 warps / 3 stages: 32 scalar
+loads and one 16-byte cp.async per thread and K step where the weight's own view took 40 scalar loads; predicted).
 
 Rows are BLOCK_M consecutive o' along the last spatial axis of one (n, o'_1..o'_{d-1}) line (the grid's
 ceil(ceil(O / s) / BLOCK_M) = ceil(O / (s·BLOCK_M)) a product of factors like every size of the grid): the input

@@ -9,8 +9,8 @@
 # generated forms: gen_ph_* split by output phase (73's default), gen_ig_* the gather form (57's default). Then, bf16
 # only, the forward convolution of 57's work (benchmarks/data/conv_probe/conv2d_as_transposed_57.py: padding 2) to
 # tell the transposed form's cost from the shape's (FWD=0 leaves it out). Each module's output is compared with
-# eager's (rel_err_<label>). Aim: < 150 s (no file of the first run starts after 90 s, which stops at 115 s; the
-# forward row gets 30 s; not measured). One JSON line per problem and dtype on stdout and in the log, all rows in
+# eager's (rel_err_<label>). Aim: < 150 s (no file of the first run starts after 80 s, which stops at 112 s; the
+# forward row gets 33 s; not measured). One JSON line per problem and dtype on stdout and in the log, all rows in
 # the JSON given as $1 (the forward row in ..._forward.json; times in us, measured). Run from the repository root,
 # KernelBench at benchmarks/work/kb (git-ignored: carry it):
 #   bash benchmarks/gpu_calls/conv_transposed_probe.sh $OUT/conv_transposed.json
@@ -21,11 +21,11 @@ LOG="${JSON%.json}.log"
 KB=${KB:-benchmarks/work/kb}
 FILES=$(for i in ${IDS:-73 57}; do ls $KB/level1/${i}_*.py; done)
 T0=$(date +%s)
-timeout ${LIMIT:-115} python3 benchmarks/conv_gen_probe.py $FILES --dtype bf16,fp32 --quick --with-compile --unpacked \
-  --deadline-s ${DEADLINE_S:-90} --out "$JSON" > "$LOG" 2>&1
+timeout ${LIMIT:-112} python3 benchmarks/conv_gen_probe.py $FILES --dtype bf16,fp32 --quick --with-compile --unpacked \
+  --deadline-s ${DEADLINE_S:-80} --out "$JSON" > "$LOG" 2>&1
 echo "rc=$? $(( $(date +%s) - T0 )) s"
 if [ "${FWD:-1}" = 1 ]; then
-  timeout ${FWD_LIMIT:-30} python3 benchmarks/conv_gen_probe.py benchmarks/data/conv_probe/conv2d_as_transposed_57.py \
+  timeout ${FWD_LIMIT:-33} python3 benchmarks/conv_gen_probe.py benchmarks/data/conv_probe/conv2d_as_transposed_57.py \
     --dtype bf16 --quick --deadline-s 5 --out "${JSON%.json}_forward.json" >> "$LOG" 2>&1
   echo "forward rc=$? $(( $(date +%s) - T0 )) s"
 fi

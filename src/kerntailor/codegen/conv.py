@@ -99,7 +99,7 @@ from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT,
 from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.helpers import math_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
-from kerntailor.codegen.library import _Host, output_shape
+from kerntailor.codegen.library import operand_host_text, output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, quotient, same
@@ -334,7 +334,7 @@ class _ConvWriter(AnchorWriter):
 
     def weight_operand_text(self) -> str:
         """Host text of the convolution's weight: its {buffer}, or a torch.as_strided view over it."""
-        return _Host(self.gen, self.anchor, self.host_names).operand(1)
+        return operand_host_text(self.gen, self.anchor, 1, self.host_names)
 
     def add_host_buffer(self, buffer: str, line: str, dtype: str, helper: str) -> None:
         """Buffer `buffer` (of `dtype`), made by host `line` (which may call the module-level `helper`)."""

@@ -175,6 +175,11 @@ class _Host:
         return f"torch.as_strided({{{v.base}}}, ({', '.join(shape)},), ({', '.join(strides)},), {offset})"
 
 
+def operand_host_text(gen: Generalized, node: Node, j: int, names: dict[Dim, str]) -> str:
+    """Host text of operand j of `node`: its {buffer}, or a torch.as_strided view over it (emit.py formats it)."""
+    return _Host(gen, node, names).operand(j)
+
+
 CHANNELS_LAST = TORCH_FORMATS   # by the convolution's rank
 
 

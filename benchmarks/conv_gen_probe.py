@@ -12,7 +12,9 @@ own sizes,
   convolution's gather form), "ph" a transposed convolution split by output phase (both forms timed), and with
   --unpacked a transposed convolution's default schedule and (fp32) its tf32 seed again with the
   weight read through its own view (packed_weight False: the form before the host-packed weight), labelled
-  "_uw"; the default
+  "_uw"; with --taps-outer a transposed convolution at stride 1 (phases 1) also in the gather form with its taps
+  outer (taps_outer: codegen/conv.py's _taps_outer_step) under the default schedule and the second seed (fp32:
+  the tf32 seed only), labelled "_to"; the default
   schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path), conv_seeds' for
   the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
@@ -49,12 +51,12 @@ def _label(schedule, dtype: str) -> str:
     s = schedule
     precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
     form = "pw" if s.pointwise else "ph" if s.phases else "ig"
-    unpacked = "" if s.packed_weight else "_uw"
-    return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}{unpacked}"
+    variant = "_to" if s.taps_outer else "" if s.packed_weight else "_uw"
+    return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}{variant}"
 
 
 def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool = False,
-            unpacked: bool = False) -> tuple[object, dict, dict]:
+            unpacked: bool = False, taps_outer: bool = False) -> tuple[object, dict, dict]:
     """(spec, {label: source}, notes): the library modules and one generated module per schedule of a conv group."""
     from dataclasses import replace
 
@@ -105,6 +107,10 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
         if unpacked and sizes.get("phases"):   # the transposed forms again, the weight read through its view
             old = [{}] + [k for k in knobs if k.get("precision") == "tf32"]
             knobs += [k | {"packed_weight": False} for k in old]
+        if taps_outer and sizes.get("phases") == 1:   # stride 1: the gather form with its taps outer
+            tf32 = [k for k in knobs if k.get("precision") == "tf32"]
+            tried = tf32 if work_dtype == "fp32" else [{}] + seeds[1:2]
+            knobs += [k | {"phases": False, "taps_outer": True} for k in tried]
         for k in knobs:
             schedule = defaults[g.name].retune(k)
             if space.violations(space.config_of(schedule)):
@@ -120,12 +126,12 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
 
 
 def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick: bool = False,
-               with_compile: bool = False, unpacked: bool = False) -> dict:
+               with_compile: bool = False, unpacked: bool = False, taps_outer: bool = False) -> dict:
     import torch
 
     record = {"problem": path.stem, "path": str(path), "dtype": dtype or "as written"}
     spec, sources, notes = modules(path, dtype, "gfx942" if smoke or torch.version.hip else "sm_90", smoke, quick,
-                                   unpacked)
+                                   unpacked, taps_outer)
     record |= notes
     device = "cpu" if smoke else "cuda"
     variant = spec.variants[-1].name if smoke else "default"   # the smallest declared (odd) on the CPU
@@ -162,8 +168,9 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     gen = {k: v for k, v in t.items() if k.startswith("gen_")}
     lib = {k: v for k, v in t.items() if k.startswith("library")}
     for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_"), ("ph", "gen_ph_"),
-                         ("uw", "gen_")):   # uw: the best with the weight read through its view (--unpacked)
-        mine = {k: v for k, v in gen.items() if k.startswith(prefix) and k.endswith("_uw") == (name == "uw")}
+                         ("uw", "gen_"), ("to", "gen_")):   # uw: the weight read through its view; to: taps outer
+        mine = {k: v for k, v in gen.items() if k.startswith(prefix) and k.endswith("_uw") == (name == "uw")
+                and k.endswith("_to") == (name == "to")}
         if mine:
             best = min(mine, key=mine.get)
             record[f"best_{name}"] = best
@@ -183,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
                                       "channels-last library module, no EXTRA_TILES, 1 s of timing per file"),
                             ("with_compile", "time torch.compile even with --quick"),
                             ("unpacked", "a transposed convolution's forms also with the weight read through its own "
-                                         "view (the form before the packed weight: _uw)")))
+                                         "view (the form before the packed weight: _uw)"),
+                            ("taps_outer", "a stride-1 transposed convolution also in the gather form with its taps "
+                                           "outer (_to)")))
 
 
 if __name__ == "__main__":

@@ -162,6 +162,13 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     for source in (kernel.source, gather.source):
         assert "b = tl.load(conv0_wt_ptr + kk[:, None] + w_cols[None, :]" in source
     (unpacked,) = make_module(CONVT2D, {"conv": {"packed_weight": False}}).kernels   # the weight's own view
+    # taps outer: one tap per K step (positions and masks per row), the weight packed taps first, channels padded
+    outer = make_module(CONVT2D, {"conv": {"phases": False, "taps_outer": True}})
+    assert "taps_first=True" in outer.source and "tap = kt // nci" in outer.kernels[0].source
+    assert "rmask[:, None] & (ci < 3)[None, :]" in outer.kernels[0].source
+    assert "(tap * 8 + ci)" in outer.kernels[0].source
+    with pytest.raises(CodegenUnsupported, match="taps_outer"):
+        make_module(CONVT2D, {"conv": {"taps_outer": True}})   # the phase form (the default here) has no such loop
     assert "conv0_wt" not in unpacked.source and "p_conv_weight_ptr" in unpacked.source
     assert "aten.convolution" not in make_module(CONVT2D).source
     with pytest.raises(CodegenUnsupported, match="phase form"):
@@ -249,10 +256,13 @@ def _host_names(module) -> dict:
     (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
     (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}), (CONVT_GCD, None, None),
     (CONVT1D, None, {"conv": {"packed_weight": False}}),
+    (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False, "taps_outer": True}}),
+    (CONVT3D, "bf16", {"conv": {"phases": False, "taps_outer": True}}),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
         "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
         "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32",
-        "convt2d_phases_without_taps_fp32", "convt1d_phases_weight_unpacked_fp32"])
+        "convt2d_phases_without_taps_fp32", "convt1d_phases_weight_unpacked_fp32", "convt2d_groups_taps_outer_fp32",
+        "convt3d_taps_outer_bf16"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source

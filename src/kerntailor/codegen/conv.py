@@ -243,12 +243,13 @@ class ConvSchedule(Schedule):
     implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
     packed_weight: a transposed convolution reads its weight as the host lays it out once per weight (conv_phases.py's
     packed_weight), else through the weight's own view (the form before, kept to time beside it:
-    benchmarks/conv_gen_probe.py); not searched."""
+    benchmarks/conv_gen_probe.py); not searched. taps_outer: the gather form's K steps walk the kernel's taps outer
+    and a tap's input channels inner (_taps_outer_step), with the packed weight; not searched yet."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "packed_weight", "waves_per_eu", "matrix_instr_nonkdim",
-                                        "kpack")
+                                        "pointwise", "phases", "packed_weight", "taps_outer", "waves_per_eu",
+                                        "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -261,6 +262,7 @@ class ConvSchedule(Schedule):
     pointwise: bool = False
     phases: bool = False
     packed_weight: bool = True
+    taps_outer: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -271,6 +273,7 @@ class ConvSchedule(Schedule):
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
         self.one_of("packed_weight", (False, True))
+        self.one_of("taps_outer", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -367,6 +370,10 @@ class _ConvWriter(AnchorWriter):
         cin_g = quotient(w_shape[0], const(groups)) if conv.transposed else w_shape[1]   # input channels per group
         if rows is None or cols is None or cin_g is None:
             raise CodegenUnsupported(f"{conv.name}: output sizes are not products of sizes")
+        if self.schedule.taps_outer and not (conv.transposed and self.schedule.packed_weight and
+                                             not self.schedule.phases):
+            raise CodegenUnsupported(f"{conv.name}: taps_outer takes a transposed convolution's gather form with its "
+                                     "packed weight")
         if self.schedule.phases:
             if not conv.transposed:
                 raise CodegenUnsupported(f"{conv.name}: the phase form takes a transposed convolution")
@@ -416,7 +423,7 @@ class _ConvWriter(AnchorWriter):
         co = f"g * {N} + rn % {N}" if grid_groups > 1 else f"rn % {N}"
         packed = None
         if conv.transposed and self.schedule.packed_weight:   # row g·Cout_g + co of the packed weight, K along it
-            packed = packed_weight(self, conv, groups, wins, False, cin_g)
+            packed = packed_weight(self, conv, groups, wins, False, cin_g, self.schedule.taps_outer)
             w_cols = f"({co}) * {packed[1]}"
         elif conv.transposed:   # W[g·Cin_g + ci, co, k..]: the group's input channels in the loop's rows
             w_cols = self._times(f"(rn % {N})", w_strides[1])
@@ -433,8 +440,10 @@ class _ConvWriter(AnchorWriter):
             if per_input is None:
                 raise CodegenUnsupported(f"{conv.name}: output channels per group are not a product of sizes")
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
+        elif conv.transposed and self.schedule.taps_outer:
+            self._taps_outer_loop(wins, x, x_shape, x_strides, cin_g, dtype, packed)
         elif conv.transposed:
-            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype, packed)
+            self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype, packed[:2] if packed else None)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
@@ -686,6 +695,61 @@ class _ConvWriter(AnchorWriter):
         else:
             self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                      "mask=kmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _taps_outer_loop(self, wins: list[Window], x, x_shape, x_strides, cin_g: SizeExpr, dtype: str,
+                         packed: tuple[str, str, str]) -> None:
+        """acc += the gather form's K steps with the taps outer: step kt takes tap kt // NCI and that tap's input
+        channels (kt mod NCI)·BLOCK_K.. (NCI = ceil(Cin_g / BLOCK_K) steps per tap). The tap is one scalar per step,
+        so its input positions, its masks (padding, past the input, the stride's divisibility) and its row offsets
+        are BLOCK_M-vectors, and each element of the BLOCK_M x BLOCK_K patch costs one add and one and (the K-inner
+        gather form computes positions and masks per element). The cost: a tap's channels padded to BLOCK_K (Cin_g
+        below BLOCK_K multiplies zeros). The weight is packed taps first (`packed`: pointer, row, padded channels)."""
+        kvol = prod(win.k for win in wins)
+        cin = self.sizes.text(cin_g)
+        self.out(f"nci = tl.cdiv({cin}, BLOCK_K)  # K steps per tap")
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        traced = self.anchor.operands[1].shape[0] // self.anchor.groups * kvol
+        self._k_loop(f"{kvol} * nci" if kvol > 1 else "nci", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._taps_outer_step(wins, x, x_shape, x_strides, cin, dtype, packed), kvol)
+
+    def _taps_outer_step(self, wins: list[Window], x, x_shape, x_strides, cin: str, dtype: str,
+                         packed: tuple[str, str, str]) -> None:
+        """One K step of _taps_outer_loop (step `kt`)."""
+        t = self.sizes.text
+        self.out("tap = kt // nci")
+        self.out("ci = (kt - tap * nci) * BLOCK_K + rk")
+        rest = "tap"
+        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position along each axis (scalars)
+            k = wins[d].k
+            if k == 1:
+                self.out(f"k{d} = 0")
+            elif d == 0:
+                self.out(f"k{d} = {rest}")
+            else:
+                self.out(f"k{d} = {rest} % {k}")
+                self.out(f"q{d} = {rest} // {k}")
+                rest = f"q{d}"
+        rows, mask = ["x_rows"], []
+        for d, win in enumerate(wins):
+            tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            self.out(f"u{d} = t{d} - {tap}" if win.k > 1 else f"u{d} = t{d}")
+            size = t(x_shape[2 + d])
+            if win.s == 1:
+                mask.append(f"(u{d} >= 0) & (u{d} < {size})")
+                rows.append(self._times(f"u{d}", x_strides[2 + d]))
+            else:
+                self.out(f"v{d} = u{d} // {win.s}")
+                mask.append(f"(u{d} >= 0) & (v{d} * {win.s} == u{d}) & (v{d} < {size})")
+                rows.append(self._times(f"v{d}", x_strides[2 + d]))
+        self.out(f"rmask = {' & '.join(mask)}  # the tap's rows that read the input")
+        self.out(f"a_rows = {' + '.join(rows)}")
+        x_cols = self._times("ci", x_strides[1])
+        self.out(f"a = tl.load({self.pointer(x.base)} + a_rows[:, None] + ({x_cols})[None, :], "
+                 f"mask=rmask[:, None] & (ci < {cin})[None, :], other=0.0)")
+        pointer, _, cin_p = packed
+        self.out(f"b = tl.load({pointer} + (tap * {cin_p} + ci)[:, None] + w_cols[None, :], "
+                 f"mask=(ci < {cin_p})[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
 
     def _unravel_taps(self, wins: list[Window], kvol: int) -> None:

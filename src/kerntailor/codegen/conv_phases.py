@@ -57,27 +57,34 @@ def phase_taps(win) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
-def packed_weight(wr, conv, groups: int, wins, phases: bool, cin_g) -> tuple[str, str]:
+def packed_weight(wr, conv, groups: int, wins, phases: bool, cin_g,
+                  taps_first: bool = False) -> tuple[str, str, str]:
     """The weight as the kernel reads it, laid out by the host (helpers/convt.py's _convt_weight: per phase, group
-    and output channel a zero-padded row over K = (ci, taps), ALIGN-element aligned, cached on the weight): host line
-    and buffer registered on writer `wr`; returns (its pointer, the row length's kernel text). Row co's tile is
-    then contiguous along K: cross-compiled for sm_90 at KernelBench 57's sizes (bf16, 128 x 64 x 32 / 4 warps / 3
-    stages) 2 16-byte cp.async per thread and K step where the weight's own view took 16 scalar loads, strided 9
-    elements apart across the lanes (predicted, not measured)."""
+    and output channel a zero-padded row over K = (ci, taps), ALIGN-element aligned, cached on the weight; with
+    `taps_first` over (taps, ci), each tap's channels padded to ALIGN): host line and buffer registered on writer
+    `wr`; returns (its pointer, the row length's kernel text, the padded channels' text: taps_first only). Row co's
+    tile is then contiguous along K: cross-compiled for sm_90 at KernelBench 57's sizes (bf16, 128 x 64 x 32 / 4
+    warps / 3 stages) 2 16-byte cp.async per thread and K step where the weight's own view took 16 scalar loads,
+    strided 9 elements apart across the lanes (predicted, not measured)."""
     axes = tuple(phase_taps(w) if phases else ((0, 1, w.k),) for w in wins)
     taps = tuple(tap_counts(wins) if phases else [w.k for w in wins])
     buffer = f"{conv.name}_wt"
     view = wr.weight_operand_text()
-    wr.add_host_buffer(buffer, f"{{{buffer}}} = _convt_weight({view}, {groups}, {axes!r}, {taps!r}, {ALIGN})  "
+    first = ", taps_first=True" if taps_first else ""
+    wr.add_host_buffer(buffer, f"{{{buffer}}} = _convt_weight({view}, {groups}, {axes!r}, {taps!r}, {ALIGN}{first})  "
                                f"# the weight as {'each phase reads it' if phases else 'the kernel reads it'}",
                        wr.graph.buffer_type(conv.operands[1].base).dtype, convt_weight())
     kvol = prod(taps)
+    if taps_first:   # rows of kvol taps x the channels padded
+        cin_p = (str(-(-int(cin_g.evaluate({})) // ALIGN) * ALIGN) if cin_g.is_constant else
+                 f"(({wr.sizes.text(cin_g)} + {ALIGN - 1}) // {ALIGN} * {ALIGN})")
+        return wr.pointer(buffer), f"{kvol} * {cin_p}" if kvol > 1 else cin_p, cin_p
     if cin_g.is_constant:
         count = int(cin_g.evaluate({})) * kvol
         row = str(-(-count // ALIGN) * ALIGN)
     else:
         row = f"(({wr.sizes.text(cin_g)} * {kvol} + {ALIGN - 1}) // {ALIGN} * {ALIGN})"
-    return wr.pointer(buffer), row
+    return wr.pointer(buffer), row, ""
 
 
 def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space, cin_g, cout_g):
@@ -137,7 +144,7 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         terms.append(t(x_off))
     out(f"x_line = {' + '.join(terms)}")
     out(f"x_rows = x_line + {wr._times(f't{last}', x_strides[2 + last])}")
-    packed = packed_weight(wr, conv, groups, wins, True, cin_g) if wr.schedule.packed_weight else None
+    packed = packed_weight(wr, conv, groups, wins, True, cin_g)[:2] if wr.schedule.packed_weight else None
     if packed is not None:   # the packed weight's row (phase, g, co): K = (ci, the phase's taps) along it
         terms = [(f"f{d}", prod(w.s for w in wins[d + 1:])) for d in range(nd) if wins[d].s > 1]
         row = " + ".join(f"{f} * {m}" if m > 1 else f for f, m in terms)   # the phase, row-major over the axes

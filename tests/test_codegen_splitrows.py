@@ -556,7 +556,7 @@ def test_cooperative_split_is_offered_only_on_a_gpu(monkeypatch):
         assert not space.violations(space.config_of(ReductionSchedule(**seed)))
     assert reduction_seeds(h200, R=393216, X=4096, on_gpu=True)[0] == {
         "XBLOCK": 1, "RBLOCK": 4096, "SPLIT": 96, "WAVE": 0, "COOP": 1, "REUSE": 0, "persistent": False,
-        "num_warps": 8, "num_stages": 1}   # the probe's P4: 96 programs a row of 4096 elements, none empty (128 left 32)
+        "num_warps": 8, "num_stages": 1}   # the probe's P4: 96 programs a row of 4096 elements, none empty
 
 
 def test_cooperative_knobs_are_searched_and_seen_by_the_cost_model():

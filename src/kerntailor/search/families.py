@@ -437,9 +437,9 @@ COOP_RBLOCKS = (4096, 8192, 16384)   # a cooperative program's tile: 4096 on 8 w
 def cooperative_seed(target: Target, *, R: int, dtype: str = "fp32") -> dict | None:
     """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT = ceil(R / RBLOCK) (no
     empty program) is 2 to the CUs, on warps that give 16 elements a thread (the probe's: 8 warps for 4096, at
-    most 16), REUSE the dtype's default (default_reuse). None where there is none. benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks (SPLIT
-    96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16, against torch.compile's 2.14x), where the
-    windowed split ran 1.63x."""
+    most 16), REUSE the dtype's default (default_reuse). None where there is none. benchmarks/longrow_probe.py's
+    P4 on the H200: 4096-element chunks (SPLIT 96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16,
+    against torch.compile's 2.14x), where the windowed split ran 1.63x."""
     for rblock in COOP_RBLOCKS:
         split = math.ceil(R / rblock)
         if 2 <= split <= target.compute_units:

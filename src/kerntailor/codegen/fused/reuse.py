@@ -32,7 +32,6 @@ from kerntailor.ir.expr import CAST, Load, Op
 from kerntailor.ir.nodes import Pointwise, Reduction, exp_of_difference
 from kerntailor.ir.types import View
 
-
 REUSED_DTYPES = ("bf16", "fp16")   # rows whose exponentials are reused when REUSE is unset (module docstring)
 
 

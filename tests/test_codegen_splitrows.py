@@ -323,6 +323,8 @@ def test_cooperative_reuse_is_a_knob_defaulting_by_dtype():
     assert coop_kernel().source == recompute
     assert coop_kernel("bf16").source == coop_kernel("bf16", REUSE=1).source != coop_kernel("bf16", REUSE=0).source
     assert "ex_sum0 * scale_sum0" not in coop_kernel("bf16", REUSE=0).source
+    coop = ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1)
+    assert coop.retune({"REUSE": 1}).REUSE == 1 and coop.retune({"COOP": 0, "REUSE": 1}).REUSE is None
     for bad, message in [(2, "REUSE=2; expected 0"), (True, "REUSE=True; expected 0")]:
         with pytest.raises(ScheduleError, match=message):
             ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1, REUSE=bad)

@@ -127,6 +127,8 @@ class ReductionSchedule(Schedule):
         if self.COOP and "COOP" not in knobs and ({"SPLIT", "WAVE"} & set(knobs)):   # COOP only where it is asked for
             return replace(self, COOP=0).retune(knobs)
         tuned = super().retune(knobs)
+        if not tuned.COOP and tuned.REUSE is not None:   # the cooperative kernel's knob: unset elsewhere (no kernel
+            tuned = replace(tuned, REUSE=None)            # reads it; the search sets its dtype's default there)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
 

@@ -156,7 +156,7 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
 
     on_gpu (the search runs on the target's GPU, its referee too: never under Triton's interpreter) adds COOP (0, 1)
     to a space with SPLIT: a cooperative split (splitrows.py's write_cooperative), offered only where it cannot
-    hang (cooperative_constraints).
+    hang (cooperative_constraints), with its own knobs (cooperative_knobs: REUSE, and maxnreg on NVIDIA).
     """
     r_top = next_power_of_two(R)
     knobs = [
@@ -188,8 +188,9 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
             knobs.append(Knob("WAVE", (0,) + waves))
             constraints += _wave_constraints(target, R=R, X=X, dtype=dtype, names=("COOP",) if coop else ())
         if coop:
-            knobs.append(Knob("COOP", (0, 1)))
-            constraints += cooperative_constraints(target, R=R, waves=bool(waves), splits=splits)
+            knobs += [Knob("COOP", (0, 1)), *cooperative_knobs(target, dtype)]
+            constraints += cooperative_constraints(target, R=R, waves=bool(waves), splits=splits) \
+                + cooperative_knob_constraints(target, dtype)
         wave = (lambda v: v.get("WAVE", 0)) if waves else (lambda v: 0)
         coop_of = (lambda v: v.get("COOP", 0)) if coop else (lambda v: 0)
         constraints += [
@@ -259,6 +260,43 @@ def cooperative_constraints(target: Target, *, R: int, waves: bool, splits: tupl
                    ("SPLIT", "XBLOCK", "RBLOCK", "num_warps", "COOP") + (("waves_per_eu",) if target.is_amd else ()),
                    lambda v: not v["COOP"] or coop_registers(v, target) <= register_cap(v, target)),
     ]
+    return constraints
+
+
+REUSED_DTYPES = ("bf16", "fp16")   # REUSE's default is 1 for these rows, 0 for others (codegen/fused/reuse.py's)
+COOP_MAXNREG = (0, 40, 32)         # NVIDIA register caps a cooperative split is timed at (0: none; see below)
+
+
+def default_reuse(dtype: str) -> int:
+    """REUSE's default for rows of `dtype`, as codegen's reuse_by_default decides it where a schedule leaves it
+    unset: 1 (keep phase A's exponentials) for 16-bit floats, 0 (recompute the exp) otherwise."""
+    return int(dtype_key(dtype) in REUSED_DTYPES)
+
+
+def cooperative_knobs(target: Target, dtype: str) -> list[Knob]:
+    """The cooperative split's own knobs. REUSE (codegen/fused/reuse.py), the dtype's default first (Space.config_of
+    then gives a schedule that leaves it unset the kernel codegen writes for it): 1 keeps softmax's phase-A
+    exponentials for phase B, 0 recomputes the exp per element. maxnreg (NVIDIA only: a CUDA compile option, ptx
+    .maxnreg; AMD bounds a kernel's VGPRs through waves_per_eu, already a knob there): a cap on a thread's
+    registers, which lets more programs share an SM. Measured on the H200 (softmax over 4096 x 393,216, 8 warps,
+    2026-12-03g): fp32 reuse 4210 us at 48 registers, 3935 capped at 40, 4413 at 32 (8 B spilled), recompute 3986
+    (40); bf16 reuse 3067 (40), 2995 capped at 32 (6 B spilled), recompute 3449 (48). Neither wins everywhere:
+    the search times them."""
+    knobs = [Knob("REUSE", (default_reuse(dtype), 1 - default_reuse(dtype)))]
+    if target.backend == "cuda":
+        knobs.append(Knob("maxnreg", COOP_MAXNREG))
+    return knobs
+
+
+def cooperative_knob_constraints(target: Target, dtype: str) -> list[Constraint]:
+    """cooperative_knobs' values away from their defaults only with COOP = 1 (no other kernel reads them: one
+    candidate, not two or six, for each schedule of another kernel)."""
+    reuse = default_reuse(dtype)
+    constraints = [Constraint(f"REUSE = {reuse} (the {dtype_key(dtype)} default) unless COOP = 1", ("REUSE", "COOP"),
+                              lambda v: v["COOP"] or v["REUSE"] == reuse)]
+    if target.backend == "cuda":
+        constraints.append(Constraint("maxnreg = 0 (no cap) unless COOP = 1", ("maxnreg", "COOP"),
+                                      lambda v: v["COOP"] or not v["maxnreg"]))
     return constraints
 
 
@@ -375,7 +413,7 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     if not splits:
         return []
     if on_gpu and cooperative_target(target):
-        coop = cooperative_seed(target, R=R)
+        coop = cooperative_seed(target, R=R, dtype=dtype)
         return ([coop] if coop else []) + reduction_seeds(target, R=R, X=X, dtype=dtype)
     if X >= 2 * target.compute_units:
         wave = max(row_waves(target, R=R, X=X, dtype=dtype))
@@ -396,18 +434,18 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
 COOP_RBLOCKS = (4096, 8192, 16384)   # a cooperative program's tile: 4096 on 8 warps ran best in the H200 probe
 
 
-def cooperative_seed(target: Target, *, R: int) -> dict | None:
+def cooperative_seed(target: Target, *, R: int, dtype: str = "fp32") -> dict | None:
     """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT = ceil(R / RBLOCK) (no
     empty program) is 2 to the CUs, on warps that give 16 elements a thread (the probe's: 8 warps for 4096, at
-    most 16). None where there is none. benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks (SPLIT
-    96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16, against torch.compile's 2.14x), where the
-    windowed split ran 1.63x."""
+    most 16), REUSE the dtype's default (default_reuse). None where there is none. benchmarks/longrow_probe.py's
+    P4 on the H200: 4096-element chunks (SPLIT 96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16,
+    against torch.compile's 2.14x), where the windowed split ran 1.63x."""
     for rblock in COOP_RBLOCKS:
         split = math.ceil(R / rblock)
         if 2 <= split <= target.compute_units:
             warps = min(16, max(4, rblock // (16 * target.warp_size)))
-            return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1, "persistent": False,
-                    "num_warps": warps, "num_stages": 1}
+            return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1,
+                    "REUSE": default_reuse(dtype), "persistent": False, "num_warps": warps, "num_stages": 1}
     return None
 
 

@@ -22,7 +22,8 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
-  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written;
+  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
+  over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions);
 - a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
   in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
   (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
@@ -318,11 +319,12 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
 def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
     """Reduction groups that read only a matmul group's product (and each other), reducing its rows over
     N, join that group when their reductions combine from per-tile partials (plan/row_tail.py): the
-    M x N product is then never written, only its row values. Nothing else may read the product (it would
+    M x N product is then never written, only its row values. A convolution group's reductions over its
+    channels likewise (its output positions are the rows). Nothing else may read the product (it would
     have to be written anyway), so the merge cannot create a cycle."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
-    for g in [g for g in groups if g.family == "matmul"]:
+    for g in [g for g in groups if g.family in ("matmul", "conv") and not g.prologue]:
         names = {n.name for n in g.nodes}
         tails: list[_Group] = []
         grew = True

@@ -7,15 +7,58 @@ last and a non-linear epilogue sees the whole sum.
 Row tail (plan/row_tail.py): reductions over N after the product (logsumexp's shifted sum, sums, means,
 max/min). Each tile reduces its own columns and stores its rows' partials, per channel; the last tile of the
 row block to arrive combines them in tile order, then computes and stores the row values, so the M x N product
-is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C).
+is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C). A convolution's reductions over
+its channels are the same tail on its implicit GEMM's tile (codegen/conv.py): `find_row_tail`, `row_value_load`,
+`row_tail_launch` and `write_row_tail` serve both writers, which define the tile's names the tail reads: `pid_m`,
+`pid_n`, `om` (the output rows, (BLOCK_M, 1)), `mmask`, `nmask`.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+from kerntailor.capture.generalize import SizeExpr
+from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY, row_extremum
+from kerntailor.codegen.kernel import Factors, Scratch
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype, nan_extremum
+from kerntailor.codegen.sizes import const
+from kerntailor.plan.row_tail import RowTail, row_tail
+from kerntailor.units import next_power_of_two
+
+ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32"}
+
+
+def find_row_tail(w) -> RowTail | None:
+    """The row tail of writer `w`'s group (plan/row_tail.py), None for a group the planner gave no reductions
+    (reduce_axes); CodegenUnsupported where its reductions do not combine from tiles."""
+    if not w.group.reduce_axes:
+        return None
+    row = row_tail(w.graph, list(w.group.nodes), set(w.group.outputs))
+    if row is None:
+        raise CodegenUnsupported(f"{w.group.name}: its row reductions do not combine from tiles")
+    return row
+
+
+def row_value_load(w, base: str, gather: str | None, valid: str | None) -> str | None:
+    """`v_<base>` where an epilogue or tail member reads a row value (row_tail checked how: broadcast along the
+    columns, (BLOCK_M, 1)); None for any other read."""
+    if w.row is not None and base in w.row.reduced and gather is None and valid is None:
+        return f"v_{base}"
+    return None
+
+
+def row_tail_launch(row: RowTail, lead: Factors, rows: SizeExpr, cols: SizeExpr, blocks: tuple[int, int],
+                    traced_cols: int) -> tuple[list[tuple[str, int]], tuple[Scratch, ...]]:
+    """The row tail's constexpr ROW_PARTS (partials of this many tiles per load in the combine, any N) and its
+    scratch: per row block (`lead` factors before it: a batch), each column tile's partials of BLOCK_M rows per
+    channel (every one written before it is read) and the row block's arrival counter (zeroed)."""
+    bm, bn = blocks
+    parts = max(2, min(32, next_power_of_two(-(-traced_cols // bn))))
+    row_blocks = lead + ((rows, bm),)
+    channels = const(bm * len(row.channels))
+    return [("ROW_PARTS", parts)], (Scratch("row_partials", "fp32", row_blocks + ((cols, bn), (channels, 1)), False),
+                                    Scratch("row_counters", "i32", row_blocks))
 
 
 def _row_value(w, op: str, value: str) -> str:

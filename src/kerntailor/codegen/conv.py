@@ -463,7 +463,8 @@ class _ConvWriter(AnchorWriter):
             write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]))
             row_constexprs, scratch = row_tail_launch(self.row, (), mn[0], mn[1],
                                                       (self.schedule.BLOCK_M, self.schedule.BLOCK_N), conv.out.shape[1])
-            how += ", then reductions over the channels from per-tile partials (the row block's last tile combines them)"
+            how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "
+                    "them)")
         elif self.row is not None:
             raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
         else:

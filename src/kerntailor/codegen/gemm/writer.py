@@ -33,7 +33,6 @@ from kerntailor.codegen.sizes import const
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
 from kerntailor.plan.row_tail import RowTail
-from kerntailor.units import next_power_of_two
 
 
 class GemmWriter(AnchorWriter):

@@ -142,10 +142,10 @@ def write_row_tail(w, M: str, N: str) -> None:
 def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:
     """acc_<r>: the row block's partials of reduction `r`, combined in tile order, ROW_PARTS tiles at a time."""
     name, ident = r.name, FLOAT_IDENTITY[r.op]
-    at = f"{parts} + {{rows}} * tiles_n + t0 + rt"
+    at = f"{parts} + {{rows}} * tiles_n + part0 + rt"
     w.out(f"acc_{name} = tl.full([BLOCK_M, ROW_PARTS], {ident if not r.shift else '0.0'}, tl.float32)")
-    with w.out.block("for t0 in range(0, tiles_n, ROW_PARTS):"):
-        w.out("tmask = t0 + rt < tiles_n")
+    with w.out.block("for part0 in range(0, tiles_n, ROW_PARTS):"):
+        w.out("tmask = part0 + rt < tiles_n")
         part = (f"tl.load({at.format(rows=_channel_rows(channels.index(name)))}, mask=tmask, other={ident}, "
                 "volatile=True)")
         if r.shift:   # Σ_t s_t · exp(c_t − C): each tile summed exp(u − c_t)

@@ -1,0 +1,121 @@
+"""Reductions over a convolution's channels, fused into the conv kernel as a row tail (plan/row_tail.py,
+codegen/conv.py with codegen/gemm/tail.py's code; issue #19 item 2).
+
+Unit tier: the planner puts min, logsumexp (a shifted sum) and mean (keepdim) over dim 1 into the conv group, and the
+conv's output is never an output of it; a grouped convolution keeps its reduction as a kernel of its own; a 1 x 1
+convolution with a tail takes the implicit GEMM form (the pointwise form has no row tail and refuses one).
+Interpreter tier: the generated modules pass the referee with the channels in one tile and in two (the combine of
+partials in tile order), fp32 and bf16; the conv output is never allocated, the partials are.
+Compile tier: the fused kernel builds for sm_90 with matrix instructions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import judge, make_module, prepared
+from kerntailor.codegen import CodegenUnsupported, default_schedule
+from kerntailor.codegen.conv import work_sizes
+from kerntailor.plan.row_tail import TailReduction, row_tail
+
+DATA = Path(__file__).parent / "data" / "conv"
+MIN_TANH, LOGSUMEXP, MEAN = (DATA / f"{n}.py" for n in ("conv2d_min_tanh", "conv2d_logsumexp", "conv1d_relu_mean"))
+
+PROBLEM = '''"""{doc}"""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, {kernel}, groups={groups})
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amax(self.conv(x), dim=1)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 6, 5)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def _conv_group(path: Path):
+    _, _, gen, plan = prepared(path)
+    return gen, plan, next(g for g in plan.groups if g.family == "conv")
+
+
+# --- unit ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "reductions"), [
+    (MIN_TANH, ("min",)), (LOGSUMEXP, ("max", "sum")), (MEAN, ("sum",))], ids=["min", "logsumexp", "mean"])
+def test_a_reduction_over_the_channels_joins_the_conv_group(path, reductions):
+    gen, plan, group = _conv_group(path)
+    assert [g.family for g in plan.groups] == ["conv"] and group.reduce_axes == (1,)
+    tail = row_tail(gen.graph, list(group.nodes), set(group.outputs))
+    assert tuple(r.op for r in tail.reductions) == reductions
+    # one output, one value per output position: the convolution's output is never written
+    (out,) = group.outputs
+    conv = gen.graph.node(group.anchor)
+    assert gen.graph.node(out).out.numel == conv.out.numel // conv.out.shape[1]
+    if path == LOGSUMEXP:   # Σ exp(u − c) with c the guarded max: each tile's c stored beside its partial sum
+        assert tail.reductions[0] == TailReduction("max0", "max") and tail.reductions[1].shift
+
+
+def test_a_grouped_convolution_keeps_its_reduction_as_its_own_kernel(tmp_path):
+    path = tmp_path / "grouped_amax.py"
+    path.write_text(PROBLEM.format(doc="A 2-group conv then amax over the channels: no row tail.", kernel=3,
+                                   groups=2))
+    _, plan, group = _conv_group(path)
+    assert [g.family for g in plan.groups] == ["conv", "reduction"] and not group.reduce_axes
+
+
+def test_a_1x1_convolution_with_a_tail_takes_the_implicit_gemm_form(tmp_path):
+    path = tmp_path / "pointwise_amax.py"
+    path.write_text(PROBLEM.format(doc="A 1 x 1 conv then amax over the channels.", kernel=1, groups=1))
+    gen, plan, group = _conv_group(path)
+    assert [g.family for g in plan.groups] == ["conv"] and group.reduce_axes == (1,)
+    assert not default_schedule(gen, group).pointwise and "pointwise" not in work_sizes(gen, group)
+    with pytest.raises(CodegenUnsupported, match="implicit GEMM form only"):
+        make_module(path, {"conv": {"pointwise": True}})
+
+
+# --- interpreter ---------------------------------------------------------------------------------------------
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize(("path", "dtype", "block_n"), [
+    (MIN_TANH, None, 16), (MIN_TANH, "bf16", 32), (LOGSUMEXP, None, 16), (LOGSUMEXP, None, 32), (MEAN, None, 16),
+    (MEAN, None, 32)], ids=["min_2tiles", "min_1tile_bf16", "logsumexp_2tiles", "logsumexp_1tile", "mean_2tiles",
+                            "mean_1tile"])
+def test_the_fused_kernel_passes_the_referee(path, dtype, block_n, tmp_path):
+    # 24 or 20 output channels: BLOCK_N 16 splits them over two tiles (their partials combined), 32 takes them in one
+    module = make_module(path, {"conv": {"BLOCK_M": 16, "BLOCK_N": block_n, "BLOCK_K": 16, "num_warps": 1}}, dtype)
+    (kernel,) = module.kernels
+    assert "row_arrived = tl.atomic_add(row_counters_ptr + pid_m, 1" in kernel.source
+    # the conv's output is never allocated, the partials are
+    assert "k0_row_partials = torch.empty(" in module.source and "conv0 = torch.empty(" not in module.source
+    verdict = judge(path, module, tmp_path, dtype)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{kernel.source}"
+
+
+# --- compile -------------------------------------------------------------------------------------------------
+
+@pytest.mark.compile
+def test_the_fused_kernel_cross_compiles_for_sm_90(tmp_path):
+    from kerntailor.builder import BuildCache, BuildPool
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    module = make_module(LOGSUMEXP, None, "bf16", arch="sm_90")
+    (kernel,) = module.kernels
+    with BuildPool(None, timeout_s=300) as pool:
+        (r,) = pool.build([kernel_source(module.source, kernel, prepared(LOGSUMEXP, "bf16")[2])],
+                          [get_target("h200")], cache=BuildCache(tmp_path))
+    assert r.ok, r.error
+    assert r.facts.matrix_instr_count > 0

@@ -102,6 +102,7 @@ from kerntailor.codegen.gemm.tail import (
     find_row_tail,
     row_tail_launch,
     row_value_load,
+    spans_columns,
     write_row_tail,
 )
 from kerntailor.codegen.helpers import named_helper
@@ -460,7 +461,8 @@ class _ConvWriter(AnchorWriter):
         scratch, row_constexprs = (), []
         if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
             self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
-            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]))
+            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]),
+                           spans_columns(mn[1], self.schedule.BLOCK_N))
             row_constexprs, scratch = row_tail_launch(self.row, (), mn[0], mn[1],
                                                       (self.schedule.BLOCK_M, self.schedule.BLOCK_N), conv.out.shape[1])
             how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "

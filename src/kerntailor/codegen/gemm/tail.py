@@ -52,8 +52,11 @@ def row_tail_launch(row: RowTail, lead: Factors, rows: SizeExpr, cols: SizeExpr,
                     traced_cols: int) -> tuple[list[tuple[str, int]], tuple[Scratch, ...]]:
     """The row tail's constexpr ROW_PARTS (partials of this many tiles per load in the combine, any N) and its
     scratch: per row block (`lead` factors before it: a batch), each column tile's partials of BLOCK_M rows per
-    channel (every one written before it is read) and the row block's arrival counter (zeroed)."""
+    channel (every one written before it is read) and the row block's arrival counter (zeroed). Neither where one
+    tile spans the columns (spans_columns)."""
     bm, bn = blocks
+    if spans_columns(cols, bn):
+        return [], ()
     parts = max(2, min(32, next_power_of_two(-(-traced_cols // bn))))
     row_blocks = lead + ((rows, bm),)
     channels = const(bm * len(row.channels))
@@ -97,13 +100,24 @@ def split_combine(w, split: int):
         yield
 
 
-def write_row_tail(w, M: str, N: str) -> None:
-    """Each tile's share of the row reductions, then (last tile of the row block) their combine and stores."""
+def spans_columns(cols: SizeExpr, block_n: int) -> bool:
+    """Whether one BLOCK_N tile holds every column in every variant (a constant N <= BLOCK_N: a convolution's
+    output channels): each tile's row reductions are then the whole row's, no partials and no combine."""
+    return cols.is_constant and int(cols.evaluate({})) <= block_n
+
+
+def write_row_tail(w, M: str, N: str, one_tile: bool = False) -> None:
+    """Each tile's share of the row reductions, then (last tile of the row block) their combine and stores; with
+    `one_tile` (spans_columns), the tile's reductions are the rows' and the row values are stored at once."""
     row = w.row
     by_name = {r.name: r for r in row.reductions}
     channels = row.channels
-    w.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
-    needed = set(channels)
+    if one_tile:
+        w.out("# row tail: this tile holds every column, so its reductions are the rows' (columns past N count as "
+              "the identity)")
+    else:
+        w.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
+    needed = set(row.nodes if one_tile else channels)
     for name in reversed(row.nodes):   # what the partials need (not the row values after them)
         if name in needed:
             needed.update(v.base for v in w.graph.node(name).operands if v.base in row.nodes)
@@ -115,6 +129,9 @@ def write_row_tail(w, M: str, N: str) -> None:
             w.out(f"v_{name} = {_row_value(w, op, tile)}  # {node.describe()} over this tile")
         else:
             w.compute_node(node)
+    if one_tile:
+        _store_rows(w)
+        return
     parts, counters = w.pointer("row_partials"), w.pointer("row_counters")
     w.out(f"tiles_n = tl.cdiv({N}, BLOCK_N)")
     w.out(f"rows_pad = tl.cdiv({M}, BLOCK_M) * BLOCK_M")
@@ -131,12 +148,17 @@ def write_row_tail(w, M: str, N: str) -> None:
                 continue
             _combine(w, by_name[name], channels, parts)
             w.out(f"v_{name} = {_row_value(w, by_name[name].op, f'acc_{name}')}  # {node.describe()}")
-        for name in w.group.outputs:
-            node = w.graph.node(name)
-            value = f"v_{name}"
-            if node.out.dtype != compute_dtype(node.out.dtype):
-                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
-            w.out(f"tl.store({w.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
+        _store_rows(w)
+
+
+def _store_rows(w) -> None:
+    """The group's outputs, one value per row, each in its dtype."""
+    for name in w.group.outputs:
+        node = w.graph.node(name)
+        value = f"v_{name}"
+        if node.out.dtype != compute_dtype(node.out.dtype):
+            value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+        w.out(f"tl.store({w.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
 
 
 def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:

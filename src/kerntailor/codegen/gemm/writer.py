@@ -23,6 +23,7 @@ from kerntailor.codegen.gemm.tail import (
     find_row_tail,
     row_tail_launch,
     row_value_load,
+    spans_columns,
     split_combine,
     write_row_tail,
 )
@@ -95,7 +96,7 @@ class GemmWriter(AnchorWriter):
                 if self.row is not None:
                     if p.gemv:
                         raise CodegenUnsupported(f"{self.group.name}: row reductions after a matrix-vector product")
-                    write_row_tail(self, M, N)
+                    write_row_tail(self, M, N, spans_columns(space[nb + 1], p.blocks[1]))
                 else:
                     self.store_outputs(space)
         return self._finish(mm, space, nb, self._describe(mm, a_shape, b_shape, nb))

@@ -2,11 +2,12 @@
 codegen/conv.py with codegen/gemm/tail.py's code; issue #19 item 2).
 
 Unit tier: the planner puts min, logsumexp (a shifted sum) and mean (keepdim) over dim 1 into the conv group, and the
-conv's output is never an output of it; a grouped convolution keeps its reduction as a kernel of its own; a 1 x 1
+conv's output is never an output of it; softmax over the channels joins it too (its output needs the whole row: the
+schedules keep every channel in one tile); a grouped convolution keeps its reduction as a kernel of its own; a 1 x 1
 convolution with a tail takes the implicit GEMM form (the pointwise form has no row tail and refuses one).
 Interpreter tier: the generated modules pass the referee with the channels in one tile (no partials: the tile's
-reductions are the rows') and in two (partials combined in tile order), fp32 and bf16; the conv output is never
-allocated.
+reductions are the rows') and in two (partials combined in tile order), fp32 and bf16, softmax in one; the conv
+output is never allocated.
 Compile tier: the fused kernel builds for sm_90 with matrix instructions.
 """
 
@@ -20,9 +21,12 @@ from helpers import judge, make_module, prepared
 from kerntailor.codegen import CodegenUnsupported, default_schedule
 from kerntailor.codegen.conv import work_sizes
 from kerntailor.plan.row_tail import TailReduction, row_tail
+from kerntailor.search.families import make_space
+from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
-MIN_TANH, LOGSUMEXP, MEAN = (DATA / f"{n}.py" for n in ("conv2d_min_tanh", "conv2d_logsumexp", "conv1d_relu_mean"))
+MIN_TANH, LOGSUMEXP, MEAN, SOFTMAX = (DATA / f"{n}.py" for n in (
+    "conv2d_min_tanh", "conv2d_logsumexp", "conv1d_relu_mean", "conv2d_softmax"))
 
 PROBLEM = '''"""{doc}"""
 import torch
@@ -69,6 +73,20 @@ def test_a_reduction_over_the_channels_joins_the_conv_group(path, reductions):
         assert tail.reductions[0] == TailReduction("max0", "max") and tail.reductions[1].shift
 
 
+def test_softmax_over_the_channels_joins_the_conv_group_in_one_tile_over_them():
+    gen, plan, group = _conv_group(SOFTMAX)
+    assert [g.family for g in plan.groups] == ["conv"] and group.reduce_axes == (1,)
+    tail = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)
+    assert tail.whole_row and tail.reductions[1] == TailReduction("sum0", "sum", "max0")
+    assert row_tail(gen.graph, list(group.nodes), set(group.outputs)) is None   # no promise of one tile: no tail
+    # every schedule spans the 24 channels: the default, the search space's, and none other is written
+    assert work_sizes(gen, group)["whole_row"] == 1 and default_schedule(gen, group).BLOCK_N >= 24
+    space = make_space("conv", get_target("h200"), dtype="fp32", **work_sizes(gen, group))
+    assert space.violations(space.config_of(default_schedule(gen, group).retune({"BLOCK_N": 16})))
+    with pytest.raises(CodegenUnsupported, match="every channel in one tile"):
+        make_module(SOFTMAX, {"conv": {"BLOCK_N": 16}})
+
+
 def test_a_grouped_convolution_keeps_its_reduction_as_its_own_kernel(tmp_path):
     path = tmp_path / "grouped_amax.py"
     path.write_text(PROBLEM.format(doc="A 2-group conv then amax over the channels: no row tail.", kernel=3,
@@ -92,8 +110,8 @@ def test_a_1x1_convolution_with_a_tail_takes_the_implicit_gemm_form(tmp_path):
 @pytest.mark.interpreter
 @pytest.mark.parametrize(("path", "dtype", "block_n"), [
     (MIN_TANH, None, 16), (MIN_TANH, "bf16", 32), (LOGSUMEXP, None, 16), (LOGSUMEXP, None, 32), (MEAN, None, 16),
-    (MEAN, None, 32)], ids=["min_2tiles", "min_1tile_bf16", "logsumexp_2tiles", "logsumexp_1tile", "mean_2tiles",
-                            "mean_1tile"])
+    (MEAN, None, 32), (SOFTMAX, None, 32)], ids=["min_2tiles", "min_1tile_bf16", "logsumexp_2tiles",
+                                                 "logsumexp_1tile", "mean_2tiles", "mean_1tile", "softmax_1tile"])
 def test_the_fused_kernel_passes_the_referee(path, dtype, block_n, tmp_path):
     # 24 or 20 output channels: BLOCK_N 16 splits them over two tiles (partials, combined by the row block's last
     # tile), 32 takes them in one (the tile's reductions are the rows': no partials, no counter)
@@ -113,7 +131,6 @@ def test_the_fused_kernel_passes_the_referee(path, dtype, block_n, tmp_path):
 def test_the_fused_kernel_cross_compiles_for_sm_90(tmp_path):
     from kerntailor.builder import BuildCache, BuildPool
     from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
 
     module = make_module(LOGSUMEXP, None, "bf16", arch="sm_90")
     (kernel,) = module.kernels

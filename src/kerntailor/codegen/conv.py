@@ -114,6 +114,7 @@ from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.row_tail import row_tail
 from kerntailor.units import next_power_of_two
 
 PRECISIONS = FP32_DOT_PRECISIONS   # the user's policies a convolution's products take (no fp8 path here)
@@ -240,8 +241,10 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
-    # a group with reductions over the channels (a row tail) is written in the implicit GEMM form only
-    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) and not group.reduce_axes else {})
+    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
+        row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
+        return sizes | ({"whole_row": 1} if row is not None and row.whole_row else {})     # an output needs the row
+    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,7 +341,7 @@ class _ConvWriter(AnchorWriter):
     def tail_names(self) -> set[str]:
         """A group the planner gave reductions over the channels (reduce_axes): its row tail (plan/row_tail.py),
         written on the implicit GEMM's tile (rows: output positions) by gemm/tail.py's code."""
-        self.row = find_row_tail(self)
+        self.row = find_row_tail(self, whole_row=True)   # the plan offers a whole-row tail to few channels only
         return set(self.row.nodes) if self.row is not None else set()
 
     def write(self) -> GeneratedKernel:
@@ -461,8 +464,12 @@ class _ConvWriter(AnchorWriter):
         scratch, row_constexprs = (), []
         if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
             self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
-            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]),
-                           spans_columns(mn[1], self.schedule.BLOCK_N))
+            one_tile = spans_columns(mn[1], self.schedule.BLOCK_N)
+            if self.row.whole_row and not one_tile:
+                raise CodegenUnsupported(f"{self.group.name}: its output needs every channel in one tile "
+                                         f"(BLOCK_N >= {conv.out.shape[1]})")
+            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), one_tile)
+            self.store_outputs(space, tuple(n for n in self.group.outputs if n not in self.row.reduced))
             row_constexprs, scratch = row_tail_launch(self.row, (), mn[0], mn[1],
                                                       (self.schedule.BLOCK_M, self.schedule.BLOCK_N), conv.out.shape[1])
             how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "

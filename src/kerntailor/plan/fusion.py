@@ -23,7 +23,8 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
   product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
-  over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions);
+  over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions),
+  and where it has at most WHOLE_ROW_CHANNELS channels (one tile spans them) also softmax's normalized output;
 - a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
   in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
   (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
@@ -52,6 +53,9 @@ ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 # a pool's prologue is recomputed on every window that reads an element: at most this many times on average
 # (window elements / the product of the strides)
 RECOMPUTE_LIMIT = 4
+# a convolution of at most this many output channels takes a row tail that needs the whole row (softmax over the
+# channels): its schedules keep them in one tile (codegen/conv.py's work_sizes, search/families.py's conv_space)
+WHOLE_ROW_CHANNELS = 128
 
 
 @dataclass(frozen=True)
@@ -342,7 +346,8 @@ def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int])
             continue
         merged = sorted(g.nodes + [n for r in tails for n in r.nodes], key=lambda n: order[n.name])
         outputs = {n.name for n in merged if n.name in graph_outputs or any(c not in names for c in consumers[n.name])}
-        if row_tail(graph, [n.name for n in merged], outputs) is None:
+        whole_row = g.family == "conv" and g.space[1] <= WHOLE_ROW_CHANNELS
+        if row_tail(graph, [n.name for n in merged], outputs, whole_row) is None:
             continue
         g.nodes, g.axes = merged, tails[0].axes
         for r in tails:

@@ -13,7 +13,9 @@ columns (a partial per row and tile), and the tiles of one row block combine the
   partial sum; the combine rescales, Σ_t s_t · exp(c_t − C), with C from the combined reductions. Exact
   algebra (exp(u − C) = exp(u − c_t) · exp(c_t − C)), as in online softmax.
 
-Anything else (a full-size value that needs the finished row, as softmax's normalized output; a sum of
+A full-size value that needs the finished row (softmax's normalized output) is a row tail only where one
+tile spans every column (`whole_row`: the caller's promise, a convolution's few output channels; the tile's
+reductions are then the rows' and the value is computed and stored on the tile). Anything else (a sum of
 products of two reductions' values) is not a row tail: the planner keeps the reduction as its own
 kernel. So is a tail that reads a tensor other than the product's tile, or a batched product.
 
@@ -53,12 +55,15 @@ class RowTail:
     nodes: tuple[str, ...]
     reduced: frozenset[str]
     reductions: tuple[TailReduction, ...]
+    # one tile must span the row: a full-size member that needs the finished row is written, or a shifted sum's c is
+    # the unguarded max itself
+    whole_row: bool = False
 
     @property
     def channels(self) -> tuple[str, ...]:
         """The per-tile values each tile stores for the combine: every reduction, then every shift."""
-        shifts = tuple(dict.fromkeys(r.shift for r in self.reductions if r.shift))
-        return tuple(r.name for r in self.reductions) + shifts
+        shifts = tuple(r.shift for r in self.reductions if r.shift)
+        return tuple(dict.fromkeys(tuple(r.name for r in self.reductions) + shifts))   # a shift may be a reduction
 
 
 def column_axis(anchor: Node) -> int | None:
@@ -71,11 +76,12 @@ def column_axis(anchor: Node) -> int | None:
     return None
 
 
-def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | None:
+def row_tail(graph: Graph, members: list[str], outputs: set[str], whole_row: bool = False) -> RowTail | None:
     """The row tail of a group of `members` (graph order: a Matmul or a Conv first, its epilogue, then
     reductions over its column axis), or None when the group has no reduction or the reductions do not
     combine from tiles. `outputs` are the members written for readers outside the group: all must be
-    per-row values."""
+    per-row values, or with `whole_row` (one tile will span every column) also full-size members that
+    depend on a reduction (softmax's output)."""
     nodes = [graph.node(n) for n in members]
     axis = column_axis(nodes[0])
     if axis is None:
@@ -99,9 +105,13 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
             return None
     deps = {n.name: _reductions_before(graph, n.name, names) for n in nodes}
     tail = [n.name for n in nodes[1:] if isinstance(n, Reduction) or deps[n.name]]
-    if any(level[o] != "reduced" for o in outputs if o in level) or set(outputs) - set(level):
+    if set(outputs) - set(level):
         return None
-    if isinstance(nodes[0], Conv) and any(graph.node(o).out.shape not in _conv_row_shapes(space) for o in outputs):
+    full_outputs = {o for o in outputs if level[o] == "full"}
+    if full_outputs and not (whole_row and full_outputs <= set(tail)):
+        return None
+    if isinstance(nodes[0], Conv) and any(graph.node(o).out.shape not in _conv_row_shapes(space)
+                                          for o in set(outputs) - full_outputs):
         return None   # its sizes are the host's derived ones: a row value reshaped has no expression there
     for n in nodes[1:]:
         in_tail = n.name in tail
@@ -117,6 +127,7 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
                 return None
     reductions = []
     plain: set[str] = set()
+    unguarded = False
     for r in (n for n in nodes if isinstance(n, Reduction)):
         base = r.operands[0].base
         if not deps[base]:
@@ -126,8 +137,13 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
         shift = _shifted_sum(graph, r, names, level, deps)
         if shift is None or not deps[shift] <= plain:
             return None
+        if shift in plain:   # c the max itself, unguarded (softmax's): a tile of -inf would combine to NaN
+            if not whole_row:
+                return None
+            unguarded = True
         reductions.append(TailReduction(r.name, "sum", shift))
-    return RowTail(tuple(tail), frozenset(n for n in tail if level[n] == "reduced"), tuple(reductions))
+    return RowTail(tuple(tail), frozenset(n for n in tail if level[n] == "reduced"), tuple(reductions),
+                   bool(full_outputs) or unguarded)
 
 
 def _conv_row_shapes(space: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
@@ -163,7 +179,8 @@ def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps:
         return None
     if c.base not in names or level.get(c.base) != "reduced":
         return None
-    if deps[r.operands[0].base] != deps[c.base]:
+    own = {c.base} if isinstance(graph.node(c.base), Reduction) else set()   # c the max itself (softmax's)
+    if deps[r.operands[0].base] != deps[c.base] | own:
         return None
     return c.base
 

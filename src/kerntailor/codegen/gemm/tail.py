@@ -29,12 +29,13 @@ from kerntailor.units import next_power_of_two
 ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32"}
 
 
-def find_row_tail(w) -> RowTail | None:
-    """The row tail of writer `w`'s group (plan/row_tail.py), None for a group the planner gave no reductions
-    (reduce_axes); CodegenUnsupported where its reductions do not combine from tiles."""
+def find_row_tail(w, whole_row: bool = False) -> RowTail | None:
+    """The row tail of writer `w`'s group (plan/row_tail.py; `whole_row`: the writer can put every column in one
+    tile), None for a group the planner gave no reductions (reduce_axes); CodegenUnsupported where its reductions
+    do not combine from tiles."""
     if not w.group.reduce_axes:
         return None
-    row = row_tail(w.graph, list(w.group.nodes), set(w.group.outputs))
+    row = row_tail(w.graph, list(w.group.nodes), set(w.group.outputs), whole_row)
     if row is None:
         raise CodegenUnsupported(f"{w.group.name}: its row reductions do not combine from tiles")
     return row
@@ -152,8 +153,9 @@ def write_row_tail(w, M: str, N: str, one_tile: bool = False) -> None:
 
 
 def _store_rows(w) -> None:
-    """The group's outputs, one value per row, each in its dtype."""
-    for name in w.group.outputs:
+    """The group's per-row outputs, one value per row, each in its dtype (a whole-row tail's full-size outputs are
+    the writer's to store)."""
+    for name in (n for n in w.group.outputs if n in w.row.reduced):
         node = w.graph.node(name)
         value = f"v_{name}"
         if node.out.dtype != compute_dtype(node.out.dtype):

@@ -7,7 +7,8 @@ schedules keep every channel in one tile); a grouped convolution keeps its reduc
 convolution with a tail takes the implicit GEMM form (the pointwise form has no row tail and refuses one).
 Interpreter tier: the generated modules pass the referee with the channels in one tile (no partials: the tile's
 reductions are the rows') and in two (partials combined in tile order), fp32 and bf16, softmax in one; the conv
-output is never allocated.
+output is never allocated. Where the channel count varies between calls, the host picks the tile form per call
+(ROW_ONE_TILE), and refuses, by name, a softmax over more channels than its one tile holds.
 Compile tier: the fused kernel builds for sm_90 with matrix instructions.
 """
 
@@ -25,8 +26,9 @@ from kerntailor.search.families import make_space
 from kerntailor.targets import get_target
 
 DATA = Path(__file__).parent / "data" / "conv"
-MIN_TANH, LOGSUMEXP, MEAN, SOFTMAX = (DATA / f"{n}.py" for n in (
-    "conv2d_min_tanh", "conv2d_logsumexp", "conv1d_relu_mean", "conv2d_softmax"))
+MIN_TANH, LOGSUMEXP, MEAN, SOFTMAX, AMIN_VARYING, SOFTMAX_VARYING = (DATA / f"{n}.py" for n in (
+    "conv2d_min_tanh", "conv2d_logsumexp", "conv1d_relu_mean", "conv2d_softmax", "conv2d_amin_varying_channels",
+    "conv2d_softmax_varying_channels"))
 
 PROBLEM = '''"""{doc}"""
 import torch
@@ -123,6 +125,19 @@ def test_the_fused_kernel_passes_the_referee(path, dtype, block_n, tmp_path):
     assert "conv0 = torch.empty(" not in module.source   # the conv's output is never allocated
     verdict = judge(path, module, tmp_path, dtype)
     assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{kernel.source}"
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize(("path", "block_n", "host"), [
+    (AMIN_VARYING, 16, "ROW_ONE_TILE=int(d2 <= 16)"),
+    (SOFTMAX_VARYING, 32, 'if d2 > 32:\n        raise ValueError(f"k0_conv_kernel reduces rows of {d2} columns')],
+    ids=["amin_per_call", "softmax_checked"])
+def test_channels_that_vary_per_call(path, block_n, host, tmp_path):
+    # 24, 12 and 20 channels in the variants: at BLOCK_N 16 the amin takes one tile at 12 and partials at 20 and 24
+    module = make_module(path, {"conv": {"BLOCK_M": 16, "BLOCK_N": block_n, "BLOCK_K": 16, "num_warps": 1}})
+    assert host in module.source
+    verdict = judge(path, module, tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{module.kernels[0].source}"
 
 
 # --- compile -------------------------------------------------------------------------------------------------

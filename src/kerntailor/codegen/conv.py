@@ -99,10 +99,11 @@ from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT,
 from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.gemm.tail import (
     ROW_SCRATCH_DTYPES,
+    RowLaunch,
     find_row_tail,
     row_tail_launch,
     row_value_load,
-    spans_columns,
+    tile_form,
     write_row_tail,
 )
 from kerntailor.codegen.helpers import named_helper
@@ -461,17 +462,18 @@ class _ConvWriter(AnchorWriter):
         describe = self._describe(conv, x_shape, space)
         self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
         self.compute_epilogue()
-        scratch, row_constexprs = (), []
+        row = RowLaunch()
         if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
             self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
-            one_tile = spans_columns(mn[1], self.schedule.BLOCK_N)
-            if self.row.whole_row and not one_tile:
+            bn = self.schedule.BLOCK_N
+            if self.row.whole_row and conv.out.shape[1] > bn:
                 raise CodegenUnsupported(f"{self.group.name}: its output needs every channel in one tile "
                                          f"(BLOCK_N >= {conv.out.shape[1]})")
-            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), one_tile)
+            form = tile_form(self.row, mn[1], bn, per_call=True)
+            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), form)
             self.store_outputs(space, tuple(n for n in self.group.outputs if n not in self.row.reduced))
-            row_constexprs, scratch = row_tail_launch(self.row, (), mn[0], mn[1],
-                                                      (self.schedule.BLOCK_M, self.schedule.BLOCK_N), conv.out.shape[1])
+            row = row_tail_launch(self.row, form, (), mn[0], mn[1], (self.schedule.BLOCK_M, bn), conv.out.shape[1],
+                                  self.sizes.host(mn[1]), self.name)
             how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "
                     "them)")
         elif self.row is not None:
@@ -483,17 +485,18 @@ class _ConvWriter(AnchorWriter):
         helpers = tuple(named_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
         bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([("BLOCK_K", bk)] if with_k else [])
-        host_constexprs = ()
+        host_constexprs = row.host_constexprs
         if self.k_chunk is not None and (self.k_chunk[0] or self.k_chunk[1] is not None):
             constexprs.append(("KCHUNK", self.k_chunk[0]))
             if self.k_chunk[1] is not None:
-                host_constexprs = (("KCHUNK", self.k_chunk[1]),)
+                host_constexprs += (("KCHUNK", self.k_chunk[1]),)
         dtypes = {b: ROW_SCRATCH_DTYPES[b] if b in ROW_SCRATCH_DTYPES else self.graph.buffer_type(b).dtype
                   for b in self.pointers}
         return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs + row_constexprs,
-                        options=self.schedule.options(), grid=(grid,), helpers=helpers,
-                        host_constexprs=host_constexprs, scratch=scratch)
+                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big,
+                        constexprs=constexprs + list(row.constexprs), options=self.schedule.options(), grid=(grid,),
+                        helpers=helpers, host_constexprs=host_constexprs, scratch=row.scratch,
+                        host_prologue=row.host_prologue)
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one

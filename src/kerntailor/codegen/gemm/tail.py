@@ -16,6 +16,7 @@ its channels are the same tail on its implicit GEMM's tile (codegen/conv.py): `f
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
@@ -49,20 +50,51 @@ def row_value_load(w, base: str, gather: str | None, valid: str | None) -> str |
     return None
 
 
-def row_tail_launch(row: RowTail, lead: Factors, rows: SizeExpr, cols: SizeExpr, blocks: tuple[int, int],
-                    traced_cols: int) -> tuple[list[tuple[str, int]], tuple[Scratch, ...]]:
-    """The row tail's constexpr ROW_PARTS (partials of this many tiles per load in the combine, any N) and its
-    scratch: per row block (`lead` factors before it: a batch), each column tile's partials of BLOCK_M rows per
-    channel (every one written before it is read) and the row block's arrival counter (zeroed). Neither where one
-    tile spans the columns (spans_columns)."""
+@dataclass(frozen=True)
+class RowLaunch:
+    """What a row tail adds to its kernel's launch."""
+
+    constexprs: tuple[tuple[str, int], ...] = ()
+    scratch: tuple[Scratch, ...] = ()
+    host_constexprs: tuple[tuple[str, str], ...] = ()
+    host_prologue: tuple[str, ...] = ()
+
+
+def tile_form(row: RowTail, cols: SizeExpr, block_n: int, per_call: bool = False) -> str:
+    """How each tile's row reductions become the rows': "one" (one tile spans the columns whatever the call:
+    spans_columns), "split" (partials, the row block's last tile combines them), "per_call" (`per_call` writers
+    where the columns vary: the host picks one of the two per call, constexpr ROW_ONE_TILE), "checked" (a whole-row
+    tail over varying columns: one tile, the host refuses a call with more columns than BLOCK_N)."""
+    if spans_columns(cols, block_n):
+        return "one"
+    if row.whole_row:
+        return "checked"
+    return "per_call" if per_call else "split"
+
+
+def row_tail_launch(row: RowTail, form: str, lead: Factors, rows: SizeExpr, cols: SizeExpr, blocks: tuple[int, int],
+                    traced_cols: int, host_cols: str, kernel: str) -> RowLaunch:
+    """The row tail's launch in `form` (tile_form): for a combine, constexpr ROW_PARTS (partials of this many tiles
+    per load in the combine, any N) and the scratch: per row block (`lead` factors before it: a batch), each column
+    tile's partials of BLOCK_M rows per channel (every one written before it is read) and the row block's arrival
+    counter (zeroed); per call, the host's ROW_ONE_TILE; "checked", the host's refusal of too many columns."""
     bm, bn = blocks
-    if spans_columns(cols, bn):
-        return [], ()
+    if form == "one":
+        return RowLaunch()
+    if form == "checked":
+        return RowLaunch(host_prologue=(
+            f"if {host_cols} > {bn}:",
+            f'    raise ValueError(f"{kernel} reduces rows of {{{{{host_cols}}}}} columns (output channels) in one '
+            f'tile of {bn}: generate the kernel at this size")'))
     parts = max(2, min(32, next_power_of_two(-(-traced_cols // bn))))
     row_blocks = lead + ((rows, bm),)
     channels = const(bm * len(row.channels))
-    return [("ROW_PARTS", parts)], (Scratch("row_partials", "fp32", row_blocks + ((cols, bn), (channels, 1)), False),
-                                    Scratch("row_counters", "i32", row_blocks))
+    scratch = (Scratch("row_partials", "fp32", row_blocks + ((cols, bn), (channels, 1)), False),
+               Scratch("row_counters", "i32", row_blocks))
+    if form == "split":
+        return RowLaunch((("ROW_PARTS", parts),), scratch)
+    return RowLaunch((("ROW_PARTS", parts), ("ROW_ONE_TILE", int(traced_cols <= bn))), scratch,
+                     (("ROW_ONE_TILE", f"int({host_cols} <= {bn})"),))
 
 
 def _row_value(w, op: str, value: str) -> str:
@@ -107,9 +139,20 @@ def spans_columns(cols: SizeExpr, block_n: int) -> bool:
     return cols.is_constant and int(cols.evaluate({})) <= block_n
 
 
-def write_row_tail(w, M: str, N: str, one_tile: bool = False) -> None:
-    """Each tile's share of the row reductions, then (last tile of the row block) their combine and stores; with
-    `one_tile` (spans_columns), the tile's reductions are the rows' and the row values are stored at once."""
+def write_row_tail(w, M: str, N: str, form: str = "split") -> None:
+    """The row tail in `form` (tile_form): "split", each tile's share of the row reductions, then (last tile of the
+    row block) their combine and stores; "one" and "checked", the tile's reductions are the rows' and the row values
+    are stored at once; "per_call", both, under the host's ROW_ONE_TILE."""
+    if form == "per_call":
+        with w.out.block("if ROW_ONE_TILE:  # this call's columns fit one tile"):
+            _write_row_tail(w, M, N, True)
+        with w.out.block("else:"):
+            _write_row_tail(w, M, N, False)
+        return
+    _write_row_tail(w, M, N, form != "split")
+
+
+def _write_row_tail(w, M: str, N: str, one_tile: bool) -> None:
     row = w.row
     by_name = {r.name: r for r in row.reductions}
     channels = row.channels

@@ -23,8 +23,8 @@ from kerntailor.codegen.gemm.tail import (
     find_row_tail,
     row_tail_launch,
     row_value_load,
-    spans_columns,
     split_combine,
+    tile_form,
     write_row_tail,
 )
 from kerntailor.codegen.helpers import named_helper, num_programs, tma_allocator
@@ -96,7 +96,7 @@ class GemmWriter(AnchorWriter):
                 if self.row is not None:
                     if p.gemv:
                         raise CodegenUnsupported(f"{self.group.name}: row reductions after a matrix-vector product")
-                    write_row_tail(self, M, N, spans_columns(space[nb + 1], p.blocks[1]))
+                    write_row_tail(self, M, N, tile_form(self.row, space[nb + 1], p.blocks[1]))
                 else:
                     self.store_outputs(space)
         return self._finish(mm, space, nb, self._describe(mm, a_shape, b_shape, nb))
@@ -251,10 +251,11 @@ class GemmWriter(AnchorWriter):
             scratch = (Scratch("partials", "fp32", factors + ((const(bm * bn), 1),), False),
                        Scratch("counters", "i32", tiles))
         if self.row is not None:
-            row_constexprs, row_scratch = row_tail_launch(self.row, tuple((e, 1) for e in batch), space[nb],
-                                                          space[nb + 1], (bm, bn), self.anchor.n)
-            constexprs += row_constexprs
-            scratch += row_scratch
+            form = tile_form(self.row, space[nb + 1], bn)
+            row = row_tail_launch(self.row, form, tuple((e, 1) for e in batch), space[nb], space[nb + 1], (bm, bn),
+                                  self.anchor.n, self.sizes.host(space[nb + 1]), self.name)
+            constexprs += list(row.constexprs)
+            scratch += row.scratch
         host_buffers = (("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if p.fp8 is not None else
                         ("lib_prod",) if p.path == "library" else ())
         return assemble(group=self.group.name, name=self.name, doc=self._doc(mm, space, product_text),

@@ -107,6 +107,27 @@ def test_a_1x1_convolution_with_a_tail_takes_the_implicit_gemm_form(tmp_path):
         make_module(path, {"conv": {"pointwise": True}})
 
 
+def test_a_tail_codegen_refuses_is_planned_without_it_not_as_a_library_call():
+    """The generate stage's fallback (pipeline._plan_around_refusals): a writer refusing a group's row tail gets the
+    plan again without that tail (the reduction its own kernel), the convolution still generated."""
+    from types import SimpleNamespace
+
+    from kerntailor.codegen import GroupUnsupported
+    from kerntailor.generate import pipeline
+
+    _, _, gen, plan = prepared(MIN_TANH)
+
+    def module(schedules):
+        for g in run.plan.groups:
+            if g.reduce_axes and g.family == "conv":
+                raise GroupUnsupported(g.name, "no row tail here")
+
+    run = SimpleNamespace(gen=gen, plan=plan, settings=SimpleNamespace(library_families=(), precision="ieee"),
+                          module=module)
+    pipeline._plan_around_refusals(run)
+    assert [g.family for g in run.plan.groups] == ["conv", "reduction"] and run.library_groups == {}
+
+
 # --- interpreter ---------------------------------------------------------------------------------------------
 
 @pytest.mark.interpreter

@@ -208,10 +208,12 @@ def _accepts_reduction(group: _Group, node: Reduction) -> bool:
     return False
 
 
-def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = ()) -> Plan:
+def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = (),
+                no_tails: Collection[str] = ()) -> Plan:
     """The fusion plan of `graph` (module docstring). `generated`: the families codegen writes (the names of
     codegen's FAMILIES, which the plan may not import). Anchors of other families, and the anchor nodes named in
-    `library`, become library groups of their own."""
+    `library`, become library groups of their own. The anchors named in `no_tails` take no row tail (codegen
+    refused theirs): their reductions stay kernels of their own."""
     generated, library = frozenset(generated), frozenset(library)
 
     def by_library(node: Node) -> bool:
@@ -315,20 +317,20 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
-    _attach_row_tails(graph, groups, order)
+    _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails], groups, order)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 
 
-def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
+def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int]) -> None:
     """Reduction groups that read only a matmul group's product (and each other), reducing its rows over
     N, join that group when their reductions combine from per-tile partials (plan/row_tail.py): the
     M x N product is then never written, only its row values. A convolution group's reductions over its
-    channels likewise (its output positions are the rows). Nothing else may read the product (it would
-    have to be written anyway), so the merge cannot create a cycle."""
+    channels likewise (its output positions are the rows). Only the groups of `anchors` take them. Nothing else
+    may read the product (it would have to be written anyway), so the merge cannot create a cycle."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
-    for g in [g for g in groups if g.family in ("matmul", "conv") and not g.prologue]:
+    for g in [g for g in anchors if g.family in ("matmul", "conv") and not g.prologue]:
         names = {n.name for n in g.nodes}
         tails: list[_Group] = []
         grew = True

@@ -70,10 +70,14 @@ form.
 
 Reductions over the channels after the epilogue (min, max, sum, mean, logsumexp over dim 1: plan/row_tail.py, one
 group, not transposed) are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
-reductions are: each tile reduces its own channels, the row block's last tile to arrive combines the partials in
-tile order (deterministic) and stores one value per output position; the convolution's output is never written.
-The pointwise, depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob
-is off for such a group).
+reductions are: where one tile holds every channel its reductions are the rows' and it stores one value per output
+position at once; else each tile reduces its own channels and the row block's last tile to arrive combines the
+partials in tile order (deterministic); a channel count that varies per call gets both, the host choosing
+(ROW_ONE_TILE). The convolution's output is never written. Softmax over at most WHOLE_ROW_CHANNELS channels
+(plan/fusion.py) is a whole-row tail: one tile over every channel (conv_space keeps BLOCK_N >= Cout; over a varying
+count the host refuses, by name, more than BLOCK_N), the normalized output stored from the tile. The pointwise,
+depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
+such a group).
 
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,

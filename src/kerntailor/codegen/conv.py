@@ -68,6 +68,17 @@ taps, with no division in the loop (73's K: 8 taps per input channel instead of 
 in the gather form; predicted, not measured). A transposed convolution never takes the depthwise or the pointwise
 form.
 
+Reductions over the channels after the epilogue (min, max, sum, mean, logsumexp over dim 1: plan/row_tail.py, one
+group, not transposed) are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
+reductions are: where one tile holds every channel its reductions are the rows' and it stores one value per output
+position at once; else each tile reduces its own channels and the row block's last tile to arrive combines the
+partials in tile order (deterministic); a channel count that varies per call gets both, the host choosing
+(ROW_ONE_TILE). The convolution's output is never written. Softmax over at most WHOLE_ROW_CHANNELS channels
+(plan/fusion.py) is a whole-row tail: one tile over every channel (conv_space keeps BLOCK_N >= Cout; over a varying
+count the host refuses, by name, more than BLOCK_N), the normalized output stored from the tile. The pointwise,
+depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
+such a group).
+
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,
 dilation or groups that changes between the problem's variants.
@@ -90,7 +101,16 @@ from kerntailor.codegen.conv_phases import tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
-from kerntailor.codegen.helpers import math_helper
+from kerntailor.codegen.gemm.tail import (
+    ROW_SCRATCH_DTYPES,
+    RowLaunch,
+    find_row_tail,
+    row_tail_launch,
+    row_value_load,
+    tile_form,
+    write_row_tail,
+)
+from kerntailor.codegen.helpers import named_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.library import output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
@@ -99,6 +119,7 @@ from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.row_tail import row_tail
 from kerntailor.units import next_power_of_two
 
 PRECISIONS = FP32_DOT_PRECISIONS   # the user's policies a convolution's products take (no fp8 path here)
@@ -225,6 +246,9 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
+    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
+        row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
+        return sizes | ({"whole_row": 1} if row is not None and row.whole_row else {})     # an output needs the row
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
 
@@ -268,7 +292,8 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     """gemm's portable heuristic on the implicit GEMM's M, N, K: tiles up to 128 x 128 (rounded up from small
     sizes, never below tl.dot's 16), BLOCK_K up to 32, 8 warps for a 128 x 128 tile, 3 stages for 16-bit operands
     and 2 for fp32 (gfx942's 64 KiB of LDS). Not measured on a GPU yet (benchmarks/conv_gen_probe.py); every value
-    lies in search/families.py's conv_space. The pointwise form wherever it applies."""
+    lies in search/families.py's conv_space. The pointwise form wherever it applies (not with reductions over the
+    channels: those the implicit GEMM's tile writes)."""
     node = conv_node(gen, group)
     check_supported(gen, node)
     sizes = work_sizes(gen, group)
@@ -285,7 +310,8 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
         warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2,
+                        pointwise=takes_pointwise(gen, node) and not group.reduce_axes,
                         phases=phases)
 
 
@@ -317,10 +343,18 @@ class _ConvWriter(AnchorWriter):
         if text not in self.module_helpers:
             self.module_helpers.append(text)
 
+    def tail_names(self) -> set[str]:
+        """A group the planner gave reductions over the channels (reduce_axes): its row tail (plan/row_tail.py),
+        written on the implicit GEMM's tile (rows: output positions) by gemm/tail.py's code."""
+        self.row = find_row_tail(self, whole_row=True)   # the plan offers a whole-row tail to few channels only
+        return set(self.row.nodes) if self.row is not None else set()
+
     def write(self) -> GeneratedKernel:
+        conv: Conv = self.anchor
+        if self.row is not None and (self.schedule.pointwise or self.schedule.phases or is_depthwise(conv)):
+            raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
         if self.schedule.pointwise:
             return self._write_pointwise()
-        conv: Conv = self.anchor
         groups = check_supported(self.gen, conv)
         wins = windows(self.gen, conv)
         nd = len(wins)
@@ -420,31 +454,53 @@ class _ConvWriter(AnchorWriter):
                f"{'Transposed (gather form) implicit' if conv.transposed else 'Implicit'} GEMM: one BLOCK_M (n, "
                "positions) x BLOCK_N (channels) tile of one group per program, K = input channels x kernel positions "
                f"in BLOCK_K steps, tl.dot ({self._product(dtype)})")
-        return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise)
+        return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise, mn=(rows, cols))
 
     def _product(self, dtype: str) -> str:
         return self.schedule.precision if dtype == "fp32" else "fp32 accumulator"
 
-    def _finish(self, conv: Conv, x_shape, space, grid: GridAxis, how: str, with_k: bool = True) -> GeneratedKernel:
-        """The fp32 accumulator `acc` through the epilogue to the outputs (coords, masks and tile set), the kernel."""
+    def _finish(self, conv: Conv, x_shape, space, grid: GridAxis, how: str, with_k: bool = True,
+                mn: tuple[SizeExpr, SizeExpr] | None = None) -> GeneratedKernel:
+        """The fp32 accumulator `acc` through the epilogue to the outputs (coords, masks and tile set), the kernel.
+        `mn`: the implicit GEMM's rows and columns, where a row tail reduces the tile's columns (the channels)."""
         describe = self._describe(conv, x_shape, space)
         self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
         self.compute_epilogue()
-        self.store_outputs(space)
+        row = RowLaunch()
+        if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
+            self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
+            bn = self.schedule.BLOCK_N
+            if self.row.whole_row and conv.out.shape[1] > bn:
+                raise CodegenUnsupported(f"{self.group.name}: its output needs every channel in one tile "
+                                         f"(BLOCK_N >= {conv.out.shape[1]})")
+            form = tile_form(self.row, mn[1], bn, per_call=True)
+            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), form)
+            self.store_outputs(space, tuple(n for n in self.group.outputs if n not in self.row.reduced))
+            row = row_tail_launch(self.row, form, (), mn[0], mn[1], (self.schedule.BLOCK_M, bn), conv.out.shape[1],
+                                  self.sizes.host(mn[1]), self.name)
+            how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "
+                    "them)")
+        elif self.row is not None:
+            raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
+        else:
+            self.store_outputs(space)
         doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
                f"{how}, the epilogue on the tile.")
-        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        helpers = tuple(named_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
         bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([("BLOCK_K", bk)] if with_k else [])
-        host_constexprs = ()
+        host_constexprs = row.host_constexprs
         if self.k_chunk is not None and (self.k_chunk[0] or self.k_chunk[1] is not None):
             constexprs.append(("KCHUNK", self.k_chunk[0]))
             if self.k_chunk[1] is not None:
-                host_constexprs = (("KCHUNK", self.k_chunk[1]),)
+                host_constexprs += (("KCHUNK", self.k_chunk[1]),)
+        dtypes = {b: ROW_SCRATCH_DTYPES[b] if b in ROW_SCRATCH_DTYPES else self.graph.buffer_type(b).dtype
+                  for b in self.pointers}
         return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
-                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
-                        helpers=helpers, host_constexprs=host_constexprs)
+                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big,
+                        constexprs=constexprs + list(row.constexprs), options=self.schedule.options(), grid=(grid,),
+                        helpers=helpers, host_constexprs=host_constexprs, scratch=row.scratch,
+                        host_prologue=row.host_prologue)
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
@@ -707,6 +763,9 @@ class _ConvWriter(AnchorWriter):
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
+            row_value = row_value_load(self, view.base, gather, valid)
+            if row_value is not None:
+                return row_value
             if view.base in self.members or gather is not None or valid is not None:
                 return full(load, gather, valid, i)
             if len(view.shape) != len(self.anchor.out.shape):

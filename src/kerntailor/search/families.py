@@ -703,7 +703,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0, Kg: int = 0, Ku: int = 0) -> Space:
+               phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
@@ -713,7 +713,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     both: BLOCK_M positions, BLOCK_N channels, BLOCK_K input channels). A transposed convolution (`phases` 1 or 2:
     codegen's conv.work_sizes) has the knob phases (codegen/conv_phases.py: split by output phase, rows along the
     last axis), first where it is the default (2: a stride > 1), else second; Kg and Ku (the gather form's K and
-    the useful products per output) only price the forms (_conv_padding), the tiles range over K."""
+    the useful products per output) only price the forms (_conv_padding), the tiles range over K. `whole_row` 1 (a
+    row tail that writes softmax's output over the channels: codegen's conv.work_sizes): BLOCK_N spans N."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -736,14 +737,18 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
+    if whole_row:
+        constraints.append(Constraint(f"BLOCK_N >= {N}: one tile over every channel (a whole-row tail)",
+                                      ("BLOCK_N",), lambda v: v["BLOCK_N"] >= N))
     sizes = (("M", M), ("N", N), ("K", K)) + ((("pointwise", 1),) if pointwise else ())
     sizes += (("phases", phases),) if phases else ()
     sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
+    sizes += (("whole_row", 1),) if whole_row else ()
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
 def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0, Kg: int = 0, Ku: int = 0) -> list[dict]:
+               phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD

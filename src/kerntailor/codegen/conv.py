@@ -26,6 +26,17 @@ ieee by default for fp32, tf32 / tf32x3 by choice where the target's tl.dot take
 fp32 accumulation). The epilogue runs on the fp32 tile with 2-D coordinates ((n, o..) rows x channel columns) and
 each output is stored once in its dtype, NCHW as PyTorch gives it.
 
+The tap order (the knob `taps`; a forward, not depthwise, convolution): K ordered (kernel position, input channel)
+instead, one flat loop over kernel positions x ceil(Cin_g / BLOCK_K) tiles, so each step is one tap's BLOCK_K
+input channels: the tap's offset and its kernel position are scalars, the window's position and its padding mask a
+BLOCK_M vector (rows) and the channel tail a BLOCK_K one, where the weight's order unravels and bounds-checks every
+BLOCK_M x BLOCK_K element (2 adds, 4 compares, 5 ands a padded 2-d element; #19: KernelBench 80's 5 x 9 kernel at
+dilation (2, 3), padding (2, 4), 32 -> 64 channels, ran 5628 us against torch.compile's 1085). The weight's rows are
+then ci·k_vol + tap (no longer contiguous along K: scalar loads). Cross-compiled for sm_90 at 80's sizes (bf16,
+128 x 64 x 32 / 4 warps / 3 stages): 168 registers against 198, 48 scalar loads per thread against 32 + 6 16-byte
+cp.async, no spills either way; predicted, not measured. The default where takes_taps (padding, and a tap's
+channels fill a K step of 16); each tap's channel tail is masked (the cost model prices the padding).
+
 A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
 too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
 output channels (every channel a column, no grid over the groups), each column reading its own input channel
@@ -225,7 +236,23 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
+    if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
+        try:
+            padded = any(win.p for win in windows(gen, node))
+        except CodegenUnsupported:
+            padded = False
+        return sizes | {"taps": 2 if takes_taps(w[1], padded) else 1, "C": w[1]}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
+
+
+def takes_taps(cin_g: int, padded: bool) -> bool:
+    """Whether the tap order is the default: where the padding masks the input patch (the gather order computes
+    the window's position and four bounds per element, the tap order per row) and a BLOCK_K step of one tap's
+    Cin_g input channels fills tl.dot's smallest K (16). Fewer (AlexNet's 3) would pad each tap's channels to 16
+    with zeros; without padding the gather order's per-element work is one add too, and its weight tile is
+    contiguous along K (16-byte loads) where the tap order's steps the weight by the kernel's size (scalar
+    loads): it stays the default there."""
+    return padded and cin_g >= MIN_DOT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,11 +260,14 @@ class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
-    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form."""
+    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
+    taps: a forward convolution's K in (kernel position, input channel) order (module docstring), else (input
+    channel, kernel position), the weight's own."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "phases", "taps", "waves_per_eu", "matrix_instr_nonkdim",
+                                        "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -249,6 +279,7 @@ class ConvSchedule(Schedule):
     kpack: int | None = None
     pointwise: bool = False
     phases: bool = False
+    taps: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -258,6 +289,7 @@ class ConvSchedule(Schedule):
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
+        self.one_of("taps", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -284,9 +316,12 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         last = windows(gen, node)[-1]
         bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
         warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    taps = sizes.get("taps") == 2
+    if taps:   # a step spans one tap's input channels: no wider than they are
+        bk = min(bk, max(MIN_DOT, next_power_of_two(sizes["C"])))
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
                         num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
-                        phases=phases)
+                        phases=phases, taps=taps)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -343,6 +378,8 @@ class _ConvWriter(AnchorWriter):
             grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
                                      (w, w_shape, w_strides, w_off), space, cin_g, cols)
             return self._finish(conv, x_shape, space, grid, how)
+        if self.schedule.taps and (depthwise or conv.transposed):
+            raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -401,6 +438,8 @@ class _ConvWriter(AnchorWriter):
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
         elif conv.transposed:
             self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
+        elif self.schedule.taps:
+            self._tap_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
@@ -561,6 +600,55 @@ class _ConvWriter(AnchorWriter):
             w_rows = ["kk"]                          # Triton sees contiguous (vector loads of the weight)
         self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                  "mask=kmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _tap_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                  dtype: str) -> None:
+        """acc += the implicit GEMM's BLOCK_K steps in the tap order (module docstring): K tile kt is kernel
+        position kt // CT (CT = the BLOCK_K tiles of Cin_g) and input channels (kt % CT)·BLOCK_K + rk, so the
+        tap's offset, its padding mask and the weight's are a scalar and a BLOCK_M vector per step, and the
+        input channels a BLOCK_K vector; one flat loop (Triton pipelines it), _k_loop's chunks past LONG_K."""
+        kvol = prod(win.k for win in wins)
+        cin = self.sizes.text(cin_g)
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        self.out(f"ct = tl.cdiv({cin}, BLOCK_K)  # BLOCK_K tiles of one tap's input channels")
+        traced = self.anchor.operands[1].shape[1] * kvol
+        self._k_loop(f"{kvol} * ct" if kvol > 1 else "ct", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._tap_step(wins, x, x_shape, x_strides, w, w_strides, cin, kvol, dtype), kvol)
+
+    def _tap_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin: str, kvol: int,
+                  dtype: str) -> None:
+        """One BLOCK_K step of _tap_loop (K tile `kt`): one kernel position's BLOCK_K input channels."""
+        t = self.sizes.text
+        self.out("tap = kt // ct")
+        self.out("ci = (kt - tap * ct) * BLOCK_K + rk")
+        self.out(f"cmask = ci < {cin}")
+        rest = "tap"
+        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position (scalars), last axis fastest
+            k = wins[d].k
+            if k == 1:
+                self.out(f"k{d} = 0")
+            elif d == 0 or all(win.k == 1 for win in wins[:d]):
+                self.out(f"k{d} = {rest}")
+            else:
+                self.out(f"k{d} = {rest} % {k}")
+                self.out(f"kq{d} = {rest} // {k}")
+                rest = f"kq{d}"
+        x_tap, w_tap, rmask = [], [self._times("ci", w_strides[1])], []
+        for d, win in enumerate(wins):
+            step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            if win.k > 1:
+                x_tap.append(self._times(f"({step})", x_strides[2 + d]))
+                w_tap.append(self._times(f"k{d}", w_strides[2 + d]))
+            if win.p:   # a window reaches past the input only through its padding: per row, not per element
+                self.out(f"p{d} = t{d} + {step}" if win.k > 1 else f"p{d} = t{d}")
+                rmask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+        mask = f"({' & '.join(rmask)})[:, None] & cmask[None, :]" if rmask else "cmask[None, :]"
+        rows = f"(x_rows + {' + '.join(x_tap)})" if x_tap else "x_rows"
+        self.out(f"a = tl.load({self.pointer(x.base)} + {rows}[:, None] + ({self._times('ci', x_strides[1])})"
+                 f"[None, :], mask={mask}, other=0.0)")
+        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_tap)})[:, None] + w_cols[None, :], "
+                 "mask=cmask[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
 
     def _k_loop(self, tiles: str, k: SizeExpr, traced_k: int, tile: str, step, kvol: int = 1) -> None:

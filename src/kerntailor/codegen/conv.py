@@ -30,12 +30,20 @@ The tap order (the knob `taps`; a forward, not depthwise, convolution): K ordere
 instead, one flat loop over kernel positions x ceil(Cin_g / BLOCK_K) tiles, so each step is one tap's BLOCK_K
 input channels: the tap's offset and its kernel position are scalars, the window's position and its padding mask a
 BLOCK_M vector (rows) and the channel tail a BLOCK_K one, where the weight's order unravels and bounds-checks every
-BLOCK_M x BLOCK_K element (2 adds, 4 compares, 5 ands a padded 2-d element; #19: KernelBench 80's 5 x 9 kernel at
-dilation (2, 3), padding (2, 4), 32 -> 64 channels, ran 5628 us against torch.compile's 1085). The weight's rows are
-then ci·k_vol + tap (no longer contiguous along K: scalar loads). Cross-compiled for sm_90 at 80's sizes (bf16,
-128 x 64 x 32 / 4 warps / 3 stages): 168 registers against 198, 48 scalar loads per thread against 32 + 6 16-byte
-cp.async, no spills either way; predicted, not measured. The default where takes_taps (padding, and a tap's
-channels fill a K step of 16); each tap's channel tail is masked (the cost model prices the padding).
+BLOCK_M x BLOCK_K element (2 adds, 4 compares, 5 ands a padded 2-d element). With `stage` (the default with the tap
+order: takes_taps) two kernels launched first copy the input (N, C, *S) and the weight (Cout, Cin_g, *k)
+channels-last into scratch, (N, *S, C) and (Cout, *k, Cin_g), contiguous: a step's patch is then BLOCK_M rows of
+BLOCK_K contiguous channels and its weight tile contiguous along K, both 16-byte cp.async loads, as a GEMM's; the
+copies read and write the input once more (memory-bound) and hold a second copy of it for the call. Without
+`stage` the loads stay NCHW's: the patch a gather, the weight's rows ci·k_vol + tap (scalar loads).
+Why (#19): KernelBench 80 (5 x 9 kernel, dilation (2, 3), padding (2, 4), 32 -> 64 channels, 8 x 512^2) ran 5628 us
+against torch.compile's 1085, 55 (3 x 3, 64 -> 128 channels, 8 x 512 x 1024) 4487 against 2268 (bf16, H200): every
+patch element a 2-byte gather load (plus, for 80, its window arithmetic). Cross-compiled for sm_90 (bf16), 80 at
+128 x 64 x 32 / 4 warps / 3 stages: the weight's order 32 scalar + 6 cp.async loads a thread a step, 198 registers;
+the tap order 48 scalar, 168; with the copies 18 cp.async and no scalar load, 154; 55 at 128 x 128 x 64 / 8 / 3
+with the copies: 24 cp.async, 206 registers, no spills (4 warps / 4 stages spill 1120 B). Predicted, not measured
+(benchmarks/gpu_calls/conv_taps_probe.sh times the three). Each tap's channel tail is masked (the cost model
+prices that padding).
 
 A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
 too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
@@ -90,7 +98,7 @@ and computes them on the host for every Conv node, whichever family its group is
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import ClassVar
 
@@ -102,7 +110,7 @@ from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.helpers import math_helper
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.library import output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
@@ -237,22 +245,15 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
-        try:
-            padded = any(win.p for win in windows(gen, node))
-        except CodegenUnsupported:
-            padded = False
-        return sizes | {"taps": 2 if takes_taps(w[1], padded) else 1, "C": w[1]}
+        return sizes | {"taps": 2 if takes_taps(w[1]) else 1, "C": w[1]}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
 
 
-def takes_taps(cin_g: int, padded: bool) -> bool:
-    """Whether the tap order is the default: where the padding masks the input patch (the gather order computes
-    the window's position and four bounds per element, the tap order per row) and a BLOCK_K step of one tap's
-    Cin_g input channels fills tl.dot's smallest K (16). Fewer (AlexNet's 3) would pad each tap's channels to 16
-    with zeros; without padding the gather order's per-element work is one add too, and its weight tile is
-    contiguous along K (16-byte loads) where the tap order's steps the weight by the kernel's size (scalar
-    loads): it stays the default there."""
-    return padded and cin_g >= MIN_DOT
+def takes_taps(cin_g: int) -> bool:
+    """Whether the tap order over channels-last copies (taps and stage) is the default: where a BLOCK_K step of one
+    tap's Cin_g input channels fills tl.dot's smallest K (16). Fewer (AlexNet's 3) would pad each tap's channels to
+    16 with zeros; the weight's order keeps them packed."""
+    return cin_g >= MIN_DOT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,12 +263,13 @@ class ConvSchedule(Schedule):
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
     implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
     taps: a forward convolution's K in (kernel position, input channel) order (module docstring), else (input
-    channel, kernel position), the weight's own."""
+    channel, kernel position), the weight's own. stage: the tap order over channels-last copies of the input and
+    the weight (module docstring)."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "taps", "waves_per_eu", "matrix_instr_nonkdim",
-                                        "kpack")
+                                        "pointwise", "phases", "taps", "stage", "waves_per_eu",
+                                        "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -280,6 +282,7 @@ class ConvSchedule(Schedule):
     pointwise: bool = False
     phases: bool = False
     taps: bool = False
+    stage: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -290,6 +293,7 @@ class ConvSchedule(Schedule):
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
         self.one_of("taps", (False, True))
+        self.one_of("stage", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -321,7 +325,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         bk = min(bk, max(MIN_DOT, next_power_of_two(sizes["C"])))
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
                         num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
-                        phases=phases, taps=taps)
+                        phases=phases, taps=taps, stage=taps)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -330,6 +334,13 @@ def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, 
     if group.family != "conv":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
     return _ConvWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """A scratch buffer in place of an operand's view (the writer reads `.base`)."""
+
+    base: str
 
 
 def _offset(e: SizeExpr) -> bool:
@@ -347,6 +358,8 @@ class _ConvWriter(AnchorWriter):
         self.rows: list[str] = []      # names that vary along the tile's output positions (BLOCK_M)
         self.cols: list[str] = ["i1", "on"]   # names that vary along its output channels (BLOCK_N)
         self.k_chunk: tuple[int, str | None] | None = None   # KCHUNK: its traced value, the host's text per call
+        self.staged: dict[str, str] = {}        # scratch buffer -> dtype: the channels-last copies (stage)
+        self.before: tuple[GeneratedKernel, ...] = ()   # the kernels that make them, launched first
 
     def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
         if text not in self.module_helpers:
@@ -380,6 +393,11 @@ class _ConvWriter(AnchorWriter):
             return self._finish(conv, x_shape, space, grid, how)
         if self.schedule.taps and (depthwise or conv.transposed):
             raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
+        if self.schedule.stage:
+            if not self.schedule.taps:
+                raise CodegenUnsupported(f"{conv.name}: the channels-last copies take the tap order")
+            x, x_strides, x_off = self._stage(conv, 0, "x_cl", x_shape)
+            w, w_strides, w_off = self._stage(conv, 1, "w_cl", w_shape)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -480,10 +498,12 @@ class _ConvWriter(AnchorWriter):
             constexprs.append(("KCHUNK", self.k_chunk[0]))
             if self.k_chunk[1] is not None:
                 host_constexprs = (("KCHUNK", self.k_chunk[1]),)
-        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes={b: self.graph.buffer_type(b).dtype for b in self.pointers}, sizes=self.sizes,
-                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
-                        helpers=helpers, host_constexprs=host_constexprs)
+        dtypes = {b: self.staged.get(b) or self.graph.buffer_type(b).dtype for b in self.pointers}
+        kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines,
+                          pointers=self.pointers, pointer_dtypes=dtypes,
+                          sizes=self.sizes, big=self.big, constexprs=constexprs, options=self.schedule.options(),
+                          grid=(grid,), helpers=helpers, host_constexprs=host_constexprs)
+        return replace(kernel, before=self.before) if self.before else kernel
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
@@ -650,6 +670,62 @@ class _ConvWriter(AnchorWriter):
         self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_tap)})[:, None] + w_cols[None, :], "
                  "mask=cmask[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _stage(self, conv: Conv, operand: int, buffer: str, shape: list[SizeExpr]):
+        """(view, strides, offset) of a channels-last copy of operand 0 (the input) or 1 (the weight): scratch
+        `buffer`, (B, *S, C) contiguous for the operand's (B, C, *S), written by a kernel launched before this one
+        (_stage_kernel); its strides are products of the operand's sizes (C's stride 1)."""
+        b, c, spatial = shape[0], shape[1], shape[2:]
+        strides = [product([c, *spatial]), const(1)] + [product([c, *spatial[d + 1:]]) for d in range(len(spatial))]
+        if any(e is None for e in strides):
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        dtype = self.graph.buffer_type(conv.operands[operand].base).dtype
+        self.staged[buffer] = dtype
+        self.before += (self._stage_kernel(conv, operand, buffer, dtype),)
+        return _Buffer(buffer), strides, const(0)
+
+    def _stage_kernel(self, conv: Conv, operand: int, buffer: str, dtype: str) -> GeneratedKernel:
+        """dst[b, s.., c] = src[b, c, s..] for operand `operand` of any strides into contiguous scratch `buffer`:
+        one STAGE_R (positions, flattened) x STAGE_C (channels) tile per program, read along the positions and
+        written along the channels (Triton transposes the tile through shared memory)."""
+        sw = _ConvWriter(self.gen, self.group, self.schedule, self.sizes.host_names, f"{self.name}_stage{operand}",
+                         self.arch)
+        src, shape, strides, off = sw.view_exprs(conv, operand)
+        t = sw.sizes.text
+        positions = product(shape[2:])
+        numel = product(shape)
+        if positions is None or numel is None:
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        R, C = t(positions), t(shape[1])
+        sw.out(f"pid = {'tl.program_id(0).to(tl.int64)' if self.big else 'tl.program_id(0)'}")
+        sw.out(f"num_c = tl.cdiv({C}, STAGE_C)")
+        sw.out(f"num_r = tl.cdiv({R}, STAGE_R)")
+        sw.out("rc = pid % num_c * STAGE_C + tl.arange(0, STAGE_C)")
+        sw.out("rr = pid // num_c % num_r * STAGE_R + tl.arange(0, STAGE_R)")
+        sw.out("b = pid // (num_c * num_r)")
+        rest, terms = "rr", [sw._times("b", strides[0])] + ([t(off)] if _offset(off) else [])
+        flat = all((inner := product([strides[d + 1], shape[d + 1]])) is not None and same(strides[d], inner)
+                   for d in range(2, len(shape) - 1))
+        for d in range(len(shape) - 1, 2, -1) if not flat else ():   # the positions' coordinates, last fastest
+            sw.out(f"c{d} = {rest} % {t(shape[d])}")
+            sw.out(f"q{d} = {rest} // {t(shape[d])}")
+            terms.append(sw._times(f"c{d}", strides[d]))
+            rest = f"q{d}"
+        terms.append(sw._times(rest, strides[-1] if flat else strides[2]))   # flat: rr walks them (Triton sees it)
+        sw.out(f"mask = (rr < {R})[:, None] & (rc < {C})[None, :]")
+        sw.out(f"v = tl.load({sw.pointer(src.base)} + ({' + '.join(terms)})[:, None] + "
+               f"({sw._times('rc', strides[1])})[None, :], mask=mask)")
+        sw.out(f"tl.store({sw.pointer(buffer)} + (b * {R} + rr)[:, None] * {C} + rc[None, :], v, mask=mask)")
+        block = 64
+        grid = GridAxis(((positions, block), (shape[1], block), (shape[0], 1)))
+        what = "input" if operand == 0 else "weight"
+        return assemble(group=self.group.name, name=sw.name,
+                        doc=f"The convolution's {what} (B, C, *S) copied channels-last: (B, *S, C) contiguous.",
+                        body=sw.out.lines, pointers=sw.pointers,
+                        pointer_dtypes={b: dtype for b in sw.pointers}, sizes=sw.sizes, big=self.big,
+                        constexprs=[("STAGE_R", block), ("STAGE_C", block)],
+                        options=(("num_warps", 4), ("num_stages", 1)), grid=(grid,),
+                        scratch=(Scratch(buffer, dtype, ((numel, 1),), zeroed=False),))
 
     def _k_loop(self, tiles: str, k: SizeExpr, traced_k: int, tile: str, step, kvol: int = 1) -> None:
         """The K loop over `tiles` BLOCK_K steps (`step()` writes one, K tile `kt`, into `acc`): one accumulation

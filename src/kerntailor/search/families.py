@@ -677,9 +677,10 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     last axis), first where it is the default (2: a stride > 1), else second; Kg and Ku (the gather form's K and
     the useful products per output) only price the forms (_conv_padding), the tiles range over K. A forward
     convolution with a kernel of more than one position (`taps` 1 or 2, C its input channels per group: codegen's
-    conv.work_sizes) has the knob taps (K in (kernel position, input channel) order, codegen/conv.py), first where
-    it is the default (2: C >= 16), else second; in that order a BLOCK_K step spans one tap's channels, so BLOCK_K
-    is at most C rounded up to a power of two (at least 16)."""
+    conv.work_sizes) has the knobs taps (K in (kernel position, input channel) order, codegen/conv.py) and stage
+    (that order over channels-last copies of the input and the weight: only with taps), each first where it is
+    the default (2: C >= 16), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
+    at most C rounded up to a power of two (at least 16)."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -691,7 +692,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     if phases:
         knobs.append(Knob("phases", (True, False) if phases == 2 else (False, True)))
     if taps:
-        knobs.append(Knob("taps", (True, False) if taps == 2 else (False, True)))
+        knobs += [Knob("taps", (True, False) if taps == 2 else (False, True)),
+                  Knob("stage", (True, False) if taps == 2 else (False, True))]
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
@@ -709,8 +711,9 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
     if taps:
         span = max(16, next_power_of_two(C))
-        constraints.append(Constraint(f"taps: BLOCK_K <= {span} (a tap's input channels)", ("BLOCK_K", "taps"),
-                                      lambda v: not v["taps"] or v["BLOCK_K"] <= span))
+        constraints += [Constraint(f"taps: BLOCK_K <= {span} (a tap's input channels)", ("BLOCK_K", "taps"),
+                                   lambda v: not v["taps"] or v["BLOCK_K"] <= span),
+                        Constraint("stage only with taps", ("taps", "stage"), lambda v: v["taps"] or not v["stage"])]
         sizes += (("taps", taps), ("C", C))
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
@@ -732,17 +735,22 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     first seed in the other.
 
     `taps` (a forward convolution's kernel of several positions): the implicit GEMM's seeds in the default order
-    (2: the tap order, BLOCK_K cut to C's power of two), then its first seed in the other. Not measured yet."""
+    (2: the tap order over channels-last copies, BLOCK_K cut to C's power of two), then the first seed in the tap
+    order without the copies, and in the weight's order (the old form), those two first where taps is 1. A
+    128 x 128 tile in the tap order takes 8 warps and 3 stages (cross-compiled for sm_90 at KernelBench 55's sizes,
+    bf16, 128 x 128 x 64: 4 warps / 4 stages spill 1120 B with the copies, 712 B without; 8 / 3: none). Not
+    measured yet."""
     if taps:
-        first = taps == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
         span = max(16, next_power_of_two(C))
 
-        def cut(seed: dict, on: bool) -> dict:   # the tap order's weight loads are scalar: 8 warps share a 128^2 tile
-            wide = on and seed["BLOCK_M"] * seed["BLOCK_N"] >= 128 * 128   # (55's at 4 warps: 712 B of spills)
-            return seed | {"taps": on} | ({"BLOCK_K": min(seed["BLOCK_K"], span)} if on else {}) | \
+        def cut(seed: dict, on: bool, stage: bool) -> dict:
+            wide = on and seed["BLOCK_M"] * seed["BLOCK_N"] >= 128 * 128
+            return seed | {"taps": on, "stage": stage} | ({"BLOCK_K": min(seed["BLOCK_K"], span)} if on else {}) | \
                 ({"num_warps": 8, "num_stages": 3} if wide else {})
-        return [cut(s, first) for s in implicit] + [cut(s, not first) for s in implicit[:1]]
+        staged = [cut(s, True, True) for s in implicit]
+        others = [cut(implicit[0], True, False), cut(implicit[0], False, False)]
+        return staged + others if taps == 2 else others[::-1] + staged[:1]
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)

@@ -13,8 +13,8 @@ own sizes,
   the tap order over channels-last copies of the input and weight (the three timed at the default's tiles where a
   kernel has several positions), "ph" a transposed convolution split by output phase (both forms timed); the
   default schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path),
-  conv_seeds' for the target (search/families.py: both forms; the first two with --quick, and the first in the
-  weight's K order), EXTRA_TILES (not with --quick), and for
+  conv_seeds' for the target (search/families.py: both forms; the first two with --quick, three where the K
+  orders are: one each), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
   torch.backends.cudnn.allow_tf32);
 - "eager" and "torch.compile" (its default mode; not with --quick unless --with-compile).
@@ -101,8 +101,7 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
         if sizes.get("taps"):   # each K order at the default's tiles: taps over channels-last copies, taps, weight's
             knobs += [{"taps": t, "stage": st} for t, st in ((True, True), (True, False), (False, False))]
         if not smoke:
-            old = [k for k in seeds if k.get("taps") is False][:1]   # the weight's K order's seed: the old form's
-            knobs += seeds[:2] + old if quick else seeds + list(EXTRA_TILES)
+            knobs += seeds[:3] if quick and sizes.get("taps") else seeds[:2] if quick else seeds + list(EXTRA_TILES)
             if work_dtype == "fp32":
                 knobs.append((seeds[0] if seeds else {}) | {"precision": "tf32"})
         for k in knobs:

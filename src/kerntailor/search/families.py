@@ -735,8 +735,9 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     first seed in the other.
 
     `taps` (a forward convolution's kernel of several positions): the implicit GEMM's seeds in the default order
-    (2: the tap order over channels-last copies, BLOCK_K cut to C's power of two), then the first seed in the tap
-    order without the copies, and in the weight's order (the old form), those two first where taps is 1. A
+    (2: the tap order over channels-last copies, BLOCK_K cut to C's power of two), its first seed second in the
+    weight's order (the old form: a search of few candidates still times it) and third in the tap order without
+    the copies, the staged rest after; where taps is 1 the weight's order first, then the tap order, then staged. A
     128 x 128 tile in the tap order takes 8 warps and 3 stages (cross-compiled for sm_90 at KernelBench 55's sizes,
     bf16, 128 x 128 x 64: 4 warps / 4 stages spill 1120 B with the copies, 712 B without; 8 / 3: none). Not
     measured yet."""
@@ -749,8 +750,8 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
             return seed | {"taps": on, "stage": stage} | ({"BLOCK_K": min(seed["BLOCK_K"], span)} if on else {}) | \
                 ({"num_warps": 8, "num_stages": 3} if wide else {})
         staged = [cut(s, True, True) for s in implicit]
-        others = [cut(implicit[0], True, False), cut(implicit[0], False, False)]
-        return staged + others if taps == 2 else others[::-1] + staged[:1]
+        plain, old = cut(implicit[0], True, False), cut(implicit[0], False, False)
+        return staged[:1] + [old, plain] + staged[1:] if taps == 2 else [old, plain, staged[0]]
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)

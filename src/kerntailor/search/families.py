@@ -680,7 +680,7 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     convolution with a kernel of more than one position (`taps` 1 or 2, C its input channels per group: codegen's
     conv.work_sizes) has the knobs taps (K in (kernel position, input channel) order, codegen/conv.py) and stage
     (that order over channels-last copies of the input and the weight: only with taps), each first where it is
-    the default (2: C >= 16), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
+    the default (2: C >= 32), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
     at most C rounded up to a power of two (at least 16). `whole_row` 1 (a row tail that writes softmax's output
     over the channels: codegen's conv.work_sizes): BLOCK_N spans N."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:

@@ -26,6 +26,25 @@ ieee by default for fp32, tf32 / tf32x3 by choice where the target's tl.dot take
 fp32 accumulation). The epilogue runs on the fp32 tile with 2-D coordinates ((n, o..) rows x channel columns) and
 each output is stored once in its dtype, NCHW as PyTorch gives it.
 
+The tap order (the knob `taps`; a forward, not depthwise, convolution): K ordered (kernel position, input channel)
+instead, one flat loop over kernel positions x ceil(Cin_g / BLOCK_K) tiles, so each step is one tap's BLOCK_K
+input channels: the tap's offset and its kernel position are scalars, the window's position and its padding mask a
+BLOCK_M vector (rows) and the channel tail a BLOCK_K one, where the weight's order unravels and bounds-checks every
+BLOCK_M x BLOCK_K element (2 adds, 4 compares, 5 ands a padded 2-d element). With `stage` (the default with the tap
+order: takes_taps) two kernels launched first copy the input (N, C, *S) and the weight (Cout, Cin_g, *k)
+channels-last into scratch, (N, *S, C) and (Cout, *k, Cin_g), contiguous: a step's patch is then BLOCK_M rows of
+BLOCK_K contiguous channels and its weight tile contiguous along K, both 16-byte cp.async loads, as a GEMM's; the
+copies read and write the input once more (memory-bound) and hold a second copy of it for the call. Without
+`stage` the loads stay NCHW's: the patch a gather, the weight's rows ci·k_vol + tap (scalar loads).
+Why (#19): KernelBench 80 (5 x 9 kernel, dilation (2, 3), padding (2, 4), 32 -> 64 channels, 8 x 512^2) ran 5628 us
+against torch.compile's 1085, 55 (3 x 3, 64 -> 128 channels, 8 x 512 x 1024) 4487 against 2268 (bf16, H200): every
+patch element a 2-byte gather load (plus, for 80, its window arithmetic). Cross-compiled for sm_90 (bf16), 80 at
+128 x 64 x 32 / 4 warps / 3 stages: the weight's order 32 scalar + 6 cp.async loads a thread a step, 198 registers;
+the tap order 48 scalar, 168; with the copies 18 cp.async and no scalar load, 154; 55 at 128 x 128 x 64 / 8 / 3
+with the copies: 24 cp.async, 206 registers, no spills (4 warps / 4 stages spill 1120 B). Predicted, not measured
+(benchmarks/gpu_calls/conv_taps_probe.sh times the three). Each tap's channel tail is masked (the cost model
+prices that padding).
+
 A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
 too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
 output channels (every channel a column, no grid over the groups), each column reading its own input channel
@@ -90,7 +109,7 @@ and computes them on the host for every Conv node, whichever family its group is
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import ClassVar
 
@@ -111,7 +130,7 @@ from kerntailor.codegen.gemm.tail import (
     write_row_tail,
 )
 from kerntailor.codegen.helpers import named_helper
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.library import output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
@@ -248,8 +267,22 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
         row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
-        return sizes | ({"whole_row": 1} if row is not None and row.whole_row else {})     # an output needs the row
-    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
+        sizes |= {"whole_row": 1} if row is not None and row.whole_row else {}            # an output needs the row
+    if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
+        return sizes | {"taps": 2 if takes_taps(w[1]) else 1, "C": w[1]}
+    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) and not group.reduce_axes else {})
+
+
+TAP_CHANNELS = 32   # input channels per group from which the tap order is the default (takes_taps)
+
+
+def takes_taps(cin_g: int) -> bool:
+    """Whether the tap order over channels-last copies (taps and stage) is the default: where one tap's Cin_g input
+    channels fill a BLOCK_K step of 32, the default's. Fewer (AlexNet's 3) would pad each tap's channels with zeros,
+    and 16 to 31 would cut the step to 16 (one m64nNk16 MMA a step: KernelBench 63's 16 channels, the weight's order
+    within 4 % of cuDNN there); the weight's order keeps them packed. The space offers the other order wherever a
+    kernel has several positions."""
+    return cin_g >= TAP_CHANNELS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,11 +290,15 @@ class ConvSchedule(Schedule):
     """BLOCK_M output positions x BLOCK_N output channels per program, stepping K (input channels x kernel
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
-    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form."""
+    implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
+    taps: a forward convolution's K in (kernel position, input channel) order (module docstring), else (input
+    channel, kernel position), the weight's own. stage: the tap order over channels-last copies of the input and
+    the weight (module docstring)."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                                        "pointwise", "phases", "taps", "stage", "waves_per_eu",
+                                        "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -273,6 +310,8 @@ class ConvSchedule(Schedule):
     kpack: int | None = None
     pointwise: bool = False
     phases: bool = False
+    taps: bool = False
+    stage: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -282,6 +321,8 @@ class ConvSchedule(Schedule):
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
+        self.one_of("taps", (False, True))
+        self.one_of("stage", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
@@ -309,10 +350,13 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         last = windows(gen, node)[-1]
         bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
         warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    taps = sizes.get("taps") == 2
+    if taps:   # a step spans one tap's input channels: no wider than they are
+        bk = min(bk, max(MIN_DOT, next_power_of_two(sizes["C"])))
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
                         num_stages=3 if dtype in ("bf16", "fp16") else 2,
                         pointwise=takes_pointwise(gen, node) and not group.reduce_axes,
-                        phases=phases)
+                        phases=phases, taps=taps, stage=taps)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -321,6 +365,13 @@ def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, 
     if group.family != "conv":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
     return _ConvWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """A scratch buffer in place of an operand's view (the writer reads `.base`)."""
+
+    base: str
 
 
 def _offset(e: SizeExpr) -> bool:
@@ -338,6 +389,8 @@ class _ConvWriter(AnchorWriter):
         self.rows: list[str] = []      # names that vary along the tile's output positions (BLOCK_M)
         self.cols: list[str] = ["i1", "on"]   # names that vary along its output channels (BLOCK_N)
         self.k_chunk: tuple[int, str | None] | None = None   # KCHUNK: its traced value, the host's text per call
+        self.staged: dict[str, str] = {}        # scratch buffer -> dtype: the channels-last copies (stage)
+        self.before: tuple[GeneratedKernel, ...] = ()   # the kernels that make them, launched first
 
     def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
         if text not in self.module_helpers:
@@ -377,6 +430,13 @@ class _ConvWriter(AnchorWriter):
             grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
                                      (w, w_shape, w_strides, w_off), space, cin_g, cols)
             return self._finish(conv, x_shape, space, grid, how)
+        if self.schedule.taps and (depthwise or conv.transposed):
+            raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
+        if self.schedule.stage:
+            if not self.schedule.taps:
+                raise CodegenUnsupported(f"{conv.name}: the channels-last copies take the tap order")
+            x, x_strides, x_off = self._stage(conv, 0, "x_cl", x_shape)
+            w, w_strides, w_off = self._stage(conv, 1, "w_cl", w_shape)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -435,6 +495,8 @@ class _ConvWriter(AnchorWriter):
             self._window_loop(wins, x, x_shape, x_strides, w, w_strides, co, t(per_input))
         elif conv.transposed:
             self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype)
+        elif self.schedule.taps:
+            self._tap_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
@@ -494,13 +556,14 @@ class _ConvWriter(AnchorWriter):
             constexprs.append(("KCHUNK", self.k_chunk[0]))
             if self.k_chunk[1] is not None:
                 host_constexprs += (("KCHUNK", self.k_chunk[1]),)
-        dtypes = {b: ROW_SCRATCH_DTYPES[b] if b in ROW_SCRATCH_DTYPES else self.graph.buffer_type(b).dtype
+        dtypes = {b: ROW_SCRATCH_DTYPES.get(b) or self.staged.get(b) or self.graph.buffer_type(b).dtype
                   for b in self.pointers}
-        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes=dtypes, sizes=self.sizes, big=self.big,
-                        constexprs=constexprs + list(row.constexprs), options=self.schedule.options(), grid=(grid,),
-                        helpers=helpers, host_constexprs=host_constexprs, scratch=row.scratch,
-                        host_prologue=row.host_prologue)
+        kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines,
+                          pointers=self.pointers, pointer_dtypes=dtypes, sizes=self.sizes, big=self.big,
+                          constexprs=constexprs + list(row.constexprs), options=self.schedule.options(),
+                          grid=(grid,), helpers=helpers, host_constexprs=host_constexprs, scratch=row.scratch,
+                          host_prologue=row.host_prologue)
+        return replace(kernel, before=self.before) if self.before else kernel
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
@@ -618,6 +681,111 @@ class _ConvWriter(AnchorWriter):
         self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                  "mask=kmask[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _tap_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                  dtype: str) -> None:
+        """acc += the implicit GEMM's BLOCK_K steps in the tap order (module docstring): K tile kt is kernel
+        position kt // CT (CT = the BLOCK_K tiles of Cin_g) and input channels (kt % CT)·BLOCK_K + rk, so the
+        tap's offset, its padding mask and the weight's are a scalar and a BLOCK_M vector per step, and the
+        input channels a BLOCK_K vector; one flat loop (Triton pipelines it), _k_loop's chunks past LONG_K."""
+        kvol = prod(win.k for win in wins)
+        cin = self.sizes.text(cin_g)
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        self.out(f"ct = tl.cdiv({cin}, BLOCK_K)  # BLOCK_K tiles of one tap's input channels")
+        traced = self.anchor.operands[1].shape[1] * kvol
+        self._k_loop(f"{kvol} * ct" if kvol > 1 else "ct", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._tap_step(wins, x, x_shape, x_strides, w, w_strides, cin, kvol, dtype), kvol)
+
+    def _tap_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin: str, kvol: int,
+                  dtype: str) -> None:
+        """One BLOCK_K step of _tap_loop (K tile `kt`): one kernel position's BLOCK_K input channels."""
+        t = self.sizes.text
+        self.out("tap = kt // ct")
+        self.out("ci = (kt - tap * ct) * BLOCK_K + rk")
+        self.out(f"cmask = ci < {cin}")
+        rest = "tap"
+        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position (scalars), last axis fastest
+            k = wins[d].k
+            if k == 1:
+                self.out(f"k{d} = 0")
+            elif d == 0 or all(win.k == 1 for win in wins[:d]):
+                self.out(f"k{d} = {rest}")
+            else:
+                self.out(f"k{d} = {rest} % {k}")
+                self.out(f"kq{d} = {rest} // {k}")
+                rest = f"kq{d}"
+        x_tap, w_tap, rmask = [], [self._times("ci", w_strides[1])], []
+        for d, win in enumerate(wins):
+            step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            if win.k > 1:
+                x_tap.append(self._times(f"({step})", x_strides[2 + d]))
+                w_tap.append(self._times(f"k{d}", w_strides[2 + d]))
+            if win.p:   # a window reaches past the input only through its padding: per row, not per element
+                self.out(f"p{d} = t{d} + {step}" if win.k > 1 else f"p{d} = t{d}")
+                rmask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+        mask = f"({' & '.join(rmask)})[:, None] & cmask[None, :]" if rmask else "cmask[None, :]"
+        rows = f"(x_rows + {' + '.join(x_tap)})" if x_tap else "x_rows"
+        self.out(f"a = tl.load({self.pointer(x.base)} + {rows}[:, None] + ({self._times('ci', x_strides[1])})"
+                 f"[None, :], mask={mask}, other=0.0)")
+        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_tap)})[:, None] + w_cols[None, :], "
+                 "mask=cmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _stage(self, conv: Conv, operand: int, buffer: str, shape: list[SizeExpr]):
+        """(view, strides, offset) of a channels-last copy of operand 0 (the input) or 1 (the weight): scratch
+        `buffer`, (B, *S, C) contiguous for the operand's (B, C, *S), written by a kernel launched before this one
+        (_stage_kernel); its strides are products of the operand's sizes (C's stride 1)."""
+        b, c, spatial = shape[0], shape[1], shape[2:]
+        strides = [product([c, *spatial]), const(1)] + [product([c, *spatial[d + 1:]]) for d in range(len(spatial))]
+        if any(e is None for e in strides):
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        dtype = self.graph.buffer_type(conv.operands[operand].base).dtype
+        self.staged[buffer] = dtype
+        self.before += (self._stage_kernel(conv, operand, buffer, dtype),)
+        return _Buffer(buffer), strides, const(0)
+
+    def _stage_kernel(self, conv: Conv, operand: int, buffer: str, dtype: str) -> GeneratedKernel:
+        """dst[b, s.., c] = src[b, c, s..] for operand `operand` of any strides into contiguous scratch `buffer`:
+        one STAGE_R (positions, flattened) x STAGE_C (channels) tile per program, read along the positions and
+        written along the channels (Triton transposes the tile through shared memory)."""
+        sw = _ConvWriter(self.gen, self.group, self.schedule, self.sizes.host_names, f"{self.name}_stage{operand}",
+                         self.arch)
+        src, shape, strides, off = sw.view_exprs(conv, operand)
+        t = sw.sizes.text
+        positions = product(shape[2:])
+        numel = product(shape)
+        if positions is None or numel is None:
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        R, C = t(positions), t(shape[1])
+        sw.out(f"pid = {'tl.program_id(0).to(tl.int64)' if self.big else 'tl.program_id(0)'}")
+        sw.out(f"num_c = tl.cdiv({C}, STAGE_C)")
+        sw.out(f"num_r = tl.cdiv({R}, STAGE_R)")
+        sw.out("rc = pid % num_c * STAGE_C + tl.arange(0, STAGE_C)")
+        sw.out("rr = pid // num_c % num_r * STAGE_R + tl.arange(0, STAGE_R)")
+        sw.out("b = pid // (num_c * num_r)")
+        rest, terms = "rr", [sw._times("b", strides[0])] + ([t(off)] if _offset(off) else [])
+        flat = all((inner := product([strides[d + 1], shape[d + 1]])) is not None and same(strides[d], inner)
+                   for d in range(2, len(shape) - 1))
+        for d in range(len(shape) - 1, 2, -1) if not flat else ():   # the positions' coordinates, last fastest
+            sw.out(f"c{d} = {rest} % {t(shape[d])}")
+            sw.out(f"q{d} = {rest} // {t(shape[d])}")
+            terms.append(sw._times(f"c{d}", strides[d]))
+            rest = f"q{d}"
+        terms.append(sw._times(rest, strides[-1] if flat else strides[2]))   # flat: rr walks them (Triton sees it)
+        sw.out(f"mask = (rr < {R})[:, None] & (rc < {C})[None, :]")
+        sw.out(f"v = tl.load({sw.pointer(src.base)} + ({' + '.join(terms)})[:, None] + "
+               f"({sw._times('rc', strides[1])})[None, :], mask=mask)")
+        sw.out(f"tl.store({sw.pointer(buffer)} + (b * {R} + rr)[:, None] * {C} + rc[None, :], v, mask=mask)")
+        block = 64
+        grid = GridAxis(((positions, block), (shape[1], block), (shape[0], 1)))
+        what = "input" if operand == 0 else "weight"
+        return assemble(group=self.group.name, name=sw.name,
+                        doc=f"The convolution's {what} (B, C, *S) copied channels-last: (B, *S, C) contiguous.",
+                        body=sw.out.lines, pointers=sw.pointers,
+                        pointer_dtypes={b: dtype for b in sw.pointers}, sizes=sw.sizes, big=self.big,
+                        constexprs=[("STAGE_R", block), ("STAGE_C", block)],
+                        options=(("num_warps", 4), ("num_stages", 1)), grid=(grid,),
+                        scratch=(Scratch(buffer, dtype, ((numel, 1),), zeroed=False),))
 
     def _k_loop(self, tiles: str, k: SizeExpr, traced_k: int, tile: str, step, kvol: int = 1) -> None:
         """The K loop over `tiles` BLOCK_K steps (`step()` writes one, K tile `kt`, into `acc`): one accumulation

@@ -9,14 +9,16 @@ own sizes,
 - "gen_<form>_<BMxBNxBK_w_s>[_<precision>][@<group>]": the generated convolution with its tail as its epilogue, one
   module per schedule of one conv group (the others at their defaults; @group named where a file has several):
   form "pw" the pointwise form (1x1, stride 1, no padding, one group), "ig" the implicit GEMM (a transposed
-  convolution's gather form), "ph" a transposed convolution split by output phase (both forms timed), and with
-  --unpacked a transposed convolution's default schedule and (fp32) its tf32 seed again with the
-  weight read through its own view (packed_weight False: the form before the host-packed weight), labelled
-  "_uw"; with --taps-outer a transposed convolution at stride 1 (phases 1) also in the gather form with its taps
-  outer (taps_outer: codegen/conv.py's _taps_outer_step) under the default schedule and the second seed (fp32:
-  the tf32 seed only), labelled "_to"; the default
-  schedule, the implicit GEMM's default on a convolution the pointwise form takes (the old path), conv_seeds' for
-  the target (search/families.py: both forms; the first two with --quick), EXTRA_TILES (not with --quick), and for
+  convolution's gather form), "tp" the implicit GEMM in the tap order (K as kernel position, input channel), "tc"
+  the tap order over channels-last copies of the input and weight (the three timed at the default's tiles where a
+  kernel has several positions), "ph" a transposed convolution split by output phase (both forms timed), and with
+  --unpacked a transposed convolution's default schedule and (fp32) its tf32 seed again with the weight read
+  through its own view (packed_weight False: the form before the host-packed weight), labelled "_uw"; with
+  --taps-outer a transposed convolution at stride 1 (phases 1) also in the gather form with its taps outer
+  (taps_outer: codegen/conv.py's _taps_outer_step) under the default schedule and the second seed (fp32: the tf32
+  seed only), labelled "_to"; the default schedule, the implicit GEMM's default on a convolution the pointwise form
+  takes (the old path), conv_seeds' for the target (search/families.py: both forms; the first two with --quick,
+  three where the K orders are: one each), EXTRA_TILES (not with --quick), and for
   fp32 operands the first seed in tf32 (cuDNN's convolutions run tf32 under PyTorch's default
   torch.backends.cudnn.allow_tf32);
 - "eager" and "torch.compile" (its default mode; not with --quick unless --with-compile).
@@ -32,7 +34,9 @@ convolution the writer refuses (fp64) has no generated rows, only the reason.
 
 On the H200, KernelBench level 1's 1x1 convolutions (87, and 86's second), 3x3 (63), 1-d (67) and depthwise (82) in
 bf16 and fp32, old form beside new and cuDNN, about 120 s: benchmarks/gpu_calls/conv_pointwise_probe.sh; four
-transposed convolutions (73, 75, 57) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh.
+transposed convolutions (73, 75, 57) against cuDNN and torch.compile: benchmarks/gpu_calls/conv_transposed_probe.sh;
+the tap order against the weight's on 80 (dilated, padded 5 x 9) and 55 (3 x 3, no padding), bf16, one line per
+variant: benchmarks/gpu_calls/conv_taps_probe.sh.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ EXTRA_TILES = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "nu
 def _label(schedule, dtype: str) -> str:
     s = schedule
     precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
-    form = "pw" if s.pointwise else "ph" if s.phases else "ig"
+    form = "pw" if s.pointwise else "ph" if s.phases else "tc" if s.stage else "tp" if s.taps else "ig"
     variant = "_to" if s.taps_outer else "" if s.packed_weight else "_uw"
     return f"gen_{form}_{s.BLOCK_M}x{s.BLOCK_N}x{s.BLOCK_K}_w{s.num_warps}_s{s.num_stages}{precision}{variant}"
 
@@ -100,8 +104,10 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
         seeds = seed_knobs("conv", target, dtype=work_dtype, **sizes)
         knobs = [{}] + ([{"pointwise": False}] if sizes.get("pointwise") else [])
         knobs += [{"phases": not defaults[g.name].phases}] if sizes.get("phases") else []   # transposed: both forms
+        if sizes.get("taps"):   # each K order at the default's tiles: taps over channels-last copies, taps, weight's
+            knobs += [{"taps": t, "stage": st} for t, st in ((True, True), (True, False), (False, False))]
         if not smoke:
-            knobs += seeds[:2] if quick else seeds + list(EXTRA_TILES)
+            knobs += seeds[:3] if quick and sizes.get("taps") else seeds[:2] if quick else seeds + list(EXTRA_TILES)
             if work_dtype == "fp32":
                 knobs.append((seeds[0] if seeds else {}) | {"precision": "tf32"})
         if unpacked and sizes.get("phases"):   # the transposed forms again, the weight read through its view
@@ -168,6 +174,7 @@ def bench_file(path: Path, dtype: str | None, smoke: bool, workdir: Path, quick:
     gen = {k: v for k, v in t.items() if k.startswith("gen_")}
     lib = {k: v for k, v in t.items() if k.startswith("library")}
     for name, prefix in (("generated", "gen_"), ("pw", "gen_pw_"), ("ig", "gen_ig_"), ("ph", "gen_ph_"),
+                         ("tp", "gen_tp_"), ("tc", "gen_tc_"),
                          ("uw", "gen_"), ("to", "gen_")):   # uw: the weight read through its view; to: taps outer
         mine = {k: v for k, v in gen.items() if k.startswith(prefix) and k.endswith("_uw") == (name == "uw")
                 and k.endswith("_to") == (name == "to")}

@@ -1,31 +1,28 @@
-"""Probe (issue #18 item 3): the TOOL's generated cooperative split-row kernel beside the probe's P4 and P1.
+"""Probe (issue #18): the TOOL's generated cooperative split-row kernel at each value of its knobs, beside the copy.
 
-benchmarks/longrow_probe.py's P4 (96 programs a row of 4096 elements, 32 registers, one read) ran softmax over
-4096 x 393,216 at 3746 us fp32 on the H200 (1.24x the copy); the kernel codegen/fused/splitrows.py generated for
-COOP = 1 at the search's seed then (SPLIT 128, a chunk loop, 80 registers on sm_90) ran 9430 us. The generator now
-writes one tile a program, no loop, the masked lanes loaded as the max's identity (40 registers cross-compiled on
-sm_90 for fp32, 48 for bf16) and the seed is SPLIT = ceil(R / 4096) = 96. This script times, on one CUDA GPU and
-for fp32 and bf16:
+The cooperative softmax (codegen/fused/splitrows.py, COOP = 1) has two knobs the search times (search/families.py's
+cooperative_knobs): REUSE, 1 keeping phase A's exp(x - tile max) for phase B (codegen/fused/reuse.py), 0 computing
+exp(x - max) again per element, and, on NVIDIA, maxnreg, a cap on a thread's registers (0: none). The H200 measured
+them as text edits of the generated module (benchmarks/data/h200_2026-12-03g/, 4096 x 393,216): fp32 reuse 4210 us
+(48 registers), recompute 3986 (40), reuse capped at 40 3935; bf16 reuse 3067 (40), recompute 3449 (48), reuse at 32
+2995; copy floor fp32 3141, bf16 1549. This script times, on one CUDA GPU, for fp32 and bf16:
 
-- P0  copy (the floor every line is divided by), P1 two kernels (recip), P4 cooperative (recip, reuse):
-      longrow_probe.py's kernels, unchanged (imported from it);
+- P0  copy (the floor every line is divided by): longrow_probe.py's copy kernel and torch's copy_;
+- P1  two kernels, P4 cooperative (recip, reuse): longrow_probe.py's hand-written kernels, unless --no-probe;
 - T   the tool's module for softmax over dim 1 (tests/data/codegen_fused/tiny_softmax.py: its kernels take the
-      sizes at run time) generated at each schedule of --schedules: the cooperative seed of this GPU's SM count
-      (cooperative_seed) as codegen emits it now ("coop": phase A's exp(x - tile max) kept and rescaled, as P4
-      does; codegen/fused/reuse.py), and three edits of that text: "coop-recompute", the exp recomputed per element
-      in phase B (the kernel before the reuse: 4019 us fp32, 3421 bf16 on the H200, 2026-12-03f), "coop-maxnreg40"
-      and "coop-maxnreg32", the launch capped at 40 / 32 registers a thread (cross-compiled sm_90: the reuse
-      kernel takes 48 fp32 and 40 bf16 uncapped, 5 and 6 blocks of 256 threads an SM; 40 fits without spills,
-      32 spills 56 / 36 bytes; P4 takes 32: 8 blocks). Also "coop-pow2" (SPLIT 128, 32 programs a row empty) and
-      "windowed" (windowed_schedule) on request. Each is checked against torch.softmax like the P lines, and its
-      kernel's registers and spills read from Triton's cache after the first call.
+      sizes at run time) as codegen emits it at each schedule of --schedules, all on the cooperative seed of this
+      GPU's SM count and the dtype (cooperative_seed): "coop" (the seed: REUSE the dtype's default, no cap),
+      "coop-reuse0" / "coop-reuse1" (REUSE set), "coop-reuse1-maxnreg40" (and any -maxnregN: the cap N, passed
+      at launch). Also "coop-pow2" (SPLIT a power of two) and "windowed" (windowed_schedule) on request. Each is
+      checked against torch.softmax like the P lines, and its kernel's registers and spills read from Triton's
+      cache after the first call.
 
 Same timer as longrow_probe.py (CUDA events, median of >= 20 reps, L2 flushed by a 256 MB write before each).
 Output: one line per variant and --out JSON rewritten after every line ("complete": false until the end).
-Variants not started within --max-wall (90 s) are skipped. Predicted wall: ~50 s at the default size.
+Variants not started within --max-wall (90 s) are skipped. Predicted wall with --no-probe: ~45 s (16 lines).
 
-    PYTHONPATH=src python3 benchmarks/coop_probe.py --out $OUT/coop.json        # H200: 4096 x 393216, fp32 + bf16
-    PYTHONPATH=src python3 benchmarks/coop_probe.py --dtype fp32 --schedules coop   # only the seed's kernel
+    PYTHONPATH=src python3 benchmarks/coop_probe.py --no-probe --out $OUT/coop.json   # REUSE x maxnreg, fp32 + bf16
+    PYTHONPATH=src python3 benchmarks/coop_probe.py --dtype fp32 --schedules coop      # only the seed's kernel
     PYTHONPATH=src python3 benchmarks/coop_probe.py --schedules coop,coop-pow2,windowed   # the older lines
     PYTHONPATH=src python3 benchmarks/coop_probe.py --sources-only --out x.json  # no GPU: the generated sources
 """
@@ -55,9 +52,11 @@ def _probe_module():
     return module
 
 
-def tool_schedules(cols: int, n_sm: int, warp_size: int = 32) -> dict[str, dict]:
-    """{label: reduction knobs}: the cooperative seed for a GPU of n_sm SMs, the same tile at SPLIT a power of two
-    (the old shape), and the windowed default."""
+def tool_schedules(cols: int, n_sm: int, dtype: str, labels=(), warp_size: int = 32) -> dict[str, dict]:
+    """{label: reduction knobs} for `labels` (and "coop"): the cooperative seed for a GPU of n_sm SMs in `dtype`,
+    with REUSE and maxnreg as a "coop-reuseR[-maxnregN]" label says; "coop-pow2", the seed's tile at SPLIT a power of
+    two; "windowed", the windowed default. A label it cannot read is a ValueError."""
+    import re
     from dataclasses import replace
 
     from kerntailor.codegen.fused import windowed_schedule
@@ -65,16 +64,25 @@ def tool_schedules(cols: int, n_sm: int, warp_size: int = 32) -> dict[str, dict]
     from kerntailor.targets import get_target
 
     target = replace(get_target("h200"), compute_units=n_sm, warp_size=warp_size)
-    seed = cooperative_seed(target, R=cols)
+    seed = cooperative_seed(target, R=cols, dtype=dtype)
     out = {}
-    if seed:
-        out["coop"] = seed
-        for edit in EDITS:
-            out[f"coop-{edit}"] = seed
-        pow2 = 1 << (seed["SPLIT"] - 1).bit_length()
-        if pow2 != seed["SPLIT"] and pow2 <= n_sm:
-            out["coop-pow2"] = dict(seed, SPLIT=pow2)
-    out["windowed"] = {k: v for k, v in windowed_schedule(cols).knob_values().items() if v is not None}
+    for label in ("coop",) + tuple(labels):
+        knob = re.fullmatch(r"coop-reuse([01])(?:-maxnreg(\d+))?", label)
+        if label == "windowed":
+            out[label] = {k: v for k, v in windowed_schedule(cols).knob_values().items() if v is not None}
+        elif not seed:
+            continue
+        elif label == "coop":
+            out[label] = seed
+        elif knob:
+            out[label] = dict(seed, REUSE=int(knob.group(1)), maxnreg=int(knob.group(2) or 0))
+        elif label == "coop-pow2":
+            pow2 = 1 << (seed["SPLIT"] - 1).bit_length()
+            if pow2 != seed["SPLIT"] and pow2 <= n_sm:
+                out[label] = dict(seed, SPLIT=pow2)
+        else:
+            raise ValueError(f"unknown schedule {label!r}: coop, coop-reuse0, coop-reuse1-maxnreg40, coop-pow2, "
+                             f"windowed")
     return out
 
 
@@ -99,38 +107,6 @@ def tool_source(dtype: str, knobs: dict) -> str:
     schedules = {g.name: default_schedule(gen, g).retune(knobs if g.family == "reduction" else {})
                  for g in plan.groups}
     return generate_module(spec, gen, plan, schedules, "h200", "sm_90").source
-
-
-EDITS = ("recompute", "maxnreg40", "maxnreg32")   # edits of the "coop" module's text (edited_source)
-
-
-def edited_source(source: str, edit: str) -> str:
-    """The generated module with one edit: "recompute" writes phase B's exp(x - max) per element again instead of
-    phase A's kept exponentials rescaled (each `v_E = ex_S * scale_S` line back to `tl.exp(x_M - v_M)`, x_M the
-    max's input as phase A named it); "maxnregN" caps the cooperative kernel's launch at N registers a thread.
-    Raises ValueError where the text has nothing to edit (the probe then reports the line as an error)."""
-    import re
-
-    if edit == "recompute":
-        maxes = dict(re.findall(r"scale_(\w+) = tl\.where\(\(tmax_(\w+) ==", source))   # {S: M}
-
-        def back(match):
-            return f"{match.group(1)} = tl.exp(x_{maxes[match.group(2)]} - v_{maxes[match.group(2)]})  # recomputed"
-        edited, n = re.subn(r"(v_\w+) = ex_(\w+) \* scale_\2\b.*", back, source)
-    elif edit.startswith("maxnreg"):
-        edited, n = re.subn(r"(k0_reduction_kernel\[.*num_warps=\d+)", rf"\1, maxnreg={int(edit[7:])}", source)
-    else:
-        raise ValueError(f"unknown edit {edit!r}: one of {EDITS}")
-    if not n:
-        raise ValueError(f"nothing to edit for {edit!r} in the generated module")
-    return edited
-
-
-def variant_source(dtype: str, label: str, knobs: dict) -> str:
-    """tool_source at `knobs`, edited where `label` names an edit (coop-recompute, coop-maxnreg40, ...)."""
-    source = tool_source(dtype, knobs)
-    edit = label.removeprefix("coop-")
-    return edited_source(source, edit) if edit in EDITS else source
 
 
 def _load(source: str, name: str):
@@ -161,13 +137,15 @@ def _registers(module) -> dict:
     return {"regs": regs, "spills": spills} if regs else {}
 
 
+DEFAULT_SCHEDULES = ",".join(f"coop-reuse{r}" + (f"-maxnreg{n}" if n else "") for n in (0, 40, 32) for r in (0, 1))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--cols", type=int, default=393216)
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
-    ap.add_argument("--schedules", default="coop,coop-recompute,coop-maxnreg40,coop-maxnreg32",
-                    help="tool schedules (tool_schedules' labels)")
+    ap.add_argument("--schedules", default=DEFAULT_SCHEDULES, help="tool schedules (tool_schedules' labels)")
     ap.add_argument("--no-probe", action="store_true", help="only P0 and the tool's lines")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--max-wall", type=float, default=90.0)
@@ -177,12 +155,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     dtypes = ["fp32", "bf16"] if args.dtype == "both" else [args.dtype]
     wanted = [s.strip() for s in args.schedules.split(",") if s.strip()]
+    try:
+        tool_schedules(args.cols, args.sm, dtypes[0], wanted)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
     if args.sources_only:
-        schedules = tool_schedules(args.cols, args.sm)
+        schedules = {d: tool_schedules(args.cols, args.sm, d, wanted) for d in dtypes}
         report = {"label": "generated sources (not run)", "schedules": schedules,
-                  "sources": {f"{d} {label}": variant_source(d, label, schedules[label]) for d in dtypes
-                              for label in wanted if label in schedules}}
+                  "sources": {f"{d} {label}": tool_source(d, schedules[d][label]) for d in dtypes
+                              for label in wanted if label in schedules[d]}}
         if args.out:
             Path(args.out).write_text(json.dumps(report, indent=1))
         print("\n".join(f"{k}: {len(v)} characters" for k, v in report["sources"].items()))
@@ -197,7 +180,7 @@ def main(argv=None) -> int:
     probe = _probe_module()
     props = torch.cuda.get_device_properties(0)
     n_sm, where = props.multi_processor_count, torch.cuda.get_device_name(0)
-    schedules = tool_schedules(args.cols, n_sm)
+    schedules = {d: tool_schedules(args.cols, n_sm, d, wanted) for d in dtypes}
     rows, cols, reps = args.rows, args.cols, max(20, args.reps)
     print(f"measured on {where}; torch {torch.__version__}, triton {triton.__version__}; {rows} x {cols}; "
           f"tool schedules {schedules}", flush=True)
@@ -231,8 +214,8 @@ def main(argv=None) -> int:
                       f"{cfg['warps']}", lambda a, b: probe.run_coop(a, b, cfg, probe.REUSE), "check")]
         modules = {}
         for label in wanted:
-            if label in schedules:
-                knobs = schedules[label]
+            if label in schedules[dtype]:
+                knobs = schedules[dtype][label]
                 name = f"T tool {label} " + " ".join(f"{k} {v}" for k, v in knobs.items() if k != "persistent")
                 todo.append((name, (dtype, label), "tool"))
         floor = None
@@ -246,7 +229,7 @@ def main(argv=None) -> int:
                 if kind == "tool":
                     d, label = fn
                     name_ = f"tool_{d}_{label}".replace("-", "_")
-                    module = modules.get(fn) or _load(variant_source(d, label, schedules[label]), name_)
+                    module = modules.get(fn) or _load(tool_source(d, schedules[d][label]), name_)
                     modules[fn] = module
                     y = module._launch_kernels(x)
                     torch.cuda.synchronize()

@@ -54,7 +54,9 @@ def main() -> int:
         name = Path(path).stem
         need = job_need(load_problem(path, dtype))
         cand = out / f"{name}_{dtype}_candidate.py"
-        cand.write_text(re.sub(r"\bclass Model\(", "class ModelNew(", Path(path).read_text()))
+        # the reference renamed: every `Model` (its class line and KernelBench's `super(Model, self)`) becomes ModelNew,
+        # since the referee's static check refuses a candidate that names the reference Model
+        cand.write_text(re.sub(r"\bModel\b", "ModelNew", Path(path).read_text()))
         r = subprocess.run([sys.executable, "-m", "kerntailor", "verify", path, str(cand), "--dtype", dtype,
                             "--allow-library", "--time", "--json"], capture_output=True, text=True)
         (out / f"{name}_{dtype}.json").write_text(r.stdout)

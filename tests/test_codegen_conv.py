@@ -2,11 +2,13 @@
 
 Unit tier: the plan offers conv groups with their pointwise tail as the epilogue, the sizes, the schedule's checks,
 its search space (the default schedule and seeds inside it) and the cost model's matrix terms; what the writer
-refuses on sight (fp64) is a library group from the first plan on; a depthwise convolution takes the window loop; a
+refuses on sight (fp64) is a library group from the first plan on; the tap order over channels-last copies is the
+default where a tap's channels fill a K step, its K padding priced; a depthwise convolution takes the window loop; a
 transposed one the gather form, both reading the weight packed by the host (its layout and cache checked against a
 direct reading). Interpreter tier: the generated modules pass the referee on tiny conv1d / conv2d /
 conv3d problems with stride, padding, dilation, groups and an epilogue, fp32 and bf16, under small tiles (several
-tiles per axis, a K tail), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
+tiles per axis, a K tail), in both K orders (the tap order: a channel tail per tap, with and without the
+channels-last copies), on a depthwise one with two channels per group, and on transposed conv1d / 2d / 3d with
 stride 1 and 2-3, padding, output_padding, dilation, groups, both forms, and phases with no tap at all (gcd(stride,
 dilation) = 2 not dividing phase + padding), and one with the weight read through its own view; kernel.py is
 standalone. Compile tier: the kernels build for gfx942 and sm_90 with matrix instructions (a transposed
@@ -37,6 +39,7 @@ CONVT1D, CONVT2D, CONVT3D, CONVT_GCD = (DATA / f"{n}.py" for n in (
 CONV1D, CONV2D, CONV3D, DEPTHWISE, POINTWISE, LONG_K = (DATA / f"{n}.py" for n in (
     "conv1d_strided_bias_relu", "conv2d_groups_bias_relu", "conv3d_scale", "depthwise2d_multiplier_bias_relu6",
     "pointwise2d_bias_residual_relu", "long_reduction_conv2d"))
+TAPS = DATA / "conv2d_taps_dilated_padded.py"
 GRADS_CONV = Path(__file__).parent / "data" / "grads" / "conv_relu.py"   # a float64 Conv2d
 SMALL = {"conv": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}}   # several tiles, a K tail
 
@@ -57,7 +60,7 @@ def test_the_plan_offers_a_conv_group_with_its_pointwise_tail_as_the_epilogue():
     # 2 groups: M = groups x N x OH x OW (9 -> 5 rows at stride 2, pad 1; 11 -> 9 columns at dilation 2), 4 output
     # channels per group, K = 3 input channels per group x a 3 x 2 kernel
     work, sizes = group_work(gen, group, "fp32")
-    assert sizes == {"M": 2 * 2 * 5 * 9, "N": 4, "K": 3 * 6}
+    assert sizes == {"M": 2 * 2 * 5 * 9, "N": 4, "K": 3 * 6, "taps": 1, "C": 3}   # 3 channels: the gather order
     assert work.matrix and work.flops == conv.flops() and work.vector_flops > 0   # bias and relu: vector work
 
 
@@ -80,6 +83,55 @@ def test_the_default_schedule_and_the_seeds_lie_in_the_space_and_the_cost_model_
     small, big = (model.explain(Candidate(space.config_of(default.retune(k)), work)).seconds
                   for k in ({"BLOCK_M": 16, "BLOCK_N": 16}, {"BLOCK_M": 64, "BLOCK_N": 64}))
     assert 0 < small and 0 < big
+
+
+@pytest.mark.unit
+def test_the_tap_order_over_channels_last_copies_is_the_default_where_a_taps_channels_fill_a_k_step():
+    """K in (kernel position, input channel) order over channels-last copies of the input and the weight
+    (codegen/conv.py, #19): 36 input channels take it by default (BLOCK_K 32: a tile and a tail of 4 a tap);
+    two kernels before the convolution copy x and W into scratch (B, *S, C), and each step reads one tap's
+    contiguous channels under a per-row padding mask (no per-element window arithmetic). CONV2D's 3 channels a group
+    keep the weight's order (a tap's channels would fill 3 of 16), and so would 16 to 31. The space offers the other values second and
+    keeps stage with taps; the cost model prices the tap order's per-tap channel tail."""
+    from kerntailor.codegen.conv import takes_taps
+
+    gen, _, group = _conv_group(TAPS)
+    _, sizes = group_work(gen, group, "bf16")
+    assert sizes == {"M": 2 * 5 * 5, "N": 12, "K": 36 * 15, "taps": 2, "C": 36}
+    default = default_schedule(gen, group)
+    assert default.taps and default.stage and default.BLOCK_K == 32
+    (kernel,) = make_module(TAPS, dtype="bf16").kernels
+    assert [k.kernel_name for k in kernel.launches] == [f"{kernel.kernel_name}_stage0", f"{kernel.kernel_name}_stage1",
+                                                        kernel.kernel_name]
+    assert [s.buffer for k in kernel.before for s in k.scratch] == ["x_cl", "w_cl"]
+    assert "tap = kt // ct" in kernel.source and "[:, None] & cmask[None, :]" in kernel.source
+    assert "x_cl_ptr + " in kernel.source and "(ci)[None, :]" in kernel.source   # channels contiguous
+    assert "kk // " not in kernel.source   # no per-element unravel of K
+    (plain,) = make_module(TAPS, {"conv": {"stage": False}}, "bf16").kernels
+    assert not plain.before and "tap = kt // ct" in plain.source and "x_cl" not in plain.source
+    assert not default_schedule(*_conv_group(CONV2D)[::2]).taps
+    assert "kk // 6" in make_module(CONV2D).kernels[0].source
+    assert takes_taps(32) and not takes_taps(31) and not takes_taps(3)
+    h200 = get_target("h200")
+    sizes |= {"M": 1 << 20}   # a layer the seeds' 128 rows fit
+    space = make_space("conv", h200, dtype="bf16", **sizes)
+    assert space.knob("taps").values == space.knob("stage").values == (True, False)
+    assert not space.violations(space.config_of(default))
+    assert space.violations(space.config_of(default.retune({"BLOCK_K": 128})))   # wider than a tap's channels
+    assert space.violations(space.config_of(default.retune({"taps": False})))   # copies without the tap order
+    assert not space.violations(space.config_of(default.retune({"BLOCK_K": 64, "taps": False, "stage": False})))
+    seeds = seed_knobs("conv", h200, dtype="bf16", **sizes)
+    assert [(s["taps"], s["stage"]) for s in seeds] == [(True, True), (False, False), (True, False)]
+    assert seeds[0]["BLOCK_K"] == seeds[1]["BLOCK_K"] == 64   # the old form's seed second
+    assert all(not space.violations(space.config_of(default.retune(k))) for k in seeds)
+    taps16, plain16 = (space.config_of(default.retune({"BLOCK_K": 16, "taps": t, "stage": t})) for t in (True, False))
+    assert loop_trips(taps16, sizes) == 15 * 3 and loop_trips(plain16, sizes) == -(-540 // 16)
+    assert padding_factor(taps16, sizes) / padding_factor(plain16, sizes) == pytest.approx(
+        (15 * 48 / 540) / (544 / 540))   # 48 of 36 channels a tap, against one K tail of 4
+    with pytest.raises(CodegenUnsupported, match="tap order"):
+        make_module(DEPTHWISE, {"conv": {"taps": True}}, "bf16")
+    with pytest.raises(CodegenUnsupported, match="take the tap order"):
+        make_module(TAPS, {"conv": {"taps": False}}, "bf16")
 
 
 def test_the_schedule_refuses_what_no_kernel_takes():
@@ -255,14 +307,16 @@ def _host_names(module) -> dict:
     (POINTWISE, None, {"conv": SMALL["conv"] | {"pointwise": False}}), (LONG_K, None, SMALL),
     (CONVT1D, None, None), (CONVT2D, "bf16", None), (CONVT3D, None, None),
     (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False}}), (CONVT_GCD, None, None),
+    (TAPS, None, SMALL), (TAPS, "bf16", {"conv": {"stage": False}}),
+    (CONV2D, None, {"conv": SMALL["conv"] | {"taps": True, "stage": True}}),
     (CONVT1D, None, {"conv": {"packed_weight": False}}),
     (CONVT2D, None, {"conv": SMALL["conv"] | {"phases": False, "taps_outer": True}}),
     (CONVT3D, "bf16", {"conv": {"phases": False, "taps_outer": True}}),
 ], ids=["conv1d_fp32", "conv2d_groups_fp32", "conv2d_groups_bf16", "conv3d_fp32", "depthwise_bf16",
         "pointwise_fp32", "pointwise_bf16", "pointwise_as_implicit_gemm_fp32", "long_reduction_chunks_fp32",
         "convt1d_phases_fp32", "convt2d_groups_phases_bf16", "convt3d_phases_fp32", "convt2d_groups_gather_fp32",
-        "convt2d_phases_without_taps_fp32", "convt1d_phases_weight_unpacked_fp32", "convt2d_groups_taps_outer_fp32",
-        "convt3d_taps_outer_bf16"])
+        "convt2d_phases_without_taps_fp32", "taps_staged_fp32", "taps_bf16", "conv2d_groups_taps_staged_fp32",
+        "convt1d_phases_weight_unpacked_fp32", "convt2d_groups_taps_outer_fp32", "convt3d_taps_outer_bf16"])
 def test_the_generated_convolution_passes_the_referee(path, dtype, knobs, tmp_path):
     module = make_module(path, knobs, dtype)
     assert "aten.convolution" not in module.source and "_conv_kernel" in module.source
@@ -280,9 +334,10 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
     cases = {"sm_90": [(CONV2D, "bf16", None), (CONV3D, None, {"conv": {"precision": "tf32"}}),
                        (DEPTHWISE, "bf16", None), (POINTWISE, "bf16", None),
                        (POINTWISE, None, {"conv": {"precision": "tf32"}}), (CONVT3D, "bf16", None),
-                       (CONVT2D, "bf16", {"conv": {"phases": False}})],
+                       (CONVT2D, "bf16", {"conv": {"phases": False}}), (TAPS, "bf16", None),
+                       (TAPS, "bf16", {"conv": {"stage": False}})],
              "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None),
-                        (CONVT2D, "bf16", None)]}
+                        (CONVT2D, "bf16", None), (TAPS, "bf16", None)]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
             target = get_target("h200" if arch == "sm_90" else "mi300x")

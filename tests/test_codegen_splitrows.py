@@ -229,15 +229,17 @@ def test_cooperative_split_rows_replayed_compute_the_rows(tmp_path):
     partials and their fixed-order combine, against the model: softmax (3 rows of 203: a part-empty last chunk; 2
     rows of 300: longer than SPLIT x RBLOCK, so the host's RBLOCK grows to 128; SPLIT 3, not a power of two),
     log-softmax over two rows per program, LayerNorm's Welford partials and an L2 norm's plain sum; softmax's
-    phase-A exponentials rescaled (reuse.py) where a tile is all -inf in a finite row (zeros), a row all -inf, a
-    row with +inf or NaN (NaN rows, as torch's), one row a program and two (7 rows: the last block half empty)."""
+    phase-A exponentials rescaled (reuse.py; REUSE 1, the first softmax line recomputing them: fp32's default)
+    where a tile is all -inf in a finite row (zeros), a row all -inf, a row with +inf or NaN (NaN rows, as torch's),
+    one row a program and two (7 rows: the last block half empty); a register cap (maxnreg, ignored by the
+    interpreter) on one."""
     import subprocess
     import sys
 
     cases = [("tiny_softmax.py", {}, "3,203;2,300"), ("tiny_logsoftmax_rows.py", {"XBLOCK": 2}, "5,130"),
              ("tiny_layernorm.py", {}, "3,512"), ("tiny_l2norm_rows.py", {"SPLIT": 2}, "3,203"),
-             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128}, "4,300;inf:6,300"),
-             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128, "XBLOCK": 2}, "inf:7,300")]
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128, "REUSE": 1, "maxnreg": 40}, "4,300;inf:6,300"),
+             ("tiny_softmax.py", {"SPLIT": 3, "RBLOCK": 128, "XBLOCK": 2, "REUSE": 1}, "inf:7,300")]
     args = []
     for name, knobs, shapes in cases:
         module = split_module(FUSED / name, COOP=1, **knobs)
@@ -281,10 +283,10 @@ def test_cooperative_split_rows_read_the_first_tile_once():
 
 
 def test_cooperative_softmax_rescales_phase_a_exponentials():
-    """Softmax's exp(x - M) in phase B is phase A's exp(x - tile max) times one exp per row (reuse.py): one exp an
-    element in the kernel, not two; log-softmax (no exp after the wait), the two-kernel and windowed splits keep
-    their form; a softmax whose exp is shifted by something else than the max itself is not rescaled."""
-    source = split_module(FUSED / "tiny_softmax.py", COOP=1).kernels[0].source
+    """REUSE 1: softmax's exp(x - M) in phase B is phase A's exp(x - tile max) times one exp per row (reuse.py): one
+    exp an element in the kernel, not two; log-softmax (no exp after the wait), the two-kernel and windowed splits
+    keep their form; a softmax whose exp is shifted by something else than the max itself is not rescaled."""
+    source = split_module(FUSED / "tiny_softmax.py", COOP=1, REUSE=1).kernels[0].source
     phase_a, phase_b = source.split("while tl.atomic_add(flags_ptr + rowblock, 0")
     assert "ex_sum0 = tl.where(acc_max0 == float(\"-inf\"), 0.0, tl.exp(acc_max0 - v_max0))" in phase_a
     assert "tmax_max0 = v_max0" in phase_a and phase_a.index("tmax_max0 = v_max0") < phase_a.index("tl.store(")
@@ -293,10 +295,55 @@ def test_cooperative_softmax_rescales_phase_a_exponentials():
     assert "scale_sum0 = tl.where((tmax_max0 == v_max0) & (tmax_max0 != float(\"-inf\")), 1.0, " \
            "tl.exp(tmax_max0 - v_max0))" in phase_b
     assert phase_b.index("v_max0 = tl.max(p0") < phase_b.index("scale_sum0 =")
-    for name, knobs in [("tiny_logsoftmax_rows.py", {"COOP": 1}), ("tiny_softmax.py", {}),
-                        ("tiny_softmax.py", {"WAVE": 2}), ("tiny_logsumexp_few.py", {"COOP": 1})]:
+    for name, knobs in [("tiny_logsoftmax_rows.py", {"COOP": 1, "REUSE": 1}), ("tiny_softmax.py", {"REUSE": 1}),
+                        ("tiny_softmax.py", {"WAVE": 2, "REUSE": 1}), ("tiny_logsumexp_few.py", {"COOP": 1})]:
         source = "".join(k.source for k in split_module(FUSED / name, **knobs).kernels[0].launches)
         assert "ex_" not in source and "scale_" not in source, (name, knobs)
+
+
+def coop_kernel(dtype=None, **knobs):
+    """The cooperative softmax kernel's text (tiny_softmax, SPLIT 4) under `knobs`, in `dtype`."""
+    return make_module(FUSED / "tiny_softmax.py", {"reduction": SPLIT | {"COOP": 1} | knobs}, dtype).kernels[0]
+
+
+def test_cooperative_reuse_is_a_knob_defaulting_by_dtype():
+    """REUSE 0 writes the kernel as before the reuse (phase B's exp(x - max) per element from the kept load, phase
+    A's sum of acc * exp(m - M)); REUSE 1 the rescaled one; unset, fp32 rows recompute and bf16 rows (through the
+    upcast the max reads) reuse, as measured on the H200 (reuse.py). The kernel text is the same either way but for
+    the launch's knobs; a bad value is refused naming the knob."""
+    from kerntailor.codegen.schedule import ScheduleError
+
+    recompute = coop_kernel(REUSE=0).source
+    phase_a, phase_b = recompute.split("while tl.atomic_add(flags_ptr + rowblock, 0")
+    assert 'v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0))' in phase_a
+    tile = phase_b.split("roffset = 0")[1]
+    assert "v_pw0 = (ld0 - v_max0)" in tile and "v_pw1 = tl.exp(v_pw0)" in tile
+    assert "ex_" not in recompute and "scale_" not in recompute and "tmax_" not in recompute
+    assert "v_pw1 = ex_sum0 * scale_sum0" in coop_kernel(REUSE=1).source
+    assert coop_kernel().source == recompute
+    assert coop_kernel("bf16").source == coop_kernel("bf16", REUSE=1).source != coop_kernel("bf16", REUSE=0).source
+    assert "ex_sum0 * scale_sum0" not in coop_kernel("bf16", REUSE=0).source
+    coop = ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1)
+    assert coop.retune({"REUSE": 1}).REUSE == 1 and coop.retune({"COOP": 0, "REUSE": 1}).REUSE is None
+    for bad, message in [(2, "REUSE=2; expected 0"), (True, "REUSE=True; expected 0")]:
+        with pytest.raises(ScheduleError, match=message):
+            ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, SPLIT=4, COOP=1, REUSE=bad)
+
+
+def test_register_cap_is_passed_to_cuda_launches_only():
+    """maxnreg (a reduction schedule's register cap) reaches the launch only where torch is not a ROCm build (triton
+    3.6's HIP launcher raises KeyError on it); unset, the launch is as before; out of range it is refused."""
+    from kerntailor.codegen.schedule import ScheduleError
+
+    capped = coop_kernel(maxnreg=40)
+    assert ("maxnreg", 40) in capped.options and "maxnreg" not in dict(coop_kernel().options)
+    module = make_module(FUSED / "tiny_softmax.py", {"reduction": SPLIT | {"COOP": 1, "maxnreg": 40}})
+    (launch,) = [line for line in module.source.splitlines() if "k0_reduction_kernel[" in line]
+    assert launch.endswith("num_warps=4, num_stages=1, **({} if _AMD else {'maxnreg': 40}))")
+    assert "maxnreg" not in make_module(FUSED / "tiny_softmax.py", {"reduction": SPLIT | {"COOP": 1}}).source
+    for bad in (8, 256, -1):
+        with pytest.raises(ScheduleError, match=f"maxnreg={bad}; expected 0 \\(no cap\\) or a register count"):
+            ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, maxnreg=bad)
 
 
 # --- what the split writes, and refuses --------------------------------------------------------------------
@@ -510,8 +557,51 @@ def test_cooperative_split_is_offered_only_on_a_gpu(monkeypatch):
         assert seed["COOP"] == 1 and seed["SPLIT"] <= h200.compute_units
         assert not space.violations(space.config_of(ReductionSchedule(**seed)))
     assert reduction_seeds(h200, R=393216, X=4096, on_gpu=True)[0] == {
-        "XBLOCK": 1, "RBLOCK": 4096, "SPLIT": 96, "WAVE": 0, "COOP": 1, "persistent": False, "num_warps": 8,
-        "num_stages": 1}   # the probe's P4: 96 programs a row of 4096 elements, none empty (128 left 32 empty)
+        "XBLOCK": 1, "RBLOCK": 4096, "SPLIT": 96, "WAVE": 0, "COOP": 1, "REUSE": 0, "persistent": False,
+        "num_warps": 8, "num_stages": 1}   # the probe's P4: 96 programs a row of 4096 elements, none empty
+
+
+def test_cooperative_knobs_are_searched_and_seen_by_the_cost_model():
+    """Where COOP is offered: REUSE (the dtype's default first: what a schedule leaving it unset gets, and the seed's)
+    and, on NVIDIA only, maxnreg (0, 40, 32), both away from their defaults only with COOP = 1; AMD has no maxnreg
+    (waves_per_eu bounds its VGPRs). The learned model's features read both (maxnreg 0 as the 255 it means), and the
+    estimated registers keep under the cap."""
+    from kerntailor.codegen.fused.reuse import REUSED_DTYPES
+    from kerntailor.costmodel import Work
+    from kerntailor.costmodel.analytical import AnalyticalModel, estimate_facts
+    from kerntailor.costmodel.candidate import Candidate
+    from kerntailor.costmodel.learned import features
+    from kerntailor.search import families
+    from kerntailor.search.families import make_space, reduction_seeds
+    from kerntailor.targets import get_target
+
+    assert families.REUSED_DTYPES == REUSED_DTYPES   # the space's default is codegen's
+    h200, mi300x = get_target("h200"), get_target("mi300x")
+    R, X = 393216, 4096
+    for dtype, reuse in (("fp32", 0), ("bf16", 1)):
+        space = make_space("reduction", h200, R=R, X=X, dtype=dtype, on_gpu=True)
+        assert space.knob("REUSE").values == (reuse, 1 - reuse) and space.knob("maxnreg").values == (0, 40, 32)
+        configs = list(space.enumerate())
+        coop = [c for c in configs if c["COOP"]]
+        assert {(c["REUSE"], c["maxnreg"]) for c in coop} == {(r, m) for r in (0, 1) for m in (0, 40, 32)}
+        assert all(c["REUSE"] == reuse and c["maxnreg"] == 0 for c in configs if not c["COOP"])
+        seed = reduction_seeds(h200, R=R, X=X, dtype=dtype, on_gpu=True)[0]
+        assert seed["REUSE"] == reuse
+        unset = ReductionSchedule(**{k: v for k, v in seed.items() if k != "REUSE"})
+        assert space.config_of(unset)["REUSE"] == reuse and not space.violations(space.config_of(unset))
+    amd = make_space("reduction", mi300x, R=R, X=X, dtype="bf16", on_gpu=True)
+    assert "REUSE" in amd.names and "maxnreg" not in amd.names and "waves_per_eu" in amd.names
+
+    work = Work.reduction(R=R, X=X, outputs_per_row=R)
+    model = AnalyticalModel(h200)
+    rows = {}
+    for reuse, cap in ((0, 0), (1, 0), (1, 40), (1, 32)):
+        config = space.config_of(ReductionSchedule(**seed | {"REUSE": reuse, "maxnreg": cap}))
+        candidate = Candidate(config, work)
+        rows[reuse, cap] = features(candidate, h200, model.explain(candidate))
+        assert estimate_facts(candidate, h200).registers <= (cap or 255)
+    assert [rows[k]["knob:REUSE"] for k in rows] == [0.0, 1.0, 1.0, 1.0]
+    assert [rows[k]["knob:maxnreg"] for k in rows] == [255.0, 255.0, 40.0, 32.0]
 
 
 def test_cooperative_split_count_leaves_no_program_empty():
@@ -660,16 +750,19 @@ def test_windowed_split_rows_cross_compile(dtype, tmp_path):
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("name, dtype", [("tiny_softmax.py", None), ("tiny_softmax.py", "bf16"),
-                                         ("tiny_layernorm.py", None)])
-def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
-    """The cooperative kernel at the H200 seed (23_Softmax's rows: 4096-element tiles, SPLIT 96, 8 warps) compiles
-    for gfx942 and sm_90 without spills (-s prints registers). Cross-compiled (triton 3.6, CPU, 2026-12-03): softmax
-    fp32 40 registers on sm_90 and 41 VGPRs on gfx942, bf16 48 and 36 (SPLIT 128 with a chunk loop before: 80 and
-    58, 80 and 44; the probe's P4: 32 and 19-25); LayerNorm's Welford 100 and 56 (before: 100 and 52). With phase
-    A's exponentials kept for phase B (reuse.py): fp32 48 and 32, bf16 40 and 28. Softmax
-    within 48 registers: a partials tile narrower than 1024 lanes put fp32 at 64 on sm_90 and measured 5341 us against
-    4019 on the H200 (2026-12-03f, reverted)."""
+@pytest.mark.parametrize("name, dtype, knobs", [
+    ("tiny_softmax.py", None, {}), ("tiny_softmax.py", None, {"REUSE": 1}), ("tiny_softmax.py", None,
+                                                                              {"REUSE": 1, "maxnreg": 40}),
+    ("tiny_softmax.py", "bf16", {}), ("tiny_softmax.py", "bf16", {"REUSE": 0}), ("tiny_layernorm.py", None, {})])
+def test_cooperative_split_rows_cross_compile(name, dtype, knobs, tmp_path):
+    """The cooperative kernel at the H200 seed of its dtype (23_Softmax's rows: 4096-element tiles, SPLIT 96, 8
+    warps; REUSE 0 fp32, 1 bf16) compiles for gfx942 and sm_90 without spills (-s prints registers). Cross-compiled
+    (triton 3.6, CPU, 2026-12-03): softmax recomputing its exps fp32 40 registers on sm_90 and 41 VGPRs on gfx942,
+    bf16 48 and 36 (SPLIT 128 with a chunk loop before: 80 and 58, 80 and 44; the probe's P4: 32 and 19-25);
+    LayerNorm's Welford 100 and 56 (before: 100 and 52). With phase A's exponentials kept for phase B (REUSE 1;
+    reuse.py): fp32 48 and 32, bf16 40 and 28; fp32 capped at maxnreg 40: 40 on sm_90, no spills (gfx942 drops the
+    option). Softmax within 48 registers: a partials tile narrower than 1024 lanes put fp32 at 64 on sm_90 and
+    measured 5341 us against 4019 on the H200 (2026-12-03f, reverted)."""
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source
     from kerntailor.search.families import reduction_seeds
@@ -677,19 +770,22 @@ def test_cooperative_split_rows_cross_compile(name, dtype, tmp_path):
 
     path = FUSED / name
     gen = prepared(path, dtype)[2]
-    knobs = reduction_seeds(get_target("h200"), R=393216, X=4096, on_gpu=True)[0]
-    module = make_module(path, {"reduction": knobs}, dtype)
+    seed = reduction_seeds(get_target("h200"), R=393216, X=4096, dtype=dtype or "fp32", on_gpu=True)[0]
+    module = make_module(path, {"reduction": seed | knobs}, dtype)
     (kernel,) = module.kernels[0].launches
     results = build_many([kernel_source(module.source, kernel, gen)], [get_target("mi300x"), get_target("h200")],
                          cache_dir=tmp_path / "build-cache")
     assert len(results) == 2
     for r in results:
         assert r.ok, f"{r.target}: {r.error}"
-        print(f"cooperative {name} {dtype or 'fp32'} {r.target}: registers {r.facts.registers}, spills "
+        print(f"cooperative {name} {dtype or 'fp32'} {knobs} {r.target}: registers {r.facts.registers}, spills "
               f"{r.facts.spills}, scratch {r.facts.scratch_bytes}")
         assert r.facts.spills == 0 and r.facts.scratch_bytes == 0 and r.facts.registers <= 255
         if name == "tiny_softmax.py":
             assert r.facts.registers <= 48, (dtype, r.target, r.facts.registers)
+        if r.target == "h200" and knobs.get("maxnreg"):
+            assert r.facts.registers <= knobs["maxnreg"], (dtype, knobs, r.facts.registers)
+        assert ("maxnreg" in " ".join(r.warnings)) == (r.target == "mi300x" and "maxnreg" in knobs), r.warnings
 
 
 def test_group_search_costs_the_groups_own_rows_whatever_the_defaults_split(monkeypatch):

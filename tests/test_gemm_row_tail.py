@@ -6,7 +6,8 @@
 - the referee under the interpreter, on problems/ and on small problems of our own written to make a
   wrong combine visible: rows whose values sit far from 0 (exp of an unshifted value overflows), N not a
   multiple of the tile (the last tile's columns past N must count as the identity), more tiles per row
-  than ROW_PARTS (the combine loops), and under split-K, TMA and persistent schedules;
+  than ROW_PARTS (the combine loops), a fixed N in one tile (no partials), and under split-K, TMA and persistent
+  schedules;
 - the emitted module: the M x N product is never allocated, the partials are.
 """
 
@@ -207,3 +208,42 @@ def test_a_wrong_combine_is_caught(own, tmp_path):
 
     verdict = verify_candidate(load_problem(path), out)
     assert not verdict.passed and verdict.check == "accuracy"
+
+
+FIXED_N = '''"""Linear (48 -> 40) then logsumexp over rows far from 0: N is the same in every variant."""
+import torch
+import torch.nn as nn
+
+m = 40
+
+VARIANTS = {"small": {"m": 7}, "odd": {"m": 33}}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(48, 40)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.logsumexp(30.0 * self.proj(x) + 60.0, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(m, 48)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.interpreter
+def test_one_tile_over_a_fixed_n_needs_no_partials(tmp_path):
+    """N constant and <= BLOCK_N: the tile's reductions are the rows' (no partials, no counter, no combine)."""
+    path = tmp_path / "gemm_fixed_n_logsumexp.py"
+    path.write_text(FIXED_N)
+    module = make_module(path, {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 16})
+    (kernel,) = matmul_kernels(path, module)
+    assert "atomic_add" not in kernel.source and "row_partials" not in module.source
+    verdict = judge(path, module, tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{kernel.source}"

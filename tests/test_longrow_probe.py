@@ -55,30 +55,31 @@ def test_longrow_probe_summary_divides_each_familys_fastest_line_by_the_fastest_
     assert len(lines) == 2 and "P1" in lines[1] and "x 1.40" in lines[1] and lines[1].endswith("recip")
 
 
-def test_coop_probe_times_the_tools_cooperative_kernel_at_the_seed_and_the_old_power_of_two():
+def test_coop_probe_times_the_tools_cooperative_kernel_at_each_knob_value():
     """benchmarks/coop_probe.py (the lead's GPU run) generates the tool's module at the cooperative seed of a GPU's
-    SM count (SPLIT 96 of 4096-element tiles at 393,216 on 132 SMs), at SPLIT 128 (the old shape) and the windowed
-    default; the sources launch the cooperative kernel with those SPLITs (no GPU here: the sources only); the
-    edits it times beside the emitted kernel (the exp recomputed, the registers capped) change what they name."""
+    SM count and dtype (SPLIT 96 of 4096-element tiles at 393,216 on 132 SMs; REUSE 0 fp32, 1 bf16), at each REUSE
+    and maxnreg its labels name, at SPLIT 128 (the old shape) and the windowed default (no GPU here: the sources
+    only); an unknown label is refused."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("coop_probe", ROOT / "benchmarks" / "coop_probe.py")
     probe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(probe)
-    schedules = probe.tool_schedules(393216, 132)
+    labels = probe.DEFAULT_SCHEDULES.split(",") + ["coop-pow2", "windowed"]
+    assert len(labels) == 8 and "coop-reuse1-maxnreg40" in labels
+    schedules = probe.tool_schedules(393216, 132, "fp32", labels)
     assert schedules["coop"]["SPLIT"] == 96 and schedules["coop-pow2"]["SPLIT"] == 128
     assert schedules["windowed"]["WAVE"] > 0
+    assert schedules["coop"]["REUSE"] == 0 and probe.tool_schedules(393216, 132, "bf16")["coop"]["REUSE"] == 1
+    assert schedules["coop-reuse1-maxnreg40"] == dict(schedules["coop"], REUSE=1, maxnreg=40)
     source = probe.tool_source("fp32", schedules["coop"])
     launch = next(line for line in source.splitlines() if "k0_reduction_kernel[" in line)
     assert "(d0 * 96,)" in launch and "SPLIT=96" in launch and "for roffset" not in source
-    # the lines beside it: as emitted (phase A's exponentials rescaled), the exp recomputed, the registers capped
-    assert schedules["coop-recompute"] == schedules["coop-maxnreg40"] == schedules["coop"]
-    assert probe.variant_source("fp32", "coop", schedules["coop"]) == source and "= ex_sum0 * scale_sum0" in source
-    recompute = probe.variant_source("fp32", "coop-recompute", schedules["coop"])
-    assert "v_pw1 = tl.exp(x_max0 - v_max0)" in recompute and "= ex_sum0 * scale_sum0" not in recompute
-    assert "num_warps=8, maxnreg=40," in probe.variant_source("fp32", "coop-maxnreg40", schedules["coop"])
-    with pytest.raises(ValueError, match="nothing to edit"):
-        probe.edited_source(recompute, "recompute")
+    assert "= ex_sum0 * scale_sum0" not in source   # fp32's seed recomputes the exp
+    capped = probe.tool_source("fp32", schedules["coop-reuse1-maxnreg40"])
+    assert "= ex_sum0 * scale_sum0" in capped and "**({} if _AMD else {'maxnreg': 40}))" in capped
+    with pytest.raises(ValueError, match="unknown schedule 'coop-recompute'"):
+        probe.tool_schedules(393216, 132, "fp32", ["coop-recompute"])
 
 
 def test_split_sum_probe_generates_the_split_reduction_at_each_schedule(capsys):

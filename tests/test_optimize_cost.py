@@ -101,4 +101,5 @@ def test_gpu_end_to_end_times_the_optimized_model_in_a_cuda_graph():
     with torch.no_grad():
         assert torch.allclose(replay([y]), model(y))   # new data copied into the static input
     timing = end_to_end(model, model, [x])
-    assert "optimized_cuda_graph" in timing["seconds"], timing.get("errors")
+    assert {"optimized_cuda_graph", "eager_cuda_graph"} <= set(timing["seconds"]), timing.get("errors")
+    assert timing["speedup"]["optimized_cuda_graph_vs_eager_cuda_graph"] > 0

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_48ac56d4e1cb397e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_7a5a259fe412ec80 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.bfloat16, shape (any, x.shape[1])
@@ -108,18 +108,18 @@ def k0_matmul_kernel(lib_prod_ptr, p_linear_bias_ptr, row_partials_ptr, row_coun
     if row_arrived == tiles_n - 1:  # the row block's last tile: combine its partials in tile order
         rt = tl.arange(0, ROW_PARTS)[None, :]
         acc_max0 = tl.full([BLOCK_M, ROW_PARTS], float("-inf"), tl.float32)
-        for t0 in range(0, tiles_n, ROW_PARTS):
-            tmask = t0 + rt < tiles_n
-            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
+        for part0 in range(0, tiles_n, ROW_PARTS):
+            tmask = part0 + rt < tiles_n
+            acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
         v_max0 = _row_max(acc_max0)  # max over axes [1]
         v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
         v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
         v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]
         acc_sum0 = tl.full([BLOCK_M, ROW_PARTS], 0.0, tl.float32)
-        for t0 in range(0, tiles_n, ROW_PARTS):
-            tmask = t0 + rt < tiles_n
-            c_t = tl.load(row_partials_ptr + (om + 2 * rows_pad).to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=0.0, volatile=True)
-            acc_sum0 += tl.where(tmask, tl.load(row_partials_ptr + (om + 1 * rows_pad).to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=0.0, volatile=True) * tl.exp(c_t - v_pw5), 0.0)
+        for part0 in range(0, tiles_n, ROW_PARTS):
+            tmask = part0 + rt < tiles_n
+            c_t = tl.load(row_partials_ptr + (om + 2 * rows_pad).to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=0.0, volatile=True)
+            acc_sum0 += tl.where(tmask, tl.load(row_partials_ptr + (om + 1 * rows_pad).to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=0.0, volatile=True) * tl.exp(c_t - v_pw5), 0.0)
         v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
         v_pw8 = tl.log(v_sum0)  # log, fp32[4096, 1]
         v_pw9 = (v_pw8 + v_pw5)  # add, fp32[4096, 1]
@@ -131,7 +131,7 @@ def k0_matmul_kernel(lib_prod_ptr, p_linear_bias_ptr, row_partials_ptr, row_coun
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_48ac56d4e1cb397e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_7a5a259fe412ec80 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -160,8 +160,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_48ac56d4e1cb397e"):
-    torch.library.custom_op("kerntailor::gemm_logsumexp_48ac56d4e1cb397e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_7a5a259fe412ec80"):
+    torch.library.custom_op("kerntailor::gemm_logsumexp_7a5a259fe412ec80", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -232,7 +232,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_48ac56d4e1cb397e; the constructor is Model's own."""
+    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_7a5a259fe412ec80; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -280,5 +280,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * 1 >= 2147483647:
             raise ValueError(f"pw10 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw10 = torch.ops.kerntailor.gemm_logsumexp_48ac56d4e1cb397e(x, p_linear_weight, p_linear_bias)
+        pw10 = torch.ops.kerntailor.gemm_logsumexp_7a5a259fe412ec80(x, p_linear_weight, p_linear_bias)
         return pw10

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_13300d6143068130 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_c8731f472a5be202 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.bfloat16, shape (any, x.shape[1])
@@ -95,7 +95,7 @@ _dot_16bit = _dot_16bit_upcast if _INTERPRET else _dot_16bit_hw
 
 
 @triton.jit
-def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials_ptr, row_counters_ptr, pw10_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, ROW_PARTS: tl.constexpr, USE_TMA: tl.constexpr, NUM_PROGRAMS: tl.constexpr):
+def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials_ptr, row_counters_ptr, pw10_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, USE_TMA: tl.constexpr, NUM_PROGRAMS: tl.constexpr, ROW_PARTS: tl.constexpr):
     """(d0 x d1) @ (d1 x d2) [NT] -> (d0 x d2): mm0, pw0, pw1, pw2, max0, pw3, pw4, pw5, pw6, pw7, sum0, pw8, pw9, pw10. NUM_PROGRAMS programs (one per SM) walk the BLOCK_M x BLOCK_N tiles, tl.dot (fp32 accumulator), then row reductions over N from per-tile partials (the row block's last tile combines them)."""
     if USE_TMA:
         a_desc = tl.make_tensor_descriptor(x_ptr, shape=[s0, s2], strides=[s2, 1], block_shape=[BLOCK_M, BLOCK_K])
@@ -159,18 +159,18 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
         if row_arrived == tiles_n - 1:  # the row block's last tile: combine its partials in tile order
             rt = tl.arange(0, ROW_PARTS)[None, :]
             acc_max0 = tl.full([BLOCK_M, ROW_PARTS], float("-inf"), tl.float32)
-            for t0 in range(0, tiles_n, ROW_PARTS):
-                tmask = t0 + rt < tiles_n
-                acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
+            for part0 in range(0, tiles_n, ROW_PARTS):
+                tmask = part0 + rt < tiles_n
+                acc_max0 = tl.maximum(acc_max0, tl.load(row_partials_ptr + om.to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=float("-inf"), volatile=True), propagate_nan=tl.PropagateNan.ALL)
             v_max0 = _row_max(acc_max0)  # max over axes [1]
             v_pw3 = tl.abs(v_max0)  # abs, fp32[4096, 1]
             v_pw4 = (v_pw3 == float("inf"))  # eq, bool[4096, 1]
             v_pw5 = tl.where(v_pw4, 0.0, v_max0)  # where, fp32[4096, 1]
             acc_sum0 = tl.full([BLOCK_M, ROW_PARTS], 0.0, tl.float32)
-            for t0 in range(0, tiles_n, ROW_PARTS):
-                tmask = t0 + rt < tiles_n
-                c_t = tl.load(row_partials_ptr + (om + 2 * rows_pad).to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=0.0, volatile=True)
-                acc_sum0 += tl.where(tmask, tl.load(row_partials_ptr + (om + 1 * rows_pad).to(tl.int64) * tiles_n + t0 + rt, mask=tmask, other=0.0, volatile=True) * tl.exp(c_t - v_pw5), 0.0)
+            for part0 in range(0, tiles_n, ROW_PARTS):
+                tmask = part0 + rt < tiles_n
+                c_t = tl.load(row_partials_ptr + (om + 2 * rows_pad).to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=0.0, volatile=True)
+                acc_sum0 += tl.where(tmask, tl.load(row_partials_ptr + (om + 1 * rows_pad).to(tl.int64) * tiles_n + part0 + rt, mask=tmask, other=0.0, volatile=True) * tl.exp(c_t - v_pw5), 0.0)
             v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
             v_pw8 = tl.log(v_sum0)  # log, fp32[4096, 1]
             v_pw9 = (v_pw8 + v_pw5)  # add, fp32[4096, 1]
@@ -182,7 +182,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_13300d6143068130 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_c8731f472a5be202 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -194,7 +194,7 @@ def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bia
     pw10 = torch.empty((d0, 1), device=x.device, dtype=torch.bfloat16)
     k0_row_partials = torch.empty(triton.cdiv(d0, 256) * triton.cdiv(d2, 128) * 768, device=x.device, dtype=torch.float32)
     k0_row_counters = torch.zeros(triton.cdiv(d0, 256), device=x.device, dtype=torch.int32)
-    k0_matmul_kernel[(min(triton.cdiv(d0, 256) * triton.cdiv(d2, 128), _num_programs(x.device)),)](x, p_linear_weight, p_linear_bias, k0_row_partials, k0_row_counters, pw10, d0, d2, d1, BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, ROW_PARTS=32, USE_TMA=(d1) % 8 == 0 and x.data_ptr() % 16 == 0 and p_linear_weight.data_ptr() % 16 == 0, NUM_PROGRAMS=_num_programs(x.device), num_warps=8, num_stages=3)
+    k0_matmul_kernel[(min(triton.cdiv(d0, 256) * triton.cdiv(d2, 128), _num_programs(x.device)),)](x, p_linear_weight, p_linear_bias, k0_row_partials, k0_row_counters, pw10, d0, d2, d1, BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, USE_TMA=(d1) % 8 == 0 and x.data_ptr() % 16 == 0 and p_linear_weight.data_ptr() % 16 == 0, NUM_PROGRAMS=_num_programs(x.device), ROW_PARTS=32, num_warps=8, num_stages=3)
     return pw10
 
 
@@ -208,8 +208,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_13300d6143068130"):
-    torch.library.custom_op("kerntailor::gemm_logsumexp_13300d6143068130", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_c8731f472a5be202"):
+    torch.library.custom_op("kerntailor::gemm_logsumexp_c8731f472a5be202", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -280,7 +280,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_13300d6143068130; the constructor is Model's own."""
+    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_c8731f472a5be202; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -332,5 +332,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * 1 >= 2147483647:
             raise ValueError(f"pw10 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw10 = torch.ops.kerntailor.gemm_logsumexp_13300d6143068130(x, p_linear_weight, p_linear_bias)
+        pw10 = torch.ops.kerntailor.gemm_logsumexp_c8731f472a5be202(x, p_linear_weight, p_linear_bias)
         return pw10

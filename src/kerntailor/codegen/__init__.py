@@ -61,7 +61,7 @@ from kerntailor.codegen.families import FAMILIES, Family, family
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
-from kerntailor.codegen.sizes import SizeArgs
+from kerntailor.codegen.sizes import SizeArgs, const
 from kerntailor.ir.nodes import Graph
 from kerntailor.plan.fusion import ANCHORS, FusionGroup, Plan, plan_fusion
 from kerntailor.problem.spec import ProblemSpec
@@ -92,6 +92,17 @@ def plan_of(graph: Graph, library_families: tuple[str, ...] = ()) -> Plan:
     """The fusion plan codegen covers: its families generated, the anchors they refuse on sight (and those of
     `library_families`) the library's."""
     return plan_fusion(graph, FAMILIES, library=refused_anchors(graph, library_families))
+
+
+def _reduced_shape(group: FusionGroup, full: list, anchor_shape: tuple[int, ...], shape: tuple[int, ...]) -> list:
+    """The host sizes of a group output of `shape`, a reduction over the group's reduce_axes of the anchor's output
+    (sizes `full`), keepdim or not; GroupUnsupported for any other shape (plan/row_tail.py offers none)."""
+    axes = set(group.reduce_axes)
+    if shape == tuple(1 if k in axes else s for k, s in enumerate(anchor_shape)):
+        return [const(1) if k in axes else e for k, e in enumerate(full)]
+    if shape == tuple(s for k, s in enumerate(anchor_shape) if k not in axes):
+        return [e for k, e in enumerate(full) if k not in axes]
+    raise GroupUnsupported(group.name, f"an output of shape {shape} from its {anchor_shape} anchor's reductions")
 
 
 def host_names(gen: Generalized) -> dict[Dim, str]:
@@ -162,7 +173,10 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
             shape = [gen.expr(("node", out, "out", k), s) for k, s in enumerate(node.out.shape)]
             if fam.output_shape is not None:  # derived sizes: gen has no expressions for them
                 # a library group's results are anchors themselves; a pool's epilogue has the pool's shape
-                shape = fam.output_shape(gen, node if node.family in ANCHORS else gen.graph.node(group.anchor))
+                anchor = node if node.family in ANCHORS else gen.graph.node(group.anchor)
+                shape = fam.output_shape(gen, anchor)
+                if node.out.shape != anchor.out.shape:   # a row tail's value: the anchor's shape reduced
+                    shape = _reduced_shape(group, shape, anchor.out.shape, node.out.shape)
             buffers[out] = (shape, node.out.dtype)
     configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {schedules[g.name].knobs()}" for g in plan.groups}
     header = header_text(problem, target_name, arch, configs, notes or [])

@@ -164,7 +164,8 @@ class AnchorWriter(KernelWriter):
         self.helpers.update(renderer.helpers)
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}{note}")
 
-    def store_outputs(self, space: list[SizeExpr]) -> None:
+    def store_outputs(self, space: list[SizeExpr], names: tuple[str, ...] | None = None) -> None:
+        """Each of the group's outputs (or of `names`) over the tile, in its dtype, at the output's row-major offset."""
         strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]
         if any(s is None for s in strides):
             raise CodegenUnsupported("output strides are not monomials")
@@ -175,7 +176,7 @@ class AnchorWriter(KernelWriter):
             st = self.sizes.text(s)
             terms.append(self.coords[k] if st == "1" else f"{self.coords[k]} * {st}")
         offset = self.full_tile(self.flat_index or " + ".join(terms) or "0")
-        for name in self.group.outputs:
+        for name in self.group.outputs if names is None else names:
             node = self.graph.node(name)
             value = f"v_{name}"
             if node.out.dtype != compute_dtype(node.out.dtype) or node.out.dtype in INT_DTYPES:

@@ -26,6 +26,25 @@ ieee by default for fp32, tf32 / tf32x3 by choice where the target's tl.dot take
 fp32 accumulation). The epilogue runs on the fp32 tile with 2-D coordinates ((n, o..) rows x channel columns) and
 each output is stored once in its dtype, NCHW as PyTorch gives it.
 
+The tap order (the knob `taps`; a forward, not depthwise, convolution): K ordered (kernel position, input channel)
+instead, one flat loop over kernel positions x ceil(Cin_g / BLOCK_K) tiles, so each step is one tap's BLOCK_K
+input channels: the tap's offset and its kernel position are scalars, the window's position and its padding mask a
+BLOCK_M vector (rows) and the channel tail a BLOCK_K one, where the weight's order unravels and bounds-checks every
+BLOCK_M x BLOCK_K element (2 adds, 4 compares, 5 ands a padded 2-d element). With `stage` (the default with the tap
+order: takes_taps) two kernels launched first copy the input (N, C, *S) and the weight (Cout, Cin_g, *k)
+channels-last into scratch, (N, *S, C) and (Cout, *k, Cin_g), contiguous: a step's patch is then BLOCK_M rows of
+BLOCK_K contiguous channels and its weight tile contiguous along K, both 16-byte cp.async loads, as a GEMM's; the
+copies read and write the input once more (memory-bound) and hold a second copy of it for the call. Without
+`stage` the loads stay NCHW's: the patch a gather, the weight's rows ci·k_vol + tap (scalar loads).
+Why (#19): KernelBench 80 (5 x 9 kernel, dilation (2, 3), padding (2, 4), 32 -> 64 channels, 8 x 512^2) ran 5628 us
+against torch.compile's 1085, 55 (3 x 3, 64 -> 128 channels, 8 x 512 x 1024) 4487 against 2268 (bf16, H200): every
+patch element a 2-byte gather load (plus, for 80, its window arithmetic). Cross-compiled for sm_90 (bf16), 80 at
+128 x 64 x 32 / 4 warps / 3 stages: the weight's order 32 scalar + 6 cp.async loads a thread a step, 198 registers;
+the tap order 48 scalar, 168; with the copies 18 cp.async and no scalar load, 154; 55 at 128 x 128 x 64 / 8 / 3
+with the copies: 24 cp.async, 206 registers, no spills (4 warps / 4 stages spill 1120 B). Predicted, not measured
+(benchmarks/gpu_calls/conv_taps_probe.sh times the three). Each tap's channel tail is masked (the cost model
+prices that padding).
+
 A depthwise convolution (one input channel per group, groups > 1: MobileNet's) has K = the kernel's positions only,
 too few for tl.dot (its smallest side is 16) and no reuse across channels: its tile is BLOCK_M positions x BLOCK_N
 output channels (every channel a column, no grid over the groups), each column reading its own input channel
@@ -75,6 +94,17 @@ taps, with no division in the loop (73's K: 8 taps per input channel instead of 
 in the gather form; predicted, not measured). A transposed convolution never takes the depthwise or the pointwise
 form.
 
+Reductions over the channels after the epilogue (min, max, sum, mean, logsumexp over dim 1: plan/row_tail.py, one
+group, not transposed) are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
+reductions are: where one tile holds every channel its reductions are the rows' and it stores one value per output
+position at once; else each tile reduces its own channels and the row block's last tile to arrive combines the
+partials in tile order (deterministic); a channel count that varies per call gets both, the host choosing
+(ROW_ONE_TILE). The convolution's output is never written. Softmax over at most WHOLE_ROW_CHANNELS channels
+(plan/fusion.py) is a whole-row tail: one tile over every channel (conv_space keeps BLOCK_N >= Cout; over a varying
+count the host refuses, by name, more than BLOCK_N), the normalized output stored from the tile. The pointwise,
+depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
+such a group).
+
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,
 dilation or groups that changes between the problem's variants.
@@ -86,7 +116,7 @@ and computes them on the host for every Conv node, whichever family its group is
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import ClassVar
 
@@ -97,8 +127,17 @@ from kerntailor.codegen.conv_phases import packed_weight, tap_counts, write_phas
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
 from kerntailor.codegen.gemm.loops import dot_text, rows
-from kerntailor.codegen.helpers import math_helper
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
+from kerntailor.codegen.gemm.tail import (
+    ROW_SCRATCH_DTYPES,
+    RowLaunch,
+    find_row_tail,
+    row_tail_launch,
+    row_value_load,
+    tile_form,
+    write_row_tail,
+)
+from kerntailor.codegen.helpers import named_helper
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.library import operand_host_text, output_shape
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.schedule import Schedule
@@ -106,6 +145,7 @@ from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.row_tail import row_tail
 from kerntailor.units import next_power_of_two
 
 PRECISIONS = FP32_DOT_PRECISIONS   # the user's policies a convolution's products take (no fp8 path here)
@@ -232,7 +272,24 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         return sizes | {"phases": 1}
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
-    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) else {})
+    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
+        row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
+        sizes |= {"whole_row": 1} if row is not None and row.whole_row else {}            # an output needs the row
+    if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
+        return sizes | {"taps": 2 if takes_taps(w[1]) else 1, "C": w[1]}
+    return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) and not group.reduce_axes else {})
+
+
+TAP_CHANNELS = 32   # input channels per group from which the tap order is the default (takes_taps)
+
+
+def takes_taps(cin_g: int) -> bool:
+    """Whether the tap order over channels-last copies (taps and stage) is the default: where one tap's Cin_g input
+    channels fill a BLOCK_K step of 32, the default's. Fewer (AlexNet's 3) would pad each tap's channels with zeros,
+    and 16 to 31 would cut the step to 16 (one m64nNk16 MMA a step: KernelBench 63's 16 channels, the weight's order
+    within 4 % of cuDNN there); the weight's order keeps them packed. The space offers the other order wherever a
+    kernel has several positions."""
+    return cin_g >= TAP_CHANNELS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -241,14 +298,18 @@ class ConvSchedule(Schedule):
     positions) by BLOCK_K; products in `precision` (the user's policy, never tuned). AMD: matrix_instr_nonkdim and
     kpack, as gemm's. pointwise: the pointwise form (module docstring; only where takes_pointwise), else the
     implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
-    packed_weight: a transposed convolution reads its weight as the host lays it out once per weight (conv_phases.py's
-    packed_weight), else through the weight's own view (the form before, kept to time beside it:
-    benchmarks/conv_gen_probe.py); not searched. taps_outer: the gather form's K steps walk the kernel's taps outer
-    and a tap's input channels inner (_taps_outer_step), with the packed weight; not searched yet."""
+    taps: a forward convolution's K in (kernel position, input channel) order (module docstring), else (input
+    channel, kernel position), the weight's own. stage: the tap order over channels-last copies of the input and
+    the weight (module docstring). packed_weight: a transposed convolution reads its weight as the host lays it out
+    once per weight (conv_phases.py's packed_weight), else through the weight's own view (the form before, kept to
+    time beside it: benchmarks/conv_gen_probe.py); not searched. taps_outer: a transposed convolution's gather form
+    with its K steps walking the kernel's taps outer and a tap's input channels inner (_taps_outer_step), with the
+    packed weight (the transposed analog of taps); not searched yet."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
-                                        "pointwise", "phases", "packed_weight", "taps_outer", "waves_per_eu",
+                                        "pointwise", "phases", "taps", "stage", "packed_weight", "taps_outer",
+                                        "waves_per_eu",
                                         "matrix_instr_nonkdim", "kpack")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
@@ -261,6 +322,8 @@ class ConvSchedule(Schedule):
     kpack: int | None = None
     pointwise: bool = False
     phases: bool = False
+    taps: bool = False
+    stage: bool = False
     packed_weight: bool = True
     taps_outer: bool = False
 
@@ -272,6 +335,8 @@ class ConvSchedule(Schedule):
         self.one_of("precision", PRECISIONS)
         self.one_of("pointwise", (False, True))
         self.one_of("phases", (False, True))
+        self.one_of("taps", (False, True))
+        self.one_of("stage", (False, True))
         self.one_of("packed_weight", (False, True))
         self.one_of("taps_outer", (False, True))
         if self.kpack is not None:
@@ -284,7 +349,8 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     """gemm's portable heuristic on the implicit GEMM's M, N, K: tiles up to 128 x 128 (rounded up from small
     sizes, never below tl.dot's 16), BLOCK_K up to 32, 8 warps for a 128 x 128 tile, 3 stages for 16-bit operands
     and 2 for fp32 (gfx942's 64 KiB of LDS). Not measured on a GPU yet (benchmarks/conv_gen_probe.py); every value
-    lies in search/families.py's conv_space. The pointwise form wherever it applies."""
+    lies in search/families.py's conv_space. The pointwise form wherever it applies (not with reductions over the
+    channels: those the implicit GEMM's tile writes)."""
     node = conv_node(gen, group)
     check_supported(gen, node)
     sizes = work_sizes(gen, group)
@@ -300,9 +366,13 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         last = windows(gen, node)[-1]
         bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
         warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    taps = sizes.get("taps") == 2
+    if taps:   # a step spans one tap's input channels: no wider than they are
+        bk = min(bk, max(MIN_DOT, next_power_of_two(sizes["C"])))
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                        num_stages=3 if dtype in ("bf16", "fp16") else 2, pointwise=takes_pointwise(gen, node),
-                        phases=phases)
+                        num_stages=3 if dtype in ("bf16", "fp16") else 2,
+                        pointwise=takes_pointwise(gen, node) and not group.reduce_axes,
+                        phases=phases, taps=taps, stage=taps)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -311,6 +381,13 @@ def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, 
     if group.family != "conv":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
     return _ConvWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """A scratch buffer in place of an operand's view (the writer reads `.base`)."""
+
+    base: str
 
 
 def _offset(e: SizeExpr) -> bool:
@@ -328,6 +405,8 @@ class _ConvWriter(AnchorWriter):
         self.rows: list[str] = []      # names that vary along the tile's output positions (BLOCK_M)
         self.cols: list[str] = ["i1", "on"]   # names that vary along its output channels (BLOCK_N)
         self.k_chunk: tuple[int, str | None] | None = None   # KCHUNK: its traced value, the host's text per call
+        self.staged: dict[str, str] = {}        # scratch buffer -> dtype: the channels-last copies (stage)
+        self.before: tuple[GeneratedKernel, ...] = ()   # the kernels that make them, launched first
         self.host_names = host_names
         # buffers the host lines before the launch make (a transposed convolution's packed weight): their lines,
         # dtypes and module-level host functions
@@ -350,10 +429,18 @@ class _ConvWriter(AnchorWriter):
         if text not in self.module_helpers:
             self.module_helpers.append(text)
 
+    def tail_names(self) -> set[str]:
+        """A group the planner gave reductions over the channels (reduce_axes): its row tail (plan/row_tail.py),
+        written on the implicit GEMM's tile (rows: output positions) by gemm/tail.py's code."""
+        self.row = find_row_tail(self, whole_row=True)   # the plan offers a whole-row tail to few channels only
+        return set(self.row.nodes) if self.row is not None else set()
+
     def write(self) -> GeneratedKernel:
+        conv: Conv = self.anchor
+        if self.row is not None and (self.schedule.pointwise or self.schedule.phases or is_depthwise(conv)):
+            raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
         if self.schedule.pointwise:
             return self._write_pointwise()
-        conv: Conv = self.anchor
         groups = check_supported(self.gen, conv)
         wins = windows(self.gen, conv)
         nd = len(wins)
@@ -380,6 +467,13 @@ class _ConvWriter(AnchorWriter):
             grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
                                      (w, w_shape, w_strides, w_off), space, cin_g, cols)
             return self._finish(conv, x_shape, space, grid, how)
+        if self.schedule.taps and (depthwise or conv.transposed):
+            raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
+        if self.schedule.stage:
+            if not self.schedule.taps:
+                raise CodegenUnsupported(f"{conv.name}: the channels-last copies take the tap order")
+            x, x_strides, x_off = self._stage(conv, 0, "x_cl", x_shape)
+            w, w_strides, w_off = self._stage(conv, 1, "w_cl", w_shape)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -444,6 +538,8 @@ class _ConvWriter(AnchorWriter):
             self._taps_outer_loop(wins, x, x_shape, x_strides, cin_g, dtype, packed)
         elif conv.transposed:
             self._gather_loop(wins, x, x_shape, x_strides, w, w_strides, cin_g, dtype, packed[:2] if packed else None)
+        elif self.schedule.taps:
+            self._tap_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
@@ -463,34 +559,56 @@ class _ConvWriter(AnchorWriter):
                f"{'Transposed (gather form) implicit' if conv.transposed else 'Implicit'} GEMM: one BLOCK_M (n, "
                "positions) x BLOCK_N (channels) tile of one group per program, K = input channels x kernel positions "
                f"in BLOCK_K steps, tl.dot ({self._product(dtype)})")
-        return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise)
+        return self._finish(conv, x_shape, space, grid, how, with_k=not depthwise, mn=(rows, cols))
 
     def _product(self, dtype: str) -> str:
         return self.schedule.precision if dtype == "fp32" else "fp32 accumulator"
 
-    def _finish(self, conv: Conv, x_shape, space, grid: GridAxis, how: str, with_k: bool = True) -> GeneratedKernel:
-        """The fp32 accumulator `acc` through the epilogue to the outputs (coords, masks and tile set), the kernel."""
+    def _finish(self, conv: Conv, x_shape, space, grid: GridAxis, how: str, with_k: bool = True,
+                mn: tuple[SizeExpr, SizeExpr] | None = None) -> GeneratedKernel:
+        """The fp32 accumulator `acc` through the epilogue to the outputs (coords, masks and tile set), the kernel.
+        `mn`: the implicit GEMM's rows and columns, where a row tail reduces the tile's columns (the channels)."""
         describe = self._describe(conv, x_shape, space)
         self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
         self.compute_epilogue()
-        self.store_outputs(space)
+        row = RowLaunch()
+        if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
+            self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
+            bn = self.schedule.BLOCK_N
+            if self.row.whole_row and conv.out.shape[1] > bn:
+                raise CodegenUnsupported(f"{self.group.name}: its output needs every channel in one tile "
+                                         f"(BLOCK_N >= {conv.out.shape[1]})")
+            form = tile_form(self.row, mn[1], bn, per_call=True)
+            write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), form)
+            self.store_outputs(space, tuple(n for n in self.group.outputs if n not in self.row.reduced))
+            row = row_tail_launch(self.row, form, (), mn[0], mn[1], (self.schedule.BLOCK_M, bn), conv.out.shape[1],
+                                  self.sizes.host(mn[1]), self.name)
+            how += (", then reductions over the channels from per-tile partials (the row block's last tile combines "
+                    "them)")
+        elif self.row is not None:
+            raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
+        else:
+            self.store_outputs(space)
         doc = (f"{describe} -> ({' x '.join(self.sizes.host(e) for e in space)}): {', '.join(self.group.nodes)}. "
                f"{how}, the epilogue on the tile.")
-        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        helpers = tuple(named_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
         helpers += tuple(self.host_helpers)
         bm, bn, bk = self.schedule.BLOCK_M, self.schedule.BLOCK_N, self.schedule.BLOCK_K
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn)] + ([("BLOCK_K", bk)] if with_k else [])
-        host_constexprs = ()
+        host_constexprs = row.host_constexprs
         if self.k_chunk is not None and (self.k_chunk[0] or self.k_chunk[1] is not None):
             constexprs.append(("KCHUNK", self.k_chunk[0]))
             if self.k_chunk[1] is not None:
-                host_constexprs = (("KCHUNK", self.k_chunk[1]),)
-        return assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
-                        pointer_dtypes={b: self.host_dtypes.get(b) or self.graph.buffer_type(b).dtype
-                                        for b in self.pointers}, sizes=self.sizes,
-                        big=self.big, constexprs=constexprs, options=self.schedule.options(), grid=(grid,),
-                        helpers=helpers, host_constexprs=host_constexprs, host_prologue=self.host_prologue,
-                        host_buffers=tuple(self.host_dtypes))
+                host_constexprs += (("KCHUNK", self.k_chunk[1]),)
+        dtypes = {b: ROW_SCRATCH_DTYPES.get(b) or self.staged.get(b) or self.host_dtypes.get(b) or
+                  self.graph.buffer_type(b).dtype for b in self.pointers}
+        kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines,
+                          pointers=self.pointers, pointer_dtypes=dtypes, sizes=self.sizes, big=self.big,
+                          constexprs=constexprs + list(row.constexprs), options=self.schedule.options(),
+                          grid=(grid,), helpers=helpers, host_constexprs=host_constexprs, scratch=row.scratch,
+                          host_prologue=tuple(self.host_prologue) + tuple(row.host_prologue),
+                          host_buffers=tuple(self.host_dtypes))
+        return replace(kernel, before=self.before) if self.before else kernel
 
     def _write_pointwise(self) -> GeneratedKernel:
         """The pointwise form (module docstring): per image n, out[n, co, p] = Σ_ci W[co, ci] · x[n, ci, p] as one
@@ -608,6 +726,111 @@ class _ConvWriter(AnchorWriter):
         self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_rows)})[:, None] + w_cols[None, :], "
                  "mask=kmask[:, None], other=0.0)")
         self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _tap_loop(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin_g: SizeExpr,
+                  dtype: str) -> None:
+        """acc += the implicit GEMM's BLOCK_K steps in the tap order (module docstring): K tile kt is kernel
+        position kt // CT (CT = the BLOCK_K tiles of Cin_g) and input channels (kt % CT)·BLOCK_K + rk, so the
+        tap's offset, its padding mask and the weight's are a scalar and a BLOCK_M vector per step, and the
+        input channels a BLOCK_K vector; one flat loop (Triton pipelines it), _k_loop's chunks past LONG_K."""
+        kvol = prod(win.k for win in wins)
+        cin = self.sizes.text(cin_g)
+        self.out("rk = tl.arange(0, BLOCK_K)")
+        self.out(f"ct = tl.cdiv({cin}, BLOCK_K)  # BLOCK_K tiles of one tap's input channels")
+        traced = self.anchor.operands[1].shape[1] * kvol
+        self._k_loop(f"{kvol} * ct" if kvol > 1 else "ct", cin_g, traced, "[BLOCK_M, BLOCK_N]",
+                     lambda: self._tap_step(wins, x, x_shape, x_strides, w, w_strides, cin, kvol, dtype), kvol)
+
+    def _tap_step(self, wins: list[Window], x, x_shape, x_strides, w, w_strides, cin: str, kvol: int,
+                  dtype: str) -> None:
+        """One BLOCK_K step of _tap_loop (K tile `kt`): one kernel position's BLOCK_K input channels."""
+        t = self.sizes.text
+        self.out("tap = kt // ct")
+        self.out("ci = (kt - tap * ct) * BLOCK_K + rk")
+        self.out(f"cmask = ci < {cin}")
+        rest = "tap"
+        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position (scalars), last axis fastest
+            k = wins[d].k
+            if k == 1:
+                self.out(f"k{d} = 0")
+            elif d == 0 or all(win.k == 1 for win in wins[:d]):
+                self.out(f"k{d} = {rest}")
+            else:
+                self.out(f"k{d} = {rest} % {k}")
+                self.out(f"kq{d} = {rest} // {k}")
+                rest = f"kq{d}"
+        x_tap, w_tap, rmask = [], [self._times("ci", w_strides[1])], []
+        for d, win in enumerate(wins):
+            step = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"
+            if win.k > 1:
+                x_tap.append(self._times(f"({step})", x_strides[2 + d]))
+                w_tap.append(self._times(f"k{d}", w_strides[2 + d]))
+            if win.p:   # a window reaches past the input only through its padding: per row, not per element
+                self.out(f"p{d} = t{d} + {step}" if win.k > 1 else f"p{d} = t{d}")
+                rmask.append(f"(p{d} >= 0) & (p{d} < {t(x_shape[2 + d])})")
+        mask = f"({' & '.join(rmask)})[:, None] & cmask[None, :]" if rmask else "cmask[None, :]"
+        rows = f"(x_rows + {' + '.join(x_tap)})" if x_tap else "x_rows"
+        self.out(f"a = tl.load({self.pointer(x.base)} + {rows}[:, None] + ({self._times('ci', x_strides[1])})"
+                 f"[None, :], mask={mask}, other=0.0)")
+        self.out(f"b = tl.load({self.pointer(w.base)} + ({' + '.join(w_tap)})[:, None] + w_cols[None, :], "
+                 "mask=cmask[:, None], other=0.0)")
+        self.out(f"acc = {dot_text(self, dtype, self.schedule.precision)}")
+
+    def _stage(self, conv: Conv, operand: int, buffer: str, shape: list[SizeExpr]):
+        """(view, strides, offset) of a channels-last copy of operand 0 (the input) or 1 (the weight): scratch
+        `buffer`, (B, *S, C) contiguous for the operand's (B, C, *S), written by a kernel launched before this one
+        (_stage_kernel); its strides are products of the operand's sizes (C's stride 1)."""
+        b, c, spatial = shape[0], shape[1], shape[2:]
+        strides = [product([c, *spatial]), const(1)] + [product([c, *spatial[d + 1:]]) for d in range(len(spatial))]
+        if any(e is None for e in strides):
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        dtype = self.graph.buffer_type(conv.operands[operand].base).dtype
+        self.staged[buffer] = dtype
+        self.before += (self._stage_kernel(conv, operand, buffer, dtype),)
+        return _Buffer(buffer), strides, const(0)
+
+    def _stage_kernel(self, conv: Conv, operand: int, buffer: str, dtype: str) -> GeneratedKernel:
+        """dst[b, s.., c] = src[b, c, s..] for operand `operand` of any strides into contiguous scratch `buffer`:
+        one STAGE_R (positions, flattened) x STAGE_C (channels) tile per program, read along the positions and
+        written along the channels (Triton transposes the tile through shared memory)."""
+        sw = _ConvWriter(self.gen, self.group, self.schedule, self.sizes.host_names, f"{self.name}_stage{operand}",
+                         self.arch)
+        src, shape, strides, off = sw.view_exprs(conv, operand)
+        t = sw.sizes.text
+        positions = product(shape[2:])
+        numel = product(shape)
+        if positions is None or numel is None:
+            raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")
+        R, C = t(positions), t(shape[1])
+        sw.out(f"pid = {'tl.program_id(0).to(tl.int64)' if self.big else 'tl.program_id(0)'}")
+        sw.out(f"num_c = tl.cdiv({C}, STAGE_C)")
+        sw.out(f"num_r = tl.cdiv({R}, STAGE_R)")
+        sw.out("rc = pid % num_c * STAGE_C + tl.arange(0, STAGE_C)")
+        sw.out("rr = pid // num_c % num_r * STAGE_R + tl.arange(0, STAGE_R)")
+        sw.out("b = pid // (num_c * num_r)")
+        rest, terms = "rr", [sw._times("b", strides[0])] + ([t(off)] if _offset(off) else [])
+        flat = all((inner := product([strides[d + 1], shape[d + 1]])) is not None and same(strides[d], inner)
+                   for d in range(2, len(shape) - 1))
+        for d in range(len(shape) - 1, 2, -1) if not flat else ():   # the positions' coordinates, last fastest
+            sw.out(f"c{d} = {rest} % {t(shape[d])}")
+            sw.out(f"q{d} = {rest} // {t(shape[d])}")
+            terms.append(sw._times(f"c{d}", strides[d]))
+            rest = f"q{d}"
+        terms.append(sw._times(rest, strides[-1] if flat else strides[2]))   # flat: rr walks them (Triton sees it)
+        sw.out(f"mask = (rr < {R})[:, None] & (rc < {C})[None, :]")
+        sw.out(f"v = tl.load({sw.pointer(src.base)} + ({' + '.join(terms)})[:, None] + "
+               f"({sw._times('rc', strides[1])})[None, :], mask=mask)")
+        sw.out(f"tl.store({sw.pointer(buffer)} + (b * {R} + rr)[:, None] * {C} + rc[None, :], v, mask=mask)")
+        block = 64
+        grid = GridAxis(((positions, block), (shape[1], block), (shape[0], 1)))
+        what = "input" if operand == 0 else "weight"
+        return assemble(group=self.group.name, name=sw.name,
+                        doc=f"The convolution's {what} (B, C, *S) copied channels-last: (B, *S, C) contiguous.",
+                        body=sw.out.lines, pointers=sw.pointers,
+                        pointer_dtypes={b: dtype for b in sw.pointers}, sizes=sw.sizes, big=self.big,
+                        constexprs=[("STAGE_R", block), ("STAGE_C", block)],
+                        options=(("num_warps", 4), ("num_stages", 1)), grid=(grid,),
+                        scratch=(Scratch(buffer, dtype, ((numel, 1),), zeroed=False),))
 
     def _k_loop(self, tiles: str, k: SizeExpr, traced_k: int, tile: str, step, kvol: int = 1) -> None:
         """The K loop over `tiles` BLOCK_K steps (`step()` writes one, K tile `kt`, into `acc`): one accumulation
@@ -818,6 +1041,9 @@ class _ConvWriter(AnchorWriter):
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
+            row_value = row_value_load(self, view.base, gather, valid)
+            if row_value is not None:
+                return row_value
             if view.base in self.members or gather is not None or valid is not None:
                 return full(load, gather, valid, i)
             if len(view.shape) != len(self.anchor.out.shape):

@@ -50,6 +50,7 @@ TORCH_DTYPES = {"fp64": "torch.float64", "fp32": "torch.float32", "bf16": "torch
                 "fp16": "torch.float16", "i64": "torch.int64", "i32": "torch.int32", "bool": "torch.bool",
                 "i8": "torch.int8", "u8": "torch.uint8", "i16": "torch.int16"}
 AMD_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+NVIDIA_KNOBS = ("maxnreg",)   # triton 3.6's HIP launcher raises KeyError on an option its HIPOptions lacks
 
 
 @dataclass(frozen=True)
@@ -277,14 +278,15 @@ def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], devic
     decided = dict(launch.host_constexprs)  # chosen per call from sizes and addresses
     consts = [f"{n}={decided[n].format(**var, device=device)}" if n in decided else f"{n}={v}"
               for n, v in launch.constexprs]
-    opts = [f"{n}={v}" for n, v in launch.options if n not in AMD_KNOBS]
+    opts = [f"{n}={v}" for n, v in launch.options if n not in AMD_KNOBS + NVIDIA_KNOBS]
     amd = {n: v for n, v in launch.options if n in AMD_KNOBS}
+    nvidia = {n: v for n, v in launch.options if n in NVIDIA_KNOBS}
     axes = [_grid_text(size, axis) for axis in launch.grid]
     if launch.grid_cap:  # a persistent kernel: no more programs than it was told to use
         axes = [f"min({axes[0]}, {launch.grid_cap.format(**var, device=device)})"]
     grid = f"({axes[0]},)" if len(axes) == 1 else f"({', '.join(axes)})"
     call = f"{k.kernel_name}[{grid}]({', '.join(args + consts + opts)}"
-    call += f", **({amd!r} if _AMD else {{}}))" if amd else ")"
+    call += f", **({amd!r} if _AMD else {nvidia!r}))" if amd or nvidia else ")"
     return lines + [call]
 
 

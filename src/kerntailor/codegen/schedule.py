@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 from kerntailor.codegen.errors import CodegenUnsupported
 
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")   # compile options only a ROCm build takes
+NVIDIA_OPTIONS = ("maxnreg",)                                       # compile options only a CUDA build takes
+MAXNREG_RANGE = (16, 255)   # a thread's register cap (ptx .maxnreg; sm_90 gives a thread at most 255)
 
 
 class ScheduleError(CodegenUnsupported, ValueError):
@@ -56,6 +58,13 @@ class Schedule:
         if value < low:
             raise ScheduleError(f"{self.family} schedule: {name}={value} (at least {low})")
 
+    def cap_registers(self, name: str = "maxnreg") -> None:
+        """A register cap (an NVIDIA_OPTIONS knob): 0 (none) or MAXNREG_RANGE."""
+        value = self._int(name)
+        if value and not MAXNREG_RANGE[0] <= value <= MAXNREG_RANGE[1]:
+            raise ScheduleError(f"{self.family} schedule: {name}={value}; expected 0 (no cap) or a register count "
+                                f"from {MAXNREG_RANGE[0]} to {MAXNREG_RANGE[1]}")
+
     def power_of_two(self, name: str) -> None:
         value = self._int(name)
         if value < 1 or value & (value - 1):
@@ -86,11 +95,14 @@ class Schedule:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     def options(self) -> tuple[tuple[str, object], ...]:
-        """Compile options: num_warps, num_stages, and the AMD ones that are set (kernel.py passes those only on
-        a ROCm build)."""
+        """Compile options: num_warps, num_stages, the AMD ones that are set (kernel.py passes those only on a
+        ROCm build) and a register cap where a family has one and sets it (maxnreg, `cap_registers`: kernel.py
+        passes it only on a CUDA build, triton 3.6's HIP launcher refusing it, and the build stage drops it for gfx
+        targets. AMD bounds a kernel's registers through waves_per_eu instead: n waves a SIMD, 512 / n VGPRs)."""
         amd = tuple((name, getattr(self, name)) for name in AMD_OPTIONS
                     if getattr(self, name, None) is not None)
-        return (("num_warps", self.num_warps), ("num_stages", self.num_stages)) + amd
+        nvidia = tuple((name, getattr(self, name)) for name in NVIDIA_OPTIONS if getattr(self, name, 0))
+        return (("num_warps", self.num_warps), ("num_stages", self.num_stages)) + amd + nvidia
 
     def knobs(self) -> dict[str, Any]:
         """The knobs worth reading, in `order`: the `shown` ones and any other set away from its default."""

@@ -78,7 +78,9 @@ Without ISA facts (ranking before building) resource use is estimated by `estima
   acc + operand elements x itemsize / 4 + 40 (2 sm_90 configs, within 8 %), where acc =
   BLOCK_M x BLOCK_N / threads and operand elements = (BLOCK_M + BLOCK_N) x BLOCK_K / threads. On AMD
   `waves_per_eu = n` caps VGPRs at 512 / n and the rest spill (gpu-facts.md: a 128x128x64 fp16 GEMM with
-  waves_per_eu=2 spilled 28 VGPRs); beyond 512 (AMD) or 255 (NVIDIA) the rest spill.
+  waves_per_eu=2 spilled 28 VGPRs); on NVIDIA `maxnreg = n` caps them at n [U: ptxas may fit the kernel in
+  the cap without spilling, as the cooperative softmax's 48 did in 40 on the H200]; beyond 512 (AMD) or 255
+  (NVIDIA) the rest spill.
 - every other family's registers ~ 16 + 2 x values per thread (32-bit registers) [U], rough, the values being
   its `SpaceFamily.tile_values` (a row tile's XBLOCK x RBLOCK; attention's accumulator and scores); LDS by its
   `SpaceFamily.lds` (a reduction's XBLOCK x num_warps x 4 B of cross-warp partials; gemm by the rule measured in
@@ -171,6 +173,8 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
     cap = target.max_registers_per_thread
     if target.is_amd and config.get("waves_per_eu", 0):
         cap = min(cap, target.registers_per_simd // config["waves_per_eu"])
+    if target.backend == "cuda" and config.get("maxnreg", 0):
+        cap = min(cap, config["maxnreg"])
     spilled = max(0, regs - cap)
     regs = min(regs, cap)
     if target.is_amd:

@@ -60,6 +60,8 @@ def features(candidate: Candidate, target: Target, prediction: Prediction) -> di
     for name, value in config.knobs:
         if isinstance(value, (bool, int, float)):
             f[f"knob:{name}"] = float(value)
+    if config.get("maxnreg", 0) == 0 and "knob:maxnreg" in f:   # 0 is no cap: the most a thread can have
+        f["knob:maxnreg"] = float(target.max_registers_per_thread)
     for name, value in work.sizes:
         f[f"size:{name}"] = log2_or_zero(value)
     f["work:log2_flops"] = log2_or_zero(work.flops + work.vector_flops)

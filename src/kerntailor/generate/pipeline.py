@@ -324,11 +324,13 @@ def _predicted_baselines(run: Run):
 
 
 def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
-    """The default schedules of a plan codegen covers. An anchor group its writer refuses (GroupUnsupported)
-    is planned again as a library group, its epilogue generated after it; any other refusal is raised.
+    """The default schedules of a plan codegen covers. An anchor group with a row tail (plan/row_tail.py) its
+    writer refuses (GroupUnsupported) is planned again without the tail, its reductions their own kernels; an
+    anchor group without one as a library group, its epilogue generated after it; any other refusal is raised.
     Sets run.library_groups: library group -> why ("conv: no generator")."""
     # anchor node -> codegen's reason (those on sight: run.plan has them)
     refused = refused_anchors(run.gen.graph, run.settings.library_families)
+    no_tails: set[str] = set()
     while True:
         try:
             schedules = _default_schedules(run)
@@ -339,9 +341,13 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
             anchor = group.anchor
             if group.family not in ANCHORS or anchor in refused:
                 raise
-            log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
-            refused[anchor] = str(e)
-            run.plan = plan_fusion(run.gen.graph, FAMILIES, library=refused)
+            if group.reduce_axes and anchor not in no_tails:
+                log.info("%s (%s): codegen refused its row tail (%s); planned without it", group.name, anchor, e)
+                no_tails.add(anchor)
+            else:
+                log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
+                refused[anchor] = str(e)
+            run.plan = plan_fusion(run.gen.graph, FAMILIES, library=refused, no_tails=no_tails)
     run.library_groups = {}
     for g in run.plan.groups:
         if g.family == LIBRARY_GROUP:

@@ -148,7 +148,9 @@ NO_GPU = "not measured: no GPU"
 
 def end_to_end(original, optimized, example_inputs: list) -> dict:
     """Measured seconds per call of the whole model, eager vs torch.compile vs optimized (and the optimized one
-    under torch.compile, and captured in a CUDA graph: `cuda_graphed`), interleaved on the GPU
+    under torch.compile, and captured in a CUDA graph: `cuda_graphed`; the original captured the same way,
+    `eager_cuda_graph`, is its like-for-like baseline: a CUDA graph removes launch costs from either), interleaved
+    on the GPU
     (measure/stopwatch.py, drained: each call's whole span from an idle GPU, its launches included); {"note": why
     not} without a GPU or with the model elsewhere. A variant that fails to
     run (or to be captured) is left out with its error."""
@@ -173,15 +175,19 @@ def end_to_end(original, optimized, example_inputs: list) -> dict:
         except Exception as e:  # noqa: BLE001  reported beside the others' times
             errors[name] = f"{type(e).__name__}: {_line(e)}"
         first[name] = round(time.perf_counter() - start, 3)   # torch.compile's compile time is in it
-    try:
-        runnable["optimized_cuda_graph"] = cuda_graphed(optimized, example_inputs)
-    except Exception as e:  # noqa: BLE001  a capture that fails is reported, the other variants still timed
-        errors["optimized_cuda_graph"] = f"capture failed: {type(e).__name__}: {_line(e)}"
+    for name, model in (("eager_cuda_graph", original), ("optimized_cuda_graph", optimized)):
+        try:
+            runnable[name] = cuda_graphed(model, example_inputs)
+        except Exception as e:  # noqa: BLE001  a capture that fails is reported, the other variants still timed
+            errors[name] = f"capture failed: {type(e).__name__}: {_line(e)}"
     # drained: each call from an idle GPU, so no variant's launches hide behind the one before it (stopwatch.py)
     timings = measure(runnable, [example_inputs], drained=True) if runnable else {}
     seconds = {n: t.median_s for n, t in timings.items()}
     speedup = {f"optimized_vs_{base}": seconds[base] / seconds["optimized"] for base in ("eager", "compile")
                if base in seconds and seconds.get("optimized")}
+    graphed, opt_graphed = seconds.get("eager_cuda_graph"), seconds.get("optimized_cuda_graph")
+    if graphed and opt_graphed:
+        speedup["optimized_cuda_graph_vs_eager_cuda_graph"] = graphed / opt_graphed
     return {"label": f"measured on {torch.cuda.get_device_name()}", "seconds": seconds, "speedup": speedup,
             "spread": {n: t.to_dict() for n, t in timings.items()}, "errors": errors, "first_call_s": first}
 

@@ -22,7 +22,7 @@ import torch
 from kerntailor.errors import KerntailorError
 from kerntailor.targets.price import ListPrice
 
-VARIANTS = ("eager", "compile", "optimized", "optimized_compile", "optimized_cuda_graph")
+VARIANTS = ("eager", "compile", "eager_cuda_graph", "optimized", "optimized_compile", "optimized_cuda_graph")
 RULE_IDS = "the first integer input's first two dimensions (token ids: batch x sequence)"
 RULE_ACTIVATIONS = "the first floating input's dimensions but the last (batch x sequence)"
 

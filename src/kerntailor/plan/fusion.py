@@ -22,7 +22,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
-  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written;
+  product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
+  over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions),
+  and where it has at most WHOLE_ROW_CHANNELS channels (one tile spans them) also softmax's normalized output;
 - a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
   in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
   (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
@@ -51,6 +53,9 @@ ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 # a pool's prologue is recomputed on every window that reads an element: at most this many times on average
 # (window elements / the product of the strides)
 RECOMPUTE_LIMIT = 4
+# a convolution of at most this many output channels takes a row tail that needs the whole row (softmax over the
+# channels): its schedules keep them in one tile (codegen/conv.py's work_sizes, search/families.py's conv_space)
+WHOLE_ROW_CHANNELS = 128
 
 
 @dataclass(frozen=True)
@@ -203,10 +208,12 @@ def _accepts_reduction(group: _Group, node: Reduction) -> bool:
     return False
 
 
-def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = ()) -> Plan:
+def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = (),
+                no_tails: Collection[str] = ()) -> Plan:
     """The fusion plan of `graph` (module docstring). `generated`: the families codegen writes (the names of
     codegen's FAMILIES, which the plan may not import). Anchors of other families, and the anchor nodes named in
-    `library`, become library groups of their own."""
+    `library`, become library groups of their own. The anchors named in `no_tails` take no row tail (codegen
+    refused theirs): their reductions stay kernels of their own."""
     generated, library = frozenset(generated), frozenset(library)
 
     def by_library(node: Node) -> bool:
@@ -310,19 +317,20 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
-    _attach_row_tails(graph, groups, order)
+    _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails], groups, order)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 
 
-def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int]) -> None:
+def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int]) -> None:
     """Reduction groups that read only a matmul group's product (and each other), reducing its rows over
     N, join that group when their reductions combine from per-tile partials (plan/row_tail.py): the
-    M x N product is then never written, only its row values. Nothing else may read the product (it would
-    have to be written anyway), so the merge cannot create a cycle."""
+    M x N product is then never written, only its row values. A convolution group's reductions over its
+    channels likewise (its output positions are the rows). Only the groups of `anchors` take them. Nothing else
+    may read the product (it would have to be written anyway), so the merge cannot create a cycle."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
-    for g in [g for g in groups if g.family == "matmul"]:
+    for g in [g for g in anchors if g.family in ("matmul", "conv") and not g.prologue]:
         names = {n.name for n in g.nodes}
         tails: list[_Group] = []
         grew = True
@@ -340,7 +348,8 @@ def _attach_row_tails(graph: Graph, groups: list[_Group], order: dict[str, int])
             continue
         merged = sorted(g.nodes + [n for r in tails for n in r.nodes], key=lambda n: order[n.name])
         outputs = {n.name for n in merged if n.name in graph_outputs or any(c not in names for c in consumers[n.name])}
-        if row_tail(graph, [n.name for n in merged], outputs) is None:
+        whole_row = g.family == "conv" and g.space[1] <= WHOLE_ROW_CHANNELS
+        if row_tail(graph, [n.name for n in merged], outputs, whole_row) is None:
             continue
         g.nodes, g.axes = merged, tails[0].axes
         for r in tails:

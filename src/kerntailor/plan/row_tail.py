@@ -13,11 +13,19 @@ columns (a partial per row and tile), and the tiles of one row block combine the
   partial sum; the combine rescales, Σ_t s_t · exp(c_t − C), with C from the combined reductions. Exact
   algebra (exp(u − C) = exp(u − c_t) · exp(c_t − C)), as in online softmax.
 
-Anything else (a full-size value that needs the finished row, as softmax's normalized output; a sum of
+A full-size value that needs the finished row (softmax's normalized output) is a row tail only where one
+tile spans every column (`whole_row`: the caller's promise, a convolution's few output channels; the tile's
+reductions are then the rows' and the value is computed and stored on the tile). Anything else (a sum of
 products of two reductions' values) is not a row tail: the planner keeps the reduction as its own
 kernel. So is a tail that reads a tensor other than the product's tile, or a batched product.
 
-Levels: a member is "full" (one value per element of the M x N product) or "reduced" (one per row).
+A convolution is an implicit GEMM whose rows are the output positions (n, o..) and whose columns are the output
+channels (codegen/conv.py), so a reduction over its channel axis (dim 1) after its epilogue is the same row tail:
+one value per (n, o..), row-major, which is exactly the reduced output's order (keepdim or not). Only a
+convolution of one group that is not transposed: a depthwise one's tile spans no group of channels, a transposed
+one's phase form splits its rows by output phase.
+
+Levels: a member is "full" (one value per element of the anchor's output, M x N) or "reduced" (one per row).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from kerntailor.ir.nodes import Graph, Matmul, Reduction, exp_of_difference
+from kerntailor.ir.nodes import Conv, Graph, Matmul, Node, Reduction, exp_of_difference
 
 TAIL_OPS = ("sum", "max", "min")
 FLOAT = ("fp32", "bf16", "fp16")
@@ -47,32 +55,46 @@ class RowTail:
     nodes: tuple[str, ...]
     reduced: frozenset[str]
     reductions: tuple[TailReduction, ...]
+    # one tile must span the row: a full-size member that needs the finished row is written, or a shifted sum's c is
+    # the unguarded max itself
+    whole_row: bool = False
 
     @property
     def channels(self) -> tuple[str, ...]:
         """The per-tile values each tile stores for the combine: every reduction, then every shift."""
-        shifts = tuple(dict.fromkeys(r.shift for r in self.reductions if r.shift))
-        return tuple(r.name for r in self.reductions) + shifts
+        shifts = tuple(r.shift for r in self.reductions if r.shift)
+        return tuple(dict.fromkeys(tuple(r.name for r in self.reductions) + shifts))   # a shift may be a reduction
 
 
-def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | None:
-    """The row tail of a group of `members` (graph order: a Matmul first, its epilogue, then reductions
-    over the product's last axis), or None when the group has no reduction or the reductions do not
+def column_axis(anchor: Node) -> int | None:
+    """The axis of `anchor`'s output that its tile's columns walk and a row tail reduces: a (not batched)
+    product's last, a convolution's channels (one group, not transposed); None for an anchor without a row tail."""
+    if isinstance(anchor, Matmul):
+        return None if anchor.batch or anchor.m <= 1 or anchor.n <= 1 else len(anchor.out.shape) - 1
+    if isinstance(anchor, Conv):
+        return None if anchor.groups != 1 or anchor.transposed or anchor.out.shape[1] <= 1 else 1
+    return None
+
+
+def row_tail(graph: Graph, members: list[str], outputs: set[str], whole_row: bool = False) -> RowTail | None:
+    """The row tail of a group of `members` (graph order: a Matmul or a Conv first, its epilogue, then
+    reductions over its column axis), or None when the group has no reduction or the reductions do not
     combine from tiles. `outputs` are the members written for readers outside the group: all must be
-    per-row values."""
+    per-row values, or with `whole_row` (one tile will span every column) also full-size members that
+    depend on a reduction (softmax's output)."""
     nodes = [graph.node(n) for n in members]
-    mm = nodes[0]
-    if not isinstance(mm, Matmul) or mm.batch or mm.m <= 1 or mm.n <= 1:
+    axis = column_axis(nodes[0])
+    if axis is None:
         return None
-    space = tuple(mm.out.shape)
-    rows = prod(space[:-1])
+    space = tuple(nodes[0].out.shape)
+    rows = prod(space) // space[axis]
     names = set(members)
     if not any(isinstance(n, Reduction) for n in nodes):
         return None
     level: dict[str, str] = {}
     for n in nodes:
         if isinstance(n, Reduction):
-            if n.op not in TAIL_OPS or n.axes != (len(space) - 1,) or n.out.dtype not in FLOAT:
+            if n.op not in TAIL_OPS or n.axes != (axis,) or n.out.dtype not in FLOAT:
                 return None
             level[n.name] = "reduced"
         elif n.out.shape == space:
@@ -83,8 +105,14 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
             return None
     deps = {n.name: _reductions_before(graph, n.name, names) for n in nodes}
     tail = [n.name for n in nodes[1:] if isinstance(n, Reduction) or deps[n.name]]
-    if any(level[o] != "reduced" for o in outputs if o in level) or set(outputs) - set(level):
+    if set(outputs) - set(level):
         return None
+    full_outputs = {o for o in outputs if level[o] == "full"}
+    if full_outputs and not (whole_row and full_outputs <= set(tail)):
+        return None
+    if isinstance(nodes[0], Conv) and any(graph.node(o).out.shape not in _conv_row_shapes(space)
+                                          for o in set(outputs) - full_outputs):
+        return None   # its sizes are the host's derived ones: a row value reshaped has no expression there
     for n in nodes[1:]:
         in_tail = n.name in tail
         if level[n.name] == "reduced" and not in_tail:
@@ -95,10 +123,11 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
                     return None   # a tail member reading another tensor: not covered
                 continue
             if not _reads_as(view, level[view.base], level[n.name] if not isinstance(n, Reduction) else "full",
-                             space, rows):
+                             space, axis):
                 return None
     reductions = []
     plain: set[str] = set()
+    unguarded = False
     for r in (n for n in nodes if isinstance(n, Reduction)):
         base = r.operands[0].base
         if not deps[base]:
@@ -108,21 +137,35 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | N
         shift = _shifted_sum(graph, r, names, level, deps)
         if shift is None or not deps[shift] <= plain:
             return None
+        if shift in plain:   # c the max itself, unguarded (softmax's): a tile of -inf would combine to NaN
+            if not whole_row:
+                return None
+            unguarded = True
         reductions.append(TailReduction(r.name, "sum", shift))
-    return RowTail(tuple(tail), frozenset(n for n in tail if level[n] == "reduced"), tuple(reductions))
+    return RowTail(tuple(tail), frozenset(n for n in tail if level[n] == "reduced"), tuple(reductions),
+                   bool(full_outputs) or unguarded)
 
 
-def _reads_as(view, source: str, reader: str, space: tuple[int, ...], rows: int) -> bool:
+def _conv_row_shapes(space: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The shapes a convolution's row value may be written in: reduced over the channels, keepdim or not."""
+    return (space[:1] + (1,) + space[2:], space[:1] + space[2:])
+
+
+def _reads_as(view, source: str, reader: str, space: tuple[int, ...], axis: int) -> bool:
     """Whether a member of level `source` is read by one of level `reader` as the tile code reads it: a
-    full value aligned with the product's elements, a row value broadcast along the last axis (strides
-    (1, 0)), or a row value reshaped (contiguous) by another row value."""
+    full value aligned with the anchor's elements, a row value broadcast along the column axis (stride 0
+    there, the rows' own row-major strides elsewhere: a product's (1, 0)), or a row value reshaped
+    (contiguous) by another row value."""
     contiguous = tuple(prod(view.shape[k + 1:]) for k in range(len(view.shape)))
     aligned = view.offset == 0 and all(st == c for s, st, c in zip(view.shape, view.strides, contiguous) if s != 1)
     if source == "full":
         return reader == "full" and tuple(view.shape) == space and aligned
     if reader == "full":
-        return tuple(view.shape) == space and view.offset == 0 and tuple(view.strides) == (1, 0)
-    return prod(view.shape) == rows and aligned
+        row_strides = tuple(prod(s for j, s in enumerate(space[k + 1:], k + 1) if j != axis)
+                            for k in range(len(space)))
+        return tuple(view.shape) == space and view.offset == 0 and view.strides[axis] == 0 and all(
+            st == r for k, (s, st, r) in enumerate(zip(space, view.strides, row_strides)) if s != 1 and k != axis)
+    return prod(view.shape) == prod(space) // space[axis] and aligned
 
 
 def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps: dict) -> str | None:
@@ -136,7 +179,8 @@ def _shifted_sum(graph: Graph, r: Reduction, names: set[str], level: dict, deps:
         return None
     if c.base not in names or level.get(c.base) != "reduced":
         return None
-    if deps[r.operands[0].base] != deps[c.base]:
+    own = {c.base} if isinstance(graph.node(c.base), Reduction) else set()   # c the max itself (softmax's)
+    if deps[r.operands[0].base] != deps[c.base] | own:
         return None
     return c.base
 
@@ -147,4 +191,4 @@ def _reductions_before(graph: Graph, name: str, names: set[str]) -> frozenset[st
                      if isinstance(n, Reduction))
 
 
-__all__ = ["RowTail", "TailReduction", "row_tail"]
+__all__ = ["RowTail", "TailReduction", "column_axis", "row_tail"]

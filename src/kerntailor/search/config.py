@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # Knobs that are compile options (KernelSource.options); every other knob is a constexpr or a codegen choice.
-OPTION_KNOBS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+OPTION_KNOBS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
 AMD_ONLY_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 # Stores written before one family vocabulary ran from plan to codegen name the matmul space "gemm" and the

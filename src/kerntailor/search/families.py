@@ -156,7 +156,7 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
 
     on_gpu (the search runs on the target's GPU, its referee too: never under Triton's interpreter) adds COOP (0, 1)
     to a space with SPLIT: a cooperative split (splitrows.py's write_cooperative), offered only where it cannot
-    hang (cooperative_constraints).
+    hang (cooperative_constraints), with its own knobs (cooperative_knobs: REUSE, and maxnreg on NVIDIA).
     """
     r_top = next_power_of_two(R)
     knobs = [
@@ -188,8 +188,9 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
             knobs.append(Knob("WAVE", (0,) + waves))
             constraints += _wave_constraints(target, R=R, X=X, dtype=dtype, names=("COOP",) if coop else ())
         if coop:
-            knobs.append(Knob("COOP", (0, 1)))
-            constraints += cooperative_constraints(target, R=R, waves=bool(waves), splits=splits)
+            knobs += [Knob("COOP", (0, 1)), *cooperative_knobs(target, dtype)]
+            constraints += cooperative_constraints(target, R=R, waves=bool(waves), splits=splits) \
+                + cooperative_knob_constraints(target, dtype)
         wave = (lambda v: v.get("WAVE", 0)) if waves else (lambda v: 0)
         coop_of = (lambda v: v.get("COOP", 0)) if coop else (lambda v: 0)
         constraints += [
@@ -259,6 +260,43 @@ def cooperative_constraints(target: Target, *, R: int, waves: bool, splits: tupl
                    ("SPLIT", "XBLOCK", "RBLOCK", "num_warps", "COOP") + (("waves_per_eu",) if target.is_amd else ()),
                    lambda v: not v["COOP"] or coop_registers(v, target) <= register_cap(v, target)),
     ]
+    return constraints
+
+
+REUSED_DTYPES = ("bf16", "fp16")   # REUSE's default is 1 for these rows, 0 for others (codegen/fused/reuse.py's)
+COOP_MAXNREG = (0, 40, 32)         # NVIDIA register caps a cooperative split is timed at (0: none; see below)
+
+
+def default_reuse(dtype: str) -> int:
+    """REUSE's default for rows of `dtype`, as codegen's reuse_by_default decides it where a schedule leaves it
+    unset: 1 (keep phase A's exponentials) for 16-bit floats, 0 (recompute the exp) otherwise."""
+    return int(dtype_key(dtype) in REUSED_DTYPES)
+
+
+def cooperative_knobs(target: Target, dtype: str) -> list[Knob]:
+    """The cooperative split's own knobs. REUSE (codegen/fused/reuse.py), the dtype's default first (Space.config_of
+    then gives a schedule that leaves it unset the kernel codegen writes for it): 1 keeps softmax's phase-A
+    exponentials for phase B, 0 recomputes the exp per element. maxnreg (NVIDIA only: a CUDA compile option, ptx
+    .maxnreg; AMD bounds a kernel's VGPRs through waves_per_eu, already a knob there): a cap on a thread's
+    registers, which lets more programs share an SM. Measured on the H200 (softmax over 4096 x 393,216, 8 warps,
+    2026-12-03g): fp32 reuse 4210 us at 48 registers, 3935 capped at 40, 4413 at 32 (8 B spilled), recompute 3986
+    (40); bf16 reuse 3067 (40), 2995 capped at 32 (6 B spilled), recompute 3449 (48). Neither wins everywhere:
+    the search times them."""
+    knobs = [Knob("REUSE", (default_reuse(dtype), 1 - default_reuse(dtype)))]
+    if target.backend == "cuda":
+        knobs.append(Knob("maxnreg", COOP_MAXNREG))
+    return knobs
+
+
+def cooperative_knob_constraints(target: Target, dtype: str) -> list[Constraint]:
+    """cooperative_knobs' values away from their defaults only with COOP = 1 (no other kernel reads them: one
+    candidate, not two or six, for each schedule of another kernel)."""
+    reuse = default_reuse(dtype)
+    constraints = [Constraint(f"REUSE = {reuse} (the {dtype_key(dtype)} default) unless COOP = 1", ("REUSE", "COOP"),
+                              lambda v: v["COOP"] or v["REUSE"] == reuse)]
+    if target.backend == "cuda":
+        constraints.append(Constraint("maxnreg = 0 (no cap) unless COOP = 1", ("maxnreg", "COOP"),
+                                      lambda v: v["COOP"] or not v["maxnreg"]))
     return constraints
 
 
@@ -375,7 +413,7 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     if not splits:
         return []
     if on_gpu and cooperative_target(target):
-        coop = cooperative_seed(target, R=R)
+        coop = cooperative_seed(target, R=R, dtype=dtype)
         return ([coop] if coop else []) + reduction_seeds(target, R=R, X=X, dtype=dtype)
     if X >= 2 * target.compute_units:
         wave = max(row_waves(target, R=R, X=X, dtype=dtype))
@@ -396,18 +434,18 @@ def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
 COOP_RBLOCKS = (4096, 8192, 16384)   # a cooperative program's tile: 4096 on 8 warps ran best in the H200 probe
 
 
-def cooperative_seed(target: Target, *, R: int) -> dict | None:
+def cooperative_seed(target: Target, *, R: int, dtype: str = "fp32") -> dict | None:
     """The cooperative split (COOP = 1) of the smallest tile of COOP_RBLOCKS whose SPLIT = ceil(R / RBLOCK) (no
     empty program) is 2 to the CUs, on warps that give 16 elements a thread (the probe's: 8 warps for 4096, at
-    most 16). None where there is none. benchmarks/longrow_probe.py's P4 on the H200: 4096-element chunks (SPLIT
-    96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16, against torch.compile's 2.14x), where the
-    windowed split ran 1.63x."""
+    most 16), REUSE the dtype's default (default_reuse). None where there is none. benchmarks/longrow_probe.py's
+    P4 on the H200: 4096-element chunks (SPLIT 96 at 393,216), 8 warps, 1.24x the copy (fp32) and 1.62x (bf16,
+    against torch.compile's 2.14x), where the windowed split ran 1.63x."""
     for rblock in COOP_RBLOCKS:
         split = math.ceil(R / rblock)
         if 2 <= split <= target.compute_units:
             warps = min(16, max(4, rblock // (16 * target.warp_size)))
-            return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1, "persistent": False,
-                    "num_warps": warps, "num_stages": 1}
+            return {"XBLOCK": 1, "RBLOCK": rblock, "SPLIT": split, "WAVE": 0, "COOP": 1,
+                    "REUSE": default_reuse(dtype), "persistent": False, "num_warps": warps, "num_stages": 1}
     return None
 
 
@@ -665,7 +703,8 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0, Kg: int = 0, Ku: int = 0) -> Space:
+               phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
+               C: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
@@ -675,7 +714,13 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     both: BLOCK_M positions, BLOCK_N channels, BLOCK_K input channels). A transposed convolution (`phases` 1 or 2:
     codegen's conv.work_sizes) has the knob phases (codegen/conv_phases.py: split by output phase, rows along the
     last axis), first where it is the default (2: a stride > 1), else second; Kg and Ku (the gather form's K and
-    the useful products per output) only price the forms (_conv_padding), the tiles range over K."""
+    the useful products per output) only price the forms (_conv_padding), the tiles range over K. A forward
+    convolution with a kernel of more than one position (`taps` 1 or 2, C its input channels per group: codegen's
+    conv.work_sizes) has the knobs taps (K in (kernel position, input channel) order, codegen/conv.py) and stage
+    (that order over channels-last copies of the input and the weight: only with taps), each first where it is
+    the default (2: C >= 32), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
+    at most C rounded up to a power of two (at least 16). `whole_row` 1 (a row tail that writes softmax's output
+    over the channels: codegen's conv.work_sizes): BLOCK_N spans N."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -686,6 +731,9 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         knobs.append(Knob("pointwise", (True, False)))
     if phases:
         knobs.append(Knob("phases", (True, False) if phases == 2 else (False, True)))
+    if taps:
+        knobs += [Knob("taps", (True, False) if taps == 2 else (False, True)),
+                  Knob("stage", (True, False) if taps == 2 else (False, True))]
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
@@ -698,14 +746,25 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
+    if whole_row:
+        constraints.append(Constraint(f"BLOCK_N >= {N}: one tile over every channel (a whole-row tail)",
+                                      ("BLOCK_N",), lambda v: v["BLOCK_N"] >= N))
     sizes = (("M", M), ("N", N), ("K", K)) + ((("pointwise", 1),) if pointwise else ())
     sizes += (("phases", phases),) if phases else ()
     sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
+    sizes += (("whole_row", 1),) if whole_row else ()
+    if taps:
+        span = max(16, next_power_of_two(C))
+        constraints += [Constraint(f"taps: BLOCK_K <= {span} (a tap's input channels)", ("BLOCK_K", "taps"),
+                                   lambda v: not v["taps"] or v["BLOCK_K"] <= span),
+                        Constraint("stage only with taps", ("taps", "stage"), lambda v: v["taps"] or not v["stage"])]
+        sizes += (("taps", taps), ("C", C))
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
 def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
-               phases: int = 0, Kg: int = 0, Ku: int = 0) -> list[dict]:
+               phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
+               C: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
@@ -718,7 +777,26 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     memory-bound), then the implicit GEMM's seeds as the alternative. Not measured yet.
 
     `phases` (a transposed convolution): the implicit GEMM's seeds in the default form (2: split by phase), then its
-    first seed in the other."""
+    first seed in the other.
+
+    `taps` (a forward convolution's kernel of several positions): the implicit GEMM's seeds in the default order
+    (2: the tap order over channels-last copies, BLOCK_K cut to C's power of two), its first seed second in the
+    weight's order (the old form: a search of few candidates still times it) and third in the tap order without
+    the copies, the staged rest after; where taps is 1 the weight's order first, then the tap order, then staged. A
+    128 x 128 tile in the tap order takes 8 warps and 3 stages (cross-compiled for sm_90 at KernelBench 55's sizes,
+    bf16, 128 x 128 x 64: 4 warps / 4 stages spill 1120 B with the copies, 712 B without; 8 / 3: none). Not
+    measured yet."""
+    if taps:
+        implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
+        span = max(16, next_power_of_two(C))
+
+        def cut(seed: dict, on: bool, stage: bool) -> dict:
+            wide = on and seed["BLOCK_M"] * seed["BLOCK_N"] >= 128 * 128
+            return seed | {"taps": on, "stage": stage} | ({"BLOCK_K": min(seed["BLOCK_K"], span)} if on else {}) | \
+                ({"num_warps": 8, "num_stages": 3} if wide else {})
+        staged = [cut(s, True, True) for s in implicit]
+        plain, old = cut(implicit[0], True, False), cut(implicit[0], False, False)
+        return staged[:1] + [old, plain] + staged[1:] if taps == 2 else [old, plain, staged[0]]
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
@@ -952,9 +1030,13 @@ def _gemm_padding(config: Config, sizes: Mapping[str, int]) -> float:
 
 def _conv_k(config: Config, sizes: Mapping[str, int]) -> Mapping[str, int]:
     """The sizes with K the form's own: a strided transposed convolution's gather form (phases off) steps every tap
-    ("Kg"), its phase form a phase's taps at most ("K"; codegen's conv.work_sizes)."""
+    ("Kg"), its phase form a phase's taps at most ("K"; codegen's conv.work_sizes); the tap order steps each tap's
+    C input channels in whole BLOCK_K tiles (K rounded up per tap: a multiple of BLOCK_K)."""
     if "Kg" in sizes and not config.get("phases", True):
         return {**sizes, "K": sizes["Kg"]}
+    if config.get("taps", False) and sizes.get("C"):
+        bk = config["BLOCK_K"]
+        return {**sizes, "K": sizes["K"] // sizes["C"] * math.ceil(sizes["C"] / bk) * bk}
     return sizes
 
 
@@ -966,7 +1048,7 @@ def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
     """gemm's tile padding, and a strided transposed convolution's taps that multiply zeros: the form's K over the
     useful products per output ("Ku": its FLOPs / 2 / (M x N))."""
     k_sizes = _conv_k(config, sizes)
-    taps = k_sizes["K"] / sizes["Ku"] if sizes.get("Ku") else 1.0
+    taps = k_sizes["K"] / sizes["Ku"] if sizes.get("Ku") else k_sizes["K"] / sizes["K"]
     return _gemm_padding(config, k_sizes) * max(1.0, taps)
 
 

@@ -73,11 +73,14 @@ class ReductionSchedule(Schedule):
     SPLIT > 0, split rows only, not windowed) makes it one cooperative kernel: each program reads its chunk, one
     RBLOCK tile, once, waits for its row's SPLIT programs' partials and normalises from registers (splitrows.py's
     write_cooperative; GPU only: the search offers it only where the programs of a row are resident together). Its
-    SPLIT may be any count (ceil(row / RBLOCK): no empty program); the others' are powers of two."""
+    SPLIT may be any count (ceil(row / RBLOCK): no empty program); the others' are powers of two. REUSE (the
+    cooperative kernel's only; reuse.py): 1 keeps softmax's phase-A exponentials for phase B, 0 recomputes the exp
+    per element, unset (None) decides by the row's dtype (16-bit: 1, else 0; reuse.py's reuse_by_default). maxnreg
+    caps a thread's registers on NVIDIA (a compile option: Schedule.options)."""
 
     family: ClassVar[str] = "reduction"
-    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "COOP", "persistent", "num_warps",
-                                        "num_stages", "waves_per_eu")
+    order: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "SPLIT", "WAVE", "COOP", "REUSE", "persistent",
+                                        "num_warps", "num_stages", "waves_per_eu", "maxnreg")
     shown: ClassVar[tuple[str, ...]] = ("XBLOCK", "RBLOCK", "persistent", "num_warps")
 
     XBLOCK: int
@@ -86,6 +89,8 @@ class ReductionSchedule(Schedule):
     SPLIT: int = 0
     WAVE: int = 0
     COOP: int = 0
+    REUSE: int | None = None
+    maxnreg: int = 0   # NVIDIA: registers a thread may use (ptx .maxnreg; 0: no cap)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -102,6 +107,10 @@ class ReductionSchedule(Schedule):
         if self.COOP and (not self.SPLIT or self.WAVE):
             raise ScheduleError(f"reduction schedule: COOP=1 needs SPLIT > 0 and WAVE = 0 (it is its own split, "
                                 f"not windowed): SPLIT={self.SPLIT}, WAVE={self.WAVE}")
+        self.cap_registers("maxnreg")
+        if self.REUSE is not None and (isinstance(self.REUSE, bool) or self.REUSE not in (0, 1)):
+            raise ScheduleError(f"reduction schedule: REUSE={self.REUSE!r}; expected 0 (recompute the exp), 1 (reuse "
+                                f"phase A's) or unset (by dtype)")
 
     @property
     def row_split(self) -> int:
@@ -118,6 +127,8 @@ class ReductionSchedule(Schedule):
         if self.COOP and "COOP" not in knobs and ({"SPLIT", "WAVE"} & set(knobs)):   # COOP only where it is asked for
             return replace(self, COOP=0).retune(knobs)
         tuned = super().retune(knobs)
+        if not tuned.COOP and tuned.REUSE is not None:   # the cooperative kernel's knob: unset elsewhere (no kernel
+            tuned = replace(tuned, REUSE=None)            # reads it; the search sets its dtype's default there)
         return replace(tuned, persistent=False) if tuned.SPLIT else tuned
 
 

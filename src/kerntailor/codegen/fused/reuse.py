@@ -16,23 +16,37 @@ bf16's output rounds far coarser). s is exactly 1 where m = M (finite or +inf: t
 expression), exp(m − M) otherwise: 0 for a tile of −inf in a row with a larger max (G is 0: 0, as exp(−inf − M)),
 NaN for a row all −inf (m = M = −inf: NaN, as exp(−inf + inf)) or a NaN max. M >= m always (M is the max of the
 tiles' maxes), so s <= 1 and G · s never overflows.
+
+A schedule knob (ReductionSchedule.REUSE; the search times both): the reuse holds G across the wait where the
+recompute holds x, and takes more registers in fp32. Measured on the H200 (softmax over 4096 x 393,216, the
+cooperative seed, benchmarks/data/h200_2026-12-03g/): bf16 reuse 3067 us (40 registers) against recompute 3449
+(48); fp32 reuse 4210 (48) against recompute 3986 (40), and 3935 with the reuse capped at 40 registers (maxnreg).
+Unset, REUSE follows the row's dtype (reuse_by_default): 16-bit floats reuse, others recompute (fp16 as bf16: not
+measured).
 """
 
 from __future__ import annotations
 
 from kerntailor.codegen.fused.reductions import row_extremum
-from kerntailor.ir.nodes import Reduction, exp_of_difference
+from kerntailor.ir.expr import CAST, Load, Op
+from kerntailor.ir.nodes import Pointwise, Reduction, exp_of_difference
 from kerntailor.ir.types import View
 
+REUSED_DTYPES = ("bf16", "fp16")   # rows whose exponentials are reused when REUSE is unset (module docstring)
 
-def reused_exps(w, online: dict) -> dict[str, tuple[str, str]]:
-    """{M's name: (S's name, E's name)} for each online pair whose phase-A exponentials phase B can reuse (the
-    module docstring's conditions)."""
+
+def reused_exps(w, online: dict, reuse: int | None = None) -> dict[str, tuple[str, str]]:
+    """{M's name: (S's name, E's name)} for each online pair whose phase-A exponentials phase B reuses (the module
+    docstring's conditions): none for `reuse` 0, each that can for 1, those of reuse_by_default for None."""
+    if reuse == 0:
+        return {}
     needed = _full_live(w)
     reused = {}
     for m_name, (s_node, c) in sorted(online.items()):
         e_name = s_node.operands[0].base
         if c != m_name or e_name not in needed or w.level.get(e_name) != "full":
+            continue
+        if reuse is None and not reuse_by_default(w, w.graph.node(m_name)):
             continue
         e = w.graph.node(e_name)
         found = exp_of_difference(w.graph, e_name)
@@ -44,6 +58,23 @@ def reused_exps(w, online: dict) -> dict[str, tuple[str, str]]:
             continue
         reused[m_name] = (s_node.name, e_name)
     return reused
+
+
+def reuse_by_default(w, m: Reduction) -> bool:
+    """REUSE unset: whether the max `m` reads a row of 16-bit floats (REUSED_DTYPES), as stored: through the casts
+    that upcast it (bf16 softmax's max reads x.to(fp32)), whose normalising pass the per-element exp bound (module
+    docstring's measurements)."""
+    name = m.operands[0].base
+    while True:
+        try:
+            node = w.graph.node(name)
+        except KeyError:   # a graph input
+            break
+        if not (isinstance(node, Pointwise) and isinstance(node.expr, Op) and node.expr.op == CAST
+                and node.expr.args == (Load(0, node.expr.args[0].dtype),)):
+            break
+        name = node.operands[0].base
+    return w.graph.buffer_type(name).dtype in REUSED_DTYPES
 
 
 def _full_live(w) -> set[str]:

@@ -41,10 +41,11 @@ and 36 (bf16); with softmax's exponentials kept (below, reuse.py) 48 and 32 (fp3
 program draws a ticket (its row block and chunk, as the windowed kernel does), loads its tile, computes its
 partials, publishes them as phase A does, spins until the row block's SPLIT programs have, combines them exactly
 as phase B does (the same fixed tree: the same bits every run), and writes the tile's outputs from the values it
-loaded (registers), or, for softmax's exp(x − max), from phase A's exp(x − tile max) times one exp per row
-(reuse.py: no second exp per element, as P4). A program waits for peers that started before it or will start: the
-SPLIT programs of a row must fit on the GPU together, which the search guarantees with SPLIT <= its CUs
-(search/families.py's cooperative_constraints says why that suffices). Triton's interpreter runs one program to its
+loaded (registers), or, for softmax's exp(x − max) where the schedule's REUSE says so (by default for 16-bit rows),
+from phase A's exp(x − tile max) times one exp per row (reuse.py: no second exp per element, as P4). A program
+waits for peers that started before it or will start: the SPLIT programs of a row must fit on the GPU together,
+which the search guarantees with SPLIT <= its CUs (search/families.py's cooperative_constraints says why that
+suffices). Triton's interpreter runs one program to its
 end before the next, so at SPLIT > 1 a row's first program would spin forever: the search offers COOP only on a
 GPU (measured mode, whose referee runs on the GPU), and the module raises rather than hang under the interpreter.
 The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags preset so that nobody waits;
@@ -517,7 +518,7 @@ def write_cooperative(w, split: int, rblock: int) -> GeneratedKernel:
     # the tile's float loads hold an online max's identity in their masked lanes, in both phases (one load text,
     # so phase B finds phase A's load): the max then reads the load itself, not a masked copy kept beside it
     w.load_other = IDENTITY["max"] if split_plan(w)[1] else "0"
-    reused = reused_exps(w, split_plan(w)[1])   # softmax's exp(x - max): phase A's, rescaled (reuse.py)
+    reused = reused_exps(w, split_plan(w)[1], w.schedule.REUSE)   # softmax's exp(x - max): phase A's, rescaled
     _partials_body(w, rows, keep_first=True, reused=reused)
     first = w.loads
     _arrive(w)

@@ -7,15 +7,94 @@ last and a non-linear epilogue sees the whole sum.
 Row tail (plan/row_tail.py): reductions over N after the product (logsumexp's shifted sum, sums, means,
 max/min). Each tile reduces its own columns and stores its rows' partials, per channel; the last tile of the
 row block to arrive combines them in tile order, then computes and stores the row values, so the M x N product
-is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C).
+is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C). A convolution's reductions over
+its channels are the same tail on its implicit GEMM's tile (codegen/conv.py): `find_row_tail`, `row_value_load`,
+`row_tail_launch` and `write_row_tail` serve both writers, which define the tile's names the tail reads: `pid_m`,
+`pid_n`, `om` (the output rows, (BLOCK_M, 1)), `mmask`, `nmask`.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
+from kerntailor.capture.generalize import SizeExpr
+from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.reductions import FLOAT_IDENTITY, row_extremum
+from kerntailor.codegen.kernel import Factors, Scratch
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype, nan_extremum
+from kerntailor.codegen.sizes import const
+from kerntailor.plan.row_tail import RowTail, row_tail
+from kerntailor.units import next_power_of_two
+
+ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32"}
+
+
+def find_row_tail(w, whole_row: bool = False) -> RowTail | None:
+    """The row tail of writer `w`'s group (plan/row_tail.py; `whole_row`: the writer can put every column in one
+    tile), None for a group the planner gave no reductions (reduce_axes); CodegenUnsupported where its reductions
+    do not combine from tiles."""
+    if not w.group.reduce_axes:
+        return None
+    row = row_tail(w.graph, list(w.group.nodes), set(w.group.outputs), whole_row)
+    if row is None:
+        raise CodegenUnsupported(f"{w.group.name}: its row reductions do not combine from tiles")
+    return row
+
+
+def row_value_load(w, base: str, gather: str | None, valid: str | None) -> str | None:
+    """`v_<base>` where an epilogue or tail member reads a row value (row_tail checked how: broadcast along the
+    columns, (BLOCK_M, 1)); None for any other read."""
+    if w.row is not None and base in w.row.reduced and gather is None and valid is None:
+        return f"v_{base}"
+    return None
+
+
+@dataclass(frozen=True)
+class RowLaunch:
+    """What a row tail adds to its kernel's launch."""
+
+    constexprs: tuple[tuple[str, int], ...] = ()
+    scratch: tuple[Scratch, ...] = ()
+    host_constexprs: tuple[tuple[str, str], ...] = ()
+    host_prologue: tuple[str, ...] = ()
+
+
+def tile_form(row: RowTail, cols: SizeExpr, block_n: int, per_call: bool = False) -> str:
+    """How each tile's row reductions become the rows': "one" (one tile spans the columns whatever the call:
+    spans_columns), "split" (partials, the row block's last tile combines them), "per_call" (`per_call` writers
+    where the columns vary: the host picks one of the two per call, constexpr ROW_ONE_TILE), "checked" (a whole-row
+    tail over varying columns: one tile, the host refuses a call with more columns than BLOCK_N)."""
+    if spans_columns(cols, block_n):
+        return "one"
+    if row.whole_row:
+        return "checked"
+    return "per_call" if per_call else "split"
+
+
+def row_tail_launch(row: RowTail, form: str, lead: Factors, rows: SizeExpr, cols: SizeExpr, blocks: tuple[int, int],
+                    traced_cols: int, host_cols: str, kernel: str) -> RowLaunch:
+    """The row tail's launch in `form` (tile_form): for a combine, constexpr ROW_PARTS (partials of this many tiles
+    per load in the combine, any N) and the scratch: per row block (`lead` factors before it: a batch), each column
+    tile's partials of BLOCK_M rows per channel (every one written before it is read) and the row block's arrival
+    counter (zeroed); per call, the host's ROW_ONE_TILE; "checked", the host's refusal of too many columns."""
+    bm, bn = blocks
+    if form == "one":
+        return RowLaunch()
+    if form == "checked":
+        return RowLaunch(host_prologue=(
+            f"if {host_cols} > {bn}:",
+            f'    raise ValueError(f"{kernel} reduces rows of {{{{{host_cols}}}}} columns (output channels) in one '
+            f'tile of {bn}: generate the kernel at this size")'))
+    parts = max(2, min(32, next_power_of_two(-(-traced_cols // bn))))
+    row_blocks = lead + ((rows, bm),)
+    channels = const(bm * len(row.channels))
+    scratch = (Scratch("row_partials", "fp32", row_blocks + ((cols, bn), (channels, 1)), False),
+               Scratch("row_counters", "i32", row_blocks))
+    if form == "split":
+        return RowLaunch((("ROW_PARTS", parts),), scratch)
+    return RowLaunch((("ROW_PARTS", parts), ("ROW_ONE_TILE", int(traced_cols <= bn))), scratch,
+                     (("ROW_ONE_TILE", f"int({host_cols} <= {bn})"),))
 
 
 def _row_value(w, op: str, value: str) -> str:
@@ -54,13 +133,35 @@ def split_combine(w, split: int):
         yield
 
 
-def write_row_tail(w, M: str, N: str) -> None:
-    """Each tile's share of the row reductions, then (last tile of the row block) their combine and stores."""
+def spans_columns(cols: SizeExpr, block_n: int) -> bool:
+    """Whether one BLOCK_N tile holds every column in every variant (a constant N <= BLOCK_N: a convolution's
+    output channels): each tile's row reductions are then the whole row's, no partials and no combine."""
+    return cols.is_constant and int(cols.evaluate({})) <= block_n
+
+
+def write_row_tail(w, M: str, N: str, form: str = "split") -> None:
+    """The row tail in `form` (tile_form): "split", each tile's share of the row reductions, then (last tile of the
+    row block) their combine and stores; "one" and "checked", the tile's reductions are the rows' and the row values
+    are stored at once; "per_call", both, under the host's ROW_ONE_TILE."""
+    if form == "per_call":
+        with w.out.block("if ROW_ONE_TILE:  # this call's columns fit one tile"):
+            _write_row_tail(w, M, N, True)
+        with w.out.block("else:"):
+            _write_row_tail(w, M, N, False)
+        return
+    _write_row_tail(w, M, N, form != "split")
+
+
+def _write_row_tail(w, M: str, N: str, one_tile: bool) -> None:
     row = w.row
     by_name = {r.name: r for r in row.reductions}
     channels = row.channels
-    w.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
-    needed = set(channels)
+    if one_tile:
+        w.out("# row tail: this tile holds every column, so its reductions are the rows' (columns past N count as "
+              "the identity)")
+    else:
+        w.out("# row tail: this tile's share of each row reduction (columns past N count as the identity)")
+    needed = set(row.nodes if one_tile else channels)
     for name in reversed(row.nodes):   # what the partials need (not the row values after them)
         if name in needed:
             needed.update(v.base for v in w.graph.node(name).operands if v.base in row.nodes)
@@ -72,6 +173,9 @@ def write_row_tail(w, M: str, N: str) -> None:
             w.out(f"v_{name} = {_row_value(w, op, tile)}  # {node.describe()} over this tile")
         else:
             w.compute_node(node)
+    if one_tile:
+        _store_rows(w)
+        return
     parts, counters = w.pointer("row_partials"), w.pointer("row_counters")
     w.out(f"tiles_n = tl.cdiv({N}, BLOCK_N)")
     w.out(f"rows_pad = tl.cdiv({M}, BLOCK_M) * BLOCK_M")
@@ -88,21 +192,27 @@ def write_row_tail(w, M: str, N: str) -> None:
                 continue
             _combine(w, by_name[name], channels, parts)
             w.out(f"v_{name} = {_row_value(w, by_name[name].op, f'acc_{name}')}  # {node.describe()}")
-        for name in w.group.outputs:
-            node = w.graph.node(name)
-            value = f"v_{name}"
-            if node.out.dtype != compute_dtype(node.out.dtype):
-                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
-            w.out(f"tl.store({w.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
+        _store_rows(w)
+
+
+def _store_rows(w) -> None:
+    """The group's per-row outputs, one value per row, each in its dtype (a whole-row tail's full-size outputs are
+    the writer's to store)."""
+    for name in (n for n in w.group.outputs if n in w.row.reduced):
+        node = w.graph.node(name)
+        value = f"v_{name}"
+        if node.out.dtype != compute_dtype(node.out.dtype):
+            value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+        w.out(f"tl.store({w.pointer(name)} + om, {value}, mask=mmask)  # one value per row")
 
 
 def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:
     """acc_<r>: the row block's partials of reduction `r`, combined in tile order, ROW_PARTS tiles at a time."""
     name, ident = r.name, FLOAT_IDENTITY[r.op]
-    at = f"{parts} + {{rows}} * tiles_n + t0 + rt"
+    at = f"{parts} + {{rows}} * tiles_n + part0 + rt"
     w.out(f"acc_{name} = tl.full([BLOCK_M, ROW_PARTS], {ident if not r.shift else '0.0'}, tl.float32)")
-    with w.out.block("for t0 in range(0, tiles_n, ROW_PARTS):"):
-        w.out("tmask = t0 + rt < tiles_n")
+    with w.out.block("for part0 in range(0, tiles_n, ROW_PARTS):"):
+        w.out("tmask = part0 + rt < tiles_n")
         part = (f"tl.load({at.format(rows=_channel_rows(channels.index(name)))}, mask=tmask, other={ident}, "
                 "volatile=True)")
         if r.shift:   # Σ_t s_t · exp(c_t − C): each tile summed exp(u − c_t)

@@ -18,15 +18,22 @@ from kerntailor.codegen.gemm import (
 )
 from kerntailor.codegen.gemm.loops import dot_loop, gemv_loop, times, tma_descriptors, tma_loop, tma_plan
 from kerntailor.codegen.gemm.operands import fp8_operands, fp8_rescale, library_product
-from kerntailor.codegen.gemm.tail import split_combine, write_row_tail
+from kerntailor.codegen.gemm.tail import (
+    ROW_SCRATCH_DTYPES,
+    find_row_tail,
+    row_tail_launch,
+    row_value_load,
+    split_combine,
+    tile_form,
+    write_row_tail,
+)
 from kerntailor.codegen.helpers import named_helper, num_programs, tma_allocator
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.render import TL_DTYPES, compute_dtype
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Matmul, Node
-from kerntailor.plan.row_tail import RowTail, row_tail
-from kerntailor.units import next_power_of_two
+from kerntailor.plan.row_tail import RowTail
 
 
 class GemmWriter(AnchorWriter):
@@ -43,13 +50,8 @@ class GemmWriter(AnchorWriter):
 
     def tail_names(self) -> set[str]:
         """A group the planner gave row reductions (reduce_axes): its row tail (plan/row_tail.py)."""
-        self.row: RowTail | None = None
-        if not self.group.reduce_axes:
-            return set()
-        self.row = row_tail(self.graph, list(self.group.nodes), set(self.group.outputs))
-        if self.row is None:
-            raise CodegenUnsupported(f"{self.group.name}: its row reductions do not combine from tiles")
-        return set(self.row.nodes)
+        self.row: RowTail | None = find_row_tail(self)
+        return set(self.row.nodes) if self.row is not None else set()
 
     def add_module_helper(self, text: str) -> None:
         if text not in self.module_helpers:
@@ -94,7 +96,7 @@ class GemmWriter(AnchorWriter):
                 if self.row is not None:
                     if p.gemv:
                         raise CodegenUnsupported(f"{self.group.name}: row reductions after a matrix-vector product")
-                    write_row_tail(self, M, N)
+                    write_row_tail(self, M, N, tile_form(self.row, space[nb + 1], p.blocks[1]))
                 else:
                     self.store_outputs(space)
         return self._finish(mm, space, nb, self._describe(mm, a_shape, b_shape, nb))
@@ -207,8 +209,9 @@ class GemmWriter(AnchorWriter):
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
-            if self.row is not None and view.base in self.row.reduced and gather is None and valid is None:
-                return f"v_{view.base}"   # a row value, (BLOCK_M, 1): row_tail checked how it is read
+            row_value = row_value_load(self, view.base, gather, valid)
+            if row_value is not None:
+                return row_value
             if view.base in self.members or gather is not None or valid is not None:
                 return full(load, gather, valid, i)
             if len(view.shape) != len(self.anchor.out.shape):
@@ -232,8 +235,6 @@ class GemmWriter(AnchorWriter):
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
         constexprs += [("GROUP_M", p.group_m)] if p.group_m > 1 else []
         constexprs += [("SPLIT_K", split)] if split > 1 else []
-        if self.row is not None:  # combine chunk: partials of this many tiles per load (any N)
-            constexprs += [("ROW_PARTS", max(2, min(32, next_power_of_two(-(-self.anchor.n // bn)))))]
         constexprs += [(self.tma[0], self.tma[2])] if self.tma else []
         host_constexprs = ((self.tma[0], self.tma[1]),) if self.tma else ()
         if p.persistent:  # the build compiles for the traced GPU's count (an H200's 132 SMs)
@@ -249,11 +250,12 @@ class GemmWriter(AnchorWriter):
         if split > 1:  # partial tiles (every element written before it is read: not zeroed) and counters
             scratch = (Scratch("partials", "fp32", factors + ((const(bm * bn), 1),), False),
                        Scratch("counters", "i32", tiles))
-        if self.row is not None:  # every partial is written before it is read; the counters start at 0
-            row_blocks = tuple((e, 1) for e in batch) + ((space[nb], bm),)
-            channels = const(bm * len(self.row.channels))
-            scratch += (Scratch("row_partials", "fp32", row_blocks + ((space[nb + 1], bn), (channels, 1)), False),
-                        Scratch("row_counters", "i32", row_blocks))
+        if self.row is not None:
+            form = tile_form(self.row, space[nb + 1], bn)
+            row = row_tail_launch(self.row, form, tuple((e, 1) for e in batch), space[nb], space[nb + 1], (bm, bn),
+                                  self.anchor.n, self.sizes.host(space[nb + 1]), self.name)
+            constexprs += list(row.constexprs)
+            scratch += row.scratch
         host_buffers = (("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if p.fp8 is not None else
                         ("lib_prod",) if p.path == "library" else ())
         return assemble(group=self.group.name, name=self.name, doc=self._doc(mm, space, product_text),
@@ -266,7 +268,7 @@ class GemmWriter(AnchorWriter):
 
     def _pointer_dtypes(self, mm: Matmul) -> dict[str, str]:
         p = self.product
-        dtypes = {"partials": "fp32", "counters": "i32", "row_partials": "fp32", "row_counters": "i32"}
+        dtypes = {"partials": "fp32", "counters": "i32"} | ROW_SCRATCH_DTYPES
         if p.fp8 is not None:
             dtypes |= {"fp8_a": p.fp8.triton_type, "fp8_b": p.fp8.triton_type, "fp8_sa": "fp32", "fp8_sb": "fp32"}
         if p.path == "library":   # torch.matmul's output: the operands' dtype

@@ -6,8 +6,8 @@
 # (73's default), gen_ig_* the gather form (57's default), both with the weight packed by the host (the default
 # now); "_uw" the same with the weight read through its own view (the form before: the default schedule and the
 # fp32 tf32 seed); "_to" at stride 1 (57) the gather form with its taps outer (taps_outer). The summary gives the
-# best of each: ph ig uw to (tp tc: the forward row's tap orders). bf16 first, with torch.compile (limit 72 s, no file starts after 45 s); then fp32
-# without it (ieee and tf32 generated; cuDNN runs tf32 under PyTorch's default allow_tf32; limit 45 s); then, bf16,
+# best of each: ph ig uw to (tp tc: the forward row's tap orders). bf16 first, with torch.compile (limit 72 s, no
+# file starts after 45 s); then fp32 without it (ieee and tf32 generated; cuDNN runs tf32 under PyTorch's default allow_tf32; limit 45 s); then, bf16,
 # the forward convolution of 57's work (benchmarks/data/conv_probe/conv2d_as_transposed_57.py: padding 2; limit
 # 28 s) to tell the transposed form's cost from the shape's (FWD=0 leaves it out). < 150 s in all (not measured).
 # Each module's output is compared with eager's (rel_err_<label>). One JSON line per problem and dtype on stdout and
@@ -41,7 +41,8 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     t = r.get("times_us", {})
     best = r.get("best_generated")
-    forms = " ".join(f"{f} {t[r[f'best_{f}']]:.0f}" for f in ("ph", "ig", "uw", "to", "tp", "tc") if r.get(f"best_{f}") in t)
+    forms = " ".join(f"{f} {t[r[f'best_{f}']]:.0f}" for f in ("ph", "ig", "uw", "to", "tp", "tc")
+                     if r.get(f"best_{f}") in t)
     errs = {k[8:]: f"{v:.1e}" for k, v in r.items() if k.startswith("rel_err_")}
     print(f"{r['dtype']:5} {r['problem'][:34]:34} eager {t.get('eager', 0):.0f} compile {t.get('torch.compile', 0):.0f} "
           f"| {best} {t.get(best, 0):.0f} ({forms}) | eager/gen {r.get('eager_over_generated')} compile/gen "

@@ -9,7 +9,8 @@
 # best of each: ph ig uw to (tp tc: the forward row's tap orders). bf16 first, with torch.compile (limit 72 s, no
 # file starts after 45 s); then fp32 without it (ieee and tf32 generated; cuDNN runs tf32 under PyTorch's default
 # allow_tf32; limit 45 s); then, bf16, the forward convolution of 57's work
-# (benchmarks/data/conv_probe/conv2d_as_transposed_57.py: padding 2; limit 28 s) to tell the transposed form's cost from the shape's (FWD=0 leaves it out). < 150 s in all (not measured).
+# (benchmarks/data/conv_probe/conv2d_as_transposed_57.py: padding 2; limit 28 s) to tell the transposed form's cost
+# from the shape's (FWD=0 leaves it out). < 150 s in all (not measured).
 # Each module's output is compared with eager's (rel_err_<label>). One JSON line per problem and dtype on stdout and
 # in the log; rows in $1 (bf16), ..._fp32.json and ..._forward.json (times in us, measured). Run from the
 # repository root, KernelBench at benchmarks/work/kb (git-ignored: carry it):

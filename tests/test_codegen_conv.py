@@ -91,8 +91,8 @@ def test_the_tap_order_over_channels_last_copies_is_the_default_where_a_taps_cha
     (codegen/conv.py, #19): 36 input channels take it by default (BLOCK_K 32: a tile and a tail of 4 a tap);
     two kernels before the convolution copy x and W into scratch (B, *S, C), and each step reads one tap's
     contiguous channels under a per-row padding mask (no per-element window arithmetic). CONV2D's 3 channels a group
-    keep the weight's order (a tap's channels would fill 3 of 16), and so would 16 to 31. The space offers the other values second and
-    keeps stage with taps; the cost model prices the tap order's per-tap channel tail."""
+    keep the weight's order (a tap's channels would fill 3 of 16), and so would 16 to 31. The space offers the other
+    values second and keeps stage with taps; the cost model prices the tap order's per-tap channel tail."""
     from kerntailor.codegen.conv import takes_taps
 
     gen, _, group = _conv_group(TAPS)

@@ -780,7 +780,7 @@ class _ConvWriter(AnchorWriter):
         """(view, strides, offset) of a channels-last copy of operand 0 (the input) or 1 (the weight): scratch
         `buffer`, (B, *S, C) contiguous for the operand's (B, C, *S), written by a kernel launched before this one
         (_stage_kernel); its strides are products of the operand's sizes (C's stride 1)."""
-        b, c, spatial = shape[0], shape[1], shape[2:]
+        c, spatial = shape[1], shape[2:]
         strides = [product([c, *spatial]), const(1)] + [product([c, *spatial[d + 1:]]) for d in range(len(spatial))]
         if any(e is None for e in strides):
             raise CodegenUnsupported(f"{conv.name}: operand {operand}'s sizes are not products of sizes")

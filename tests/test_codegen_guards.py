@@ -93,8 +93,8 @@ case("weight", lambda: kernel.ModelNew(32), lambda: torch.randn(3, 40))
     assert got["right"][:2] == ["returned", [5, 40]]
     assert got["rank3"][0] == "ValueError" and got["bf16"][0] == "ValueError"
     assert got["row"][0] == "ValueError"
-    assert got["row"][1].startswith("rows of 2097152 elements: k0_reduction_kernel holds 1 whole row(s) in one "
-                                    "block of at most 1048576 elements")
+    assert got["row"][1].startswith("rows of 2097152 elements (a size of x): k0_reduction_kernel holds 1 whole "
+                                    "row(s) in one block of at most 1048576 elements")
     assert got["weight"] == ["ValueError", "self.ln.weight.shape[0] is 32: this kernel was generated for "
                                            "self.ln.weight.shape[0] == x.shape[1]"]
 
@@ -187,3 +187,17 @@ def test_a_stride_fitted_where_a_dim_did_not_vary_is_checked_by_name():
     assert refused.startswith("k.shape[1] = 1: this kernel was generated for k.shape[1] == 2 (the stride "
                               "node/pw0/operand/0/strides/0"), refused
     assert run(3, 2, 40).startswith("k.shape[0] = 3: this kernel was generated for k.shape[0] == 2")
+
+
+@pytest.mark.unit
+def test_a_refused_rows_length_is_traced_to_the_input_behind_a_derived_size():
+    """A row of a tensor the model makes (a conv's output depth, derived on the host from x's) names x: the
+    referee takes a refusal only when it names what its case changed (KernelBench level2 24 on the H200: the
+    conv output's depth 1048577 named nothing the case changed, x's depth 1048579)."""
+    from kerntailor.codegen.emit import _size_origins
+
+    lines = ["d0 = x.shape[0]", "d2 = x.shape[2]", "w0 = conv_weight.shape[0]", "conv0_2 = (d2 - 3) // 1 + 1",
+             "cat0_1 = conv0_2 + w0"]
+    origins = _size_origins(lines, {"x": "x", "p_w": "conv_weight"}, {"x": "x", "p_w": "self.conv.weight"})
+    assert origins["d2"] == ("x",) and origins["conv0_2"] == ("x",)
+    assert origins["cat0_1"] == ("x", "self.conv.weight")

@@ -17,7 +17,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_8b34fd75e4e16613 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     logits: torch.float32, shape (any, any)
@@ -138,7 +138,7 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.cross_entropy_8b34fd75e4e16613 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     d0 = logits.shape[0]
     d1 = logits.shape[1]
@@ -165,8 +165,8 @@ def _launch_kernels_fake(logits, targets):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "cross_entropy_8b34fd75e4e16613"):
-    torch.library.custom_op("kerntailor::cross_entropy_8b34fd75e4e16613", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "cross_entropy_b3005bcfdfb3b258"):
+    torch.library.custom_op("kerntailor::cross_entropy_b3005bcfdfb3b258", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -237,7 +237,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_8b34fd75e4e16613; the constructor is Model's own."""
+    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -274,10 +274,10 @@ class ModelNew(nn.Module):
         if targets.shape[0] != d0:
             raise ValueError(f"targets.shape[0] is {targets.shape[0]}: this kernel was generated for targets.shape[0] == logits.shape[0]")
         if d0 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d0} elements: k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+            raise ValueError(f"rows of {d0} elements (a size of logits): k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 >= 2147483647:
             raise ValueError(f"targets has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"logits has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw11 = torch.ops.kerntailor.cross_entropy_8b34fd75e4e16613(logits, targets)
+        pw11 = torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258(logits, targets)
         return pw11

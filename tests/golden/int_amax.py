@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_d3928b4964dec25a (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_04de71a0f43b03e7 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.int64, shape (any, any)
@@ -56,7 +56,7 @@ def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: t
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_d3928b4964dec25a (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_04de71a0f43b03e7 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -76,8 +76,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "tiny_int_amax_d3928b4964dec25a"):
-    torch.library.custom_op("kerntailor::tiny_int_amax_d3928b4964dec25a", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "tiny_int_amax_04de71a0f43b03e7"):
+    torch.library.custom_op("kerntailor::tiny_int_amax_04de71a0f43b03e7", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -148,7 +148,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_d3928b4964dec25a; the constructor is Model's own."""
+    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_04de71a0f43b03e7; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -177,10 +177,10 @@ class ModelNew(nn.Module):
         d0 = x.shape[0]
         d1 = x.shape[1]
         if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d1} elements: k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 >= 2147483647:
             raise ValueError(f"max0 has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        max0 = torch.ops.kerntailor.tiny_int_amax_d3928b4964dec25a(x)
+        max0 = torch.ops.kerntailor.tiny_int_amax_04de71a0f43b03e7(x)
         return max0

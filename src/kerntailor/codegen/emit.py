@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import datetime
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -211,12 +212,28 @@ def _forward_checks(gen: Generalized, kernels: list[GeneratedKernel], host_names
             raise CodegenUnsupported(f"graph input {inp.name} of kind {inp.kind}")
     body += tensor_checks(gen, var, labels, any(k.source for k in kernels))
     body += grads
-    body += _size_lines(gen, host_names, var)
+    sizes = _size_lines(gen, host_names, var)
+    body += sizes
     size = SizeArgs(gen, host_names)
     body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
     body += pin_checks(gen, labels, host_names)          # what strides fitted over part of the variants assume
-    body += row_checks(kernels, size) + int32_checks(gen, kernels, size, var, labels, buffers)
+    body += row_checks(kernels, size, _size_origins(sizes, var, labels)) + \
+        int32_checks(gen, kernels, size, var, labels, buffers)
     return body
+
+
+def _size_origins(size_lines: list[str], var: dict[str, str], labels: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Each size's host name -> the tensors (by the names their user knows) it is read or derived from, in order:
+    `x_2 = x.shape[2]` gives (x,), a conv's output size computed from x_2 gives (x,) as well. A refusal names them,
+    so a size derived inside the model (a conv's output depth) is traced to the input whose size made it."""
+    user = {host: labels[graph_name] for graph_name, host in var.items() if graph_name in labels}
+    origins: dict[str, tuple[str, ...]] = {}
+    for line in size_lines:
+        name, _, expr = line.partition(" = ")
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr)
+        found = [w2 for w in words for w2 in (origins.get(w) or ((user[w],) if w in user else ()))]
+        origins[name.strip()] = tuple(dict.fromkeys(found))
+    return origins
 
 
 def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list[str]:

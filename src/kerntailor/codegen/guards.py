@@ -148,8 +148,11 @@ def _is_dim(e: SizeExpr, dim: Dim) -> bool:
     return e.factors == ((dim, 1),) and e.coeff == 1 and e.offset == 0
 
 
-def row_checks(kernels: list[GeneratedKernel], size: SizeArgs) -> list[str]:
-    """forward() lines refusing a row longer than a persistent kernel's block can hold (module docstring)."""
+def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str, tuple[str, ...]] | None = None) \
+        -> list[str]:
+    """forward() lines refusing a row longer than a persistent kernel's block can hold (module docstring). The
+    message names the tensors the row's length comes from (`origins`: a size's host name -> those tensors, from
+    emit.py): a row of a tensor the model makes (a conv's output depth) is traced back to the input behind it."""
     lines, seen = [], set()
     for k in kernels:
         row = k.launch.whole_row
@@ -160,10 +163,12 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs) -> list[str]:
         if (text, xblock) in seen:
             continue
         seen.add((text, xblock))
+        names = dict.fromkeys(t for d, _ in row.factors for t in (origins or {}).get(size.host_names.get(d, ""), ()))
+        whose = f" (a size of {', '.join(names)})" if names else ""
         lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
-                  f'    raise ValueError(f"rows of {{{text}}} elements: {k.kernel_name} holds {xblock} whole row(s) '
-                  f"in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate the "
-                  'kernel with rows this long, and it loops over each row")']
+                  f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds {xblock} whole '
+                  f"row(s) in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate "
+                  'the kernel with rows this long, and it loops over each row")']
     return lines
 
 

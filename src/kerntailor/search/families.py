@@ -704,7 +704,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
                phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
-               C: int = 0) -> Space:
+               C: int = 0, outer: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
@@ -720,7 +720,9 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     (that order over channels-last copies of the input and the weight: only with taps), each first where it is
     the default (2: C >= 32), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
     at most C rounded up to a power of two (at least 16). `whole_row` 1 (a row tail that writes softmax's output
-    over the channels: codegen's conv.work_sizes): BLOCK_N spans N."""
+    over the channels: codegen's conv.work_sizes): BLOCK_N spans N. `outer` 1 or 2 (a transposed convolution at
+    stride 1 with several taps, C its input channels per group) adds the knob taps_outer (codegen/conv.py: K steps
+    over one tap's channels each; gather form only, so not with phases), first where it is the default (2)."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -734,6 +736,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     if taps:
         knobs += [Knob("taps", (True, False) if taps == 2 else (False, True)),
                   Knob("stage", (True, False) if taps == 2 else (False, True))]
+    if outer:
+        knobs.append(Knob("taps_outer", (True, False) if outer == 2 else (False, True)))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
@@ -759,12 +763,19 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
                                    lambda v: not v["taps"] or v["BLOCK_K"] <= span),
                         Constraint("stage only with taps", ("taps", "stage"), lambda v: v["taps"] or not v["stage"])]
         sizes += (("taps", taps), ("C", C))
+    if outer:
+        span_o = max(16, next_power_of_two(C))
+        constraints += [Constraint(f"taps_outer: BLOCK_K <= {span_o} (a tap's input channels)",
+                                   ("BLOCK_K", "taps_outer"), lambda v: not v["taps_outer"] or v["BLOCK_K"] <= span_o),
+                        Constraint("taps_outer only in the gather form", ("taps_outer", "phases"),
+                                   lambda v: not v["taps_outer"] or not v["phases"])]
+        sizes += (("outer", outer), ("C", C))
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
 
 def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
                phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
-               C: int = 0) -> list[dict]:
+               C: int = 0, outer: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
@@ -797,6 +808,12 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         staged = [cut(s, True, True) for s in implicit]
         plain, old = cut(implicit[0], True, False), cut(implicit[0], False, False)
         return staged[:1] + [old, plain] + staged[1:] if taps == 2 else [old, plain, staged[0]]
+    if outer:   # stride 1, several taps: the gather form's seeds with the taps outer (first where the default)
+        base = conv_seeds(target, M=M, N=N, K=K, dtype=dtype, phases=phases)
+        span = max(16, next_power_of_two(C))
+        on = [s | {"taps_outer": True, "BLOCK_K": min(s["BLOCK_K"], span)} for s in base if not s.get("phases")]
+        off = [s | {"taps_outer": False} for s in base]
+        return on[:1] + off[:1] + on[1:] + off[1:] if outer == 2 else off + on[:1]
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
@@ -1031,10 +1048,10 @@ def _gemm_padding(config: Config, sizes: Mapping[str, int]) -> float:
 def _conv_k(config: Config, sizes: Mapping[str, int]) -> Mapping[str, int]:
     """The sizes with K the form's own: a strided transposed convolution's gather form (phases off) steps every tap
     ("Kg"), its phase form a phase's taps at most ("K"; codegen's conv.work_sizes); the tap order steps each tap's
-    C input channels in whole BLOCK_K tiles (K rounded up per tap: a multiple of BLOCK_K)."""
+    C input channels in whole BLOCK_K tiles (K rounded up per tap: a multiple of BLOCK_K), as does taps_outer."""
     if "Kg" in sizes and not config.get("phases", True):
         return {**sizes, "K": sizes["Kg"]}
-    if config.get("taps", False) and sizes.get("C"):
+    if (config.get("taps", False) or config.get("taps_outer", False)) and sizes.get("C"):
         bk = config["BLOCK_K"]
         return {**sizes, "K": sizes["K"] // sizes["C"] * math.ceil(sizes["C"] / bk) * bk}
     return sizes

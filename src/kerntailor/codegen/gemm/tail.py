@@ -11,6 +11,10 @@ is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C). A
 its channels are the same tail on its implicit GEMM's tile (codegen/conv.py): `find_row_tail`, `row_value_load`,
 `row_tail_launch` and `write_row_tail` serve both writers, which define the tile's names the tail reads: `pid_m`,
 `pid_n`, `om` (the output rows, (BLOCK_M, 1)), `mmask`, `nmask`.
+
+Column tail (plan/row_tail.py's column_tail): a convolution's reductions over its spatial axes, the same scheme
+transposed: its tiles hold one image's positions (rows), each reduces its rows per channel, and the image's last
+position tile to arrive combines the partials in tile order (`write_column_tail`, `column_tail_launch`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from kerntailor.codegen.sizes import const
 from kerntailor.plan.row_tail import RowTail, row_tail
 from kerntailor.units import next_power_of_two
 
-ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32"}
+# the row tail's scratch, and the column tail's (write_column_tail)
+ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32", "col_partials": "fp32", "col_counters": "i32"}
 
 
 def find_row_tail(w, whole_row: bool = False) -> RowTail | None:
@@ -230,9 +235,6 @@ def _channel_rows(ch: int) -> str:
 
 
 # --- column tail: a convolution's reductions over its spatial axes (plan/row_tail.py's column_tail) -------------
-
-COLUMN_SCRATCH_DTYPES = {"col_partials": "fp32", "col_counters": "i32"}
-
 
 def column_tail_launch(row: RowTail, images: SizeExpr, positions: SizeExpr, cols: SizeExpr,
                        blocks: tuple[int, int], traced_positions: int, form: str, host_positions: str) -> RowLaunch:

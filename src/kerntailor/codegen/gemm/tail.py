@@ -148,13 +148,19 @@ def write_row_tail(w, M: str, N: str, form: str = "split") -> None:
     """The row tail in `form` (tile_form): "split", each tile's share of the row reductions, then (last tile of the
     row block) their combine and stores; "one" and "checked", the tile's reductions are the rows' and the row values
     are stored at once; "per_call", both, under the host's ROW_ONE_TILE."""
+    _in_form(w, form, "ROW_ONE_TILE", "this call's columns fit one tile", lambda one: _write_row_tail(w, M, N, one))
+
+
+def _in_form(w, form: str, flag: str, what: str, write) -> None:
+    """`write(one_tile)` as `form` says: "split" write(False), "per_call" both under the host's constexpr `flag`
+    (true where `what`), any other write(True)."""
     if form == "per_call":
-        with w.out.block("if ROW_ONE_TILE:  # this call's columns fit one tile"):
-            _write_row_tail(w, M, N, True)
+        with w.out.block(f"if {flag}:  # {what}"):
+            write(True)
         with w.out.block("else:"):
-            _write_row_tail(w, M, N, False)
+            write(False)
         return
-    _write_row_tail(w, M, N, form != "split")
+    write(form != "split")
 
 
 def _write_row_tail(w, M: str, N: str, one_tile: bool) -> None:
@@ -267,13 +273,8 @@ def _column_value(op: str, value: str) -> str:
 
 def write_column_tail(w, S: str, N: str, form: str) -> None:
     """The column tail in `form` (column_tail_launch's): "per_call" writes both, under the host's COL_ONE_TILE."""
-    if form == "per_call":
-        with w.out.block("if COL_ONE_TILE:  # this call's image positions fit one tile"):
-            _write_column_tail(w, S, N, True)
-        with w.out.block("else:"):
-            _write_column_tail(w, S, N, False)
-        return
-    _write_column_tail(w, S, N, form == "one")
+    _in_form(w, form, "COL_ONE_TILE", "this call's image positions fit one tile",
+             lambda one: _write_column_tail(w, S, N, one))
 
 
 def _write_column_tail(w, S: str, N: str, one_tile: bool) -> None:

@@ -70,8 +70,8 @@ def test_a_reduction_over_the_spatial_axes_joins_the_conv_group(path, op):
 @pytest.mark.parametrize(("groups", "tail"), [
     (2, "self.conv(x).mean(dim=(2, 3))"),
     (1, "self.conv(x).amax(dim=3)"),
-    (1, "self.conv(x).mean(dim=(2, 3), keepdim=True) + self.bias")],
-    ids=["grouped", "one_axis", "reads_another_tensor"])
+    (1, "self.conv(x).mean(dim=(2, 3), keepdim=True) + x[:, :1, :1, :1]")],
+    ids=["grouped", "one_axis", "reads_a_per_image_value"])
 def test_a_spatial_reduction_the_tail_does_not_cover_stays_its_own_kernel(groups, tail, tmp_path):
     path = tmp_path / "conv_reduce.py"
     path.write_text(PROBLEM.format(doc="A conv then a reduction the column tail does not take.", groups=groups,
@@ -79,6 +79,15 @@ def test_a_spatial_reduction_the_tail_does_not_cover_stays_its_own_kernel(groups
     _, plan = _plan(path)
     (conv,) = [g for g in plan.groups if g.family == "conv"]
     assert not conv.reduce_axes and "reduction" in [g.family for g in plan.groups]
+
+
+def test_a_per_channel_bias_after_the_pooling_joins_the_tail(tmp_path):
+    path = tmp_path / "conv_mean_bias.py"
+    path.write_text(PROBLEM.format(doc="A conv, a keepdim mean over (2, 3), then a bias per channel.", groups=1,
+                                   tail="self.conv(x).mean(dim=(2, 3), keepdim=True) + self.bias"))
+    _, plan = _plan(path)
+    (group,) = plan.groups
+    assert group.family == "conv" and group.reduce_axes == (2, 3)
 
 
 # --- interpreter ---------------------------------------------------------------------------------------------

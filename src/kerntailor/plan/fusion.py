@@ -331,8 +331,10 @@ def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group],
     may read the product (it would have to be written anyway), so the merge cannot create a cycle."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
+    inputs = {i.name for i in graph.inputs}   # a conv's column tail may read them too (a bias after the pooling)
     for g in [g for g in anchors if g.family in ("matmul", "conv") and not g.prologue]:
         names = {n.name for n in g.nodes}
+        readable = names | inputs if g.family == "conv" else names
         tails: list[_Group] = []
         grew = True
         while grew:  # sibling reductions (a row's max and min) may read each other's results
@@ -341,9 +343,10 @@ def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group],
                 if r.family != "reduction" or r in tails or r.space != g.space:
                     continue
                 own = {n.name for n in r.nodes}
-                if {op.base for n in r.nodes for op in n.operands} - own <= names:
+                if {op.base for n in r.nodes for op in n.operands} - own <= readable:
                     tails.append(r)
                     names |= own
+                    readable |= own
                     grew = True
         if not tails:
             continue

@@ -29,7 +29,8 @@ A reduction over a convolution's spatial axes (all of them: global pooling, adap
 (2, 3)) is a *column tail* (`column_tail`): one value per (n, channel), reduced over the tile's rows of one image.
 The writer tiles the rows per image (codegen/conv.py), each tile stores its per-channel partial and the image's
 last tile combines them in tile order. Plain reductions only (sum, max, min), no full-size output, tail members
-reading nothing but the group; a forward convolution of one group, as for the row tail.
+reading nothing but the group and per-channel values (a bias after the pooling, at the convolution's rank: keepdim);
+a forward convolution of one group, as for the row tail.
 
 Levels: a member is "full" (one value per element of the anchor's output, M x N) or "reduced" (one per row).
 """
@@ -181,8 +182,8 @@ def column_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail 
             return None
         for view in n.operands:
             if view.base not in names:
-                if level[n.name] == "reduced":
-                    return None   # a tail member reading another tensor: not covered
+                if level[n.name] == "reduced" and not _per_channel(view, len(space)):
+                    return None   # a tail member reading another tensor other than per channel: not covered
                 continue
             source = level.get(view.base, "full")
             if source == "full" and not _reads_as(view, "full", "full", space, 1):
@@ -193,6 +194,13 @@ def column_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail 
         return None
     tail = tuple(n for n in members[1:] if level[n] == "reduced")
     return RowTail(tail, frozenset(tail), tuple(reductions))
+
+
+def _per_channel(view, rank: int) -> bool:
+    """Whether `view` (of the anchor's rank) varies along the channels at most (a bias (C, 1, 1) after global
+    pooling, a scalar): the tile reads it as one (1, BLOCK_N) row."""
+    return len(view.shape) == rank and all(st == 0 or s == 1 for k, (s, st) in
+                                           enumerate(zip(view.shape, view.strides)) if k != 1)
 
 
 def _contiguous(view) -> bool:

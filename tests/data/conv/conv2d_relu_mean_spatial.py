@@ -1,5 +1,6 @@
 """Conv2d 3 x 3 (4 -> 20 channels, padding 1), ReLU, then the mean over the spatial axes (2, 3) with keepdim, times
-2: a column tail (a sum, a division and a scale of the (n, channel) values). The spatial size varies per call."""
+2, plus a bias per channel: a column tail (a sum, then a division, a scale and a bias add of the (n, channel) values).
+The spatial size varies per call."""
 import torch
 import torch.nn as nn
 
@@ -13,9 +14,10 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(4, 20, 3, padding=1)
+        self.bias = nn.Parameter(torch.randn(20, 1, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.conv(x)).mean(dim=(2, 3), keepdim=True) * 2.0
+        return torch.relu(self.conv(x)).mean(dim=(2, 3), keepdim=True) * 2.0 + self.bias
 
 
 def get_inputs():

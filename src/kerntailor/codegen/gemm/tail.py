@@ -153,12 +153,15 @@ def write_row_tail(w, M: str, N: str, form: str = "split") -> None:
 
 def _in_form(w, form: str, flag: str, what: str, write) -> None:
     """`write(one_tile)` as `form` says: "split" write(False), "per_call" both under the host's constexpr `flag`
-    (true where `what`), any other write(True)."""
+    (true where `what`), any other write(True). A load either branch makes is that branch's (w.loads restored)."""
     if form == "per_call":
+        before = dict(w.loads)
         with w.out.block(f"if {flag}:  # {what}"):
             write(True)
+        w.loads = dict(before)
         with w.out.block("else:"):
             write(False)
+        w.loads = before
         return
     write(form != "split")
 

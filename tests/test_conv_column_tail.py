@@ -2,12 +2,13 @@
 (plan/row_tail.py's column_tail, codegen/conv.py with codegen/gemm/tail.py's write_column_tail; issue #19 item 2).
 
 Unit tier: the planner puts adaptive_avg_pool2d(1) (a sum over (2, 3), then a division), a keepdim mean (then a
-scale) and amax over the spatial axes into the conv group, whose one output is the (n, channel) value; a grouped
-convolution, a reduction over only some spatial axes and a tail that reads another tensor keep the reduction as a
-kernel of its own.
+scale, a bias per channel) and amax over the spatial axes into the conv group, whose one output is the (n, channel)
+value; a grouped convolution, a reduction over only some spatial axes and a tail that reads a per-image value keep
+the reduction as a kernel of its own.
 Interpreter tier: the generated modules pass the referee with an image's positions in one tile (no partials) and in
 several (partials, combined in tile order by the image's last tile), fp32 and bf16, a spatial size that varies per
-call; the conv output is never allocated.
+call, a bias per channel after the mean; the conv output is never allocated.
+Compile tier: the fused kernel builds for sm_90 with matrix instructions and no spills.
 """
 
 from __future__ import annotations
@@ -108,3 +109,20 @@ def test_the_fused_kernel_passes_the_referee(path, dtype, block_m, tmp_path):
     assert "conv0 = torch.empty(" not in module.source   # the conv's output is never allocated
     verdict = judge(path, module, tmp_path, dtype)
     assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{kernel.source}"
+
+
+# --- compile -------------------------------------------------------------------------------------------------
+
+@pytest.mark.compile
+def test_the_fused_kernel_cross_compiles_for_sm_90(tmp_path):
+    from kerntailor.builder import BuildCache, BuildPool
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    module = make_module(AVGPOOL, None, "bf16", arch="sm_90")
+    (kernel,) = module.kernels
+    with BuildPool(None, timeout_s=300) as pool:
+        (r,) = pool.build([kernel_source(module.source, kernel, prepared(AVGPOOL, "bf16")[2])],
+                          [get_target("h200")], cache=BuildCache(tmp_path))
+    assert r.ok, r.error
+    assert r.facts.matrix_instr_count > 0 and r.facts.spills == 0

@@ -105,6 +105,17 @@ count the host refuses, by name, more than BLOCK_N), the normalized output store
 depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
 such a group).
 
+Reductions over every spatial axis after the epilogue (global pooling: adaptive_avg_pool to 1, sum / mean / max /
+min over (2, 3), keepdim or not: plan/row_tail.py's column_tail, one group, not transposed) are a *column tail*: the
+grid takes the tiles per image (image outermost, then its positions' tiles, channel tiles fastest; row rs < S of
+image img is output position img·S + rs, rows past S masked), each tile reduces its rows per channel, and where an
+image's positions take several tiles each stores its (1, BLOCK_N) partials and the image's last tile to arrive
+combines them in tile order (gemm/tail.py's write_column_tail; deterministic), then computes the values after the
+reductions (the mean's division, a scale) and stores one value per (image, channel). The host picks per call
+whether an image's positions fit one tile (COL_ONE_TILE: no partials). The convolution's output is never written.
+Cross-compiled for sm_90 at KernelBench 67's sizes (128 x 8 x 256^2, 64 channels, 3 x 3; default 128 x 64 x 32 / 4
+warps): bf16 140 registers, fp32 (ieee) 168, no spills (predicted, not measured).
+
 Refused (CodegenUnsupported; `refuses` on sight, so the plan's callers make them library groups at once:
 codegen/library.py's ATen call): fp64 operands (tl.dot takes none); and by the writer a kernel, stride, padding,
 dilation or groups that changes between the problem's variants.
@@ -130,10 +141,13 @@ from kerntailor.codegen.gemm.loops import dot_text, rows
 from kerntailor.codegen.gemm.tail import (
     ROW_SCRATCH_DTYPES,
     RowLaunch,
+    column_tail_launch,
     find_row_tail,
     row_tail_launch,
     row_value_load,
+    spans_columns,
     tile_form,
+    write_column_tail,
     write_row_tail,
 )
 from kerntailor.codegen.helpers import named_helper
@@ -145,7 +159,7 @@ from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.plan.row_tail import row_tail
+from kerntailor.plan.row_tail import column_tail, row_tail
 from kerntailor.units import next_power_of_two
 
 PRECISIONS = FP32_DOT_PRECISIONS   # the user's policies a convolution's products take (no fp8 path here)
@@ -435,7 +449,15 @@ class _ConvWriter(AnchorWriter):
 
     def tail_names(self) -> set[str]:
         """A group the planner gave reductions over the channels (reduce_axes): its row tail (plan/row_tail.py),
-        written on the implicit GEMM's tile (rows: output positions) by gemm/tail.py's code."""
+        written on the implicit GEMM's tile (rows: output positions) by gemm/tail.py's code; one over its spatial
+        axes, its column tail (the tile's rows then one image's positions)."""
+        self.column = bool(self.group.reduce_axes) and self.group.reduce_axes != (1,)
+        if self.column:
+            self.row = column_tail(self.graph, list(self.group.nodes), set(self.group.outputs))
+            if self.row is None:
+                raise CodegenUnsupported(f"{self.group.name}: its reductions over the spatial axes do not combine "
+                                         "from tiles")
+            return set(self.row.nodes)
         self.row = find_row_tail(self, whole_row=True)   # the plan offers a whole-row tail to few channels only
         return set(self.row.nodes) if self.row is not None else set()
 
@@ -484,16 +506,27 @@ class _ConvWriter(AnchorWriter):
 
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"pid = {pid}")
-        self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
+        positions = product(space[2:])
+        if self.column and positions is None:
+            raise CodegenUnsupported(f"{conv.name}: output positions are not a product of sizes")
+        S = t(positions) if self.column else ""
+        self.out(f"num_m = tl.cdiv({S or M}, BLOCK_M)")
         self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
         if grid_groups > 1:
             self.out("g = pid // (num_m * num_n)  # the convolution's group")
             self.out("tile = pid % (num_m * num_n)")
         else:
             self.out("tile = pid")
+        if self.column:   # a column tail: the tile's rows are positions of one image (its reductions')
+            self.out("img = tile // (num_m * num_n)  # the image")
+            self.out("tile = tile % (num_m * num_n)")
         self.out("pid_m = tile // num_n")
         self.out("pid_n = tile % num_n")
-        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
+        if self.column:
+            self.out("rs = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # the image's positions")
+            self.out(f"rm = img * {S} + rs")
+        else:
+            self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
         self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
         # rows: output positions (n, o_1..o_d), wrapped into range (rows past M are never stored)
         self.out(f"mw = rm % {M}")
@@ -547,7 +580,7 @@ class _ConvWriter(AnchorWriter):
         else:
             self._dot_loop(wins, x, x_shape, x_strides, w, w_strides, w_shape[1], dtype)
 
-        self.out(f"mmask = rm[:, None] < {M}")
+        self.out(f"mmask = rs[:, None] < {S}" if self.column else f"mmask = rm[:, None] < {M}")
         self.out(f"nmask = rn[None, :] < {N}")
         for k in (0, *range(2, nd + 2)):
             self.out(f"i{k} = r{k}[:, None]")
@@ -558,6 +591,8 @@ class _ConvWriter(AnchorWriter):
         self.full_mask = "mmask & nmask"
         bm, bn = self.schedule.BLOCK_M, self.schedule.BLOCK_N
         grid = GridAxis(((rows, bm), (cols, bn), (const(grid_groups), 1)))
+        if self.column:   # per image: its positions' tiles
+            grid = GridAxis(((positions, bm), (cols, bn), (space[0], 1)))
         how = ("Depthwise: one BLOCK_M (n, positions) x BLOCK_N (channels) tile per program, each channel's window "
                "walked with multiply-adds in fp32 (no tl.dot: one input channel per output channel)" if depthwise else
                f"{'Transposed (gather form) implicit' if conv.transposed else 'Implicit'} GEMM: one BLOCK_M (n, "
@@ -576,7 +611,16 @@ class _ConvWriter(AnchorWriter):
         self.out(f"v_{conv.name} = acc  # {describe}, fp32 accumulator")
         self.compute_epilogue()
         row = RowLaunch()
-        if self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
+        if self.row is not None and self.column and mn is not None:   # reductions over the spatial axes
+            positions = product(space[2:])
+            form = "one" if spans_columns(positions, self.schedule.BLOCK_M) else "per_call"
+            write_column_tail(self, self.sizes.text(positions), self.sizes.text(mn[1]), form)
+            row = column_tail_launch(self.row, space[0], positions, mn[1], (self.schedule.BLOCK_M,
+                                     self.schedule.BLOCK_N), prod(conv.out.shape[2:]), form,
+                                     self.sizes.host(positions))
+            how += (", then reductions over each image's positions (from per-tile partials where they take several "
+                    "tiles: the image's last tile combines them in tile order)")
+        elif self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
             self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
             bn = self.schedule.BLOCK_N
             if self.row.whole_row and conv.out.shape[1] > bn:

@@ -25,6 +25,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
   over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions),
   and where it has at most WHOLE_ROW_CHANNELS channels (one tile spans them) also softmax's normalized output;
+  a reduction over all of a convolution's spatial axes (global pooling) joins it as a *column tail* (same file);
 - a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put
   in: a 1-d pool is a 2-d one over (N, C, 1, L)), joins the pool's group as its *prologue*
   (`FusionGroup.prologue`): codegen evaluates it on each window element it loads, so the pool's input (a
@@ -47,7 +48,7 @@ from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Pool, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.coverage import LIBRARY
-from kerntailor.plan.row_tail import row_tail
+from kerntailor.plan.row_tail import column_tail, row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
 # a pool's prologue is recomputed on every window that reads an element: at most this many times on average
@@ -330,8 +331,10 @@ def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group],
     may read the product (it would have to be written anyway), so the merge cannot create a cycle."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
+    inputs = {i.name for i in graph.inputs}   # a conv's column tail may read them too (a bias after the pooling)
     for g in [g for g in anchors if g.family in ("matmul", "conv") and not g.prologue]:
         names = {n.name for n in g.nodes}
+        readable = names | inputs if g.family == "conv" else names
         tails: list[_Group] = []
         grew = True
         while grew:  # sibling reductions (a row's max and min) may read each other's results
@@ -340,16 +343,19 @@ def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group],
                 if r.family != "reduction" or r in tails or r.space != g.space:
                     continue
                 own = {n.name for n in r.nodes}
-                if {op.base for n in r.nodes for op in n.operands} - own <= names:
+                if {op.base for n in r.nodes for op in n.operands} - own <= readable:
                     tails.append(r)
                     names |= own
+                    readable |= own
                     grew = True
         if not tails:
             continue
         merged = sorted(g.nodes + [n for r in tails for n in r.nodes], key=lambda n: order[n.name])
         outputs = {n.name for n in merged if n.name in graph_outputs or any(c not in names for c in consumers[n.name])}
         whole_row = g.family == "conv" and g.space[1] <= WHOLE_ROW_CHANNELS
-        if row_tail(graph, [n.name for n in merged], outputs, whole_row) is None:
+        members = [n.name for n in merged]
+        if row_tail(graph, members, outputs, whole_row) is None and (
+                g.family != "conv" or column_tail(graph, members, outputs) is None):
             continue
         g.nodes, g.axes = merged, tails[0].axes
         for r in tails:

@@ -25,6 +25,13 @@ one value per (n, o..), row-major, which is exactly the reduced output's order (
 convolution of one group that is not transposed: a depthwise one's tile spans no group of channels, a transposed
 one's phase form splits its rows by output phase.
 
+A reduction over a convolution's spatial axes (all of them: global pooling, adaptive_avg_pool to 1, a mean over
+(2, 3)) is a *column tail* (`column_tail`): one value per (n, channel), reduced over the tile's rows of one image.
+The writer tiles the rows per image (codegen/conv.py), each tile stores its per-channel partial and the image's
+last tile combines them in tile order. Plain reductions only (sum, max, min), no full-size output, tail members
+reading nothing but the group and per-channel values (a bias after the pooling, at the convolution's rank: keepdim);
+a forward convolution of one group, as for the row tail.
+
 Levels: a member is "full" (one value per element of the anchor's output, M x N) or "reduced" (one per row).
 """
 
@@ -146,6 +153,62 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str], whole_row: boo
                    bool(full_outputs) or unguarded)
 
 
+def column_tail(graph: Graph, members: list[str], outputs: set[str]) -> RowTail | None:
+    """The column tail (module docstring) of a conv group of `members` (the Conv first, its epilogue, then
+    reductions over every spatial axis and pointwise values of theirs): a RowTail whose `reduced` members hold
+    one value per (n, channel), or None. Every output must be such a value."""
+    nodes = [graph.node(n) for n in members]
+    conv = nodes[0]
+    if not isinstance(conv, Conv) or column_axis(conv) is None or len(conv.out.shape) < 3:
+        return None
+    space = tuple(conv.out.shape)
+    per_image = space[0] * space[1]
+    names = set(members)
+    level: dict[str, str] = {}
+    reductions = []
+    for n in nodes[1:]:
+        if isinstance(n, Reduction):
+            if n.op not in TAIL_OPS or n.axes != tuple(range(2, len(space))) or n.out.dtype not in FLOAT:
+                return None
+            if any(level.get(v.base) != "full" for v in n.operands):
+                return None
+            level[n.name] = "reduced"
+            reductions.append(TailReduction(n.name, n.op))
+        elif n.out.shape == space and all(level.get(v.base, "full") == "full" for v in n.operands):
+            level[n.name] = "full"
+        elif n.out.numel == per_image and any(level.get(v.base) == "reduced" for v in n.operands):
+            level[n.name] = "reduced"
+        else:
+            return None
+        for view in n.operands:
+            if view.base not in names:
+                if level[n.name] == "reduced" and not _per_channel(view, len(space)):
+                    return None   # a tail member reading another tensor other than per channel: not covered
+                continue
+            source = level.get(view.base, "full")
+            if source == "full" and not _reads_as(view, "full", "full", space, 1):
+                return None
+            if source == "reduced" and not _contiguous(view):
+                return None   # a (n, c) value read in another order than row-major (n, c)
+    if not reductions or any(level.get(o) != "reduced" for o in outputs):
+        return None
+    tail = tuple(n for n in members[1:] if level[n] == "reduced")
+    return RowTail(tail, frozenset(tail), tuple(reductions))
+
+
+def _per_channel(view, rank: int) -> bool:
+    """Whether `view` (of the anchor's rank) varies along the channels at most (a bias (C, 1, 1) after global
+    pooling, a scalar): the tile reads it as one (1, BLOCK_N) row."""
+    return len(view.shape) == rank and all(st == 0 or s == 1 for k, (s, st) in
+                                           enumerate(zip(view.shape, view.strides)) if k != 1)
+
+
+def _contiguous(view) -> bool:
+    """Whether `view` reads its buffer row-major from offset 0 (size-1 axes aside)."""
+    return view.offset == 0 and all(st == prod(view.shape[k + 1:]) for k, (s, st) in
+                                    enumerate(zip(view.shape, view.strides)) if s != 1)
+
+
 def _conv_row_shapes(space: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """The shapes a convolution's row value may be written in: reduced over the channels, keepdim or not."""
     return (space[:1] + (1,) + space[2:], space[:1] + space[2:])
@@ -191,4 +254,4 @@ def _reductions_before(graph: Graph, name: str, names: set[str]) -> frozenset[st
                      if isinstance(n, Reduction))
 
 
-__all__ = ["RowTail", "TailReduction", "column_axis", "row_tail"]
+__all__ = ["RowTail", "TailReduction", "column_axis", "column_tail", "row_tail"]

@@ -11,6 +11,10 @@ is never written. Shifted sums Σ exp(u − c) are rescaled by exp(c_t − C). A
 its channels are the same tail on its implicit GEMM's tile (codegen/conv.py): `find_row_tail`, `row_value_load`,
 `row_tail_launch` and `write_row_tail` serve both writers, which define the tile's names the tail reads: `pid_m`,
 `pid_n`, `om` (the output rows, (BLOCK_M, 1)), `mmask`, `nmask`.
+
+Column tail (plan/row_tail.py's column_tail): a convolution's reductions over its spatial axes, the same scheme
+transposed: its tiles hold one image's positions (rows), each reduces its rows per channel, and the image's last
+position tile to arrive combines the partials in tile order (`write_column_tail`, `column_tail_launch`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from kerntailor.codegen.sizes import const
 from kerntailor.plan.row_tail import RowTail, row_tail
 from kerntailor.units import next_power_of_two
 
-ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32"}
+# the row tail's scratch, and the column tail's (write_column_tail)
+ROW_SCRATCH_DTYPES = {"row_partials": "fp32", "row_counters": "i32", "col_partials": "fp32", "col_counters": "i32"}
 
 
 def find_row_tail(w, whole_row: bool = False) -> RowTail | None:
@@ -143,13 +148,22 @@ def write_row_tail(w, M: str, N: str, form: str = "split") -> None:
     """The row tail in `form` (tile_form): "split", each tile's share of the row reductions, then (last tile of the
     row block) their combine and stores; "one" and "checked", the tile's reductions are the rows' and the row values
     are stored at once; "per_call", both, under the host's ROW_ONE_TILE."""
+    _in_form(w, form, "ROW_ONE_TILE", "this call's columns fit one tile", lambda one: _write_row_tail(w, M, N, one))
+
+
+def _in_form(w, form: str, flag: str, what: str, write) -> None:
+    """`write(one_tile)` as `form` says: "split" write(False), "per_call" both under the host's constexpr `flag`
+    (true where `what`), any other write(True). A load either branch makes is that branch's (w.loads restored)."""
     if form == "per_call":
-        with w.out.block("if ROW_ONE_TILE:  # this call's columns fit one tile"):
-            _write_row_tail(w, M, N, True)
+        before = dict(w.loads)
+        with w.out.block(f"if {flag}:  # {what}"):
+            write(True)
+        w.loads = dict(before)
         with w.out.block("else:"):
-            _write_row_tail(w, M, N, False)
+            write(False)
+        w.loads = before
         return
-    _write_row_tail(w, M, N, form != "split")
+    write(form != "split")
 
 
 def _write_row_tail(w, M: str, N: str, one_tile: bool) -> None:
@@ -227,3 +241,94 @@ def _combine(w, r, channels: tuple[str, ...], parts: str) -> None:
 def _channel_rows(ch: int) -> str:
     """Row index, in int64, of the output rows `om` in partial channel `ch` (rows_pad rows per channel)."""
     return f"(om + {ch} * rows_pad).to(tl.int64)" if ch else "om.to(tl.int64)"
+
+
+# --- column tail: a convolution's reductions over its spatial axes (plan/row_tail.py's column_tail) -------------
+
+def column_tail_launch(row: RowTail, images: SizeExpr, positions: SizeExpr, cols: SizeExpr,
+                       blocks: tuple[int, int], traced_positions: int, form: str, host_positions: str) -> RowLaunch:
+    """A column tail's launch in `form` (tile_form's "one", "split" or "per_call", over an image's positions):
+    for a combine, per image, position tile and channel, BLOCK_N-padded columns of partials (every one written
+    before it is read), and per image and column tile an arrival counter (zeroed); ROW_PARTS position tiles per
+    load in the combine; per call, the host's COL_ONE_TILE (an image's positions fit one tile)."""
+    if form == "one":
+        return RowLaunch()
+    bm, bn = blocks
+    channels = const(len(row.channels))
+    scratch = (Scratch("col_partials", "fp32", ((images, 1), (positions, bm), (channels, 1), (cols, bn),
+                                                (const(bn), 1)), False),
+               Scratch("col_counters", "i32", ((images, 1), (cols, bn))))
+    parts = (("ROW_PARTS", max(2, min(32, next_power_of_two(-(-traced_positions // bm))))),)
+    if form == "split":
+        return RowLaunch(parts, scratch)
+    return RowLaunch(parts + (("COL_ONE_TILE", int(traced_positions <= bm)),), scratch,
+                     (("COL_ONE_TILE", f"int({host_positions} <= {bm})"),))
+
+
+def _column_value(op: str, value: str) -> str:
+    """A reduction of `value` ([BLOCK_M, BLOCK_N]) over axis 0, kept as [1, BLOCK_N]; max and min keep a NaN."""
+    if op == "sum":
+        return f"tl.sum({value}, axis=0, keep_dims=True)"
+    fn = "tl.max" if op == "max" else "tl.min"
+    return (f"tl.where(tl.sum(({value} != {value}).to(tl.int32), axis=0, keep_dims=True) > 0, float('nan'), "
+            f"{fn}({value}, axis=0, keep_dims=True))")
+
+
+def write_column_tail(w, S: str, N: str, form: str) -> None:
+    """The column tail in `form` (column_tail_launch's): "per_call" writes both, under the host's COL_ONE_TILE."""
+    _in_form(w, form, "COL_ONE_TILE", "this call's image positions fit one tile",
+             lambda one: _write_column_tail(w, S, N, one))
+
+
+def _write_column_tail(w, S: str, N: str, one_tile: bool) -> None:
+    """The column tail on a convolution's tile of one image's positions (writer names: `img`, `pid_m`, `pid_n`,
+    `rn`, `mmask` (positions of this image), `nmask`): each reduction over the tile's rows; with `one_tile` those
+    are the image's and the values are stored at once, else each tile stores its partials and the image's last
+    position tile to arrive combines them in tile order, then computes the values after them and stores them."""
+    row = w.row
+    w.out("# column tail: this tile's share of each reduction over the image's positions (rows past them count "
+          "as the identity)")
+    for r in row.reductions:
+        node = w.graph.node(r.name)
+        tile = f"tl.where(mmask, v_{node.operands[0].base}, {FLOAT_IDENTITY[r.op]})"
+        w.out(f"v_{r.name} = {_column_value(r.op, tile)}  # {node.describe()} over this tile")
+    if not one_tile:
+        parts, counters = w.pointer("col_partials"), w.pointer("col_counters")
+        w.out(f"tiles_m = tl.cdiv({S}, BLOCK_M)")
+        w.out(f"tiles_n = tl.cdiv({N}, BLOCK_N)")
+        w.out("cols_pad = tiles_n * BLOCK_N")
+        channels = len(row.channels)
+        at = (f"{parts} + ((img * tiles_m + {{tile}}) * {channels} + {{ch}}).to(tl.int64) * cols_pad + rn[None, :]"
+              if channels > 1 else f"{parts} + (img * tiles_m + {{tile}}).to(tl.int64) * cols_pad + rn[None, :]")
+        for ch, r in enumerate(row.reductions):
+            w.out(f"tl.store({at.format(tile='pid_m', ch=ch)}, v_{r.name})")
+        with last_to_arrive(w, "col_arrived", f"{counters} + img * tiles_n + pid_n", "tiles_m", "the image's",
+                            "the image's last position tile: combine its partials in tile order"):
+            w.out("rt = tl.arange(0, ROW_PARTS)[:, None]")
+            for ch, r in enumerate(row.reductions):
+                ident = FLOAT_IDENTITY[r.op]
+                w.out(f"acc_{r.name} = tl.full([ROW_PARTS, BLOCK_N], {ident}, tl.float32)")
+                with w.out.block("for part0 in range(0, tiles_m, ROW_PARTS):"):
+                    part = (f"tl.load({at.format(tile='part0 + rt', ch=ch)}, mask=part0 + rt < tiles_m, "
+                            f"other={ident}, volatile=True)")
+                    combined = (f"acc_{r.name} + {part}" if r.op == "sum" else
+                                nan_extremum(r.op, f"acc_{r.name}", part))
+                    w.out(f"acc_{r.name} = {combined}")
+                w.out(f"v_{r.name} = {_column_value(r.op, f'acc_{r.name}')}")
+            _column_values(w, S, N)
+        return
+    _column_values(w, S, N)
+
+
+def _column_values(w, S: str, N: str) -> None:
+    """The tail's values after its reductions, then its outputs: one value per (image, channel)."""
+    reductions = {r.name for r in w.row.reductions}
+    for name in (n for n in w.row.nodes if n not in reductions):
+        w.compute_node(w.graph.node(name))
+    for name in w.group.outputs:
+        node = w.graph.node(name)
+        value = f"v_{name}"
+        if node.out.dtype != compute_dtype(node.out.dtype):
+            value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+        w.out(f"tl.store({w.pointer(name)} + img * {N} + rn[None, :], {value}, mask=nmask)  # one value per "
+              "(image, channel)")

@@ -60,6 +60,9 @@ class Family:
     # why its writer refuses an anchor on sight, from the node alone ("" where it may take it): the plan's callers
     # make those library groups up front (codegen's `refused_anchors`), so no plan offers a group bound to fail
     refuses: Callable[[Graph, Node], str] | None = None
+    # its writer computes reductions of its output in its own tiles (a row or column tail: plan/row_tail.py), so
+    # the plan may put them in its group; a family that does not say so gets its reductions as groups of their own
+    tails: bool = False
 
 
 def _by_axis(lines: Callable[[Generalized, object, int, str, SizeArgs], list[str]]):
@@ -75,7 +78,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("reduction", fused.ReductionSchedule, fused.default_schedule, fused.generate_fused,
            work_sizes=fused.reduction_work_sizes),
     Family("matmul", gemm.MatmulSchedule, gemm.default_schedule, gemm.generate_gemm, work_sizes=gemm.work_sizes,
-           matrix=True, precisions=PRECISIONS, library_product=True, compute_bound=True),
+           matrix=True, precisions=PRECISIONS, library_product=True, compute_bound=True, tails=True),
     Family("scan", scan.ScanSchedule, scan.default_schedule, scan.generate_scan, work_sizes=scan.work_sizes,
            rewrite=scan.fold_flipped_scans),
     Family("pool", pool.PoolSchedule, pool.default_schedule, pool.generate_pool, work_sizes=pool.work_sizes,
@@ -85,7 +88,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            work_sizes=attention.work_sizes, matrix=True, precisions=attention.PRECISIONS, compute_bound=True),
     Family("conv", conv.ConvSchedule, conv.default_schedule, conv.generate_conv, work_sizes=conv.work_sizes,
            matrix=True, precisions=conv.PRECISIONS, compute_bound=True, output_shape=library.output_shape,
-           refuses=conv.refuses),
+           refuses=conv.refuses, tails=True),
     Family("library", library.LibrarySchedule, library.default_schedule, library.generate_library,
            work_sizes=library.work_sizes, derived_names=library.derived_host_names,
            derived_size_lines=_by_axis(library.host_size_lines),

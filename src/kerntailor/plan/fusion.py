@@ -39,7 +39,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from math import prod
 
@@ -215,6 +215,7 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
     codegen's FAMILIES, which the plan may not import). Anchors of other families, and the anchor nodes named in
     `library`, become library groups of their own. The anchors named in `no_tails` take no row tail (codegen
     refused theirs): their reductions stay kernels of their own."""
+    generated_map = generated if isinstance(generated, Mapping) else None
     generated, library = frozenset(generated), frozenset(library)
 
     def by_library(node: Node) -> bool:
@@ -318,7 +319,12 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
-    _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails], groups, order)
+    # a family takes tails where codegen's entry says its writer computes them (Family.tails); names alone: the
+    # built-in writers that do (matmul, conv)
+    tailed = ({n for n, f in generated_map.items() if getattr(f, "tails", False)} if generated_map is not None
+              else {"matmul", "conv"})
+    _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails and g.family in tailed],
+                      groups, order)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 

@@ -135,7 +135,10 @@ class ChatClient:
         worker = threading.Thread(target=call, name="kerntailor-llm-request", daemon=True)
         worker.start()
         worker.join(max(0.0, deadline - time.monotonic()))
-        if worker.is_alive():
+        # the client's own timeout is this deadline too: its timeout error, raised a moment before the join
+        # returns, is the same event as the thread still waiting (a race seen under load in CI)
+        timed_out = isinstance(box.get("error"), getattr(self._openai, "APITimeoutError", ()))
+        if worker.is_alive() or timed_out:
             raise ProposerError(f"the LLM endpoint {self.config.base_url} did not answer within {window:.1f} s "
                                 "(the time left to the proposer)")
         if "error" in box:

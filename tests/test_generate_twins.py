@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from helpers import captured, loaded
 
 from kerntailor.codegen import default_schedule, generate_module, refused_anchors
-from kerntailor.generate.twins import canonical, twin_key
+from kerntailor.generate.twins import canonical, twin_keys
 from kerntailor.plan import plan_fusion
 from kerntailor.codegen import FAMILIES
 
@@ -51,7 +51,7 @@ def _run(tmp_path):
     cap, gen = captured(spec)
     plan = plan_fusion(gen.graph, tuple(FAMILIES), library=refused_anchors(gen.graph))
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
-    run = SimpleNamespace(gen=gen, capture=cap,
+    run = SimpleNamespace(gen=gen, capture=cap, plan=plan,
                           module=lambda s: generate_module(spec, gen, plan, s, "mi300x", "gfx942"))
     return run, plan, schedules
 
@@ -59,13 +59,13 @@ def _run(tmp_path):
 def test_twin_groups_share_a_key_and_others_do_not(tmp_path):
     run, plan, schedules = _run(tmp_path)
     assert [g.family for g in plan.groups] == ["matmul"] * 4
-    keys = [twin_key(run, schedules, g) for g in plan.groups]
-    assert None not in keys
+    by_group = twin_keys(run, schedules)
+    keys = [by_group[g.name] for g in plan.groups]
     assert keys[1] == keys[2]                       # the same Linear + ReLU on the same shapes
     assert keys[0] != keys[1]                       # another K (24)
     assert keys[3] != keys[1]                       # tanh, not relu
     other = dict(schedules, **{plan.groups[2].name: replace(schedules[plan.groups[2].name], num_warps=8)})
-    assert twin_key(run, other, plan.groups[2]) != keys[1]   # another default schedule
+    assert twin_keys(run, other)[plan.groups[2].name] != keys[1]   # another default schedule
 
 
 def test_canonical_renames_only_the_given_names():

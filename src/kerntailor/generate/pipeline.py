@@ -40,7 +40,7 @@ from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
-from kerntailor.generate.twins import twin_key
+from kerntailor.generate.twins import twin_keys
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import LIBRARY as LIBRARY_GROUP
@@ -207,14 +207,15 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
         except KerntailorError as e:
             return _library(run, str(e), [], None)
     searches = []
-    twins: dict[tuple, GroupSearch] = {}   # predicted: a twin group's key -> its search (generate/twins.py)
+    keys = {} if run.measured else twin_keys(run, schedules)   # predicted: groups searched once (generate/twins.py)
+    twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
     for group in run.plan.groups:
         if group.name in run.library_groups and not _times_layouts(run, group):
             # nothing to tune: the library picks its own algorithm
             found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             searches.append(found)
             continue
-        key = None if run.measured else twin_key(run, schedules, group)
+        key = keys.get(group.name)
         if key is not None and key in twins:
             found = replace(twins[key], group=group, trials=(), seen={}, same_as=twins[key].group.name)
             log.info("%s: the same kernel as %s: its search's ranking reused", group.name, found.same_as)

@@ -4,11 +4,11 @@ A deep net repeats its blocks: DeepNarrowMLP's 16 hidden layers are 15 identical
 stages repeat conv + batch-norm groups. Predicted, each group's candidates are built for the target and ranked by
 the cost model from the group's Work and the build's ISA facts, so two groups whose kernels differ only in the names
 of their tensors get the same ranking: the second reuses the first's (its schedules are knob sets, not bound to a
-group). On the CPU that is most of a deep model's search (3_DeepNarrowMLP: 9 s of builds per hidden layer,
-158 s of a 300 s survey run, 2026-12-04, 2 shared cores). Measured, each group is timed in its own module and
+group). On the CPU that is most of a deep model's search (3_DeepNarrowMLP: 9 s of builds per hidden layer, its
+search 158 s before, 38.5 s after; 2026-12-04, 2 shared cores at load 4-7). Measured, each group is timed in its own module and
 searched as before.
 
-    key = twin_key(run, schedules, group)   # None: no kernel to compare (a library group)
+    keys = twin_keys(run, schedules)   # group -> key; none for a library group
 """
 
 from __future__ import annotations
@@ -47,27 +47,30 @@ def group_names(run, kernels) -> set[str]:
     return names
 
 
-def twin_key(run, schedules, group) -> tuple | None:
-    """What two groups must share for one search to serve both: family, default schedule, Work (shapes, FLOPs,
-    bytes) and the text of every kernel the group launches with its names made canonical. None for a group with
-    no kernel of its own (a library call) or one codegen refuses under its default."""
+def twin_keys(run, schedules) -> dict[str, tuple]:
+    """Each group's twin key (what two groups must share for one search to serve both): family, default schedule,
+    Work (shapes, FLOPs, bytes) and the text of every kernel the group launches, its names made canonical. From one
+    module under `schedules` (a group's kernel text depends on its own schedule only). No key for a group without a
+    kernel of its own (a library call), nor any where codegen refuses the module."""
     from kerntailor.codegen import CodegenUnsupported
     from kerntailor.generate.kernels import group_work
 
-    base = schedules[group.name]
     try:
         module = run.module(schedules)
     except CodegenUnsupported:
-        return None
-    kernel = next((k for k in module.kernels if k.group == group.name), None)
-    if kernel is None or not kernel.source:
-        return None
-    launches = kernel.launches
-    names = group_names(run, launches)
-    texts = tuple(canonical(k.source, names) for k in launches)
-    helpers = tuple(canonical(h, names) for k in launches for h in k.helpers)
-    signature = tuple(tuple(ty for _, ty in k.signature) for k in launches)
-    constexprs = tuple(k.constexprs for k in launches)
-    work = group_work(run.gen, group, run.capture.cost.dtype)[0]
-    return group.family, base, work, texts, helpers, signature, constexprs
-
+        return {}
+    groups = {g.name: g for g in run.plan.groups}
+    keys = {}
+    for kernel in module.kernels:
+        group = groups.get(kernel.group)
+        if group is None or not kernel.source:
+            continue
+        launches = kernel.launches
+        names = group_names(run, launches)
+        texts = tuple(canonical(k.source, names) for k in launches)
+        helpers = tuple(canonical(h, names) for k in launches for h in k.helpers)
+        signature = tuple(tuple(ty for _, ty in k.signature) for k in launches)
+        constexprs = tuple(k.constexprs for k in launches)
+        work = group_work(run.gen, group, run.capture.cost.dtype)[0]
+        keys[group.name] = (group.family, schedules[group.name], work, texts, helpers, signature, constexprs)
+    return keys

@@ -140,8 +140,8 @@ def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: st
     if wider is None:
         return variants
     found = _sizes(source, path, wider[0], dtype, name)
-    if found is not None and (found[0] < small[0] or (found[0] <= small[0] and found[1] < small[1])):
-        return wider
+    if found is not None and (found[0] < small[0] or (found[0] <= small[0] and 2 * found[1] <= small[1])):
+        return wider   # (at least halved: a conv net whose channels are literals in its code only loses a few images)
     return variants
 
 

@@ -8,10 +8,9 @@ from types import SimpleNamespace
 
 from helpers import captured, loaded
 
-from kerntailor.codegen import default_schedule, generate_module, refused_anchors
+from kerntailor.codegen import FAMILIES, default_schedule, generate_module, refused_anchors
 from kerntailor.generate.twins import canonical, twin_keys
 from kerntailor.plan import plan_fusion
-from kerntailor.codegen import FAMILIES
 
 # layers 1 and 2 are the same Linear(16, 16) + ReLU; layer 3 is Linear(16, 16) + Tanh; layer 0 has another shape
 TWINS = '''

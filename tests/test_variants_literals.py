@@ -234,3 +234,50 @@ def test_variant_is_frozen_and_describes_itself():
     assert hash(v) == hash(Variant("odd", (("batch_size", 9),), (("12:31", 127),)))
     with pytest.raises(AttributeError):
         v.name = "x"  # type: ignore[misc]
+
+
+DEEP_MLP = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_layer_sizes, output_size):
+        super().__init__()
+        layers, current = [], input_size
+        for hidden in hidden_layer_sizes:
+            layers += [nn.Linear(current, hidden), nn.ReLU()]
+            current = hidden
+        layers.append(nn.Linear(current, output_size))
+        self.network = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.network(x)
+
+
+batch_size = 64
+input_size = 1024
+hidden_layer_sizes = [1024] * 10
+output_size = 1024
+
+
+def get_inputs():
+    return [torch.randn(batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_layer_sizes, output_size]
+"""
+
+
+def test_many_tensors_too_many_elements_take_the_literal_sizes_too(tmp_path):
+    # the constants shrink input, output and batch, but the ten 1024 x 1024 hidden weights in a module-level list
+    # (10.5 M elements, none over TOO_LARGE) stay: their total sends the derivation to the file's literals as well
+    from kerntailor.problem.variants import TOO_LARGE_TOTAL
+
+    spec = load_problem(write(tmp_path, "deep_mlp", DEEP_MLP))
+    for name in ("small", "odd"):
+        model = spec.make_model(name)
+        total = sum(p.numel() for p in model.parameters()) + sum(x.numel() for x in spec.make_inputs(name))
+        assert total <= TOO_LARGE_TOTAL, (name, total)
+        assert model.network[2].in_features < 1024   # a hidden size moved, not only the constants

@@ -46,6 +46,7 @@ class GroupSearch:
     trials: tuple[Trial, ...]
     seen: Mapping[Config, Evaluation]
     work: object                                      # costmodel.Work
+    same_as: str | None = None                        # the twin group whose search this reuses (generate/twins.py)
 
 
 @dataclass(frozen=True)

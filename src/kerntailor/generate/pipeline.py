@@ -40,6 +40,7 @@ from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
+from kerntailor.generate.twins import twin_keys
 from kerntailor.measure.floor import floor_of
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import LIBRARY as LIBRARY_GROUP
@@ -206,14 +207,23 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
         except KerntailorError as e:
             return _library(run, str(e), [], None)
     searches = []
+    keys = {} if run.measured else twin_keys(run, schedules)   # predicted: groups searched once (generate/twins.py)
+    twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
     for group in run.plan.groups:
         if group.name in run.library_groups and not _times_layouts(run, group):
             # nothing to tune: the library picks its own algorithm
             found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             searches.append(found)
             continue
-        with run.timed("search"):
-            found = search_group(run, schedules, group)
+        key = keys.get(group.name)
+        if key is not None and key in twins:
+            found = replace(twins[key], group=group, trials=(), seen={}, same_as=twins[key].group.name)
+            log.info("%s: the same kernel as %s: its search's ranking reused", group.name, found.same_as)
+        else:
+            with run.timed("search"):
+                found = search_group(run, schedules, group)
+            if key is not None:
+                twins[key] = found
         if found.ranked:
             schedules[group.name] = found.ranked[0]
         searches.append(found)
@@ -394,6 +404,8 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     n = run.settings.runners_up
     # the schedule that ships: the best, or the runner-up the referee passed after the best failed (_judge)
     rank = next((k for k, s in enumerate(found.ranked[:1 + n]) if s == chosen), 0)
+    if found.same_as:
+        label += f"; the ranking of {found.same_as}'s search (the same kernel: generate/twins.py)"
     if rank:
         label += f"; runner-up {rank}: the referee failed the better-ranked schedule"
     best = found.best if rank == 0 else None   # the evaluation (ISA facts) kept is the best's only

@@ -272,6 +272,10 @@ class MetaShapes:
     def largest(self) -> int:
         return max((prod(s) for s in self.inputs + self.state), default=0)
 
+    @property
+    def total(self) -> int:
+        return sum(prod(s) for s in self.inputs + self.state)
+
 
 @functools.lru_cache(maxsize=512)
 def meta_shapes(source: str, path: Path, overrides: tuple[tuple[str, int], ...],

@@ -36,6 +36,8 @@ FLOOR = 8              # a shrunk constant never goes below this
 # shrinking those changes the structure its variants share (adaptive pools, strided conv sizes), which the
 # constants' variants keep; 4 M fp32 elements (16 MB) still judge in seconds on the CPU
 TOO_LARGE = 1 << 22
+# nor may their total pass this: the interpreter runs every layer (16 hidden Linear(1024, 1024): 2 min a draw)
+TOO_LARGE_TOTAL = 1 << 23
 
 
 def size_constants(module: types.ModuleType, source: str = "") -> dict[str, int]:
@@ -127,21 +129,26 @@ def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: st
         if wider is None:
             raise first from None
         return wider
-    small = _largest(source, path, variants[0], dtype, name)
-    if small is None or small <= TOO_LARGE:
+    small = _sizes(source, path, variants[0], dtype, name)
+    if small is None or (small[0] <= TOO_LARGE and small[1] <= TOO_LARGE_TOTAL):
         return variants
     # the constants leave a tensor too large to judge on the CPU (a list of hidden sizes, [32768, 32768], holds
-    # the largest weights: that "small" variant kept 2 x 4 GB of fp32 weights, and the CPU referee ran 600 s):
-    # the file's every size, where that gives a smaller "small"
+    # the largest weights: that "small" variant kept 2 x 4 GB of fp32 weights, and the CPU referee ran 600 s), or
+    # too many of them (a deep MLP's `[1024] * 16` hidden sizes, 15.7 M elements in 1 M pieces: its interpreter
+    # referee ran over 140 s): the file's every size, where that gives a smaller "small"
     wider = derive_from_slots(source, path, module, dtype, name)
-    if wider is not None and (_largest(source, path, wider[0], dtype, name) or small) < small:
-        return wider
+    if wider is None:
+        return variants
+    found = _sizes(source, path, wider[0], dtype, name)
+    if found is not None and (found[0] < small[0] or (found[0] <= small[0] and 2 * found[1] <= small[1])):
+        return wider   # (at least halved: a conv net whose channels are literals in its code only loses a few images)
     return variants
 
 
-def _largest(source: str, path: Path, variant: Variant, dtype: str | None, name: str) -> int | None:
+def _sizes(source: str, path: Path, variant: Variant, dtype: str | None, name: str) -> tuple[int, int] | None:
+    """(largest, total): the elements of the variant's largest input or parameter, and of all of them."""
     shapes = meta_shapes(source, path, variant.overrides, variant.literals, dtype, name)
-    return shapes.largest if shapes is not None else None
+    return (shapes.largest, shapes.total) if shapes is not None else None
 
 
 def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,

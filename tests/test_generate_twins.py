@@ -7,7 +7,6 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from helpers import captured, loaded
-
 from kerntailor.codegen import FAMILIES, default_schedule, generate_module, refused_anchors
 from kerntailor.generate.twins import canonical, twin_keys
 from kerntailor.plan import plan_fusion

@@ -5,8 +5,8 @@ stages repeat conv + batch-norm groups. Predicted, each group's candidates are b
 the cost model from the group's Work and the build's ISA facts, so two groups whose kernels differ only in the names
 of their tensors get the same ranking: the second reuses the first's (its schedules are knob sets, not bound to a
 group). On the CPU that is most of a deep model's search (3_DeepNarrowMLP: 9 s of builds per hidden layer, its
-search 158 s before, 38.5 s after; 2026-12-04, 2 shared cores at load 4-7). Measured, each group is timed in its own module and
-searched as before.
+search 158 s before, 38.5 s after; 2026-12-04, 2 shared cores at load 4-7). Measured, each group is timed in its own
+module and searched as before.
 
     keys = twin_keys(run, schedules)   # group -> key; none for a library group
 """

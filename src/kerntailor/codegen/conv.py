@@ -95,19 +95,20 @@ in the gather form; predicted, not measured). A transposed convolution never tak
 form.
 
 Reductions over the channels after the epilogue (min, max, sum, mean, logsumexp over dim 1: plan/row_tail.py, one
-group, not transposed) are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
+group, forward or transposed: a transposed one in its gather form, whose rows are the output positions, at any stride)
+are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
 reductions are: where one tile holds every channel its reductions are the rows' and it stores one value per output
 position at once; else each tile reduces its own channels and the row block's last tile to arrive combines the
 partials in tile order (deterministic); a channel count that varies per call gets both, the host choosing
 (ROW_ONE_TILE). The convolution's output is never written. Softmax over at most WHOLE_ROW_CHANNELS channels
 (plan/fusion.py) is a whole-row tail: one tile over every channel (conv_space keeps BLOCK_N >= Cout; over a varying
 count the host refuses, by name, more than BLOCK_N), the normalized output stored from the tile. The pointwise,
-depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
-such a group).
+depthwise and phase forms take no row tail (the plan offers none to a depthwise convolution, work_sizes no phases
+to a transposed one with a tail; the pointwise knob is off for such a group).
 
 Reductions over every spatial axis after the epilogue (global pooling: adaptive_avg_pool to 1, sum / mean / max /
-min over (2, 3), keepdim or not: plan/row_tail.py's column_tail, one group, not transposed) are a *column tail*: the
-grid takes the tiles per image (image outermost, then its positions' tiles, channel tiles fastest; row rs < S of
+min over (2, 3), keepdim or not: plan/row_tail.py's column_tail, one group, a transposed one in its gather form) are a
+*column tail*: the grid takes the tiles per image (image outermost, then its positions' tiles, channel tiles fastest; row rs < S of
 image img is output position img·S + rs, rows past S masked), each tile reduces its rows per channel, and where an
 image's positions take several tiles each stores its (1, BLOCK_N) partials and the image's last tile to arrive
 combines them in tile order (gemm/tail.py's write_column_tail; deterministic), then computes the values after the
@@ -280,20 +281,28 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
             wins = windows(gen, node)
         except CodegenUnsupported:
             return sizes
-        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most;
+        if group.reduce_axes:   # a row or column tail: the gather form only (the phase form's rows are one phase's)
+            sizes |= _whole_row(gen, group)
+        elif any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most;
             useful = max(1, round(node.flops() / 2 / (sizes["M"] * sizes["N"])))   # the gather form's K, and the
             return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2,   # products per output
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         cin_g = w[0] // node.groups   # stride 1: the taps-outer gather form (taps_outer) where a tap's channels
-        outer = {"outer": 2 if takes_taps(cin_g) else 1, "C": cin_g} if prod(w[2:]) > 1 else {}   # fill a step
-        return sizes | {"phases": 1} | outer
+        taps_fill = takes_taps(cin_g) and all(win.s == 1 for win in wins)   # fill a step (at stride s, a tail's
+        outer = {"outer": 2 if taps_fill else 1, "C": cin_g} if prod(w[2:]) > 1 else {}   # gather form: offered)
+        return sizes | ({} if group.reduce_axes else {"phases": 1}) | outer
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
-    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
-        row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
-        sizes |= {"whole_row": 1} if row is not None and row.whole_row else {}            # an output needs the row
+    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only
+        sizes |= _whole_row(gen, group)
     if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
         return sizes | {"taps": 2 if takes_taps(w[1]) else 1, "C": w[1]}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) and not group.reduce_axes else {})
+
+
+def _whole_row(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"whole_row": 1} where the group's row tail needs one tile over every channel (an output needs the row)."""
+    row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)
+    return {"whole_row": 1} if row is not None and row.whole_row else {}
 
 
 TAP_CHANNELS = 32   # input channels per group from which the tap order is the default (takes_taps)

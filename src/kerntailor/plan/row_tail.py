@@ -22,15 +22,16 @@ kernel. So is a tail that reads a tensor other than the product's tile, or a bat
 A convolution is an implicit GEMM whose rows are the output positions (n, o..) and whose columns are the output
 channels (codegen/conv.py), so a reduction over its channel axis (dim 1) after its epilogue is the same row tail:
 one value per (n, o..), row-major, which is exactly the reduced output's order (keepdim or not). Only a
-convolution of one group that is not transposed: a depthwise one's tile spans no group of channels, a transposed
-one's phase form splits its rows by output phase.
+convolution of one group: a depthwise one's tile spans no group of channels. A transposed one takes its tails in the
+gather form (its rows the output positions, as a forward one's; the phase form's rows are one output phase's, so
+codegen/conv.py's work_sizes offers no phases to a group with a tail).
 
 A reduction over a convolution's spatial axes (all of them: global pooling, adaptive_avg_pool to 1, a mean over
 (2, 3)) is a *column tail* (`column_tail`): one value per (n, channel), reduced over the tile's rows of one image.
 The writer tiles the rows per image (codegen/conv.py), each tile stores its per-channel partial and the image's
 last tile combines them in tile order. Plain reductions only (sum, max, min), no full-size output, tail members
 reading nothing but the group and per-channel values (a bias after the pooling, at the convolution's rank: keepdim);
-a forward convolution of one group, as for the row tail.
+a convolution of one group, as for the row tail.
 
 Levels: a member is "full" (one value per element of the anchor's output, M x N) or "reduced" (one per row).
 """
@@ -75,11 +76,11 @@ class RowTail:
 
 def column_axis(anchor: Node) -> int | None:
     """The axis of `anchor`'s output that its tile's columns walk and a row tail reduces: a (not batched)
-    product's last, a convolution's channels (one group, not transposed); None for an anchor without a row tail."""
+    product's last, a convolution's channels (one group); None for an anchor without a row tail."""
     if isinstance(anchor, Matmul):
         return None if anchor.batch or anchor.m <= 1 or anchor.n <= 1 else len(anchor.out.shape) - 1
     if isinstance(anchor, Conv):
-        return None if anchor.groups != 1 or anchor.transposed or anchor.out.shape[1] <= 1 else 1
+        return None if anchor.groups != 1 or anchor.out.shape[1] <= 1 else 1
     return None
 
 

@@ -127,7 +127,7 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str], whole_row: boo
             return None   # a per-row value of something other than the product's rows
         for view in n.operands:
             if view.base not in names:
-                if in_tail:
+                if in_tail and not (isinstance(nodes[0], Conv) and _outside_read(view, level[n.name], len(space))):
                     return None   # a tail member reading another tensor: not covered
                 continue
             if not _reads_as(view, level[view.base], level[n.name] if not isinstance(n, Reduction) else "full",
@@ -202,6 +202,15 @@ def _per_channel(view, rank: int) -> bool:
     pooling, a scalar): the tile reads it as one (1, BLOCK_N) row."""
     return len(view.shape) == rank and all(st == 0 or s == 1 for k, (s, st) in
                                            enumerate(zip(view.shape, view.strides)) if k != 1)
+
+
+def _outside_read(view, level: str, rank: int) -> bool:
+    """Whether a conv row tail's member of `level` may read `view` of a tensor outside the group: a full-size one a
+    per-channel value (a bias (C, 1, 1) after softmax over the channels: the tile's channels index it), a per-row one
+    a scalar (every axis broadcast: a bias (1, 1, 1, 1) after logsumexp)."""
+    if level == "full":
+        return _per_channel(view, rank)
+    return all(st == 0 or s == 1 for s, st in zip(view.shape, view.strides))
 
 
 def _contiguous(view) -> bool:

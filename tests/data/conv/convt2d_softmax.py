@@ -1,5 +1,6 @@
-"""ConvTranspose2d 2x2 (4 -> 20 channels, stride 2, bias) then softmax over the channels, times 2: a transposed
-convolution's whole-row tail (one tile over every channel, the gather form)."""
+"""ConvTranspose2d 2x2 (4 -> 20 channels, stride 2, bias) then softmax over the channels, a learned bias
+(20, 1, 1) added, times 2: a transposed convolution's whole-row tail (one tile over every channel, the gather form)
+whose full-size members read a per-channel tensor outside the group."""
 import torch
 import torch.nn as nn
 
@@ -14,9 +15,10 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.ConvTranspose2d(4, 20, 2, stride=2)
+        self.bias = nn.Parameter(torch.randn(20, 1, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(self.conv(x), dim=1) * 2.0
+        return torch.sigmoid((torch.softmax(self.conv(x), dim=1) + self.bias) * 2.0)
 
 
 def get_inputs():

@@ -3,9 +3,10 @@
 # folder of ../shared/kernelbench level-2 files copied unchanged, in DTYPE (bf16 or fp32), `--jobs 4 --candidates 2
 # --budget 20`, cut at BENCH_LIMIT s (default 540), then rows_summary.py.
 #   call 1: L2_SUITE=benchmarks/work/l2convt_tails DTYPE=bf16  (36 42 44 49 58 91: the reductions now fused into the
-#           transposed conv's kernel in its gather form; at stride 2 (all but 42) the gather form multiplies the
-#           taps the stride leaves empty, so the GPU must say whether the tail beats the phase form + a reduction
-#           kernel: compare with main's rows for the same files, or with eager / torch.compile)
+#           transposed conv's kernel: a row tail over <= 128 channels (36 49 58 91, stride 2) in the phase form with
+#           one tile over the channels, 42's column tail (stride 1) and 44's (stride 2: the gather form, which
+#           multiplies the taps the stride leaves empty) in the gather form; compare with main's rows for the same
+#           files (conv kernel + reduction kernel) and with eager / torch.compile)
 #   call 2: the same with DTYPE=fp32
 #   call 3: L2_SUITE=benchmarks/work/l2convt DTYPE=bf16 BENCH_LIMIT=580  (all 30 ConvTranspose files; a cut run keeps
 #           its rows)

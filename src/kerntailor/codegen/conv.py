@@ -641,9 +641,10 @@ class _ConvWriter(AnchorWriter):
                                          f"(BLOCK_N >= {conv.out.shape[1]})")
             form = tile_form(self.row, mn[1], bn, per_call=True)
             if self.schedule.phases:   # rows of one phase (conv_phases.py): their flat index from the coordinates;
-                if form not in ("one", "checked"):   # no partials (their scratch rows are the gather form's rm)
+                if conv.out.shape[1] > bn:   # no partials (their scratch rows are the gather form's rm): one tile,
                     raise CodegenUnsupported(f"{self.group.name}: the phase form takes reductions over the channels "
                                              f"in one tile (BLOCK_N >= {conv.out.shape[1]})")
+                form = "one" if form == "one" else "checked"   # the host refusing more channels than it holds
                 flat = "i0"
                 for k in range(2, len(space)):
                     flat = f"({flat}) * {self.sizes.text(space[k])} + i{k}"

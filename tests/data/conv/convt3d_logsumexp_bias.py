@@ -1,6 +1,7 @@
-"""ConvTranspose3d 3x3x3 (3 -> 20 channels, stride 2, padding 1, bias) then logsumexp over the channels, a hardswish
+"""ConvTranspose3d 3x3x3 (3 -> `channels`, stride 2, padding 1, bias) then logsumexp over the channels, a hardswish
 and a learned scalar (1, 1, 1, 1) subtracted, clamped: a transposed convolution's row tail whose per-row members
-read a tensor outside the group (a broadcast scalar)."""
+read a tensor outside the group (a broadcast scalar), over a channel count that varies per call (fewer in the
+variants, as KernelBench's derived variants have)."""
 import torch
 import torch.nn as nn
 
@@ -8,15 +9,16 @@ batch_size = 2
 depth = 3
 height = 3
 width = 2
+channels = 20
 
-VARIANTS = {"small": {"batch_size": 1, "depth": 2, "height": 2, "width": 2},
-            "odd": {"batch_size": 3, "depth": 2, "height": 3, "width": 3}}
+VARIANTS = {"small": {"batch_size": 1, "depth": 2, "height": 2, "width": 2, "channels": 8},
+            "odd": {"batch_size": 3, "depth": 2, "height": 3, "width": 3, "channels": 13}}
 
 
 class Model(nn.Module):
-    def __init__(self):
+    def __init__(self, channels: int):
         super().__init__()
-        self.conv = nn.ConvTranspose3d(3, 20, 3, stride=2, padding=1)
+        self.conv = nn.ConvTranspose3d(3, channels, 3, stride=2, padding=1)
         self.bias = nn.Parameter(torch.randn(1, 1, 1, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -30,4 +32,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return []
+    return [channels]

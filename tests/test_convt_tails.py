@@ -38,8 +38,11 @@ def test_a_reduction_after_a_transposed_convolution_joins_its_group(path, axes):
     (group,) = plan.groups
     assert group.family == "conv" and gen.graph.node(group.anchor).transposed and group.reduce_axes == axes
     sizes = work_sizes(gen, group)
-    if path == MEAN:   # a column tail: the gather form only
+    if path == MEAN:   # a column tail: the gather form only (the space has no phases knob, the default the form)
         assert "phases" not in sizes and not default_schedule(gen, group).phases and "whole_row" not in sizes
+        space = make_space("conv", get_target("mi300x"), dtype="bf16", **sizes)
+        default = space.config_of(default_schedule(gen, group))
+        assert "taps_outer" in {k.name for k in space.knobs} and not space.violations(default)
         with pytest.raises(CodegenUnsupported, match="implicit GEMM form only"):
             make_module(path, {"conv": {"phases": True}})
         return

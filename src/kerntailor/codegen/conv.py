@@ -95,22 +95,24 @@ in the gather form; predicted, not measured). A transposed convolution never tak
 form.
 
 Reductions over the channels after the epilogue (min, max, sum, mean, logsumexp over dim 1: plan/row_tail.py, one
-group, not transposed) are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
+group, forward or transposed: a transposed one in its gather form, whose rows are the output positions, or in its
+phase form where at most WHOLE_ROW_CHANNELS channels take one tile, the rows' flat index then from their coordinates)
+are a row tail of the implicit GEMM's tile, written by gemm/tail.py's code as a GEMM's row
 reductions are: where one tile holds every channel its reductions are the rows' and it stores one value per output
 position at once; else each tile reduces its own channels and the row block's last tile to arrive combines the
 partials in tile order (deterministic); a channel count that varies per call gets both, the host choosing
 (ROW_ONE_TILE). The convolution's output is never written. Softmax over at most WHOLE_ROW_CHANNELS channels
 (plan/fusion.py) is a whole-row tail: one tile over every channel (conv_space keeps BLOCK_N >= Cout; over a varying
 count the host refuses, by name, more than BLOCK_N), the normalized output stored from the tile. The pointwise,
-depthwise and phase forms take no row tail (the plan offers none to the last two; the pointwise knob is off for
-such a group).
+depthwise forms take no row tail, nor the phase form partials (the plan offers none to a depthwise convolution,
+work_sizes one tile over the channels with the phases; the pointwise knob is off for such a group).
 
 Reductions over every spatial axis after the epilogue (global pooling: adaptive_avg_pool to 1, sum / mean / max /
-min over (2, 3), keepdim or not: plan/row_tail.py's column_tail, one group, not transposed) are a *column tail*: the
-grid takes the tiles per image (image outermost, then its positions' tiles, channel tiles fastest; row rs < S of
-image img is output position img·S + rs, rows past S masked), each tile reduces its rows per channel, and where an
-image's positions take several tiles each stores its (1, BLOCK_N) partials and the image's last tile to arrive
-combines them in tile order (gemm/tail.py's write_column_tail; deterministic), then computes the values after the
+min over (2, 3), keepdim or not: plan/row_tail.py's column_tail, one group, a transposed one in its gather form) are a
+*column tail*: the grid takes the tiles per image (image outermost, then its positions' tiles, channel tiles fastest;
+row rs < S of image img is output position img·S + rs, rows past S masked), each tile reduces its rows per channel,
+and where an image's positions take several tiles each stores its (1, BLOCK_N) partials and the image's last tile to
+arrive combines them in tile order (gemm/tail.py's write_column_tail; deterministic), then computes the values after the
 reductions (the mean's division, a scale) and stores one value per (image, channel). The host picks per call
 whether an image's positions fit one tile (COL_ONE_TILE: no partials). The convolution's output is never written.
 Cross-compiled for sm_90 at KernelBench 67's sizes (128 x 8 x 256^2, 64 channels, 3 x 3; default 128 x 64 x 32 / 4
@@ -158,7 +160,7 @@ from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Conv, Graph, Node
-from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.fusion import WHOLE_ROW_CHANNELS, FusionGroup
 from kerntailor.plan.row_tail import column_tail, row_tail
 from kerntailor.units import next_power_of_two
 
@@ -280,20 +282,31 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
             wins = windows(gen, node)
         except CodegenUnsupported:
             return sizes
-        if any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps at most;
+        # a tail: the gather form (rows the output positions), or the phase form where a row tail's channels take one
+        # tile (its rows are one phase's: no partials, whose scratch rows are the gather form's)
+        phased = not group.reduce_axes or (group.reduce_axes == (1,) and w[1] <= WHOLE_ROW_CHANNELS)
+        if group.reduce_axes:
+            sizes |= {"whole_row": 1} if phased else _whole_row(gen, group)
+        if phased and any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps;
             useful = max(1, round(node.flops() / 2 / (sizes["M"] * sizes["N"])))   # the gather form's K, and the
             return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2,   # products per output
                             "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
         cin_g = w[0] // node.groups   # stride 1: the taps-outer gather form (taps_outer) where a tap's channels
-        outer = {"outer": 2 if takes_taps(cin_g) else 1, "C": cin_g} if prod(w[2:]) > 1 else {}   # fill a step
-        return sizes | {"phases": 1} | outer
+        taps_fill = takes_taps(cin_g) and all(win.s == 1 for win in wins)   # fill a step (at stride s, a tail's
+        outer = {"outer": 2 if taps_fill else 1, "C": cin_g} if prod(w[2:]) > 1 else {}   # gather form: offered)
+        return sizes | ({"phases": 1} if phased else {}) | outer
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
-    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only, and one tile
-        row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)   # over every channel where
-        sizes |= {"whole_row": 1} if row is not None and row.whole_row else {}            # an output needs the row
+    if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only
+        sizes |= _whole_row(gen, group)
     if prod(w[2:]) > 1:   # the tap order (module docstring): "taps" 2 where it is the default, "C" its K steps' span
         return sizes | {"taps": 2 if takes_taps(w[1]) else 1, "C": w[1]}
     return sizes | ({"pointwise": 1} if takes_pointwise(gen, node) and not group.reduce_axes else {})
+
+
+def _whole_row(gen: Generalized, group: FusionGroup) -> dict[str, int]:
+    """{"whole_row": 1} where the group's row tail needs one tile over every channel (an output needs the row)."""
+    row = row_tail(gen.graph, list(group.nodes), set(group.outputs), whole_row=True)
+    return {"whole_row": 1} if row is not None and row.whole_row else {}
 
 
 TAP_CHANNELS = 32   # input channels per group from which the tap order is the default (takes_taps)
@@ -463,7 +476,8 @@ class _ConvWriter(AnchorWriter):
 
     def write(self) -> GeneratedKernel:
         conv: Conv = self.anchor
-        if self.row is not None and (self.schedule.pointwise or self.schedule.phases or is_depthwise(conv)):
+        if self.row is not None and (self.schedule.pointwise or (self.schedule.phases and self.column) or
+                                     is_depthwise(conv)):
             raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")
         if self.schedule.pointwise:
             return self._write_pointwise()
@@ -492,7 +506,7 @@ class _ConvWriter(AnchorWriter):
                 raise CodegenUnsupported(f"{conv.name}: the phase form takes a transposed convolution")
             grid, how = write_phases(self, conv, wins, groups, dtype, (x, x_shape, x_strides, x_off),
                                      (w, w_shape, w_strides, w_off), space, cin_g, cols)
-            return self._finish(conv, x_shape, space, grid, how)
+            return self._finish(conv, x_shape, space, grid, how, mn=(rows, cols))
         if self.schedule.taps and (depthwise or conv.transposed):
             raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
         if self.schedule.stage:
@@ -621,12 +635,22 @@ class _ConvWriter(AnchorWriter):
             how += (", then reductions over each image's positions (from per-tile partials where they take several "
                     "tiles: the image's last tile combines them in tile order)")
         elif self.row is not None and mn is not None:   # the output positions (n, o..) row-major are the reduced
-            self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")   # outputs' flat index, keepdim or not
-            bn = self.schedule.BLOCK_N
+            bn = self.schedule.BLOCK_N                     # outputs' flat index, keepdim or not
             if self.row.whole_row and conv.out.shape[1] > bn:
                 raise CodegenUnsupported(f"{self.group.name}: its output needs every channel in one tile "
                                          f"(BLOCK_N >= {conv.out.shape[1]})")
             form = tile_form(self.row, mn[1], bn, per_call=True)
+            if self.schedule.phases:   # rows of one phase (conv_phases.py): their flat index from the coordinates;
+                if conv.out.shape[1] > bn:   # no partials (their scratch rows are the gather form's rm): one tile,
+                    raise CodegenUnsupported(f"{self.group.name}: the phase form takes reductions over the channels "
+                                             f"in one tile (BLOCK_N >= {conv.out.shape[1]})")
+                form = "one" if form == "one" else "checked"   # the host refusing more channels than it holds
+                flat = "i0"
+                for k in range(2, len(space)):
+                    flat = f"({flat}) * {self.sizes.text(space[k])} + i{k}"
+                self.out(f"om = {flat}  # output rows' flat index, (BLOCK_M, 1)")
+            else:
+                self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
             write_row_tail(self, self.sizes.text(mn[0]), self.sizes.text(mn[1]), form)
             self.store_outputs(space, tuple(n for n in self.group.outputs if n not in self.row.reduced))
             row = row_tail_launch(self.row, form, (), mn[0], mn[1], (self.schedule.BLOCK_M, bn), conv.out.shape[1],

@@ -23,7 +23,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - no merge may create a cycle between groups;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
   product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
-  over a convolution's channels (one group, not transposed: its implicit GEMM's rows are the output positions),
+  over a convolution's channels (one group, forward or transposed: its implicit GEMM's rows are the output positions),
   and where it has at most WHOLE_ROW_CHANNELS channels (one tile spans them) also softmax's normalized output;
   a reduction over all of a convolution's spatial axes (global pooling) joins it as a *column tail* (same file);
 - a pointwise group whose only reader is a pool, at the pool's input shape (read as it is, or with size-1 axes put

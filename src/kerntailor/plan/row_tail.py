@@ -22,15 +22,16 @@ kernel. So is a tail that reads a tensor other than the product's tile, or a bat
 A convolution is an implicit GEMM whose rows are the output positions (n, o..) and whose columns are the output
 channels (codegen/conv.py), so a reduction over its channel axis (dim 1) after its epilogue is the same row tail:
 one value per (n, o..), row-major, which is exactly the reduced output's order (keepdim or not). Only a
-convolution of one group that is not transposed: a depthwise one's tile spans no group of channels, a transposed
-one's phase form splits its rows by output phase.
+convolution of one group: a depthwise one's tile spans no group of channels. A transposed one takes its tails in the
+gather form (its rows the output positions, as a forward one's; the phase form's rows are one output phase's, so
+codegen/conv.py's work_sizes offers no phases to a group with a tail).
 
 A reduction over a convolution's spatial axes (all of them: global pooling, adaptive_avg_pool to 1, a mean over
 (2, 3)) is a *column tail* (`column_tail`): one value per (n, channel), reduced over the tile's rows of one image.
 The writer tiles the rows per image (codegen/conv.py), each tile stores its per-channel partial and the image's
 last tile combines them in tile order. Plain reductions only (sum, max, min), no full-size output, tail members
 reading nothing but the group and per-channel values (a bias after the pooling, at the convolution's rank: keepdim);
-a forward convolution of one group, as for the row tail.
+a convolution of one group, as for the row tail.
 
 Levels: a member is "full" (one value per element of the anchor's output, M x N) or "reduced" (one per row).
 """
@@ -75,11 +76,11 @@ class RowTail:
 
 def column_axis(anchor: Node) -> int | None:
     """The axis of `anchor`'s output that its tile's columns walk and a row tail reduces: a (not batched)
-    product's last, a convolution's channels (one group, not transposed); None for an anchor without a row tail."""
+    product's last, a convolution's channels (one group); None for an anchor without a row tail."""
     if isinstance(anchor, Matmul):
         return None if anchor.batch or anchor.m <= 1 or anchor.n <= 1 else len(anchor.out.shape) - 1
     if isinstance(anchor, Conv):
-        return None if anchor.groups != 1 or anchor.transposed or anchor.out.shape[1] <= 1 else 1
+        return None if anchor.groups != 1 or anchor.out.shape[1] <= 1 else 1
     return None
 
 
@@ -126,7 +127,7 @@ def row_tail(graph: Graph, members: list[str], outputs: set[str], whole_row: boo
             return None   # a per-row value of something other than the product's rows
         for view in n.operands:
             if view.base not in names:
-                if in_tail:
+                if in_tail and not (isinstance(nodes[0], Conv) and _outside_read(view, level[n.name], len(space))):
                     return None   # a tail member reading another tensor: not covered
                 continue
             if not _reads_as(view, level[view.base], level[n.name] if not isinstance(n, Reduction) else "full",
@@ -201,6 +202,15 @@ def _per_channel(view, rank: int) -> bool:
     pooling, a scalar): the tile reads it as one (1, BLOCK_N) row."""
     return len(view.shape) == rank and all(st == 0 or s == 1 for k, (s, st) in
                                            enumerate(zip(view.shape, view.strides)) if k != 1)
+
+
+def _outside_read(view, level: str, rank: int) -> bool:
+    """Whether a conv row tail's member of `level` may read `view` of a tensor outside the group: a full-size one a
+    per-channel value (a bias (C, 1, 1) after softmax over the channels: the tile's channels index it), a per-row one
+    a scalar (every axis broadcast: a bias (1, 1, 1, 1) after logsumexp)."""
+    if level == "full":
+        return _per_channel(view, rank)
+    return all(st == 0 or s == 1 for s, st in zip(view.shape, view.strides))
 
 
 def _contiguous(view) -> bool:

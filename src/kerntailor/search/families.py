@@ -765,10 +765,11 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         sizes += (("taps", taps), ("C", C))
     if outer:
         span_o = max(16, next_power_of_two(C))
-        constraints += [Constraint(f"taps_outer: BLOCK_K <= {span_o} (a tap's input channels)",
-                                   ("BLOCK_K", "taps_outer"), lambda v: not v["taps_outer"] or v["BLOCK_K"] <= span_o),
-                        Constraint("taps_outer only in the gather form", ("taps_outer", "phases"),
-                                   lambda v: not v["taps_outer"] or not v["phases"])]
+        constraints.append(Constraint(f"taps_outer: BLOCK_K <= {span_o} (a tap's input channels)", ("BLOCK_K",
+                           "taps_outer"), lambda v: not v["taps_outer"] or v["BLOCK_K"] <= span_o))
+        if phases:   # a transposed conv with a column tail has no phase form (codegen's conv.work_sizes)
+            constraints.append(Constraint("taps_outer only in the gather form", ("taps_outer", "phases"),
+                                          lambda v: not v["taps_outer"] or not v["phases"]))
         sizes += (("outer", outer), ("C", C))
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 

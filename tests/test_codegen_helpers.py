@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 from kerntailor.codegen import helpers
 from kerntailor.codegen.helpers import dot, fp8_e4m3fn, fp8_e4m3fnuz, fp8_quantize, host, math
@@ -46,6 +47,7 @@ def test_every_helper_text_is_a_valid_module_part():
     texts = [helpers.math_helper(n) for n in helpers.MATH_HELPERS]
     texts += [helpers.dot_helper(n) for n in ("round_tf32", "tf32", "tf32x3", "16bit", "fp8")]
     texts += [helpers.tma_allocator(), helpers.num_programs()] + [helpers.fp8_helpers(f) for f in FP8_FORMATS.values()]
+    texts += [helpers.channels_last_input(), helpers.channels_last_weight(), helpers.convt_weight()]
     for text in texts:
         compile("import torch\nimport triton\nimport triton.language as tl\n" + HELPER_PRELUDE + text, "kernel.py",
                 "exec")
@@ -121,6 +123,38 @@ def test_fp8_helpers_match_torch_and_the_policy_bit_for_bit(fmt, tmp_path):
     assert result["bad_code"] == [] and result["bad_back"] == 0 and result["bad_round"] == 0, result
     assert result["bad_scale"] == 0, result
     assert result["codes"] >= result["finite_codes"] - 1, result   # every finite code was produced (±0 fold in fnuz)
+
+
+@pytest.mark.interpreter
+def test_channels_last_input_copies_exactly_as_torch_does(tmp_path):
+    """kernel.py's tiled channels-last copy (host._channels_last_input, as copied into kernel.py after its prelude)
+    gives torch's own copy bit for bit: 4-d and 5-d, channels and positions past one 64 x 64 tile and not
+    multiples of it, a permuted (non-contiguous) input, bf16 and fp32; an input already channels-last is returned
+    as it is; a CPU tensor outside the interpreter takes torch's copy (the module's own function)."""
+    imports = "import torch\nimport triton\nimport triton.language as tl\n"
+    text = imports + HELPER_PRELUDE + helpers.channels_last_input()
+    got = _run_interpreted(text + textwrap.dedent("""
+        import json
+        torch.manual_seed(0)
+        cases = []
+        for shape, fmt in (((2, 70, 9, 15), torch.channels_last), ((3, 5, 3, 5, 9), torch.channels_last_3d),
+                           ((1, 3, 1, 1), torch.channels_last)):
+            for dtype in (torch.bfloat16, torch.float32):
+                x = torch.randn(shape, dtype=dtype)
+                for src in (x, x.transpose(2, 3).contiguous().transpose(2, 3)):   # the second: not contiguous
+                    y = _channels_last_input(src, fmt)
+                    ref = src.contiguous(memory_format=fmt)
+                    cases.append([list(shape), str(dtype), src.is_contiguous(), bool(torch.equal(y, ref)),
+                                  y.is_contiguous(memory_format=fmt), y.stride() == ref.stride()])
+        cl = torch.randn(2, 70, 9, 15).contiguous(memory_format=torch.channels_last)
+        print(json.dumps({"cases": cases, "same": _channels_last_input(cl, torch.channels_last) is cl}))
+        """), tmp_path)
+    assert got["same"] and len(got["cases"]) == 12
+    for shape, dtype, contiguous, equal, is_cl, strides in got["cases"]:
+        assert equal and is_cl and strides, (shape, dtype, contiguous)
+    x = torch.randn(2, 3, 4, 5)
+    ref = x.contiguous(memory_format=torch.channels_last)
+    assert torch.equal(host._channels_last_input(x, torch.channels_last), ref)
 
 
 @pytest.mark.interpreter

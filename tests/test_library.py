@@ -242,7 +242,8 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
 
 @pytest.mark.interpreter
 def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(tmp_path):
-    """LibrarySchedule(channels_last=True): the convolution's input is a channels-last copy and its weight a copy
+    """LibrarySchedule(channels_last=True): the convolution's input is a channels-last copy (by the tiled kernel
+    kernel.py defines, not torch's permuted copy) and its weight a copy
     kept across calls (cuDNN picks other kernels there), its output stays channels-last for the generated tail
     (codegen/memory_format.py); the referee passes the module."""
     from kerntailor.codegen.library import LibrarySchedule
@@ -255,7 +256,7 @@ def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(t
     schedules = {g.name: default_schedule(gen, g) for g in plan.groups}
     schedules[plan.groups[0].name] = LibrarySchedule(channels_last=True)
     module = generate_module(problem, gen, plan, schedules, "mi300x", "gfx942")
-    assert ("torch.ops.aten.convolution.default(x.contiguous(memory_format=torch.channels_last), "
+    assert ("torch.ops.aten.convolution.default(_channels_last_input(x, torch.channels_last), "
             "_channels_last_weight(p_conv_weight, torch.channels_last), None,") in module.source
     settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
                               allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))

@@ -60,6 +60,7 @@ def test_a_pooled_and_a_reduced_output_are_read_by_their_physical_strides():
     assert gen.graph.node("pw0").operands[0].strides == (960, 120, 10, 1)   # the captured graph is untouched
     source = make_module(DATA / "conv_pool_softmax.py", CHANNELS_LAST).source
     assert ".contiguous(memory_format=torch.channels_last)  # conv2d" in source
+    assert "_channels_last_input(x, torch.channels_last)" in source   # the input by the tiled copy, not torch's
     assert "_channels_last_weight(p_conv_weight, torch.channels_last)" in source
     nchw = make_module(DATA / "conv_pool_softmax.py").source
     assert "memory_format" not in nchw and "_channels_last_weight" not in nchw

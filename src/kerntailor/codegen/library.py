@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.helpers import channels_last_weight
+from kerntailor.codegen.helpers import channels_last_input, channels_last_weight
 from kerntailor.codegen.kernel import GeneratedKernel, Launch
 from kerntailor.codegen.memory_format import TORCH_FORMATS, kept_layout
 from kerntailor.codegen.schedule import Schedule
@@ -186,16 +186,17 @@ CHANNELS_LAST = TORCH_FORMATS   # by the convolution's rank
 def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
                channels_last: bool = False) -> tuple[list[str], Call]:
     """The host lines that run `group`'s anchor call and define its outputs ({node} names), and the call;
-    `channels_last` (LibrarySchedule): a 2-d/3-d convolution's input (copied per call: the user's tensor is
-    NCHW) and weight (copied once per weight: `channels_last_weight`) in that memory format, and its output kept
-    in it where its readers index it so (memory_format.kept_layout), else made contiguous."""
+    `channels_last` (LibrarySchedule): a 2-d/3-d convolution's input (copied per call by a tiled kernel,
+    `channels_last_input`: the user's tensor is NCHW) and weight (copied once per weight: `channels_last_weight`)
+    in that memory format, and its output kept in it where its readers index it so (memory_format.kept_layout),
+    else made contiguous."""
     node = gen.graph.node(group.nodes[0])
     call = library_call(node)
     host = _Host(gen, node, names)
     args = [host.text(a) for a in call.args] + [f"{k}={host.text(v)}" for k, v in call.kwargs]
     layout = CHANNELS_LAST.get(len(node.out.shape)) if channels_last and isinstance(node, Conv) else None
     if layout is not None:
-        args[:2] = [f"{args[0]}.contiguous(memory_format={layout})", _weight_text(gen, node, args[1], layout)]
+        args[:2] = [f"_channels_last_input({args[0]}, {layout})", _weight_text(gen, node, args[1], layout)]
     text = f"{call.dotted}({', '.join(args)})"
     if call.results is None:
         if len(group.nodes) != 1:
@@ -241,7 +242,9 @@ def generate_library(gen: Generalized, group: FusionGroup, schedule: LibrarySche
         raise CodegenUnsupported(f"{group.name}: outputs {missing} are not its nodes")
     lines, call = host_lines(gen, group, host_names, schedule.channels_last)
     launch = Launch((), (), (), (), host_prologue=tuple(lines), host_buffers=tuple(group.outputs))
-    helpers = (channels_last_weight(),) if any("_channels_last_weight(" in line for line in lines) else ()
+    helpers = tuple(text() for name, text in (("_channels_last_input(", channels_last_input),
+                                              ("_channels_last_weight(", channels_last_weight))
+                    if any(name in line for line in lines))
     return GeneratedKernel(group.name, kernel_name, "", (), launch, helpers, library_calls=(call.dotted,))
 
 

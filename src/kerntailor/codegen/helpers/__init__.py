@@ -11,7 +11,7 @@ modules here, by `inspect.getsource`, never written as a string. The modules imp
 - `fp8_e4m3fn.py`, `fp8_e4m3fnuz.py`: each fp8 format's scale, rounding, bit patterns and cast;
   `fp8_quantize.py`: the quantize kernels and their host function;
 - `host.py`: the TMA descriptors' allocator, a persistent GEMM's program count, and a library convolution's
-  channels-last weight, copied once per weight;
+  channels-last weight, copied once per weight, and input, copied per call by a tiled kernel;
 - `convt.py`: a transposed convolution's weight in the order its kernel reads it, copied once per weight.
 
 Where kernel.py picks a form per run (`_x = _x_emulated if _INTERPRET else _x_hw`) that line is written here,
@@ -108,6 +108,13 @@ def tma_allocator() -> str:
 def channels_last_weight() -> str:
     """The host function that keeps a library convolution's weight channels-last across calls."""
     return block(_module("host")._channels_last_weight)
+
+
+@functools.cache
+def channels_last_input() -> str:
+    """The tiled copy kernel and host function that give a library convolution its input channels-last."""
+    h = _module("host")
+    return block(h._channels_last_copy_kernel, h._channels_last_input)
 
 
 @functools.cache

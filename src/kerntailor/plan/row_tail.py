@@ -23,8 +23,9 @@ A convolution is an implicit GEMM whose rows are the output positions (n, o..) a
 channels (codegen/conv.py), so a reduction over its channel axis (dim 1) after its epilogue is the same row tail:
 one value per (n, o..), row-major, which is exactly the reduced output's order (keepdim or not). Only a
 convolution of one group: a depthwise one's tile spans no group of channels. A transposed one takes its tails in the
-gather form (its rows the output positions, as a forward one's; the phase form's rows are one output phase's, so
-codegen/conv.py's work_sizes offers no phases to a group with a tail).
+gather form (its rows the output positions, as a forward one's), and a row tail also in the phase form where one tile
+holds every channel (its rows are one output phase's, indexed from their coordinates: no partials; codegen/conv.py's
+work_sizes).
 
 A reduction over a convolution's spatial axes (all of them: global pooling, adaptive_avg_pool to 1, a mean over
 (2, 3)) is a *column tail* (`column_tail`): one value per (n, channel), reduced over the tile's rows of one image.

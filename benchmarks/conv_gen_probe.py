@@ -51,6 +51,20 @@ EXTRA_TILES = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "nu
                {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3})
 
 
+def _probe_tiles() -> list[dict]:
+    """More schedules to time beside EXTRA_TILES (not with --quick's cut), from the environment: CONV_PROBE_TILES, a
+    JSON list of knob dicts (e.g. '[{"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8}]'); each is laid
+    over the default schedule, and one the space forbids is skipped as the others are."""
+    import json
+    import os
+
+    text = os.environ.get("CONV_PROBE_TILES", "").strip()
+    tiles = json.loads(text) if text else []
+    if not isinstance(tiles, list) or not all(isinstance(t, dict) for t in tiles):
+        raise SystemExit("conv_gen_probe.py: CONV_PROBE_TILES must be a JSON list of objects")
+    return tiles
+
+
 def _label(schedule, dtype: str) -> str:
     s = schedule
     precision = f"_{s.precision}" if dtype == "fp32" and s.precision != "ieee" else ""
@@ -108,6 +122,7 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
             knobs += [{"taps": t, "stage": st} for t, st in ((True, True), (True, False), (False, False))]
         if not smoke:
             knobs += seeds[:3] if quick and sizes.get("taps") else seeds[:2] if quick else seeds + list(EXTRA_TILES)
+            knobs += _probe_tiles()
             if work_dtype == "fp32":
                 knobs.append((seeds[0] if seeds else {}) | {"precision": "tf32"})
         if unpacked and sizes.get("phases"):   # the transposed forms again, the weight read through its view

@@ -125,6 +125,13 @@ def test_the_tap_order_over_channels_last_copies_is_the_default_where_a_taps_cha
     assert [(s["taps"], s["stage"]) for s in seeds] == [(True, True), (False, False), (True, False)]
     assert seeds[0]["BLOCK_K"] == seeds[1]["BLOCK_K"] == 64   # the old form's seed second
     assert all(not space.violations(space.config_of(default.retune(k))) for k in seeds)
+    # 128 output channels: half a tile (128 x 64, 4 warps, 3 stages) is timed too, in the staged tap order
+    sizes128 = sizes | {"N": 128, "C": 64, "K": 64 * 9}
+    wide = seed_knobs("conv", h200, dtype="bf16", **sizes128)
+    assert {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3, "taps": True,
+            "stage": True}.items() <= wide[-1].items()
+    space128 = make_space("conv", h200, dtype="bf16", **sizes128)
+    assert all(not space128.violations(space128.config_of(default.retune(k))) for k in wide)
     taps16, plain16 = (space.config_of(default.retune({"BLOCK_K": 16, "taps": t, "stage": t})) for t in (True, False))
     assert loop_trips(taps16, sizes) == 15 * 3 and loop_trips(plain16, sizes) == -(-540 // 16)
     assert padding_factor(taps16, sizes) / padding_factor(plain16, sizes) == pytest.approx(

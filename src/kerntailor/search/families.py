@@ -779,9 +779,10 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
                C: int = 0, outer: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
-    for fp32) where N fills them, 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds), and on AMD
-    ROCm's guidance (gemm_seeds: 2 stages, matrix_instr_nonkdim 16). Not measured on convolutions yet
-    (benchmarks/conv_gen_probe.py); the space drops any it does not allow.
+    for fp32) where N fills them, then for 16-bit operands half a tile (128x64x64 / 4 / 3: measured fastest on a
+    3 x 3 conv of 64 -> 128 channels, H200), 128 x N for narrow N (64 and below, as gemm's tall-skinny seeds),
+    and on AMD ROCm's guidance (gemm_seeds: 2 stages, matrix_instr_nonkdim 16). The others not measured on
+    convolutions yet (benchmarks/conv_gen_probe.py); the space drops any it does not allow.
 
     `pointwise` 1 (a 1 x 1 convolution the pointwise form takes): that form first, on 128 and 256 positions x up to
     128 channels x the input channels up to 64 (32 for fp32) per step, so that a layer of <= 128 output channels
@@ -842,7 +843,11 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         return [{"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64 if sixteen else 32, "num_warps": 4, "num_stages": 4}]
     if sixteen:
         wide = [{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}] if N > 128 else []
-        return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}] + wide
+        # half the tile, 4 warps, 3 stages: measured on the H200 the fastest of 17 schedules on KernelBench level-2
+        # 31's 64 -> 128 3 x 3 conv at 128^2, batch 128 (tap order, bf16: 1021 us against 1203-1229 for the
+        # 128 x 128 tiles; benchmarks/data/h200_2026-12-04c/call1/conv_gen_31.json)
+        half = [{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3}]
+        return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}] + wide + half
     return [{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}]
 
 

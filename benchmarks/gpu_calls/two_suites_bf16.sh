@@ -2,7 +2,7 @@
 # Two `kerntailor bench --part all` suites at once, one per GPU of an nvidia-h200-x2 (CUDA_VISIBLE_DEVICES 0 and 1;
 # each its own store home and work folder), bf16, `--precision ieee --candidates ${CANDIDATES:-2} --budget
 # ${BUDGET:-20} --strategy random --jobs ${JOBS:-4}`, each cut at BENCH_LIMIT s (default 480); rows written as each
-# problem ends, then rows_summary.py over both. On one GPU the suites run one after the other.
+# problem ends, then rows_summary.py over both. On one GPU the suites run one after the other; SUITE_B may be left out.
 # Written 2026-12-04 (third session) for level 1's 35 convolutions split in two halves (issue #19's plain-conv line):
 #   mkdir -p benchmarks/work/l1conv_{a,b}/level1; ls ../shared/kernelbench/level1 | grep -i conv, every other file
 #   into each half (copied unchanged); carry ["benchmarks/work/l1conv_a", "benchmarks/work/l1conv_b"];
@@ -25,9 +25,9 @@ one() {   # $1 a or b, $2 suite, $3 GPU index
   python3 benchmarks/gpu_calls/rows_summary.py $R/rows_bf16.jsonl > $R/summary.txt 2>&1
   rm -rf $W $H
 }
-if [ "$GPUS" -ge 2 ]; then
-  one a "${SUITE_A:?}" 0 & one b "${SUITE_B:?}" 1 & wait
-else
-  one a "${SUITE_A:?}" 0; one b "${SUITE_B:?}" 0
+if [ "$GPUS" -ge 2 ] && [ -n "${SUITE_B:-}" ]; then
+  one a "${SUITE_A:?}" 0 & one b "$SUITE_B" 1 & wait
+else   # one GPU: SUITE_B (if any) after SUITE_A
+  one a "${SUITE_A:?}" 0; [ -n "${SUITE_B:-}" ] && one b "$SUITE_B" 0
 fi
-cat $O/env.txt; cat $O/a/summary.txt $O/b/summary.txt | cut -c1-260
+cat $O/env.txt; cat $O/*/summary.txt | cut -c1-260

@@ -444,14 +444,15 @@ def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():
 def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_librarys(monkeypatch, tmp_path):
     """Measured, a module whose generated convolution lost to eager / torch.compile (GenerateResult.lost_on_time,
     set by the pipeline's decision) is generated once more with the library's convolution and a generated tail, and
-    that result is returned with both reasons; a library result for another reason (whatever its message says), or a
-    plan without a generated convolution, is returned as it is."""
+    that result is returned with both reasons; a library result for another reason (whatever its message says), a
+    plan without a generated convolution, or a plain convolution (nothing left to generate around the library's), is
+    returned as it is."""
     from dataclasses import replace
 
     from kerntailor.generate import pipeline
     from kerntailor.generate.pipeline import GenerateResult, GenerateSettings
 
-    gen, plan, _ = _conv_group(L1 / "depthwise_conv2d.py")
+    gen, plan, _ = _conv_group(DATA / "conv2d_min_tanh.py")   # conv + min + tanh: with the library's, a tail
     slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
     base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json",
                           lost_on_time=True)
@@ -460,7 +461,7 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     def once(path, settings, progress=None, plan_out=None):
         calls.append(settings)
         if plan_out is not None:
-            plan_out.append(plan)
+            plan_out.append((plan, gen))
         if settings.library_families:
             return replace(base, status="generated", message="generated 1 kernel(s) and 1 library call(s) (mixed)",
                            lost_on_time=False)
@@ -480,3 +481,6 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     calls.clear()
     assert pipeline._generate_template("p.py", GenerateSettings(target="h200")).status == "generated"
     assert len(calls) == 2
+    gen, plan, _ = _conv_group(DATA / "conv2d_plain.py")   # a plain convolution: the first decision stands
+    calls.clear()
+    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1

@@ -158,8 +158,13 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     run_plan: list = []
     first = _generate_once(problem_path, settings, progress, run_plan)
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
-                     any(g.family == f for g in run_plan[0].groups))
+                     any(g.family == f for g in run_plan[0][0].groups))
     if not families or first.status != "library" or not first.lost_on_time:
+        return first
+    plan, gen = run_plan[0]
+    if all(g.family == LIBRARY_GROUP for g in plan_of(gen.graph, settings.library_families + families).groups):
+        # a plain convolution: with the library's there is nothing left to generate, and a second pass would
+        # only replace this measured decision (its times, the kept generated.py) with an untimed library path
         return first
     log.info("generated %s lost on time (%s): again with the library's %s", first.problem, first.message,
              ", ".join(families))
@@ -173,7 +178,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
 def _generate_once(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None = None,
                    plan_out: list | None = None) -> GenerateResult:
     """Store lookup, capture, per-group search, judgement with fallback, decision (module docstring). The plan
-    the run generated (after its refusals) is appended to `plan_out`."""
+    the run generated (after its refusals) is appended to `plan_out`, with its generalized capture: (plan, gen)."""
     run = _start(problem_path, settings, progress or (lambda *a: None))
     try:
         return _run_once(run, plan_out)
@@ -231,7 +236,7 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
             _record_trials(run, found)
     results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
     if plan_out is not None:
-        plan_out.append(run.plan)
+        plan_out.append((run.plan, run.gen))
     with run.timed("judge"):
         verdict, judged, source = _judge(run, schedules, searches)
     if judged is not schedules:   # a runner-up passed where the best failed: the report says which one ships

@@ -128,6 +128,8 @@ def modules(path: Path, dtype: str | None, arch: str, smoke: bool, quick: bool =
         if unpacked and sizes.get("phases"):   # the transposed forms again, the weight read through its view
             old = [{}] + [k for k in knobs if k.get("precision") == "tf32"]
             knobs += [k | {"packed_weight": False} for k in old]
+        if sizes.get("outer"):   # taps outer: over the channels-last copy of x and over NCHW's x
+            knobs += [{"taps_outer": True, "stage": st} for st in (True, False)]
         if taps_outer and sizes.get("phases") == 1:   # stride 1: the gather form with its taps outer
             tf32 = [k for k in knobs if k.get("precision") == "tf32"]
             tried = tf32 if work_dtype == "fp32" else [{}] + seeds[1:2]

@@ -329,13 +329,15 @@ class ConvSchedule(Schedule):
     implicit GEMM. phases: a transposed convolution split by output phase (conv_phases.py), else its gather form.
     taps: a forward convolution's K in (kernel position, input channel) order (module docstring), else (input
     channel, kernel position), the weight's own. stage: the tap order over channels-last copies of the input and
-    the weight (module docstring). packed_weight: a transposed convolution reads its weight as the host lays it out
-    once per weight (conv_phases.py's packed_weight), else through the weight's own view (the form before, kept to
-    time beside it: benchmarks/conv_gen_probe.py); not searched. taps_outer: a transposed convolution's gather form
+    the weight (module docstring); with taps_outer, a channels-last copy of the input (the weight is packed).
+    packed_weight: a transposed convolution reads its weight as the host lays it out once per weight
+    (conv_phases.py's packed_weight), else through the weight's own view (the form before, kept to time beside it:
+    benchmarks/conv_gen_probe.py); not searched. taps_outer: a transposed convolution's gather form
     with its K steps walking the kernel's taps outer and a tap's input channels inner (_taps_outer_step), with the
     packed weight (the transposed analog of taps); the default at stride 1 where a tap's channels fill a step
     (takes_taps: measured on the H200, KernelBench 57 in bf16, 3325 us against the packed gather form's 9476 and
-    cuDNN's 3083; 2026-12-04 call 3), searched beside the gather form wherever stride 1 meets several taps."""
+    cuDNN's 3083; 2026-12-04 call 3), searched beside the gather form wherever stride 1 meets several taps; staged
+    by default (as the forward tap order: each step's patch BLOCK_M rows of BLOCK_K contiguous channels)."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
@@ -403,7 +405,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
     return ConvSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
                         num_stages=3 if dtype in ("bf16", "fp16") else 2,
                         pointwise=takes_pointwise(gen, node) and not group.reduce_axes,
-                        phases=phases, taps=taps, stage=taps, taps_outer=outer)
+                        phases=phases, taps=taps, stage=taps or outer, taps_outer=outer)
 
 
 def generate_conv(gen: Generalized, group: FusionGroup, schedule: ConvSchedule, host_names: dict,
@@ -510,10 +512,12 @@ class _ConvWriter(AnchorWriter):
         if self.schedule.taps and (depthwise or conv.transposed):
             raise CodegenUnsupported(f"{conv.name}: the tap order takes a forward, not depthwise, convolution")
         if self.schedule.stage:
-            if not self.schedule.taps:
-                raise CodegenUnsupported(f"{conv.name}: the channels-last copies take the tap order")
+            if not (self.schedule.taps or (conv.transposed and self.schedule.taps_outer)):
+                raise CodegenUnsupported(f"{conv.name}: the channels-last copies take the tap order (or a transposed "
+                                         "convolution's taps outer)")
             x, x_strides, x_off = self._stage(conv, 0, "x_cl", x_shape)
-            w, w_strides, w_off = self._stage(conv, 1, "w_cl", w_shape)
+            if self.schedule.taps:   # taps outer reads the host's packed weight, already contiguous along K
+                w, w_strides, w_off = self._stage(conv, 1, "w_cl", w_shape)
         grid_groups = 1 if depthwise else groups
         M, N = self.sizes.text(rows), self.sizes.text(cols)
         t = self.sizes.text
@@ -999,7 +1003,9 @@ class _ConvWriter(AnchorWriter):
         so its input positions, its masks (padding, past the input, the stride's divisibility) and its row offsets
         are BLOCK_M-vectors, and each element of the BLOCK_M x BLOCK_K patch costs one add and one and (the K-inner
         gather form computes positions and masks per element). The cost: a tap's channels padded to BLOCK_K (Cin_g
-        below BLOCK_K multiplies zeros). The weight is packed taps first (`packed`: pointer, row, padded channels)."""
+        below BLOCK_K multiplies zeros). The weight is packed taps first (`packed`: pointer, row, padded channels).
+        With `stage` x is the channels-last copy (x_strides its (B, C, *S) strides, C's 1): a row's BLOCK_K channels
+        are contiguous, the patch then 16-byte loads as the forward tap order's; else NCHW's 2-byte gathers."""
         kvol = prod(win.k for win in wins)
         cin = self.sizes.text(cin_g)
         self.out(f"nci = tl.cdiv({cin}, BLOCK_K)  # K steps per tap")
@@ -1023,8 +1029,8 @@ class _ConvWriter(AnchorWriter):
                 self.out(f"k{d} = {rest}")
             else:
                 self.out(f"k{d} = {rest} % {k}")
-                self.out(f"q{d} = {rest} // {k}")
-                rest = f"q{d}"
+                self.out(f"kq{d} = {rest} // {k}")
+                rest = f"kq{d}"
         rows, mask = ["x_rows"], []
         for d, win in enumerate(wins):
             tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"

@@ -721,8 +721,9 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     the default (2: C >= 32), else second; in the tap order a BLOCK_K step spans one tap's channels, so BLOCK_K is
     at most C rounded up to a power of two (at least 16). `whole_row` 1 (a row tail that writes softmax's output
     over the channels: codegen's conv.work_sizes): BLOCK_N spans N. `outer` 1 or 2 (a transposed convolution at
-    stride 1 with several taps, C its input channels per group) adds the knob taps_outer (codegen/conv.py: K steps
-    over one tap's channels each; gather form only, so not with phases), first where it is the default (2)."""
+    stride 1 with several taps, C its input channels per group) adds the knobs taps_outer (codegen/conv.py: K steps
+    over one tap's channels each; gather form only, so not with phases) and stage (taps outer over a channels-last
+    copy of the input: only with taps_outer), each first where it is the default (2)."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -737,7 +738,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         knobs += [Knob("taps", (True, False) if taps == 2 else (False, True)),
                   Knob("stage", (True, False) if taps == 2 else (False, True))]
     if outer:
-        knobs.append(Knob("taps_outer", (True, False) if outer == 2 else (False, True)))
+        knobs += [Knob("taps_outer", (True, False) if outer == 2 else (False, True)),
+                  Knob("stage", (True, False) if outer == 2 else (False, True))]
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
@@ -770,6 +772,8 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         if phases:   # a transposed conv with a column tail has no phase form (codegen's conv.work_sizes)
             constraints.append(Constraint("taps_outer only in the gather form", ("taps_outer", "phases"),
                                           lambda v: not v["taps_outer"] or not v["phases"]))
+        constraints.append(Constraint("stage only with taps_outer", ("taps_outer", "stage"),
+                                      lambda v: v["taps_outer"] or not v["stage"]))
         sizes += (("outer", outer), ("C", C))
     return Space("conv", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
 
@@ -814,7 +818,7 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         base = conv_seeds(target, M=M, N=N, K=K, dtype=dtype, phases=phases)
         span = max(16, next_power_of_two(C))
         on = [s | {"taps_outer": True, "BLOCK_K": min(s["BLOCK_K"], span)} for s in base if not s.get("phases")]
-        off = [s | {"taps_outer": False} for s in base]
+        off = [s | {"taps_outer": False, "stage": False} for s in base]
         return on[:1] + off[:1] + on[1:] + off[1:] if outer == 2 else off + on[:1]
     if phases:
         first = phases == 2

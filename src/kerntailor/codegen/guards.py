@@ -163,7 +163,7 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
         if (text, xblock) in seen:
             continue
         seen.add((text, xblock))
-        names = dict.fromkeys(t for d, _ in row.factors for t in (origins or {}).get(size.host_names.get(d, ""), ()))
+        names = dict.fromkeys(t for d in row.dims for t in (origins or {}).get(size.host_names.get(d, ""), ()))
         whose = f" (a size of {', '.join(names)})" if names else ""
         lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
                   f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds {xblock} whole '

@@ -239,8 +239,9 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def generalize(graphs: list[Graph], name: str) -> Generalized:
-    """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims."""
+def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Generalized:
+    """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims; with `polynomials`,
+    a slot no monomial fits may be a sum of them (polyfit.py)."""
     slot_lists = [list(graph_slots(g)) for g in graphs]
     paths = [p for p, _ in slot_lists[0]]
     index = {p: k for k, p in enumerate(paths)}
@@ -250,7 +251,7 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
                                "kerntailor needs one structure for all input sizes")
     dim_values = _dim_values(graphs)
     dims = _varying_dims(graphs, dim_values)
-    fit = _Fitter(dims, dim_values)
+    fit = _Fitter(dims, dim_values, polynomials)
     exprs: list[tuple[Path, SizeExpr]] = []
     partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
     derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
@@ -433,16 +434,17 @@ class _Fitter:
     many slots (every activation of a stage has the same sizes), so an answer is kept by the values' reprs (2 and
     2.0, 0.0 and -0.0 fit differently) and the mask."""
 
-    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]):
+    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]], polynomials: bool = False):
         self.dims = dims
         self.dim_values = dim_values
+        self.polynomials = polynomials
         self._fits: dict[tuple, SizeExpr | None] = {}
         self._relations: dict[tuple[bool, ...], list[tuple[tuple[Dim, int], ...]]] = {}
 
     def __call__(self, values: list, mask: list[bool]) -> SizeExpr | None:
         key = (tuple(map(repr, values)), tuple(mask))
         if key not in self._fits:
-            self._fits[key] = _fit(values, mask, self.dims, self.dim_values)
+            self._fits[key] = _fit(values, mask, self.dims, self.dim_values, self.polynomials)
         return self._fits[key]
 
     def relations(self, mask: list[bool]) -> list[tuple[tuple[Dim, int], ...]]:
@@ -452,8 +454,10 @@ class _Fitter:
         return self._relations[key]
 
 
-def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]) -> SizeExpr | None:
-    """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set."""
+def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]],
+         polynomials: bool = False) -> SizeExpr | None:
+    """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set (or, with
+    `polynomials`, a sum of such terms)."""
     if sum(mask) < 2:
         return None
     values = [v for v, m in zip(values, mask) if m]
@@ -487,7 +491,7 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, 
                     return best
     if best is None and not floats and len(values) >= 3:
         best = _fit_line(values, kept, dims, dim_values)
-        if best is None and all(mask):
+        if best is None and polynomials and all(mask):
             # a sum of monomials (a last-step slice's offset, S·H - H), over every variant only: the pins of a
             # partial fit (_pins) say what a monomial could not see, not what a sum of them could not
             from kerntailor.capture.polyfit import fit_polynomial

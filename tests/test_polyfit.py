@@ -17,7 +17,9 @@ from kerntailor.codegen.sizes import canon, host_value_is_float, same
 B, S, H = Dim(0, 0), Dim(0, 1), Dim(0, 2)
 NAMES = {B: "d0", S: "d1", H: "d2"}
 ONE = Fraction(1)
-LAST_STEP = Path(__file__).parent / "data" / "polysize" / "last_step.py"   # relu(x[:, -1, :]) * 2, x (B, S, H)
+DATA = Path(__file__).parent / "data" / "polysize"
+LAST_STEP = DATA / "last_step.py"     # relu(x[:, -1, :]) * 2, x (B, S, H)
+LAST_THREE = DATA / "last_three.py"   # x[:, -3:, :].mean(1)
 
 # the LSTM's (S, H) in its default, small and odd variants (level3/38_LSTMBidirectional), and a batch
 LSTM = {B: [10, 2, 3], S: [512, 32, 31], H: [256, 64, 63]}
@@ -101,3 +103,26 @@ def test_last_step_slice_passes_the_referee(tmp_path):
     module = make_module(LAST_STEP)   # gfx942 (mi300x)
     assert "d1 * d2 - d2" in module.source   # the offset computed on the host from x's shape
     verify(LAST_STEP, module, tmp_path)
+
+
+def test_only_an_offset_that_can_go_negative_is_checked():
+    from kerntailor.codegen.guards import _never_negative
+
+    def poly(*terms, offset=0):
+        (c, f), *more = [(Fraction(c), tuple((d, ONE) for d in f)) for c, f in terms]
+        return SizeExpr(c, f, Fraction(offset), tuple(more))
+
+    assert _never_negative(poly((2, (S, H)), (-2, (H,))))           # the last step: 2·H·(S - 1)
+    assert not _never_negative(poly((1, (S, H)), (-3, (H,))))       # the last three steps: H·(S - 3)
+    assert not _never_negative(poly((1, (S, H)), (-1, (B,))))       # S·H - B: B does not divide S·H
+    assert _never_negative(poly((1, (B, S, H)), (-1, (S, H)), (1, (H,)), offset=-1))
+    assert not _never_negative(poly((1, (B, S, H)), (-1, (S, H)), (1, (H,)), offset=-2))
+
+
+@pytest.mark.interpreter
+def test_last_three_steps_refuse_a_shorter_sequence_by_name(tmp_path):
+    module = make_module(LAST_THREE)
+    assert "if d1 * d2 - 3 * d2 < 0:" in module.source and "a view of x starts at element" in module.source
+    assert " < 0:" not in make_module(LAST_STEP).source   # (S - 1)·H never is
+    # the referee's edge cases shrink seq below 3 (edge:rows): a named refusal, not a read before x
+    verify(LAST_THREE, module, tmp_path, edges=True)

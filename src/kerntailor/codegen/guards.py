@@ -27,6 +27,8 @@ Every check reads shapes, dtypes and devices only: host metadata, no device sync
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from kerntailor.capture.generalize import Dim, Generalized, Pinned, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
@@ -122,6 +124,49 @@ def pin_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, s
                   f"stride {slot} was fitted over variants where it held, and cannot tell whether it depends on "
                   f'these sizes); generate the kernel with variants that vary them apart")']
     return lines
+
+
+def offset_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, str]) -> list[str]:
+    """forward() lines refusing sizes that put a view's start before its tensor: a polynomial offset (polyfit.py)
+    such as x[:, -3:]'s (S - 3) · H was fitted where S >= 3, and the slice's length 3 was traced as a constant;
+    at S = 2 the reference's slice is shorter and the kernel would read before x. One check per distinct
+    offset."""
+    lines, seen = [], set()
+    for path, e in gen.exprs:
+        if path[-1] != "offset" or not e.more:
+            continue   # a monomial's offsets are left as they were (kernel.py bit for bit)
+        if _never_negative(e):
+            continue   # 2·S·H - 2·H: the last step's start, S >= 1
+        text = e.render(host_names)
+        if text in seen:
+            continue
+        seen.add(text)
+        view = (gen.graph.outputs[path[1]] if path[0] == "output" else
+                gen.graph.node(path[1]).operands[path[3]])
+        lines += [f"if {text} < 0:",
+                  f'    raise ValueError(f"a view of {labels.get(view.base, view.base)} starts at element {{{text}}}: '
+                  'this kernel was '
+                  'generated for sizes where a slice of a fixed length fits its axis (x[:, -k:] needs k steps); '
+                  'generate the kernel at these sizes")']
+    return lines
+
+
+def _never_negative(e: SizeExpr) -> bool:
+    """Whether a polynomial in sizes >= 1 is >= 0 for every size, by a sufficient test: each negative term is
+    covered by positive terms it divides (S·H covers -H, as S >= 1), each unit of a positive coefficient covering
+    one unit once; a negative constant by what any positive term has left."""
+    terms = [(Fraction(c), dict(f)) for c, f in ((e.coeff, e.factors),) + e.more]
+    left = [[c, f] for c, f in terms if c > 0]
+    for c, f in sorted((t for t in terms if t[0] < 0), key=lambda t: -len(t[1])):
+        need = -c
+        for entry in left:
+            if need and all(entry[1].get(d, 0) >= x for d, x in f.items()):
+                used = min(need, entry[0])
+                entry[0] -= used
+                need -= used
+        if need:
+            return False
+    return e.offset >= 0 or sum(c for c, _ in left) >= -e.offset
 
 
 def _relation(pin: Pinned, names: dict[Dim, str]) -> str:

@@ -133,21 +133,23 @@ def offset_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim
     offset."""
     lines, seen = [], set()
     for path, e in gen.exprs:
-        if path[-1] != "offset" or not e.more:
-            continue   # a monomial's offsets are left as they were (kernel.py bit for bit)
-        if _never_negative(e):
-            continue   # 2·S·H - 2·H: the last step's start, S >= 1
+        if not e.more or _never_negative(e):
+            continue   # a monomial's offsets are left as they were (kernel.py bit for bit); 2·S·H - 2·H, S >= 1
+        if path[0] == "output" and path[2:] == ("offset",):
+            view = gen.graph.outputs[path[1]]
+        elif path[0] == "node" and path[2] == "operand" and path[4:] == ("offset",) and \
+                not getattr(gen.graph.node(path[1]), "cat_sizes", ()):   # a concatenation's operands sit before it
+            view = gen.graph.node(path[1]).operands[path[3]]
+        else:
+            continue
         text = e.render(host_names)
         if text in seen:
             continue
         seen.add(text)
-        view = (gen.graph.outputs[path[1]] if path[0] == "output" else
-                gen.graph.node(path[1]).operands[path[3]])
         lines += [f"if {text} < 0:",
                   f'    raise ValueError(f"a view of {labels.get(view.base, view.base)} starts at element {{{text}}}: '
-                  'this kernel was '
-                  'generated for sizes where a slice of a fixed length fits its axis (x[:, -k:] needs k steps); '
-                  'generate the kernel at these sizes")']
+                  'this kernel was generated for sizes where a slice of a fixed length fits its axis (x[:, -k:] '
+                  'needs k steps); generate the kernel at these sizes")']
     return lines
 
 

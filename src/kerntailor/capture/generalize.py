@@ -21,6 +21,10 @@ size (its window's formula), a concatenation's size along its axis (the sum of i
 past_len + 1). Each is a derived dim of its own (`Dim(-1, axis, node)`), fitted like an input dim, so that what
 depends on it (strides, the sizes of the kernels after it) is a monomial in it; codegen computes it on the host.
 
+Where no such term fits, with or without the probe variant, a size may be a sum of them (capture/polyfit.py):
+the start of a last-step slice `x[:, -1]` of a (B, S, H) tensor is S·H - H. A SizeExpr keeps the further terms
+in `more`; codegen sees such a size as no monomial (codegen/sizes.py canon) and passes it as a size argument.
+
 Why not torch.export's dynamic shapes: module attributes (LayerNorm's normalized_shape, num_heads)
 specialize dims to the traced constant, and then the kernel would be wrong for another instance.
 Fitting over variants sees what really changes with the problem's size constants.

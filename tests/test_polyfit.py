@@ -4,6 +4,10 @@ generates and passes the referee under the interpreter."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,6 +24,7 @@ ONE = Fraction(1)
 DATA = Path(__file__).parent / "data" / "polysize"
 LAST_STEP = DATA / "last_step.py"     # relu(x[:, -1, :]) * 2, x (B, S, H)
 LAST_THREE = DATA / "last_three.py"   # x[:, -3:, :].mean(1)
+LAST_THREE_2D = DATA / "last_three_2d.py"   # x[:, -3:].sum(1), x (B, S): a monomial offset S - 3
 
 # the LSTM's (S, H) in its default, small and odd variants (level3/38_LSTMBidirectional), and a batch
 LSTM = {B: [10, 2, 3], S: [512, 32, 31], H: [256, 64, 63]}
@@ -126,3 +131,35 @@ def test_last_three_steps_refuse_a_shorter_sequence_by_name(tmp_path):
     assert " < 0:" not in make_module(LAST_STEP).source   # (S - 1)·H never is
     # the referee's edge cases shrink seq below 3 (edge:rows): a named refusal, not a read before x
     verify(LAST_THREE, module, tmp_path, edges=True)
+
+
+RUN_SHORT = """
+import importlib.util, json, sys, torch
+spec = importlib.util.spec_from_file_location("kernel", sys.argv[1])
+kernel = importlib.util.module_from_spec(spec); spec.loader.exec_module(kernel)
+x = torch.randn(3, int(sys.argv[2]))
+try:
+    print(json.dumps(["returned", bool(torch.allclose(kernel.ModelNew()(x), x[:, -3:].sum(1)))]))
+except ValueError as e:
+    print(json.dumps(["ValueError", str(e)]))
+"""
+
+
+@pytest.mark.interpreter
+def test_a_monomial_offset_of_the_last_three_columns_refuses_two_columns(tmp_path):
+    # x[:, -3:].sum(1) on (B, S): offset S - 3. At S = 2 the kernel once summed the wrong elements silently
+    module = make_module(LAST_THREE_2D)
+    assert "if d1 - 3 < 0:" in module.source
+    (tmp_path / "kernel.py").write_text(module.source)
+    (tmp_path / "run.py").write_text(RUN_SHORT)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TRITON_INTERPRET": "1"}
+    got = {}
+    for seq in (2, 4):
+        run = subprocess.run([sys.executable, "run.py", "kernel.py", str(seq)], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        got[seq] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got[4] == ["returned", True]
+    assert got[2] == ["ValueError", "a view of x starts at element -1: this kernel was generated for sizes where a "
+                                    "slice of a fixed length fits its axis (x[:, -k:] needs k steps); generate the "
+                                    "kernel at these sizes"]

@@ -127,14 +127,14 @@ def pin_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, s
 
 
 def offset_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, str]) -> list[str]:
-    """forward() lines refusing sizes that put a view's start before its tensor: a polynomial offset (polyfit.py)
-    such as x[:, -3:]'s (S - 3) · H was fitted where S >= 3, and the slice's length 3 was traced as a constant;
-    at S = 2 the reference's slice is shorter and the kernel would read before x. One check per distinct
-    offset."""
+    """forward() lines refusing sizes that put a view's start before its tensor: x[:, -3:]'s offset S - 3 (on a
+    (B, S) tensor; a polynomial (S - 3) · H on (B, S, H), polyfit.py) was fitted where S >= 3, and the slice's
+    length 3 was traced as a constant; at S = 2 the reference's slice is shorter and the kernel read before x
+    or the row before (a (3, 2) x summed wrong, interpreter, 2026-12-04). One check per distinct offset."""
     lines, seen = [], set()
     for path, e in gen.exprs:
-        if not e.more or _never_negative(e):
-            continue   # a monomial's offsets are left as they were (kernel.py bit for bit); 2·S·H - 2·H, S >= 1
+        if e.is_constant or (not e.more and not (e.coeff > 0 and e.offset < 0)) or _never_negative(e):
+            continue   # S - 1, 2·S·H - 2·H: never negative; a monomial is checked only as S - k, as it was traced
         if path[0] == "output" and path[2:] == ("offset",):
             view = gen.graph.outputs[path[1]]
         elif path[0] == "node" and path[2] == "operand" and path[4:] == ("offset",) and \

@@ -9,7 +9,7 @@ import torch
 
 from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
-from kerntailor.capture.generalize import Generalized, generalize
+from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
 from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.errors import CaptureError
@@ -61,17 +61,25 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
     if len({causal_proofs(c.graph) for c in captures + ([probed] if probed else [])}) > 1:
         captures = [capture_problem(problem, v, prove_causal=False) for v in problem.variants]
         probed = capture_problem(problem, probe, prove_causal=False) if probe is not None else None
-    if probed is not None:
+    graphs = [c.graph for c in captures]
+    # the probe's sizes may change the graph (StructureChanged: GQA with as many kv heads as heads), or its untied
+    # dims make a size a sum no monomial is (a padded size plus a product; a concatenation's sums are derived dims,
+    # generalize.concat_dims): over the referee's variants alone those dims stay tied: one is fitted to the other,
+    # which the kernel's shape checks hold at run time (codegen/guards.py). Sums of monomials (polyfit.py) are the
+    # last resort, tried only where no monomial fits with or without the probe: a problem that fitted so keeps
+    # the expressions it had
+    attempts = [(g, polynomials) for polynomials in (False, True)
+                for g in ([graphs + [probed.graph]] if probed is not None else []) + [graphs]]
+    error = None
+    for variant_graphs, polynomials in attempts:
         try:
-            graphs = [c.graph for c in captures] + [probed.graph]
-            return captures[0], generalize(graphs, problem.name)
-        except CaptureError:
-            # the probe's sizes changed the graph (StructureChanged: GQA with as many kv heads as heads), or its
-            # untied dims make a size a sum no SizeExpr is (a padded size plus a product; a concatenation's sums
-            # are derived dims, generalize.concat_dims): over the referee's variants alone those dims stay tied:
-            # one is fitted to the other, which the kernel's shape checks hold at run time (codegen/guards.py)
-            pass
-    return captures[0], generalize([c.graph for c in captures], problem.name)
+            return captures[0], generalize(variant_graphs, problem.name, polynomials)
+        except StructureChanged:
+            if variant_graphs is graphs:
+                raise   # the referee's own variants differ in structure: no size expression mends that
+        except CaptureError as e:
+            error = e   # the last attempt's (the referee's variants, polynomials allowed) is the one raised
+    raise error
 
 
 def causal_proofs(graph: Graph) -> tuple[bool, ...]:

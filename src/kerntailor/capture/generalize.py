@@ -21,6 +21,10 @@ size (its window's formula), a concatenation's size along its axis (the sum of i
 past_len + 1). Each is a derived dim of its own (`Dim(-1, axis, node)`), fitted like an input dim, so that what
 depends on it (strides, the sizes of the kernels after it) is a monomial in it; codegen computes it on the host.
 
+Where no such term fits, with or without the probe variant, a size may be a sum of them (capture/polyfit.py):
+the start of a last-step slice `x[:, -1]` of a (B, S, H) tensor is S·H - H. A SizeExpr keeps the further terms
+in `more`; codegen sees such a size as no monomial (codegen/sizes.py canon) and passes it as a size argument.
+
 Why not torch.export's dynamic shapes: module attributes (LayerNorm's normalized_shape, num_heads)
 specialize dims to the traced constant, and then the kernel would be wrong for another instance.
 Fitting over variants sees what really changes with the problem's size constants.
@@ -59,23 +63,37 @@ class Dim:
     end: int = 0
 
 
+Monomial = tuple[tuple[Dim, Fraction], ...]
+
+
 @dataclass(frozen=True)
 class SizeExpr:
-    """coeff · Π dim^exp + offset; a plain constant when `factors` is empty."""
+    """coeff · Π dim^exp + offset; a plain constant when `factors` is empty. `more` holds further terms
+    (coeff, factors) of a polynomial (capture/polyfit.py): the offset of `x[:, -1]` on a (B, S, H) tensor is
+    S·H - H. Code that needs a monomial (canon in codegen/sizes.py) sees a polynomial as none."""
 
     coeff: Fraction | float
-    factors: tuple[tuple[Dim, Fraction], ...] = ()
+    factors: Monomial = ()
     offset: Fraction = Fraction(0)
+    more: tuple[tuple[Fraction, Monomial], ...] = ()
 
     @property
     def is_constant(self) -> bool:
-        return not self.factors
+        return not self.factors and not self.more
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        """Every dim a term uses, once each, in order of first use."""
+        return tuple(dict.fromkeys(d for _, factors in ((self.coeff, self.factors),) + self.more
+                                   for d, _ in factors))
 
     def evaluate(self, sizes: dict[Dim, int]) -> int | float:
-        value: Any = self.coeff
-        for dim, exp in self.factors:
-            value = value * (sizes[dim] ** exp if exp.denominator == 1 else math.pow(sizes[dim], float(exp)))
-        value = value + self.offset
+        value: Any = self.offset
+        for coeff, factors in ((self.coeff, self.factors),) + self.more:
+            term: Any = coeff
+            for dim, exp in factors:
+                term = term * (sizes[dim] ** exp if exp.denominator == 1 else math.pow(sizes[dim], float(exp)))
+            value = term + value
         if isinstance(value, Fraction):
             return int(value) if value.denominator == 1 else float(value)
         return value
@@ -84,25 +102,31 @@ class SizeExpr:
         """A Python expression over the names of the dims (ints stay ints: `//` where exact)."""
         if self.is_constant:
             return _literal(self.coeff + self.offset)
-        num = [names[d] if e == 1 else f"{names[d]} ** {e}" for d, e in self.factors if e > 0 and e.denominator == 1]
-        den = [names[d] if e == -1 else f"{names[d]} ** {-e}" for d, e in self.factors if e < 0 and e.denominator == 1]
-        roots = [f"{names[d]} ** {float(e)}" for d, e in self.factors if e.denominator != 1]
-        coeff = self.coeff
-        if not roots and isinstance(coeff, Fraction):  # an integer: exact floor division
-            top = ([] if coeff.numerator == 1 else [str(coeff.numerator)]) + num
-            bottom = ([] if coeff.denominator == 1 else [str(coeff.denominator)]) + den
-            text = " * ".join(top) or "1"
-            if bottom:
-                text = (f"({text}) // ({' * '.join(bottom)})" if len(top) > 1 or len(bottom) > 1
-                        else f"{text} // {bottom[0]}")
-        else:
-            parts = ([] if coeff == 1 else [_literal(coeff)]) + num + roots
-            text = " * ".join(parts) or "1"
-            if den:
-                text = f"({text}) / ({' * '.join(den)})"
+        text = _render_monomial(self.coeff, self.factors, names)
+        for coeff, factors in self.more:   # integer coefficients and exponents (polyfit.py): ints stay ints
+            text += f" {'+' if coeff > 0 else '-'} {_render_monomial(abs(coeff), factors, names)}"
         if self.offset:
             text = f"{text} {'+' if self.offset > 0 else '-'} {_literal(abs(self.offset))}"
         return text
+
+
+def _render_monomial(coeff: Fraction | float, factors: Monomial, names: dict[Dim, str]) -> str:
+    num = [names[d] if e == 1 else f"{names[d]} ** {e}" for d, e in factors if e > 0 and e.denominator == 1]
+    den = [names[d] if e == -1 else f"{names[d]} ** {-e}" for d, e in factors if e < 0 and e.denominator == 1]
+    roots = [f"{names[d]} ** {float(e)}" for d, e in factors if e.denominator != 1]
+    if not roots and isinstance(coeff, Fraction):  # an integer: exact floor division
+        top = ([] if coeff.numerator == 1 else [str(coeff.numerator)]) + num
+        bottom = ([] if coeff.denominator == 1 else [str(coeff.denominator)]) + den
+        text = " * ".join(top) or "1"
+        if bottom:
+            text = (f"({text}) // ({' * '.join(bottom)})" if len(top) > 1 or len(bottom) > 1
+                    else f"{text} // {bottom[0]}")
+    else:
+        parts = ([] if coeff == 1 else [_literal(coeff)]) + num + roots
+        text = " * ".join(parts) or "1"
+        if den:
+            text = f"({text}) / ({' * '.join(den)})"
+    return text
 
 
 def _literal(value: Fraction | float) -> str:
@@ -219,8 +243,9 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def generalize(graphs: list[Graph], name: str) -> Generalized:
-    """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims."""
+def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Generalized:
+    """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims; with `polynomials`,
+    a slot no monomial fits may be a sum of them (polyfit.py)."""
     slot_lists = [list(graph_slots(g)) for g in graphs]
     paths = [p for p, _ in slot_lists[0]]
     index = {p: k for k, p in enumerate(paths)}
@@ -230,7 +255,7 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
                                "kerntailor needs one structure for all input sizes")
     dim_values = _dim_values(graphs)
     dims = _varying_dims(graphs, dim_values)
-    fit = _Fitter(dims, dim_values)
+    fit = _Fitter(dims, dim_values, polynomials)
     exprs: list[tuple[Path, SizeExpr]] = []
     partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
     derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
@@ -265,7 +290,7 @@ def generalize(graphs: list[Graph], name: str) -> Generalized:
         exprs.append((path, fitted))
     gen = Generalized(graphs[0], tuple(exprs), (), _equal_dims(dim_values))
     pins = tuple(_pins(gen, partial, fit, graphs[0]))
-    used = {d for _, e in exprs for d, _ in e.factors}
+    used = {d for _, e in exprs for d in e.dims}
     pinned = {d for p in pins for d, _ in p.factors} - used
     # dims only the pins use come last: the names (d0, d1, ...) of the others stay as they were
     return Generalized(graphs[0], tuple(exprs), tuple(d for d in dims if d in used) +
@@ -413,16 +438,17 @@ class _Fitter:
     many slots (every activation of a stage has the same sizes), so an answer is kept by the values' reprs (2 and
     2.0, 0.0 and -0.0 fit differently) and the mask."""
 
-    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]):
+    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]], polynomials: bool = False):
         self.dims = dims
         self.dim_values = dim_values
+        self.polynomials = polynomials
         self._fits: dict[tuple, SizeExpr | None] = {}
         self._relations: dict[tuple[bool, ...], list[tuple[tuple[Dim, int], ...]]] = {}
 
     def __call__(self, values: list, mask: list[bool]) -> SizeExpr | None:
         key = (tuple(map(repr, values)), tuple(mask))
         if key not in self._fits:
-            self._fits[key] = _fit(values, mask, self.dims, self.dim_values)
+            self._fits[key] = _fit(values, mask, self.dims, self.dim_values, self.polynomials)
         return self._fits[key]
 
     def relations(self, mask: list[bool]) -> list[tuple[tuple[Dim, int], ...]]:
@@ -432,8 +458,10 @@ class _Fitter:
         return self._relations[key]
 
 
-def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]) -> SizeExpr | None:
-    """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set."""
+def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]],
+         polynomials: bool = False) -> SizeExpr | None:
+    """The simplest coeff · Π dim^exp + offset that gives `values` in every variant where mask is set (or, with
+    `polynomials`, a sum of such terms)."""
     if sum(mask) < 2:
         return None
     values = [v for v, m in zip(values, mask) if m]
@@ -466,7 +494,12 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, 
                 if best is not None:
                     return best
     if best is None and not floats and len(values) >= 3:
-        return _fit_line(values, kept, dims, dim_values)
+        best = _fit_line(values, kept, dims, dim_values)
+        if best is None and polynomials and all(mask):
+            # a sum of monomials (a last-step slice's offset, S·H - H), over every variant only: the pins of a
+            # partial fit (_pins) say what a monomial could not see, not what a sum of them could not
+            from kerntailor.capture.polyfit import fit_polynomial
+            best = fit_polynomial(values, dims, {d: list(dim_values[d]) for d in dims})
     return best
 
 

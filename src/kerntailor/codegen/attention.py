@@ -671,7 +671,7 @@ def _positive(scale: SizeExpr) -> bool:
     (sizes > 0) with coeff > 0 and no negative offset."""
     if scale.is_constant:
         return scale.coeff + scale.offset > 0
-    return scale.coeff > 0 and scale.offset >= 0
+    return scale.coeff > 0 and scale.offset >= 0 and all(c > 0 for c, _ in scale.more)
 
 
 def prod_expr(exprs: list[SizeExpr]) -> SizeExpr:

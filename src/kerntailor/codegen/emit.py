@@ -35,6 +35,7 @@ from kerntailor.codegen.guards import (
     int32_check_before_launch,
     int32_checks,
     interpreted_line,
+    offset_checks,
     pin_checks,
     row_checks,
     shape_checks,
@@ -217,6 +218,7 @@ def _forward_checks(gen: Generalized, kernels: list[GeneratedKernel], host_names
     size = SizeArgs(gen, host_names)
     body += shape_checks(gen, var, labels, host_names)   # the dims equal in every variant among them
     body += pin_checks(gen, labels, host_names)          # what strides fitted over part of the variants assume
+    body += offset_checks(gen, labels, host_names)               # slices of fixed length the sizes at hand cannot hold
     body += row_checks(kernels, size, _size_origins(sizes, var, labels)) + \
         int32_checks(gen, kernels, size, var, labels, buffers)
     return body

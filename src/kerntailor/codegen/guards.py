@@ -27,6 +27,8 @@ Every check reads shapes, dtypes and devices only: host metadata, no device sync
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from kerntailor.capture.generalize import Dim, Generalized, Pinned, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
@@ -124,6 +126,51 @@ def pin_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, s
     return lines
 
 
+def offset_checks(gen: Generalized, labels: dict[str, str], host_names: dict[Dim, str]) -> list[str]:
+    """forward() lines refusing sizes that put a view's start before its tensor: x[:, -3:]'s offset S - 3 (on a
+    (B, S) tensor; a polynomial (S - 3) · H on (B, S, H), polyfit.py) was fitted where S >= 3, and the slice's
+    length 3 was traced as a constant; at S = 2 the reference's slice is shorter and the kernel read before x
+    or the row before (a (3, 2) x summed wrong, interpreter, 2026-12-04). One check per distinct offset."""
+    lines, seen = [], set()
+    for path, e in gen.exprs:
+        if e.is_constant or (not e.more and not (e.coeff > 0 and e.offset < 0)) or _never_negative(e):
+            continue   # S - 1, 2·S·H - 2·H: never negative; a monomial is checked only as S - k, as it was traced
+        if path[0] == "output" and path[2:] == ("offset",):
+            view = gen.graph.outputs[path[1]]
+        elif path[0] == "node" and path[2] == "operand" and path[4:] == ("offset",) and \
+                not getattr(gen.graph.node(path[1]), "cat_sizes", ()):   # a concatenation's operands sit before it
+            view = gen.graph.node(path[1]).operands[path[3]]
+        else:
+            continue
+        text = e.render(host_names)
+        if text in seen:
+            continue
+        seen.add(text)
+        lines += [f"if {text} < 0:",
+                  f'    raise ValueError(f"a view of {labels.get(view.base, view.base)} starts at element {{{text}}}: '
+                  'this kernel was generated for sizes where a slice of a fixed length fits its axis (x[:, -k:] '
+                  'needs k steps); generate the kernel at these sizes")']
+    return lines
+
+
+def _never_negative(e: SizeExpr) -> bool:
+    """Whether a polynomial in sizes >= 1 is >= 0 for every size, by a sufficient test: each negative term is
+    covered by positive terms it divides (S·H covers -H, as S >= 1), each unit of a positive coefficient covering
+    one unit once; a negative constant by what any positive term has left."""
+    terms = [(Fraction(c), dict(f)) for c, f in ((e.coeff, e.factors),) + e.more]
+    left = [[c, f] for c, f in terms if c > 0]
+    for c, f in sorted((t for t in terms if t[0] < 0), key=lambda t: -len(t[1])):
+        need = -c
+        for entry in left:
+            if need and all(entry[1].get(d, 0) >= x for d, x in f.items()):
+                used = min(need, entry[0])
+                entry[0] -= used
+                need -= used
+        if need:
+            return False
+    return e.offset >= 0 or sum(c for c, _ in left) >= -e.offset
+
+
 def _relation(pin: Pinned, names: dict[Dim, str]) -> str:
     """`pin` as a Python comparison of integers over `names`: Π dim^f == value, both sides multiplied out."""
     def side(factors: list[tuple[Dim, int]], coeff: int) -> str:
@@ -163,7 +210,7 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
         if (text, xblock) in seen:
             continue
         seen.add((text, xblock))
-        names = dict.fromkeys(t for d, _ in row.factors for t in (origins or {}).get(size.host_names.get(d, ""), ()))
+        names = dict.fromkeys(t for d in row.dims for t in (origins or {}).get(size.host_names.get(d, ""), ()))
         whose = f" (a size of {', '.join(names)})" if names else ""
         lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
                   f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds {xblock} whole '

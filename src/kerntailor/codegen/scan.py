@@ -189,13 +189,14 @@ Poly = dict[tuple, Fraction]
 def _poly(e: SizeExpr) -> Poly | None:
     if not isinstance(e.coeff, Fraction):
         return None
-    merged: dict[Dim, Fraction] = {}
-    for d, x in e.factors:
-        merged[d] = merged.get(d, Fraction(0)) + x
-    key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
     out: Poly = {}
-    if e.coeff:
-        out[key] = out.get(key, Fraction(0)) + e.coeff
+    for coeff, factors in ((e.coeff, e.factors),) + e.more:
+        merged: dict[Dim, Fraction] = {}
+        for d, x in factors:
+            merged[d] = merged.get(d, Fraction(0)) + x
+        key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
+        if coeff:
+            out[key] = out.get(key, Fraction(0)) + coeff
     if e.offset:
         out[()] = out.get((), Fraction(0)) + Fraction(e.offset)
     return out

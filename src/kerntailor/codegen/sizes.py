@@ -28,8 +28,8 @@ def row_sizes(space: tuple[int, ...], axes: tuple[int, ...]) -> dict[str, int]:
 
 
 def canon(e: SizeExpr) -> Canon | None:
-    """(coeff, sorted factors) of a monomial; None if it has an offset or a float coefficient."""
-    if e.offset or not isinstance(e.coeff, Fraction):
+    """(coeff, sorted factors) of a monomial; None if it has an offset, more terms or a float coefficient."""
+    if e.offset or e.more or not isinstance(e.coeff, Fraction):
         return None
     merged: dict[Dim, Fraction] = {}
     for d, x in e.factors:
@@ -111,6 +111,8 @@ def host_value_is_float(e: SizeExpr) -> bool:
         return isinstance(value, float) or value.denominator != 1
     if any(x.denominator != 1 for _, x in e.factors):
         return True
+    if e.more:   # a polynomial (polyfit.py): integer coefficients and exponents after a Fraction-or-float head
+        return isinstance(e.coeff, float) or Fraction(e.coeff).denominator != 1 or Fraction(e.offset).denominator != 1
     if isinstance(e.coeff, float) and (e.coeff != 1 or any(x < 0 for _, x in e.factors)):
         return True
     return Fraction(e.offset).denominator != 1

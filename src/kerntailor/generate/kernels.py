@@ -51,7 +51,7 @@ def kernel_source(source: str, kernel: GeneratedKernel, gen=None) -> KernelSourc
 def traced_value(gen, expr) -> int | None:
     """A size expression's value at the traced (default) shapes; None where a dim is not an input's axis."""
     values = {}
-    for dim, _ in expr.factors:
+    for dim in expr.dims:
         if dim.node or dim.input >= len(gen.graph.inputs):
             return None
         shape = gen.graph.inputs[dim.input].type.shape

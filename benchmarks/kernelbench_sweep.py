@@ -10,6 +10,10 @@ anchor of such a family is a `library` group: its family is read from the group'
 KerntailorError (what the CLI prints as one line); a crash is anything else (a traceback, a dead child).
 After the plan, each captured file is also taken through shape generalization over its variants (what
 `generate` does next), under its own limit; that result is a separate column and never changes the status.
+With --build ARCH[,ARCH] (sm_90, gfx942, gfx90a, gfx950), a generalized file's first module (generate's default
+schedules after the plan around codegen's refusals: pipeline.first_module) is generated for each arch's target and
+every distinct kernel cross-compiled (no GPU), under --build-limit: a kernel Triton's interpreter runs but its
+compiler rejects is found here before a GPU call (the 3-d taps-outer clash of 2026-12-04 was one).
 Writes OUT.json (every row, the command, machine, toolchain, date) and OUT.md (the summary).
 """
 
@@ -44,8 +48,42 @@ def one_line(text: str, limit: int = 400) -> str:
 
 # --- the child: one file ------------------------------------------------------------------------------
 
-def _inspect_file(path: str, target: str, conn) -> None:
-    """Runs in the child: load → capture → plan, then generalization; sends one dict per stage."""
+ARCH_TARGETS = {"sm_90": "h200", "gfx942": "mi300x", "gfx90a": "mi250x", "gfx950": "mi355x"}
+
+
+def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
+    """The build column: per arch, the first module's distinct kernels cross-compiled (one line per failure)."""
+    import tempfile
+
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.generate.pipeline import GenerateSettings, first_module
+    from kerntailor.targets import get_target
+
+    result: dict = {"build": "ok", "build_failures": [], "kernels_built": 0, "max_spills": 0, "library_groups": 0}
+    with tempfile.TemporaryDirectory() as out:
+        for arch in archs:
+            target = get_target(ARCH_TARGETS[arch])
+            first = first_module(path, GenerateSettings(target=target.name, out_dir=Path(out)))
+            result["library_groups"] = len(first.library_groups)
+            sources = {}
+            for kernel in first.module.kernels:
+                for k in kernel.launches:
+                    source = kernel_source(first.module.source, k, first.gen)
+                    sources.setdefault((source.kernel_name, source.source), source)
+            for source, r in zip(sources.values(), build_many(list(sources.values()), target)):
+                result["kernels_built"] += 1
+                if not r.ok:
+                    result["build"] = "failed"
+                    result["build_failures"].append(f"{arch} {source.kernel_name}: {one_line(r.error or '', 300)}")
+                elif r.facts is not None:
+                    result["max_spills"] = max(result["max_spills"], r.facts.spills or 0)
+    return result
+
+
+def _inspect_file(path: str, target: str, conn, build: tuple[str, ...] = ()) -> None:
+    """Runs in the child: load → capture → plan, then generalization, then (with `build`) the first module's
+    kernels cross-compiled; sends one dict per stage."""
     from kerntailor.errors import KerntailorError
 
     started = time.monotonic()
@@ -89,13 +127,27 @@ def _inspect_file(path: str, target: str, conn) -> None:
         result = {"generalized": "crash", "generalize_reason": f"{type(e).__name__}: {one_line(str(e))}"}
     result["generalize_seconds"] = time.monotonic() - started
     conn.send(result)
+    if not build or result["generalized"] != "ok":
+        return
+    started = time.monotonic()
+    try:
+        built = _build_first_module(path, build)
+    except KerntailorError as e:   # refused before any kernel (a memory refusal, codegen)
+        built = {"build": "refused", "build_failures": [one_line(str(e))]}
+    except BaseException as e:
+        built = {"build": "crash", "build_failures": [f"{type(e).__name__}: {one_line(str(e))}"]}
+    built["build_seconds"] = time.monotonic() - started
+    conn.send(built)
 
 
-def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True) -> dict:
-    """One file in a forked child (torch is imported once, in the parent); killed at `limit_s` per stage."""
+def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True, build: tuple[str, ...] = (),
+               build_limit_s: float = 300.0) -> dict:
+    """One file in a forked child (torch is imported once, in the parent); killed at `limit_s` per stage
+    (`build_limit_s` for the build stage)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_inspect_file, args=(str(path), target, send), daemon=True)
+    child = ctx.Process(target=_inspect_file, args=(str(path), target, send, build if generalize else ()),
+                        daemon=True)
     started = time.monotonic()
     child.start()
     send.close()
@@ -110,13 +162,20 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True)
             elif "generalized" not in extra:
                 extra = {"generalized": "crash", "generalize_reason": extra.get("reason", "")}
             row.update(extra)
+            if build and row.get("generalized") == "ok":
+                built = _receive(recv, child, build_limit_s, "the build")
+                if built.get("status") == "timeout":
+                    built = {"build": "timeout", "build_failures": [built["reason"]], "build_seconds": build_limit_s}
+                elif "build" not in built:
+                    built = {"build": "crash", "build_failures": [built.get("reason", "")]}
+                row.update(built)
     finally:
         if child.is_alive():
             child.kill()
         child.join()
         recv.close()
     row["wall_seconds"] = round(time.monotonic() - started, 2)
-    for key in ("seconds", "generalize_seconds"):
+    for key in ("seconds", "generalize_seconds", "build_seconds"):
         if key in row:
             row[key] = round(row[key], 2)
     return row
@@ -168,6 +227,8 @@ def summarize(rows: list[dict]) -> dict:
             "all_generated_families": sum(1 for r in captured if not r["no_generator"]),
             "no_generator_files": dict(sorted(no_gen.items())),
             "generalized": sum(1 for r in captured if r.get("generalized") == "ok"),
+            "built": {b: sum(1 for r in captured if r.get("build") == b)
+                      for b in ("ok", "failed", "refused", "timeout", "crash")},
             "max_seconds": max((r["seconds"] or 0 for r in rows), default=0)}
 
 
@@ -212,6 +273,19 @@ def render_markdown(result: dict) -> str:
         if r["status"] == "captured" and r.get("generalized") != "ok":
             lines.append(f"| {_short(r['file'])} | {r.get('generalized')} | "
                          f"{r.get('generalize_reason', '').replace('|', '/')} |")
+    if any("build" in r for r in result["rows"]):
+        b = s["built"]
+        lines += ["", f"## The first module cross-compiled ({', '.join(result.get('build', []))})", "",
+                  f"Built: {b['ok']} ok, {b['failed']} with a kernel that failed, {b['refused']} refused, "
+                  f"{b['timeout']} timed out, {b['crash']} crashed.", "",
+                  "| file | build | kernels | max spills (B) | library groups | s | failures |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in result["rows"]:
+            if "build" in r:
+                lines.append(f"| {_short(r['file'])} | {r['build']} | {r.get('kernels_built', '-')} | "
+                             f"{r.get('max_spills', '-')} | {r.get('library_groups', '-')} | "
+                             f"{r.get('build_seconds', '-')} | "
+                             f"{'; '.join(r.get('build_failures', [])).replace('|', '/')[:600] or '-'} |")
     lines += ["", "## Every file", "", "| file | status | s | groups | families | no generator | generalized |",
               "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
@@ -234,7 +308,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=float, default=30.0, help="seconds per file before its child is killed")
     parser.add_argument("--target", default="mi300x")
     parser.add_argument("--no-generalize", action="store_true", help="skip the generalization column")
+    parser.add_argument("--build", default="", help="ARCH[,ARCH]: cross-compile each generalized file's first "
+                        "module for these (sm_90, gfx942, gfx90a, gfx950)")
+    parser.add_argument("--build-limit", type=float, default=300.0, help="seconds for the build stage of a file")
     args = parser.parse_args(argv)
+    build = tuple(a for a in args.build.split(",") if a)
+    unknown = [a for a in build if a not in ARCH_TARGETS]
+    if unknown:
+        raise SystemExit(f"kernelbench_sweep: error: unknown arch {', '.join(unknown)} (known: "
+                         f"{', '.join(ARCH_TARGETS)})")
     import torch  # noqa: F401  (imported once here: every forked child shares it)
 
     import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
@@ -247,9 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict] = []
 
     def run(path: Path) -> dict:
-        row = sweep_file(path, args.target, args.limit, not args.no_generalize)
-        print(json.dumps({k: row.get(k) for k in ("file", "status", "seconds", "reason", "generalized")}),
-              flush=True)
+        row = sweep_file(path, args.target, args.limit, not args.no_generalize, build, args.build_limit)
+        print(json.dumps({k: row.get(k) for k in ("file", "status", "seconds", "reason", "generalized", "build",
+                                                  "build_failures") if k in row}), flush=True)
         return row
 
     if args.jobs <= 1:
@@ -264,6 +346,7 @@ def main(argv: list[str] | None = None) -> None:
               "machine": f"CPU only, {os.cpu_count()} cores ({platform.machine()}, {platform.system()})",
               "load_average": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
               "toolchain": toolchain(), "target": args.target, "limit_s": args.limit, "jobs": args.jobs,
+              "build": list(build), "build_limit_s": args.build_limit,
               "summary": summarize(rows), "rows": rows}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -92,3 +92,27 @@ def test_families_without_a_generator_are_codegens_own_refusals():
         group = FusionGroup("k0", family, (), (), (), ())
         with pytest.raises(CodegenUnsupported, match=f"no code generator for the {family} family"):
             generate_kernel(None, group, {}, {}, "k0_kernel")
+
+
+@pytest.mark.compile
+def test_the_sweeps_build_stage_cross_compiles_the_first_module_and_names_a_kernel_that_fails(monkeypatch):
+    """kernelbench_sweep.py --build: a generalized file's first module (generate's default schedules) is generated for
+    the arch's target and each distinct kernel cross-compiled in the child; a kernel the compiler rejects is one line
+    naming the arch and the kernel, and the file's build is "failed" (a GPU call would have found it later)."""
+    from types import SimpleNamespace
+
+    import kerntailor.builder
+
+    sweep = _sweep_module()
+    problem = ROOT / "tests" / "data" / "conv" / "conv2d_min_tanh.py"
+    row = sweep.sweep_file(problem, "mi300x", 120, build=("sm_90",))
+    assert row["status"] == "captured" and row["generalized"] == "ok", row
+    assert row["build"] == "ok" and row["kernels_built"] >= 1 and row["build_failures"] == [], row
+
+    def rejects(kernels, target, **_):   # the child forks after this: it sees the patched builder
+        return [SimpleNamespace(ok=False, error="CompilationError: a clash\nmore", facts=None) for _ in kernels]
+
+    monkeypatch.setattr(kerntailor.builder, "build_many", rejects)
+    row = sweep.sweep_file(problem, "mi300x", 120, build=("gfx942",))
+    assert row["build"] == "failed" and row["build_failures"], row
+    assert all(f.startswith("gfx942 ") and f.endswith("CompilationError: a clash") for f in row["build_failures"])

@@ -269,6 +269,24 @@ def _start(problem_path: str | Path, settings: GenerateSettings, progress: Progr
     return run
 
 
+@dataclass(frozen=True)
+class FirstModule:
+    """The module generate's search starts from (first_module)."""
+
+    module: object                  # codegen's EmittedModule: kernel.py's text and its kernels
+    gen: object                     # the generalized capture (kernel_source specializes sizes with it)
+    library_groups: dict            # library group -> why
+
+
+def first_module(problem_path: str | Path, settings: GenerateSettings) -> FirstModule:
+    """kernel.py under every group's default schedule, after capture and the plan around codegen's refusals, with no
+    search, referee or store (benchmarks/kernelbench_sweep.py --build cross-compiles its kernels)."""
+    run = _start(problem_path, replace(settings, use_store=False), lambda *a: None)
+    _capture(run)
+    schedules = _plan_around_refusals(run)
+    return FirstModule(run.module(schedules), run.gen, dict(run.library_groups))
+
+
 def _served_from_store(run: Run) -> GenerateResult | None:
     """The winner an earlier run stored for this problem, target and toolchain, written out as it was."""
     hit = run.store.lookup_winner(run.pkey, run.toolchain) if run.store is not None else None

@@ -1015,7 +1015,11 @@ class _ConvWriter(AnchorWriter):
         self.out("tap = kt // nci")
         self.out("ci = (kt - tap * nci) * BLOCK_K + rk")
         rest = "tap"
-        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position along each axis (scalars)
+        # the tap's kernel position along each axis (scalars). Its quotients are kq<d>, not q<d>: the output rows'
+        # unravelling before the loop names its own q2.. (a 3-d convolution's q2 is a BLOCK_M vector), and Triton
+        # refuses a loop that re-assigns it as a scalar (gfx942 / sm_90: "Loop-carried variable q2 has initial type
+        # <['128'], int32> but is re-assigned to int32"; the interpreter, plain Python, ran it)
+        for d in range(len(wins) - 1, -1, -1):
             k = wins[d].k
             if k == 1:
                 self.out(f"k{d} = 0")
@@ -1023,8 +1027,8 @@ class _ConvWriter(AnchorWriter):
                 self.out(f"k{d} = {rest}")
             else:
                 self.out(f"k{d} = {rest} % {k}")
-                self.out(f"q{d} = {rest} // {k}")
-                rest = f"q{d}"
+                self.out(f"kq{d} = {rest} // {k}")
+                rest = f"kq{d}"
         rows, mask = ["x_rows"], []
         for d, win in enumerate(wins):
             tap = f"k{d} * {win.d}" if win.d != 1 else f"k{d}"

@@ -12,6 +12,7 @@ conv product but the depthwise form's multiply-adds); one that does and shows no
 
     PYTHONPATH=src python benchmarks/conv_crosscompile.py FILE_OR_DIR [...] --out-dir DIR \
         [--dtype bf16,fp32] [--targets gfx942,gfx90a,gfx950,sm_90] [--timeout-s 180]
+    PYTHONPATH=src python benchmarks/conv_crosscompile.py - --out-dir DIR --summary-only    # the markdown again
 
 A directory stands for its *.py files whose text mentions a convolution (conv / Conv); files without a conv group
 after capture are listed as such. Writes DIR/conv_crosscompile.json (rewritten after each file, so a cut run keeps
@@ -184,8 +185,9 @@ def summarize(records: list[dict], rows: list[dict], header: dict) -> str:
              "order's channels-last copy kernels launched before them. Occupancy: waves per SIMD (AMD) / warps per "
              "SM (NVIDIA), the target rule's (counts LDS), median over compiled products.", "",
              "| target | dtype | schedules | kernels | compiled | products with tl.dot | with matrix instr | "
-             "tl.dot w/o matrix | spilling (to memory) | median VGPRs/regs | median occupancy |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "tl.dot w/o matrix | spilling (to memory) | defaults / first seeds spilling (to memory) | "
+             "median VGPRs/regs | median occupancy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keyf = lambda r: (r["arch"], r["dtype"])   # noqa: E731
     for arch in ARCH_TARGETS:
         for dtype in sorted({r["dtype"] for r in records}):
@@ -201,8 +203,11 @@ def summarize(records: list[dict], rows: list[dict], header: dict) -> str:
             mem = [r for r in ok if r.get("spills_to_memory")]
             regs = [r["registers"] for r in prods if r.get("registers") is not None]
             occ = [r["occupancy_rule"] for r in prods if r.get("occupancy_rule") is not None]
+            first = {role: [r for r in ok if r.get("product") and r["role"] == role] for role in ("default", "seed1")}
+            firsts = " / ".join(f"{sum(bool(r.get('spills')) for r in x)} of {len(x)} "
+                                f"({sum(bool(r.get('spills_to_memory')) for r in x)})" for x in first.values())
             lines.append(f"| {arch} | {dtype} | {len(scheds)} | {len(rs)} | {len(ok)} | {len(dot)} | {len(mat)} | "
-                         f"{len(dot) - len(mat)} | {len(spill)} ({len(mem)}) | "
+                         f"{len(dot) - len(mat)} | {len(spill)} ({len(mem)}) | {firsts} | "
                          f"{statistics.median(regs) if regs else '-'} | {statistics.median(occ) if occ else '-'} |")
     kinds = {}
     for r in records:
@@ -259,7 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default="gfx942", help="archs, comma-separated: gfx942,gfx90a,gfx950,sm_90")
     parser.add_argument("--timeout-s", type=float, default=180.0, help="per compile (its worker is killed after)")
     parser.add_argument("--deadline-s", type=float, default=None, help="stop starting files after this")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="rewrite DIR's markdown from its JSON (no capture, no builds); FILES are ignored")
     args = parser.parse_args(argv)
+    if args.summary_only:
+        data = json.loads((args.out_dir / "conv_crosscompile.json").read_text())
+        rows, records = data.pop("rows"), data.pop("records")
+        (args.out_dir / "conv_crosscompile.md").write_text(summarize(records, rows, data))
+        return 0
     archs = [a.strip() for a in args.targets.split(",") if a.strip()]
     unknown = [a for a in archs if a not in ARCH_TARGETS]
     if unknown:

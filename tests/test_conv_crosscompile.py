@@ -36,7 +36,7 @@ def test_a_16bit_conv_default_schedule_cross_compiles_for_gfx942_with_mfma(tmp_p
     assert rec["matrix_instr_count"] > 0 and all(k.startswith("v_mfma") for k in rec["matrix_instr_kinds"]), rec
     assert rec["registers"] > 0 and rec["occupancy_rule"] >= 1
     md = cx.summarize([rec], [row], HEADER)
-    assert "| gfx942 | bf16 | 1 | 1 | 1 | 1 | 1 | 0 |" in md
+    assert "| gfx942 | bf16 | 1 | 1 | 1 | 1 | 1 | 0 | 0 (0) | 0 of 1 (0) / 0 of 0 (0) |" in md
 
 
 def test_the_summary_lists_failures_and_dot_kernels_without_matrix_instructions():
@@ -50,7 +50,7 @@ def test_the_summary_lists_failures_and_dot_kernels_without_matrix_instructions(
                        "matrix_instr_kinds": ["v_mfma_f32_16x16x16_bf16"], "registers": 128, "occupancy_rule": 2,
                        "spills": 0}]
     md = cx.summarize(records, [{"problem": "q.py", "dtype": "bf16", "skipped": "no conv group"}], HEADER)
-    assert "| gfx942 | bf16 | 3 | 3 | 2 | 2 | 1 | 1 | 1 (1) | 96.0 | 3.0 |" in md
+    assert "| gfx942 | bf16 | 3 | 3 | 2 | 2 | 1 | 1 | 1 (1) | 0 of 0 (0) / 1 of 1 (1) | 96.0 | 3.0 |" in md
     assert "## Failures (1)" in md and "ig_a k: CompilationError: boom" in md
     assert "## tl.dot kernels without matrix instructions (1)" in md and "seed1 ig_b k" in md
     assert "## Spills (1;" in md and "q.py (bf16): no conv group" in md

@@ -52,5 +52,10 @@ def test_the_summary_lists_failures_and_dot_kernels_without_matrix_instructions(
     md = cx.summarize(records, [{"problem": "q.py", "dtype": "bf16", "skipped": "no conv group"}], HEADER)
     assert "| gfx942 | bf16 | 3 | 3 | 2 | 2 | 1 | 1 | 1 (1) | 0 of 0 (0) / 1 of 1 (1) | 96.0 | 3.0 |" in md
     assert "## Failures (1)" in md and "ig_a k: CompilationError: boom" in md
-    assert "## tl.dot kernels without matrix instructions (1)" in md and "seed1 ig_b k" in md
+    assert "## tl.dot kernels without the matrix instructions expected (1)" in md and "seed1 ig_b k" in md
     assert "## Spills (1;" in md and "q.py (bf16): no conv group" in md
+    # fp32 ieee on NVIDIA: FMAs by design (no fp32 MMA), so not expected; tf32 is
+    nv = base | {"arch": "sm_90", "work_dtype": "fp32", "compiled": True, "matrix_instr_count": 0}
+    assert not cx.matrix_expected(nv | {"knobs": {"precision": "ieee"}})
+    assert cx.matrix_expected(nv | {"knobs": {"precision": "tf32"}})
+    assert cx.matrix_expected(nv | {"arch": "gfx942", "knobs": {"precision": "ieee"}})

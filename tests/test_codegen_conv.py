@@ -380,7 +380,9 @@ def test_the_conv_kernels_cross_compile_with_matrix_instructions(tmp_path):
                        (CONVT3D, "bf16", {"conv": {"phases": False, "taps_outer": True, "stage": True}}),
                        (CONVT3D, "bf16", {"conv": {"phases": False, "taps_outer": True, "stage": False}})],
              "gfx942": [(CONV2D, "bf16", None), (CONV1D, None, None), (POINTWISE, "bf16", None),
-                        (CONVT2D, "bf16", None), (TAPS, "bf16", None)]}
+                        (CONVT2D, "bf16", None), (TAPS, "bf16", None),
+                        # a 3-d gather form with its taps outer: its tap quotients once shadowed the rows' q2
+                        (CONVT3D, "bf16", {"conv": {"phases": False, "taps_outer": True}})]}
     with BuildPool(None, timeout_s=300) as pool:
         for arch, items in cases.items():
             target = get_target("h200" if arch == "sm_90" else "mi300x")

@@ -1021,7 +1021,11 @@ class _ConvWriter(AnchorWriter):
         self.out("tap = kt // nci")
         self.out("ci = (kt - tap * nci) * BLOCK_K + rk")
         rest = "tap"
-        for d in range(len(wins) - 1, -1, -1):   # the tap's kernel position along each axis (scalars)
+        # the tap's kernel position along each axis (scalars). Its quotients are kq<d>, not q<d>: the output rows'
+        # unravelling before the loop names its own q2.. (a 3-d convolution's q2 is a BLOCK_M vector), and Triton
+        # refuses a loop that re-assigns it as a scalar (gfx942 / sm_90: "Loop-carried variable q2 has initial type
+        # <['128'], int32> but is re-assigned to int32"; the interpreter, plain Python, ran it)
+        for d in range(len(wins) - 1, -1, -1):
             k = wins[d].k
             if k == 1:
                 self.out(f"k{d} = 0")

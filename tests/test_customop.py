@@ -264,3 +264,61 @@ def test_the_guard_overhead_benchmark_runs_without_a_gpu_and_says_its_times_mean
     (row,) = doc["rows"]
     assert row["problem"] == "relu" and row["same_outputs"] is True and row["op"].startswith("kerntailor.relu_")
     assert row["timings"] == "not meaningful on CPU/interpreter"
+
+
+PACKED_SCRIPT = r"""
+import importlib.util, json, sys, torch
+spec = importlib.util.spec_from_file_location("kernel", sys.argv[1]); kernel = importlib.util.module_from_spec(spec)
+sys.modules["kernel"] = kernel; spec.loader.exec_module(kernel)
+spec = importlib.util.spec_from_file_location("reference", sys.argv[2]); ref = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ref)
+torch.manual_seed(0)
+model = ref.Model(*ref.get_init_inputs()); new = kernel.ModelNew(*ref.get_init_inputs())
+new.load_state_dict(model.state_dict())
+x = ref.get_inputs()[0]
+with torch.no_grad():
+    want, got = model(x), new(x)
+    compiled = torch.compile(new, fullgraph=True, backend="aot_eager")(x)
+op = getattr(torch.ops.kerntailor, kernel.__doc__.split("torch.ops.kerntailor.")[1].split()[0].rstrip(".:,)"))
+print(json.dumps({"schema": str(op.default._schema), "equal": bool(torch.equal(got, want)),
+                  "compiled_equal": bool(torch.equal(compiled, got))}))
+"""
+
+
+@pytest.mark.unit
+def test_more_tensors_than_a_schema_takes_travel_as_one_list():
+    """torch.library takes at most 64 arguments a schema (every level-3 ResNet's op had hundreds): past MAX_OP_ARGS
+    the op takes its tensors as one list, unpacked in the first line of the implementation and the fake, and forward()
+    passes the list; at or below it nothing changes."""
+    from kerntailor.codegen.customop import MAX_OP_ARGS, PACKED, call_line, op_lines, op_signature
+
+    names = [f"t{i}" for i in range(MAX_OP_ARGS + 6)]
+    body = ["out = " + " + ".join(names)]
+    sig = op_signature(names, body, set(), {}, ["out"])
+    assert sig.packed and sig.params == (PACKED,)
+    text = "\n".join(op_lines(sig, body, ["out = torch.empty_like(t0)"]))
+    assert f"({PACKED}: list[torch.Tensor]) -> torch.Tensor:" in text and f"_fake({PACKED}):" in text
+    assert text.count(f"({', '.join(names)},) = {PACKED}") == 2
+    assert call_line(sig).endswith(f"([{', '.join(names)}])")
+    few = op_signature(names[:MAX_OP_ARGS], ["out = " + " + ".join(names[:MAX_OP_ARGS])], set(), {}, ["out"])
+    assert not few.packed and call_line(few).endswith(f"({', '.join(names[:MAX_OP_ARGS])})")
+
+
+@pytest.mark.interpreter
+def test_a_module_with_seventy_parameters_loads_passes_the_referee_and_compiles(tmp_path):
+    """The op of tests/data/customop/many_parameters.py takes 71 tensors: kernel.py imports (its schema is one
+    Tensor[]), the referee passes it under the interpreter, and torch.compile(fullgraph) runs it through its fake."""
+    from helpers import judge
+
+    problem = DATA / "customop" / "many_parameters.py"
+    module = make_module(problem)
+    assert "_op_tensors: list[torch.Tensor]" in module.source
+    verdict = judge(problem, module, tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+    (tmp_path / "check.py").write_text(PACKED_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TRITON_INTERPRET": "1"}
+    run = subprocess.run([sys.executable, "check.py", str(tmp_path / "kernel.py"), str(problem)], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "Tensor[] _op_tensors" in r["schema"] and r["equal"] and r["compiled_equal"], r

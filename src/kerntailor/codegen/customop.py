@@ -13,7 +13,11 @@ host (tests/test_customop_gpu.py, run on a GPU).
 The operator takes tensors: forward()'s tensor arguments, then the module's parameters, buffers and constants,
 as forward() names them; a forward() argument the host lines read that is not a tensor (a literal the trace
 fixed: int, float or bool) comes after them, typed (no writer's host lines read one today; the referee's static
-check would read such an argument as a tensor, and arithmetic on it as a finding). It returns new tensors only
+check would read such an argument as a tensor, and arithmetic on it as a finding). An op schema takes at most
+MAX_OP_ARGS arguments (torch's own limit: "The function schema has 315 arguments but this PyTorch build only supports
+64" was every ResNet101 kernel.py, cross-compiled by benchmarks/kernelbench_sweep.py --build, 2026-12-04): past it the
+tensors travel as one list argument, `_op_tensors: list[torch.Tensor]`, unpacked in the first line of both functions.
+It returns new tensors only
 (mutates_args=()): a custom op's
 outputs may not alias its inputs or each other, so an output that views a forward() input is built in forward()
 from that input, and several outputs that view one buffer share the one returned buffer.
@@ -39,6 +43,8 @@ NAMESPACE = "kerntailor"
 PLACEHOLDER = "__KERNTAILOR_OP_NAME__"   # the op's name in the text until the code is hashed
 IMPL, FAKE = "_launch_kernels", "_launch_kernels_fake"
 SCALAR_TYPES = {int: "int", float: "float", bool: "bool"}
+MAX_OP_ARGS = 64     # arguments a torch.library schema takes (c10's limit): more tensors go as one list
+PACKED = "_op_tensors"   # the list argument's name then
 
 
 @dataclass(frozen=True)
@@ -53,21 +59,36 @@ class OpSignature:
     def names(self) -> tuple[str, ...]:
         return self.tensors + tuple(name for name, _ in self.scalars)
 
+    @property
+    def packed(self) -> bool:
+        """Whether the tensors go as one list argument (more arguments than a schema takes: MAX_OP_ARGS)."""
+        return len(self.names) > MAX_OP_ARGS
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The op's parameters as its functions name them: the tensors (or their list), then the scalars."""
+        return ((PACKED,) if self.packed else self.tensors) + tuple(name for name, _ in self.scalars)
+
+    def unpack_lines(self) -> list[str]:
+        """The first lines of both functions where the tensors come as a list: their names bound again."""
+        return [f"({', '.join(self.tensors)},) = {PACKED}"] if self.packed else []
+
 
 def op_lines(sig: OpSignature, body: list[str], fake_body: list[str]) -> list[str]:
     """The module-level text: the implementation, the fake, and the registration (once per process)."""
-    params = [f"{t}: torch.Tensor" for t in sig.tensors] + [f"{n}: {ty}" for n, ty in sig.scalars]
+    tensors = [f"{PACKED}: list[torch.Tensor]"] if sig.packed else [f"{t}: torch.Tensor" for t in sig.tensors]
+    params = tensors + [f"{n}: {ty}" for n, ty in sig.scalars]
     returns = "torch.Tensor" if len(sig.results) == 1 else \
         f"tuple[{', '.join(['torch.Tensor'] * len(sig.results))}]"
     result = _tuple_text(sig.results)
     lines = ["# The launches as one operator, torch.ops." + f"{NAMESPACE}.{PLACEHOLDER} (ModelNew.forward calls it "
              "after its checks): torch.compile sees one call, and its fake gives the results' shapes.",
              f"def {IMPL}({', '.join(params)}) -> {returns}:"]
-    lines += ["    " + line for line in body + [f"return {result}"]]
-    lines += ["", "", f"def {FAKE}({', '.join(sig.names)}):",
+    lines += ["    " + line for line in sig.unpack_lines() + body + [f"return {result}"]]
+    lines += ["", "", f"def {FAKE}({', '.join(sig.params)}):",
               '    """The results\' shapes, dtypes and device, as _launch_kernels makes them (for torch.compile: '
               'sizes may be symbolic)."""']
-    lines += ["    " + line for line in fake_body + [f"return {result}"]]
+    lines += ["    " + line for line in sig.unpack_lines() + fake_body + [f"return {result}"]]
     lines += ["", "",
               "# once per process: the name hashes this file's code, so an op registered under it (this file "
               "imported before) runs this code",
@@ -80,7 +101,9 @@ def op_lines(sig: OpSignature, body: list[str], fake_body: list[str]) -> list[st
 def call_line(sig: OpSignature) -> str:
     """forward()'s call of the op, binding the buffers it returns."""
     targets = ", ".join(sig.results)
-    return f"{targets} = torch.ops.{NAMESPACE}.{PLACEHOLDER}({', '.join(sig.names)})"
+    scalars = [name for name, _ in sig.scalars]
+    args = ([f"[{', '.join(sig.tensors)}]"] + scalars) if sig.packed else list(sig.names)
+    return f"{targets} = torch.ops.{NAMESPACE}.{PLACEHOLDER}({', '.join(args)})"
 
 
 def op_signature(tensors: list[str], body: list[str], module_names: set[str], scalar_args: dict[str, str],

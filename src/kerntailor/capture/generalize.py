@@ -326,9 +326,9 @@ def _prime_exponents(n: int) -> dict[int, int]:
     return out
 
 
-def _null_space(rows: list[list[Fraction]], n: int) -> list[list[int]]:
-    """An integer basis of {f : rows · f = 0} (reduced row echelon form: a free column's vector expresses that
-    column by the pivot columns before it)."""
+def row_reduce(rows: list[list[Fraction]], n: int) -> tuple[list[list[Fraction]], list[int]]:
+    """(the reduced row echelon form of `rows` over their first `n` columns, its pivot columns): Gauss-Jordan in
+    Fractions, exact; columns past `n` (an augmented right-hand side) are carried along, never pivots."""
     rows = [r[:] for r in rows]
     pivots: list[int] = []
     for col in range(n):
@@ -342,6 +342,13 @@ def _null_space(rows: list[list[Fraction]], n: int) -> list[list[int]]:
             if j != i and rows[j][col] != 0:
                 rows[j] = [a - rows[j][col] * b for a, b in zip(rows[j], rows[i])]
         pivots.append(col)
+    return rows, pivots
+
+
+def _null_space(rows: list[list[Fraction]], n: int) -> list[list[int]]:
+    """An integer basis of {f : rows · f = 0} (reduced row echelon form: a free column's vector expresses that
+    column by the pivot columns before it)."""
+    rows, pivots = row_reduce(rows, n)
     basis = []
     for free in (c for c in range(n) if c not in pivots):
         v = [Fraction(0)] * n

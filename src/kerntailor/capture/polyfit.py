@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from kerntailor.capture.generalize import Dim, SizeExpr
+from kerntailor.capture.generalize import Dim, SizeExpr, row_reduce
 
 MAX_DEGREE = 3        # S·H·W: the offset of x[-1] on a (B, S, H) tensor is B·S·H - S·H
 MAX_UNKNOWNS = 3
@@ -142,20 +142,8 @@ def _solve_exact(rows: list[list[int]], values: list[int]) -> list[Fraction] | N
     """The unique x with rows · x == values exactly (Gaussian elimination in Fractions), or None when the columns
     are dependent or the system is inconsistent."""
     k = len(rows[0])
-    m = [[Fraction(a) for a in row] + [Fraction(v)] for row, v in zip(rows, values)]
-    pivot_rows = []
-    for col in range(k):
-        r = next((i for i in range(len(pivot_rows), len(m)) if m[i][col] != 0), None)
-        if r is None:
-            return None
-        i = len(pivot_rows)
-        m[i], m[r] = m[r], m[i]
-        m[i] = [a / m[i][col] for a in m[i]]
-        for j in range(len(m)):
-            if j != i and m[j][col] != 0:
-                m[j] = [a - m[j][col] * b for a, b in zip(m[j], m[i])]
-        pivot_rows.append(i)
-    if any(row[-1] != 0 for row in m[k:]):
+    m, pivots = row_reduce([[Fraction(a) for a in row] + [Fraction(v)] for row, v in zip(rows, values)], k)
+    if len(pivots) < k or any(row[-1] != 0 for row in m[k:]):
         return None
     return [m[i][-1] for i in range(k)]
 

@@ -306,6 +306,18 @@ def _host_names(module) -> dict:
 
 
 @pytest.mark.unit
+def test_a_phase_no_tap_reaches_skips_its_k_loop():
+    """The phase form (conv_phases.py): where gcd(stride, dilation) > 1 along an axis, a phase that no tap reaches
+    there (has<d> false) runs its K loop zero times (its outputs: the epilogue of zeros; the interpreter case
+    convt2d_dilation_shares_stride judges them); with gcd 1 every phase has taps and the loop bound is plain."""
+    (kernel,) = make_module(CONVT_GCD).kernels
+    loop = next(line for line in kernel.source.splitlines() if "for kt in range(0, " in line)
+    assert "* (has" in loop and ").to(tl.int32)" in loop, loop
+    (plain,) = make_module(CONVT2D).kernels
+    assert "has" not in next(line for line in plain.source.splitlines() if "for kt in range(0, " in line)
+
+
+@pytest.mark.unit
 def test_a_stride_one_transposed_convolution_walks_its_taps_outer_by_default_where_their_channels_fill_a_step():
     """At stride 1 the transposed gather form's K steps take one tap's input channels each (taps_outer) by default
     where those fill a step (takes_taps: 36 here; measured on the H200, KernelBench 57 bf16: 3325 us against 9476

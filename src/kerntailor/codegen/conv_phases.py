@@ -205,7 +205,12 @@ def write_phases(wr, conv, wins, groups: int, dtype: str, x_view, w_view, space,
         out(f"acc = {dot_text(wr, dtype, wr.schedule.precision)}")
 
     traced = conv.operands[1].shape[0] // conv.groups * kvol
-    wr._k_loop(f"tl.cdiv({K}, BLOCK_K)", cin_g, traced, "[BLOCK_M, BLOCK_N]", step, kvol)
+    # a phase that no tap reaches along an axis (gcd(s, dil) does not divide φ + p: has<d> false) skips its K loop:
+    # its outputs are the epilogue of zeros. At stride 2 and dilation 2 that is every other phase along each such
+    # axis (KernelBench level-1 77, 3-d: 7 of 8 phase programs), which ran the whole loop on masked loads before
+    empty = [f"has{d}" for d, win in enumerate(wins) if gcd(win.s, win.d) > 1]
+    tiles = f"tl.cdiv({K}, BLOCK_K)" + (f" * ({' & '.join(empty)}).to(tl.int32)" if empty else "")
+    wr._k_loop(tiles, cin_g, traced, "[BLOCK_M, BLOCK_N]", step, kvol)
 
     # the output coordinates: o = o'·s + φ; the scalar ones broadcast to the rows (the epilogue's loads mask them)
     out(f"zr = (q{last} * 0)[:, None]")

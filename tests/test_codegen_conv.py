@@ -342,6 +342,7 @@ def test_a_stride_one_transposed_convolution_walks_its_taps_outer_by_default_whe
     assert space.violations(space.config_of(default.retune({"BLOCK_K": 128})))
     seeds = seed_knobs("conv", h200, dtype="bf16", **sizes)
     assert [s["taps_outer"] for s in seeds[:2]] == [True, False] and not seeds[0]["phases"]
+    assert seeds[2] == seeds[0] | {"stage": False}   # taps outer over NCHW's x timed too (the old default)
     assert all(not space.violations(space.config_of(default.retune(k))) for k in seeds)
     assert not default_schedule(*_conv_group(CONVT2D)[::2]).taps_outer   # stride 2: the phase form
 

@@ -819,7 +819,9 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         span = max(16, next_power_of_two(C))
         on = [s | {"taps_outer": True, "BLOCK_K": min(s["BLOCK_K"], span)} for s in base if not s.get("phases")]
         off = [s | {"taps_outer": False, "stage": False} for s in base]
-        return on[:1] + off[:1] + on[1:] + off[1:] if outer == 2 else off + on[:1]
+        # taps outer over NCHW's x too (stage off: the default before da58591), so a measured search times both
+        nchw = [on[0] | {"stage": False}] if on else []
+        return on[:1] + off[:1] + nchw + on[1:] + off[1:] if outer == 2 else off + on[:1] + nchw
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)

@@ -130,10 +130,12 @@ def _inspect_file(path: str, target: str, conn, build: tuple[str, ...] = ()) -> 
     if not build or result["generalized"] != "ok":
         return
     started = time.monotonic()
+    from kerntailor.codegen import CodegenUnsupported
+
     try:
         built = _build_first_module(path, build)
-    except KerntailorError as e:   # refused before any kernel (a memory refusal, codegen)
-        built = {"build": "refused", "build_failures": [one_line(str(e))]}
+    except (KerntailorError, CodegenUnsupported) as e:   # refused before any kernel: generate's library path, one
+        built = {"build": "refused", "build_failures": [f"{type(e).__name__}: {one_line(str(e))}"]}   # line
     except BaseException as e:
         built = {"build": "crash", "build_failures": [f"{type(e).__name__}: {one_line(str(e))}"]}
     built["build_seconds"] = time.monotonic() - started

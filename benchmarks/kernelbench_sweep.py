@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     import kerntailor.problem.slots  # noqa: F401
 
     files = problem_files(args.paths)
+    tools = toolchain()   # at the start: the code the files ran with (commits may land while a long sweep runs)
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = os.getloadavg()
     rows: list[dict] = []
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
               "date": started.date().isoformat(), "started_utc": started.isoformat(timespec="seconds"),
               "machine": f"CPU only, {os.cpu_count()} cores ({platform.machine()}, {platform.system()})",
               "load_average": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
-              "toolchain": toolchain(), "target": args.target, "limit_s": args.limit, "jobs": args.jobs,
+              "toolchain": tools, "target": args.target, "limit_s": args.limit, "jobs": args.jobs,
               "build": list(build), "build_limit_s": args.build_limit,
               "summary": summarize(rows), "rows": rows}
     out = Path(args.out)

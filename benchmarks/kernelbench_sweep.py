@@ -68,7 +68,7 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
             result["library_groups"] = len(first.library_groups)
             sources = {}
             for kernel in first.module.kernels:
-                for k in kernel.launches:
+                for k in (k for k in kernel.launches if k.source):   # a library group's: host lines only
                     source = kernel_source(first.module.source, k, first.gen)
                     sources.setdefault((source.kernel_name, source.source), source)
             for source, r in zip(sources.values(), build_many(list(sources.values()), target)):

@@ -143,6 +143,28 @@ def test_attribute_text_for_every_container():
             else eval(text, {"self": model}) is model.get_buffer(target)
 
 
+def test_a_forward_parameter_get_inputs_leaves_out_keeps_its_default_and_is_checked():
+    """forward(x, mask=None) with get_inputs() giving x alone (KernelBench's NetVLAD files refused before: "get_inputs()
+    gives 1 values, forward() takes 2"): ModelNew.forward keeps `mask=None` and raises if it is given anything else;
+    a default that is not a literal is still refused."""
+    import ast
+
+    from helpers import make_module
+    from kerntailor.codegen import CodegenUnsupported
+    from kerntailor.codegen.emit import _forward_arg_checks
+
+    problem = DATA / "forward_default_none.py"
+    assert reference_constructor(load_problem(problem)).forward_defaults == (("mask", "None"),)
+    source = make_module(problem).source
+    assert "def forward(self, x, mask=None):" in source and "if mask is not None:" in source
+    ast.parse(source)
+    spec = load_problem(problem)
+    with pytest.raises(CodegenUnsupported, match="forward\\(\\) takes 2"):
+        _forward_arg_checks(spec, ("x", "mask"), (("mask", "torch.ones(3)"),))
+    with pytest.raises(CodegenUnsupported, match="forward\\(\\) takes 2"):
+        _forward_arg_checks(spec, ("x", "mask"))
+
+
 CONTRACT = """
 import importlib.util, json, sys, torch
 problem_path, kernel_path = sys.argv[1], sys.argv[2]
@@ -167,7 +189,7 @@ print(json.dumps({"same_seed": same_seed, "state_dict": loaded}))
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("problem", [DATA / "helper_block.py", DATA / "resnet_style.py",
-                                     DATA / "batchnorm_train.py",
+                                     DATA / "batchnorm_train.py", DATA / "forward_default_none.py",
                                      KERNELBENCH / "Gemm_Scaling_Hardtanh_GELU.py"], ids=lambda p: p.stem)
 def test_kernel_py_meets_kernelbench_contract_alone_in_a_fresh_process(problem, tmp_path, monkeypatch):
     from kerntailor.generate import GenerateSettings, generate

@@ -45,6 +45,8 @@ class Constructor:
     body: str                       # Model's class body without forward, dedented, Model renamed ModelNew
     forward_args: tuple[str, ...]   # forward()'s parameter names after self
     reference_forward: str          # Model's forward renamed `_reference_forward`, dedented, Model -> ModelNew
+    # (name, default as written) of forward()'s parameters that have a default (NetVLAD's `mask=None`)
+    forward_defaults: tuple[tuple[str, str], ...] = ()
 
 
 class _RenameModel(ast.NodeTransformer):
@@ -157,7 +159,10 @@ def reference_constructor(problem: ProblemSpec) -> Constructor:
     texts = tuple(_text(source, stmt) for stmt in definitions)
     bases = ", ".join(ast.unparse(b) for b in list(model.bases) + list(model.keywords)) or "nn.Module"
     reference = re.sub(r"\bdef forward\b", "def _reference_forward", _text(source, forward), count=1)
-    return Constructor(texts, bases, body, names, reference)
+    defaults = forward.args.defaults
+    with_default = tuple((a.arg, ast.unparse(d)) for a, d in zip(forward.args.args[len(forward.args.args) -
+                                                                                    len(defaults):], defaults))
+    return Constructor(texts, bases, body, names, reference, with_default)
 
 
 def attribute_text(model: torch.nn.Module, target: str) -> str:

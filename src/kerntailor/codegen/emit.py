@@ -61,13 +61,23 @@ class EmittedModule:
     kernels: tuple[GeneratedKernel, ...]
 
 
-def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tuple[dict[int, str], list[str]]:
+def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...],
+                        defaults: tuple[tuple[str, str], ...] = ()) -> tuple[dict[int, str], list[str]]:
     """Forward positions of tensor arguments -> names, and the host lines that check every non-tensor argument
-    has the value the kernels were generated for (it was a constant of the trace)."""
+    has the value the kernels were generated for (it was a constant of the trace). forward()'s parameters past
+    get_inputs()'s values took their defaults in the trace: each must have a literal one (`mask=None`), and is
+    checked to keep it."""
     tensors, checks = {}, []
-    if len(problem.inputs) != len(arg_names):
+    default = dict(defaults)
+    missing = arg_names[len(problem.inputs):]
+    if len(problem.inputs) > len(arg_names) or not all(_literal(default.get(name)) for name in missing):
         raise CodegenUnsupported(f"get_inputs() gives {len(problem.inputs)} values, forward() takes "
                                  f"{len(arg_names)}")
+    for name in missing:
+        test = f"{name} is not None" if default[name] == "None" else f"{name} != {default[name]}"
+        checks += [f"if {test}:",
+                   f"    raise ValueError(f\"{name} is {{{name}!r}}: this kernel was generated for its default, "
+                   f"{name} = {default[name]}\")"]
     for i, (spec, name) in enumerate(zip(problem.inputs, arg_names)):
         if spec.shape is not None:
             tensors[i] = name
@@ -80,6 +90,17 @@ def _forward_arg_checks(problem: ProblemSpec, arg_names: tuple[str, ...]) -> tup
                    f"    raise ValueError(f\"{name} is {{{name}!r}}: this kernel was generated for "
                    f"{name} == {spec.value}\")"]
     return tensors, checks
+
+
+def _literal(text: str | None) -> bool:
+    """Whether `text` (a default as written) is a Python literal (None, a number, a string, a bool)."""
+    if text is None:
+        return False
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return False
+    return True
 
 
 def _mode_check(training: bool | None) -> list[str]:
@@ -102,7 +123,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     launches = [(part, size) for k, size in zip(kernels, sizes) for part in k.launches]
     groups_kernels, kernels, sizes = kernels, [k for k, _ in launches], [size for _, size in launches]
     ctor = reference_constructor(problem)
-    tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args)
+    tensor_args, arg_checks = _forward_arg_checks(problem, ctor.forward_args, ctor.forward_defaults)
     scalar_args = {name: spec.value for spec, name in zip(problem.inputs, ctor.forward_args) if spec.shape is None}
     var = {}   # graph input or buffer -> its name in forward()
     for inp in (i for i in gen.graph.inputs if i.kind == "input"):
@@ -162,7 +183,9 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += textwrap.indent(ctor.body, "    ").splitlines()
     lines += ["", "    # Model's own forward, for backward only (see _ReferenceBackward); forward() never calls it"]
     lines += textwrap.indent(ctor.reference_forward, "    ").splitlines()
-    lines += ["", f"    def forward(self, {', '.join(ctor.forward_args)}):"]
+    defaults = dict(ctor.forward_defaults)
+    params = [f"{a}={defaults[a]}" if a in defaults else a for a in ctor.forward_args]
+    lines += ["", f"    def forward(self, {', '.join(params)}):"]
     lines += ["        " + line for line in forward]
     docstring, code = lines[0], "\n".join(lines[1:]) + "\n"
     return EmittedModule(name_module(docstring + "\n", code, problem.name), tuple(groups_kernels))

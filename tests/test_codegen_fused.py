@@ -485,3 +485,20 @@ def test_expm1_takes_the_16_bit_form_only_where_every_output_is_16_bit():
     fp32 = make_module(FUSED / "tiny_elu.py").source
     assert "_expm1_16(" in bf16 and "libdevice.expm1" not in bf16 and "_expm1(" not in bf16
     assert "_expm1(" in fp32 and "libdevice.expm1" in fp32 and "_expm1_16" not in fp32
+
+
+@pytest.mark.interpreter
+def test_an_expression_nested_past_the_parsers_limit_is_bound_in_parts(tmp_path):
+    """A concatenation of 70 pieces renders as 70 nested tl.where: past NEST_LIMIT (render.py) the writer binds the
+    deep part to a variable, so no statement nests deeper than the limit (34_VanillaRNNHidden's 256 pieces made a
+    kernel.py Python could not parse) and the module still computes the concatenation (referee, interpreter)."""
+    import ast
+
+    from kerntailor.codegen.render import NEST_LIMIT, nesting
+
+    problem = FUSED / "cat_seventy.py"
+    module = make_module(problem)
+    ast.parse(module.source)
+    assert "nest" in module.source
+    assert max(nesting(line) for line in module.source.splitlines()) <= NEST_LIMIT + 8
+    verify(problem, module, tmp_path)

@@ -159,7 +159,8 @@ class AnchorWriter(KernelWriter):
         """v_<node> = its expression over the tile (at `coords` under `mask`, where given)."""
         at = self.coords if coords is None else coords
         leaf = self.leaf(node) if coords is None else self.leaf_at(node, coords, mask or self.full_mask)
-        renderer = ExprRenderer(leaf, lambda a: at[a], self.slot(node), short_outputs=self.short_outputs)
+        renderer = ExprRenderer(leaf, lambda a: at[a], self.slot(node), short_outputs=self.short_outputs,
+                                bind=self.bind)
         text = renderer.render(node.expr)
         self.helpers.update(renderer.helpers)
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}{note}")

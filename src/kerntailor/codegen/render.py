@@ -66,19 +66,39 @@ def nan_extremum(op: str, a: str, b: str, dtype: str = "fp32") -> str:
     return f"{fn}({a}, {b}, propagate_nan=tl.PropagateNan.ALL)"
 
 
+# Python's tokenizer refuses 200 nested parentheses ("too many nested parentheses"): a concatenation of 256 pieces,
+# rendered as nested tl.where, made KernelBench level-3 34_VanillaRNNHidden's kernel.py unparseable (2026-12-04). A
+# sub-expression nested deeper than this is bound to a variable of its own (ExprRenderer's `bind`).
+NEST_LIMIT = 64
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of brackets in `text`."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]":
+            depth -= 1
+    return deepest
+
+
 class ExprRenderer:
     """Turns one node's expression into text.
 
     `leaf(load, gather_text, valid_text, i)` renders a Load (a register value or a tl.load); `slot(kind, i,
     value)` renders a number found at pre-order position i (a Const, an Index start or step) — a literal,
     or a runtime size argument where the number changes with the input sizes. The numbering is the one
-    capture.generalize uses for its slots.
+    capture.generalize uses for its slots. `bind(text)`, where given, writes an operation's text nested past
+    NEST_LIMIT to a variable before the statement and returns its name (the writer's KernelWriter.bind).
     """
 
     def __init__(self, leaf: Callable[[Load, str | None, str | None, int], str], index: Callable[[int], str],
                  slot: Callable[[str, int, object, str], str] | None = None, reciprocals: dict[str, str] | None = None,
-                 short_outputs: bool = False):
+                 short_outputs: bool = False, bind: Callable[[str], str] | None = None):
         self.leaf = leaf
+        self.bind = bind
         self.short_outputs = short_outputs   # every output of the kernel is 16-bit: expm1 by exp (helpers/math.py)
         self.index = index
         self.slot = slot or (lambda kind, i, value, dtype: literal(value, dtype))
@@ -102,7 +122,10 @@ class ExprRenderer:
             if step != "1":
                 base = f"{base} * {step}"
             return f"({base} + {start})" if start != "0" else base
-        return self._op(e)
+        text = self._op(e)
+        if self.bind is not None and nesting(text) > NEST_LIMIT:
+            return self.bind(text)
+        return text
 
     def _op(self, e: Op) -> str:
         args = [self.render(a) for a in e.args]

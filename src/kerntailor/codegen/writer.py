@@ -70,6 +70,14 @@ class KernelWriter:
             self.pointers[buffer] = f"{buffer}_ptr"
         return self.pointers[buffer]
 
+    def bind(self, text: str) -> str:
+        """A variable holding expression `text`, written before the statement that reads it (ExprRenderer's bind:
+        an expression nested too deep for Python's parser)."""
+        name = f"nest{self.load_counter}"
+        self.load_counter += 1
+        self.out(f"{name} = {text}")
+        return name
+
     def cached_load(self, text: str) -> str:
         """Each distinct load once per section (the whole kernel, or one loop body)."""
         if text not in self.loads:

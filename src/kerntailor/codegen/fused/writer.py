@@ -86,7 +86,7 @@ class FusedWriter(KernelWriter):
     # --- values --------------------------------------------------------------------------------------------
     def renderer(self, node: Node, level: str) -> ExprRenderer:
         return ExprRenderer(self.leaf(node, level), self.at.index_of(node), self.slot(node), self.reciprocals,
-                            short_outputs=self.short_outputs)
+                            short_outputs=self.short_outputs, bind=self.bind)
 
     def leaf(self, node: Node, level: str):
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
@@ -174,7 +174,8 @@ class FusedWriter(KernelWriter):
                 text = f"{text}.to({TL_DTYPES[compute_dtype(dtype)]})"
             return self.cached_load(text)
 
-        return self._render(node, ExprRenderer(leaf, index, self.slot(node), short_outputs=self.short_outputs))
+        return self._render(node, ExprRenderer(leaf, index, self.slot(node), short_outputs=self.short_outputs,
+                                               bind=self.bind))
 
     def gathered(self, node: Node, stride: int, index: str) -> str:
         """The value of full-row member `node` at one position per row, chosen by `index` (its buffer's
@@ -208,7 +209,7 @@ class FusedWriter(KernelWriter):
 
         index_of = self.at.index_of(node)
         return self._render(node, ExprRenderer(leaf, lambda a: f"({index})" if a == axis else index_of(a),
-                                               self.slot(node), short_outputs=self.short_outputs))
+                                               self.slot(node), short_outputs=self.short_outputs, bind=self.bind))
 
     def _render(self, node: Node, renderer: ExprRenderer) -> str:
         text = renderer.render(node.expr)

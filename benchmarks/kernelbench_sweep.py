@@ -12,7 +12,7 @@ After the plan, each captured file is also taken through shape generalization ov
 `generate` does next), under its own limit; that result is a separate column and never changes the status.
 With --build ARCH[,ARCH] (sm_90, gfx942, gfx90a, gfx950), a generalized file's first module (generate's default
 schedules after the plan around codegen's refusals: pipeline.first_module) is generated for each arch's target and
-every distinct kernel cross-compiled (no GPU), under --build-limit: a kernel Triton's interpreter runs but its
+every kernel cross-compiled (no GPU), under --build-limit: a kernel Triton's interpreter runs but its
 compiler rejects is found here before a GPU call (the 3-d taps-outer clash of 2026-12-04 was one).
 Writes OUT.json (every row, the command, machine, toolchain, date) and OUT.md (the summary).
 """
@@ -52,7 +52,7 @@ ARCH_TARGETS = {"sm_90": "h200", "gfx942": "mi300x", "gfx90a": "mi250x", "gfx950
 
 
 def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
-    """The build column: per arch, the first module's distinct kernels cross-compiled (one line per failure)."""
+    """The build column: per arch, the first module's kernels cross-compiled (one line per failure)."""
     import tempfile
 
     from kerntailor.builder import build_many
@@ -66,12 +66,9 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
             target = get_target(ARCH_TARGETS[arch])
             first = first_module(path, GenerateSettings(target=target.name, out_dir=Path(out)))
             result["library_groups"] = len(first.library_groups)
-            sources = {}
-            for kernel in first.module.kernels:
-                for k in (k for k in kernel.launches if k.source):   # a library group's: host lines only
-                    source = kernel_source(first.module.source, k, first.gen)
-                    sources.setdefault((source.kernel_name, source.source), source)
-            for source, r in zip(sources.values(), build_many(list(sources.values()), target)):
+            sources = [kernel_source(first.module.source, k, first.gen) for kernel in first.module.kernels
+                       for k in kernel.launches if k.source]   # a library group's kernel: host lines only
+            for source, r in zip(sources, build_many(sources, target)):
                 result["kernels_built"] += 1
                 if not r.ok:
                     result["build"] = "failed"

@@ -123,7 +123,8 @@ class ExprRenderer:
                 base = f"{base} * {step}"
             return f"({base} + {start})" if start != "0" else base
         text = self._op(e)
-        if self.bind is not None and nesting(text) > NEST_LIMIT:
+        # fewer characters than twice the limit cannot nest past it: the scan runs on long texts only
+        if self.bind is not None and len(text) > 2 * NEST_LIMIT and nesting(text) > NEST_LIMIT:
             return self.bind(text)
         return text
 

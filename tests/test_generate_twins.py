@@ -42,9 +42,9 @@ def get_init_inputs():
 '''
 
 
-def _run(tmp_path):
+def _run(tmp_path, text=TWINS):
     path = tmp_path / "twins.py"
-    path.write_text(TWINS)
+    path.write_text(text)
     spec = loaded(path)
     cap, gen = captured(spec)
     plan = plan_fusion(gen.graph, tuple(FAMILIES), library=refused_anchors(gen.graph))
@@ -74,3 +74,13 @@ def test_canonical_renames_only_the_given_names():
     assert canonical(a, names_a) == canonical(b, names_b)
     assert canonical(a, names_a) != canonical(c, names_b)
     assert canonical(a, set()) == a
+
+
+def test_a_group_reading_its_input_transposed_is_not_a_twin(tmp_path):
+    """Measured mode reuses a twin's timed ranking too, so the key must tell memory patterns apart: l1 and l2 are
+    the same Linear(16, 16) + ReLU on the same shapes, but l2 reads its input transposed."""
+    text = TWINS.replace("        x = torch.relu(self.l2(x))", "        x = torch.relu(self.l2(x.transpose(0, 1)))")
+    run, plan, schedules = _run(tmp_path, text.replace("torch.randn(batch_size, n_in)", "torch.randn(hidden, n_in)"))
+    keys = twin_keys(run, schedules)
+    assert [g.family for g in plan.groups] == ["matmul"] * 4
+    assert keys[plan.groups[1].name] != keys[plan.groups[2].name]

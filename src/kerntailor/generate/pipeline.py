@@ -212,7 +212,7 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
         except KerntailorError as e:
             return _library(run, str(e), [], None)
     searches = []
-    keys = {} if run.measured else twin_keys(run, schedules)   # predicted: groups searched once (generate/twins.py)
+    keys = twin_keys(run, schedules)   # twin groups (one kernel on one shape) searched once: generate/twins.py
     twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
     for group in run.plan.groups:
         if group.name in run.library_groups and not _times_layouts(run, group):

@@ -5,8 +5,10 @@ stages repeat conv + batch-norm groups. Predicted, each group's candidates are b
 the cost model from the group's Work and the build's ISA facts, so two groups whose kernels differ only in the names
 of their tensors get the same ranking: the second reuses the first's (its schedules are knob sets, not bound to a
 group). On the CPU that is most of a deep model's search (3_DeepNarrowMLP: 9 s of builds per hidden layer, its
-search 158 s before, 38.5 s after; 2026-12-04, 2 shared cores at load 4-7). Measured, each group is timed in its own
-module and searched as before.
+search 158 s before, 38.5 s after; 2026-12-04, 2 shared cores at load 4-7). Measured, the same holds: a group's
+candidates are timed as its own kernels on its own arguments, so two groups with one kernel text, one signature and
+the same size arguments at the traced shapes (strides and offsets included) run the same code on the same memory
+pattern; timing the twin again only pays its compiles and timings once more (a level-3 model repeats tens of them).
 
     keys = twin_keys(run, schedules)   # group -> key; none for a library group
 """
@@ -49,11 +51,12 @@ def group_names(run, kernels) -> set[str]:
 
 def twin_keys(run, schedules) -> dict[str, tuple]:
     """Each group's twin key (what two groups must share for one search to serve both): family, default schedule,
-    Work (shapes, FLOPs, bytes) and the text of every kernel the group launches, its names made canonical. From one
+    Work (shapes, FLOPs, bytes), the text of every kernel the group launches, its names made canonical, and the
+    values of its size arguments at the traced shapes (a stride that differs makes another key). From one
     module under `schedules` (a group's kernel text depends on its own schedule only). No key for a group without a
     kernel of its own (a library call), nor any where codegen refuses the module."""
     from kerntailor.codegen import CodegenUnsupported
-    from kerntailor.generate.kernels import group_work
+    from kerntailor.generate.kernels import group_work, traced_value
 
     try:
         module = run.module(schedules)
@@ -71,6 +74,7 @@ def twin_keys(run, schedules) -> dict[str, tuple]:
         helpers = tuple(canonical(h, names) for k in launches for h in k.helpers)
         signature = tuple(tuple(ty for _, ty in k.signature) for k in launches)
         constexprs = tuple(k.constexprs for k in launches)
+        sizes = tuple(tuple((name, traced_value(run.gen, expr)) for name, expr in k.size_args) for k in launches)
         work = group_work(run.gen, group, run.capture.cost.dtype)[0]
-        keys[group.name] = (group.family, schedules[group.name], work, texts, helpers, signature, constexprs)
+        keys[group.name] = (group.family, schedules[group.name], work, texts, helpers, signature, constexprs, sizes)
     return keys

@@ -33,6 +33,12 @@ from kerntailor.codegen.sizes import product
 from kerntailor.ir.nodes import Conv
 
 
+def takes_library(group) -> bool:
+    """Whether conv group `group` takes the LIBRARY knob: something after its convolution to fuse (else its library
+    group is the same call without a copy, which generate's second pass tries: generate/pipeline.py)."""
+    return len(group.nodes) > 1
+
+
 def write_library(w, conv: Conv):
     """The kernel body up to the accumulator, on conv.py's writer `w`: the host line that runs the library's
     convolution, then `acc`, this program's tile of its output, with the coordinates, masks and tile names the
@@ -40,7 +46,7 @@ def write_library(w, conv: Conv):
     group, schedule = w.group, w.schedule
     if not schedule.LIBRARY:
         raise CodegenUnsupported(f"{conv.name}: channels_last takes the library's convolution (LIBRARY=1)")
-    if len(group.nodes) == 1:
+    if not takes_library(group):
         raise CodegenUnsupported(f"{group.name}: a plain convolution (nothing after it to fuse: its library group "
                                  "runs it without a copy)")
     if schedule.channels_last and len(conv.out.shape) not in CHANNELS_LAST:

@@ -391,9 +391,13 @@ class ConvSchedule(Schedule):
 
     def library_forms(self) -> tuple[ConvSchedule, ...]:
         """The library's convolution with its output NCHW, then channels-last (read by this group's kernel only)."""
-        base = replace(self, LIBRARY=1, pointwise=False, phases=False, taps=False, stage=False, packed_weight=True,
-                       taps_outer=False, channels_last=False)
+        base = replace(self.without_forms(), LIBRARY=1, channels_last=False)
         return base, replace(base, channels_last=True)
+
+    def without_forms(self) -> ConvSchedule:
+        """This schedule with the generated product's forms at their defaults (what a LIBRARY kernel ignores)."""
+        return replace(self, pointwise=False, phases=False, taps=False, stage=False, packed_weight=True,
+                       taps_outer=False)
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
@@ -496,6 +500,7 @@ class _ConvWriter(AnchorWriter):
     def write(self) -> GeneratedKernel:
         conv: Conv = self.anchor
         if self.schedule.LIBRARY or self.schedule.channels_last:
+            self.schedule = self.schedule.without_forms()   # the product's forms do not apply (_finish reads them)
             grid, how, mn = write_library(self, conv)
             x_shape = self.view_exprs(conv, 0)[1]
             return self._finish(conv, x_shape, output_shape(self.gen, conv), grid, how, with_k=False, mn=mn)

@@ -368,3 +368,20 @@ def without_matplotlib(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(builtins, "__import__", refuse)
     return said
+
+
+class FakeTimer:
+    """A stand-in for the GPU worker (generate/evaluate.py's Evaluator.measure): times each module by
+    `seconds(knobs)` (the candidate config's knobs), or fails it where that is None; keeps the sources it saw."""
+
+    def __init__(self, seconds):
+        self.seconds, self.sources = seconds, []
+
+    def measure(self, evals) -> None:
+        for e in evals:
+            self.sources.append(e.source)
+            value = self.seconds(dict(e.config.knobs))
+            if value is None:
+                e.error = "wrong result on the default inputs"
+            else:
+                e.seconds, e.label = value, "measured"

@@ -468,16 +468,18 @@ def test_library_families_plan_every_anchor_of_theirs_as_a_library_group():
 
 def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_librarys(monkeypatch, tmp_path):
     """Measured, a module whose generated convolution lost to eager / torch.compile (GenerateResult.lost_on_time,
-    set by the pipeline's decision) is generated once more with the library's convolution and a generated tail, and
-    that result is returned with both reasons; a library result for another reason (whatever its message says), a
-    plan without a generated convolution, or a plain convolution (nothing left to generate around the library's), is
-    returned as it is."""
+    set by the pipeline's decision), where that conv group had no library product timed in its search (a convolution
+    alone in its group, before a pool: codegen/conv_library.py's takes_library), is generated once more with the
+    library's convolution and a generated tail, and that result is returned with both reasons; a library result for
+    another reason (whatever its message says), a plan without a generated convolution, a plain convolution (nothing
+    left to generate around the library's), or one whose conv groups the search timed with the library's convolution
+    (the LIBRARY knob: one pass) is returned as it is."""
     from dataclasses import replace
 
     from kerntailor.generate import pipeline
     from kerntailor.generate.pipeline import GenerateResult, GenerateSettings
 
-    gen, plan, _ = _conv_group(DATA / "conv2d_min_tanh.py")   # conv + min + tanh: with the library's, a tail
+    gen, plan = prepared(DATA / "conv2d_nobias_maxpool_relu.py")[2:]   # conv alone; with the library's, a pool tail
     slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
     base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json",
                           lost_on_time=True)
@@ -509,3 +511,9 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     gen, plan, _ = _conv_group(DATA / "conv2d_plain.py")   # a plain convolution: the first decision stands
     calls.clear()
     assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1
+    gen, plan, _ = _conv_group(DATA / "conv2d_min_tanh.py")   # conv + min + tanh: its search timed the library's
+    calls.clear()
+    assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1
+    calls.clear()   # under an fp8 policy no library product is timed: the second pass stays
+    pipeline._generate_template("p.py", GenerateSettings(target="h200", precision="fp8-row"))
+    assert [s.library_families for s in calls] == [(), ("conv",)]

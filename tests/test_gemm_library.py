@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import L1, L2, matmul_kernels, prepared
+from helpers import L1, L2, FakeTimer, matmul_kernels, prepared
 from helpers import gemm_module as make_module
 from kerntailor.codegen.gemm import MatmulSchedule
-from kerntailor.generate.evaluate import Evaluation
 from kerntailor.generate.group_search import library_product_trial
 from kerntailor.generate.run import Run
 from kerntailor.targets import get_target
@@ -47,22 +46,6 @@ def test_library_product_is_not_offered_under_fp8():
         make_module(L2 / "gemm_bias_relu.py", {"LIBRARY": 1, "precision": "fp8-row"}, "bf16", arch="sm_90")
 
 
-class _Timer:
-    """A stand-in for the GPU worker: times each module by `seconds(knobs)`, or fails it where that is None."""
-
-    def __init__(self, seconds):
-        self.seconds, self.sources = seconds, []
-
-    def measure(self, evals: list[Evaluation]) -> None:
-        for e in evals:
-            self.sources.append(e.source)
-            value = self.seconds(dict(e.config.knobs))
-            if value is None:
-                e.error = "wrong result on the default inputs"
-            else:
-                e.seconds, e.label = value, "measured"
-
-
 def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule(tmp_path):
     path = L2 / "gemm_bias_relu.py"
     spec, _, gen, plan = prepared(path, "bf16")
@@ -71,14 +54,14 @@ def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule(tmp_pa
                           TMA=1, PERSISTENT=1, precision="ieee")
     run = Run(None, get_target("h200"), spec, None, tmp_path, lambda *a: None, gen=gen, plan=plan)
     # the best schedule's tiles and the tail tiles are all timed; the fastest is offered
-    timer = _Timer(lambda k: 4e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (64, 128) else 5e-4)
+    timer = FakeTimer(lambda k: 4e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (64, 128) else 5e-4)
     chosen, ev = library_product_trial(run, {group.name: best}, group, timer)
     assert ev.seconds == 4e-4 and len(timer.sources) == 4
     assert chosen.LIBRARY == 1 and (chosen.BLOCK_M, chosen.BLOCK_N, chosen.num_warps) == (64, 128, 4)
     assert (chosen.TMA, chosen.PERSISTENT, chosen.split_k) == (0, 0, 1)   # the product's knobs do not apply
     assert "TMA" not in chosen.knobs() and "PERSISTENT" not in chosen.knobs()
     assert all("torch.matmul(" in source for source in timer.sources)
-    only_best = _Timer(lambda k: 5e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (128, 64) else None)
+    only_best = FakeTimer(lambda k: 5e-4 if (k["BLOCK_M"], k["BLOCK_N"]) == (128, 64) else None)
     chosen, _ = library_product_trial(run, {group.name: best}, group, only_best)
     assert chosen.BLOCK_N == 64
-    assert library_product_trial(run, {group.name: best}, group, _Timer(lambda k: None)) is None
+    assert library_product_trial(run, {group.name: best}, group, FakeTimer(lambda k: None)) is None

@@ -225,13 +225,13 @@ def test_a_shipped_tensor_keeps_its_view():
 @pytest.mark.interpreter
 def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(tmp_path):
     """kerntailor's own GEMM + epilogue module with the LIBRARY knob takes its product from torch.matmul: the
-    pipeline allows exactly what that runs (LIBRARY_PRODUCT_OPS), and nothing else passes for it."""
+    pipeline allows exactly what that runs (LIBRARY_PRODUCTS["matmul"]), and nothing else passes for it."""
     from dataclasses import replace
     from pathlib import Path
 
     from kerntailor.capture.capture import capture_generalized
     from kerntailor.codegen import FAMILIES, default_schedule, generate_module
-    from kerntailor.generate.pipeline import LIBRARY_PRODUCT_CALLS, LIBRARY_PRODUCT_OPS
+    from kerntailor.generate.pipeline import LIBRARY_PRODUCTS
     from kerntailor.plan import plan_fusion
     from kerntailor.problem import load_problem
     from kerntailor.verify import VerifySettings, verify_candidate
@@ -245,6 +245,7 @@ def test_a_generated_library_product_module_runs_exactly_the_allowed_operators(t
     out = tmp_path / "kernel.py"
     out.write_text(generate_module(problem, gen, plan, schedules, "h200", "sm_90").source)
     small = ("small",)
+    LIBRARY_PRODUCT_OPS, LIBRARY_PRODUCT_CALLS = LIBRARY_PRODUCTS["matmul"]
     v = verify_candidate(problem, out, VerifySettings(allowed_ops=LIBRARY_PRODUCT_OPS,
                                                       allowed_calls=LIBRARY_PRODUCT_CALLS, variants=small))
     assert v.passed, f"{v.check}: {v.reason}"

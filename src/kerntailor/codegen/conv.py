@@ -136,6 +136,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.conv_library import write_library
 from kerntailor.codegen.conv_phases import packed_weight, tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
@@ -337,13 +338,16 @@ class ConvSchedule(Schedule):
     packed weight (the transposed analog of taps); the default at stride 1 where a tap's channels fill a step
     (takes_taps: measured on the H200, KernelBench 57 in bf16, 3325 us against the packed gather form's 9476 and
     cuDNN's 3083; 2026-12-04 call 3), searched beside the gather form wherever stride 1 meets several taps; staged
-    by default (as the forward tap order: each step's patch BLOCK_M rows of BLOCK_K contiguous channels)."""
+    by default (as the forward tap order: each step's patch BLOCK_M rows of BLOCK_K contiguous channels).
+    LIBRARY: the convolution is the library's (cuDNN, MIOpen: the library group's call), the kernel its epilogue and
+    tail over BLOCK_M x BLOCK_N tiles of its output (codegen/conv_library.py); channels_last (with LIBRARY only): that
+    call on channels-last copies of the input and weight, its output read channels-last."""
 
     family: ClassVar[str] = "conv"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision",
                                         "pointwise", "phases", "taps", "stage", "packed_weight", "taps_outer",
                                         "waves_per_eu",
-                                        "matrix_instr_nonkdim", "kpack")
+                                        "matrix_instr_nonkdim", "kpack", "LIBRARY", "channels_last")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -359,6 +363,8 @@ class ConvSchedule(Schedule):
     stage: bool = False
     packed_weight: bool = True
     taps_outer: bool = False
+    LIBRARY: int = 0
+    channels_last: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -372,10 +378,26 @@ class ConvSchedule(Schedule):
         self.one_of("stage", (False, True))
         self.one_of("packed_weight", (False, True))
         self.one_of("taps_outer", (False, True))
+        self.one_of("LIBRARY", (0, 1))
+        self.one_of("channels_last", (False, True))
         if self.kpack is not None:
             self.one_of("kpack", (1, 2))
         if self.matrix_instr_nonkdim is not None:
             self.at_least("matrix_instr_nonkdim", 0)
+
+    @property
+    def library_product(self) -> bool:
+        return bool(self.LIBRARY)
+
+    def library_forms(self) -> tuple[ConvSchedule, ...]:
+        """The library's convolution with its output NCHW, then channels-last (read by this group's kernel only)."""
+        base = replace(self.without_forms(), LIBRARY=1, channels_last=False)
+        return base, replace(base, channels_last=True)
+
+    def without_forms(self) -> ConvSchedule:
+        """This schedule with the generated product's forms at their defaults (what a LIBRARY kernel ignores)."""
+        return replace(self, pointwise=False, phases=False, taps=False, stage=False, packed_weight=True,
+                       taps_outer=False)
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
@@ -451,12 +473,11 @@ class _ConvWriter(AnchorWriter):
         """Host text of the convolution's weight: its {buffer}, or a torch.as_strided view over it."""
         return operand_host_text(self.gen, self.anchor, 1, self.host_names)
 
-    def add_host_buffer(self, buffer: str, line: str, dtype: str, helper: str) -> None:
-        """Buffer `buffer` (of `dtype`), made by host `line` (which may call the module-level `helper`)."""
+    def add_host_buffer(self, buffer: str, line: str, dtype: str, *helpers: str) -> None:
+        """Buffer `buffer` (of `dtype`), made by host `line` (which may call the module-level `helpers`)."""
         self.host_prologue.append(line)
         self.host_dtypes[buffer] = dtype
-        if helper not in self.host_helpers:
-            self.host_helpers.append(helper)
+        self.host_helpers += [h for h in helpers if h not in self.host_helpers]
 
     def add_module_helper(self, text: str) -> None:   # dot_text's hook (the dot of the precision policy)
         if text not in self.module_helpers:
@@ -478,6 +499,11 @@ class _ConvWriter(AnchorWriter):
 
     def write(self) -> GeneratedKernel:
         conv: Conv = self.anchor
+        if self.schedule.LIBRARY or self.schedule.channels_last:
+            self.schedule = self.schedule.without_forms()   # the product's forms do not apply (_finish reads them)
+            grid, how, mn = write_library(self, conv)
+            x_shape = self.view_exprs(conv, 0)[1]
+            return self._finish(conv, x_shape, output_shape(self.gen, conv), grid, how, with_k=False, mn=mn)
         if self.row is not None and (self.schedule.pointwise or (self.schedule.phases and self.column) or
                                      is_depthwise(conv)):
             raise CodegenUnsupported(f"{self.group.name}: reductions over the channels in the implicit GEMM form only")

@@ -191,13 +191,7 @@ def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
     in that memory format, and its output kept in it where its readers index it so (memory_format.kept_layout),
     else made contiguous."""
     node = gen.graph.node(group.nodes[0])
-    call = library_call(node)
-    host = _Host(gen, node, names)
-    args = [host.text(a) for a in call.args] + [f"{k}={host.text(v)}" for k, v in call.kwargs]
-    layout = CHANNELS_LAST.get(len(node.out.shape)) if channels_last and isinstance(node, Conv) else None
-    if layout is not None:
-        args[:2] = [f"_channels_last_input({args[0]}, {layout})", _weight_text(gen, node, args[1], layout)]
-    text = f"{call.dotted}({', '.join(args)})"
+    text, call, layout = call_text(gen, node, names, channels_last)
     if call.results is None:
         if len(group.nodes) != 1:
             raise CodegenUnsupported(f"{group.name}: a library group of one call has nodes {group.nodes}")
@@ -215,6 +209,27 @@ def host_lines(gen: Generalized, group: FusionGroup, names: dict[Dim, str],
     lines = [f"{targets} = {text}  # {node.describe().rsplit(' -> ', 1)[0]}"]
     lines += [f"{{{n}}} = {{{n}}}.contiguous()" for n in group.nodes]
     return lines, call
+
+
+def call_text(gen: Generalized, node: Node, names: dict[Dim, str],
+              channels_last: bool = False) -> tuple[str, Call, str | None]:
+    """The host text of `node`'s library call, the call, and the memory format a 2-d/3-d convolution's input and
+    weight are given in where `channels_last` asks (None: as they are). Also the conv group's LIBRARY knob's
+    product (codegen/conv_library.py): the same call as the library group's."""
+    call = library_call(node)
+    host = _Host(gen, node, names)
+    args = [host.text(a) for a in call.args] + [f"{k}={host.text(v)}" for k, v in call.kwargs]
+    layout = CHANNELS_LAST.get(len(node.out.shape)) if channels_last and isinstance(node, Conv) else None
+    if layout is not None:
+        args[:2] = [f"_channels_last_input({args[0]}, {layout})", _weight_text(gen, node, args[1], layout)]
+    return f"{call.dotted}({', '.join(args)})", call, layout
+
+
+def host_helpers(lines: list[str]) -> tuple[str, ...]:
+    """The module-level host functions `lines` call (a channels-last convolution's copies)."""
+    return tuple(text() for name, text in (("_channels_last_input(", channels_last_input),
+                                           ("_channels_last_weight(", channels_last_weight))
+                 if any(name in line for line in lines))
 
 
 def _weight_text(gen: Generalized, node: Conv, text: str, layout: str) -> str:
@@ -242,10 +257,8 @@ def generate_library(gen: Generalized, group: FusionGroup, schedule: LibrarySche
         raise CodegenUnsupported(f"{group.name}: outputs {missing} are not its nodes")
     lines, call = host_lines(gen, group, host_names, schedule.channels_last)
     launch = Launch((), (), (), (), host_prologue=tuple(lines), host_buffers=tuple(group.outputs))
-    helpers = tuple(text() for name, text in (("_channels_last_input(", channels_last_input),
-                                              ("_channels_last_weight(", channels_last_weight))
-                    if any(name in line for line in lines))
-    return GeneratedKernel(group.name, kernel_name, "", (), launch, helpers, library_calls=(call.dotted,))
+    return GeneratedKernel(group.name, kernel_name, "", (), launch, host_helpers(lines),
+                           library_calls=(call.dotted,))
 
 
 # --- convolution output sizes (derived dims) ---------------------------------------------------------------

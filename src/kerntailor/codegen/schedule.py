@@ -85,8 +85,15 @@ class Schedule:
 
     @property
     def library_product(self) -> bool:
-        """Whether the group's product is the library's (torch.matmul), the kernel only its epilogue."""
+        """Whether the group's product is the library's (torch.matmul, a convolution), the kernel only its
+        epilogue and tail."""
         return False
+
+    def library_forms(self) -> tuple[Schedule, ...]:
+        """This schedule with the group's product the library's (a family's LIBRARY knob), once per form worth
+        timing (the library's output layout), the knobs of the generated product at their defaults; () for a family
+        without that knob."""
+        return ()
 
     # --- reading ----------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The search stage of `generate` for one fusion group: its schedule space, the candidates to time first
 (the target's known-good schedules and the heuristic), the strategy under the group's share of the budget, and
-in measured mode the library's product with a generated tail beside them.
+in measured mode the library's product (a GEMM's, a convolution's) with a generated tail beside them.
 
 Each candidate is the whole module with this group under the candidate's schedule and every other group under
 the schedule chosen for it so far, built for the target and predicted by the cost model, or timed on the GPU
@@ -138,10 +138,13 @@ def _seeds(space: Space, base: Schedule, known: list[dict]) -> list[Config]:
 
 def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: GroupSearch,
                           evaluator: Evaluator) -> GroupSearch:
-    """Measured mode: the issue's "library GEMM + fused tail" as more candidates of a matmul group. The product
-    comes from torch.matmul (cuBLAS / hipBLASLt), and the group's epilogue and row tail run in one kernel over its
-    tiles (codegen/gemm.py, knob LIBRARY): tiled like the best generated schedule and like LIBRARY_TAIL_TILES.
-    Timed as whole modules by the same GPU worker as the search's candidates; first in `found` when fastest."""
+    """Measured mode: the issue's "library GEMM (convolution) + fused tail" as more candidates of a matmul or conv
+    group. The product comes from the library (torch.matmul: cuBLAS / hipBLASLt; aten.convolution: cuDNN / MIOpen),
+    and the group's epilogue and row or column tail run in one kernel over its tiles (the family's knob LIBRARY:
+    codegen/gemm, codegen/conv_library.py): tiled like the best generated schedule and like LIBRARY_TAIL_TILES, in
+    each of the family's library forms (a convolution's output NCHW and channels-last). Timed as whole modules by the
+    same GPU worker as the search's candidates; first in `found` when fastest. Predicted mode offers none: no model
+    here predicts the library's time."""
     best = dict(schedules, **{found.group.name: found.ranked[0]}) if found.ranked else schedules
     library = library_product_trial(run, best, found.group, evaluator)
     if library is None:
@@ -158,11 +161,11 @@ def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: Gr
 
 
 def library_product_trial(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup, evaluator: Evaluator):
-    """(schedule, Evaluation) of the fastest library-product module of `group`, tiled like `schedules[group]` and
-    like LIBRARY_TAIL_TILES, or None when every one fails. Not in evaluator.seen: the store's trials stay the
-    search's."""
-    base = replace(schedules[group.name], TMA=0, PERSISTENT=0, split_k=1, LIBRARY=1)
-    tiles = [base] + [replace(base, BLOCK_M=m, BLOCK_N=n, num_warps=w) for m, n, w in LIBRARY_TAIL_TILES]
+    """(schedule, Evaluation) of the fastest library-product module of `group`, in each of its library forms tiled
+    like `schedules[group]` and like LIBRARY_TAIL_TILES, or None when every one fails (or the family has no such
+    knob). Not in evaluator.seen: the store's trials stay the search's."""
+    tiles = [t for base in schedules[group.name].library_forms()
+             for t in [base] + [replace(base, BLOCK_M=m, BLOCK_N=n, num_warps=w) for m, n, w in LIBRARY_TAIL_TILES]]
     candidates = []
     for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
         try:
@@ -170,7 +173,8 @@ def library_product_trial(run: Run, schedules: Mapping[str, Schedule], group: Fu
         except CodegenUnsupported as e:
             log.info("%s: library product %s dropped: codegen: %s", group.name, lib.knobs(), e)
             continue
-        candidates.append((lib, Evaluation(Config("matmul-library", tuple(sorted(lib.knobs().items()))), source)))
+        candidates.append((lib, Evaluation(Config(f"{group.family}-library", tuple(sorted(lib.knobs().items()))),
+                                           source)))
     evaluator.measure([e for _, e in candidates])
     for _, e in candidates:
         if e.error:

@@ -32,6 +32,7 @@ from kerntailor.codegen import (
     plan_of,
     refused_anchors,
 )
+from kerntailor.codegen.conv_library import takes_library
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
@@ -55,10 +56,13 @@ log = logging.getLogger(__name__)
 
 LIBRARY = "library"   # the store family of a library-path decision
 GENERATED_SLOWER = "generated.py"   # beside a library path: the generated module that passed but lost on time
-# what torch.matmul runs for a matmul group with the LIBRARY knob (observed at the dispatcher, CPU and
-# problems/): the only operators the referee lets such a module run
-LIBRARY_PRODUCT_OPS = frozenset({"aten.mm.default", "aten.bmm.default"})
-LIBRARY_PRODUCT_CALLS = frozenset({"torch.matmul"})   # how the module writes that call (codegen/gemm/operands.py)
+# by family, for a group with the LIBRARY knob: the operators its library product runs (observed at the
+# dispatcher, CPU and problems/: torch.matmul's mm / bmm, aten.convolution as itself) and how the module writes that
+# call (codegen/gemm/operands.py, codegen/conv_library.py): the only ones the referee lets such a module add
+LIBRARY_PRODUCTS = {
+    "matmul": (frozenset({"aten.mm.default", "aten.bmm.default"}), frozenset({"torch.matmul"})),
+    "conv": (frozenset({"aten.convolution.default"}), frozenset({"torch.ops.aten.convolution.default"})),
+}
 
 
 @dataclass(frozen=True)
@@ -144,21 +148,32 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
     return combine(problem_path, settings, template, progress, measured=measured)
 
 
-# Anchor families whose library op is an alternative to the generated one that the search has no knob for (a GEMM
-# has its LIBRARY knob): measured, when the generated module loses to eager or torch.compile, the problem is generated
-# again with these anchors as library calls and their tails generated (a cuDNN convolution + one fused tail kernel),
-# and that module is judged and timed against the same baselines.
+# Anchor families whose library op is an alternative to the generated one where the search timed no library product
+# (the family's LIBRARY knob: a conv group with a tail takes it, generate/group_search.py, so its library convolution
+# + fused tail was a candidate of the one pass): measured, when the generated module loses to eager or
+# torch.compile and a generated group of these families had no such candidate (a plain convolution before an anchor
+# of another family: codegen/conv_library.py's takes_library; or an fp8 policy), the problem is generated again with
+# these anchors as library calls and their tails generated, and that module is judged and timed against the same
+# baselines. (Before the knob, every conv problem that lost ran this second pass: 200-260 s a level-2 file on the
+# H200 against 36-120 s for one pass.)
 LIBRARY_ALTERNATIVES = ("conv",)
+
+
+def _library_product_searched(group, settings: GenerateSettings) -> bool:
+    """Whether a measured search of `group` timed its library product with a generated tail (group_search.py)."""
+    return (FAMILIES[group.family].library_product and not is_fp8(settings.precision) and
+            (group.family != "conv" or takes_library(group)))
 
 
 def _generate_template(problem_path: str | Path, settings: GenerateSettings,
                        progress: Progress | None = None) -> GenerateResult:
-    """_generate_once, and where it lost on time with a generated anchor that has a library alternative, once more
-    with that family the library's (LIBRARY_ALTERNATIVES): the faster of the two against the same baselines."""
+    """_generate_once, and where it lost on time with a generated anchor that has a library alternative the search
+    did not time (LIBRARY_ALTERNATIVES), once more with that family the library's: the faster of the two against the
+    same baselines."""
     run_plan: list = []
     first = _generate_once(problem_path, settings, progress, run_plan)
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
-                     any(g.family == f for g in run_plan[0][0].groups))
+                     any(g.family == f and not _library_product_searched(g, settings) for g in run_plan[0][0].groups))
     if not families or first.status != "library" or not first.lost_on_time:
         return first
     plan, gen = run_plan[0]
@@ -421,7 +436,8 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if chosen.library_product:
-        label += "; the product is the library's (torch.matmul), this kernel its epilogue"
+        label += (f"; the product is the library's ({', '.join(sorted(LIBRARY_PRODUCTS[chosen.family][1]))}), this "
+                  "kernel its epilogue")
     if run.measured and len(run.plan.groups) > 1:
         label += ", whole module with this kernel's schedule"
     n = run.settings.runners_up
@@ -453,9 +469,9 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
                                 notes=[f"Mode: {run.mode}. Verified by kerntailor's referee (see report.json)."])
             candidate.write_text(module.source)
             run.progress("verify", 0, 1, None)
-            library_product = any(s.library_product for s in attempt.values())   # it calls torch.matmul
+            products = frozenset(s.family for s in attempt.values() if s.library_product)   # torch.matmul, ...
             calls = frozenset(c for k in module.kernels for c in k.library_calls)
-            verdict = replace(_referee(run, candidate, library_product, calls), candidate=str(run.kernel_path))
+            verdict = replace(_referee(run, candidate, products, calls), candidate=str(run.kernel_path))
             if verdict.passed:
                 return verdict, attempt, module.source
             log.info("the referee failed %s (%s: %s)%s",
@@ -464,16 +480,18 @@ def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]
     return verdict, schedules, None
 
 
-def _referee(run: Run, path: Path, library_product: bool, library_calls: frozenset[str] = frozenset()) -> Verdict:
-    """The referee on the module at `path` (timed against the baselines when measured). A module whose
-    products are the library's may write torch.matmul and run exactly the operators it dispatches to
-    (LIBRARY_PRODUCT_OPS); one with library groups may write exactly their calls (`library_calls`) and run
-    exactly what those dispatch to (run.library_ops, generate/library_ops.py); nothing else."""
+def _referee(run: Run, path: Path, products: frozenset[str] = frozenset(),
+             library_calls: frozenset[str] = frozenset()) -> Verdict:
+    """The referee on the module at `path` (timed against the baselines when measured). A module whose groups of
+    the families `products` take their product from the library (the LIBRARY knob) may write that call and run
+    exactly the operators it dispatches to (LIBRARY_PRODUCTS); one with library groups may write exactly their
+    calls (`library_calls`) and run exactly what those dispatch to (run.library_ops, generate/library_ops.py);
+    nothing else."""
     settings = run.settings
     ops, calls = set(run.library_ops if library_calls else ()), set(library_calls)
-    if library_product:
-        ops |= LIBRARY_PRODUCT_OPS
-        calls |= LIBRARY_PRODUCT_CALLS
+    for family in products:
+        ops |= LIBRARY_PRODUCTS[family][0]
+        calls |= LIBRARY_PRODUCTS[family][1]
     return verify_candidate(run.problem, path, VerifySettings(
         time=run.measured, tf32=settings.precision == "tf32", precision=settings.precision,
         allowed_ops=frozenset(ops), allowed_calls=frozenset(calls)))

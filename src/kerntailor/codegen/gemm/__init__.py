@@ -29,7 +29,7 @@ the operands (codegen/helpers/dot.py): the CPU referee then judges the precision
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import ClassVar
 
@@ -126,6 +126,9 @@ class MatmulSchedule(Schedule):
     @property
     def library_product(self) -> bool:
         return bool(self.LIBRARY)
+
+    def library_forms(self) -> tuple[MatmulSchedule, ...]:
+        return (replace(self, TMA=0, PERSISTENT=0, split_k=1, LIBRARY=1),)
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:

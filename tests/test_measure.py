@@ -78,7 +78,7 @@ def test_measure_interleaves_flushes_and_rotates(fake_cuda):
             time.sleep(seconds)
         return fn
 
-    timings = measure({"a": make("a", 0.002), "b": make("b", 0.0)}, sets, device="cpu", warmup=2,
+    timings = measure({"a": make("a", 0.02), "b": make("b", 0.0)}, sets, device="cpu", warmup=2,
                       budget_s=0.05, min_runs=6, max_runs=9)
     timed = calls[6:]                                   # after 2 warm-ups + 1 estimate per function
     assert [n for n, _ in timed[:6]] == ["a", "b"] * 3  # A B A B ...

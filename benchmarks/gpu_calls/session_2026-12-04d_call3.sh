@@ -24,7 +24,7 @@ one() {   # $1 name, $2 suite, $3 dtype
   echo "$1 rc=$? $(( $(date +%s) - T0 )) s" >> $O/env.txt
   cp $W/$3/bench.rows.jsonl $R/rows_$3.jsonl 2>/dev/null; cp $W/log_$3.txt $R/ 2>/dev/null
   python3 benchmarks/gpu_calls/rows_summary.py $R/rows_$3.jsonl > $R/summary.txt 2>&1
-  rm -f $R/bench_$3/store.sqlite; (cd $W && tar czf $R/reports_$3.tgz --include='*/report.json' $(find . -name report.json) 2>/dev/null)
+  rm -f $R/bench_$3/store.sqlite; (cd $W && tar czf $R/reports_$3.tgz $(find . -name report.json) 2>/dev/null)
   rm -rf $W $H
 }
 one l2lose benchmarks/work/l2lose bf16 &

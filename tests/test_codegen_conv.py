@@ -514,6 +514,11 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     gen, plan, _ = _conv_group(DATA / "conv2d_min_tanh.py")   # conv + min + tanh: its search timed the library's
     calls.clear()
     assert pipeline._generate_template("p.py", GenerateSettings(target="h200")) == base and len(calls) == 1
+    gen, plan = prepared(DATA / "conv2d_sub_hardswish_maxpool.py")[2:]   # an epilogue the pool's group reads:
+    calls.clear()                                                        # no knob, the second pass stays
+    pipeline._generate_template("p.py", GenerateSettings(target="h200"))
+    assert [s.library_families for s in calls] == [(), ("conv",)]
+    gen, plan, _ = _conv_group(DATA / "conv2d_min_tanh.py")
     calls.clear()   # under an fp8 policy no library product is timed: the second pass stays
     pipeline._generate_template("p.py", GenerateSettings(target="h200", precision="fp8-row"))
     assert [s.library_families for s in calls] == [(), ("conv",)]

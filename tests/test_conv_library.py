@@ -22,7 +22,8 @@ import pytest
 from helpers import FakeTimer, make_module, prepared
 from kerntailor.codegen import CodegenUnsupported, default_schedule
 from kerntailor.codegen.conv import ConvSchedule
-from kerntailor.generate.group_search import library_product_trial
+from kerntailor.codegen.conv_library import takes_library
+from kerntailor.generate.group_search import library_product_offered, library_product_trial
 from kerntailor.generate.pipeline import LIBRARY_PRODUCTS
 from kerntailor.generate.run import Run
 from kerntailor.targets import get_target
@@ -70,12 +71,30 @@ def test_the_library_forms_clear_the_generated_products_knobs():
 
 @pytest.mark.parametrize("path, knobs, why", [
     (DATA / "conv2d_nobias_maxpool_relu.py", {"LIBRARY": 1}, "plain convolution"),
+    (DATA / "conv2d_sub_hardswish_maxpool.py", {"LIBRARY": 1}, "pointwise epilogue another group reads"),
     (DATA / "conv1d_relu_mean.py", {"LIBRARY": 1, "channels_last": True}, "no channels-last memory format"),
     (MIN_TANH, {"channels_last": True}, "takes the library's convolution"),
 ])
 def test_what_the_knob_refuses(path, knobs, why):
     with pytest.raises(CodegenUnsupported, match=why):
         make_module(path, {"conv": knobs}, None, arch="sm_90")
+
+
+@pytest.mark.parametrize("name, takes", [
+    ("conv2d_min_tanh.py", True),                    # a reducing tail (min over the channels)
+    ("conv2d_gelu_avgpool.py", True),                # a reducing tail (the global average)
+    ("conv2d_groups_bias_relu.py", True),            # a pointwise epilogue whose result leaves the module
+    ("conv2d_sub_hardswish_maxpool.py", False),      # a pointwise epilogue the pool's group reads
+    ("conv2d_nobias_maxpool_relu.py", False),        # nothing after the convolution in its group
+])
+def test_which_conv_groups_take_the_knob(name, takes):
+    """The knob where it fuses at least as well as generate's second pass; else the second pass's plan (the
+    library group, its pointwise epilogue fused into the next group as a prologue) is the better library form."""
+    gen, plan = prepared(DATA / name)[2:]
+    (conv,) = [g for g in plan.groups if g.family == "conv"]
+    assert takes_library(conv, gen.graph) is takes
+    assert library_product_offered(conv, gen.graph, "ieee") is takes
+    assert not library_product_offered(conv, gen.graph, "fp8-row")
 
 
 def test_the_search_times_every_layout_and_tail_tile_and_keeps_the_fastest(tmp_path):

@@ -20,8 +20,9 @@ Why (#19 item 3): measured, this is a candidate beside the generated schedules, 
 is, where before a conv problem whose generated module lost was generated a whole second time with its convolutions
 as library groups (200-260 s for level-2 files on the H200 instead of 36-120 s).
 
-Refused: a group with nothing after its convolution (a plain convolution: its library group is that call without a
-kernel), channels_last for a 1-d convolution (torch has no such memory format).
+Refused (takes_library): a group with nothing after its convolution (a plain convolution: its library group is that
+call without a kernel) or with only a pointwise epilogue that another group reads; channels_last for a 1-d
+convolution (torch has no such memory format).
 """
 
 from __future__ import annotations
@@ -30,13 +31,23 @@ from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GridAxis
 from kerntailor.codegen.library import CHANNELS_LAST, call_text, host_helpers, output_shape
 from kerntailor.codegen.sizes import product
-from kerntailor.ir.nodes import Conv
+from kerntailor.ir.nodes import Conv, Reduction
 
 
-def takes_library(group) -> bool:
-    """Whether conv group `group` takes the LIBRARY knob: something after its convolution to fuse (else its library
-    group is the same call without a copy, which generate's second pass tries: generate/pipeline.py)."""
-    return len(group.nodes) > 1
+def takes_library(group, graph) -> bool:
+    """Whether conv group `group` takes the LIBRARY knob: something after its convolution that the knob's kernel
+    fuses at least as well as generate's second pass (the library group, then the plan of what follows it:
+    generate/pipeline.py) would. That is a reducing tail (the convolution's output never written) or an epilogue
+    whose result leaves the module. A pointwise epilogue that another group reads is better left to the second pass,
+    which fuses it into that group as a prologue; the knob writes it once more (the H200, bf16, 2026-12-04 fourth
+    session, call 3: level-2 35 1200 us with the knob against 965 by the second pass, 46 1504 against 1007, 17 1450
+    against 1270). A plain convolution's library group is the same call without a copy."""
+    if len(group.nodes) < 2:
+        return False
+    if any(isinstance(graph.node(n), Reduction) for n in group.nodes[1:]):
+        return True
+    leaving = {view.base for view in graph.outputs}
+    return all(out in leaving for out in group.outputs)
 
 
 def write_library(w, conv: Conv):
@@ -46,9 +57,9 @@ def write_library(w, conv: Conv):
     group, schedule = w.group, w.schedule
     if not schedule.LIBRARY:
         raise CodegenUnsupported(f"{conv.name}: channels_last takes the library's convolution (LIBRARY=1)")
-    if not takes_library(group):
-        raise CodegenUnsupported(f"{group.name}: a plain convolution (nothing after it to fuse: its library group "
-                                 "runs it without a copy)")
+    if not takes_library(group, w.gen.graph):
+        raise CodegenUnsupported(f"{group.name}: a plain convolution, or a pointwise epilogue another group reads "
+                                 "(generate's second pass runs the library group and fuses it there)")
     if schedule.channels_last and len(conv.out.shape) not in CHANNELS_LAST:
         raise CodegenUnsupported(f"{conv.name}: no channels-last memory format for a {len(conv.out.shape)}-d tensor")
     space = output_shape(w.gen, conv)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from kerntailor.builder.compile import interpreter_mode
 from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule
+from kerntailor.codegen.conv_library import takes_library
 from kerntailor.costmodel.persist import load_ranker
 from kerntailor.generate.evaluate import Evaluation, Evaluator
 from kerntailor.generate.kernels import group_work, kernel_source
@@ -115,7 +116,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     _log_ranking(group.name, ranked)
     found = GroupSearch(group, tuple(space.schedule(t.config, base) for t in ranked), tuple(t.value for t in ranked),
                         evaluator.seen.get(ranked[0].config) if ranked else None, trials, evaluator.seen, work)
-    if run.measured and fam.library_product and not is_fp8(settings.precision):
+    if run.measured and library_product_offered(group, run.gen.graph, settings.precision):
         found = _with_library_product(run, schedules, found, evaluator)
     return found
 
@@ -134,6 +135,14 @@ def _seeds(space: Space, base: Schedule, known: list[dict]) -> list[Config]:
     the ranking keeps this order, so measured or documented settings win over the portable heuristic."""
     seeds = [space.config_of(base.retune(k)) for k in known] + [space.config_of(base)]
     return [c for i, c in enumerate(seeds) if c not in seeds[:i] and not space.violations(c)]
+
+
+def library_product_offered(group: FusionGroup, graph, precision: str) -> bool:
+    """Whether a measured search of `group` times its library product with a generated tail (_with_library_product):
+    a family with the LIBRARY knob, not under an fp8 policy, and for a convolution only where the knob fuses as well
+    as generate's second pass would (codegen/conv_library.py's takes_library)."""
+    return (FAMILIES[group.family].library_product and not is_fp8(precision) and
+            (group.family != "conv" or takes_library(group, graph)))
 
 
 def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: GroupSearch,

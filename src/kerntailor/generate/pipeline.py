@@ -32,11 +32,10 @@ from kerntailor.codegen import (
     plan_of,
     refused_anchors,
 )
-from kerntailor.codegen.conv_library import takes_library
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
-from kerntailor.generate.group_search import GroupSearch, search_group
+from kerntailor.generate.group_search import GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
@@ -149,20 +148,14 @@ def generate(problem_path: str | Path, settings: GenerateSettings, progress: Pro
 
 
 # Anchor families whose library op is an alternative to the generated one where the search timed no library product
-# (the family's LIBRARY knob: a conv group with a tail takes it, generate/group_search.py, so its library convolution
-# + fused tail was a candidate of the one pass): measured, when the generated module loses to eager or
-# torch.compile and a generated group of these families had no such candidate (a plain convolution before an anchor
-# of another family: codegen/conv_library.py's takes_library; or an fp8 policy), the problem is generated again with
-# these anchors as library calls and their tails generated, and that module is judged and timed against the same
-# baselines. (Before the knob, every conv problem that lost ran this second pass: 200-260 s a level-2 file on the
-# H200 against 36-120 s for one pass.)
+# (the family's LIBRARY knob, generate/group_search.py's library_product_offered: a conv group with a reducing tail
+# or an epilogue that leaves the module, so its library convolution + fused tail was a candidate of the one pass):
+# measured, when the generated module loses to eager or torch.compile and a generated group of these families had
+# no such candidate (a plain convolution before an anchor of another family, a pointwise epilogue another group
+# reads, an fp8 policy), the problem is generated again with these anchors as library calls and their tails
+# generated, and that module is judged and timed against the same baselines. (Before the knob, every conv problem
+# that lost ran this second pass: 200-260 s a level-2 file on the H200 against 36-120 s for one pass.)
 LIBRARY_ALTERNATIVES = ("conv",)
-
-
-def _library_product_searched(group, settings: GenerateSettings) -> bool:
-    """Whether a measured search of `group` timed its library product with a generated tail (group_search.py)."""
-    return (FAMILIES[group.family].library_product and not is_fp8(settings.precision) and
-            (group.family != "conv" or takes_library(group)))
 
 
 def _generate_template(problem_path: str | Path, settings: GenerateSettings,
@@ -173,7 +166,8 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     run_plan: list = []
     first = _generate_once(problem_path, settings, progress, run_plan)
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
-                     any(g.family == f and not _library_product_searched(g, settings) for g in run_plan[0][0].groups))
+                     any(g.family == f and not library_product_offered(g, run_plan[0][1].graph, settings.precision)
+                         for g in run_plan[0][0].groups))
     if not families or first.status != "library" or not first.lost_on_time:
         return first
     plan, gen = run_plan[0]

@@ -119,6 +119,8 @@ def _anchor(node, xs: list[torch.Tensor]) -> torch.Tensor:
             scores = scores.masked_fill(xs[3].to(torch.bool) == node.fill_on, float("-inf"))
         elif len(xs) > 3:
             scores = scores + (torch.where(xs[3], 0.0, float("-inf")) if xs[3].dtype == torch.bool else xs[3])
+        if node.score == "relu":   # ReLU attention: the weights are relu(scores), not normalised
+            return torch.relu(scores) @ xs[2]
         probs = torch.softmax(scores, dim=-1)
         if node.safe_softmax:
             probs = probs.masked_fill(scores.isneginf().all(-1, keepdim=True), 0.0)

@@ -32,6 +32,7 @@ CROSS, CROSS_CAUSAL = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py"
 # attention written out (capture/rewrite_attention.py): MinGPT's tril buffer, a keep-mask input, an additive bias
 MINGPT, WHERE_KEEP, WRITTEN_ADD = ATT / "written_mingpt.py", ATT / "written_where_keep.py", ATT / "written_additive.py"
 GPT_BLOCK = ATT / "written_gpt_block.py"
+WRITTEN_RELU = ATT / "written_relu.py"
 
 
 # --- unit ----------------------------------------------------------------------------------------------------
@@ -463,11 +464,13 @@ def test_written_out_special_values_match_eager(tmp_path):
 @pytest.mark.interpreter
 @pytest.mark.slow
 @pytest.mark.parametrize("path, dtype", [(MINGPT, None), (MINGPT, "bf16"), (WHERE_KEEP, None), (WRITTEN_ADD, None),
-                                         (GPT_BLOCK, None)],
-                         ids=["mingpt", "mingpt_bf16", "where_keep", "additive", "gpt_block"])
+                                         (GPT_BLOCK, None), (WRITTEN_RELU, None), (WRITTEN_RELU, "bf16")],
+                         ids=["mingpt", "mingpt_bf16", "where_keep", "additive", "gpt_block", "relu", "relu_bf16"])
 def test_written_out_modules_pass_the_referee(path, dtype, tmp_path):
     """The referee's whole protocol (variants, draws, special values, edges) on the default schedule; in bf16 the
-    softmax's casts (to fp32 and back) are part of the matched chain."""
+    softmax's casts (to fp32 and back) are part of the matched chain. ReLU attention (a GPT block's heads, relu
+    weights, no normalisation): in bf16 its unnormalised weights are cast for the second product, which the
+    interpreter once truncated (verify/interp.py now rounds to nearest even, as the GPU)."""
     verify(path, make_module(path, dtype=dtype), tmp_path, dtype, edges=True)
 
 
@@ -498,6 +501,7 @@ COMPILE_CASES = {
     "sdpa_fp32_tf32x3": (L1 / "sdpa.py", None, {"precision": "tf32x3"}),
     "written_causal_masked_bf16": (L3 / "causal_attention_masked.py", "bf16", {}),   # its mask proved causal
     "written_decode_bf16": (L3 / "decode_attention.py", "bf16", {}),
+    "written_relu_bf16": (ATT / "written_relu.py", "bf16", {}),
     # sm_90's TMA loads at the tutorial's Hopper tile (the pointer loads spill 8-16 bytes there: causal, GQA)
     "causal_bf16_tma_128x128": (L3 / "causal_attention_sdpa.py", "bf16",
                                 {"TMA": 1, "BLOCK_N": 128, "num_stages": 3}),

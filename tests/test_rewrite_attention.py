@@ -52,6 +52,12 @@ class _Written(nn.Module):
             att = att + extra
         elif how == "finite_fill":
             att = att.masked_fill(self.bias[:, :, :t, :t] == 0, -1e9)
+        if how == "relu":   # ReLU self-attention: the weights are relu(scores), not normalised
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+            return torch.relu(att) @ v
+        if how == "relu_returned":   # the weights are also an output: not the pattern
+            att = torch.relu(att)
+            return att @ v, att
         probs = torch.softmax(att, dim=-2 if how == "other_dim" else -1)
         y = probs @ (att if how == "scores_as_values" else v)
         return (y, att) if how == "second_reader" else y
@@ -100,6 +106,26 @@ def test_written_out_attention_becomes_one_attention_node(how, fill_on, scale):
     # no reductions and no T x T pointwise nodes left: the scores are never written
     assert all(n.out.shape[-1] != T or n is att or graph.buffer_type(n.name).dtype == "bool" for n in graph.nodes)
     check_against_eager(graph, _Written(how), inputs)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_relu_attention_becomes_one_attention_node_with_relu_scores(dtype):
+    """relu(masked_fill(q kᵀ · scale)) @ v: one Attention whose weights are relu(scores) (score "relu"), the tril
+    buffer a boolean mask operand, q, k and v read as views, and the graph computes what eager computes."""
+    inputs = _inputs("relu")
+    graph = rewrite_attention(_graph(_Written("relu"), inputs, dtype))
+    (att,) = [n for n in graph.nodes if isinstance(n, Attention)]
+    assert att.score == "relu" and att.fill_on is True and att.written_out and not att.causal
+    assert att.scale == pytest.approx(1 / math.sqrt(D), rel=1e-12)
+    assert not any(isinstance(n, Matmul) for n in graph.nodes) and len(att.operands) == 4
+    if dtype == torch.float32:
+        check_against_eager(graph, _Written("relu"), inputs)
+
+
+def test_relu_weights_with_another_reader_leave_the_graph_alone():
+    inputs = _inputs("relu_returned")
+    lowered = _graph(_Written("relu_returned"), inputs)
+    assert rewrite_attention(lowered) == lowered
 
 
 def test_the_mask_buffer_is_read_as_the_model_holds_it_not_as_a_tril():

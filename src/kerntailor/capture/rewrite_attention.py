@@ -15,8 +15,10 @@ flash-attention kernel and the scores are never written. The chain must be exact
                   -> [cast back] -> Matmul(., V)
 
 with [mask] one of: where(m, -inf, x) (masked_fill), where(m, x, -inf) over a *boolean* m, or x + b over a float
-b (an additive bias). Every intermediate buffer must have no reader outside the chain and must not be a graph
-output; anything else leaves the graph exactly as it was (the matmul path keeps working).
+b (an additive bias). In place of the softmax (and its casts) the chain may apply relu to the scores (ReLU
+self-attention: relu(mask(Q Kᵀ · scale)) @ V, no normalisation): the node's `score` is then "relu". Every
+intermediate buffer must have no reader outside the chain and must not be a graph output; anything else leaves
+the graph exactly as it was (the matmul path keeps working).
 
 Head layouts stay views: q, k and v are the products' operands read at the scores' leading dims, and where a
 product reads a copy that torch.matmul made of a transposed head layout (MinGPT's split + view + transpose), the
@@ -199,6 +201,15 @@ def _softmax(graph: Graph, view: View) -> tuple[View, list[Node]] | None:
     return x, [top, sub, exp, total, div]
 
 
+def _relu(graph: Graph, probs: View, p_view: View) -> tuple[View, list[Node]] | None:
+    """(x, [relu]) where `probs` (the weights P @ V reads, no cast before them) reads relu(x) whole; else None."""
+    node = _pointwise(graph, probs)
+    if probs.base != p_view.base or node is None or not _unary(node, "relu") or node.operands[0].shape != \
+            node.out.shape:
+        return None
+    return node.operands[0], [node]
+
+
 def _scale(node: Pointwise) -> float | None:
     """c where node = in0 * c, c * in0 or in0 / c (as 1 / c), over its single operand; else None."""
     e = node.expr
@@ -256,14 +267,16 @@ def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]], prove_caus
     if _is_cast(p, graph.buffer_type(v.base).dtype) and below is not None and p.operands[0].shape == p.out.shape:
         chain.append(p)
         probs = p.operands[0]
-    found = _softmax(graph, probs)
+    score, found = "softmax", _softmax(graph, probs)
     if found is None:
-        return None
+        found, score = _relu(graph, probs, p_view), "relu"
+        if found is None:
+            return None
     x, soft = found
     chain += soft
     shape = x.shape                                  # (..., Tq, Tk): the scores' shape
     node = _pointwise(graph, x)
-    if node is not None and x.shape == node.out.shape and _is_cast(node, "fp32") \
+    if score == "softmax" and node is not None and x.shape == node.out.shape and _is_cast(node, "fp32") \
             and graph.buffer_type(node.operands[0].base).dtype in ("bf16", "fp16"):
         chain.append(node)                           # 16-bit scores cast up for the softmax
         x = node.operands[0]
@@ -299,7 +312,8 @@ def _match(graph: Graph, pv: Matmul, consumers: dict[str, list[str]], prove_caus
         return None   # some score, probability or statistic has a reader outside the chain
     if v.base in names or (mask is not None and mask.base in names) or any(o.base in names for o in qk.operands):
         return None   # an operand of the attention computed inside the chain (softmax(s) @ s)
-    return _attention(graph, pv, qk, shape, scale, mask, fill_on, chain, consumers, prove_causal)
+    found = _attention(graph, pv, qk, shape, scale, mask, fill_on, chain, consumers, prove_causal)
+    return None if found is None else found + (score,)
 
 
 def _leads_to_qk(graph: Graph, view: View, shape: tuple[int, ...]) -> bool:
@@ -359,13 +373,13 @@ def _operand(graph: Graph, view: View, lead: tuple[int, ...], reader: Matmul, co
     return view.reshape(lead + view.shape[-2:])
 
 
-def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, causal, chain) -> Graph:
+def _replace(graph: Graph, pv: Matmul, operands, out_shape, scale, fill_on, causal, chain, score) -> Graph:
     """`graph` with `pv` replaced by the Attention (its buffer: the same elements in the same order, so every
     view of pv reads the Attention's buffer with the same strides) and the chain removed."""
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     name = next(f"attn{i}" for i in range(len(taken) + 1) if f"attn{i}" not in taken)
     att = Attention(name, operands, replace(pv.out, shape=out_shape), "written-out attention", float(scale), causal,
-                    fill_on=fill_on, safe_softmax=False)
+                    fill_on=fill_on, safe_softmax=False, score=score)
     gone = {n.name for n in chain}
 
     def rebase(view: View) -> View:

@@ -16,6 +16,10 @@ D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-
 (sm_90), K and V come through per-program tensor descriptors, as the tutorial reads them on Hopper, where the host
 finds every stride and address 16-byte aligned (USE_TMA, per call); otherwise through the pointer loads.
 
+ReLU attention (Attention.score "relu", written out only): relu(Q Kᵀ · scale + mask) V, the same loop without
+the statistics: p = relu(masked scores) at the scores' own scale, acc += P V, no division at the end (a masked
+score is -inf, so it weighs 0; relu keeps a NaN score NaN, `tl.where(s < 0, 0, s)`, as torch.relu does).
+
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
 QKV projection costs nothing). Head dims that are not powers of two are padded to BLOCK_D (masked loads).
@@ -171,6 +175,7 @@ class _AttentionWriter(AnchorWriter):
         self.d_full: int | None = None       # D_FULL at the traced shapes (_head_full), None: no such constexpr
         self.tma: tuple[str, int] | None = None   # USE_TMA: (the host's per-call condition, its traced value)
         self.scale_positive = False          # the softmax scale > 0 at every size (_positive)
+        self.relu = False                    # weights relu(scores), not their softmax (Attention.score)
 
     # --- checks -----------------------------------------------------------------------------------------------
     def _check(self) -> tuple[str, list]:
@@ -198,12 +203,15 @@ class _AttentionWriter(AnchorWriter):
                 raise CodegenUnsupported(f"{att.name}: a masked_fill mask of {mask_dtype}, not bool")
         elif att.fill_on is not None:
             raise CodegenUnsupported(f"{att.name}: masked_fill semantics without a mask operand")
+        if att.score not in ("softmax", "relu"):
+            raise CodegenUnsupported(f"{att.name}: attention weights by {att.score}")
         return dtype, parts
 
     # --- the kernel -------------------------------------------------------------------------------------------
     def write(self) -> GeneratedKernel:
         att: Attention = self.anchor
         dtype, parts = self._check()
+        self.relu = att.score == "relu"
         (q, q_shape, q_st, q_off), (k, k_shape, k_st, k_off), (v, v_shape, v_st, v_off) = parts[:3]
         rank = len(att.out.shape)
         nl = rank - 2
@@ -241,13 +249,18 @@ class _AttentionWriter(AnchorWriter):
                  "  # (BLOCK_N, BLOCK_DV)")
         scale = self.sizes.slot(("node", att.name, "scale"), att.scale)
         self.scale_positive = _positive(scale)
-        scale_text = self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale) * LOG2E)
-        self.out(f"qk_scale = {scale_text}{f' * {LOG2E!r}' if not scale.is_constant else ''}"
-                 "  # scale x log2(e): the softmax in base 2")
+        if self.relu:   # no exponential: the scores at their own scale
+            self.out(f"qk_scale = {self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale))}"
+                     "  # relu(scores): no softmax, no base change")
+        else:
+            scale_text = self.sizes.text(scale) if not scale.is_constant else repr(float(att.scale) * LOG2E)
+            self.out(f"qk_scale = {scale_text}{f' * {LOG2E!r}' if not scale.is_constant else ''}"
+                     "  # scale x log2(e): the softmax in base 2")
         if self.schedule.TMA:
             self._tma_descriptors(parts, dtype, Lk, D, Dv)
-        self.out('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)')
-        self.out("l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum")
+        if not self.relu:
+            self.out('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running row max (log2 domain)')
+            self.out("l_i = tl.zeros([BLOCK_M], tl.float32)  # running row sum")
         self.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
         # keys every row of the tile sees whole (no mask), then the rest (the diagonal, the tail past Lk)
         if att.causal:
@@ -261,7 +274,9 @@ class _AttentionWriter(AnchorWriter):
         self._whole_blocks(ops, masked, parts, k_shape[-2], att.operands[1].shape[-2], dtype)
         with self.out.block("for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked"):
             self._step(ops, masked, parts, edge=True)
-        if att.safe_softmax:
+        if self.relu:
+            self.out("o = acc  # relu weights are not normalised")
+        elif att.safe_softmax:
             self.out("l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)")
             self.out("o = acc / l_safe[:, None]")
         else:
@@ -403,6 +418,15 @@ class _AttentionWriter(AnchorWriter):
         (where_keep) failed to compile for gfx942 at num_stages=2 ("PassManager::run failed", triton 3.6,
         cross-compiled 2026-12-02), at num_stages=1 they built."""
         self.out("lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks")
+        if self.relu:   # no statistics: each chunk's own accumulator, then added
+            with self.out.block("for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
+                self.out("acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
+                with self.out.block("for start in range(c0, c0 + KCHUNK * BLOCK_N, BLOCK_N):  # no mask"):
+                    self._step(ops, masked, parts, edge=False, state=("", "", "acc_c"))
+                self.out("acc = acc + acc_c")
+            with self.out.block("for start in range(lo_c, lo, BLOCK_N):  # the whole blocks past the last chunk"):
+                self._step(ops, masked, parts, edge=False)
+            return
         with self.out.block("for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
             self.out("m_c = m_i  # the chunk's running row max, from the one so far")
             self.out("l_c = tl.zeros([BLOCK_M], tl.float32)")
@@ -427,7 +451,7 @@ class _AttentionWriter(AnchorWriter):
         (kt_off, v_off) plus a scalar per step. Cross-compiled for sm_90 (sdpa bf16, D = 128, 128 x 64, 8 warps,
         3 stages, triton 3.6): 186 registers before these changes, 167 after."""
         k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
-        fast = not masked and self.scale_positive
+        fast = not masked and self.scale_positive and not self.relu
         if edge or masked:
             self.out("rn = start + rn0  # keys")
         self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off",
@@ -435,6 +459,16 @@ class _AttentionWriter(AnchorWriter):
                    "K^T, (BLOCK_D, BLOCK_N)", "tl.trans(k_desc.load([start, 0]))")
         dot = self._dot("q", "kt", "tl.zeros([BLOCK_M, BLOCK_N], tl.float32)", dtype)
         m, rowsum, acc = state
+        if self.relu:   # the weights are relu(scores): no statistics, no rescaling
+            self.out(f"qk = {dot} * qk_scale")
+            self._score_masks(masked, parts, edge, Lk)
+            self.out("p = tl.where(qk < 0.0, 0.0, qk)  # relu: a masked score (-inf) weighs 0, a NaN one stays NaN")
+            self._load("vt", f"{self.pointer(v.base)} + v_base + {self._t('start', v_st[-2])} + v_off",
+                       [f"(rn[:, None] < {Lk})"] if edge else [], [f"(rdv[None, :] < {Dv})"] if dv_mask else [],
+                       "(BLOCK_N, BLOCK_DV)", "v_desc.load([start, 0])")
+            p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
+            self.out(f"{acc} = {self._dot(p, 'vt', acc, dtype)}")
+            return
         if fast:
             self.out(f"qk = {dot}  # unscaled")
             self._score_masks(masked, parts, edge, Lk)
@@ -490,7 +524,7 @@ class _AttentionWriter(AnchorWriter):
             elif self.graph.buffer_type(m_view.base).dtype == "bool":
                 self.out(f"qk = qk + tl.where({bias} != 0, 0.0, float(\"-inf\"))  # boolean mask: 0 or -inf, added")
             else:
-                self.out(f"qk = qk + {bias}.to(tl.float32) * {LOG2E!r}  # additive mask")
+                self.out(f"qk = qk + {bias}.to(tl.float32){'' if self.relu else f' * {LOG2E!r}'}  # additive mask")
         if edge:
             keep = [f"(rn[None, :] < {Lk})"] + (["(rn[None, :] <= rm[:, None])"] if att.causal else [])
             self.out(f"qk = tl.where({' & '.join(keep)}, qk, float(\"-inf\"))"

@@ -134,18 +134,21 @@ class Attention(Node):
     A written-out mask proved exactly causal (capture/causal_mask.py) is no operand: causal True, fill_on None (the
     causal kernel replaces the masked scores by -inf, as masked_fill does), safe_softmax False. causal halves
     flops(): the floor of such a problem halves with it (causal_attention_masked.py: 275 -> 137 GFLOP).
+    score "relu" (written out only): relu(Q Kᵀ · scale + mask) V, no softmax and no normalisation (KernelBench's
+    ReLU self-attention); a masked score is -inf, so its weight is relu(-inf) = 0, and relu keeps a NaN score NaN.
     """
 
     scale: float = 1.0
     causal: bool = False
     fill_on: bool | None = None
     safe_softmax: bool = True
+    score: str = "softmax"   # or "relu": the weights are relu(scores), not their softmax
     family = "attention"
 
     @property
     def written_out(self) -> bool:
-        """Whether this node has semantics SDPA's call does not (module: fill_on, safe_softmax)."""
-        return self.fill_on is not None or not self.safe_softmax
+        """Whether this node has semantics SDPA's call does not (module: fill_on, safe_softmax, score)."""
+        return self.fill_on is not None or not self.safe_softmax or self.score != "softmax"
 
     def flops(self) -> int:
         q, k = self.operands[0].shape, self.operands[1].shape
@@ -158,7 +161,8 @@ class Attention(Node):
 
     def describe(self) -> str:
         extra = ((f" masked_fill where mask is {self.fill_on}" if self.fill_on is not None else "")
-                 + ("" if self.safe_softmax else " (an all -inf row: NaN)"))
+                 + (" relu(scores), no softmax" if self.score == "relu" else
+                    "" if self.safe_softmax else " (an all -inf row: NaN)"))
         return (f"attention q{list(self.operands[0].shape)} scale {self.scale:.4g}{' causal' if self.causal else ''}"
                 + extra)
 

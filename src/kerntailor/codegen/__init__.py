@@ -121,7 +121,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> Schedule:
     except (GroupUnsupported, ScheduleError):
         raise
     except CodegenUnsupported as e:
-        raise GroupUnsupported(group.name, str(e)) from None
+        raise GroupUnsupported(group.name, str(e), e.node) from None
 
 
 def generate_kernel(gen: Generalized, group: FusionGroup, schedule: Schedule, names: dict[Dim, str],
@@ -165,7 +165,7 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
         except (GroupUnsupported, ScheduleError):
             raise
         except CodegenUnsupported as e:   # naming the group, so that the caller can plan around it
-            raise GroupUnsupported(group.name, str(e)) from None
+            raise GroupUnsupported(group.name, str(e), e.node) from None
         sizes.append(SizeArgs(gen, names))
         fam = FAMILIES[group.family]
         for out in group.outputs:

@@ -14,8 +14,11 @@ class CodegenUnsupported(Exception):
 
 
 class GroupUnsupported(CodegenUnsupported):
-    """CodegenUnsupported for one fusion group (`group`, its name), so a caller can plan around that group."""
+    """CodegenUnsupported for one fusion group (`group`, its name), so a caller can plan around that group;
+    `more`: the refusals of the module's other groups found in the same pass (codegen.generate_module), so that a
+    caller can plan around them all at once."""
 
     def __init__(self, group: str, reason: str, node: str | None = None):
         super().__init__(reason, node)
         self.group = group
+        self.more: tuple[GroupUnsupported, ...] = ()

@@ -474,32 +474,15 @@ def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, 
     values = [v for v, m in zip(values, mask) if m]
     floats = any(isinstance(v, float) for v in values)
     kept = [k for k, m in enumerate(mask) if m]
-    sizes = {d: [float(dim_values[d][k]) for k in kept] for d in dims}   # floats once, not per candidate
+    from kerntailor.capture.monofit import first_monomial
+
+    # the first in the search's order (capture/monofit.py): one dim without an offset, then with one, then more dims
+    found = first_monomial(values, [[float(dim_values[d][k]) for k in kept] for d in dims], _EXPONENTS, floats,
+                           _check)
     best = None
-    # one dim without an offset before one dim with an offset: a conv's output size H - 2 is its own derived
-    # dim (codegen reads conv outputs in those), not an input dim minus 2, which no kernel's sizes can multiply
-    for n, offsets in ((1, (0,)), (1, (0, -1, 1, -2, 2)), (2, (0, -1, 1, -2, 2)), (3, (0, -1, 1, -2, 2)),
-                       (4, (0, -1, 1, -2, 2))):
-        exponents = _EXPONENTS if n < 4 else _EXPONENTS[:2]  # 4 factors: plain products and quotients only
-        powers = [(exps, [float(e) for e in exps]) for exps in itertools.product(exponents, repeat=n)
-                  if floats or all(e.denominator == 1 for e in exps)]
-        for combo in itertools.combinations(dims, n):
-            for exps, fexps in powers:
-                monomials = []
-                for i in range(len(kept)):
-                    m = 1.0
-                    for d, e in zip(combo, fexps):
-                        m *= sizes[d][i] ** e
-                    monomials.append(m)
-                for offset in offsets:
-                    fitted = _check(values, monomials, offset, floats)
-                    if fitted is not None:
-                        candidate = SizeExpr(fitted, tuple(zip(combo, exps)), Fraction(offset))
-                        if best is None:
-                            best = candidate
-                        break
-                if best is not None:
-                    return best
+    if found is not None:
+        combo, exps, offset, coeff = found
+        best = SizeExpr(coeff, tuple(zip((dims[j] for j in combo), exps)), Fraction(offset))
     if best is None and not floats and len(values) >= 3:
         best = _fit_line(values, kept, dims, dim_values)
         if best is None and polynomials and all(mask):

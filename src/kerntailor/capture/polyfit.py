@@ -97,7 +97,7 @@ def _fit_k(values: list[int], table: list[list[int]], monomials: list[tuple], k:
     """The one set of k columns (the constant among them or not) that fits `values` with integer coefficients;
     () when several do, None when none does."""
     n = len(values)
-    candidates = [c for chunk in _chunks(itertools.combinations(range(len(table)), k))
+    candidates = [c for chunk in chunks(itertools.combinations(range(len(table)), k))
                   for c in _float_filter(values, table, chunk)]
     degree = [len(m) for m in monomials]
     fits = []
@@ -113,7 +113,8 @@ def _fit_k(values: list[int], table: list[list[int]], monomials: list[tuple], k:
     return fits[0] if fits else None
 
 
-def _chunks(sets, size: int = 100_000):
+def chunks(sets, size: int = 100_000):
+    """`sets` (an iterator of index tuples) as int64 arrays of at most `size` rows."""
     while chunk := list(itertools.islice(sets, size)):
         yield np.array(chunk, dtype=np.int64)
 

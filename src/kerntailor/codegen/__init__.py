@@ -121,7 +121,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> Schedule:
     except (GroupUnsupported, ScheduleError):
         raise
     except CodegenUnsupported as e:
-        raise GroupUnsupported(group.name, str(e)) from None
+        raise GroupUnsupported(group.name, str(e), e.node) from None
 
 
 def generate_kernel(gen: Generalized, group: FusionGroup, schedule: Schedule, names: dict[Dim, str],
@@ -157,15 +157,18 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
         order = plan.launch_order()
     except ValueError as e:
         raise CodegenUnsupported(str(e)) from None
+    refused: list[GroupUnsupported] = []   # every group's refusal, raised together after the pass
     for group in order:
         writer_gen = gen if group.family == "library" else physical   # the library reads no kept buffer
         try:
             kernels.append(generate_kernel(writer_gen, group, schedules[group.name], names, kernel_name(group),
                                            arch))
-        except (GroupUnsupported, ScheduleError):
+        except ScheduleError:
             raise
+        except GroupUnsupported as e:
+            refused.append(e)
         except CodegenUnsupported as e:   # naming the group, so that the caller can plan around it
-            raise GroupUnsupported(group.name, str(e)) from None
+            refused.append(GroupUnsupported(group.name, str(e), e.node))
         sizes.append(SizeArgs(gen, names))
         fam = FAMILIES[group.family]
         for out in group.outputs:
@@ -178,6 +181,9 @@ def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedule
                 if node.out.shape != anchor.out.shape:   # a row tail's value: the anchor's shape reduced
                     shape = _reduced_shape(group, shape, anchor.out.shape, node.out.shape)
             buffers[out] = (shape, node.out.dtype)
+    if refused:
+        refused[0].more = tuple(refused[1:])
+        raise refused[0]
     configs = {g.name: f"{g.family} [{', '.join(g.nodes)}] {schedules[g.name].knobs()}" for g in plan.groups}
     header = header_text(problem, target_name, arch, configs, notes or [])
     return emit_module(problem, gen, kernels, sizes, names, header, buffers)

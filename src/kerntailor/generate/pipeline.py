@@ -366,30 +366,27 @@ def _predicted_baselines(run: Run):
 
 
 def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
-    """The default schedules of a plan codegen covers. An anchor group with a row tail (plan/row_tail.py) its
-    writer refuses (GroupUnsupported) is planned again without the tail, its reductions their own kernels; an
-    anchor group without one as a library group, its epilogue generated after it; any other refusal is raised.
+    """The default schedules of a plan codegen covers, mended where codegen refuses a group (GroupUnsupported):
+    - a refusal that names a member which cannot be fused with what it reads in the group (a reduction of the
+      group's own reduction, a gather of a gather) cuts the group there: that member starts a group apart from
+      what it depends on (plan_fusion's `cuts`), which it then reads from memory;
+    - an anchor group with a row tail (plan/row_tail.py) is planned again without the tail, its reductions their
+      own kernels; an anchor group without one becomes a library group, its epilogue generated after it;
+    - any other group is cut at each of its members (one kernel each, at worst); refused again, it is raised.
     Sets run.library_groups: library group -> why ("conv: no generator")."""
     # anchor node -> codegen's reason (those on sight: run.plan has them)
     refused = refused_anchors(run.gen.graph, run.settings.library_families)
     no_tails: set[str] = set()
+    cuts: set[str] = set()
     while True:
         try:
             schedules = _default_schedules(run)
             run.module(schedules)
             break
         except GroupUnsupported as e:
-            group = next(g for g in run.plan.groups if g.name == e.group)
-            anchor = group.anchor
-            if group.family not in ANCHORS or anchor in refused:
-                raise
-            if group.reduce_axes and anchor not in no_tails:
-                log.info("%s (%s): codegen refused its row tail (%s); planned without it", group.name, anchor, e)
-                no_tails.add(anchor)
-            else:
-                log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
-                refused[anchor] = str(e)
-            run.plan = plan_fusion(run.gen.graph, FAMILIES, library=refused, no_tails=no_tails)
+            for refusal in (e, *e.more):   # every group codegen refused in this pass, mended at once
+                _mend(run, refusal, refused, no_tails, cuts)
+            run.plan = plan_fusion(run.gen.graph, FAMILIES, library=refused, no_tails=no_tails, cuts=cuts)
     run.library_groups = {}
     for g in run.plan.groups:
         if g.family == LIBRARY_GROUP:
@@ -398,6 +395,30 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
                    else f"codegen refused it: {refused[anchor.name]}")
             run.library_groups[g.name] = f"{anchor.family}: {why}"
     return schedules
+
+
+def _mend(run: Run, e: GroupUnsupported, refused: dict[str, str], no_tails: set[str], cuts: set[str]) -> None:
+    """What the next plan does about one refused group (_plan_around_refusals): a cut, a tail dropped or a library
+    anchor added to `cuts`, `no_tails` or `refused`; the refusal raised where none is left to try."""
+    group = next(g for g in run.plan.groups if g.name == e.group)
+    anchor = group.anchor
+    anchored = group.family in ANCHORS
+    if e.node in group.nodes and e.node not in cuts and not (anchored and e.node == anchor):
+        log.info("%s: codegen refused to fuse %s with what it reads (%s); the group is cut before it",
+                 group.name, e.node, e)
+        cuts.add(e.node)
+    elif anchored and anchor not in refused:
+        if group.reduce_axes and anchor not in no_tails:
+            log.info("%s (%s): codegen refused its row tail (%s); planned without it", group.name, anchor, e)
+            no_tails.add(anchor)
+        else:
+            log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
+            refused[anchor] = str(e)
+    elif not anchored and not set(group.nodes) <= cuts:
+        log.info("%s: codegen refused it (%s); each of its members a kernel of its own", group.name, e)
+        cuts.update(group.nodes)
+    else:
+        raise e
 
 
 def _referee_device() -> str:

@@ -21,6 +21,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   pad its extents (the halves of a `cat`, masked by the cat's own conditions), is recomputed inside that
   node's group instead of being written (rotary embedding's `-x[..., d/2:]`);
 - no merge may create a cycle between groups;
+- a node the caller names in `cuts` (codegen refused to fuse it with what it reads: a reduction of the group's own
+  reduction, a gather of a gather) never shares a group with a node it depends on: it starts a group, which later
+  nodes may join as usual;
 - a reduction over the rows of a matrix product that can be combined from per-tile partials joins the
   product's group (a GEMM "row tail", plan/row_tail.py): the product itself is never written; so does a reduction
   over a convolution's channels (one group, forward or transposed: its implicit GEMM's rows are the output positions),
@@ -210,13 +213,14 @@ def _accepts_reduction(group: _Group, node: Reduction) -> bool:
 
 
 def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[str] = (),
-                no_tails: Collection[str] = ()) -> Plan:
+                no_tails: Collection[str] = (), cuts: Collection[str] = ()) -> Plan:
     """The fusion plan of `graph` (module docstring). `generated`: the families codegen writes (the names of
     codegen's FAMILIES, which the plan may not import). Anchors of other families, and the anchor nodes named in
     `library`, become library groups of their own. The anchors named in `no_tails` take no row tail (codegen
-    refused theirs): their reductions stay kernels of their own."""
+    refused theirs): their reductions stay kernels of their own. The nodes named in `cuts` start groups apart
+    from every node they depend on."""
     generated_map = generated if isinstance(generated, Mapping) else None
-    generated, library = frozenset(generated), frozenset(library)
+    generated, library, cuts = frozenset(generated), frozenset(library), frozenset(cuts)
 
     def by_library(node: Node) -> bool:
         return node.family in ANCHORS and (node.family not in generated or node.name in library)
@@ -228,6 +232,15 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
 
+    def apart(nodes: list[Node]) -> bool:
+        """Whether one group of `nodes` keeps each cut node apart from the nodes it depends on."""
+        names = {n.name for n in nodes}
+        return not any(n.name in cuts and ancestors[n.name] & names for n in nodes)
+
+    def may_join(group: _Group, node: Node) -> bool:
+        """Whether `node` may join `group`: no cycle between groups, cut nodes kept apart."""
+        return apart(group.nodes + [node]) and not creates_cycle(group, node)
+
     def creates_cycle(group: _Group, node: Node) -> bool:
         members = {n.name for n in group.nodes}
         for op in node.operands:
@@ -238,7 +251,10 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
         return False
 
     def can_merge(a: _Group, b: _Group) -> bool:
-        """Whether two groups can become one without a path between them through a third."""
+        """Whether two groups can become one without a path between them through a third (nor a cut node with
+        what it depends on)."""
+        if not apart(a.nodes + b.nodes):
+            return False
         members = {n.name for n in a.nodes} | {n.name for n in b.nodes}
         for g, other in ((a, b), (b, a)):
             other_names = {n.name for n in other.nodes}
@@ -266,12 +282,12 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
         if node.family == "pointwise":
             # prefer joining anchors and reductions (epilogues), then pointwise chains
             for g in sorted(producers, key=lambda g: g.family == "pointwise"):
-                if _accepts_pointwise(g, node) and not creates_cycle(g, node):
+                if _accepts_pointwise(g, node) and may_join(g, node):
                     target = g
                     break
         elif node.family == "reduction":
             for g in producers:
-                if _accepts_reduction(g, node) and not creates_cycle(g, node):
+                if _accepts_reduction(g, node) and may_join(g, node):
                     target = g
                     if g.family == "pointwise":
                         g.family, g.axes = "reduction", node.axes
@@ -287,7 +303,7 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
             # a sibling: another reduction of the same view over the same axes (a row's max and min) shares
             # its kernel, so the input is read once
             target = next((g for g in groups if g.family == "reduction" and g.axes == node.axes
-                           and g.space == node.operands[0].shape and not creates_cycle(g, node)
+                           and g.space == node.operands[0].shape and may_join(g, node)
                            and any(isinstance(n, Reduction) and n.operands[0] == node.operands[0] for n in g.nodes)),
                           None)
         if target is None and node.family == "recurrent":
@@ -324,17 +340,19 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
     tailed = ({n for n, f in generated_map.items() if getattr(f, "tails", False)} if generated_map is not None
               else {"matmul", "conv"})
     _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails and g.family in tailed],
-                      groups, order)
+                      groups, order, apart)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 
 
-def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int]) -> None:
+def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int],
+                      apart=lambda nodes: True) -> None:
     """Reduction groups that read only a matmul group's product (and each other), reducing its rows over
     N, join that group when their reductions combine from per-tile partials (plan/row_tail.py): the
     M x N product is then never written, only its row values. A convolution group's reductions over its
     channels likewise (its output positions are the rows). Only the groups of `anchors` take them. Nothing else
-    may read the product (it would have to be written anyway), so the merge cannot create a cycle."""
+    may read the product (it would have to be written anyway), so the merge cannot create a cycle. `apart(nodes)`:
+    whether one group of `nodes` keeps the caller's cut nodes apart from what they depend on."""
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
     inputs = {i.name for i in graph.inputs}   # a conv's column tail may read them too (a bias after the pooling)
@@ -357,6 +375,8 @@ def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group],
         if not tails:
             continue
         merged = sorted(g.nodes + [n for r in tails for n in r.nodes], key=lambda n: order[n.name])
+        if not apart(merged):
+            continue
         outputs = {n.name for n in merged if n.name in graph_outputs or any(c not in names for c in consumers[n.name])}
         whole_row = g.family == "conv" and g.space[1] <= WHOLE_ROW_CHANNELS
         members = [n.name for n in merged]

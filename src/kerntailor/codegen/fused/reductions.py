@@ -180,9 +180,9 @@ def reduce_operand(w, r: Reduction, done: set[str]) -> str:
     if view.base in w.members:
         producer = w.graph.node(view.base)
         if isinstance(producer, Reduction):
-            raise CodegenUnsupported(f"{r.name} reduces a reduction")
+            raise CodegenUnsupported(f"{r.name} reduces a reduction", r.name)
         if w.level[producer.name] == "inline":
-            raise CodegenUnsupported(f"{r.name} reduces a recomputed {producer.name}")
+            raise CodegenUnsupported(f"{r.name} reduces a recomputed {producer.name}", r.name)
         w.compute(producer, done)
         w.check_aligned(r, 0)
         value = f"v_{view.base}"

@@ -95,7 +95,7 @@ class FusedWriter(KernelWriter):
                 producer = self.graph.node(view.base)
                 if self.level[producer.name] == "inline":
                     if gather is not None:
-                        raise CodegenUnsupported(f"{node.name} gathers from a recomputed {producer.name}")
+                        raise CodegenUnsupported(f"{node.name} gathers from a recomputed {producer.name}", node.name)
                     return f"({self.inline_value(producer, node, load.operand, valid, level)})"
                 if gather is not None and self.level[producer.name] == "full" and level == "reduced":
                     return f"({self.gathered(producer, load.gather[0], gather)})"
@@ -195,7 +195,7 @@ class FusedWriter(KernelWriter):
                 if self.level[producer.name] == "reduced":
                     return f"v_{producer.name}"
                 if self.level[producer.name] == "inline":
-                    raise CodegenUnsupported(f"gather through a recomputed {producer.name}")
+                    raise CodegenUnsupported(f"gather through a recomputed {producer.name}", node.name)
                 self.check_aligned(node, load.operand)
                 return f"({self.gathered(producer, stride, index)})"
             if gather is not None or valid is not None:
@@ -225,26 +225,29 @@ class FusedWriter(KernelWriter):
         theirs = self.level[producer.name]
         if mine == theirs:
             if view.shape != producer.out.shape and prod(view.shape) != prod(producer.out.shape):
-                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a reshaping view")
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a reshaping view", node.name)
             if not row_major(view) and not unit_dims_only(view, producer):
-                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a permuting view")
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} through a permuting view", node.name)
             if view.offset:
-                raise CodegenUnsupported(f"{node.name} reads {producer.name} at an offset")
+                raise CodegenUnsupported(f"{node.name} reads {producer.name} at an offset", node.name)
             return
         if theirs == "reduced" and mine == "full":
             # a row value: stride 0 along the reduced axes, and the rows in their own order
             frame = self.space.frame(node)
             if tuple(view.shape) != frame:
-                raise CodegenUnsupported(f"{node.name} operand {j} has shape {view.shape}, its frame is {frame}")
+                raise CodegenUnsupported(f"{node.name} operand {j} has shape {view.shape}, its frame is {frame}",
+                                         node.name)
             fc, _ = self.space.final(frame, list(view.strides), [const(0)] * len(frame))
             concrete, outer = self.space.concrete, self.space.outer
             if any(fc[k] != 0 for k in self.space.axes if concrete[k] != 1):
-                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} along the reduced axes")
+                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} along the reduced axes",
+                                         node.name)
             expected = contiguous_strides(tuple(concrete[k] for k in outer))
             if any(fc[k] != e for k, e in zip(outer, expected) if concrete[k] != 1):
-                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} out of row order")
+                raise CodegenUnsupported(f"{node.name} reads row value {producer.name} out of row order", node.name)
             return
-        raise CodegenUnsupported(f"{node.name} (per row) reads a full-row value {producer.name} of the group")
+        raise CodegenUnsupported(f"{node.name} (per row) reads a full-row value {producer.name} of the group",
+                                 node.name)
 
     def compute(self, node: Node, done: set[str]) -> None:
         """Emit v_<node> for a pointwise node and, first, any member it needs that is not done."""
@@ -259,7 +262,7 @@ class FusedWriter(KernelWriter):
                 if self.level[node.name] == "reduced" and self.level[producer.name] == "full":
                     continue  # read one element per row through a gather, recomputed there
                 if isinstance(producer, Reduction):
-                    raise CodegenUnsupported(f"{node.name} needs {producer.name} before it is reduced")
+                    raise CodegenUnsupported(f"{node.name} needs {producer.name} before it is reduced", node.name)
                 self.compute(producer, done)
         level = self.level[node.name]
         if softplus is not None:  # tanh(softplus(x)) from one exp (Mish): see codegen/helpers/math.py

@@ -1,0 +1,87 @@
+"""Plans mended around codegen's refusals (generate/pipeline.py `_plan_around_refusals`): a fused group that codegen
+refuses at one member (a reduction of the group's own reduction, a gather of a gather) is cut before that member
+(plan_fusion's `cuts`), never sent whole to the library path.
+
+tests/data/mended holds one problem file per shape of the cause: reduce_of_reduced.py (KernelBench's
+level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: reductions over a kept size-1 axis), roll_two_axes.py
+(level3/30_SwinTransformerV2: torch.roll over two axes, then windows of it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import DATA, judge, prepared
+from kerntailor.codegen import FAMILIES, GroupUnsupported, refused_anchors
+from kerntailor.generate.pipeline import GenerateSettings, first_module
+from kerntailor.plan import plan_fusion
+
+MENDED = DATA / "mended"
+REDUCE_OF_REDUCED = MENDED / "reduce_of_reduced.py"
+ROLL = MENDED / "roll_two_axes.py"
+
+
+def _group_names(plan) -> list[list[str]]:
+    return [list(g.nodes) for g in plan.groups]
+
+
+def test_a_cut_node_starts_a_group_apart_from_what_it_depends_on():
+    _, _, gen, plan = prepared(REDUCE_OF_REDUCED)
+    graph = gen.graph
+    reductions = [n.name for n in graph.nodes if n.family == "reduction"]
+    second = reductions[1]   # the max over the kept axis: the planner puts it with the reductions after it
+    together = plan.group_of(second)
+    later = [r for r in reductions[2:] if r in together.nodes]
+    assert later, _group_names(plan)
+    cut = plan_fusion(graph, FAMILIES, library=refused_anchors(graph), cuts=[later[0]])
+    group = cut.group_of(later[0])
+    assert group.nodes[0] == later[0] and second not in group.nodes, _group_names(cut)
+    assert cut.group_of(second) is not group
+    # nothing else moves: the groups before the cut are the same
+    assert plan.group_of(reductions[0]).nodes == cut.group_of(reductions[0]).nodes
+
+
+def test_every_cut_node_heads_a_group_of_its_own():
+    """Both gathers of the roll cut: each heads a group of its own, none merged back by the nodes after it."""
+    _, _, gen, plan = prepared(ROLL)
+    gathers = [n.name for n in gen.graph.nodes if n.name.startswith("gather")]
+    cut = plan_fusion(gen.graph, FAMILIES, library=refused_anchors(gen.graph), cuts=gathers)
+    homes = [cut.group_of(g) for g in gathers]
+    assert len({h.name for h in homes}) == len(gathers)
+    assert all(h.nodes[0] == g for h, g in zip(homes, gathers)), _group_names(cut)
+
+
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+def test_the_planned_group_is_refused_without_mending(path):
+    """The cause, kept in view: codegen refuses the planner's first plan, naming the member to cut before."""
+    from helpers import make_module
+
+    _, _, gen, _ = prepared(path)
+    with pytest.raises(GroupUnsupported) as refused:
+        make_module(path)
+    assert refused.value.node in {n.name for n in gen.graph.nodes}
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+def test_the_mended_module_is_generated_whole_and_passes_the_referee(path, tmp_path):
+    first = first_module(path, GenerateSettings(target="h200", out_dir=tmp_path / "out"))
+    assert first.library_groups == {}
+    assert "torch.ops.aten" not in first.module.source
+    verdict = judge(path, first.module, tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{first.module.source}"
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+def test_the_mended_kernels_cross_compile(path, tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    module = first_module(path, GenerateSettings(target="h200", out_dir=tmp_path / "out")).module
+    sources = [kernel_source(module.source, kernel) for kernel in module.kernels]
+    targets = [get_target("mi300x"), get_target("h200")]
+    results = build_many(sources, targets, cache_dir=tmp_path / "build-cache")
+    assert len(results) == len(sources) * len(targets)
+    for r in results:
+        assert r.ok, f"{path.stem} on {r.target}: {r.error}"

@@ -31,7 +31,7 @@ for d in sorted(pathlib.Path(sys.argv[1]).iterdir()):
         continue
     r = json.loads(rep.read_text())
     v = r.get("verdict") or {}
-    t = (v.get("timing") or {}).get("median_us") or (v.get("timing") or {})
-    print(d.name, r.get("status"), "|", (r.get("reason") or "")[:200], "|", json.dumps(t)[:400], "| wall", r.get("wall_s"))
+    t = {x["name"]: round(x["median_s"] * 1e6, 1) for x in (v.get("timing") or {}).get("timings", [])}
+    print(d.name, r.get("status"), "|", (r.get("reason") or "")[:200], "| us", t, "| wall", r.get("wall_s"))
 PY
 cat $R/env.txt $R/summary.txt; tar czf $OUT/results.tgz -C /tmp call4; cp $R/summary.txt $OUT/

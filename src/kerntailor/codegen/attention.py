@@ -463,11 +463,7 @@ class _AttentionWriter(AnchorWriter):
             self.out(f"qk = {dot} * qk_scale")
             self._score_masks(masked, parts, edge, Lk)
             self.out("p = tl.where(qk < 0.0, 0.0, qk)  # relu: a masked score (-inf) weighs 0, a NaN one stays NaN")
-            self._load("vt", f"{self.pointer(v.base)} + v_base + {self._t('start', v_st[-2])} + v_off",
-                       [f"(rn[:, None] < {Lk})"] if edge else [], [f"(rdv[None, :] < {Dv})"] if dv_mask else [],
-                       "(BLOCK_N, BLOCK_DV)", "v_desc.load([start, 0])")
-            p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
-            self.out(f"{acc} = {self._dot(p, 'vt', acc, dtype)}")
+            self._pv(ops, edge, acc, acc)
             return
         if fast:
             self.out(f"qk = {dot}  # unscaled")
@@ -482,13 +478,18 @@ class _AttentionWriter(AnchorWriter):
                  + ("  # one FMA per score" if fast else ""))
         self.out(f"alpha = tl.math.exp2({m} - m_use)")
         self.out("l_ij = tl.sum(p, 1)")
+        self._pv(ops, edge, acc, f"{acc} * alpha[:, None]")
+        self.out(f"{rowsum} = {rowsum} * alpha + l_ij  # after the product: fewer values live across it")
+        self.out(f"{m} = m_new")
+
+    def _pv(self, ops, edge: bool, acc: str, acc_in: str) -> None:
+        """V's block (BLOCK_N, BLOCK_DV) loaded, then acc = acc_in + P V (P cast to V's dtype for 16-bit operands)."""
+        k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
         self._load("vt", f"{self.pointer(v.base)} + v_base + {self._t('start', v_st[-2])} + v_off",
                    [f"(rn[:, None] < {Lk})"] if edge else [], [f"(rdv[None, :] < {Dv})"] if dv_mask else [],
                    "(BLOCK_N, BLOCK_DV)", "v_desc.load([start, 0])")
         p = "p" if dtype == "fp32" else f"p.to({_TL[dtype]})"
-        self.out(f"{acc} = {self._dot(p, 'vt', f'{acc} * alpha[:, None]', dtype)}")
-        self.out(f"{rowsum} = {rowsum} * alpha + l_ij  # after the product: fewer values live across it")
-        self.out(f"{m} = m_new")
+        self.out(f"{acc} = {self._dot(p, 'vt', acc_in, dtype)}")
 
     def _score_masks(self, masked: bool, parts, edge: bool, Lk: str) -> None:
         """The mask operand's replacement or addition (on the scaled scores qk), then (edge blocks) -inf at the

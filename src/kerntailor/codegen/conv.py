@@ -136,7 +136,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter, mentions
 from kerntailor.codegen.assemble import assemble
-from kerntailor.codegen.conv_library import write_library
+from kerntailor.codegen.conv_library import tile_coords, write_library
 from kerntailor.codegen.conv_phases import packed_weight, tap_counts, write_phases
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import FP32_DOT_PRECISIONS, MATRIX_DTYPES, MIN_DOT, check_precision
@@ -561,17 +561,7 @@ class _ConvWriter(AnchorWriter):
             self.out("tile = pid % (num_m * num_n)")
         else:
             self.out("tile = pid")
-        if self.column:   # a column tail: the tile's rows are positions of one image (its reductions')
-            self.out("img = tile // (num_m * num_n)  # the image")
-            self.out("tile = tile % (num_m * num_n)")
-        self.out("pid_m = tile // num_n")
-        self.out("pid_n = tile % num_n")
-        if self.column:
-            self.out("rs = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # the image's positions")
-            self.out(f"rm = img * {S} + rs")
-        else:
-            self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
-        self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+        tile_coords(self.out, self.column, S)
         # rows: output positions (n, o_1..o_d), wrapped into range (rows past M are never stored)
         self.out(f"mw = rm % {M}")
         rest = "mw"

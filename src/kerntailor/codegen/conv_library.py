@@ -50,6 +50,24 @@ def takes_library(group, graph) -> bool:
     return all(out in leaving for out in group.outputs)
 
 
+def tile_coords(out, column: bool, S: str) -> None:
+    """The program's tile from `tile` (its index among num_m x num_n): pid_m, pid_n, its rows rm and channels rn. With
+    a column tail (`column`) the rows are positions of one image, `img`, S positions each (the tail's reductions run
+    over one image's positions). Shared by the generated convolution (codegen/conv.py) and the library
+    convolution's tail kernel (write_library)."""
+    if column:
+        out("img = tile // (num_m * num_n)  # the image")
+        out("tile = tile % (num_m * num_n)")
+    out("pid_m = tile // num_n")
+    out("pid_n = tile % num_n")
+    if column:
+        out("rs = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # the image's positions")
+        out(f"rm = img * {S} + rs")
+    else:
+        out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
+    out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+
+
 def write_library(w, conv: Conv):
     """The kernel body up to the accumulator, on conv.py's writer `w`: the host line that runs the library's
     convolution, then `acc`, this program's tile of its output, with the coordinates, masks and tile names the
@@ -79,17 +97,7 @@ def write_library(w, conv: Conv):
     w.out(f"num_m = tl.cdiv({S if w.column else M}, BLOCK_M)")
     w.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
     w.out("tile = pid")
-    if w.column:   # a column tail: the tile's rows are positions of one image (its reductions')
-        w.out("img = tile // (num_m * num_n)  # the image")
-        w.out("tile = tile % (num_m * num_n)")
-    w.out("pid_m = tile // num_n")
-    w.out("pid_n = tile % num_n")
-    if w.column:
-        w.out("rs = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # the image's positions")
-        w.out(f"rm = img * {S} + rs")
-    else:
-        w.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
-    w.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+    tile_coords(w.out, w.column, S)
     # rows (n, o..) and channels wrapped into range: every load is in bounds, rows and channels past them never stored
     w.out(f"mw = rm % {M}")
     w.out(f"cw = rn % {N}")

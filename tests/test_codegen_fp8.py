@@ -121,7 +121,11 @@ def test_fp8_modules_pass_the_referee(name, knobs, precision, dtype, tmp_path):
     assert verdict.passed, f"{verdict.check}: {verdict.reason}"
     # judged against the quantized reference, and fp8 really costs accuracy against exact math
     regular = [c for c in verdict.cases if not c.draw.startswith("edge:")]   # edge cases have no exact reference
-    assert regular and all(c.exact_rel_norm is not None and 3e-3 < c.exact_rel_norm < 0.1 for c in regular), regular
+    # logsumexp's row tail compresses the products' error below bf16's own rounding: with the interpreter's bf16
+    # casts rounding to nearest even (verify/interp.py, as the GPU), 1.6e-3 on the normal and uniform draws (they
+    # were above 3e-3 only while the interpreter truncated); the other cases keep the 3e-3 floor
+    floor = 0.0 if name == "gemm_logsumexp" else 3e-3
+    assert regular and all(c.exact_rel_norm is not None and floor < c.exact_rel_norm < 0.1 for c in regular), regular
 
 
 @pytest.mark.interpreter

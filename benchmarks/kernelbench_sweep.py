@@ -72,9 +72,10 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
                        for k in kernel.launches if k.source]   # a library group's kernel: host lines only
             for source, r in zip(sources, build_many(sources, target)):
                 result["kernels_built"] += 1
-                if not r.ok:
+                if not r.usable:   # did not compile, or compiled past the target's limits (LDS, registers)
                     result["build"] = "failed"
-                    result["build_failures"].append(f"{arch} {source.kernel_name}: {one_line(r.error or '', 300)}")
+                    why = r.error if not r.ok else f"compiled, cannot launch: {r.rejected_reason}"
+                    result["build_failures"].append(f"{arch} {source.kernel_name}: {one_line(why or '', 300)}")
                 elif r.facts is not None:
                     if (r.facts.scratch_bytes, r.facts.spills or 0) > (result["max_scratch_bytes"], worst_spills):
                         worst_spills = r.facts.spills or 0

@@ -190,7 +190,7 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True,
         recv.close()
     row["wall_seconds"] = round(time.monotonic() - started, 2)
     for key in ("seconds", "generalize_seconds", "build_seconds"):
-        if key in row:
+        if row.get(key) is not None:   # a child that died has none (_receive): its row says so, the sweep goes on
             row[key] = round(row[key], 2)
     return row
 
@@ -199,8 +199,8 @@ def _receive(recv, child, limit_s: float, what: str) -> dict:
     if recv.poll(limit_s):
         try:
             return recv.recv()
-        except EOFError:
-            pass
+        except EOFError:   # the pipe closed: the child is exiting; reap it, or it reads as a timeout below
+            child.join(5)
     if child.is_alive():
         child.kill()
         return {"status": "timeout", "reason": f"{what} ran past the {limit_s:g} s limit", "seconds": limit_s}

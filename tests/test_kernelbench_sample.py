@@ -127,3 +127,13 @@ def test_the_sweeps_build_stage_cross_compiles_the_first_module_and_names_a_kern
     row = sweep.sweep_file(problem, "mi300x", 120, build=("gfx942",))
     assert row["build"] == "failed" and row["build_failures"], row
     assert all(f.endswith("cannot launch: LDS 98304 B exceeds the 65536 B") for f in row["build_failures"])
+
+
+def test_a_child_that_dies_while_loading_is_a_crash_row_and_the_sweep_goes_on(monkeypatch):
+    """A file's child killed from outside (2026-12-04: both gfx942 sweeps, at once) has no seconds: the row says
+    crash with the exit code, where round(None) used to end the whole sweep before it wrote anything."""
+    sweep = _sweep_module()
+    monkeypatch.setattr(sweep, "_inspect_file", lambda *args: os._exit(9))   # the child forks after this
+    row = sweep.sweep_file(ROOT / "tests" / "data" / "conv" / "conv2d_min_tanh.py", "mi300x", 60)
+    assert row["status"] == "crash" and row["seconds"] is None and "exit code 9" in row["reason"], row
+    assert sweep.summarize([row])["total"]["crash"] == 1

@@ -60,7 +60,9 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
     from kerntailor.generate.pipeline import GenerateSettings, first_module
     from kerntailor.targets import get_target
 
-    result: dict = {"build": "ok", "build_failures": [], "kernels_built": 0, "max_spills": 0, "library_groups": 0}
+    result: dict = {"build": "ok", "build_failures": [], "kernels_built": 0, "max_spills": 0, "max_scratch_bytes": 0,
+                    "worst_kernel": "", "library_groups": 0}
+    worst_spills = 0   # the spills of the kernel named in worst_kernel (most scratch, then most spills)
     with tempfile.TemporaryDirectory() as out:
         for arch in archs:
             target = get_target(ARCH_TARGETS[arch])
@@ -70,12 +72,25 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
                        for k in kernel.launches if k.source]   # a library group's kernel: host lines only
             for source, r in zip(sources, build_many(sources, target)):
                 result["kernels_built"] += 1
-                if not r.ok:
+                if not r.usable:   # did not compile, or compiled past the target's limits (LDS, registers)
                     result["build"] = "failed"
-                    result["build_failures"].append(f"{arch} {source.kernel_name}: {one_line(r.error or '', 300)}")
+                    why = r.error if not r.ok else f"compiled, cannot launch: {r.rejected_reason}"
+                    result["build_failures"].append(f"{arch} {source.kernel_name}: {one_line(why or '', 300)}")
                 elif r.facts is not None:
+                    if (r.facts.scratch_bytes, r.facts.spills or 0) > (result["max_scratch_bytes"], worst_spills):
+                        worst_spills = r.facts.spills or 0
+                        result["max_scratch_bytes"] = r.facts.scratch_bytes
+                        result["worst_kernel"] = _spill_line(source.kernel_name, r.facts)
                     result["max_spills"] = max(result["max_spills"], r.facts.spills or 0)
     return result
+
+
+def _spill_line(name: str, facts) -> str:
+    """One kernel's spill facts in one line (AMD: VGPR spills go to scratch, SGPR spills to VGPR lanes)."""
+    if facts.backend == "hip":
+        return (f"{name}: {facts.scratch_bytes} B scratch, {facts.vgpr_spills} VGPR / {facts.sgpr_spills} SGPR "
+                f"spills, {facts.vgprs} VGPRs + {facts.agprs} AGPRs, {facts.num_warps} warps")
+    return f"{name}: {facts.scratch_bytes} B stack, {facts.spills} B spilled, {facts.registers} registers"
 
 
 def _inspect_file(path: str, target: str, conn, build: tuple[str, ...] = ()) -> None:
@@ -175,7 +190,7 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True,
         recv.close()
     row["wall_seconds"] = round(time.monotonic() - started, 2)
     for key in ("seconds", "generalize_seconds", "build_seconds"):
-        if key in row:
+        if row.get(key) is not None:   # a child that died has none (_receive): its row says so, the sweep goes on
             row[key] = round(row[key], 2)
     return row
 
@@ -184,8 +199,8 @@ def _receive(recv, child, limit_s: float, what: str) -> dict:
     if recv.poll(limit_s):
         try:
             return recv.recv()
-        except EOFError:
-            pass
+        except EOFError:   # the pipe closed: the child is exiting; reap it, or it reads as a timeout below
+            child.join(5)
     if child.is_alive():
         child.kill()
         return {"status": "timeout", "reason": f"{what} ran past the {limit_s:g} s limit", "seconds": limit_s}
@@ -277,12 +292,17 @@ def render_markdown(result: dict) -> str:
         lines += ["", f"## The first module cross-compiled ({', '.join(result.get('build', []))})", "",
                   f"Built: {b['ok']} ok, {b['failed']} with a kernel that failed, {b['refused']} refused, "
                   f"{b['timeout']} timed out, {b['crash']} crashed.", "",
-                  "| file | build | kernels | max spills (B) | library groups | s | failures |",
-                  "|---|---|---|---|---|---|---|"]
+                  "Max spills: bytes on NVIDIA; on AMD the count of spilled VGPRs + SGPRs (SGPRs spill to VGPR "
+                  "lanes; VGPRs to scratch). Max scratch: bytes per lane (AMD) or stack frame (NVIDIA) of the "
+                  "kernel that uses most (then spills most), named in the next column.", "",
+                  "| file | build | kernels | max spills | max scratch (B) | that kernel | library groups | s | "
+                  "failures |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in result["rows"]:
             if "build" in r:
                 lines.append(f"| {_short(r['file'])} | {r['build']} | {r.get('kernels_built', '-')} | "
-                             f"{r.get('max_spills', '-')} | {r.get('library_groups', '-')} | "
+                             f"{r.get('max_spills', '-')} | {r.get('max_scratch_bytes', '-')} | "
+                             f"{r.get('worst_kernel') or '-'} | {r.get('library_groups', '-')} | "
                              f"{r.get('build_seconds', '-')} | "
                              f"{'; '.join(r.get('build_failures', [])).replace('|', '/')[:600] or '-'} |")
     lines += ["", "## Every file", "", "| file | status | s | groups | families | no generator | generalized |",

@@ -296,6 +296,46 @@ def test_every_kernel_cross_compiles(name, tmp_path):
         assert r.facts is not None and r.facts.registers > 0, (r.target, r.facts)
 
 
+def test_the_strided_default_halves_its_rows_for_a_concatenation_of_many_pieces():
+    """BatchNorm statistics over 24 concatenated pieces: each is a tile-sized masked load live at once, so the
+    strided default (64 rows of 64, 8 warps) would take 16 + 27 x 16 registers a thread; it takes 16 rows (124)."""
+    path = FUSED / "batchnorm_train_cat.py"
+    _, _, gen, plan = prepared(path)
+    (group,) = plan.groups
+    schedule = default_schedule(gen, group)
+    assert (schedule.XBLOCK, schedule.RBLOCK, schedule.num_warps) == (16, 64, 8), schedule
+    plain = prepared(FUSED / "tiny_batchnorm3d_train.py")
+    assert default_schedule(plain[2], plain[3].groups[0]).XBLOCK == 64   # no concatenation: unchanged
+
+
+@pytest.mark.interpreter
+def test_a_concatenation_of_many_pieces_reduces_correctly_at_the_smaller_tile(tmp_path):
+    path = FUSED / "batchnorm_train_cat.py"
+    module = make_module(path)
+    assert "{'XBLOCK': 16, 'RBLOCK': 64" in module.source   # the header's schedule line
+    verify(path, module, tmp_path)
+
+
+@pytest.mark.compile
+def test_a_concatenation_of_many_pieces_reduces_without_spilling(tmp_path):
+    """The 24-piece BatchNorm under its default (16 rows), cross-compiled: no VGPR spill on gfx942, at most a few
+    bytes on sm_90 (16 B, 8 B of stack; at 64 rows sm_90 spilled 10,908 B (DenseNet121's 25 pieces: 12.8 KB) and
+    gfx942 took 232 VGPRs; triton 3.6.0, 2026-12-04). gfx942 still spills ~570 SGPRs into VGPR lanes at any
+    tile: the 24 pointers and their offsets are kernel arguments."""
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    path = FUSED / "batchnorm_train_cat.py"
+    for arch, target in (("gfx942", "mi300x"), ("sm_90", "h200")):
+        module = make_module(path, arch=arch)
+        sources = [kernel_source(module.source, kernel) for kernel in module.kernels]
+        for r in build_many(sources, [get_target(target)], cache_dir=tmp_path / "build-cache"):
+            assert r.ok, f"{arch}: {r.error}"
+            assert r.facts.scratch_bytes <= 64 and r.facts.spills <= (64 if arch == "sm_90" else 1000), (arch, r.facts)
+            assert r.facts.registers <= 128 and not r.facts.vgpr_spills, (arch, r.facts)
+
+
 @pytest.mark.compile
 def test_reduction_kernels_are_built_without_fma_contraction(tmp_path):
     """decode_scores' softmax (decode_attention's, before that became one attention kernel), looped: the first

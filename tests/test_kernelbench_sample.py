@@ -108,11 +108,32 @@ def test_the_sweeps_build_stage_cross_compiles_the_first_module_and_names_a_kern
     row = sweep.sweep_file(problem, "mi300x", 120, build=("sm_90",))
     assert row["status"] == "captured" and row["generalized"] == "ok", row
     assert row["build"] == "ok" and row["kernels_built"] >= 1 and row["build_failures"] == [], row
+    assert row["max_scratch_bytes"] >= 0 and (row["worst_kernel"] == "" or "registers" in row["worst_kernel"]), row
 
     def rejects(kernels, target, **_):   # the child forks after this: it sees the patched builder
-        return [SimpleNamespace(ok=False, error="CompilationError: a clash\nmore", facts=None) for _ in kernels]
+        return [SimpleNamespace(ok=False, usable=False, error="CompilationError: a clash\nmore", facts=None)
+                for _ in kernels]
 
     monkeypatch.setattr(kerntailor.builder, "build_many", rejects)
     row = sweep.sweep_file(problem, "mi300x", 120, build=("gfx942",))
     assert row["build"] == "failed" and row["build_failures"], row
     assert all(f.startswith("gfx942 ") and f.endswith("CompilationError: a clash") for f in row["build_failures"])
+
+    def past_limits(kernels, target, **_):   # compiled, but past the target's LDS: it could not launch
+        return [SimpleNamespace(ok=True, usable=False, error="", rejected_reason="LDS 98304 B exceeds the 65536 B",
+                                facts=None) for _ in kernels]
+
+    monkeypatch.setattr(kerntailor.builder, "build_many", past_limits)
+    row = sweep.sweep_file(problem, "mi300x", 120, build=("gfx942",))
+    assert row["build"] == "failed" and row["build_failures"], row
+    assert all(f.endswith("cannot launch: LDS 98304 B exceeds the 65536 B") for f in row["build_failures"])
+
+
+def test_a_child_that_dies_while_loading_is_a_crash_row_and_the_sweep_goes_on(monkeypatch):
+    """A file's child killed from outside (2026-12-04: both gfx942 sweeps, at once) has no seconds: the row says
+    crash with the exit code, where round(None) used to end the whole sweep before it wrote anything."""
+    sweep = _sweep_module()
+    monkeypatch.setattr(sweep, "_inspect_file", lambda *args: os._exit(9))   # the child forks after this
+    row = sweep.sweep_file(ROOT / "tests" / "data" / "conv" / "conv2d_min_tanh.py", "mi300x", 60)
+    assert row["status"] == "crash" and row["seconds"] is None and "exit code 9" in row["reason"], row
+    assert sweep.summarize([row])["total"]["crash"] == 1

@@ -31,6 +31,7 @@ from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.families import LOOPED_TILES_LIVE
 
 __all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "pointwise_work_sizes",
            "reduction_work_sizes", "split_possible"]
@@ -174,10 +175,28 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
             and _rereads_rows(gen, group):
         return windowed_schedule(r)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
-        return ReductionSchedule(XBLOCK=64, RBLOCK=min(rblock, 64), persistent=rblock <= 64, num_warps=8)
+        block = min(rblock, 64)
+        return ReductionSchedule(XBLOCK=_strided_xblock(gen, group, block), RBLOCK=block, persistent=rblock <= 64,
+                                 num_warps=8)
     if rblock <= 32768:
         return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
+
+
+STRIDED_REGISTERS = 128   # registers a thread of the strided default may take, predicted (looped_registers' rule)
+
+
+def _strided_xblock(gen: Generalized, group: FusionGroup, rblock: int) -> int:
+    """XBLOCK of the strided default: 64 rows, halved while a thread of its 8 warps of 32 would hold more than
+    STRIDED_REGISTERS registers. A concatenation of p pieces in the group is p masked tile-sized loads live at once
+    beside LOOPED_TILES_LIVE: DenseNet121's BatchNorm statistics over 25 pieces (level-3 15, triton 3.6.0,
+    cross-compiled 2026-12-04) took 241 VGPRs on gfx942 (predicted 16 + 28 x 8 = 240), with 619 SGPRs spilled to
+    VGPR lanes, and spilled 12.8 KB on sm_90 (16 values a thread: 464 predicted, over 255)."""
+    pieces = max((len(getattr(gen.graph.node(n), "cat_sizes", ())) for n in group.nodes), default=0)
+    xblock = 64
+    while xblock > 1 and 16 + (LOOPED_TILES_LIVE + pieces) * xblock * rblock // 256 > STRIDED_REGISTERS:
+        xblock //= 2
+    return xblock
 
 
 WINDOWED_MIN_R = 1 << 16     # rows from 64K elements on: windowed split rows by default

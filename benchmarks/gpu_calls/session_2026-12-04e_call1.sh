@@ -16,7 +16,7 @@ export PYTHONPATH=src PYTHONUNBUFFERED=1
 R=/tmp/call1; rm -rf $R; mkdir -p $R; T0=$(date +%s); L=${LIMIT:-450}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import torch, triton, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'python', sys.version.split()[0])"
-  echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo "${KT_COMMIT:-unknown}") KT_COMMIT=${KT_COMMIT:-unset} $(date -u +%FT%TZ) nproc $(nproc)"; } > $R/env.txt
+  echo "commit ${KT_COMMIT:-unknown} $(date -u +%FT%TZ) nproc $(nproc)"; } > $R/env.txt
 gen() {   # $1 name, $2 file, $3 extra flags
   KERNTAILOR_HOME=/tmp/kt-home-$1 timeout $L python3 -m kerntailor generate $2 --target h200 \
     --precision ieee --candidates 2 --budget 20 --out $R/$1 $3 -v > $R/$1.log 2>&1

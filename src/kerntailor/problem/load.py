@@ -55,6 +55,10 @@ def exec_module(source: str, path: Path, overrides: dict[str, int] | None = None
                            "literal of this file") from None
     try:
         exec(code, module.__dict__)
+    except ModuleNotFoundError as e:   # a package the file imports is not installed here
+        raise ProblemError(f"{path}: the file imports {e.name!r}, which is not installed in this Python "
+                           f"({sys.executable}); install it (e.g. `pip install {(e.name or '').split('.')[0]}`) "
+                           "and run again") from None
     except Exception as e:  # a user's file can raise anything at import
         raise ProblemError(f"{path}: importing the file raised {_one_line(e)}") from None
     for key, value in (overrides or {}).items():

@@ -134,13 +134,20 @@ def _root(version: bool = typer.Option(False, "--version", is_eager=True, callba
     """Tailored Triton kernels for a PyTorch reference and a target GPU."""
 
 
+def _seconds(record) -> bool:
+    record.seconds = record.relativeCreated / 1000
+    return True
+
+
 def _log_to_stderr(verbose: int) -> None:
     """kerntailor's loggers (one per module: kerntailor.generate.evaluate, ...) on stderr: INFO with -v, DEBUG with
     -vv."""
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    # seconds since the process started on every line: -v logs are how a slow run shows where its time went
+    handler.setFormatter(logging.Formatter("[%(seconds)7.1f s] %(name)s: %(message)s", defaults={"seconds": 0.0}))
+    handler.addFilter(_seconds)
     logger = logging.getLogger("kerntailor")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)

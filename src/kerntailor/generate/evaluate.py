@@ -12,6 +12,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,17 +105,22 @@ class Evaluator:
             out = Path(tmp) / "out.jsonl"
             job.write_text(json.dumps({"problem": self.problem_path, "dtype": self.dtype, "candidates": paths,
                                        "precision": self.precision}))
+            began = time.monotonic()
             try:
                 subprocess.run([sys.executable, "-m", "kerntailor.generate.gpu_bench", str(job), str(out)],
                                timeout=self.timeout_s, capture_output=True)
                 crashed = ""
             except subprocess.TimeoutExpired:
                 crashed = f"timeout after {self.timeout_s:.0f}s"
-            records = {}
+            records, setup = {}, None
             if out.exists():
                 for line in out.read_text().splitlines():
                     r = json.loads(line)
-                    records[r["path"]] = r
+                    if "path" in r:
+                        records[r["path"]] = r
+                    else:
+                        setup = r.get("setup_s")
+            log.info("%s", batch_line(self.group, len(paths), time.monotonic() - began, setup, records.values()))
             for path, e in zip(paths, evals):
                 r = records.get(path)
                 if r is None:
@@ -123,3 +129,15 @@ class Evaluator:
                     e.error = r["error"]
                 else:
                     e.seconds, e.label = r["median_s"], "measured"
+
+
+def batch_line(group: str, count: int, wall_s: float, setup_s: float | None, records) -> str:
+    """Where one GPU worker batch's seconds went: the worker's start and set-up (import, load the problem, build the
+    reference, run it), each candidate's build and first run (Triton compiles its kernels there), and the timing."""
+    first = sum(r.get("first_s") or 0.0 for r in records)
+    timing = sum(r.get("timing_s") or 0.0 for r in records)
+    parts = [f"set-up {setup_s:.1f} s" if setup_s is not None else "no set-up record",
+             f"builds and first runs {first:.1f} s", f"timing {timing:.1f} s"]
+    if setup_s is not None:
+        parts.append(f"the rest (process start, imports before set-up, exit) {wall_s - setup_s - first - timing:.1f} s")
+    return f"{group + ': ' if group else ''}GPU worker batch of {count}: {wall_s:.1f} s ({', '.join(parts)})"

@@ -4,8 +4,11 @@
 
 JOB: {"problem": path, "dtype": str|null, "candidates": [kernel.py paths], "budget_s": float, "precision": str}
 OUT: one line of JSON per candidate, appended as each finishes (so a crash loses only the one in
-flight): {"path", "ok", "median_s", "error", "rel_err"}. Each candidate is checked against eager on the
-default inputs first (a sanity filter with a loose bound; the referee judges the winner strictly).
+flight): {"path", "ok", "median_s", "error", "rel_err", "first_s", "timing_s"}, after a first line {"setup_s"}: the
+worker's own set-up (load the problem, build the reference, compute its output; `first_s` is a candidate's build and
+first run, where Triton compiles its kernels). The search logs where a batch's seconds went (evaluate.py).
+Each candidate is checked against eager on the default inputs first (a sanity filter with a loose bound; the
+referee judges the winner strictly).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 import traceback
 
 
@@ -57,6 +61,7 @@ def sanity_bound(dtype: str | None, expected, precision: str) -> float:
 
 
 def main(job_path: str, out_path: str) -> None:
+    started = time.monotonic()
     import torch
 
     from kerntailor.measure.stopwatch import measure
@@ -71,8 +76,11 @@ def main(job_path: str, out_path: str) -> None:
     expected = expected if isinstance(expected, (tuple, list)) else (expected,)
     bound = sanity_bound(problem.dtype, expected, job.get("precision", "ieee"))
     init = problem.init_inputs("default")
+    with open(out_path, "a") as f:
+        f.write(json.dumps({"setup_s": time.monotonic() - started}) + "\n")
     for path in job["candidates"]:
         record = {"path": path, "ok": False, "median_s": None, "error": "", "rel_err": None}
+        begun = time.monotonic()
         try:
             with torch.device("cuda"):
                 model = _load(path).ModelNew(*init)
@@ -81,13 +89,15 @@ def main(job_path: str, out_path: str) -> None:
             with torch.no_grad():
                 got = model(*inputs)
             got = got if isinstance(got, (tuple, list)) else (got,)
+            record["first_s"] = time.monotonic() - begun
             worst = max((relative_error(g, e) for g, e in zip(got, expected, strict=True)), default=0.0)
             record["rel_err"] = worst
             if not worst <= bound:
                 record["error"] = f"wrong result on the default inputs: relative error {worst:.3g}"
             else:
+                timed = time.monotonic()
                 timing = measure({"candidate": lambda xs, m=model: m(*xs)}, [inputs], budget_s=job.get("budget_s", 0.5))
-                record.update(ok=True, median_s=timing["candidate"].median_s)
+                record.update(ok=True, median_s=timing["candidate"].median_s, timing_s=time.monotonic() - timed)
         except Exception as e:  # the candidate's own failure: recorded, the batch goes on
             lines = traceback.format_exception_only(type(e), e)
             record["error"] = lines[-1].strip()[:300]

@@ -542,3 +542,27 @@ def test_an_expression_nested_past_the_parsers_limit_is_bound_in_parts(tmp_path)
     assert re.search(r"^\s*nest\d+ = tl\.where\(", module.source, re.M), "a deep part bound to a variable"
     assert max(nesting(line) for line in module.source.splitlines()) <= NEST_LIMIT + 8
     verify(problem, module, tmp_path)
+
+
+def test_the_strided_default_puts_every_warp_across_the_rows():
+    """A mean over the middle axis (rows contiguous): XBLOCK = 32 x num_warps rows, RBLOCK 16 a thread, looped;
+    BatchNorm's statistics over (N, H, W), contiguous along a reduced axis, keep the 64 x 64 tile. The search space
+    of the strided group holds the default and seeds it (strided_seeds)."""
+    from kerntailor.codegen.fused import reduction_work_sizes
+    from kerntailor.search.families import make_space, seed_knobs
+    from kerntailor.targets import get_target
+
+    _, _, gen, plan = prepared(ROOT / "problems" / "level1" / "mean_middle_axis.py")
+    group = next(g for g in plan.groups if g.family == "reduction")
+    schedule = default_schedule(gen, group)
+    assert (schedule.XBLOCK, schedule.RBLOCK, schedule.num_warps, schedule.persistent) == (256, 16, 8, False)
+    sizes = reduction_work_sizes(gen, group)
+    assert sizes.get("strided") == 1
+    for target in ("h200", "mi300x"):
+        space = make_space("reduction", get_target(target), dtype="bf16", **sizes)
+        assert not space.violations(space.config_of(schedule)), target
+        seeds = seed_knobs("reduction", get_target(target), dtype="bf16", **sizes)
+        assert seeds and all(s["XBLOCK"] == get_target(target).warp_size * s["num_warps"] for s in seeds[:2])
+        assert not any(space.violations(space.config_of(schedule.retune(s))) for s in seeds), target
+    bn = prepared(FUSED / "tiny_batchnorm3d_train.py")
+    assert "strided" not in reduction_work_sizes(bn[2], bn[3].groups[0])

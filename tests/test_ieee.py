@@ -40,6 +40,7 @@ CASES = {
     "argmax_argmin_persistent": (IEEE / "argmax_argmin_rows.py", None),
     "argmax_argmin_looped": (IEEE / "argmax_argmin_rows.py", LOOPED),
     "argmax_last_axis": (L1 / "argmax_last_axis.py", None),
+    "argmax_argmin_middle_axis": (IEEE / "arg_extrema_middle_axis.py", None),   # the strided default (looped)
     "softmax_persistent": (DATA / "codegen_fused" / "tiny_softmax.py", None),
     "softmax_looped": (DATA / "codegen_fused" / "tiny_softmax.py", LOOPED),
     "softmax_long_rows": (L1 / "softmax_long_rows.py", None),

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.argmax_last_axis_31842e5ab7522a29 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.argmax_last_axis_15572f36d0db6655 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
@@ -71,13 +71,13 @@ def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK
     rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
     i0 = xindex
     acc_argmax0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
-    idx_argmax0 = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)
+    idx_argmax0 = tl.zeros([XBLOCK, RBLOCK], tl.int32)
     for roffset in range(0, rlen, RBLOCK):
         rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
         rmask = rindex < rlen
-        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
-        x_argmax0 = tl.where(xmask & rmask, ld0, float("-inf"))
-        better = (x_argmax0 > acc_argmax0) | ((x_argmax0 != x_argmax0) & (acc_argmax0 == acc_argmax0)) | ((idx_argmax0 == 2147483647) & xmask & rmask)
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=float("-inf"))
+        x_argmax0 = ld0  # masked lanes loaded as float("-inf")
+        better = (acc_argmax0 == acc_argmax0) & ~(x_argmax0 <= acc_argmax0)
         idx_argmax0 = tl.where(better, rindex, idx_argmax0)
         acc_argmax0 = tl.where(better, x_argmax0, acc_argmax0)
     m_argmax0 = _row_max(acc_argmax0)
@@ -89,7 +89,7 @@ def k0_reduction_kernel(x_ptr, argmax0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.argmax_last_axis_31842e5ab7522a29 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.argmax_last_axis_15572f36d0db6655 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -109,8 +109,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "argmax_last_axis_31842e5ab7522a29"):
-    torch.library.custom_op("kerntailor::argmax_last_axis_31842e5ab7522a29", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "argmax_last_axis_15572f36d0db6655"):
+    torch.library.custom_op("kerntailor::argmax_last_axis_15572f36d0db6655", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -181,7 +181,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """argmax_last_axis: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.argmax_last_axis_31842e5ab7522a29; the constructor is Model's own."""
+    """argmax_last_axis: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.argmax_last_axis_15572f36d0db6655; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -213,5 +213,5 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 >= 2147483647:
             raise ValueError(f"argmax0 has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        argmax0 = torch.ops.kerntailor.argmax_last_axis_31842e5ab7522a29(x)
+        argmax0 = torch.ops.kerntailor.argmax_last_axis_15572f36d0db6655(x)
         return argmax0

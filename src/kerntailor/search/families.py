@@ -135,8 +135,14 @@ def pointwise_space(target: Target, *, numel: int, dtype: str = "fp32", permuted
 
 # --- reduction ---------------------------------------------------------------------------------------------
 
-def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False) -> Space:
+def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False,
+                    strided: int = 0) -> Space:
     """X rows, each reducing R elements; a program handles XBLOCK rows, RBLOCK elements at a time.
+
+    `strided` 1 (codegen's reduction_work_sizes: the reduced axes are not the innermost, so the rows are the
+    contiguous axis) widens XBLOCK up to STRIDED_XBLOCK_MAX and RBLOCK down to STRIDED_RBLOCK_MIN: the tiles whose
+    warps all lie across the rows (XBLOCK = the warp size x num_warps), each thread reducing its own RBLOCK
+    elements of a row alone (codegen/fused's strided_schedule; reduction_seeds offers them first).
 
     persistent=True holds a whole row in registers (one pass, RBLOCK = R rounded up to a power of two);
     persistent=False loops over the row in RBLOCK chunks (only when RBLOCK < that, else it is the
@@ -159,9 +165,10 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     hang (cooperative_constraints), with its own knobs (cooperative_knobs: REUSE, and maxnreg on NVIDIA).
     """
     r_top = next_power_of_two(R)
+    x_top, r_low = (STRIDED_XBLOCK_MAX, STRIDED_RBLOCK_MIN) if strided else (64, 16)
     knobs = [
-        Knob("XBLOCK", power_of_two_range(1, min(max(1, next_power_of_two(X)), 64))),
-        Knob("RBLOCK", power_of_two_range(min(16, r_top), r_top)),
+        Knob("XBLOCK", power_of_two_range(1, min(max(1, next_power_of_two(X)), x_top))),
+        Knob("RBLOCK", power_of_two_range(min(r_low, r_top), r_top)),
         Knob("num_warps", NUM_WARPS),
         Knob("num_stages", (1,) if target.is_amd else (1, 2, 3)),
         Knob("persistent", (False, True)),
@@ -207,8 +214,30 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
                        ("SPLIT", "XBLOCK", "RBLOCK", "num_warps") + (("waves_per_eu",) if target.is_amd else ()),
                        lambda v: v["SPLIT"] == 0 or split_registers(v, target) <= register_cap(v, target)),
         ]
-    return Space("reduction", tuple(knobs), tuple(constraints), target.name, (("R", R), ("X", X)),
-                 dtype_key(dtype))
+    sizes = (("R", R), ("X", X)) + ((("strided", 1),) if strided else ())
+    return Space("reduction", tuple(knobs), tuple(constraints), target.name, sizes, dtype_key(dtype))
+
+
+STRIDED_XBLOCK_MAX = 1024   # a strided reduction's rows a program: 16 warps of 64 lanes, one row each
+STRIDED_RBLOCK_MIN = 4
+
+
+def strided_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> list[dict]:
+    """A strided reduction's tiles with every warp across the rows (XBLOCK = warp size x num_warps, one row a
+    thread) on 8 and 4 warps, RBLOCK 16 elements a thread, and 32 for 16-bit data (its scalar loads carry half the
+    bytes: twice as many keep as many bytes in flight); persistent where RBLOCK covers R. codegen/fused's
+    strided_schedule says why (predicted from cross-compiles; benchmarks/strided_probe.py times them)."""
+    r_top = next_power_of_two(R)
+    blocks = (16, 32) if itemsize(dtype) <= 2 else (16,)
+    seeds = []
+    for warps in (8, 4):
+        xblock = min(target.warp_size * warps, STRIDED_XBLOCK_MAX, max(1, next_power_of_two(X)))
+        for rblock in blocks:
+            rb = min(rblock, r_top)
+            seed = {"XBLOCK": xblock, "RBLOCK": rb, "persistent": rb >= r_top, "num_warps": warps, "num_stages": 1}
+            if seed not in seeds:
+                seeds.append(seed)
+    return seeds
 
 
 COOP_VENDORS = ("nvidia", "amd")
@@ -404,11 +433,16 @@ def _wave_constraints(target: Target, *, R: int, X: int, dtype: str, names: tupl
     ]
 
 
-def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False) -> list[dict]:
+def reduction_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32", on_gpu: bool = False,
+                    strided: int = 0) -> list[dict]:
     """Few long rows: a split-row schedule that gives about two programs per CU, 2048-element chunks, 8 warps (a
     heuristic seed, not measured; the cost model and the GPU decide). Many long rows: the windowed split of the
     largest WAVE whose window fits (row_waves), SPLIT so that a wave has about two programs per CU, and the looped
-    row beside it. on_gpu (reduction_space): the cooperative split of cooperative_seed first."""
+    row beside it. on_gpu (reduction_space): the cooperative split of cooperative_seed first. A strided reduction
+    (`strided` 1) has strided_seeds first."""
+    if strided:
+        return strided_seeds(target, R=R, X=X, dtype=dtype) + reduction_seeds(target, R=R, X=X, dtype=dtype,
+                                                                               on_gpu=on_gpu)
     splits = row_splits(target, R=R, X=X, dtype=dtype)
     if not splits:
         return []

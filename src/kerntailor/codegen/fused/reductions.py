@@ -56,6 +56,8 @@ def write_reduction(w, rblock: int) -> None:
     for s1, (s2, _) in welford.items():
         stage[s2.name] = stage[s1]
     partners = {s_node.name for s_node in online.values()} | {s2.name for s2, _ in welford.values()}
+    if not (w.persistent or online or welford):
+        w.load_other = fill_value(w, reductions)
     done: set[str] = set()
     compute_ready_reduced(w, done)
     if w.persistent:
@@ -76,6 +78,17 @@ def write_reduction(w, rblock: int) -> None:
             n, saved = w.open_loop(rsize)
             w.store_outputs("full", {name for name in done if w.level[name] == "reduced"})
             w.close_loop(n, saved)
+
+
+def fill_value(w, reductions: list[Reduction]) -> str:
+    """What a looped pass's float tile loads hold in their masked lanes: the reductions' one identity where every
+    reduction reads an input directly and all share it (input_value then skips `tl.where(mask, x, identity)`: one
+    select an element, of the 8 SASS instructions a bf16 element of a strided max took on sm_90, cross-compiled
+    2026-12-04), else "0". Other values computed from such loads are masked where they count, as before."""
+    kinds = {identity(w, r) if is_float(w, r) and r.operands[0].base not in w.members else None for r in reductions}
+    if len(kinds) != 1 or None in kinds:
+        return "0"
+    return kinds.pop()
 
 
 def _looped_stage(w, group: list[Reduction], rsize, online: dict, welford: dict, partners: set[str],
@@ -170,6 +183,16 @@ def _best(x: str, m: str, nan: bool) -> str:
     return f"tl.where({m} != {m}, {x} != {x}, {x} == {m})" if nan else f"{x} == {m}"
 
 
+def _improves(op: str, x: str, a: str, nan: bool) -> str:
+    """Whether a lane's new `x` replaces its running best `a` (argmax/argmin; the first best stays): strictly better,
+    or (floating) a NaN where the lane holds none yet. Floating, as `a` is a number and `x` is not at least as
+    good, an unordered compare: NaN or better in two compares (the form before, `(x < a) | ((x != x) & (a == a))`
+    plus a row-of-identity term, took 3 FSETP, 2 PLOP3 and an ISETP an element on sm_90, cross-compiled 2026-12-04)."""
+    if not nan:
+        return f"{x} {'>' if op == 'argmax' else '<'} {a}"
+    return f"({a} == {a}) & ~({x} {'<=' if op == 'argmax' else '>='} {a})"
+
+
 def identity(w, r: Reduction) -> str:
     return INT_IDENTITY[r.op] if acc_dtype(w, r) == "tl.int64" else FLOAT_IDENTITY[r.op]
 
@@ -233,7 +256,9 @@ class Accumulators:
         dt = acc_dtype(w, r)
         if r.op in ("argmax", "argmin"):
             w.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {identity(w, r)}, {dt})")
-            w.out(f"idx_{r.name} = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)")
+            # 0, not "none yet": a lane that never improves on the identity keeps index 0, which the row's answer
+            # is exactly when its best is the identity (every element equal to it: the first index)
+            w.out(f"idx_{r.name} = tl.zeros([XBLOCK, RBLOCK], tl.int32)")
         elif r.op in ("sum", "max", "min", "any", "all"):
             w.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {identity(w, r)}, {dt})")
             if compensated_sum(w, r):
@@ -258,10 +283,7 @@ class Accumulators:
         else:  # argmax/argmin: each lane keeps its first best (so the pass must walk forwards); a NaN is best
             if w.layout.loops:
                 w.layout.loops[-1]["ordered"] = True
-            cmp = ">" if r.op == "argmax" else "<"
-            nan = f" | (({x} != {x}) & ({a} == {a}))" if is_float(w, r) else ""
-            first = f"(idx_{r.name} == 2147483647) & xmask & rmask"   # a row of -inf (the identity) still has an index
-            w.out(f"better = ({x} {cmp} {a}){nan} | ({first})")
+            w.out(f"better = {_improves(r.op, x, a, is_float(w, r))}")
             w.out(f"idx_{r.name} = tl.where(better, rindex, idx_{r.name})")
             w.out(f"{a} = tl.where(better, {x}, {a})")
 

@@ -124,8 +124,11 @@ class FusedWriter(KernelWriter):
                 reduced = used & set(self.space.axes)
                 if not reduced:
                     return self.cached_load(row)
-                return self.deferred_load(row, text, reduced)   # row-shaped where those axes are scalars
-            name = self.cached_load(text)
+                name = self.deferred_load(row, text, reduced)   # row-shaped where those axes are scalars
+                if len(self.space.axes) > 1:   # a pass may loop over some as scalars: the row form has no rmask
+                    return name
+            else:
+                name = self.cached_load(text)
             if other != "0" and valid is None and mask == self.at.mask("full"):
                 self.filled[name] = other
             return name

@@ -6,9 +6,11 @@ Why: on the H200 (BENCHMARKS.md, session 2026-12-03f) bf16 argmin over the middl
 are not 16-byte aligned, so every load is scalar; cross-compiled for sm_90 (triton 3.6.0, CPU, 2026-12-04) the old
 default tile (64 rows x 64 on 8 warps, 2 warps across the rows) took 89 registers for bf16 argmin (2 programs an
 SM: 16 warps x 16 two-byte loads = 16 KB in flight an SM, fp32 twice that) and 18.5 SASS instructions an element.
-The new default (codegen/fused's strided_schedule: 256 rows x 16 on 8 warps, every warp across the rows) takes 48
-registers (5 programs an SM, 40 KB in flight) and 10.4 instructions an element (argmin's cheaper step and loads
-filled with the identity). Each line here says whether that prediction holds, and which neighbour is better.
+The tile this probe was written for (256 rows x 16 on 8 warps, every warp across the rows) takes 48 registers
+(5 programs an SM, 40 KB in flight) and 10.4 instructions an element, predicted better. Measured on the H200
+(2026-12-04e call 3, data in benchmarks/data/h200_2026-12-04e/call3) it lost to 64 x 64 on every case, so the
+codegen default is 64 x 64 again ("default" and "XBLOCK 64 RBLOCK 64 warps 8" are now the same tile) and the search
+seeds the measured winners (search/families.py strided_seeds).
 
 Each line: the generated module's output against torch's (argmin: the indices equal torch.argmin's on the same
 input, sum: relative error against a float64 sum, max: exact), its time by the project's stopwatch
@@ -36,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OPS = {"max": "torch.amax(x, dim=1)", "argmin": "torch.argmin(x, dim=1)", "sum": "torch.sum(x, dim=1)"}
 SHAPE, ALIGNED, SMOKE_SHAPE = (128, 4096, 4095), (128, 4096, 4096), (3, 37, 45)
-# (XBLOCK, RBLOCK, num_warps): the old default, then neighbours of the new one (which runs as "default")
+# (XBLOCK, RBLOCK, num_warps): the default tile, then the tiles with every warp across the rows
 OLD = (64, 64, 8)
 ALTERNATIVES = ((256, 32, 8), (128, 16, 4), (128, 32, 4), (512, 16, 8), (256, 8, 8))
 PROBLEM = '''"""{op} over dim 1 of {shape} (strided_probe.py)."""

@@ -544,10 +544,11 @@ def test_an_expression_nested_past_the_parsers_limit_is_bound_in_parts(tmp_path)
     verify(problem, module, tmp_path)
 
 
-def test_the_strided_default_puts_every_warp_across_the_rows():
-    """A mean over the middle axis (rows contiguous): XBLOCK = 32 x num_warps rows, RBLOCK 16 a thread, looped;
-    BatchNorm's statistics over (N, H, W), contiguous along a reduced axis, keep the 64 x 64 tile. The search space
-    of the strided group holds the default and seeds it (strided_seeds)."""
+def test_the_strided_default_and_its_seeds():
+    """A mean over the middle axis (rows contiguous): the default is 64 rows x 64 on 8 warps (measured best for
+    max and sum on the H200, families.strided_seeds), seeded first, then the tiles with every warp across the rows
+    (argmin's best); all lie in the strided group's space. BatchNorm's statistics over (N, H, W), contiguous along a
+    reduced axis, are no strided group."""
     from kerntailor.codegen.fused import reduction_work_sizes
     from kerntailor.search.families import make_space, seed_knobs
     from kerntailor.targets import get_target
@@ -555,14 +556,16 @@ def test_the_strided_default_puts_every_warp_across_the_rows():
     _, _, gen, plan = prepared(ROOT / "problems" / "level1" / "mean_middle_axis.py")
     group = next(g for g in plan.groups if g.family == "reduction")
     schedule = default_schedule(gen, group)
-    assert (schedule.XBLOCK, schedule.RBLOCK, schedule.num_warps, schedule.persistent) == (256, 16, 8, False)
+    assert (schedule.XBLOCK, schedule.RBLOCK, schedule.num_warps) == (64, 64, 8), schedule
     sizes = reduction_work_sizes(gen, group)
     assert sizes.get("strided") == 1
     for target in ("h200", "mi300x"):
         space = make_space("reduction", get_target(target), dtype="bf16", **sizes)
         assert not space.violations(space.config_of(schedule)), target
         seeds = seed_knobs("reduction", get_target(target), dtype="bf16", **sizes)
-        assert seeds and all(s["XBLOCK"] == get_target(target).warp_size * s["num_warps"] for s in seeds[:2])
+        assert (seeds[0]["XBLOCK"], seeds[0]["num_warps"]) == (64, 8), seeds[0]
+        warp = get_target(target).warp_size
+        assert [(s["XBLOCK"], s["num_warps"]) for s in seeds[1:3]] == [(min(warp * 8, 1024), 8), (warp * 4, 4)]
         assert not any(space.violations(space.config_of(schedule.retune(s))) for s in seeds), target
     bn = prepared(FUSED / "tiny_batchnorm3d_train.py")
     assert "strided" not in reduction_work_sizes(bn[2], bn[3].groups[0])

@@ -140,9 +140,9 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
     """X rows, each reducing R elements; a program handles XBLOCK rows, RBLOCK elements at a time.
 
     `strided` 1 (codegen's reduction_work_sizes: the reduced axes are not the innermost, so the rows are the
-    contiguous axis) widens XBLOCK up to STRIDED_XBLOCK_MAX and RBLOCK down to STRIDED_RBLOCK_MIN: the tiles whose
+    contiguous axis) widens XBLOCK up to STRIDED_XBLOCK_MAX and RBLOCK down to STRIDED_RBLOCK_MIN: tiles whose
     warps all lie across the rows (XBLOCK = the warp size x num_warps), each thread reducing its own RBLOCK
-    elements of a row alone (codegen/fused's strided_schedule; reduction_seeds offers them first).
+    elements of a row alone (strided_seeds says which won where on the H200; reduction_seeds offers them first).
 
     persistent=True holds a whole row in registers (one pass, RBLOCK = R rounded up to a power of two);
     persistent=False loops over the row in RBLOCK chunks (only when RBLOCK < that, else it is the
@@ -223,20 +223,23 @@ STRIDED_RBLOCK_MIN = 4
 
 
 def strided_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> list[dict]:
-    """A strided reduction's tiles with every warp across the rows (XBLOCK = warp size x num_warps, one row a
-    thread) on 8 and 4 warps, RBLOCK 16 elements a thread, and 32 for 16-bit data (its scalar loads carry half the
-    bytes: twice as many keep as many bytes in flight); persistent where RBLOCK covers R. codegen/fused's
-    strided_schedule says why (predicted from cross-compiles; benchmarks/strided_probe.py times them)."""
+    """A strided reduction's (rows contiguous, the reduced axis strided) seeds, the tiles measured best somewhere on
+    the H200 (benchmarks/strided_probe.py, 2026-12-04e call 3, (128, 4096, 4095) over the middle axis, µs): 64 rows
+    x 64 on 8 warps (codegen's default: best for max and sum in both dtypes, bf16 max 1178 vs torch.compile's
+    1313), then every warp across the rows with few elements a thread (the warp size x 8 rows x 8: bf16 argmin 1357
+    vs 1542 at the default, eager 2432) and more on 4 warps (x 4 rows x 32: bf16 argmin 1380; fp32 argmin 2109 vs
+    2101). A 16-element tile on 8 warps, predicted best from its registers and instructions, lost everywhere (bf16
+    argmin 2033). Persistent where RBLOCK covers R; the measured search picks among them."""
     r_top = next_power_of_two(R)
-    blocks = (16, 32) if itemsize(dtype) <= 2 else (16,)
+    x_top = max(1, next_power_of_two(X))
+    tiles = ((64, 64, 8), (target.warp_size * 8, 8, 8), (target.warp_size * 4, 32, 4))
     seeds = []
-    for warps in (8, 4):
-        xblock = min(target.warp_size * warps, STRIDED_XBLOCK_MAX, max(1, next_power_of_two(X)))
-        for rblock in blocks:
-            rb = min(rblock, r_top)
-            seed = {"XBLOCK": xblock, "RBLOCK": rb, "persistent": rb >= r_top, "num_warps": warps, "num_stages": 1}
-            if seed not in seeds:
-                seeds.append(seed)
+    for xblock, rblock, warps in tiles:
+        rb = min(rblock, r_top)
+        seed = {"XBLOCK": min(xblock, STRIDED_XBLOCK_MAX, x_top), "RBLOCK": rb, "persistent": rb >= r_top,
+                "num_warps": warps, "num_stages": 1}
+        if seed not in seeds:
+            seeds.append(seed)
     return seeds
 
 

@@ -154,7 +154,7 @@ def permuted_read(gen: Generalized, group: FusionGroup) -> bool:
 
 def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     """{"R", "X"}: rows of R reduced (search/families.py's reduction_space), and {"strided": 1} where the reduced
-    axes are not the innermost (the space then offers strided_schedule's tiles)."""
+    axes are not the innermost (the space then offers wider tiles and seeds them: families.strided_seeds)."""
     return {**row_sizes(group.space, group.reduce_axes), **({"strided": 1} if _rows_contiguous(group) else {})}
 
 
@@ -186,63 +186,33 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
     if trailing and rows > 1 and r >= WINDOWED_MIN_R and split_rows_possible(gen, group) \
             and _rereads_rows(gen, group):
         return windowed_schedule(r)
-    if _rows_contiguous(group):   # every reduced axis strided: a warp across 32 rows, a thread along its own
-        return strided_schedule(gen, group, rows, rblock)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
         block = min(rblock, 64)
-        xblock, _ = _strided_tile(gen, group, 64, block, 8, shrink_rblock=False)
-        return ReductionSchedule(XBLOCK=xblock, RBLOCK=block, persistent=rblock <= 64, num_warps=8)
+        return ReductionSchedule(XBLOCK=_strided_xblock(gen, group, block), RBLOCK=block, persistent=rblock <= 64,
+                                 num_warps=8)
     if rblock <= 32768:
         return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
 
 
 STRIDED_REGISTERS = 128   # registers a thread of the strided default may take, predicted (looped_registers' rule)
-STRIDED_WARPS = 8         # warps of the strided default's program, fewer where its rows give few programs
-STRIDED_RBLOCK = 16       # elements of the reduced axis a thread loads a trip: 16 independent loads in flight
-STRIDED_PROGRAMS = 256    # programs the strided default keeps at least, halving its warps (about two per SM or CU)
 
 
-def strided_schedule(gen: Generalized, group: FusionGroup, rows: int, rblock: int) -> ReductionSchedule:
-    """The default of a reduction over a non-contiguous axis (rows contiguous, the reduced axis strided): XBLOCK =
-    32 x num_warps rows, so every thread of a warp reads its own row at consecutive addresses (one warp-wide load
-    covers 32 contiguous elements) and holds RBLOCK elements of the reduced axis, which it reduces alone (the lanes'
-    combine after the loop stays in the thread: no shared memory). Rows of KernelBench's (128, 4096, 4095) are not
-    16-byte aligned, so every load is scalar (ld.global.b16 in bf16: 64 bytes a warp instruction, half fp32's), and
-    what keeps the bandwidth up is bytes in flight: resident warps x loads a thread has issued. The tile before,
-    64 rows x 64 on 8 warps (2 warps across the rows, 4 along the reduced axis), took 89 registers for bf16
-    argmin on sm_90 (2 programs an SM: 16 warps x 16 loads x 64 B = 16 KB in flight) and 18.5 SASS instructions an
-    element; 256 x 16 takes 48 (5 programs: 40 KB in flight) and, with a cheaper argmin step, fewer instructions
-    (cross-compiled, triton 3.6.0, CPU, 2026-12-04; predicted, not measured: benchmarks/strided_probe.py times it).
-    On the H200 the old tile ran bf16 argmin at 1.93x its floor and fp32 near it (1.09x), as the bytes in flight
-    say. Warps halve (down to 2) while the rows give fewer than STRIDED_PROGRAMS programs; RBLOCK, then XBLOCK,
-    halve while a thread would hold more than STRIDED_REGISTERS registers (_strided_tile)."""
-    warps = STRIDED_WARPS
-    while warps > 2 and -(-rows // (32 * warps)) < STRIDED_PROGRAMS:
-        warps //= 2
-    block = min(rblock, STRIDED_RBLOCK)
-    xblock, block = _strided_tile(gen, group, min(32 * warps, max(1, 1 << (rows - 1).bit_length())), block, warps)
-    return ReductionSchedule(XBLOCK=xblock, RBLOCK=block, persistent=block >= rblock, num_warps=warps)
-
-
-def _strided_tile(gen: Generalized, group: FusionGroup, xblock: int, rblock: int, warps: int,
-                  shrink_rblock: bool = True) -> tuple[int, int]:
-    """(XBLOCK, RBLOCK) of a strided default: RBLOCK (`shrink_rblock`), then XBLOCK, halved while a thread of
-    `warps` warps of 32 would hold more than STRIDED_REGISTERS registers. A concatenation of p pieces in the group
-    is p masked tile-sized loads live at once beside LOOPED_TILES_LIVE: DenseNet121's BatchNorm statistics over 25
-    pieces (level-3 15, triton 3.6.0, cross-compiled 2026-12-04) took 241 VGPRs on gfx942 (predicted 16 + 28 x 8 =
-    240), with 619 SGPRs spilled to VGPR lanes, and spilled 12.8 KB on sm_90 (16 values a thread: 464 predicted,
-    over 255)."""
+def _strided_xblock(gen: Generalized, group: FusionGroup, rblock: int) -> int:
+    """XBLOCK of the strided default (64 rows x 64 on 8 warps): 64, halved while a thread would hold more than
+    STRIDED_REGISTERS registers. On the H200 (benchmarks/strided_probe.py, 2026-12-04e call 3, (128, 4096, 4095)
+    over the middle axis) this tile beat 256 x 16 on 8 warps (every warp across the rows, a thread reducing its own
+    16; fewer registers and instructions an element, cross-compiled) on every case: bf16 max 1178 vs 1324 us, sum
+    1184 vs 1322, argmin 1542 vs 2033; fp32 max 2104 vs 2312, argmin 2101 vs 2547. A concatenation of p pieces in
+    the group is p masked tile-sized loads live at once beside LOOPED_TILES_LIVE: DenseNet121's BatchNorm
+    statistics over 25 pieces (level-3 15, triton 3.6.0, cross-compiled 2026-12-04) took 241 VGPRs on gfx942
+    (predicted 16 + 28 x 8 = 240), with 619 SGPRs spilled to VGPR lanes, and spilled 12.8 KB on sm_90 (16 values a
+    thread: 464 predicted, over 255)."""
     pieces = max((len(getattr(gen.graph.node(n), "cat_sizes", ())) for n in group.nodes), default=0)
-
-    def registers(x: int, r: int) -> int:
-        return 16 + (LOOPED_TILES_LIVE + pieces) * -(-x * r // (32 * warps))
-
-    while shrink_rblock and rblock > 1 and registers(xblock, rblock) > STRIDED_REGISTERS:
-        rblock //= 2
-    while xblock > 1 and registers(xblock, rblock) > STRIDED_REGISTERS:
+    xblock = 64
+    while xblock > 1 and 16 + (LOOPED_TILES_LIVE + pieces) * xblock * rblock // 256 > STRIDED_REGISTERS:
         xblock //= 2
-    return xblock, rblock
+    return xblock
 
 
 WINDOWED_MIN_R = 1 << 16     # rows from 64K elements on: windowed split rows by default

@@ -1,14 +1,18 @@
 """Evaluate candidate schedules of one fusion group: predicted (cross-compile + cost model) or measured.
 
 Both return search Trials (seconds, lower is better) and keep what they learned (ISA facts, errors) for
-the report and the store. Measured mode times whole candidate modules in a GPU worker process, so a
-kernel that crashes or hangs costs its batch a timeout, never the search.
+the report and the store. Measured mode times whole candidate modules in a GPU worker process (gpu_bench.py), so a
+kernel that crashes or hangs costs its batch a timeout, never the search. The worker serves every batch of a search
+(GpuWorker); the pipeline closes it when the search ends, before the referee needs the GPU's memory.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -101,17 +105,11 @@ class Evaluator:
                 p = Path(tmp) / f"cand{i}.py"
                 p.write_text(e.source)
                 paths.append(str(p))
-            job = Path(tmp) / "job.json"
             out = Path(tmp) / "out.jsonl"
-            job.write_text(json.dumps({"problem": self.problem_path, "dtype": self.dtype, "candidates": paths,
-                                       "precision": self.precision}))
+            request = {"problem": self.problem_path, "dtype": self.dtype, "candidates": paths,
+                       "precision": self.precision}
             began = time.monotonic()
-            try:
-                subprocess.run([sys.executable, "-m", "kerntailor.generate.gpu_bench", str(job), str(out)],
-                               timeout=self.timeout_s, capture_output=True)
-                crashed = ""
-            except subprocess.TimeoutExpired:
-                crashed = f"timeout after {self.timeout_s:.0f}s"
+            crashed = WORKER.run(request, out, self.timeout_s)
             records, setup = {}, None
             if out.exists():
                 for line in out.read_text().splitlines():
@@ -141,3 +139,72 @@ def batch_line(group: str, count: int, wall_s: float, setup_s: float | None, rec
     if setup_s is not None:
         parts.append(f"the rest (process start, imports before set-up, exit) {wall_s - setup_s - first - timing:.1f} s")
     return f"{group + ': ' if group else ''}GPU worker batch of {count}: {wall_s:.1f} s ({', '.join(parts)})"
+
+
+class GpuWorker:
+    """The measured search's worker process (`python -m kerntailor.generate.gpu_bench --serve`), started at the
+    first batch and kept while batches ask for the same problem, dtype and precision: its set-up (torch, CUDA, the
+    problem, the reference and its output) took ~15 s a batch on the H200 when each batch had a process of its own
+    (2026-12-04e call 3: LeNet5's 7 groups, 12 batches, 2 of its 3 minutes). A batch that runs past its timeout
+    kills it (the next batch starts another); one that leaves the device unusable ends it (gpu_bench.serve).
+    KERNTAILOR_GPU_WORKER=batch gives each batch a process of its own, as before."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.key: tuple | None = None
+
+    def run(self, job: dict, out: Path, timeout_s: float) -> str:
+        """Run one batch, its records appended to `out`; "" when it ended, else why not (a timeout)."""
+        if os.environ.get("KERNTAILOR_GPU_WORKER") == "batch":
+            return _one_process(job, out, timeout_s)
+        key = (job["problem"], job.get("dtype"), job.get("precision"))
+        if self.proc is None or self.proc.poll() is not None or self.key != key:
+            self.close()
+            self.proc = subprocess.Popen([sys.executable, "-m", "kerntailor.generate.gpu_bench", "--serve"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+            self.key = key
+        try:
+            self.proc.stdin.write(json.dumps({**job, "out": str(out)}) + "\n")
+            self.proc.stdin.flush()
+        except OSError:   # it died between batches: its records say so (none)
+            self.close()
+            return ""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+        if not ready:
+            self.close()
+            return f"timeout after {timeout_s:.0f}s"
+        if self.proc.stdout.readline().strip() != "done":   # it died mid-batch: the records it wrote stand
+            self.close()
+        return ""
+
+    def close(self) -> None:
+        proc, self.proc, self.key = self.proc, None, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+
+
+def _one_process(job: dict, out: Path, timeout_s: float) -> str:
+    path = out.with_name("job.json")
+    path.write_text(json.dumps(job))
+    try:
+        subprocess.run([sys.executable, "-m", "kerntailor.generate.gpu_bench", str(path), str(out)],
+                       timeout=timeout_s, capture_output=True)
+        return ""
+    except subprocess.TimeoutExpired:
+        return f"timeout after {timeout_s:.0f}s"
+
+
+WORKER = GpuWorker()
+atexit.register(WORKER.close)
+
+
+def close_gpu_worker() -> None:
+    """End the measured search's worker (its GPU memory freed): the pipeline calls it when its searches end."""
+    WORKER.close()

@@ -1,6 +1,7 @@
-"""GPU worker for the search in measured mode: times candidate modules, one process per batch.
+"""GPU worker for the search in measured mode: times candidate modules.
 
-    python -m kerntailor.generate.gpu_bench JOB.json OUT.json
+    python -m kerntailor.generate.gpu_bench --serve          # batches from stdin, the set-up kept (serve)
+    python -m kerntailor.generate.gpu_bench JOB.json OUT.json # one batch, one process
 
 JOB: {"problem": path, "dtype": str|null, "candidates": [kernel.py paths], "budget_s": float, "precision": str}
 OUT: one line of JSON per candidate, appended as each finishes (so a crash loses only the one in
@@ -15,9 +16,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
+from typing import Any
 
 
 def _load(path: str):
@@ -60,50 +64,137 @@ def sanity_bound(dtype: str | None, expected, precision: str) -> float:
     return 3e-2 if sixteen else 1e-3
 
 
-def main(job_path: str, out_path: str) -> None:
-    started = time.monotonic()
+@dataclass
+class Bench:
+    """A worker's set-up for one (problem, dtype, precision, device): built once, reused by every batch that asks
+    for the same (serve)."""
+
+    key: tuple
+    problem: Any
+    reference: Any
+    inputs: list
+    expected: tuple
+    bound: float
+    init: list
+    device: str
+
+
+def job_key(job: dict) -> tuple:
+    return (job["problem"], job.get("dtype"), job.get("precision", "ieee"), job.get("device", "cuda"))
+
+
+def setup(job: dict) -> Bench:
     import torch
 
-    from kerntailor.measure.stopwatch import measure
     from kerntailor.problem import load_problem
 
-    job = json.loads(open(job_path).read())
+    device = job.get("device", "cuda")
     problem = load_problem(job["problem"], dtype=job.get("dtype"))
-    reference = problem.make_model("default", device="cuda", seed=0)
-    inputs = problem.make_inputs("default", device="cuda", seed=0)
+    reference = problem.make_model("default", device=device, seed=0)
+    inputs = problem.make_inputs("default", device=device, seed=0)
     with torch.no_grad():
         expected = reference(*inputs)
     expected = expected if isinstance(expected, (tuple, list)) else (expected,)
     bound = sanity_bound(problem.dtype, expected, job.get("precision", "ieee"))
-    init = problem.init_inputs("default")
-    with open(out_path, "a") as f:
-        f.write(json.dumps({"setup_s": time.monotonic() - started}) + "\n")
+    return Bench(job_key(job), problem, reference, inputs, tuple(expected), bound, problem.init_inputs("default"),
+                 device)
+
+
+def run_batch(bench: Bench, job: dict, out_path: str) -> bool:
+    """Check and time each of the job's candidates, a record each appended to `out_path`; False where a
+    candidate's failure left the device unusable (a CUDA error is sticky: every later call fails), so the worker
+    must not serve another batch."""
+    import torch
+
+    from kerntailor.measure.stopwatch import measure
+
+    healthy = True
     for path in job["candidates"]:
         record = {"path": path, "ok": False, "median_s": None, "error": "", "rel_err": None}
         begun = time.monotonic()
+        model = got = None
         try:
-            with torch.device("cuda"):
-                model = _load(path).ModelNew(*init)
-            model.load_state_dict(reference.state_dict())
-            model = problem.cast_candidate(model.to("cuda"))   # as built, like the reference
+            with torch.device(bench.device):
+                model = _load(path).ModelNew(*bench.init)
+            model.load_state_dict(bench.reference.state_dict())
+            model = bench.problem.cast_candidate(model.to(bench.device))   # as built, like the reference
             with torch.no_grad():
-                got = model(*inputs)
+                got = model(*bench.inputs)
             got = got if isinstance(got, (tuple, list)) else (got,)
             record["first_s"] = time.monotonic() - begun
-            worst = max((relative_error(g, e) for g, e in zip(got, expected, strict=True)), default=0.0)
+            worst = max((relative_error(g, e) for g, e in zip(got, bench.expected, strict=True)), default=0.0)
             record["rel_err"] = worst
-            if not worst <= bound:
+            if not worst <= bench.bound:
                 record["error"] = f"wrong result on the default inputs: relative error {worst:.3g}"
             else:
                 timed = time.monotonic()
-                timing = measure({"candidate": lambda xs, m=model: m(*xs)}, [inputs], budget_s=job.get("budget_s", 0.5))
+                timing = measure({"candidate": lambda xs, m=model: m(*xs)}, [bench.inputs],
+                                 budget_s=job.get("budget_s", 0.5))
                 record.update(ok=True, median_s=timing["candidate"].median_s, timing_s=time.monotonic() - timed)
         except Exception as e:  # the candidate's own failure: recorded, the batch goes on
             lines = traceback.format_exception_only(type(e), e)
             record["error"] = lines[-1].strip()[:300]
+            healthy = healthy and _device_usable(bench.device)
         with open(out_path, "a") as f:
             f.write(json.dumps(record) + "\n")
+        del model, got
+    if bench.device != "cpu" and torch.cuda.is_available():
+        torch.cuda.empty_cache()   # a candidate's allocations are not the next batch's
+    return healthy
+
+
+def _device_usable(device: str) -> bool:
+    import torch
+
+    if device == "cpu":
+        return True
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:   # a sticky CUDA error (an illegal address): this process's context is lost
+        return False
+
+
+def main(job_path: str, out_path: str) -> None:
+    """One batch in this process (KERNTAILOR_GPU_WORKER=batch, and the protocol's first form)."""
+    started = time.monotonic()
+    job = json.loads(open(job_path).read())
+    bench = setup(job)
+    with open(out_path, "a") as f:
+        f.write(json.dumps({"setup_s": time.monotonic() - started}) + "\n")
+    run_batch(bench, job, out_path)
+
+
+def serve() -> None:
+    """Batches from stdin, one JSON job a line ({..., "out": path}), until stdin closes: each job's records go to
+    its "out" file and a line "done" to the protocol's stdout once it is complete. The set-up is kept while jobs
+    ask for the same key, so a search's batches pay for it once (each batch in a process of its own took ~15 s
+    before its first candidate on the H200: torch, CUDA, the problem and its reference; 2026-12-04e call 3). The
+    worker exits after a batch whose candidate left the device unusable. Anything a candidate prints goes to
+    stderr: stdout carries the protocol only."""
+    protocol = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    bench = None
+    for line in sys.stdin:
+        job = json.loads(line)
+        started = time.monotonic()
+        reused = bench is not None and bench.key == job_key(job)
+        if not reused:
+            bench = None   # the last set-up's tensors go before the next one's are made
+            bench = setup(job)
+        with open(job["out"], "a") as f:
+            f.write(json.dumps({"setup_s": 0.0 if reused else time.monotonic() - started, "reused": reused}) + "\n")
+        healthy = run_batch(bench, job, job["out"])
+        protocol.write("done\n")
+        protocol.flush()
+        if not healthy:
+            break
+    protocol.close()
+    os._exit(0)   # no teardown of CUDA or of the candidates' modules: the parent waits for nothing more
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -35,6 +35,7 @@ from kerntailor.codegen import (
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
+from kerntailor.generate.evaluate import close_gpu_worker
 from kerntailor.generate.group_search import GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
@@ -192,6 +193,7 @@ def _generate_once(problem_path: str | Path, settings: GenerateSettings, progres
     try:
         return _run_once(run, plan_out)
     finally:   # closed here, not whenever the Run is collected: bench's worker goes on with the next problem
+        close_gpu_worker()
         if run.store is not None:
             run.store.close()
 
@@ -246,6 +248,7 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
     results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
     if plan_out is not None:
         plan_out.append((run.plan, run.gen))
+    close_gpu_worker()   # the measured search's worker holds the reference and inputs on the GPU: the referee's now
     with run.timed("judge"):
         verdict, judged, source = _judge(run, schedules, searches)
     if judged is not schedules:   # a runner-up passed where the best failed: the report says which one ships

@@ -174,7 +174,8 @@ class AnchorWriter(KernelWriter):
     def store_outputs(self, space: list[SizeExpr], names: tuple[str, ...] | None = None) -> None:
         """Each of the group's outputs (or of `names`) over the tile, in its dtype, at the output's row-major offset;
         a layout store's (self.layout_stores) its source's tile at the copy's own row-major offset."""
-        offset = self.full_tile(self.flat_index or self._store_offset(space, _row_major(space)))
+        row_major = self._store_offset(space, _row_major(space))   # even where flat_index serves (its size arguments)
+        offset = self.full_tile(self.flat_index or row_major)
         for name in self.group.outputs if names is None else names:
             node = self.graph.node(name)
             value, at = f"v_{name}", offset

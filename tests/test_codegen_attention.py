@@ -143,6 +143,32 @@ def test_layout_permutation_takes_whole_permutes_only():
         assert layout_permutation(other, (2, 3, 5, 8)) is None
 
 
+def test_a_layout_store_copies_a_held_member_as_it_is():
+    """layout_store: a plain copy (no cast) of a member at the group's shape that is itself held (the anchor or an
+    epilogue node), through a permutation that keeps the head dim last. With H == T a copy of a copy has the group's
+    shape, but its source is stored, never held: refused."""
+    from kerntailor.ir.expr import CAST, Load, Op
+    from kerntailor.ir.nodes import Pointwise
+    from kerntailor.ir.types import TensorType, View
+    from kerntailor.plan.fusion import layout_store
+
+    space = (2, 4, 4, 8)                                              # (B, H, T, D), H == T
+    o = Pointwise("o", (), TensorType(space, "bf16"), "anchor stand-in", Load(0, "bf16"))
+
+    def copy(name, source, dims, expr=None, dtype="bf16"):
+        view = View.of(source.name, space).permute(dims)
+        return Pointwise(name, (view,), TensorType(view.shape, dtype), "copy", expr or Load(0, "bf16"))
+
+    heads = copy("heads", o, (0, 2, 1, 3))
+    members = {"o": o, "heads": heads}
+    assert layout_store(heads, members, space) == (0, 2, 1, 3)
+    assert layout_store(copy("again", heads, (0, 2, 1, 3)), members, space) is None      # reads a stored copy
+    assert layout_store(copy("d_moved", o, (0, 1, 3, 2)), members, (2, 4, 4, 8)) is None  # moves the head dim
+    assert layout_store(copy("same", o, (0, 1, 2, 3)), members, space) is None          # no permutation
+    cast = copy("cast", o, (0, 2, 1, 3), Op(CAST, (Load(0, "bf16"),), "fp32"), "fp32")
+    assert layout_store(cast, members, space) is None                                   # not as it is
+
+
 def test_schedule_checks_its_knobs():
     assert AttentionSchedule(BLOCK_M=128, BLOCK_N=64, num_warps=8).knobs()["BLOCK_N"] == 64
     for bad in ({"BLOCK_M": 8, "BLOCK_N": 64}, {"BLOCK_M": 96, "BLOCK_N": 64},

@@ -172,7 +172,8 @@ def layout_permutation(view: View, shape: tuple[int, ...]) -> tuple[int, ...] | 
 
 def layout_store(node: Node, members: Mapping[str, Node], space: tuple[int, ...]) -> tuple[int, ...] | None:
     """The permutation (layout_permutation) through which `node` copies, as it is (no cast), a member of `members`
-    at shape `space`, keeping the last axis last and moving some other one; None where `node` is no such copy."""
+    at shape `space` (itself no such copy: it is never held), keeping the last axis last and moving some other one;
+    None where `node` is no such copy."""
     if node.family != "pointwise" or len(node.operands) != 1:
         return None
     view = node.operands[0]
@@ -181,7 +182,7 @@ def layout_store(node: Node, members: Mapping[str, Node], space: tuple[int, ...]
     if source is None or source.out.shape != space or not isinstance(expr, Load) or expr.operand != 0 \
             or expr.gather is not None or expr.valid is not None:
         return None
-    if not expr.dtype == node.out.dtype == source.out.dtype:
+    if not expr.dtype == node.out.dtype == source.out.dtype or layout_store(source, members, space) is not None:
         return None
     perm = layout_permutation(view, space)
     if perm is None or perm[-1] != len(space) - 1 or perm == tuple(range(len(space))):

@@ -22,7 +22,7 @@ from kerntailor.codegen.writer import KernelWriter
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Node, Pointwise
 from kerntailor.ir.types import View, contiguous_strides
-from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.fusion import FusionGroup, layout_store
 
 INT_DTYPES = ("i64", "i32", "i16", "i8", "u8", "bool")
 
@@ -33,6 +33,7 @@ class AnchorWriter(KernelWriter):
 
     anchor_type: type = Node
     takes_prologue = False  # whether the family's writer evaluates a FusionGroup.prologue
+    takes_layout_stores = False  # whether the family's writer stores through store_outputs (plan's layout_store)
 
     def __init__(self, gen: Generalized, group: FusionGroup, schedule: Schedule, host_names: dict, name: str):
         super().__init__(gen, group, schedule, host_names, name)
@@ -50,7 +51,12 @@ class AnchorWriter(KernelWriter):
             if not isinstance(n, Pointwise):
                 raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} prologue")
         tail = self.tail_names()
-        self.epilogue = [n for n in body[1:] if n.name not in tail]
+        # members that copy a member at the anchor's shape to a permuted layout (plan/fusion.py's layout_store):
+        # never computed, their source's tile is stored at their strides (store_outputs)
+        by_name = {n.name: n for n in body}
+        self.layout_stores = {n.name: perm for n in body[1:] if self.takes_layout_stores
+                              and (perm := layout_store(n, by_name, self.anchor.out.shape)) is not None}
+        self.epilogue = [n for n in body[1:] if n.name not in tail and n.name not in self.layout_stores]
         for n in self.epilogue:
             if not isinstance(n, Pointwise):
                 raise CodegenUnsupported(f"{group.name}: {n.name} ({n.family}) in a {group.family} epilogue")
@@ -166,23 +172,45 @@ class AnchorWriter(KernelWriter):
         self.out(f"v_{node.name} = {text}  # {node.origin}, {node.out}{note}")
 
     def store_outputs(self, space: list[SizeExpr], names: tuple[str, ...] | None = None) -> None:
-        """Each of the group's outputs (or of `names`) over the tile, in its dtype, at the output's row-major offset."""
-        strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]
-        if any(s is None for s in strides):
-            raise CodegenUnsupported("output strides are not monomials")
+        """Each of the group's outputs (or of `names`) over the tile, in its dtype, at the output's row-major offset;
+        a layout store's (self.layout_stores) its source's tile at the copy's own row-major offset."""
+        row_major = self._store_offset(space, _row_major(space))   # even where flat_index serves (its size arguments)
+        offset = self.full_tile(self.flat_index or row_major)
+        for name in self.group.outputs if names is None else names:
+            node = self.graph.node(name)
+            value, at = f"v_{name}", offset
+            if name in self.layout_stores:
+                value, at = f"v_{node.operands[0].base}", self.full_tile(self._layout_offset(node, space))
+            if node.out.dtype != compute_dtype(node.out.dtype) or node.out.dtype in INT_DTYPES:
+                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
+            self.out(f"tl.store({self.pointer(name)} + ({at}), {value}, mask={self.full_mask})")
+
+    def _store_offset(self, space: list[SizeExpr], strides: list[SizeExpr]) -> str:
+        """The offset of the tile's element whose coordinate along each axis k of `space` is self.coords[k], in a
+        buffer with `strides` along those axes."""
         terms = []
         for k, s in enumerate(strides):
             if self.anchor.out.shape[k] == 1 and space[k].is_constant:
                 continue
             st = self.sizes.text(s)
             terms.append(self.coords[k] if st == "1" else f"{self.coords[k]} * {st}")
-        offset = self.full_tile(self.flat_index or " + ".join(terms) or "0")
-        for name in self.group.outputs if names is None else names:
-            node = self.graph.node(name)
-            value = f"v_{name}"
-            if node.out.dtype != compute_dtype(node.out.dtype) or node.out.dtype in INT_DTYPES:
-                value = f"{value}.to({TL_DTYPES[node.out.dtype]})"
-            self.out(f"tl.store({self.pointer(name)} + ({offset}), {value}, mask={self.full_mask})")
+        return " + ".join(terms) or "0"
+
+    def _layout_offset(self, node: Node, space: list[SizeExpr]) -> str:
+        """Where layout store `node` (its axis i: the anchor's axis perm[i]) keeps the tile's elements: the anchor's
+        coordinates times the copy's row-major strides, permuted back. Its view must read the anchor's layout at
+        every size, not only at the traced one (else CodegenUnsupported)."""
+        perm = self.layout_stores[node.name]
+        own = [self.sizes.slot(("node", node.name, "out", i), s) for i, s in enumerate(node.out.shape)]
+        _, shape, view_strides, _ = self.view_exprs(node, 0)
+        source = _row_major(space)
+        strides: list[SizeExpr] = [const(0)] * len(space)
+        for i, (k, st) in enumerate(zip(perm, _row_major(own))):
+            if node.out.shape[i] != 1 and not (same(view_strides[i], source[k]) and same(shape[i], space[k])):
+                raise CodegenUnsupported(f"{node.name} reads {node.operands[0].base} through a view that permutes "
+                                         "its axes only at some sizes")
+            strides[k] = st
+        return self._store_offset(space, strides)
 
     # --- the kernel --------------------------------------------------------------------------------
     def finish(self, doc: str, constexprs: list[tuple[str, int]], grid: tuple[GridAxis, ...]) -> GeneratedKernel:
@@ -206,6 +234,14 @@ class AnchorWriter(KernelWriter):
                 self.out(f"i{k} = {rest} % {size}")
                 self.out(f"q{k} = {rest} // {size}")
                 rest = f"q{k}"
+
+
+def _row_major(space: list[SizeExpr]) -> list[SizeExpr]:
+    """The strides of a contiguous buffer of shape `space` (CodegenUnsupported where one is not a monomial)."""
+    strides = [product(space[k + 1:]) if k + 1 < len(space) else const(1) for k in range(len(space))]
+    if any(s is None for s in strides):
+        raise CodegenUnsupported("output strides are not monomials")
+    return strides
 
 
 def mentions(text: str, name: str) -> bool:

@@ -165,6 +165,7 @@ def generate_attention(gen: Generalized, group: FusionGroup, schedule: Attention
 
 class _AttentionWriter(AnchorWriter):
     anchor_type = Attention
+    takes_layout_stores = True   # a GPT block's (B, H, T, D) -> (B, T, H, D) copy: O stored at its strides
 
     def __init__(self, gen, group, schedule: AttentionSchedule, host_names, name, arch):
         super().__init__(gen, group, schedule, host_names, name)

@@ -37,7 +37,12 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   moves over (a 3x3 window at stride 1: 9); a padded position stays outside the prologue's output (-inf to a
   max, nothing to an average), never prologue(0);
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
-  by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written.
+  by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
+- a *layout store*: a copy that reads an attention group's output (or an epilogue member at its shape) whole through
+  a permutation of its leading axes (a GPT block's `y.transpose(1, 2).contiguous()`, (B, H, T, D) -> (B, T, H, D))
+  joins the group (`layout_store`): codegen stores the tile at the copy's strides, so the (B, H, T, D) buffer is
+  never written and the copy kernel disappears. A permutation that moves the last axis (the head dim: every store
+  would be strided) is refused, and nothing else in the group may read the copy (it is stored, never held).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from kerntailor.plan.coverage import LIBRARY
 from kerntailor.plan.row_tail import column_tail, row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
+LAYOUT_STORES = ("attention",)   # the anchor families whose writers store an output at a copy's strides
 # a pool's prologue is recomputed on every window that reads an element: at most this many times on average
 # (window elements / the product of the strides)
 RECOMPUTE_LIMIT = 4
@@ -133,9 +139,55 @@ def _accepts_pointwise(group: _Group, node: Node) -> bool:
         return shape == group.space
     if group.family == "reduction":
         return shape == group.space or node.out.numel == group.reduced_numel or _reshape_member(group, node)
+    if group.family in LAYOUT_STORES:
+        members = {n.name: n for n in group.nodes}
+        stored = {n.name for n in group.nodes if layout_store(n, members, group.space) is not None}
+        if layout_store(node, members, group.space) is not None:
+            return True
+        return shape == group.space and not any(op.base in stored for op in node.operands)
     if group.family in ANCHORS:
         return shape == group.space
     return False
+
+
+def layout_permutation(view: View, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """p where `view` reads a contiguous buffer of `shape` whole, its axis i being the buffer's axis p[i] (a permute,
+    as `.contiguous()` copies it); None for any other view (a slice, a broadcast, a reshape, another rank). Size-1
+    axes pair in order (their strides are never used)."""
+    if len(view.shape) != len(shape) or view.offset or sorted(view.shape) != sorted(shape):
+        return None
+    contiguous = contiguous_strides(shape)
+    perm: list[int | None] = []
+    for size, stride in zip(view.shape, view.strides):
+        if size == 1:
+            perm.append(None)
+            continue
+        axis = [k for k in range(len(shape)) if shape[k] == size and contiguous[k] == stride and k not in perm]
+        if len(axis) != 1:
+            return None
+        perm.append(axis[0])
+    ones = iter(k for k in range(len(shape)) if shape[k] == 1)
+    return tuple(next(ones) if p is None else p for p in perm)
+
+
+def layout_store(node: Node, members: Mapping[str, Node], space: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation (layout_permutation) through which `node` copies, as it is (no cast), a member of `members`
+    at shape `space` (itself no such copy: it is never held), keeping the last axis last and moving some other one;
+    None where `node` is no such copy."""
+    if node.family != "pointwise" or len(node.operands) != 1:
+        return None
+    view = node.operands[0]
+    source = members.get(view.base)
+    expr = getattr(node, "expr", None)
+    if source is None or source.out.shape != space or not isinstance(expr, Load) or expr.operand != 0 \
+            or expr.gather is not None or expr.valid is not None:
+        return None
+    if not expr.dtype == node.out.dtype == source.out.dtype or layout_store(source, members, space) is not None:
+        return None
+    perm = layout_permutation(view, space)
+    if perm is None or perm[-1] != len(space) - 1 or perm == tuple(range(len(space))):
+        return None
+    return perm
 
 
 def refinement(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:

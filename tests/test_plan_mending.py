@@ -4,7 +4,9 @@ refuses at one member (a reduction of the group's own reduction, a gather of a g
 
 tests/data/mended holds one problem file per shape of the cause: reduce_of_reduced.py (KernelBench's
 level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: reductions over a kept size-1 axis), roll_two_axes.py
-(level3/30_SwinTransformerV2: torch.roll over two axes, then windows of it)."""
+(level3/30_SwinTransformerV2: torch.roll over two axes, then windows of it), scan_then_last.py (level3/49_Mamba2's
+segment sums: a scan's epilogue reading the scan's output broadcast; a scan has no library call, so the whole file
+took the library path)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kerntailor.plan import plan_fusion
 MENDED = DATA / "mended"
 REDUCE_OF_REDUCED = MENDED / "reduce_of_reduced.py"
 ROLL = MENDED / "roll_two_axes.py"
+SCAN_LAST = MENDED / "scan_then_last.py"
 
 
 def _group_names(plan) -> list[list[str]]:
@@ -50,7 +53,8 @@ def test_every_cut_node_heads_a_group_of_its_own():
     assert all(h.nodes[0] == g for h, g in zip(homes, gathers)), _group_names(cut)
 
 
-@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL, SCAN_LAST],
+                         ids=["reduce_of_reduced", "roll_two_axes", "scan_then_last"])
 def test_the_planned_group_is_refused_without_mending(path):
     """The cause, kept in view: codegen refuses the planner's first plan, naming the member to cut before."""
     from helpers import make_module
@@ -62,7 +66,8 @@ def test_the_planned_group_is_refused_without_mending(path):
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL, SCAN_LAST],
+                         ids=["reduce_of_reduced", "roll_two_axes", "scan_then_last"])
 def test_the_mended_module_is_generated_whole_and_passes_the_referee(path, tmp_path):
     first = first_module(path, GenerateSettings(target="h200", out_dir=tmp_path / "out"))
     assert first.library_groups == {}
@@ -72,7 +77,8 @@ def test_the_mended_module_is_generated_whole_and_passes_the_referee(path, tmp_p
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL], ids=["reduce_of_reduced", "roll_two_axes"])
+@pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL, SCAN_LAST],
+                         ids=["reduce_of_reduced", "roll_two_axes", "scan_then_last"])
 def test_the_mended_kernels_cross_compile(path, tmp_path):
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source
@@ -85,3 +91,22 @@ def test_the_mended_kernels_cross_compile(path, tmp_path):
     assert len(results) == len(sources) * len(targets)
     for r in results:
         assert r.ok, f"{path.stem} on {r.target}: {r.error}"
+
+
+def test_a_refused_anchor_without_a_library_call_keeps_its_kernel_and_loses_its_epilogue():
+    """A refusal that names no member, of a group whose anchor has no library call (a scan): the members after the
+    anchor become kernels of their own (the anchor stays generated); refused again so, it is raised."""
+    from types import SimpleNamespace
+
+    from kerntailor.generate.pipeline import _mend
+
+    _, _, gen, plan = prepared(SCAN_LAST)
+    group = next(g for g in plan.groups if g.family == "scan")
+    assert len(group.nodes) > 1, _group_names(plan)
+    run = SimpleNamespace(plan=plan, gen=gen)
+    refused, no_tails, cuts = {}, set(), set()
+    why = GroupUnsupported(group.name, "a reason that names no member")
+    _mend(run, why, refused, no_tails, cuts)
+    assert cuts == set(group.nodes) - {group.anchor} and refused == {} and no_tails == set()
+    with pytest.raises(GroupUnsupported):
+        _mend(run, why, refused, no_tails, cuts)

@@ -131,7 +131,7 @@ class AnchorWriter(KernelWriter):
         if tuple(view.shape) != tuple(producer.out.shape) or view.offset != 0 or any(
                 st != c for s, st, c in zip(view.shape, view.strides, contiguous_strides(view.shape)) if s != 1):
             raise CodegenUnsupported(f"{node.name} reads {producer.name} of its group through a view "
-                                     f"{view.describe()}")
+                                     f"{view.describe()}", node.name)   # a cut before it reads it from memory
 
     def leaf(self, node: Node):
         return self.leaf_at(node, self.coords, self.full_mask)

@@ -414,6 +414,13 @@ def _mend(run: Run, e: GroupUnsupported, refused: dict[str, str], no_tails: set[
         if group.reduce_axes and anchor not in no_tails:
             log.info("%s (%s): codegen refused its row tail (%s); planned without it", group.name, anchor, e)
             no_tails.add(anchor)
+        elif not _has_library_call(run.gen.graph.node(anchor)):   # a scan: no library call to fall back on
+            rest = set(group.nodes) - {anchor}
+            if not rest or rest <= cuts:
+                raise e
+            log.info("%s (%s): codegen refused it (%s) and it has no library call; each member after it a kernel "
+                     "of its own", group.name, anchor, e)
+            cuts.update(rest)
         else:
             log.info("%s (%s): codegen refused it (%s); planned as a library call", group.name, anchor, e)
             refused[anchor] = str(e)
@@ -422,6 +429,16 @@ def _mend(run: Run, e: GroupUnsupported, refused: dict[str, str], no_tails: set[
         cuts.update(group.nodes)
     else:
         raise e
+
+
+def _has_library_call(node) -> bool:
+    from kerntailor.codegen.library import library_call
+
+    try:
+        library_call(node)
+        return True
+    except CodegenUnsupported:
+        return False
 
 
 def _referee_device() -> str:

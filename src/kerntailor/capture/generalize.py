@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Any
 
@@ -61,6 +61,12 @@ class Dim:
     axis: int
     node: str = ""
     end: int = 0
+    root: Fraction = Fraction(0)   # > 0: the exact integer square root of (this dim with root 0) x root (root_dims)
+
+    @property
+    def base(self) -> Dim:
+        """The dim a root dim is the square root of (itself for any other dim)."""
+        return replace(self, root=Fraction(0)) if self.root else self
 
 
 Monomial = tuple[tuple[Dim, Fraction], ...]
@@ -243,9 +249,10 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Generalized:
+def generalize(graphs: list[Graph], name: str, polynomials: bool = False, roots: tuple[Dim, ...] = ()) -> Generalized:
     """Fit the varying slots of `graphs` (graphs[0] is the default variant) over input dims; with `polynomials`,
-    a slot no monomial fits may be a sum of them (polyfit.py)."""
+    a slot no monomial fits may be a sum of them (polyfit.py). A slot nothing fits may be a dim's exact integer
+    square root (root_dims): the fit starts again with those roots among the dims."""
     slot_lists = [list(graph_slots(g)) for g in graphs]
     paths = [p for p, _ in slot_lists[0]]
     index = {p: k for k, p in enumerate(paths)}
@@ -254,7 +261,9 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Gen
             raise StructureChanged(f"{name}: the graph's structure changes between variants; "
                                "kerntailor needs one structure for all input sizes")
     dim_values = _dim_values(graphs)
-    dims = _varying_dims(graphs, dim_values)
+    equal = _equal_dims(dim_values)
+    dims = _varying_dims(graphs, dim_values) + list(roots)
+    dim_values.update({r: root_values(r, dim_values[r.base]) for r in roots})
     fit = _Fitter(dims, dim_values, polynomials)
     exprs: list[tuple[Path, SizeExpr]] = []
     partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
@@ -277,6 +286,9 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Gen
             continue  # a size-1 axis in every variant: its stride is never used
         fitted = fit(values, mask)
         if fitted is None:
+            found = [r for r in root_dims(values, dims, dim_values) if r not in roots]
+            if found:
+                return generalize(graphs, name, polynomials, roots + tuple(found))
             raise CaptureError(f"{name}: cannot express {'/'.join(map(str, path))} = {values} across variants "
                                "as a function of input sizes")
         if not all(mask) and fitted.coeff != 0 and fit.relations(mask):   # (0: a broadcast axis)
@@ -288,9 +300,10 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False) -> Gen
             else:
                 partial.append((path, shape_path, mask))
         exprs.append((path, fitted))
-    gen = Generalized(graphs[0], tuple(exprs), (), _equal_dims(dim_values))
+    gen = Generalized(graphs[0], tuple(exprs), (), equal)
     pins = tuple(_pins(gen, partial, fit, graphs[0]))
     used = {d for _, e in exprs for d in e.dims}
+    used |= {d.base for d in used}   # a root's host line reads its base dim
     pinned = {d for p in pins for d, _ in p.factors} - used
     # dims only the pins use come last: the names (d0, d1, ...) of the others stay as they were
     return Generalized(graphs[0], tuple(exprs), tuple(d for d in dims if d in used) +
@@ -404,6 +417,36 @@ def concat_dims(nodes: list[Node]) -> dict[Dim, tuple[int, ...]]:
     out = {Dim(-1, axis, name, k): tuple(sum(n.cat_sizes[:k]) for n in nodes) for k in range(2, len(sizes))}
     out[Dim(-1, axis, name)] = tuple(n.out.shape[axis] for n in nodes)
     return out
+
+
+def root_dims(values: list, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]]) -> list[Dim]:
+    """Dims whose every variant's value is the exact integer square root of a dim's times one rational r, where
+    `values` (a slot nothing else fits, positive integers that vary) are those roots: KernelBench's ViT states its
+    patch size p only as a weight's width 3p^2 (the patch embedding's input) and (I/p)^2 + 1 (its positional
+    embedding), while its unfolded patches are p wide. Fitting p itself as (3p^2 / 3)^(1/2) needs no float: the host
+    computes it exactly, and checks it is (codegen/emit.py)."""
+    if not all(_is_number(v) and isinstance(v, int) and v > 0 for v in values) or len(set(values)) < 2:
+        return []
+    found = []
+    for d in dims:
+        if d.root or not all(x > 0 for x in dim_values[d]):
+            continue
+        ratios = {Fraction(v * v, x) for v, x in zip(values, dim_values[d])}
+        if len(ratios) == 1:
+            found.append(replace(d, root=ratios.pop()))
+    return found
+
+
+def root_values(root: Dim, base: tuple[int, ...]) -> tuple[int, ...]:
+    """A root dim's value in each variant, from its base dim's (exact by root_dims' construction)."""
+    out = []
+    for x in base:
+        square = x * root.root
+        r = math.isqrt(int(square))
+        if square.denominator != 1 or r * r != square:
+            raise CaptureError(f"no integer square root of {x} x {root.root}")
+        out.append(r)
+    return tuple(out)
 
 
 def _varying_dims(graphs: list[Graph], dim_values: dict[Dim, tuple[int, ...]]) -> list[Dim]:

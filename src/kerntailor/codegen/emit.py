@@ -267,8 +267,11 @@ def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list
     them again from the tensors they are given."""
     graph, body = gen.graph, []
     for dim in gen.dims:
-        if not dim.node:
+        if not dim.node and not dim.root:
             body.append(f"{host_names[dim]} = {var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
+    for dim in gen.dims:   # the roots of those (a ViT's patch size from its embedding's width 3p^2)
+        if dim.root and not dim.node:
+            body += root_lines(dim, host_names, f"{var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis, d.end)):
         node = graph.node(dim.node)
@@ -277,7 +280,22 @@ def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list
         if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
         body += fam.derived_size_lines(gen, node, dim, host_names[dim], SizeArgs(gen, host_names))
+    for dim in gen.dims:
+        if dim.root and dim.node:
+            body += root_lines(dim, host_names, f"{dim.node}'s size {host_names[dim.base]}")
     return body
+
+
+def root_lines(dim, host_names: dict, label: str) -> list[str]:
+    """A root dim's host lines (generalize.root_dims): the exact integer square root of its base dim times
+    p/q, computed in floats, checked in integers (a size whose root is not exact is refused in one line)."""
+    name, base = host_names[dim], host_names[dim.base]
+    p, q = dim.root.numerator, dim.root.denominator
+    scaled = base if p == 1 else f"{base} * {p}"
+    return [f"{name} = round(({scaled} / {q}) ** 0.5)" if q != 1 else f"{name} = round(({scaled}) ** 0.5)",
+            f"if {name} * {name} * {q} != {scaled}:",
+            f'    raise ValueError(f"{label} is {{{base}}}: this kernel was generated for sizes where {label} x '
+            f'{p}/{q} is a perfect square (its square root is a size the model uses)")']
 
 
 def _return_line(gen: Generalized, var: dict[str, str], size: SizeArgs) -> str:

@@ -90,7 +90,7 @@ def shape_checks(gen: Generalized, var: dict[str, str], labels: dict[str, str], 
     traced variant (a literal in the kernels), an axis fitted to other dims' sizes. Runs after the dims'
     host names are set."""
     graph, lines = gen.graph, []
-    origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
+    origin = {d: _dim_label(gen, labels, d) for d in host_names if not d.node}
     for i, inp in enumerate(graph.inputs):
         for k, traced in enumerate(inp.type.shape):
             e = gen.expr(("input", i, "shape", k), traced)
@@ -184,6 +184,8 @@ def _relation(pin: Pinned, names: dict[Dim, str]) -> str:
 
 
 def _dim_label(gen: Generalized, labels: dict[str, str], dim: Dim) -> str:
+    if dim.root:   # generalize.root_dims: the exact integer square root of its base times a rational
+        return f"isqrt({_dim_label(gen, labels, dim.base)} * {dim.root})"
     if dim.end:
         return f"where {dim.node}'s operand {dim.end - 1} ends along axis {dim.axis}"
     if dim.node:
@@ -277,7 +279,7 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
     from kerntailor.codegen.emit import TORCH_DTYPES
 
     graph = gen.graph
-    origin = {d: f"{labels[graph.inputs[d.input].name]}.shape[{d.axis}]" for d in host_names if not d.node}
+    origin = {d: _dim_label(gen, labels, d) for d in host_names if not d.node}
     op = f"torch.ops.{NAMESPACE}.{PLACEHOLDER}"   # customop.py names it
     lines = ["Usage:",
              f"    ref = Model(*get_init_inputs())                  # the reference ({problem_file})",

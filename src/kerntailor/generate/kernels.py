@@ -52,7 +52,7 @@ def traced_value(gen, expr) -> int | None:
     """A size expression's value at the traced (default) shapes; None where a dim is not an input's axis."""
     values = {}
     for dim in expr.dims:
-        if dim.node or dim.input >= len(gen.graph.inputs):
+        if dim.node or dim.root or dim.input >= len(gen.graph.inputs):
             return None
         shape = gen.graph.inputs[dim.input].type.shape
         if dim.axis >= len(shape):

@@ -110,3 +110,19 @@ def test_a_refused_anchor_without_a_library_call_keeps_its_kernel_and_loses_its_
     assert cuts == set(group.nodes) - {group.anchor} and refused == {} and no_tails == set()
     with pytest.raises(GroupUnsupported):
         _mend(run, why, refused, no_tails, cuts)
+
+
+@pytest.mark.interpreter
+def test_a_group_whose_space_is_empty_keeps_its_default_schedule(tmp_path):
+    """K = 3: no tile of mi300x's matmul space fits (search/space.py EmptySpace); generate crashed with a traceback
+    in the search (level-3 49_Mamba2's chunk products). Now nothing is searched and the default schedule ships."""
+    from kerntailor.generate.pipeline import generate
+    from kerntailor.search.families import make_space
+    from kerntailor.search.space import EmptySpace
+    from kerntailor.targets import get_target
+
+    with pytest.raises(EmptySpace):
+        make_space("matmul", get_target("mi300x"), M=512, N=256, K=3).sample(0)
+    result = generate(MENDED / "matmul_k3.py", GenerateSettings(target="mi300x", out_dir=tmp_path / "out",
+                                                                 max_candidates=2, budget_s=5, use_store=False))
+    assert result.status == "generated" and result.verdict.passed, result.message

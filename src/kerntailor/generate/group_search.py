@@ -26,8 +26,8 @@ from kerntailor.precision import is_fp8
 from kerntailor.search.config import Config
 from kerntailor.search.families import make_space, seed_knobs
 from kerntailor.search.registry import get_strategy
-from kerntailor.search.space import Space
-from kerntailor.search.strategy import Budget, Trial
+from kerntailor.search.space import EmptySpace, Space
+from kerntailor.search.strategy import Budget, SearchResult, Trial
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,11 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
         run.progress(f"search {group.name}", p.done, p.total or settings.max_candidates,
                      p.best.value if p.best is not None else None)
 
-    result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
+    try:
+        result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
+    except EmptySpace as e:   # no tile the space offers fits: the default schedule (codegen built it) stands
+        log.info("%s: nothing to search (%s, sizes %s); its default schedule is kept", group.name, e, sizes)
+        result = SearchResult(None, (), "empty space", settings.strategy, 0.0)
     trials = tuple(seed_trials) + tuple(t for t in result.trials if t.config not in seeds)
     ranked = sorted((t for t in trials if t.ok), key=lambda t: t.value)
     log.info("%s: %d of %d schedules ok (%s)", group.name, len(ranked), len(trials), result.stopped_by)

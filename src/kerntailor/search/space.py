@@ -22,6 +22,11 @@ from kerntailor.search.config import Config
 _SAMPLE_TRIES = 2000   # rejection-sampling draws before sampling from the enumeration instead
 
 
+class EmptySpace(ValueError):
+    """A space whose constraints every combination of its knobs breaks (a matmul group too small for any tile the
+    target's space offers): nothing to search; the caller keeps its default schedule."""
+
+
 @dataclass(frozen=True)
 class Knob:
     """One schedule knob and its allowed values, in stepping order."""
@@ -203,7 +208,7 @@ class Space:
                 return self.config(**values)
         configs = self.enumerate()
         if not configs:
-            raise ValueError(f"space {self.family} on {self.target or 'this target'} has no valid config")
+            raise EmptySpace(f"space {self.family} on {self.target or 'this target'} has no valid config")
         return configs[rng.randrange(len(configs))]
 
     def neighbours(self, config: Config) -> list[Config]:

@@ -96,6 +96,9 @@ CHEATERS = [
     # rows past 2^20: the tail unwritten. On a GPU its one-program row of 2^20 fp32 values compiles and runs past the
     # judge's time limit (H200, 2026-12-02: `timeout` in edge:rows, variant odd+hidden_size=1048579): caught there too
     Case("cheat_rows_garbage", "layernorm_small", "edges", draw="edge:rows", on_gpu=("timeout",)),
+    # a package the reference imports (einops, KernelBench's Mamba2) may be imported; computing through it is the
+    # library's work all the same
+    Case("cheat_einops_reduce", "row_mean_einops", "library"),
 ]
 # the check inside the edge case that each edge cheater must fail (the reason's "[check]")
 EDGE_CHECKS = {"cheat_rank_shape": "output", "cheat_bf16_fp32": "output", "cheat_rows_garbage": "unwritten"}
@@ -106,12 +109,13 @@ REACH_ATTACKS = {"cheat_forged_done", "cheat_frame_walk", "cheat_patch_referee",
 LIBRARY_NAMES = {"cheat_getattr_op": "aten._softmax", "cheat_dict_op": "aten._softmax",
                  "cheat_default_arg": "aten._softmax", "cheat_builtins_getattr": "aten._softmax",
                  "cheat_numpy_host": "on the host", "cheat_reference_forward": "aten._softmax",
-                 "cheat_custom_op": "aten._softmax"}
+                 "cheat_custom_op": "aten._softmax", "cheat_einops_reduce": "aten.mean"}
 CORRECT = [
     Case("ok_relu", "relu_small", None),
     Case("ok_softmax", "softmax_rows", None),
     Case("ok_layernorm", "layernorm_small", None),
     Case("ok_row_mean", "row_mean", None),
+    Case("ok_row_mean_einops", "row_mean_einops", None),   # imports einops as its reference does
     Case("ok_linear_ieee", "linear_small", None),
     Case("tf32_linear", "linear_small", None, tf32=True),     # the same GEMM passes when tf32 is allowed
 ]

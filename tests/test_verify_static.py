@@ -179,3 +179,18 @@ def test_parse_candidate_errors_are_typed(tmp_path):
         parse_candidate(empty)
     with pytest.raises(CandidateError, match="cannot read"):
         parse_candidate(tmp_path / "missing.py")
+
+
+def test_a_package_the_reference_imports_may_be_imported():
+    """kernel.py carries the reference's imports (its constructor and _reference_forward read them: KernelBench's
+    Mamba2 files import einops); any other third-party import stays a finding."""
+    from kerntailor.verify.static import problem_imports
+
+    reference = "import torch\nimport torch.nn as nn\nfrom einops import rearrange, reduce\nimport numpy as np\n"
+    assert problem_imports(reference) == {"torch", "einops", "numpy"}
+    assert problem_imports("def broken(:") == frozenset()
+    candidate = "import torch\nfrom einops import rearrange\nimport scipy.linalg\n"
+    flagged = [f.message for f in static_check(candidate)]
+    assert any("imports einops" in m for m in flagged) and any("imports scipy.linalg" in m for m in flagged)
+    flagged = [f.message for f in static_check(candidate, reference_imports=problem_imports(reference))]
+    assert not any("einops" in m for m in flagged) and any("imports scipy.linalg" in m for m in flagged)

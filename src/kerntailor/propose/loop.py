@@ -241,14 +241,15 @@ class _Judge:
         if not self.settings.cross_compile:
             return None
         from kerntailor.propose.build import build_module
-        from kerntailor.verify.static import parse_candidate, static_check
+        from kerntailor.verify.static import parse_candidate, problem_imports, static_check
 
         try:
             source, tree = parse_candidate(path)
         except CandidateError:
             return None  # the referee says why, in one line
         if static_check(source, tree, problem_stem=self.problem.path.stem,
-                        tensor_args=[s.shape is not None for s in self.problem.inputs]):
+                        tensor_args=[s.shape is not None for s in self.problem.inputs],
+                        reference_imports=problem_imports(self.problem.source)):
             return None  # rejected statically by the referee without running anything
         return build_module(path, self.problem, self.target, timeout_s=self.settings.build_timeout_s)
 

@@ -28,7 +28,7 @@ from kerntailor.errors import CandidateError, ProblemError
 from kerntailor.verify import launch
 from kerntailor.verify.draws import draw_names
 from kerntailor.verify.link import INPUTS_NOT_ALLOCATED
-from kerntailor.verify.static import parse_candidate, static_check
+from kerntailor.verify.static import parse_candidate, problem_imports, static_check
 from kerntailor.verify.tolerance import TOLERANCES
 from kerntailor.verify.verdict import CHECKS, CaseResult, Verdict, VerifySettings
 
@@ -327,7 +327,8 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
     library_off = settings.allow_library or settings.library_path
     findings = static_check(source, tree, allow_library=library_off, problem_stem=problem.path.stem,
                             library_path=settings.library_path, allowed_calls=settings.allowed_calls,
-                            tensor_args=[spec.shape is not None for spec in problem.inputs]) if static else []
+                            tensor_args=[spec.shape is not None for spec in problem.inputs],
+                            reference_imports=problem_imports(problem.source)) if static else []
     if findings:
         more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
         return Verdict(False, "static", findings[0].one_line() + more, checks=("static",),

@@ -425,7 +425,8 @@ class _PathChecker:
 
 
 def _reference_findings(tree: ast.Module, imports: _Imports, problem_stem: str | None,
-                        library_path: bool = False, allowed_calls: frozenset[str] = frozenset()) -> list[StaticFinding]:
+                        library_path: bool = False, allowed_calls: frozenset[str] = frozenset(),
+                 reference_imports: frozenset[str] = frozenset()) -> list[StaticFinding]:
     findings = []
     module = _Module(tree, imports)
     for node in ast.walk(tree):
@@ -522,8 +523,27 @@ def _reach_findings(tree: ast.Module, imports: _Imports) -> list[StaticFinding]:
     return found
 
 
-def _third_party_imports(tree: ast.Module) -> list[StaticFinding]:
-    allowed = set(sys.stdlib_module_names) | {"torch", "triton", "numpy", "kerntailor", "__future__"}
+def problem_imports(source: str) -> frozenset[str]:
+    """The top-level packages the problem file imports itself (KernelBench's Mamba2: einops). kernel.py carries
+    Model's constructor and forward (as `_reference_forward`, for backward) with the imports they read, so it
+    imports them too; what its own forward computes through them is still the observed operators' to judge (the
+    referee's dynamic library check), as for torch itself."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return frozenset(out)
+
+
+def _third_party_imports(tree: ast.Module, reference_imports: frozenset[str] = frozenset()) -> list[StaticFinding]:
+    allowed = set(sys.stdlib_module_names) | {"torch", "triton", "numpy", "kerntailor", "__future__"} | \
+        set(reference_imports)
     out = []
     for node in tree.body:
         mods = []
@@ -539,14 +559,16 @@ def _third_party_imports(tree: ast.Module) -> list[StaticFinding]:
 
 def static_check(source: str, tree: ast.Module | None = None, *, allow_library: bool = False,
                  problem_stem: str | None = None, tensor_args: list[bool] | None = None,
-                 library_path: bool = False, allowed_calls: frozenset[str] = frozenset()) -> list[StaticFinding]:
+                 library_path: bool = False, allowed_calls: frozenset[str] = frozenset(),
+                 reference_imports: frozenset[str] = frozenset()) -> list[StaticFinding]:
     """Every rule the candidate source breaks (empty: clean). See the module docstring for the rules.
 
     `tensor_args[i]` says whether forward's i-th argument is a tensor (from the problem's inputs), so that
     arithmetic on it counts as a PyTorch op while arithmetic on an integer argument does not.
     `library_path` (kerntailor's own library-path module, judged before it is stored) also lets ModelNew
     subclass the reference Model; importing the problem file stays a finding. `allowed_calls` (dotted names as
-    written) are calls of the library the module makes on purpose: not findings.
+    written) are calls of the library the module makes on purpose: not findings. `reference_imports`
+    (problem_imports of the problem file): packages the candidate may import because the reference does.
     """
     tree = tree if tree is not None else ast.parse(source)
     imports = _Imports(tree)
@@ -554,7 +576,7 @@ def static_check(source: str, tree: ast.Module | None = None, *, allow_library: 
     if not library_path:   # kerntailor's library path is the user's own problem file, not a candidate
         findings += _reach_findings(tree, imports)
     if not allow_library:
-        findings += _third_party_imports(tree)
+        findings += _third_party_imports(tree, reference_imports)
         findings += _PathChecker(tree, imports, tensor_args, frozenset(allowed_calls)).run()
     severity = {"reference": 0, "reach": 1, "dynamic": 2, "library": 3}
     return sorted(set(findings), key=lambda f: (severity.get(f.rule, 3), f.line, f.message))

@@ -126,3 +126,5 @@ def test_a_group_whose_space_is_empty_keeps_its_default_schedule(tmp_path):
     result = generate(MENDED / "matmul_k3.py", GenerateSettings(target="mi300x", out_dir=tmp_path / "out",
                                                                  max_candidates=2, budget_s=5, use_store=False))
     assert result.status == "generated" and result.verdict.passed, result.message
+    (group,) = result.groups   # the default, built and predicted as a trial of its own: the report has its time
+    assert group.seconds is not None and group.seconds > 0 and group.facts is not None and group.trials == 1

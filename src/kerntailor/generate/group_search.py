@@ -111,9 +111,12 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
 
     try:
         result = strategy.run(space, evaluator, budget, rank=rank, progress=on_progress)
-    except EmptySpace as e:   # no tile the space offers fits: the default schedule (codegen built it) stands
+    except EmptySpace as e:   # no tile the space offers fits: the default schedule (codegen built it) stands,
+        # built and timed (or predicted) as a trial of its own, so the report and the decision have its time
         log.info("%s: nothing to search (%s, sizes %s); its default schedule is kept", group.name, e, sizes)
-        result = SearchResult(None, (), "empty space", settings.strategy, 0.0)
+        default = space.config_of(base)
+        result = SearchResult(None, () if default in seeds else tuple(evaluator([default])), "empty space",
+                              settings.strategy, 0.0)
     trials = tuple(seed_trials) + tuple(t for t in result.trials if t.config not in seeds)
     ranked = sorted((t for t in trials if t.ok), key=lambda t: t.value)
     log.info("%s: %d of %d schedules ok (%s)", group.name, len(ranked), len(trials), result.stopped_by)

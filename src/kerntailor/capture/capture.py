@@ -11,6 +11,7 @@ from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
 from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
+from kerntailor.capture.product_rows import flatten_product_rows
 from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.errors import CaptureError
 from kerntailor.ir.nodes import Attention, Graph
@@ -37,7 +38,7 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default", pr
     training = model.training if reads_training(model) else None
     _without_running_statistics(model)
     program = export_on_meta(model, inputs, problem.name)
-    graph = rewrite_attention(lower_program(program, problem.name), prove_causal)
+    graph = flatten_product_rows(rewrite_attention(lower_program(program, problem.name), prove_causal))
     if training is not None:
         graph = replace(graph, training=training)
     name = variant if isinstance(variant, str) else variant.name

@@ -20,6 +20,7 @@ from kerntailor.capture.capture import Capture, _without_running_statistics, rea
 from kerntailor.capture.cost import graph_cost
 from kerntailor.capture.export import export_on_meta
 from kerntailor.capture.lower import lower_program_traced
+from kerntailor.capture.product_rows import flatten_product_rows
 from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.ir.nodes import Attention, Graph, Matmul
 
@@ -38,7 +39,7 @@ def capture_traced(name: str, model, inputs: list, dtype: str | None = None) -> 
     _without_running_statistics(model)
     program = export_on_meta(model, inputs, name)
     lowered, sources = lower_program_traced(program, name)
-    graph = rewrite_attention(lowered)
+    graph = flatten_product_rows(rewrite_attention(lowered))
     if training is not None:
         graph = replace(graph, training=training)
     before = _align(lowered, graph)
@@ -73,4 +74,5 @@ def _align(before: Graph, after: Graph) -> dict[str, str]:
 def _same(old, new) -> bool:
     if isinstance(new, Attention) and not isinstance(old, Attention):   # the chain's last product became it
         return isinstance(old, Matmul) and old.out.numel == new.out.numel and old.out.dtype == new.out.dtype
-    return type(old) is type(new) and old.out == new.out and old.origin == new.origin
+    return (type(old) is type(new) and old.out.dtype == new.out.dtype and old.out.numel == new.out.numel
+            and old.origin == new.origin)   # flatten_product_rows reshapes a node (same elements)

@@ -150,6 +150,18 @@ def _accepts_pointwise(group: _Group, node: Node) -> bool:
     return False
 
 
+def _reduction_prologue(group: _Group, node: Node, consumers: Mapping[str, list[str]], by_name: Mapping[str, Node],
+                        outputs: Collection[str]) -> bool:
+    """Whether `node` stays out of the anchor `group` it reads to be a prologue of the reductions that alone read it:
+    a value computed from the group's members only (a residual's square before an RMSNorm's sum) would otherwise be
+    written beside the member it squares and read back, where the reduction can recompute it from that member."""
+    if group.family not in ANCHORS or node.name in outputs or not consumers.get(node.name):
+        return False
+    members = {n.name for n in group.nodes}
+    return all(op.base in members for op in node.operands) and \
+        all(isinstance(by_name[c], Reduction) for c in consumers[node.name])
+
+
 def layout_permutation(view: View, shape: tuple[int, ...]) -> tuple[int, ...] | None:
     """p where `view` reads a contiguous buffer of `shape` whole, its axis i being the buffer's axis p[i] (a permute,
     as `.contiguous()` copies it); None for any other view (a slice, a broadcast, a reshape, another rank). Size-1
@@ -283,6 +295,7 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
+    by_name = {n.name: n for n in graph.nodes}
 
     def apart(nodes: list[Node]) -> bool:
         """Whether one group of `nodes` keeps each cut node apart from the nodes it depends on."""
@@ -334,6 +347,8 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
         if node.family == "pointwise":
             # prefer joining anchors and reductions (epilogues), then pointwise chains
             for g in sorted(producers, key=lambda g: g.family == "pointwise"):
+                if _reduction_prologue(g, node, consumers, by_name, graph_outputs):
+                    continue
                 if _accepts_pointwise(g, node) and may_join(g, node):
                     target = g
                     break

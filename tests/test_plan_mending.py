@@ -112,17 +112,39 @@ def test_a_refused_anchor_without_a_library_call_keeps_its_kernel_and_loses_its_
         _mend(run, why, refused, no_tails, cuts)
 
 
-@pytest.mark.interpreter
-def test_a_group_whose_space_is_empty_keeps_its_default_schedule(tmp_path):
-    """K = 3: no tile of mi300x's matmul space fits (search/space.py EmptySpace); generate crashed with a traceback
-    in the search (level-3 49_Mamba2's chunk products). Now nothing is searched and the default schedule ships."""
-    from kerntailor.generate.pipeline import generate
+@pytest.mark.unit
+def test_a_product_over_fewer_elements_than_the_smallest_tile_has_a_space():
+    """K = 3 (level-3 49_Mamba2's chunk products): the space once had no config at all (a split_k constraint held
+    BLOCK_K to K even without a split), so nothing was searched; one masked BLOCK_K step covers it, a split does not."""
     from kerntailor.search.families import make_space
-    from kerntailor.search.space import EmptySpace
     from kerntailor.targets import get_target
 
-    with pytest.raises(EmptySpace):
-        make_space("matmul", get_target("mi300x"), M=512, N=256, K=3).sample(0)
+    for target in ("mi300x", "h200"):
+        space = make_space("matmul", get_target(target), M=512, N=256, K=3)
+        configs = space.enumerate()
+        assert configs and {dict(c.knobs)["BLOCK_K"] for c in configs} == {16}
+        assert {dict(c.knobs)["split_k"] for c in configs} == {1}
+
+
+@pytest.mark.interpreter
+def test_a_group_whose_space_is_empty_keeps_its_default_schedule(tmp_path, monkeypatch):
+    """A space with no valid config (search/space.py EmptySpace, raised by the strategy) ended generate in a
+    traceback; now nothing is searched and the default schedule ships, built and predicted as a trial of its own.
+    The K = 3 product also searches its own space (no EmptySpace) and passes."""
+    from kerntailor.generate import group_search
+    from kerntailor.generate.pipeline import generate
+    from kerntailor.search.space import EmptySpace
+
+    searched = generate(MENDED / "matmul_k3.py", GenerateSettings(target="mi300x", out_dir=tmp_path / "searched",
+                                                                   max_candidates=3, budget_s=5, use_store=False))
+    assert searched.status == "generated" and searched.verdict.passed, searched.message
+    assert searched.groups[0].trials > 1
+
+    class Empty:
+        def run(self, space, *args, **kwargs):
+            raise EmptySpace("no valid config")
+
+    monkeypatch.setattr(group_search, "get_strategy", lambda *args, **kwargs: Empty())
     result = generate(MENDED / "matmul_k3.py", GenerateSettings(target="mi300x", out_dir=tmp_path / "out",
                                                                  max_candidates=2, budget_s=5, use_store=False))
     assert result.status == "generated" and result.verdict.passed, result.message

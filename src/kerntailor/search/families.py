@@ -537,8 +537,9 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
                    ("BLOCK_M", "BLOCK_N", "GROUP_M"), group_ok),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
                    lambda v: gemm_lds_bytes(v | gemv_tile(M, N), target, dtype) <= target.lds_per_block),
+        # without a split one masked BLOCK_K step covers a K below the smallest tile (Mamba2's K = 3 products)
         Constraint("split_k leaves at least one BLOCK_K per split", ("BLOCK_K", "split_k"),
-                   lambda v: K // v["split_k"] >= v["BLOCK_K"]),
+                   lambda v: v["split_k"] == 1 or K // v["split_k"] >= v["BLOCK_K"]),
         Constraint(f"split_k > 1 only when the M x N tiles cannot fill the {target.compute_units} CUs",
                    ("BLOCK_M", "BLOCK_N", "split_k"),
                    lambda v: v["split_k"] == 1 or tiles_m(v) * tiles_n(v) < target.compute_units),

@@ -210,3 +210,15 @@ def test_kernel_py_meets_kernelbench_contract_alone_in_a_fresh_process(problem, 
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1]) == {"same_seed": True, "state_dict": True}
+
+
+@pytest.mark.interpreter
+def test_a_constructor_reading_module_level_sizes_is_built_at_each_variants_sizes(tmp_path):
+    """The referee sets kernel.py's copies of the size constants to each variant's values before it builds ModelNew
+    (verify/candidate.py set_constants): before, every variant other than the default failed at `state_dict`."""
+    from helpers import judge, make_module
+
+    problem = DATA / "global_sizes.py"
+    verdict = judge(problem, make_module(problem), tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+    assert "odd" in {c.variant for c in verdict.cases if not c.refused}   # seq 23, hidden 39

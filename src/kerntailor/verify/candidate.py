@@ -92,6 +92,8 @@ class Server:
         self.model_new = None
         self.models: dict[str, Any] = {}
         self.current = None
+        self.namespace: dict[str, Any] = {}   # kernel.py's module dict, once loaded (op_load)
+        self.defaults: dict[str, int] = {}
         self.inputs: list[Any] = []
         self.slots: dict[int, Any] = {}
         self.keep: list[Any] = []
@@ -128,7 +130,20 @@ class Server:
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             return {"ok": False, "reason": "ModelNew is not an nn.Module class"}, []
         self.model_new = model_new
+        # kernel.py's module-level integers as loaded: each construct starts from them (set_constants)
+        self.namespace = vars(module)
+        self.defaults = {k: v for k, v in self.namespace.items() if type(v) is int}
         return {"ok": True}, []
+
+    def set_constants(self, constants: dict) -> None:
+        """kernel.py's copies of the problem's size constants at a variant's values (the defaults where it sets
+        none): a constructor that reads a module-level size (an RNN's `batch_size`) then builds ModelNew at the
+        variant's sizes, as the reference's module is built. Only integers kernel.py already defines change."""
+        for name, value in self.defaults.items():
+            self.namespace[name] = value
+        for name, value in constants.items():
+            if name in self.defaults and type(value) is int:
+                self.namespace[name] = value
 
     def op_ipc_probe(self, header, _):
         import torch
@@ -181,6 +196,7 @@ class Server:
 
         init, state = self._unship(payload["init"]), self._unship(payload["state"])
         torch.manual_seed(payload["seed"])
+        self.set_constants(payload.get("constants", {}))
         try:
             with torch.device(self.device):
                 model = self.model_new(*init)

@@ -209,8 +209,10 @@ class Judge(EdgeCases):
         (an edge case): a constructor's exception comes back as Refused."""
         problem = problem or self.problem
         self.progress(variant=variant, step="construct")
+        # the variant's size constants: a constructor that reads a module-level size (kernel.py copies the constant
+        # with its default value) builds at the variant's sizes, as the reference's does
         payload = {"init": problem.init_inputs(variant), "dtype": problem.dtype, "seed": seed,
-                   "variant": variant, "keep": keep}
+                   "variant": variant, "keep": keep, "constants": _size_constants(problem, variant)}
         payload["state"] = self.cand.ship(dict(ref_model.state_dict()), {"variant": variant})
         payload["init"] = self.cand.ship(payload["init"], {"variant": variant})
         reply, _ = self.cand.request({"op": "construct"}, payload, where={"variant": variant})
@@ -586,6 +588,15 @@ class BadCandidate(Exception):
     """The candidate file could not be imported (or defines no nn.Module ModelNew): exit 2 in the CLI."""
 
 
+def _size_constants(problem, variant: str) -> dict[str, int]:
+    """The module-level integers whose value `variant` changes (an override, or a rewritten literal of an assignment
+    `seq = 24`), as the variant's module has them."""
+    if variant == "default":
+        return {}
+    default, varied = vars(problem.module("default")), vars(problem.module(variant))
+    return {k: v for k, v in varied.items() if type(v) is int and type(default.get(k)) is int and default[k] != v}
+
+
 def main(argv: list[str]) -> int:
     job_dir, events_fd = Path(argv[0]), int(argv[1])
     os.set_inheritable(events_fd, False)
@@ -653,3 +664,4 @@ if __name__ == "__main__":
     # skip interpreter teardown: a CUDA context left broken, or torch.compile's worker pools, can make a
     # normal exit hang; every event is already written
     os._exit(code)
+

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import judge, make_module, prepared
-from kerntailor.capture.product_rows import _merged, _renumbered
+from kerntailor.capture.product_rows import _merged, _renumbered, _whole_reshape
 from kerntailor.ir.expr import Const, Index, Load, Op
 from kerntailor.ir.nodes import Matmul, Pointwise, Reduction
 from kerntailor.ir.types import View
@@ -37,6 +37,15 @@ def test_views_merge_their_leading_axes_only_where_strides_allow():
     assert _merged(View("d", (2, 48, 64), (48, 1, 0)), 96) == View("d", (96, 64), (1, 0))          # a row value
     assert _merged(View("e", (3, 40, 48), (0, 48, 1)), 120) is None        # a per-position bias of (T, N)
     assert _merged(View("f", (3, 40, 48), (48, 144, 1)), 120) is None      # (T, B) transposed
+
+
+@pytest.mark.unit
+def test_a_decode_steps_size_one_axis_is_a_whole_reshape_whatever_its_stride():
+    """Decoding one token: the product (B, N) read as (B, 1, N); export gives the size-1 axis any stride."""
+    assert _whole_reshape(View("mm", (32, 1, 8), (8, 1, 1)), (32, 1, 8), {"mm"})
+    assert _whole_reshape(View("mm", (32, 1, 8), (8, 8, 1)), (32, 1, 8), {"mm"})
+    assert not _whole_reshape(View("mm", (32, 1, 8), (8, 8, 1), 4), (32, 1, 8), {"mm"})
+    assert not _whole_reshape(View("mm", (32, 1, 8), (8, 8, 1)), (32, 1, 8), {"other"})
 
 
 @pytest.mark.unit

@@ -28,7 +28,7 @@ from math import prod
 
 from kerntailor.ir.expr import Expr, Index, Load, Op
 from kerntailor.ir.nodes import Graph, Matmul, Pointwise, Reduction
-from kerntailor.ir.types import TensorType, View, contiguous_strides
+from kerntailor.ir.types import TensorType, View
 
 
 def flatten_product_rows(graph: Graph) -> Graph:
@@ -80,8 +80,7 @@ def _flattened_reduction(node: Reduction, flat: set[str]) -> Reduction | None:
 
 
 def _whole_reshape(view: View, shape: tuple[int, ...], flat: set[str]) -> bool:
-    return (view.base in flat and view.shape == shape and view.offset == 0
-            and tuple(view.strides) == contiguous_strides(shape))
+    return view.base in flat and view.shape == shape and view.is_contiguous   # a size-1 axis's stride is free
 
 
 def _merged(view: View, rows: int) -> View | None:

@@ -138,3 +138,15 @@ def test_default_dual_kernel_cross_compiles_without_spills(target, dtype):
     assert result.facts.spills == 0, result.facts
     if dtype == "bf16" or t.is_amd:   # fp32 tl.dot (ieee) is FMA on sm_90
         assert result.facts.matrix_instr_count > 0, result.facts
+
+
+@pytest.mark.interpreter
+def test_persistent_dual_kernel_walks_every_tile(tmp_path):
+    """PERSISTENT=1 (sm_90): the dual loop inside the programs' walk over the tiles."""
+    module = gemm_module(GEGLU, {"PERSISTENT": 1, "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 4},
+                         arch="sm_90")
+    (kernel,) = matmul_kernels(GEGLU, module)
+    assert "for pid in range(tl.program_id(0), num_m * num_n, NUM_PROGRAMS):" in kernel.source
+    assert "acc2 = tl.dot(a, b2, acc2" in kernel.source
+    verdict = judge(GEGLU, module, tmp_path)
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"

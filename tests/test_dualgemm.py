@@ -24,8 +24,7 @@ from kerntailor.ir.nodes import Matmul
 
 DATA = Path(__file__).parent / "data" / "dualgemm"
 SWIGLU, GEGLU, STORED = DATA / "swiglu.py", DATA / "geglu_2d.py", DATA / "sum_stored.py"
-TWO_INPUTS, WIDER = DATA / "two_inputs_gated.py", DATA / "widths_differ.py"
-WIDE = DATA / "swiglu_wide.py"   # default tiles at their largest
+TWO_INPUTS, SWIGLUR = DATA / "two_inputs_gated.py", DATA / "widths_differ.py"
 
 
 def _dual_group(path: Path, dtype: str | None = None):
@@ -55,7 +54,7 @@ def test_a_second_product_read_elsewhere_is_a_stored_member():
     assert len(stored) == 1 and len(group.outputs) == 2
 
 
-@pytest.mark.parametrize("path", [TWO_INPUTS, WIDER], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [TWO_INPUTS, SWIGLUR], ids=lambda p: p.stem)
 def test_different_left_operands_or_widths_keep_two_groups(path):
     _, _, gen, plan = prepared(path)
     matmuls = [g for g in plan.groups if g.family == "matmul"]
@@ -130,10 +129,10 @@ def test_default_dual_kernel_cross_compiles_without_spills(target, dtype):
     from kerntailor.targets import get_target
 
     t = get_target(target)
-    module = gemm_module(WIDE, None, dtype, arch=t.arch)
-    (kernel, _) = matmul_kernels(WIDE, module, dtype)
+    module = gemm_module(SWIGLU, None, dtype, arch=t.arch)
+    (kernel, _) = matmul_kernels(SWIGLU, module, dtype)
     with BuildPool(None, timeout_s=300) as pool:
-        (result,) = pool.build([kernel_source(module.source, kernel, prepared(WIDE, dtype)[2])], [t])
+        (result,) = pool.build([kernel_source(module.source, kernel, prepared(SWIGLU, dtype)[2])], [t])
     assert result.ok, result.error
     assert result.facts.spills == 0, result.facts
     if dtype == "bf16" or t.is_amd:   # fp32 tl.dot (ieee) is FMA on sm_90

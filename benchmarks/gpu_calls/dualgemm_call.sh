@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dual GEMM (plan/dual.py: SwiGLU's gate and up products in one kernel, two accumulators, A loaded once), one H200,
 # one call. `generate` in bf16 (measured: eager and torch.compile timed beside the generated module, A B A B) on
-#  - tests/data/dualgemm/swiglu.py (3-d x, tiny: launch-bound) and swiglu_wide.py (2 x 128 x 256 -> 512),
+#  - tests/data/dualgemm/swiglu.py (3-d x, 2 x 128 x 256 -> 512: small, launch-bound) and geglu_2d.py (tiny),
 #  - problems/level3/swiglu_mlp.py (Llama MLP, 4096 x 4096 -> 14336: the dual kernel's compute-bound case),
 #  - problems/level3/llama_decoder_block.py (11 kernels, 1.20 GB planned on the CPU, 12 / 1.42 GB before),
 # and swiglu_mlp in fp32 beside (ieee: the dual default tiles 128 x 64 there). Each run cut at LIMIT s (default 240);
@@ -18,7 +18,7 @@ gen() {   # $1 name, $2 file, $3 extra flags
   echo "$1 rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 }
 gen swiglu_bf16 tests/data/dualgemm/swiglu.py "--dtype bf16" &
-gen swiglu_wide_bf16 tests/data/dualgemm/swiglu_wide.py "--dtype bf16" &
+gen geglu_2d_bf16 tests/data/dualgemm/geglu_2d.py "--dtype bf16" &
 wait
 gen swiglu_mlp_bf16 problems/level3/swiglu_mlp.py "--dtype bf16" &
 gen swiglu_mlp_fp32 problems/level3/swiglu_mlp.py "" &

@@ -498,9 +498,9 @@ def test_amd_options_reach_the_compiler(built):
 
 
 def test_launch_order_puts_writers_before_readers():
-    """swiglu_mlp: the planner lists the gate GEMM (whose epilogue multiplies by the up GEMM's output) first;
-    kernel.py must launch the up GEMM first."""
-    _, _, gen, plan = prepared(L3 / "swiglu_mlp.py")
+    """A gated product of two different left operands (no dual GEMM, plan/dual.py): the planner lists the gate GEMM
+    (whose epilogue multiplies by the up GEMM's output) first; kernel.py must launch the up GEMM first."""
+    _, _, gen, plan = prepared(Path(__file__).parent / "data" / "dualgemm" / "two_inputs_gated.py")
     writer = {out: g.name for g in plan.groups for out in g.outputs}
     order = [g.name for g in plan.launch_order()]
     for g in plan.groups:

@@ -11,7 +11,7 @@ One case per writer path, so that a change to codegen that moves any generated t
   read through a narrowing view (rotary embedding's cat).
 - matmul: the plain tl.dot path; split-K (2-D and batched); GEMV (and GEMV split-K); TMA and persistent
   programs on sm_90; tf32x3; fp8-row on sm_90 and fp8-tensor on gfx942; the library product with a row tail;
-  the row tail (plain and persistent TMA); AMD compile options; two GEMM groups in launch order (SwiGLU).
+  the row tail (plain and persistent TMA); AMD compile options; a dual GEMM (SwiGLU: gate and up in one kernel).
 - scan: inclusive, reverse, exclusive, a scan along a middle axis; cumprod in bf16.
 - pool: 1-D, 2-D (max and average), 3-D, ceil mode, dilation; the window of masked loads (dilated 2-D, 3-D) and
   the span schedule (the default where the last axis's windows overlap: KernelBench 41's window, stride 2); a

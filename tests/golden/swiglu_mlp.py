@@ -4,9 +4,8 @@ Target: mi300x (gfx942). Reference: swiglu_mlp.py (Llama SwiGLU MLP (gate/up 409
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: matmul [mm0, pw0, pw1, pw2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
-  k1: matmul [mm1] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
-  k2: matmul [mm2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
+  k0: matmul [mm0, pw0, pw1, mm1, pw2] {'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee', 'gemv': False}
+  k1: matmul [mm2] {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32, 'GROUP_M': 8, 'num_warps': 8, 'num_stages': 2, 'split_k': 1, 'precision': 'ieee'}
 
 Usage:
     ref = Model(*get_init_inputs())                  # the reference (swiglu_mlp.py)
@@ -17,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_c7b9871ffeec4bad (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.gate_proj.weight: torch.float32, shape (any, x.shape[1])
@@ -25,7 +24,7 @@ Supports (checked by forward() before any launch):
     self.down_proj.weight: torch.float32, shape (x.shape[1], self.gate_proj.weight.shape[0])
     x: torch.float32, shape (any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k1_matmul_kernel, k0_matmul_kernel, k2_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
+    k0_matmul_kernel, k1_matmul_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
 
@@ -45,11 +44,11 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k1_matmul_kernel(x_ptr, p_up_proj_weight_ptr, mm1_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    """(d0 x d1) @ (d1 x d2) [NT] -> (d0 x d2): mm1. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
+def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """(d0 x d1) @ (d1 x d2) [NT] and (d0 x d1) @ (d1 x d2) [NT] (A tiles loaded once for both) -> (d0 x d2): mm0, pw0, pw1, mm1, pw2. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
-    num_n = tl.cdiv(s1, BLOCK_N)
+    num_n = tl.cdiv(s2, BLOCK_N)
     width = GROUP_M * num_n  # GROUP_M tile rows, swept column by column (L2 reuse)
     first_m = (pid // width) * GROUP_M
     rows = tl.minimum(num_m - first_m, GROUP_M)
@@ -58,70 +57,39 @@ def k1_matmul_kernel(x_ptr, p_up_proj_weight_ptr, mm1_ptr, s0, s1, s2, BLOCK_M: 
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
-    k_tiles = tl.cdiv(s2, BLOCK_K)
+    k_tiles = tl.cdiv(s1, BLOCK_K)
     k_lo = 0
     k_hi = k_tiles
     kk = k_lo * BLOCK_K + rk
-    a_ptrs = x_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
-    b_ptrs = p_up_proj_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
+    a_ptrs = x_ptr + (rm % s0)[:, None] * s1 + kk[None, :]
+    b_ptrs = p_gate_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    b2_ptrs = p_up_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
+    acc2 = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for kt in range(k_lo, k_hi):
-        k_left = s2 - kt * BLOCK_K
+        k_left = s1 - kt * BLOCK_K
         a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
         b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
         acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
+        b2 = tl.load(b2_ptrs, mask=rk[:, None] < k_left, other=0.0)
+        acc2 = tl.dot(a, b2, acc2, input_precision="ieee")  # full fp32 products
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K
+        b2_ptrs += BLOCK_K
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
     on = rn[None, :]  # output columns, (1, BLOCK_N)
     mmask = om < s0
-    nmask = on < s1
-    v_mm1 = acc  # (d0 x d1) @ (d1 x d2) [NT], fp32 accumulator
-    tl.store(mm1_ptr + (om * s1 + on), v_mm1, mask=mmask & nmask)
-
-
-@triton.jit
-def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, mm1_ptr, pw2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    """(d0 x d1) @ (d1 x d2) [NT] -> (d0 x d2): mm0, pw0, pw1, pw2. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(s0, BLOCK_M)
-    num_n = tl.cdiv(s1, BLOCK_N)
-    width = GROUP_M * num_n  # GROUP_M tile rows, swept column by column (L2 reuse)
-    first_m = (pid // width) * GROUP_M
-    rows = tl.minimum(num_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % width) % rows
-    pid_n = (pid % width) // rows
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    k_tiles = tl.cdiv(s2, BLOCK_K)
-    k_lo = 0
-    k_hi = k_tiles
-    kk = k_lo * BLOCK_K + rk
-    a_ptrs = x_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
-    b_ptrs = p_gate_proj_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s2 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
-    om = rm[:, None]  # output rows, (BLOCK_M, 1)
-    on = rn[None, :]  # output columns, (1, BLOCK_N)
-    mmask = om < s0
-    nmask = on < s1
+    nmask = on < s2
     v_mm0 = acc  # (d0 x d1) @ (d1 x d2) [NT], fp32 accumulator
+    v_mm1 = acc2  # (d0 x d1) @ (d1 x d2) [NT], the second product's fp32 accumulator
     v_pw0 = tl.sigmoid(v_mm0)  # sigmoid, fp32[4096, 14336]
     v_pw1 = (v_mm0 * v_pw0)  # mul, fp32[4096, 14336]
-    ld0 = tl.load(mm1_ptr + (om * s1 + on), mask=mmask & nmask, other=0)
-    v_pw2 = (v_pw1 * ld0)  # mul, fp32[4096, 14336]
-    tl.store(pw2_ptr + (om * s1 + on), v_pw2, mask=mmask & nmask)
+    v_pw2 = (v_pw1 * v_mm1)  # mul, fp32[4096, 14336]
+    tl.store(pw2_ptr + (om * s2 + on), v_pw2, mask=mmask & nmask)
 
 
 @triton.jit
-def k2_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """(d0 x d2) @ (d2 x d1) [NT] -> (d0 x d1): mm2. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
@@ -157,10 +125,10 @@ def k2_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
 
 
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
-_INTERPRETED = not isinstance(k1_matmul_kernel, triton.runtime.JITFunction)
+_INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_c7b9871ffeec4bad (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj_weight: torch.Tensor, p_down_proj_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -169,15 +137,12 @@ def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj
     p_up_proj_weight = p_up_proj_weight.contiguous()
     p_down_proj_weight = p_down_proj_weight.contiguous()
     x = x.contiguous()
-    # k1: k1_matmul_kernel
-    mm1 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_up_proj_weight, mm1, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
     # k0: k0_matmul_kernel
     pw2 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_gate_proj_weight, mm1, pw2, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
-    # k2: k2_matmul_kernel
+    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 64),)](x, p_gate_proj_weight, p_up_proj_weight, pw2, d0, d1, d2, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
+    # k1: k1_matmul_kernel
     mm2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-    k2_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
+    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
     return mm2
 
 
@@ -191,8 +156,8 @@ def _launch_kernels_fake(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_we
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "swiglu_mlp_c7b9871ffeec4bad"):
-    torch.library.custom_op("kerntailor::swiglu_mlp_c7b9871ffeec4bad", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "swiglu_mlp_24cc5b4912523733"):
+    torch.library.custom_op("kerntailor::swiglu_mlp_24cc5b4912523733", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -263,7 +228,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_c7b9871ffeec4bad; the constructor is Model's own."""
+    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -321,12 +286,12 @@ class ModelNew(nn.Module):
         if p_down_proj_weight.shape[1] != d2:
             raise ValueError(f"self.down_proj.weight.shape[1] is {p_down_proj_weight.shape[1]}: this kernel was generated for self.down_proj.weight.shape[1] == self.gate_proj.weight.shape[0]")
         if d0 * d1 >= 2147483647:
-            raise ValueError(f"x has {d0 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"x has {d0 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d2 * d1 >= 2147483647:
-            raise ValueError(f"self.up_proj.weight has {d2 * d1} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"self.gate_proj.weight has {d2 * d1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d2 >= 2147483647:
-            raise ValueError(f"mm1 has {d0 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+            raise ValueError(f"pw2 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d1 * d2 >= 2147483647:
-            raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k2_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        mm2 = torch.ops.kerntailor.swiglu_mlp_c7b9871ffeec4bad(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
+            raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
+        mm2 = torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         return mm2

@@ -160,8 +160,9 @@ def estimate_facts(candidate: Candidate, target: Target) -> IsaFacts:
     threads = _threads(config, target)
     size = itemsize(work.dtype)
     if fam.matrix_tiles:
-        acc = config["BLOCK_M"] * config["BLOCK_N"] / threads
-        operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] / threads
+        dual = sizes.get("P", 1)   # a dual group's products (plan/dual.py): an accumulator and a B tile each
+        acc = dual * config["BLOCK_M"] * config["BLOCK_N"] / threads
+        operands = (config["BLOCK_M"] + dual * config["BLOCK_N"]) * config["BLOCK_K"] / threads
         if target.is_amd:
             regs = 1.5 * acc + operands * size / 2 + 23
         else:
@@ -234,7 +235,7 @@ def gemm_operand_bytes(config, sizes, size: int, concurrent: int) -> float:
     wave = max(1, min(tiles, concurrent))
     rows = min(tiles_m, max(config.get("GROUP_M", 1), math.ceil(wave / tiles_n)))
     cols = min(tiles_n, math.ceil(wave / rows))
-    per_wave = (min(rows * config["BLOCK_M"], M) + min(cols * config["BLOCK_N"], N)) * K * size
+    per_wave = (min(rows * config["BLOCK_M"], M) + sizes.get("P", 1) * min(cols * config["BLOCK_N"], N)) * K * size
     return per_wave * tiles / wave
 
 
@@ -242,7 +243,7 @@ def gemm_l2_bytes(config, sizes, size: int) -> float:
     """Operand bytes all programs stream from L2: (BLOCK_M + BLOCK_N) x padded K per output tile."""
     tiles = math.ceil(sizes["M"] / config["BLOCK_M"]) * math.ceil(sizes["N"] / config["BLOCK_N"])
     k_padded = loop_trips(config, sizes) * config["BLOCK_K"] * config.get("split_k", 1)
-    return tiles * (config["BLOCK_M"] + config["BLOCK_N"]) * k_padded * size
+    return tiles * (config["BLOCK_M"] + sizes.get("P", 1) * config["BLOCK_N"]) * k_padded * size
 
 
 def second_read(fam, config, sizes, work, target: Target, slots: int) -> tuple[float, bool] | None:
@@ -311,7 +312,7 @@ class AnalyticalModel:
             split_k = config.get("split_k", 1)
             l2_bandwidth = L2_BYTES_PER_CLK_PER_CU[t.vendor] * t.compute_units * t.clock_mhz * 1e6
             l2 = gemm_l2_bytes(config, sizes, itemsize(work.dtype)) / l2_bandwidth
-            compulsory = (sizes["M"] + sizes["N"]) * sizes["K"] * itemsize(work.dtype)
+            compulsory = (sizes["M"] + sizes.get("P", 1) * sizes["N"]) * sizes["K"] * itemsize(work.dtype)
             reread = gemm_operand_bytes(config, sizes, itemsize(work.dtype), max(1, slots) // split_k or 1)
             traffic += max(0.0, reread - compulsory)
         traffic += split.partials * SPLIT_K_PARTIAL_BYTES

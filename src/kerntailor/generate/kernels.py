@@ -18,13 +18,14 @@ from kerntailor.plan.fusion import FusionGroup
 def group_work(gen, group: FusionGroup, dtype: str) -> tuple[Work, dict]:
     """(Work, the family's sizes) of one group at the traced shapes: FLOPs and bytes for the cost model, and the
     sizes its family's search space takes (codegen's `Family.work_sizes`: R and X, numel, M, N, K, ...). A matrix
-    family's first node is its product: those FLOPs run at the matrix rate, the rest (its epilogue) are vector."""
+    family's first node is its product: those FLOPs run at the matrix rate (and a dual group's second product's,
+    plan/dual.py), the rest (its epilogue) are vector."""
     fam = family(group.family, group.name)
     nodes = [gen.graph.node(n) for n in group.nodes]
     flops = sum(n.flops() for n in nodes)
     sizes = fam.work_sizes(gen, group)
     if fam.matrix:
-        matrix = nodes[0].flops()
+        matrix = sum(n.flops() for n in nodes if n.family == nodes[0].family)
         return Work(matrix, group.bytes_moved, dtype, True, tuple(sizes.items()), flops - matrix), sizes
     return Work(flops, group.bytes_moved, dtype, False, tuple(sizes.items())), sizes
 

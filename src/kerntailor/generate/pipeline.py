@@ -737,10 +737,13 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
             raise KerntailorError(f"precision {precision}: the product {node.name} multiplies {computed[0]}, which "
                                   "the problem computes; fp8 covers products of inputs and parameters only (an "
                                   "intermediate is rounded to its dtype before it could be quantized); use ieee")
+    for node in gen.graph.nodes:
         if isinstance(node, Matmul) and node.name not in anchors:
             family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
-            raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel, "
-                                  "where fp8 is not built (only GEMM kernels quantize); use ieee")
+            where = "as its second product (a dual GEMM, plan/dual.py)" if family == "matmul" else ""
+            raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel"
+                                  f"{' ' + where if where else ''}, where fp8 is not built (only a GEMM kernel's "
+                                  "single product is quantized); use ieee")
         if not isinstance(node, Matmul) and node.name in uncovered:
             raise KerntailorError(f"precision {precision}: {node.name} is a {node.family}, which fp8 does not "
                                   "cover (only matrix products); use ieee")

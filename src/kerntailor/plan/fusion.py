@@ -42,7 +42,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   a permutation of its leading axes (a GPT block's `y.transpose(1, 2).contiguous()`, (B, H, T, D) -> (B, T, H, D))
   joins the group (`layout_store`): codegen stores the tile at the copy's strides, so the (B, H, T, D) buffer is
   never written and the copy kernel disappears. A permutation that moves the last axis (the head dim: every store
-  would be strided) is refused, and nothing else in the group may read the copy (it is stored, never held).
+  would be strided) is refused, and nothing else in the group may read the copy (it is stored, never held);
+- *dual products* (plan/dual.py): a matmul group whose epilogue reads another product of the same A view (SwiGLU's
+  `silu(x @ Wg^T) * (x @ Wu^T)`) takes that product's group: one kernel, two accumulators, A read once.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from kerntailor.ir.expr import Load, Op
 from kerntailor.ir.nodes import Graph, Node, Pool, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.coverage import LIBRARY
+from kerntailor.plan.dual import dual_product
 from kerntailor.plan.row_tail import column_tail, row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
@@ -408,6 +411,14 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
               else {"matmul", "conv"})
     _attach_row_tails(graph, [g for g in groups if g.nodes[0].name not in no_tails and g.family in tailed],
                       groups, order, apart)
+    # dual products (plan/dual.py): a matmul group whose epilogue reads another product of the same A takes it
+    for g in [g for g in groups if g.family == "matmul"]:
+        if g not in groups or g.axes or g.prologue:
+            continue
+        h = next((h for h in groups if h is not g and h.family == "matmul" and not h.axes and not h.prologue
+                  and dual_product(graph, g.nodes, h.nodes) and can_merge(g, h)), None)
+        if h is not None:
+            absorb(g, h)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 

@@ -497,16 +497,18 @@ def gemm_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str) -> int
     """Estimated LDS per block of a Triton matmul tile (measured rule; module docstring)."""
     size = itemsize(dtype)
     a = values["BLOCK_M"] * values["BLOCK_K"] * size
-    b = values["BLOCK_K"] * values["BLOCK_N"] * size
+    b = values["BLOCK_K"] * values["BLOCK_N"] * size * values.get("P", 1)   # P: a dual group's two B tiles
     stages = values.get("num_stages", 1)
     if target.is_amd:
         return max(a, b) if stages <= 1 else (stages - 1) * (a + b)
     return max(1, stages) * (a + b)
 
 
-def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> Space:
+def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1) -> Space:
     """C (M x N) = A (M x K) @ B (K x N) in BLOCK_M x BLOCK_N tiles stepping BLOCK_K, rows of tiles
-    grouped by GROUP_M for L2 reuse, K split over split_k programs (partials summed after)."""
+    grouped by GROUP_M for L2 reuse, K split over split_k programs (partials summed after). P = 2: a dual group
+    (plan/dual.py), two products of one A, two accumulators and two B tiles per program; its writer builds no
+    split-K or TMA form (codegen/gemm), so the space offers none."""
     def tile_values(n: int, hi: int = 256, lo: int = 16) -> tuple[int, ...]:
         return power_of_two_range(lo, min(hi, max(lo, next_power_of_two(n))))
 
@@ -519,7 +521,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
         Knob("BLOCK_K", tile_values(K, hi=1024 if gemv else 256)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
-        Knob("split_k", SPLIT_K), *_amd_knobs(target, matrix=True), *_tma_knobs(target),
+        Knob("split_k", SPLIT_K if P == 1 else (1,)), *_amd_knobs(target, matrix=True),
+        *(k if P == 1 or k.name != "TMA" else Knob("TMA", (0,)) for k in _tma_knobs(target)),
     ]
 
     def group_ok(v) -> bool:
@@ -530,13 +533,13 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
 
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator <= {MAX_ACC_PER_THREAD} fp32 per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
-                   lambda v: v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
+                   lambda v: P * v["BLOCK_M"] * v["BLOCK_N"] <= MAX_ACC_PER_THREAD * _threads(v, target)),
         Constraint("accumulator >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
         Constraint("GROUP_M > 1 only on a 2-D tile grid, no larger than covers its rows",
                    ("BLOCK_M", "BLOCK_N", "GROUP_M"), group_ok),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"),
-                   lambda v: gemm_lds_bytes(v | gemv_tile(M, N), target, dtype) <= target.lds_per_block),
+                   lambda v: gemm_lds_bytes(v | {"P": P} | gemv_tile(M, N), target, dtype) <= target.lds_per_block),
         # without a split one masked BLOCK_K step covers a K below the smallest tile (Mamba2's K = 3 products)
         Constraint("split_k leaves at least one BLOCK_K per split", ("BLOCK_K", "split_k"),
                    lambda v: v["split_k"] == 1 or K // v["split_k"] >= v["BLOCK_K"]),
@@ -556,11 +559,11 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
-    return Space("matmul", tuple(knobs), tuple(constraints), target.name, (("M", M), ("N", N), ("K", K)),
-                 dtype_key(dtype))
+    return Space("matmul", tuple(knobs), tuple(constraints), target.name,
+                 (("M", M), ("N", N), ("K", K)) + ((("P", P),) if P > 1 else ()), dtype_key(dtype))
 
 
-def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16") -> list[dict]:
+def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1) -> list[dict]:
     """Schedules to time first on a GEMM of this shape, beside the portable heuristic (whichever of them
     the space allows; the search then tries its own). Where each comes from:
 
@@ -1222,7 +1225,8 @@ def _row_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: st
 
 
 def _gemm_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
-    return gemm_lds_bytes(config.as_dict() | gemv_tile(sizes.get("M", 0), sizes.get("N", 0)), target, dtype)
+    values = config.as_dict() | {"P": sizes.get("P", 1)} | gemv_tile(sizes.get("M", 0), sizes.get("N", 0))
+    return gemm_lds_bytes(values, target, dtype)
 
 
 def _attention_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:

@@ -39,6 +39,7 @@ from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.errors import KerntailorError
 from kerntailor.ir.nodes import Matmul
+from kerntailor.plan.dual import products
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.precision import FP8_PRECISIONS, Fp8Format, fp8_format, is_fp8
 from kerntailor.units import next_power_of_two
@@ -70,9 +71,11 @@ def matmul_node(gen: Generalized, group: FusionGroup) -> Matmul:
 
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
     """{"M", "N", "K"} of the group's product at the traced shapes, the batch folded into M (the search's
-    gemm_space and cost model see B·M rows: the same tiles, the same program count up to rounding)."""
+    gemm_space and cost model see B·M rows: the same tiles, the same program count up to rounding); "P": 2 for a
+    dual group (plan/dual.py: two products of one A, two accumulators)."""
     node = matmul_node(gen, group)
-    return {"M": prod(node.batch) * node.m, "N": node.n, "K": node.k}
+    dual = len(products([gen.graph.node(n) for n in group.nodes])) > 1
+    return {"M": prod(node.batch) * node.m, "N": node.n, "K": node.k} | ({"P": 2} if dual else {})
 
 
 def operand_dtype(gen: Generalized, group: FusionGroup) -> str:
@@ -141,12 +144,19 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
     tiles rounded up from the size (never below tl.dot's 16). split_k 4 where the output tiles are too
     few to fill a GPU (< 32) and K is long (>= 4096); matrix-vector shapes take the GEMV path with a
     64 x 128 multiply-add tile per program. Every value lies in search/families.py's gemm_space, so the
-    pipeline can seed its search with it."""
+    pipeline can seed its search with it.
+
+    A dual group (plan/dual.py: two accumulators) takes tl.dot tiles (no GEMV path) and no split-K (its writer
+    builds neither), warps by both accumulators, and with fp32 operands BLOCK_N at most 64: two 128 x 128 fp32
+    accumulators over 8 warps spilled 16 B a thread on sm_90 (255 registers; tl.dot on fp32 is FMA there), 128 x 64
+    none on sm_90 nor gfx942 (cross-compiled 2026-12-04, 2 x (256 x 256) @ (256 x 512)); 16-bit operands keep
+    128 x 128 (169 registers on sm_90, 152 VGPRs on gfx942, no spills)."""
     node = matmul_node(gen, group)
     batch = prod(node.batch)
     dtype = operand_dtype(gen, group)
     stages = 3 if dtype in ("bf16", "fp16") else 2
-    gemv = gemv_axis(gen, node)
+    dual = work_sizes(gen, group).get("P", 1)
+    gemv = gemv_axis(gen, node) if dual == 1 else ""
     if gemv:  # the unused block side at 16: the smallest value search/families.py's gemm_space offers
         rows = node.m if gemv == "n" else node.n
         split = 4 if batch * -(-rows // 64) < 32 and node.k >= 4096 else 1
@@ -154,16 +164,17 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
         return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=min(128, max(MIN_DOT, next_power_of_two(node.k))),
                               GROUP_M=1, num_warps=4, num_stages=2, split_k=split, precision="ieee")
     bm = min(128, max(MIN_DOT, next_power_of_two(node.m)))
-    bn = min(128, max(MIN_DOT, next_power_of_two(node.n)))
+    bn = min(128 if dual == 1 or dtype != "fp32" else 64, max(MIN_DOT, next_power_of_two(node.n)))
     bk = min(32, max(MIN_DOT, next_power_of_two(node.k)))
-    warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
+    acc = dual * bm * bn
+    warps = 8 if acc >= 128 * 128 else 4 if acc >= 64 * 64 else 2
     tiles = batch * -(-node.m // bm) * -(-node.n // bn)
-    split = 4 if tiles < 32 and node.k >= 4096 else 1
+    split = 4 if tiles < 32 and node.k >= 4096 and dual == 1 else 1
     # gemm_space's rule: a group no larger than needed to cover the tile rows, and only on a 2-D grid
     tiles_m, tiles_n = -(-node.m // bm), -(-node.n // bn)
     group_m = 1 if tiles_n == 1 else 8 if tiles_m > 4 else 4 if tiles_m > 1 else 1
     return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m, num_warps=warps, num_stages=stages,
-                          split_k=split, precision="ieee")
+                          split_k=split, precision="ieee", gemv=dual == 1)
 
 
 def check_precision(precision: str, dtype: str, arch: str | None) -> None:

@@ -36,37 +36,44 @@ def pointers(w, which: str, view, *terms: tuple[str, SizeExpr]) -> None:
     w.out(f"{which}_ptrs = {w.pointer(view.base)}{w.bases[which + '_base']} + {parts}")
 
 
-def dot_text(w, dtype: str, precision: str) -> str:
-    """acc's update by one tile pair in the precision policy (the helpers it needs join the module)."""
+def dot_text(w, dtype: str, precision: str, b: str = "b", acc: str = "acc") -> str:
+    """`acc`'s update by the tile pair (a, `b`) in the precision policy (the helpers it needs join the module)."""
     if dtype == "fp8":
         w.add_module_helper(dot_helper("fp8"))
-        return f"_dot_fp8(a, b, acc)  # {w.product.fp8.name} operands ({precision}), fp32 accumulation"
+        return f"_dot_fp8(a, {b}, {acc})  # {w.product.fp8.name} operands ({precision}), fp32 accumulation"
     if dtype == "fp32" and precision == "ieee":
-        return 'tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products'
+        return f'tl.dot(a, {b}, {acc}, input_precision="ieee")  # full fp32 products'
     helper = precision if dtype == "fp32" else "16bit"
     for name in (("round_tf32",) if helper != "16bit" else ()) + (helper,):
         w.add_module_helper(dot_helper(name))
     what = f"input_precision={precision}" if dtype == "fp32" else f"{dtype} operands, fp32 accumulation"
-    return f"_dot_{helper}(a, b, acc)  # {what}"
+    return f"_dot_{helper}(a, {b}, {acc})  # {what}"
 
 
-def dot_loop(w, operands, M: str, N: str, K: str, dtype: str, precision: str) -> None:
+def dot_loop(w, operands, M: str, N: str, K: str, dtype: str, precision: str, second=None) -> None:
+    """acc over K; with `second` (the view and strides of a dual group's second B), acc2 beside it: each A tile is
+    loaded once for both tl.dots."""
     a, a_strides, b, b_strides = operands
     am, am_mask = rows(w, "rm", M, a_strides[-2])
-    bn, bn_mask = rows(w, "rn", N, b_strides[-1])
     w.out("kk = k_lo * BLOCK_K + rk")
     pointers(w, "a", a, (f"{am}[:, None]", a_strides[-2]), ("kk[None, :]", a_strides[-1]))
-    pointers(w, "b", b, ("kk[:, None]", b_strides[-2]), (f"{bn}[None, :]", b_strides[-1]))
-    w.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+    rights = [("b", "acc", b, b_strides)] + ([("b2", "acc2", *second)] if second else [])
+    masks = []
+    for name, acc, view, strides in rights:
+        bn, bn_mask = rows(w, "rn", N, strides[-1])
+        pointers(w, name, view, ("kk[:, None]", strides[-2]), (f"{bn}[None, :]", strides[-1]))
+        masks.append(f"(rk[:, None] < k_left) & ({bn_mask})[None, :]" if bn_mask else "rk[:, None] < k_left")
+        w.out(f"{acc} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
     with w.out.block("for kt in range(k_lo, k_hi):"):
         w.out(f"k_left = {K} - kt * BLOCK_K")
         a_mask = f"(rk[None, :] < k_left) & ({am_mask})[:, None]" if am_mask else "rk[None, :] < k_left"
-        b_mask = f"(rk[:, None] < k_left) & ({bn_mask})[None, :]" if bn_mask else "rk[:, None] < k_left"
         w.out(f"a = tl.load(a_ptrs, mask={a_mask}, other=0.0)")
-        w.out(f"b = tl.load(b_ptrs, mask={b_mask}, other=0.0)")
-        w.out(f"acc = {dot_text(w, dtype, precision)}")
+        for (name, acc, _, _), mask in zip(rights, masks):
+            w.out(f"{name} = tl.load({name}_ptrs, mask={mask}, other=0.0)")
+            w.out(f"{acc} = {dot_text(w, dtype, precision, name, acc)}")
         w.out(f"a_ptrs += {times(w, 'BLOCK_K', a_strides[-1])}")
-        w.out(f"b_ptrs += {times(w, 'BLOCK_K', b_strides[-2])}")
+        for name, _, _, strides in rights:
+            w.out(f"{name}_ptrs += {times(w, 'BLOCK_K', strides[-2])}")
 
 
 def gemv_loop(w, gemv: str, operands, M: str, N: str, K: str) -> None:

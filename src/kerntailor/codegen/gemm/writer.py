@@ -49,9 +49,12 @@ class GemmWriter(AnchorWriter):
         self.prologue: list[str] = []                # host lines before the launch (fp8 quantize, library product)
 
     def tail_names(self) -> set[str]:
-        """A group the planner gave row reductions (reduce_axes): its row tail (plan/row_tail.py)."""
+        """A group the planner gave row reductions (reduce_axes): its row tail (plan/row_tail.py). A dual group's
+        second product (plan/dual.py) is no epilogue either: its tile is the loop's second accumulator."""
         self.row: RowTail | None = find_row_tail(self)
-        return set(self.row.nodes) if self.row is not None else set()
+        self.second: Matmul | None = next((n for n in self.nodes if isinstance(n, Matmul) and n is not self.anchor),
+                                          None)
+        return (set(self.row.nodes) if self.row is not None else set()) | ({self.second.name} if self.second else set())
 
     def add_module_helper(self, text: str) -> None:
         if text not in self.module_helpers:
@@ -70,6 +73,7 @@ class GemmWriter(AnchorWriter):
         if dtype not in MATRIX_DTYPES or self.graph.buffer_type(b.base).dtype != dtype:
             raise CodegenUnsupported(f"{mm.name}: matmul of {dtype} x {self.graph.buffer_type(b.base).dtype}")
         p = self.product = choose_product(self.schedule, self.gen, mm, dtype, self.arch, self.group.name)
+        second = self._second_operand(a_parts, b_parts, dtype) if self.second is not None else None
         if p.fp8 is not None:  # the kernel reads quantized copies of A and B (and their scales)
             a_parts, b_parts = fp8_operands(self, nb, a_parts, b_parts, p.precision == "fp8-row")
             dtype = "fp8"
@@ -80,7 +84,7 @@ class GemmWriter(AnchorWriter):
             if p.tma else None
         with self._programs(plan, M, N, K):
             self._program_ids(nb, space, M, N)
-            self._product(nb, a_parts, b_parts, plan, (M, N, K), dtype)
+            self._product(nb, a_parts, b_parts, plan, (M, N, K), dtype, second)
             self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
             self.out("on = rn[None, :]  # output columns, (1, BLOCK_N)")
             self.out(f"mmask = om < {M}")
@@ -92,6 +96,9 @@ class GemmWriter(AnchorWriter):
                 if p.fp8 is not None:
                     fp8_rescale(self, nb, M, N)
                 self.out(f"v_{mm.name} = acc  # {self._describe(mm, a_shape, b_shape, nb)}, fp32 accumulator")
+                if second is not None:
+                    self.out(f"v_{self.second.name} = acc2  # {self._describe(self.second, a_shape, second[2], nb)}, "
+                             "the second product's fp32 accumulator")
                 self.compute_epilogue()
                 if self.row is not None:
                     if p.gemv:
@@ -99,7 +106,10 @@ class GemmWriter(AnchorWriter):
                     write_row_tail(self, M, N, tile_form(self.row, space[nb + 1], p.blocks[1]))
                 else:
                     self.store_outputs(space)
-        return self._finish(mm, space, nb, self._describe(mm, a_shape, b_shape, nb))
+        described = self._describe(mm, a_shape, b_shape, nb)
+        if second is not None:
+            described += f" and {self._describe(self.second, a_shape, second[2], nb)} (A tiles loaded once for both)"
+        return self._finish(mm, space, nb, described)
 
     @contextmanager
     def _programs(self, plan, M: str, N: str, K: str):
@@ -148,14 +158,35 @@ class GemmWriter(AnchorWriter):
         self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
         self.out("rk = tl.arange(0, BLOCK_K)")
 
-    def _product(self, nb: int, a_parts, b_parts, plan, mnk: tuple[str, str, str], dtype: str) -> None:
-        """acc: this tile of the product, by the Product's path."""
+    def _second_operand(self, a_parts, b_parts, dtype: str):
+        """(view, strides, shape) of a dual group's second B (plan/dual.py), read beside B in one K loop; the
+        schedules that loop does not cover are refused (CodegenUnsupported: the search skips them)."""
+        p, text = self.product, self.sizes.text
+        refused = [why for why, on in (("split-K", p.split > 1), ("the GEMV path", p.path == "gemv"),
+                                       ("the library product", p.path == "library"), ("fp8", p.fp8 is not None),
+                                       ("TMA", p.tma)) if on]
+        if refused:
+            raise CodegenUnsupported(f"{self.group.name}: a dual product (two accumulators) under {refused[0]} "
+                                     "(not built)")
+        a2, b2 = self.view_exprs(self.second, 0), self.view_exprs(self.second, 1)
+        same_a = a2[0] == a_parts[0] and all(text(x) == text(y) for x, y in zip(
+            [*a2[1], *a2[2], a2[3]], [*a_parts[1], *a_parts[2], a_parts[3]]))
+        if not same_a or text(b2[1][-1]) != text(b_parts[1][-1]) or text(b2[1][-2]) != text(b_parts[1][-2]) \
+                or self.graph.buffer_type(b2[0].base).dtype != dtype:
+            raise CodegenUnsupported(f"{self.group.name}: {self.second.name} does not share A, N and K with "
+                                     f"{self.anchor.name} at every size")
+        return b2[0], b2[2], b2[1], b2[3]
+
+    def _product(self, nb: int, a_parts, b_parts, plan, mnk: tuple[str, str, str], dtype: str, second) -> None:
+        """acc: this tile of the product, by the Product's path (and acc2 of a dual group's second product)."""
         p, (M, N, K) = self.product, mnk
         (a, _, a_strides, a_off), (b, _, b_strides, b_off) = a_parts, b_parts
         if p.path == "library":
             library_product(self, nb, a_parts, b_parts, M, N)
             return
         self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
+        if second is not None:
+            self._operand_bases(nb, (second[0], second[1], second[3]), names=("b2_base",))
         self._k_range(p.split, K)
         operands = (a, a_strides, b, b_strides)
         if p.path == "gemv":
@@ -166,11 +197,11 @@ class GemmWriter(AnchorWriter):
             with self.out.block("else:  # a stride or address TMA cannot take in this call: pointer tiles"):
                 dot_loop(self, operands, M, N, K, dtype, p.precision)
         else:
-            dot_loop(self, operands, M, N, K, dtype, p.precision)
+            dot_loop(self, operands, M, N, K, dtype, p.precision, second[:2] if second else None)
 
-    def _operand_bases(self, nb: int, *operands) -> None:
-        """a_base, b_base: where the program's batch element starts in A and B (and any view offset)."""
-        for name, (v, strides, offset) in zip(("a_base", "b_base"), operands):
+    def _operand_bases(self, nb: int, *operands, names: tuple[str, ...] = ("a_base", "b_base")) -> None:
+        """a_base, b_base (or `names`): where the program's batch element starts in A and B (and any view offset)."""
+        for name, (v, strides, offset) in zip(names, operands):
             terms = [times(self, f"i{j}", strides[j]) for j in range(nb)
                      if not (v.strides[j] == 0 and strides[j].is_constant)
                      and not (v.shape[j] == 1 and strides[j].is_constant)]

@@ -174,7 +174,7 @@ def test_gemm_space_prunes_tiles_bigger_than_the_problem():
     assert space.knob("BLOCK_N").values == (16, 32, 64, 128, 256)
     assert space.knob("BLOCK_K").values == (16, 32)                     # 24 -> 32
     for c in space:
-        assert 24 // c["split_k"] >= c["BLOCK_K"]
+        assert c["split_k"] == 1 or 24 // c["split_k"] >= c["BLOCK_K"]   # one masked step covers K without a split
         if c["GROUP_M"] > 1:                                            # grouping needs a 2-D tile grid
             assert math.ceil(40 / c["BLOCK_M"]) > 1 and math.ceil(300 / c["BLOCK_N"]) > 1
 

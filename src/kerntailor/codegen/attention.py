@@ -150,6 +150,12 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
     bm, bn = (128, 64) if sixteen else (16, 64)
     if max(sizes["D"], sizes["Dv"]) > 128:   # 256-wide heads: half the rows, the accumulator stays 64 KiB
         bm = bm // 2
+    if 1 in dict(group.operand_prologues):
+        # k computed on every key block (rotary embedding: five loads and their values live at once): half the keys.
+        # Cross-compiled (rope_sdpa, D = 128, triton 3.6, 2026-12-04): bf16 at 128 x 64 spilled 144 on sm_90 and 27
+        # on gfx942, at 128 x 32 0 and 9; fp32 at 16 x 64 took 232 KiB of shared memory on sm_90 (over its 227), at
+        # 16 x 32 120 KiB (and spills, as fp32 ieee does there), 0 spills on gfx942
+        bn = 32
     bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"])))
     bn = min(bn, max(MIN_DOT, next_power_of_two(sizes["Lk"])))
     warps = 8 if bm >= 128 else 4

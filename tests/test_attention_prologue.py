@@ -100,6 +100,24 @@ def test_rope_attention_passes_the_referee(dtype, knobs, tmp_path):
     verify(ROPE, make_module(ROPE, {"attention": knobs}, dtype), tmp_path, dtype)
 
 
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_rope_with_one_kv_head_passes_the_referee(tmp_path):
+    """MQA (enable_gqa, one K/V head): k's prologue computed at head i // (Hq / Hkv) of its own projection."""
+    mqa = tmp_path / "rope_mqa.py"
+    mqa.write_text(ROPE.read_text()
+                   .replace("self.k_proj = nn.Linear(hidden, hidden", "self.k_proj = nn.Linear(hidden, hidden // heads")
+                   .replace("self.v_proj = nn.Linear(hidden, hidden", "self.v_proj = nn.Linear(hidden, hidden // heads")
+                   .replace("k_proj(x).view(b, t, self.heads,", "k_proj(x).view(b, t, 1,")
+                   .replace("v_proj(x).view(b, t, self.heads,", "v_proj(x).view(b, t, 1,")
+                   .replace("is_causal=True)", "is_causal=True, enable_gqa=True)"))
+    _, _, gen, plan = prepared(mqa)
+    group = _attention(plan)
+    att = gen.graph.node(group.anchor)
+    assert sorted(j for j, _ in group.operand_prologues) == [0, 1] and att.operands[1].shape[1] == 1
+    verify(mqa, make_module(mqa, {"attention": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2}}), tmp_path)
+
+
 # --- compile: cross-compiled for sm_90 and gfx942 (no GPU) ---------------------------------------------------
 
 @pytest.mark.compile

@@ -20,6 +20,10 @@ ReLU attention (Attention.score "relu", written out only): relu(Q Kᵀ · scale 
 the statistics: p = relu(masked scores) at the scores' own scale, acc += P V, no division at the end (a masked
 score is -inf, so it weighs 0; relu keeps a NaN score NaN, `tl.where(s < 0, 0, s)`, as torch.relu does).
 
+A q or k the plan gave a pointwise prologue (rotary embedding: FusionGroup.operand_prologues) is computed, not
+loaded: q's on its tile once, k's on every key block of both loops (codegen/attention_prologue.py), by pointer loads
+(a TMA schedule refuses a computed k), 0 outside the tile. A computed k halves the default BLOCK_N.
+
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
 QKV projection costs nothing). Head dims that are not powers of two are padded to BLOCK_D (masked loads).

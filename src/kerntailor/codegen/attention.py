@@ -20,6 +20,10 @@ ReLU attention (Attention.score "relu", written out only): relu(Q Kᵀ · scale 
 the statistics: p = relu(masked scores) at the scores' own scale, acc += P V, no division at the end (a masked
 score is -inf, so it weighs 0; relu keeps a NaN score NaN, `tl.where(s < 0, 0, s)`, as torch.relu does).
 
+A q or k the plan gave a pointwise prologue (rotary embedding: FusionGroup.operand_prologues) is computed, not
+loaded: q's on its tile once, k's on every key block of both loops (codegen/attention_prologue.py), by pointer loads
+(a TMA schedule refuses a computed k), 0 outside the tile. A computed k halves the default BLOCK_N.
+
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
 QKV projection costs nothing). Head dims that are not powers of two are padded to BLOCK_D (masked loads).
@@ -54,6 +58,7 @@ from typing import ClassVar
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter
 from kerntailor.codegen.assemble import assemble
+from kerntailor.codegen.attention_prologue import compute_prologue, operand_prologue
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import check_precision
 from kerntailor.codegen.helpers import dot_helper, math_helper, tma_allocator
@@ -149,6 +154,12 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
     bm, bn = (128, 64) if sixteen else (16, 64)
     if max(sizes["D"], sizes["Dv"]) > 128:   # 256-wide heads: half the rows, the accumulator stays 64 KiB
         bm = bm // 2
+    if 1 in dict(group.operand_prologues):
+        # k computed on every key block (rotary embedding: five loads and their values live at once): half the keys.
+        # Cross-compiled (rope_sdpa, D = 128, triton 3.6, 2026-12-04): bf16 at 128 x 64 spilled 144 on sm_90 and 27
+        # on gfx942, at 128 x 32 0 and 9; fp32 at 16 x 64 took 232 KiB of shared memory on sm_90 (over its 227), at
+        # 16 x 32 120 KiB (and spills, as fp32 ieee does there), 0 spills on gfx942
+        bn = 32
     bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"])))
     bn = min(bn, max(MIN_DOT, next_power_of_two(sizes["Lk"])))
     warps = 8 if bm >= 128 else 4
@@ -166,6 +177,7 @@ def generate_attention(gen: Generalized, group: FusionGroup, schedule: Attention
 class _AttentionWriter(AnchorWriter):
     anchor_type = Attention
     takes_layout_stores = True   # a GPT block's (B, H, T, D) -> (B, T, H, D) copy: O stored at its strides
+    takes_prologue = True        # q's and k's pointwise prologues (rotary embedding): codegen/attention_prologue.py
 
     def __init__(self, gen, group, schedule: AttentionSchedule, host_names, name, arch):
         super().__init__(gen, group, schedule, host_names, name)
@@ -177,6 +189,8 @@ class _AttentionWriter(AnchorWriter):
         self.tma: tuple[str, int] | None = None   # USE_TMA: (the host's per-call condition, its traced value)
         self.scale_positive = False          # the softmax scale > 0 at every size (_positive)
         self.relu = False                    # weights relu(scores), not their softmax (Attention.score)
+        self.computed = {j for j in (0, 1) if operand_prologue(self, j)}   # q, k: computed by a prologue, not loaded
+        self.kv_coords: dict[str, dict[int, str]] = {}
 
     # --- checks -----------------------------------------------------------------------------------------------
     def _check(self) -> tuple[str, list]:
@@ -206,6 +220,11 @@ class _AttentionWriter(AnchorWriter):
             raise CodegenUnsupported(f"{att.name}: masked_fill semantics without a mask operand")
         if att.score not in ("softmax", "relu"):
             raise CodegenUnsupported(f"{att.name}: attention weights by {att.score}")
+        fed = {n for j in self.computed for n in dict(self.group.operand_prologues)[j]}
+        if any(n.name not in fed for n in self.prologue):
+            raise CodegenUnsupported(f"{self.group.name}: a prologue that computes neither q nor k", att.name)
+        if self.schedule.TMA and 1 in self.computed:
+            raise CodegenUnsupported(f"{att.name}: TMA loads K through a descriptor, its prologue computes it")
         return dtype, parts
 
     # --- the kernel -------------------------------------------------------------------------------------------
@@ -225,10 +244,12 @@ class _AttentionWriter(AnchorWriter):
         self.head_dims = (("q", q_shape[-1]), ("k", k_shape[-1]), ("v", v_shape[-1]))
         lead = space[:nl]
         self._program(nl, lead, Lq)
-        kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
-                     for j, name in ((1, "k"), (2, "v"))}
-        self._base("q", q, q_st, q_off, {a: f"i{a}" for a in range(nl)}, nl)
-        self._base("k", k, k_st, k_off, kv_coords["k"], nl)
+        self.kv_coords = kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
+                                      for j, name in ((1, "k"), (2, "v"))}
+        if 0 not in self.computed:
+            self._base("q", q, q_st, q_off, {a: f"i{a}" for a in range(nl)}, nl)
+        if 1 not in self.computed:
+            self._base("k", k, k_st, k_off, kv_coords["k"], nl)
         self._base("v", v, v_st, v_off, kv_coords["v"], nl)
         masked = len(parts) == 4
         if masked:
@@ -240,12 +261,18 @@ class _AttentionWriter(AnchorWriter):
         self.out("rd = tl.arange(0, BLOCK_D)  # q and k head dim")
         self.out("rdv = tl.arange(0, BLOCK_DV)  # v head dim")
         self.out("rn0 = tl.arange(0, BLOCK_N)")
-        q_mask = f"(rm[:, None] < {Lq})" + (f" & (rd[None, :] < {D})" if d_mask else "")
-        self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {self._t('rm[:, None]', q_st[-2])} + "
-                 f"{self._t('rd[None, :]', q_st[-1])}, mask={q_mask}, other=0.0)  # (BLOCK_M, BLOCK_D), held")
+        q_mask = [f"(rm[:, None] < {Lq})"] + ([f"(rd[None, :] < {D})"] if d_mask else [])
+        if 0 in self.computed:   # (BLOCK_M, BLOCK_D), held
+            compute_prologue(self, 0, {a: f"i{a}" for a in range(nl)} | {nl: "rm[:, None]", nl + 1: "rd[None, :]"},
+                             q_mask, "[BLOCK_M, BLOCK_D]", "rm", "q")
+        else:
+            self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {self._t('rm[:, None]', q_st[-2])} + "
+                     f"{self._t('rd[None, :]', q_st[-1])}, mask={' & '.join(q_mask)}, other=0.0)  "
+                     "# (BLOCK_M, BLOCK_D), held")
         self.d_full = self._head_full(d_mask or dv_mask, (q_shape[-1], v_shape[-1]))
-        self.out(f"kt_off = {self._t('rn0[None, :]', k_st[-2])} + {self._t('rd[:, None]', k_st[-1])}"
-                 "  # K^T's offsets at key block 0, (BLOCK_D, BLOCK_N): the loop adds start x the row stride")
+        if 1 not in self.computed:
+            self.out(f"kt_off = {self._t('rn0[None, :]', k_st[-2])} + {self._t('rd[:, None]', k_st[-1])}"
+                     "  # K^T's offsets at key block 0, (BLOCK_D, BLOCK_N): the loop adds start x the row stride")
         self.out(f"v_off = {self._t('rn0[:, None]', v_st[-2])} + {self._t('rdv[None, :]', v_st[-1])}"
                  "  # (BLOCK_N, BLOCK_DV)")
         scale = self.sizes.slot(("node", att.name, "scale"), att.scale)
@@ -453,11 +480,16 @@ class _AttentionWriter(AnchorWriter):
         3 stages, triton 3.6): 186 registers before these changes, 167 after."""
         k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype = ops
         fast = not masked and self.scale_positive and not self.relu
-        if edge or masked:
+        if edge or masked or 1 in self.computed:
             self.out("rn = start + rn0  # keys")
-        self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off",
-                   [f"(rn[None, :] < {Lk})"] if edge else [], [f"(rd[:, None] < {D})"] if d_mask else [],
-                   "K^T, (BLOCK_D, BLOCK_N)", "tl.trans(k_desc.load([start, 0]))")
+        keys, heads = [f"(rn[None, :] < {Lk})"] if edge else [], [f"(rd[:, None] < {D})"] if d_mask else []
+        if 1 in self.computed:   # K^T computed on the block: its prologue (rotary embedding) at the block's keys
+            nl = len(self.anchor.out.shape) - 2
+            compute_prologue(self, 1, self.kv_coords["k"] | {nl: "rn[None, :]", nl + 1: "rd[:, None]"}, keys + heads,
+                             "[BLOCK_D, BLOCK_N]", "rn", "kt")
+        else:
+            self._load("kt", f"{self.pointer(k.base)} + k_base + {self._t('start', k_st[-2])} + kt_off", keys, heads,
+                       "K^T, (BLOCK_D, BLOCK_N)", "tl.trans(k_desc.load([start, 0]))")
         dot = self._dot("q", "kt", "tl.zeros([BLOCK_M, BLOCK_N], tl.float32)", dtype)
         m, rowsum, acc = state
         if self.relu:   # the weights are relu(scores): no statistics, no rescaling

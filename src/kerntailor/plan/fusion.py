@@ -38,6 +38,13 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   max, nothing to an average), never prologue(0);
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
   by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
+- a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
+  (rotary embedding on q and k, a scale, a cast), joins the attention's group as the *prologue of that operand*
+  (`FusionGroup.operand_prologues`): codegen evaluates it on the Q tile it loads once per program and on every K
+  block its loop loads (codegen/attention.py), so its output is never written. Every query block recomputes a key
+  block's prologue, so the merge is refused where it loads more than PROLOGUE_LOADS elements, or costs more than
+  PROLOGUE_FLOPS operations, per element it produces. Not V (the causal kernel's V scan reads V itself), and not a
+  reduction (a q/k RMSNorm stays its own kernel);
 - a *layout store*: a copy that reads an attention group's output (or an epilogue member at its shape) whole through
   a permutation of its leading axes (a GPT block's `y.transpose(1, 2).contiguous()`, (B, H, T, D) -> (B, T, H, D))
   joins the group (`layout_store`): codegen stores the tile at the copy's strides, so the (B, H, T, D) buffer is
@@ -66,6 +73,13 @@ LAYOUT_STORES = ("attention",)   # the anchor families whose writers store an ou
 # a pool's prologue is recomputed on every window that reads an element: at most this many times on average
 # (window elements / the product of the strides)
 RECOMPUTE_LIMIT = 4
+# an attention operand's prologue is recomputed by every query block that reads a key block (cdiv(Lq, BLOCK_M) times):
+# at most this many loads and operations per element it produces (rotary embedding: 5 loads, the projection at its
+# column and the two masked halves, cos and sin; 4 operations), small beside the score product's 2 x BLOCK_M per
+# key element (BLOCK_M >= 16)
+PROLOGUE_LOADS = 6
+PROLOGUE_FLOPS = 16
+PROLOGUE_OPERANDS = (0, 1)   # an attention's q and k
 # a convolution of at most this many output channels takes a row tail that needs the whole row (softmax over the
 # channels): its schedules keep them in one tile (codegen/conv.py's work_sizes, search/families.py's conv_space)
 WHOLE_ROW_CHANNELS = 128
@@ -83,6 +97,8 @@ class FusionGroup:
     bytes_moved: int = 0         # what this kernel reads and writes, at least
     # members computed on every element the anchor reads (a pool's window), never written: a pointwise prologue
     prologue: tuple[str, ...] = ()
+    # an attention's: (operand index, the prologue members that compute it, in order), per operand that has one
+    operand_prologues: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     @property
     def anchor(self) -> str:
@@ -130,6 +146,7 @@ class _Group:
     space: tuple[int, ...]
     axes: tuple[int, ...] = ()
     prologue: tuple[str, ...] = ()
+    operand_prologues: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     @property
     def reduced_numel(self) -> int:
@@ -398,6 +415,19 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     and can_merge(target, producer):
                 target.prologue = tuple(n.name for n in producer.nodes)
                 absorb(target, producer)
+        if node.family == "attention" and target.family == "attention":
+            for j in PROLOGUE_OPERANDS:
+                base = node.operands[j].base
+                producer = group_of.get(base)
+                if producer is target and base in target.prologue:   # q and k of one prologue (q = k)
+                    target.operand_prologues += ((j, _feeding(target.nodes, base, target.prologue)),)
+                elif producer is not None and producer is not target \
+                        and _attention_prologue(producer, node, j, consumers, graph_outputs) \
+                        and can_merge(target, producer):
+                    names = tuple(n.name for n in producer.nodes)
+                    target.prologue += names
+                    target.operand_prologues += ((j, names),)
+                    absorb(target, producer)
         if node.family == "pointwise" and target.family == "pointwise" and node.out.shape == target.space:
             # recompute, do not write: pointwise producers that only this node reads, through narrowing views
             for g in producers:
@@ -572,6 +602,51 @@ def _private_chain(g: _Group, anchor: Node, consumers: dict, outputs: set) -> bo
     return True
 
 
+def _attention_prologue(g: _Group, att: Node, j: int, consumers: dict, outputs: set) -> bool:
+    """Whether pointwise group `g` can be evaluated where attention `att` loads its operand j (module docstring):
+    `att` reads it whole and as it is (contiguous, no offset), nothing but the group and `att` reads a member (nor is
+    one a graph output), every operand of a member at the operand's rank, members reading members at the group's
+    shape as they are and the others (a rotary embedding's halves) through narrowing views, within the recompute
+    limits."""
+    if g.family != "pointwise" or att.family != "attention" or j not in PROLOGUE_OPERANDS:
+        return False
+    names = {n.name: n for n in g.nodes}
+    for k, view in enumerate(att.operands):
+        if view.base in names and (k not in PROLOGUE_OPERANDS or view.offset or tuple(view.shape) != tuple(g.space)
+                                   or tuple(view.strides) != contiguous_strides(view.shape)):
+            return False
+    loads = flops = 0
+    for n in g.nodes:
+        if n.name in outputs or any(c not in names and c != att.name for c in consumers[n.name]):
+            return False
+        flops += n.flops() // max(1, n.out.numel)
+        for i, op in enumerate(n.operands):
+            if len(op.shape) != len(g.space):
+                return False
+            producer = names.get(op.base)
+            if producer is None:
+                loads += len(_loads_of(n.expr, i))
+            elif producer.out.shape == g.space:
+                if op.shape != g.space or op.offset or tuple(op.strides) != contiguous_strides(op.shape):
+                    return False
+            elif narrowing_shift(op, producer.out.shape) is None:
+                return False
+    return loads <= PROLOGUE_LOADS and flops <= PROLOGUE_FLOPS
+
+
+def _feeding(nodes: list[Node], base: str, among: Collection[str]) -> tuple[str, ...]:
+    """The members of `among` that `base` is computed from (itself included), in the order of `nodes`."""
+    by_name = {n.name: n for n in nodes}
+    needed, stack = set(), [base]
+    while stack:
+        name = stack.pop()
+        if name in needed or name not in among:
+            continue
+        needed.add(name)
+        stack += [op.base for op in by_name[name].operands]
+    return tuple(n.name for n in nodes if n.name in needed)
+
+
 def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     """`shape` without its size-1 axes."""
     return tuple(s for s in shape if s != 1)
@@ -594,4 +669,5 @@ def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[s
                if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
     written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),
-                       tuple(outputs), group.space, group.axes, read + written, group.prologue)
+                       tuple(outputs), group.space, group.axes, read + written, group.prologue,
+                       group.operand_prologues)

@@ -160,25 +160,9 @@ class IterationSpace:
     # --- inline members: a narrowing view of a pointwise producer, recomputed at the reader's index ----------
     def shift(self, reader: Node, j: int, producer: Node) -> dict[int, list[SizeExpr]]:
         """How the producer's coordinates follow the reader's: the same, shifted along at most one axis."""
-        v = reader.operands[j]
-        found = narrowing_shift(v, producer.out.shape)
-        if found is None:
-            raise CodegenUnsupported(f"{reader.name} reads {producer.name} through a view that is not a narrowing")
-        _, shape, strides, offset = self.view_exprs(reader, j)
+        _, _, strides, offset = self.view_exprs(reader, j)
         out_syms = [self.gen.expr(("node", producer.name, "out", k), s) for k, s in enumerate(producer.out.shape)]
-        expected = symbolic_strides(out_syms)
-        for k, size in enumerate(v.shape):
-            if size > 1 and (expected[k] is None or not same(strides[k], expected[k])):
-                raise CodegenUnsupported(f"{reader.name} reads {producer.name} with strides that vary differently")
-        axis, _ = found
-        if axis < 0:
-            if not (offset.is_constant and offset.coeff + offset.offset == 0):
-                raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that varies")
-            return {}
-        step = quotient(offset, expected[axis]) if expected[axis] is not None else None
-        if step is None:
-            raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that is no product of dims")
-        return {axis: [step]}
+        return view_shift(reader, j, producer, strides, offset, out_syms)
 
     def inline_reads(self, producer: Node, frame: Frame, shift):
         """(frame, concrete strides, symbolic strides, indexed axes) of every load an inline recompute makes."""
@@ -194,6 +178,30 @@ class IterationSpace:
             yield frame, list(view.strides), list(strides), idx
         if not producer.operands:
             yield frame, [0] * len(frame), [const(0)] * len(frame), idx
+
+
+def view_shift(reader: Node, j: int, producer: Node, strides: list[SizeExpr], offset: SizeExpr,
+               out_syms: list[SizeExpr]) -> dict[int, list[SizeExpr]]:
+    """How `producer`'s coordinates follow `reader`'s, which reads it as operand j (symbolic `strides`, `offset`;
+    `out_syms`: the producer's shape): the same, shifted along at most one axis (CodegenUnsupported for any view
+    but a narrowing at every size)."""
+    v = reader.operands[j]
+    found = narrowing_shift(v, producer.out.shape)
+    if found is None:
+        raise CodegenUnsupported(f"{reader.name} reads {producer.name} through a view that is not a narrowing")
+    expected = symbolic_strides(out_syms)
+    for k, size in enumerate(v.shape):
+        if size > 1 and (expected[k] is None or not same(strides[k], expected[k])):
+            raise CodegenUnsupported(f"{reader.name} reads {producer.name} with strides that vary differently")
+    axis, _ = found
+    if axis < 0:
+        if not (offset.is_constant and offset.coeff + offset.offset == 0):
+            raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that varies")
+        return {}
+    step = quotient(offset, expected[axis]) if expected[axis] is not None else None
+    if step is None:
+        raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that is no product of dims")
+    return {axis: [step]}
 
 
 def compose(a: dict, b: dict) -> dict:

@@ -98,3 +98,22 @@ def test_the_flattened_epilogues_pass_the_referee(path, tmp_path):
 def test_the_flattened_epilogues_pass_the_referee_in_bf16(tmp_path):
     verdict = judge(SWIGLU, make_module(SWIGLU, dtype="bf16"), tmp_path, dtype="bf16")
     assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+
+
+@pytest.mark.unit
+def test_every_variant_flattens_the_same_nodes():
+    """Over a batch of 1 the per-position bias's view (0, N, 1) merges (a size-1 axis merges with anything), over a
+    batch of 3 it does not: alone, the variants' graphs would differ in structure (generalize's StructureChanged, as
+    an MQA problem with a batch-1 variant raised); common_rows keeps only what every variant flattens."""
+    from kerntailor.capture.capture import capture_problem
+    from kerntailor.capture.product_rows import common_rows, flatten_product_rows, flattened_rows
+    from kerntailor.problem import load_problem
+    from kerntailor.problem.spec import Variant
+
+    problem = load_problem(POSITION)
+    wide, one = (capture_problem(problem, v).unflattened for v in ("default", Variant("one", (("batch", 1),))))
+    alone = [flattened_rows(g, flatten_product_rows(g)) for g in (wide, one)]
+    bias = next(n.name for n in wide.nodes if any(op.base == "p_pos" for op in n.operands))
+    assert bias in alone[1] and bias not in alone[0]
+    together = [flattened_rows(g, f) for g, f in zip((wide, one), common_rows([wide, one]))]
+    assert together[0] == together[1] == alone[0] and together[0]

@@ -11,7 +11,7 @@ from kerntailor.capture.cost import GraphCost, graph_cost
 from kerntailor.capture.export import export_on_meta
 from kerntailor.capture.generalize import Generalized, StructureChanged, generalize
 from kerntailor.capture.lower import lower_program
-from kerntailor.capture.product_rows import flatten_product_rows
+from kerntailor.capture.product_rows import common_rows, flatten_product_rows
 from kerntailor.capture.rewrite_attention import rewrite_attention
 from kerntailor.errors import CaptureError
 from kerntailor.ir.nodes import Attention, Graph
@@ -25,6 +25,8 @@ class Capture:
     dtype: str | None
     graph: Graph
     cost: GraphCost
+    # the graph before flatten_product_rows (capture_generalized makes every variant's choice the same)
+    unflattened: Graph | None = None
 
 
 def capture_problem(problem: ProblemSpec, variant: str | Variant = "default", prove_causal: bool = True) -> Capture:
@@ -38,11 +40,12 @@ def capture_problem(problem: ProblemSpec, variant: str | Variant = "default", pr
     training = model.training if reads_training(model) else None
     _without_running_statistics(model)
     program = export_on_meta(model, inputs, problem.name)
-    graph = flatten_product_rows(rewrite_attention(lower_program(program, problem.name), prove_causal))
+    unflattened = rewrite_attention(lower_program(program, problem.name), prove_causal)
     if training is not None:
-        graph = replace(graph, training=training)
+        unflattened = replace(unflattened, training=training)
+    graph = flatten_product_rows(unflattened)
     name = variant if isinstance(variant, str) else variant.name
-    return Capture(problem.name, name, problem.dtype, graph, graph_cost(graph))
+    return Capture(problem.name, name, problem.dtype, graph, graph_cost(graph), unflattened)
 
 
 def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
@@ -62,6 +65,11 @@ def capture_generalized(problem: ProblemSpec) -> tuple[Capture, Generalized]:
     if len({causal_proofs(c.graph) for c in captures + ([probed] if probed else [])}) > 1:
         captures = [capture_problem(problem, v, prove_causal=False) for v in problem.variants]
         probed = capture_problem(problem, probe, prove_causal=False) if probe is not None else None
+    # flatten_product_rows' choice depends on sizes (a batch of 1 merges a broadcast axis): one choice for all
+    every = captures + ([probed] if probed is not None else [])
+    flat = common_rows([c.unflattened for c in every])
+    every = [replace(c, graph=g, cost=graph_cost(g)) for c, g in zip(every, flat)]
+    captures, probed = every[:len(captures)], (every[-1] if probed is not None else None)
     graphs = [c.graph for c in captures]
     # the probe's sizes may change the graph (StructureChanged: GQA with as many kv heads as heads), or its untied
     # dims make a size a sum no monomial is (a padded size plus a product; a concatenation's sums are derived dims,

@@ -23,6 +23,7 @@ become members of their products' groups.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from math import prod
 
@@ -31,14 +32,15 @@ from kerntailor.ir.nodes import Graph, Matmul, Pointwise, Reduction
 from kerntailor.ir.types import TensorType, View
 
 
-def flatten_product_rows(graph: Graph) -> Graph:
-    """`graph` with the pointwise readers of 2-d products at the products' shapes (module docstring)."""
+def flatten_product_rows(graph: Graph, only: Collection[str] | None = None) -> Graph:
+    """`graph` with the pointwise readers of 2-d products at the products' shapes (module docstring); with `only`,
+    no node outside it (capture_generalized's choice common to every variant: see `common_rows`)."""
     flat: set[str] = {n.name for n in graph.nodes if len(n.out.shape) == 2}
     if not any(isinstance(n, Matmul) and not n.batch and n.name in flat for n in graph.nodes):
         return graph
     nodes, changed = [], False
     for node in graph.nodes:
-        new = _flattened(node, flat)
+        new = _flattened(node, flat) if only is None or node.name in only else None
         if new is not None:
             if isinstance(new, Pointwise):
                 flat.add(node.name)
@@ -46,6 +48,28 @@ def flatten_product_rows(graph: Graph) -> Graph:
             node = new
         nodes.append(node)
     return replace(graph, nodes=tuple(nodes)) if changed else graph
+
+
+def flattened_rows(before: Graph, after: Graph) -> frozenset[str]:
+    """The nodes flatten_product_rows reshaped between `before` and `after`."""
+    shapes = {n.name: n.out.shape for n in before.nodes}
+    return frozenset(n.name for n in after.nodes if shapes.get(n.name) != n.out.shape)
+
+
+def common_rows(graphs: Sequence[Graph]) -> list[Graph]:
+    """`graphs` (one per variant, not flattened) flattened at the nodes every variant can flatten. The choice depends
+    on sizes: a size-1 axis merges with anything (a per-position bias of (T, N) read over a batch of 1 merges, over a
+    batch of 2 it does not), and generalization needs one structure over all variants. Each variant's choice is
+    intersected with the others' until none drops a node (a node reading a product through one that was dropped
+    can drop out in turn)."""
+    chosen: frozenset[str] | None = None
+    while True:
+        flat = [flatten_product_rows(g, chosen) for g in graphs]
+        sets = [flattened_rows(g, f) for g, f in zip(graphs, flat)]
+        common = frozenset.intersection(*sets) if sets else frozenset()
+        if all(s == common for s in sets):
+            return flat
+        chosen = common
 
 
 def _flattened(node, flat: set[str]) -> Pointwise | Reduction | None:

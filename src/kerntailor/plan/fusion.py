@@ -41,7 +41,8 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 - a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
   (rotary embedding on q and k, a scale, a cast), joins the attention's group as the *prologue of that operand*
   (`FusionGroup.operand_prologues`): codegen evaluates it on the Q tile it loads once per program and on every K
-  block its loop loads (codegen/attention.py), so its output is never written. Every query block recomputes a key
+  block its loop loads (codegen/attention.py), so its output is never written (a chain that computes nothing, a copy
+  or a concatenation, stays a kernel: optimize's graph mode swaps a KV cache's cat). Every query block recomputes a key
   block's prologue, so the merge is refused where it loads more than PROLOGUE_LOADS elements, or costs more than
   PROLOGUE_FLOPS operations, per element it produces. Not V (the causal kernel's V scan reads V itself), and not a
   reduction (a q/k RMSNorm stays its own kernel);
@@ -631,7 +632,9 @@ def _attention_prologue(g: _Group, att: Node, j: int, consumers: dict, outputs: 
                     return False
             elif narrowing_shift(op, producer.out.shape) is None:
                 return False
-    return loads <= PROLOGUE_LOADS and flops <= PROLOGUE_FLOPS
+    # a chain that computes nothing (a copy, a concatenation: a KV cache's cat, GQA's repeated heads) stays a kernel:
+    # optimize's graph mode swaps a cache concatenation as a kernel of its own and lean.py's GQA rewrite reads it
+    return 0 < flops <= PROLOGUE_FLOPS and loads <= PROLOGUE_LOADS
 
 
 def _feeding(nodes: list[Node], base: str, among: Collection[str]) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ separate outputs (Q, K and V projections) are one GEMM kernel whose grid covers 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from kerntailor.plan.horizontal import MAX_PRODUCTS
 DATA = Path(__file__).parent / "data" / "qkvgemm"
 QKV, GQA, THREE = DATA / "qkv_sdpa.py", DATA / "qkv_gqa.py", DATA / "three_outputs_2d.py"
 FIVE, APART, DUAL_AND_THIRD = DATA / "five_products.py", DATA / "apart.py", DATA / "dual_and_third.py"
+DECODE = DATA / "decode_step.py"
 
 
 def _products(gen, group) -> list[str]:
@@ -75,6 +77,11 @@ def test_other_a_views_inputs_and_readers_stay_apart():
     assert by_products == sorted([(q, v), (k,), (s,), (y,)])
 
 
+def test_matrix_vector_products_keep_their_gemv_kernels():
+    gen, _, groups = _matmul_groups(DECODE)
+    assert [len(_products(gen, g)) for g in groups] == [1, 1, 1]
+
+
 def test_at_most_max_products_share_a_kernel():
     gen, _, groups = _matmul_groups(FIVE)
     assert sorted(len(_products(gen, g)) for g in groups) == [1, MAX_PRODUCTS]
@@ -101,7 +108,8 @@ def test_one_branch_per_product_each_a_whole_tile():
     for body in branches:
         assert body.count("tl.store(") == 1 and body.count("_bias_ptr") == 1
     assert "if (pid_n < end0):" in src and "if (pid_n >= end1):" in src
-    assert "triton.cdiv(" in module.source and "end2" in src
+    # the grid: the row tiles times the sum of every product's column tiles
+    assert re.search(r"\* \(triton\.cdiv\(.+\) \+ triton\.cdiv\(.+\) \+ triton\.cdiv\(", module.source)
 
 
 @pytest.mark.parametrize("knobs, why", [({"split_k": 2}, "split-K"), ({"precision": "fp8-row"}, "fp8"),

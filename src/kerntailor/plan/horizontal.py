@@ -12,7 +12,8 @@ the one kernel 92.3 MB (predicted from the plan's bytes: x read once instead of 
 
 Groups merge when
 - each is a generated matmul group of one product (no dual pair: plan/dual.py, no row tail, no prologue) whose
-  first node is a non-batched Matmul;
+  first node is a non-batched Matmul, neither M nor N 1 (a matrix-vector product keeps its GEMV kernel, codegen/gemm:
+  the horizontal writer builds tl.dot tiles only, 15/16 of a 16-wide side padding there);
 - their products read the same A view (base, shape, strides, offset), with equal M and K, and A and every B are of
   one dtype (one tl.dot path and precision for the kernel). N may differ (GQA's k and v are narrower than q);
 - no member of one reads a member of another (their epilogues stay apart: each product keeps its own pointwise
@@ -45,7 +46,7 @@ def horizontal_key(graph: Graph, nodes: Sequence[Node]) -> tuple | None:
     `nodes`; None where it cannot join one (its first node is no single non-batched product, or its operands'
     dtypes differ)."""
     mm = nodes[0]
-    if not isinstance(mm, Matmul) or mm.batch or any(isinstance(n, Matmul) for n in nodes[1:]):
+    if not isinstance(mm, Matmul) or mm.batch or any(isinstance(n, Matmul) for n in nodes[1:]) or 1 in (mm.m, mm.n):
         return None
     dtypes = {graph.buffer_type(v.base).dtype for v in mm.operands[:2]}
     if len(dtypes) != 1:

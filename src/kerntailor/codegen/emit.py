@@ -352,7 +352,10 @@ def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], devic
 
 def _grid_text(size: SizeArgs, axis: GridAxis) -> str:
     """Host text for the programs along one grid axis: triton.cdiv(n, block) for one factor (block 1 included),
-    a product of ceil-divisions for several (GEMM tiles x batch x splits)."""
+    a product of ceil-divisions for several (GEMM tiles x batch x splits), times a sum of them (axis.summed)."""
+    if axis.summed:
+        summed = " + ".join(f"triton.cdiv({size.host(e)}, {block})" for e, block in axis.summed)
+        return f"{_count_text(size, axis.factors)} * ({summed})"
     if len(axis.factors) == 1:
         (e, block), = axis.factors
         return f"triton.cdiv({size.host(e)}, {block})"

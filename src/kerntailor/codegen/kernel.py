@@ -18,9 +18,11 @@ Factors = tuple[tuple[SizeExpr, int], ...]   # Π ceil(size / block): a count of
 
 @dataclass(frozen=True)
 class GridAxis:
-    """One axis of the launch grid: the product of ceil(size / block) over its factors."""
+    """One axis of the launch grid: the product of ceil(size / block) over its factors, times the sum of
+    ceil(size / block) over `summed` where there is one (a horizontal GEMM's column tiles, product after product)."""
 
     factors: Factors
+    summed: Factors = ()
 
 
 @dataclass(frozen=True)

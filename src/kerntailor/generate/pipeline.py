@@ -740,7 +740,8 @@ def _check_fp8(plan, gen, target, precision: str) -> None:
     for node in gen.graph.nodes:
         if isinstance(node, Matmul) and node.name not in anchors:
             family = next((g.family for g in plan.groups if node.name in g.nodes), "?")
-            where = "as its second product (a dual GEMM, plan/dual.py)" if family == "matmul" else ""
+            where = ("beside another product (a dual or horizontal GEMM: plan/dual.py, plan/horizontal.py)"
+                     if family == "matmul" else "")
             raise KerntailorError(f"precision {precision}: the product {node.name} runs inside a {family} kernel"
                                   f"{' ' + where if where else ''}, where fp8 is not built (only a GEMM kernel's "
                                   "single product is quantized); use ieee")

@@ -52,7 +52,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   never written and the copy kernel disappears. A permutation that moves the last axis (the head dim: every store
   would be strided) is refused, and nothing else in the group may read the copy (it is stored, never held);
 - *dual products* (plan/dual.py): a matmul group whose epilogue reads another product of the same A view (SwiGLU's
-  `silu(x @ Wg^T) * (x @ Wu^T)`) takes that product's group: one kernel, two accumulators, A read once.
+  `silu(x @ Wg^T) * (x @ Wu^T)`) takes that product's group: one kernel, two accumulators, A read once;
+- *horizontal products* (plan/horizontal.py): up to MAX_PRODUCTS single-product matmul groups of one A view, none
+  reading another (Q, K and V projections), are one kernel whose grid covers all their N tiles: A read once.
 """
 
 from __future__ import annotations
@@ -63,10 +65,11 @@ from math import prod
 
 from kerntailor.capture.cost import view_bytes
 from kerntailor.ir.expr import Load, Op
-from kerntailor.ir.nodes import Graph, Node, Pool, Reduction
+from kerntailor.ir.nodes import Graph, Matmul, Node, Pool, Reduction
 from kerntailor.ir.types import View, contiguous_strides
 from kerntailor.plan.coverage import LIBRARY
 from kerntailor.plan.dual import dual_product
+from kerntailor.plan.horizontal import MAX_PRODUCTS, horizontal_key, independent
 from kerntailor.plan.row_tail import column_tail, row_tail
 
 ANCHORS = ("matmul", "conv", "attention", "pool", "scan", "recurrent")
@@ -450,6 +453,15 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                   and dual_product(graph, g.nodes, h.nodes) and can_merge(g, h)), None)
         if h is not None:
             absorb(g, h)
+    # horizontal products (plan/horizontal.py): single-product matmul groups of one A, none reading another
+    for g in [g for g in groups if g.family == "matmul"]:
+        key = horizontal_key(graph, g.nodes) if g in groups and not g.axes and not g.prologue else None
+        for h in [h for h in groups if key is not None and h is not g and h.family == "matmul"]:
+            if sum(isinstance(n, Matmul) for n in g.nodes) == MAX_PRODUCTS:
+                break
+            if not h.axes and not h.prologue and horizontal_key(graph, h.nodes) == key \
+                    and independent(g.nodes, h.nodes) and can_merge(g, h):
+                absorb(g, h)
     consumers = graph.consumers()
     return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
 

@@ -504,11 +504,12 @@ def gemm_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str) -> int
     return max(1, stages) * (a + b)
 
 
-def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1) -> Space:
+def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1, H: int = 1) -> Space:
     """C (M x N) = A (M x K) @ B (K x N) in BLOCK_M x BLOCK_N tiles stepping BLOCK_K, rows of tiles
     grouped by GROUP_M for L2 reuse, K split over split_k programs (partials summed after). P = 2: a dual group
     (plan/dual.py), two products of one A, two accumulators and two B tiles per program; its writer builds no
-    split-K or TMA form (codegen/gemm), so the space offers none."""
+    split-K or TMA form (codegen/gemm), so the space offers none. H > 1: a horizontal group (plan/horizontal.py), H
+    products of one A side by side (N: their sum), one accumulator a program; no split-K or TMA form either."""
     def tile_values(n: int, hi: int = 256, lo: int = 16) -> tuple[int, ...]:
         return power_of_two_range(lo, min(hi, max(lo, next_power_of_two(n))))
 
@@ -521,8 +522,8 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P
         Knob("BLOCK_N", tile_values(N, lo=8 if M == 1 else 16)),
         Knob("BLOCK_K", tile_values(K, hi=1024 if gemv else 256)),
         Knob("GROUP_M", GROUP_M), Knob("num_warps", NUM_WARPS[:-1]), Knob("num_stages", (1, 2, 3, 4)),
-        Knob("split_k", SPLIT_K if P == 1 else (1,)), *_amd_knobs(target, matrix=True),
-        *(k if P == 1 or k.name != "TMA" else Knob("TMA", (0,)) for k in _tma_knobs(target)),
+        Knob("split_k", SPLIT_K if P == H == 1 else (1,)), *_amd_knobs(target, matrix=True),
+        *(k if P == H == 1 or k.name != "TMA" else Knob("TMA", (0,)) for k in _tma_knobs(target)),
     ]
 
     def group_ok(v) -> bool:
@@ -560,10 +561,11 @@ def gemm_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     return Space("matmul", tuple(knobs), tuple(constraints), target.name,
-                 (("M", M), ("N", N), ("K", K)) + ((("P", P),) if P > 1 else ()), dtype_key(dtype))
+                 (("M", M), ("N", N), ("K", K)) + ((("P", P),) if P > 1 else ()) + ((("H", H),) if H > 1 else ()),
+                 dtype_key(dtype))
 
 
-def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1) -> list[dict]:
+def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P: int = 1, H: int = 1) -> list[dict]:
     """Schedules to time first on a GEMM of this shape, beside the portable heuristic (whichever of them
     the space allows; the search then tries its own). Where each comes from:
 

@@ -41,6 +41,7 @@ from kerntailor.errors import KerntailorError
 from kerntailor.ir.nodes import Matmul
 from kerntailor.plan.dual import products
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.plan.horizontal import branches
 from kerntailor.precision import FP8_PRECISIONS, Fp8Format, fp8_format, is_fp8
 from kerntailor.units import next_power_of_two
 
@@ -72,9 +73,15 @@ def matmul_node(gen: Generalized, group: FusionGroup) -> Matmul:
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
     """{"M", "N", "K"} of the group's product at the traced shapes, the batch folded into M (the search's
     gemm_space and cost model see B·M rows: the same tiles, the same program count up to rounding); "P": 2 for a
-    dual group (plan/dual.py: two products of one A, two accumulators)."""
+    dual group (plan/dual.py: two products of one A, two accumulators). A horizontal group (plan/horizontal.py: H
+    products of one A, one accumulator a program) is one GEMM of their N side by side: N is their sum (A once, each
+    B and C once, the FLOPs of all), "H" their count."""
     node = matmul_node(gen, group)
-    dual = len(products([gen.graph.node(n) for n in group.nodes])) > 1
+    nodes = [gen.graph.node(n) for n in group.nodes]
+    split = branches(nodes)
+    if split is not None:
+        return {"M": node.m, "N": sum(b[0].n for b in split), "K": node.k, "H": len(split)}
+    dual = len(products(nodes)) > 1
     return {"M": prod(node.batch) * node.m, "N": node.n, "K": node.k} | ({"P": 2} if dual else {})
 
 
@@ -150,13 +157,16 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
     builds neither), warps by both accumulators, and with fp32 operands BLOCK_N at most 64: two 128 x 128 fp32
     accumulators over 8 warps spilled 16 B a thread on sm_90 (255 registers; tl.dot on fp32 is FMA there), 128 x 64
     none on sm_90 nor gfx942 (cross-compiled 2026-12-04, 2 x (256 x 256) @ (256 x 512)); 16-bit operands keep
-    128 x 128 (169 registers on sm_90, 152 VGPRs on gfx942, no spills)."""
+    128 x 128 (169 registers on sm_90, 152 VGPRs on gfx942, no spills). A horizontal group (plan/horizontal.py)
+    takes one product's tiles, BLOCK_N by its widest product, tl.dot tiles and no split-K (its writer builds
+    neither), GROUP_M by the column tiles of all its products."""
     node = matmul_node(gen, group)
     batch = prod(node.batch)
     dtype = operand_dtype(gen, group)
     stages = 3 if dtype in ("bf16", "fp16") else 2
-    dual = work_sizes(gen, group).get("P", 1)
-    gemv = gemv_axis(gen, node) if dual == 1 else ""
+    sizes = work_sizes(gen, group)
+    dual, columns = sizes.get("P", 1), [b[0].n for b in branches([gen.graph.node(n) for n in group.nodes]) or ()]
+    gemv = gemv_axis(gen, node) if dual == 1 and not columns else ""
     if gemv:  # the unused block side at 16: the smallest value search/families.py's gemm_space offers
         rows = node.m if gemv == "n" else node.n
         split = 4 if batch * -(-rows // 64) < 32 and node.k >= 4096 else 1
@@ -164,17 +174,16 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> MatmulSchedule:
         return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=min(128, max(MIN_DOT, next_power_of_two(node.k))),
                               GROUP_M=1, num_warps=4, num_stages=2, split_k=split, precision="ieee")
     bm = min(128, max(MIN_DOT, next_power_of_two(node.m)))
-    bn = min(128 if dual == 1 or dtype != "fp32" else 64, max(MIN_DOT, next_power_of_two(node.n)))
+    bn = min(128 if dual == 1 or dtype != "fp32" else 64, max(MIN_DOT, next_power_of_two(max(columns or [node.n]))))
     bk = min(32, max(MIN_DOT, next_power_of_two(node.k)))
     acc = dual * bm * bn
     warps = 8 if acc >= 128 * 128 else 4 if acc >= 64 * 64 else 2
-    tiles = batch * -(-node.m // bm) * -(-node.n // bn)
-    split = 4 if tiles < 32 and node.k >= 4096 and dual == 1 else 1
+    tiles_m, tiles_n = -(-node.m // bm), sum(-(-n // bn) for n in columns or [node.n])
+    split = 4 if batch * tiles_m * tiles_n < 32 and node.k >= 4096 and dual == 1 and not columns else 1
     # gemm_space's rule: a group no larger than needed to cover the tile rows, and only on a 2-D grid
-    tiles_m, tiles_n = -(-node.m // bm), -(-node.n // bn)
     group_m = 1 if tiles_n == 1 else 8 if tiles_m > 4 else 4 if tiles_m > 1 else 1
     return MatmulSchedule(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m, num_warps=warps, num_stages=stages,
-                          split_k=split, precision="ieee", gemv=dual == 1)
+                          split_k=split, precision="ieee", gemv=dual == 1 and not columns)
 
 
 def check_precision(precision: str, dtype: str, arch: str | None) -> None:
@@ -268,11 +277,14 @@ def generate_gemm(gen: Generalized, group: FusionGroup, schedule: MatmulSchedule
                   kernel_name: str, arch: str | None = None) -> GeneratedKernel:
     """Triton source for a matmul group under `schedule`. `arch` (gfx942, sm_90, ...) only decides which
     precisions are allowed (and the fp8 format); the source is otherwise the same for every target."""
+    from kerntailor.codegen.gemm.horizontal import HorizontalWriter
     from kerntailor.codegen.gemm.writer import GemmWriter
 
     if group.family != "matmul":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
-    return GemmWriter(gen, group, schedule, host_names, kernel_name, arch).write()
+    horizontal = branches([gen.graph.node(n) for n in group.nodes]) is not None
+    writer = HorizontalWriter if horizontal else GemmWriter
+    return writer(gen, group, schedule, host_names, kernel_name, arch).write()
 
 
 __all__ = ["DOT_PRECISIONS", "PRECISIONS", "MatmulSchedule", "Product", "check_precision", "choose_product",

@@ -65,13 +65,7 @@ class GemmWriter(AnchorWriter):
         mm: Matmul = self.anchor
         nb = len(mm.batch)
         a_parts, b_parts = self.view_exprs(mm, 0), self.view_exprs(mm, 1)
-        a, b = a_parts[0], b_parts[0]
-        if len(a.shape) != nb + 2 or len(b.shape) != nb + 2 or len(mm.out.shape) != nb + 2:
-            raise CodegenUnsupported(f"{mm.name}: operands of rank {len(a.shape)}, {len(b.shape)} for "
-                                     f"{nb} batch dims")
-        dtype = self.graph.buffer_type(a.base).dtype
-        if dtype not in MATRIX_DTYPES or self.graph.buffer_type(b.base).dtype != dtype:
-            raise CodegenUnsupported(f"{mm.name}: matmul of {dtype} x {self.graph.buffer_type(b.base).dtype}")
+        dtype = self.operand_dtype(mm)
         p = self.product = choose_product(self.schedule, self.gen, mm, dtype, self.arch, self.group.name)
         second = self._second_operand(a_parts, b_parts, dtype) if self.second is not None else None
         if p.fp8 is not None:  # the kernel reads quantized copies of A and B (and their scales)
@@ -85,13 +79,7 @@ class GemmWriter(AnchorWriter):
         with self._programs(plan, M, N, K):
             self._program_ids(nb, space, M, N)
             self._product(nb, a_parts, b_parts, plan, (M, N, K), dtype, second)
-            self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
-            self.out("on = rn[None, :]  # output columns, (1, BLOCK_N)")
-            self.out(f"mmask = om < {M}")
-            self.out(f"nmask = on < {N}")
-            self.coords = {j: f"i{j}" for j in range(nb)} | {nb: "om", nb + 1: "on"}
-            self.tile = "[BLOCK_M, BLOCK_N]"
-            self.full_mask = "mmask & nmask"
+            self.output_tile(nb, M, N)
             with split_combine(self, p.split):
                 if p.fp8 is not None:
                     fp8_rescale(self, nb, M, N)
@@ -111,10 +99,31 @@ class GemmWriter(AnchorWriter):
             described += f" and {self._describe(self.second, a_shape, second[2], nb)} (A tiles loaded once for both)"
         return self._finish(mm, space, nb, described)
 
+    def output_tile(self, nb: int, M: str, N: str) -> None:
+        """The output tile's coordinates and masks, where the epilogue and the stores find them."""
+        self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
+        self.out("on = rn[None, :]  # output columns, (1, BLOCK_N)")
+        self.out(f"mmask = om < {M}")
+        self.out(f"nmask = on < {N}")
+        self.coords = {j: f"i{j}" for j in range(nb)} | {nb: "om", nb + 1: "on"}
+        self.tile = "[BLOCK_M, BLOCK_N]"
+        self.full_mask = "mmask & nmask"
+
+    def operand_dtype(self, mm: Matmul) -> str:
+        """The dtype of `mm`'s A and B (CodegenUnsupported where their ranks or dtypes are not a GEMM's)."""
+        a, b, nb = mm.operands[0], mm.operands[1], len(mm.batch)
+        if len(a.shape) != nb + 2 or len(b.shape) != nb + 2 or len(mm.out.shape) != nb + 2:
+            raise CodegenUnsupported(f"{mm.name}: operands of rank {len(a.shape)}, {len(b.shape)} for "
+                                     f"{nb} batch dims")
+        dtype = self.graph.buffer_type(a.base).dtype
+        if dtype not in MATRIX_DTYPES or self.graph.buffer_type(b.base).dtype != dtype:
+            raise CodegenUnsupported(f"{mm.name}: matmul of {dtype} x {self.graph.buffer_type(b.base).dtype}")
+        return dtype
+
     @contextmanager
-    def _programs(self, plan, M: str, N: str, K: str):
+    def _programs(self, plan, M: str, N: str, K: str, num_n: str = ""):
         """A persistent kernel's loop over the tiles (its TMA descriptors built once, before it); else nothing:
-        one program, one tile."""
+        one program, one tile. `num_n`: as _program_ids'."""
         if not self.product.persistent:
             yield
             return
@@ -123,18 +132,19 @@ class GemmWriter(AnchorWriter):
                 tma_descriptors(self, plan, M, N, K)
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
-        self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+        self.out(f"num_n = {num_n or f'tl.cdiv({N}, BLOCK_N)'}")
         with self.out.block(f"for pid in range({pid}, num_m * num_n, NUM_PROGRAMS):  # persistent: tile after tile"):
             yield
 
-    def _program_ids(self, nb: int, space: list[SizeExpr], M: str, N: str) -> None:
+    def _program_ids(self, nb: int, space: list[SizeExpr], M: str, N: str, num_n: str = "") -> None:
         """pid -> (batch coordinates, split, tile row pid_m, tile column pid_n); the K splits of one
-        tile are neighbours, then the tiles of one batch element in GROUP_M-row groups."""
+        tile are neighbours, then the tiles of one batch element in GROUP_M-row groups. `num_n`: the column tiles
+        where they are not N's (a horizontal group's, over all its products: the caller then places rn)."""
         split, group_m = self.product.split, self.product.group_m
         if not self.product.persistent:   # (a persistent program's pid is its loop's)
             self.out(f"pid = {'tl.program_id(0).to(tl.int64)' if self.big else 'tl.program_id(0)'}")
             self.out(f"num_m = tl.cdiv({M}, BLOCK_M)")
-            self.out(f"num_n = tl.cdiv({N}, BLOCK_N)")
+            self.out(f"num_n = {num_n or f'tl.cdiv({N}, BLOCK_N)'}")
         rest = "pid"
         if split > 1:
             self.out("split = pid % SPLIT_K")
@@ -155,19 +165,15 @@ class GemmWriter(AnchorWriter):
             self.out(f"pid_m = {rest} // num_n")
             self.out(f"pid_n = {rest} % num_n")
         self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)")
-        self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
+        if not num_n:
+            self.out("rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)")
         self.out("rk = tl.arange(0, BLOCK_K)")
 
     def _second_operand(self, a_parts, b_parts, dtype: str):
         """(view, strides, shape) of a dual group's second B (plan/dual.py), read beside B in one K loop; the
         schedules that loop does not cover are refused (CodegenUnsupported: the search skips them)."""
-        p, text = self.product, self.sizes.text
-        refused = [why for why, on in (("split-K", p.split > 1), ("the GEMV path", p.path == "gemv"),
-                                       ("the library product", p.path == "library"), ("fp8", p.fp8 is not None),
-                                       ("TMA", p.tma)) if on]
-        if refused:
-            raise CodegenUnsupported(f"{self.group.name}: a dual product (two accumulators) under {refused[0]} "
-                                     "(not built)")
+        text = self.sizes.text
+        self.refuse_paths("a dual product (two accumulators)")
         a2, b2 = self.view_exprs(self.second, 0), self.view_exprs(self.second, 1)
         same_a = a2[0] == a_parts[0] and all(text(x) == text(y) for x, y in zip(
             [*a2[1], *a2[2], a2[3]], [*a_parts[1], *a_parts[2], a_parts[3]]))
@@ -176,6 +182,16 @@ class GemmWriter(AnchorWriter):
             raise CodegenUnsupported(f"{self.group.name}: {self.second.name} does not share A, N and K with "
                                      f"{self.anchor.name} at every size")
         return b2[0], b2[2], b2[1], b2[3]
+
+    def refuse_paths(self, what: str, persistent: bool = False) -> None:
+        """CodegenUnsupported where the Product takes a path the writer of `what` does not build (split-K, GEMV,
+        the library product, fp8, TMA; persistent programs too where `persistent`): the search skips it."""
+        p = self.product
+        refused = [why for why, on in (("split-K", p.split > 1), ("the GEMV path", p.path == "gemv"),
+                                       ("the library product", p.path == "library"), ("fp8", p.fp8 is not None),
+                                       ("TMA", p.tma), ("persistent programs", persistent and p.persistent)) if on]
+        if refused:
+            raise CodegenUnsupported(f"{self.group.name}: {what} under {refused[0]} (not built)")
 
     def _product(self, nb: int, a_parts, b_parts, plan, mnk: tuple[str, str, str], dtype: str, second) -> None:
         """acc: this tile of the product, by the Product's path (and acc2 of a dual group's second product)."""
@@ -260,7 +276,9 @@ class GemmWriter(AnchorWriter):
         return render
 
     # --- the launch ----------------------------------------------------------------------------------------
-    def _finish(self, mm: Matmul, space: list[SizeExpr], nb: int, product_text: str) -> GeneratedKernel:
+    def _finish(self, mm: Matmul, space: list[SizeExpr], nb: int, product_text: str,
+                grid: GridAxis | None = None) -> GeneratedKernel:
+        """The kernel and its launch; `grid`: the programs where they are not one per tile of `space` (and split)."""
         p = self.product
         (bm, bn, bk), split = p.blocks, p.split
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)]
@@ -292,7 +310,7 @@ class GemmWriter(AnchorWriter):
         return assemble(group=self.group.name, name=self.name, doc=self._doc(mm, space, product_text),
                         body=self.out.lines, pointers=self.pointers, pointer_dtypes=self._pointer_dtypes(mm),
                         sizes=self.sizes, big=self.big, constexprs=constexprs, options=self.schedule.options(),
-                        grid=(GridAxis(factors),), host_constexprs=host_constexprs,
+                        grid=(grid or GridAxis(factors),), host_constexprs=host_constexprs,
                         grid_cap=PERSISTENT_PROGRAMS if p.persistent else "", scratch=scratch,
                         host_prologue=self.prologue, host_buffers=host_buffers,
                         helpers=helpers + tuple(self.module_helpers), fp8_format=p.fp8.name if p.fp8 else "")

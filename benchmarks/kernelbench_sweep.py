@@ -336,11 +336,18 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"kernelbench_sweep: error: unknown arch {', '.join(unknown)} (known: "
                          f"{', '.join(ARCH_TARGETS)})")
-    import torch  # noqa: F401  (imported once here: every forked child shares it)
+    # imported once here: every forked child shares them. torch.export's own modules (torch._dynamo, functorch,
+    # sympy) otherwise load at each child's first export: 2-8 s of every file's seconds (7.8 s with the cores
+    # shared, 2026-12-05)
+    import torch  # noqa: F401
+    import torch.export._trace  # noqa: F401
 
     import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
+    import kerntailor.codegen  # noqa: F401
     import kerntailor.plan  # noqa: F401
     import kerntailor.problem.slots  # noqa: F401
+    import kerntailor.problem.variants  # noqa: F401
+    import kerntailor.targets  # noqa: F401
 
     files = problem_files(args.paths)
     tools = toolchain()   # at the start: the code the files ran with (commits may land while a long sweep runs)

@@ -17,7 +17,7 @@ import functools
 import hashlib
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,8 @@ from torch.utils._pytree import tree_leaves
 
 from kerntailor.errors import CaptureError, ProblemError
 from kerntailor.problem.literals import compile_with_literals
-from kerntailor.problem.meta import eager_recurrent_by_shape
-from kerntailor.problem.spec import DTYPES, ProblemSpec, Variant, input_specs
+from kerntailor.problem.meta import MetaShortcuts, eager_recurrent_by_shape
+from kerntailor.problem.spec import DTYPES, InputSpec, ProblemSpec, Variant, input_specs
 
 
 def _one_line(exc: BaseException) -> str:
@@ -200,11 +200,12 @@ def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str
 def _forward(model: torch.nn.Module, inputs: list[Any], record: bool, fake: bool) -> tuple:
     """Run forward (no grad), returning OpStructure's record where `record`. With `fake`, on fake tensors
     (fake_forward)."""
-    recorder = OpStructure() if record else contextlib.nullcontext()
     if fake:
+        recorder = OpStructure(shortcuts=False) if record else contextlib.nullcontext()
         with eager_recurrent_by_shape(model):
             fake_forward(model, inputs, recorder)
         return recorder.ops if record else ()
+    recorder = OpStructure() if record else MetaShortcuts()
     with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
         model(*inputs)
     return recorder.ops if record else ()
@@ -251,12 +252,13 @@ class OpStructure(TorchDispatchMode):
     is no division), and the variants then share no structure to fit sizes over. So does an op that returns an
     empty tensor from non-empty ones (empty_from_nonempty: a device would raise there)."""
 
-    def __init__(self):
+    def __init__(self, shortcuts: bool = True):
         super().__init__()
         self.ops: list[tuple] = []
+        self.shortcuts = shortcuts   # MetaShortcuts' outputs for the ops it knows (on meta tensors only)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        out = MetaShortcuts.run(func, args, kwargs or {}) if self.shortcuts else func(*args, **(kwargs or {}))
         flat = out if isinstance(out, (list, tuple)) else (out,)
         self.ops.append((str(func), tuple((t.dim(), tuple(i for i, s in enumerate(t.shape) if s == 1))
                                           for t in flat if isinstance(t, torch.Tensor)),
@@ -271,6 +273,7 @@ class MetaShapes:
     inputs: tuple[tuple[int, ...], ...]
     state: tuple[tuple[int, ...], ...]
     structure: tuple = ()   # OpStructure's record of the forward: equal where the graph's structure is
+    specs: tuple[InputSpec, ...] = field(default=(), compare=False)   # every forward() argument (input_specs)
 
     @property
     def largest(self) -> int:
@@ -293,7 +296,7 @@ def meta_shapes(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
         return None
     return MetaShapes(tuple(tuple(v.shape) for v in inputs if isinstance(v, torch.Tensor)),
                       tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers())),
-                      tuple(structure))
+                      tuple(structure), input_specs(inputs))
 
 
 def same_structure(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
@@ -342,7 +345,10 @@ def load_problem(path: str | Path, dtype: str | None = None) -> ProblemSpec:
         raise ProblemError(f"{path}: the file defines no class Model(nn.Module)")
     if not hasattr(module, "get_inputs"):
         raise ProblemError(f"{path}: the file defines no get_inputs()")
-    _, default_inputs = run_on_meta(source, path, {}, dtype, name)
+    default = meta_shapes(source, path, (), (), dtype, name)   # the forward deriving variants starts from
+    if default is None:
+        run_on_meta(source, path, {}, dtype, name)   # raises the reason, in one line
+        raise ProblemError(f"{path}: forward() on meta tensors failed")   # (it cannot pass where meta_shapes failed)
     declared = _declared_variants(module, name)
     if declared is None:
         variants = derive_variants(source, path, module, dtype, name)
@@ -359,7 +365,7 @@ def load_problem(path: str | Path, dtype: str | None = None) -> ProblemSpec:
         content_hash=digest,
         dtype=dtype,
         variants=(Variant("default"),) + variants,
-        inputs=input_specs(default_inputs),
+        inputs=default.specs,
         description=doc.splitlines()[0] if doc else "",
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
 RECURRENT = (aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input)
@@ -69,3 +70,68 @@ def eager_recurrent_by_shape(model: torch.nn.Module):
 
     with recurrent_by_shape(), enable_python_dispatcher():
         yield
+
+
+class MetaShortcuts(TorchDispatchMode):
+    """A forward on meta tensors with the outputs of two ops made by their shapes alone, as their meta kernels
+    would make them. Their meta kernels are Python decompositions (torch._meta_registrations): an eval-mode
+    BatchNorm's native_batch_norm ran 1.6 ms a call, 166 of ResNet-101's 310 ms meta forward; a Linear's addmm
+    1.05 ms, 539 of a 256-step RNN loop's 740 ms (2026-12-05, 2 shared CPU cores). Only the calls `_shortcut`
+    knows exactly (meta tensors, shapes that fit, one dtype) take the shortcut: any other runs the op (and raises
+    where it would). tests/test_meta_shortcuts.py checks each output's shape, strides and dtype against the op's."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.run(func, args, kwargs or {})
+
+    @staticmethod
+    def run(func, args, kwargs):
+        out = _shortcut(func, args, kwargs)
+        return func(*args, **kwargs) if out is None else out
+
+
+def _shortcut(func, args, kwargs):
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if kwargs or not all(t.device.type == "meta" and not isinstance(t, FakeTensor) for t in tensors):
+        return None
+    if func is aten.native_batch_norm.default:
+        return _batch_norm_eval(*args)
+    if func is aten.addmm.default and len(args) == 3:
+        return _addmm(*args)
+    return None
+
+
+def _batch_norm_eval(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm in eval mode on meta (torch._decomp's native_batch_norm_helper, not on the CPU): the
+    output is elementwise over the input (its strides), save_mean and save_invstd the running statistics in the
+    computation dtype."""
+    from torch._prims_common import compute_elementwise_output_strides, get_computation_dtype
+
+    if training or input.dim() < 2 or not input.is_floating_point():
+        return None
+    channels = input.shape[1]
+    stats = (running_mean, running_var)
+    if not all(isinstance(t, torch.Tensor) and t.shape == (channels,) and t.is_contiguous() and t.is_floating_point()
+               for t in stats):
+        return None
+    if not all(t is None or (isinstance(t, torch.Tensor) and t.shape == (channels,) and t.is_floating_point())
+               for t in (weight, bias)):
+        return None
+    computation = get_computation_dtype(input.dtype)
+    output = torch.empty_strided(input.shape, compute_elementwise_output_strides(input), dtype=input.dtype,
+                                 device="meta")
+    return output, *(torch.empty((channels,), dtype=computation, device="meta") for _ in stats)
+
+
+def _addmm(bias, mat1, mat2):
+    """addmm(bias, mat1, mat2) (beta = alpha = 1) on meta with one floating dtype and a bias of the output's row
+    (a Linear's): a contiguous (M, N) result (torch._decomp's addmm: mm's result plus the broadcast bias)."""
+    tensors = (bias, mat1, mat2)
+    if not all(isinstance(t, torch.Tensor) for t in tensors) or mat1.dim() != 2 or mat2.dim() != 2:
+        return None
+    if len({t.dtype for t in tensors}) != 1 or not mat1.is_floating_point() or mat1.shape[1] != mat2.shape[0]:
+        return None
+    if bias.shape != (mat2.shape[1],):
+        return None
+    return torch.empty((mat1.shape[0], mat2.shape[1]), dtype=mat1.dtype, device="meta")

@@ -253,3 +253,47 @@ def test_the_probe_moves_no_two_constants_to_one_value():
     base = {"growth_rate": 16, "height": 14, "num_input_features": 16, "width": 14}
     probe = move_apart(base, {k: {v} for k, v in base.items()}, lambda trial: True)
     assert len(set(probe.values())) == len(probe) and all(probe[k] != base[k] for k in base)
+
+
+PATCHES = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, image_size, patch_size, dim):
+            super().__init__()
+            assert image_size % patch_size == 0, "the image must be divisible by the patch size"
+            self.patch_size = patch_size
+            self.embed = nn.Linear(3 * patch_size ** 2, dim)
+
+        def forward(self, img):
+            p = self.patch_size
+            b, c, h, w = img.shape
+            x = img.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5).reshape(b, -1, c * p * p)
+            return self.embed(x).relu()
+
+    image_size = 224
+    patch_size = 16
+    dim = 64
+
+    def get_inputs():
+        return [torch.rand(2, 3, image_size, image_size)]
+
+    def get_init_inputs():
+        return [image_size, patch_size, dim]
+"""
+
+
+def test_a_frozen_size_is_tried_again_once_another_made_room(tmp_path):
+    """image_size must stay a multiple of patch_size: at 112 it cannot halve while the patch is 16 and is frozen;
+    the patch then halves to 8, and the image, tried again, to 56. Frozen for good, the small variant kept a
+    2 x 3 x 112 x 112 image (75 k elements, over SMALL_NUMEL): a ViT's CPU referee ran 197 tokens, not 50."""
+    from kerntailor.problem.variants import SMALL_NUMEL
+
+    spec = load_problem(_write(tmp_path, "patches", PATCHES))
+    small = dict(spec.variant("small").overrides)
+    assert small["patch_size"] == 8 and small["image_size"] == 56, small
+    assert 2 * 3 * small["image_size"] ** 2 <= SMALL_NUMEL
+    assert small["image_size"] % small["patch_size"] == 0
+    odd = dict(spec.variant("odd").overrides)
+    assert odd["image_size"] % odd["patch_size"] == 0 and odd != small

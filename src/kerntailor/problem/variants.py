@@ -79,32 +79,24 @@ def _keeps_room(source: str, path: Path, overrides: dict[str, int], dtype: str |
 def _shrink(source, path, sizes, dtype, name) -> dict[str, int] | None:
     """Halve the largest size constant until the largest input and parameter fit SMALL_NUMEL.
 
-    A constant whose halving breaks the model (divisibility, fixed relations) is frozen at its value. Where every
-    constant is frozen and the variant is still too large, the frozen ones are tried once more, if another moved
-    since: a move may have made room (a ViT's image of 112 cannot halve while its patch is 16, and can once the
-    patch is 8; frozen, its small variant kept 197 tokens, and the CPU referee's attention ran 1576 programs a layer).
-    A file whose variant fits before that retry keeps exactly the variant it had.
+    A constant whose halving breaks the model (divisibility, fixed relations) is frozen at its value.
     """
     current = dict(sizes)
     inputs = _try(source, path, current, dtype, name)
     if inputs is None:
         return None
     frozen: set[str] = set()
-    moved = False   # since the last retry of the frozen constants
     while inputs.largest > SMALL_NUMEL:
         shrinkable = [k for k, v in current.items() if k not in frozen and v > FLOOR]
         if not shrinkable:
-            if not (moved and frozen):
-                break
-            frozen, moved = set(), False
-            continue
+            break
         key = max(shrinkable, key=lambda k: current[k])
         trial = {**current, key: max(FLOOR, current[key] // 2)}
         trial_inputs = _try(source, path, trial, dtype, name)
         if trial_inputs is None:
             frozen.add(key)
             continue
-        current, inputs, moved = trial, trial_inputs, True
+        current, inputs = trial, trial_inputs
     return current
 
 

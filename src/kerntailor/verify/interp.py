@@ -139,16 +139,17 @@ def install() -> bool:
         from triton.runtime import interpreter as I
         builder_cls = I.InterpreterBuilder
         executor_cls = I.GridExecutor
-        I.InterpretedFunction.__call__, I.interpreter_builder.options.debug   # noqa: B018 (names must exist)
+        function_cls = I.InterpretedFunction
+        orig_fn_call = function_cls.__call__
+        builder = I.interpreter_builder
+        debug = builder.options.debug
         tensor_handle = I.TensorHandle
     except (ImportError, AttributeError):
         return False
 
     orig_call = executor_cls.__call__
-    function_cls = I.InterpretedFunction
-    orig_fn_call = function_cls.__call__
-    if not I.interpreter_builder.options.debug:   # device_assert is a no-op: the sanitizer's work is thrown away
-        I.interpreter_builder.options = dataclasses.replace(I.interpreter_builder.options, sanitize_overflow=False)
+    if not debug:   # device_assert is a no-op: the sanitizer's work is thrown away
+        builder.options = dataclasses.replace(builder.options, sanitize_overflow=False)
     orig_to_host = getattr(executor_cls, "_init_args_hst", None)
     orig_from_host = getattr(executor_cls, "_restore_args_dev", None)
     orig_load = builder_cls.create_masked_load

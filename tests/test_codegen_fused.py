@@ -569,3 +569,45 @@ def test_the_strided_default_and_its_seeds():
         assert not any(space.violations(space.config_of(schedule.retune(s))) for s in seeds), target
     bn = prepared(FUSED / "tiny_batchnorm3d_train.py")
     assert "strided" not in reduction_work_sizes(bn[2], bn[3].groups[0])
+
+
+RMSNORM_3D = '''"""RMSNorm of a 3-d x before a projection: the export flattens the row statistics to (B*T, 1)."""
+import torch
+import torch.nn as nn
+
+batch = 2
+seq = 24
+hidden = 160
+
+
+class Model(nn.Module):
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden))
+        self.proj = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-6) * self.weight)
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, hidden)]
+
+
+def get_init_inputs():
+    return [hidden]
+'''
+
+
+@pytest.mark.interpreter
+def test_row_statistics_reshaped_to_the_rows_stay_in_the_norms_kernel(tmp_path):
+    """Llama's RMSNorm over (B, T, H) before a Linear: the mean is (B, T) and its epilogue (B*T, 1). Those are
+    the row values in row order, so the norm is one kernel (it was refused as 'a view that is not a narrowing'
+    and split into a kernel per op: 7 kernels in place of 1 in the decoder block, measured on the H200)."""
+    path = tmp_path / "rmsnorm_3d.py"
+    path.write_text(RMSNORM_3D)
+    _, _, gen, plan = prepared(path, "bf16")
+    assert [g.family for g in plan.groups] == ["reduction", "matmul"]
+    module = make_module(path, dtype="bf16")
+    assert len(module.kernels) == 2
+    verify(path, module, tmp_path, dtype="bf16")

@@ -230,7 +230,8 @@ def iteration_space(gen: Generalized, group: FusionGroup) -> IterationSpace:
         orig_concrete = tuple(first.out.shape)
     orig_axes = tuple(group.reduce_axes) if reduce else ()
     outer = tuple(k for k in range(len(orig)) if k not in orig_axes)
-    level = {n.name: _level(n, group, reduce, orig_concrete, orig_axes) for n in nodes}
+    level = {n.name: _level(n, group, reduce, orig_concrete, orig_axes,
+                            reduce and _rows_reshaped(gen, n, orig, orig_axes)) for n in nodes}
     frames = {orig_concrete: orig}
     for node in nodes:
         if level[node.name] == "full" and node.out.shape != orig_concrete and not isinstance(node, Reduction):
@@ -244,7 +245,18 @@ def iteration_space(gen: Generalized, group: FusionGroup) -> IterationSpace:
     return _coalesce(space, views, barriers, merge=not gathers)
 
 
-def _level(node: Node, group: FusionGroup, reduce: bool, space: Frame, reduced_axes: tuple[int, ...]) -> str:
+def _rows_reshaped(gen: Generalized, node: Node, orig, reduced_axes: tuple[int, ...]) -> bool:
+    """Whether `node` holds as many values as the space has rows at every size (its symbolic element count is
+    the kept axes'): a reshape of the row values, as `x.pow(2).mean(-1, keepdim=True)` of a 3-d x is after the
+    export flattened it to (B*T, 1). The readers' views are checked to be in row order (check_aligned)."""
+    kept = [s for k, s in enumerate(orig) if k not in reduced_axes]
+    mine = product([gen.expr(("node", node.name, "out", k), s) for k, s in enumerate(node.out.shape)])
+    rows = product(kept) if kept else const(1)
+    return mine is not None and rows is not None and same(mine, rows)
+
+
+def _level(node: Node, group: FusionGroup, reduce: bool, space: Frame, reduced_axes: tuple[int, ...],
+           rows_reshaped: bool = False) -> str:
     shape = node.out.shape
     if reduce:
         if isinstance(node, Reduction):
@@ -254,6 +266,8 @@ def _level(node: Node, group: FusionGroup, reduce: bool, space: Frame, reduced_a
         kept = tuple(s for k, s in enumerate(space) if k not in reduced_axes)
         keepdim = tuple(1 if k in reduced_axes else s for k, s in enumerate(space))
         if shape in (kept, keepdim) or prod(shape) == prod(kept) and prod(kept) == 1:
+            return "reduced"
+        if rows_reshaped and prod(shape) != prod(space):
             return "reduced"
     elif shape == space:
         return "full"

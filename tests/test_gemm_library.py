@@ -19,16 +19,23 @@ from kerntailor.verify import VerifySettings, verify_candidate
 @pytest.mark.parametrize("name, dtype, knobs", [
     ("gemm_logsumexp", "bf16", {"BLOCK_M": 32, "BLOCK_N": 32}),    # the row tail over the library's product
     ("gemm_bias_gelu", None, {"BLOCK_M": 16, "BLOCK_N": 64}),
-    ("bmm", "bf16", {"BLOCK_M": 32, "BLOCK_N": 32}),               # batched
-    ("matmul_transposed_a", None, {"BLOCK_M": 32, "BLOCK_N": 32}),  # a transposed operand view
+    ("bmm", "bf16", {"BLOCK_M": 32, "BLOCK_N": 32}),               # batched, the product alone
+    ("matmul_transposed_a", None, {"BLOCK_M": 32, "BLOCK_N": 32}),  # a transposed operand view, the product alone
 ])
 def test_library_product_with_generated_tail_passes_the_referee(name, dtype, knobs, tmp_path):
     path = next(p for p in (*L1.glob("*.py"), *L2.glob("*.py")) if p.stem == name)
     module = make_module(path, dict(knobs, LIBRARY=1, TMA=1, split_k=2), dtype, arch="sm_90")
-    (kernel,) = matmul_kernels(path, module, dtype)
-    assert "tl.dot" not in kernel.source and "lib_prod_ptr" in kernel.source
-    assert "SPLIT_K" not in kernel.source and "USE_TMA" not in kernel.source    # the product's knobs do not apply
-    assert "_lib_prod = torch.matmul(torch.as_strided(" in module.source
+    _, _, _, plan = prepared(path, dtype)
+    if len(plan.groups[0].nodes) > 1:   # an epilogue or tail: one kernel over the library product's tiles
+        (kernel,) = matmul_kernels(path, module, dtype)
+        assert "tl.dot" not in kernel.source and "lib_prod_ptr" in kernel.source
+        assert "SPLIT_K" not in kernel.source and "USE_TMA" not in kernel.source    # the product's knobs do not apply
+        assert "_lib_prod = torch.matmul(torch.as_strided(" in module.source
+    else:   # the product alone: the library call defines the output on the host, no kernel copies it
+        (kernel,) = module.kernels
+        assert kernel.source == "" and kernel.library_calls == ("torch.ops.aten.matmul.default",)
+        assert "tl.load" not in module.source and f"{kernel.group}_{plan.groups[0].nodes[0]} = torch.ops.aten.matmul" \
+            in module.source
     out = tmp_path / "kernel.py"
     out.write_text(module.source)
     spec = prepared(path, dtype)[0]

@@ -113,10 +113,30 @@ def test_one_branch_per_product_each_a_whole_tile():
 
 
 @pytest.mark.parametrize("knobs, why", [({"split_k": 2}, "split-K"), ({"precision": "fp8-row"}, "fp8"),
-                                        ({"LIBRARY": 1}, "library"), ({"TMA": 1}, "TMA")])
+                                        ({"TMA": 1}, "TMA")])
 def test_schedules_without_a_horizontal_form_are_refused(knobs, why):
     with pytest.raises(CodegenUnsupported, match=f"horizontal products under .*{why}"):
         gemm_module(QKV, knobs, "bf16", arch="sm_90")
+
+
+@pytest.mark.interpreter
+def test_the_library_form_of_products_alone_is_one_library_call_each(tmp_path):
+    """Q, K and V projections with no epilogue under LIBRARY=1: three torch.matmul calls on the host, no kernel (the
+    horizontal kernel's alternative the search times; with an epilogue, as GQA's biases, the form is refused)."""
+    from kerntailor.ir.nodes import Matmul
+
+    _, _, gen, plan = prepared(QKV, "bf16")
+    (group,) = [g for g in plan.groups if sum(isinstance(gen.graph.node(n), Matmul) for n in g.nodes) == 3]
+    module = gemm_module(QKV, {"LIBRARY": 1}, "bf16", arch="sm_90")
+    (kernel,) = [k for k in module.kernels if k.group == group.name]
+    assert kernel.source == "" and len(kernel.launch.host_prologue) == 3
+    assert kernel.launch.host_buffers == tuple(group.outputs) and set(group.outputs) == set(group.nodes)
+    from kerntailor.verify import VerifySettings
+
+    verdict = judge(QKV, module, tmp_path, "bf16", settings=VerifySettings(edges=False, allow_library=True))
+    assert verdict.passed, f"{verdict.check}: {verdict.reason}"
+    with pytest.raises(CodegenUnsupported, match="horizontal products under the library product"):
+        gemm_module(GQA, {"LIBRARY": 1}, "bf16", arch="sm_90")
 
 
 def test_default_schedule_space_and_work_know_the_products():

@@ -20,7 +20,7 @@ only library calls the referee's static check then allows. A convolution's outpu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import prod
 from typing import ClassVar
@@ -255,10 +255,17 @@ def generate_library(gen: Generalized, group: FusionGroup, schedule: LibrarySche
     missing = [o for o in group.outputs if o not in group.nodes]
     if missing:
         raise CodegenUnsupported(f"{group.name}: outputs {missing} are not its nodes")
-    lines, call = host_lines(gen, group, host_names, schedule.channels_last)
+    if len(group.nodes) > 1 and all(isinstance(gen.graph.node(n), Matmul) for n in group.nodes):
+        # products of a matmul group's library form that are its outputs and nothing else (horizontal Q, K, V
+        # projections under LIBRARY=1: codegen/gemm): one call each
+        parts = [host_lines(gen, replace(group, nodes=(n,)), host_names) for n in group.nodes]
+        lines, calls = [line for part, _ in parts for line in part], [call for _, call in parts]
+    else:
+        lines, call = host_lines(gen, group, host_names, schedule.channels_last)
+        calls = [call]
     launch = Launch((), (), (), (), host_prologue=tuple(lines), host_buffers=tuple(group.outputs))
     return GeneratedKernel(group.name, kernel_name, "", (), launch, host_helpers(lines),
-                           library_calls=(call.dotted,))
+                           library_calls=tuple(dict.fromkeys(c.dotted for c in calls)))
 
 
 # --- convolution output sizes (derived dims) ---------------------------------------------------------------

@@ -185,10 +185,13 @@ def library_product_trial(run: Run, schedules: Mapping[str, Schedule], group: Fu
     candidates = []
     for lib in (t for i, t in enumerate(tiles) if t not in tiles[:i]):
         try:
-            source = run.module(dict(schedules, **{group.name: lib})).source
+            module = run.module(dict(schedules, **{group.name: lib}))
         except CodegenUnsupported as e:
             log.info("%s: library product %s dropped: codegen: %s", group.name, lib.knobs(), e)
             continue
+        source = module.source
+        if candidates and not next(k for k in module.kernels if k.group == group.name).source:
+            break   # the products alone: library calls on the host, no kernel to tile; one form is all there is
         candidates.append((lib, Evaluation(Config(f"{group.family}-library", tuple(sorted(lib.knobs().items()))),
                                            source)))
     evaluator.measure([e for _, e in candidates])

@@ -471,8 +471,9 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if chosen.library_product:
-        label += (f"; the product is the library's ({', '.join(sorted(LIBRARY_PRODUCTS[chosen.family][1]))}), this "
-                  "kernel its epilogue")
+        alone = chosen.family == "matmul" and set(found.group.outputs) == set(found.group.nodes)   # codegen/gemm
+        label += (f"; the product is the library's ({', '.join(sorted(LIBRARY_PRODUCTS[chosen.family][1]))}), "
+                  + ("called on the host, no kernel" if alone else "this kernel its epilogue"))
     if run.measured and len(run.plan.groups) > 1:
         label += ", whole module with this kernel's schedule"
     n = run.settings.runners_up

@@ -282,6 +282,15 @@ def generate_gemm(gen: Generalized, group: FusionGroup, schedule: MatmulSchedule
 
     if group.family != "matmul":
         raise CodegenUnsupported(f"{group.name} is a {group.family} group")
+    if schedule.LIBRARY and set(group.outputs) == set(group.nodes) and not group.reduce_axes \
+            and not is_fp8(schedule.precision) and all(isinstance(gen.graph.node(n), Matmul) for n in group.nodes):
+        from kerntailor.codegen.library import LibrarySchedule, generate_library
+
+        # the library form of a group that is its products alone (one, or a horizontal group's Q, K and V):
+        # torch.matmul defines each output on the host, no kernel copies it tile by tile (33.5 MB read and written
+        # again for a 4096 x 4096 bf16 output on the H200, 2026-12-05)
+        return generate_library(gen, replace(group, family="library"), LibrarySchedule(), host_names, kernel_name,
+                                arch)
     horizontal = branches([gen.graph.node(n) for n in group.nodes]) is not None
     writer = HorizontalWriter if horizontal else GemmWriter
     return writer(gen, group, schedule, host_names, kernel_name, arch).write()

@@ -60,13 +60,19 @@ def fp8_rescale(w, nb: int, M: str, N: str) -> None:
     w.out("acc = acc * s_rows[:, None] * s_cols[None, :]  # per-row and per-column power-of-two scales")
 
 
-def library_product(w, nb: int, a_parts, b_parts, M: str, N: str) -> None:
+LIBRARY_PRODUCTS = (("lib_prod", "acc"), ("lib_prod2", "acc2"))   # host buffer and accumulator of each product
+
+
+def library_product(w, nb: int, a_parts, b_parts, M: str, N: str, which: int = 0) -> None:
     """Host: lib_prod = torch.matmul(A, B) over the operand views ((B, M, N), the library's output dtype).
-    Kernel: acc = this tile of it, in fp32; the epilogue and row tail then run as after tl.dot."""
+    Kernel: acc = this tile of it, in fp32; the epilogue and row tail then run as after tl.dot. `which` 1: a dual
+    group's second product (plan/dual.py), lib_prod2 into acc2."""
+    buffer, acc = LIBRARY_PRODUCTS[which]
     a, b = (host_view(w, *parts) for parts in (a_parts, b_parts))
-    w.prologue = [f"{{lib_prod}} = torch.matmul({a}, {b})  # the library's GEMM (cuBLAS, hipBLASLt)"]
-    prod = w.pointer("lib_prod")
+    w.prologue.append(f"{{{buffer}}} = torch.matmul({a}, {b})  # the library's GEMM (cuBLAS, hipBLASLt)")
+    prod = w.pointer(buffer)
     batch = f"bidx.to(tl.int64) * {M} * {N} + " if nb else ""
-    w.out(f"prod_rows = rm[:, None].to(tl.int64) * {N}")
-    w.out(f"acc = tl.load({prod} + {batch}prod_rows + rn[None, :], mask=(rm[:, None] < {M}) & (rn[None, :] < {N}), "
+    if not which:
+        w.out(f"prod_rows = rm[:, None].to(tl.int64) * {N}")
+    w.out(f"{acc} = tl.load({prod} + {batch}prod_rows + rn[None, :], mask=(rm[:, None] < {M}) & (rn[None, :] < {N}), "
           "other=0.0).to(tl.float32)  # the library's product, this tile")

@@ -17,7 +17,7 @@ from kerntailor.codegen.gemm import (
     choose_product,
 )
 from kerntailor.codegen.gemm.loops import dot_loop, gemv_loop, times, tma_descriptors, tma_loop, tma_plan
-from kerntailor.codegen.gemm.operands import fp8_operands, fp8_rescale, library_product
+from kerntailor.codegen.gemm.operands import LIBRARY_PRODUCTS, fp8_operands, fp8_rescale, library_product
 from kerntailor.codegen.gemm.tail import (
     ROW_SCRATCH_DTYPES,
     find_row_tail,
@@ -173,7 +173,7 @@ class GemmWriter(AnchorWriter):
         """(view, strides, shape) of a dual group's second B (plan/dual.py), read beside B in one K loop; the
         schedules that loop does not cover are refused (CodegenUnsupported: the search skips them)."""
         text = self.sizes.text
-        self.refuse_paths("a dual product (two accumulators)")
+        self.refuse_paths("a dual product (two accumulators)", library=True)
         a2, b2 = self.view_exprs(self.second, 0), self.view_exprs(self.second, 1)
         same_a = a2[0] == a_parts[0] and all(text(x) == text(y) for x, y in zip(
             [*a2[1], *a2[2], a2[3]], [*a_parts[1], *a_parts[2], a_parts[3]]))
@@ -183,12 +183,14 @@ class GemmWriter(AnchorWriter):
                                      f"{self.anchor.name} at every size")
         return b2[0], b2[2], b2[1], b2[3]
 
-    def refuse_paths(self, what: str, persistent: bool = False) -> None:
+    def refuse_paths(self, what: str, persistent: bool = False, library: bool = False) -> None:
         """CodegenUnsupported where the Product takes a path the writer of `what` does not build (split-K, GEMV,
-        the library product, fp8, TMA; persistent programs too where `persistent`): the search skips it."""
+        the library product unless `library`, fp8, TMA; persistent programs too where `persistent`): the search
+        skips it."""
         p = self.product
         refused = [why for why, on in (("split-K", p.split > 1), ("the GEMV path", p.path == "gemv"),
-                                       ("the library product", p.path == "library"), ("fp8", p.fp8 is not None),
+                                       ("the library product", p.path == "library" and not library),
+                                       ("fp8", p.fp8 is not None),
                                        ("TMA", p.tma), ("persistent programs", persistent and p.persistent)) if on]
         if refused:
             raise CodegenUnsupported(f"{self.group.name}: {what} under {refused[0]} (not built)")
@@ -197,8 +199,10 @@ class GemmWriter(AnchorWriter):
         """acc: this tile of the product, by the Product's path (and acc2 of a dual group's second product)."""
         p, (M, N, K) = self.product, mnk
         (a, _, a_strides, a_off), (b, _, b_strides, b_off) = a_parts, b_parts
-        if p.path == "library":
+        if p.path == "library":   # a dual group's second product too: two library GEMMs, one epilogue kernel
             library_product(self, nb, a_parts, b_parts, M, N)
+            if second is not None:
+                library_product(self, nb, a_parts, (second[0], second[2], second[1], second[3]), M, N, which=1)
             return
         self._operand_bases(nb, (a, a_strides, a_off), (b, b_strides, b_off))
         if second is not None:
@@ -306,7 +310,8 @@ class GemmWriter(AnchorWriter):
             constexprs += list(row.constexprs)
             scratch += row.scratch
         host_buffers = (("fp8_a", "fp8_sa", "fp8_b", "fp8_sb") if p.fp8 is not None else
-                        ("lib_prod",) if p.path == "library" else ())
+                        tuple(b for b, _ in LIBRARY_PRODUCTS[:2 if self.second is not None else 1])
+                        if p.path == "library" else ())
         return assemble(group=self.group.name, name=self.name, doc=self._doc(mm, space, product_text),
                         body=self.out.lines, pointers=self.pointers, pointer_dtypes=self._pointer_dtypes(mm),
                         sizes=self.sizes, big=self.big, constexprs=constexprs, options=self.schedule.options(),
@@ -321,7 +326,7 @@ class GemmWriter(AnchorWriter):
         if p.fp8 is not None:
             dtypes |= {"fp8_a": p.fp8.triton_type, "fp8_b": p.fp8.triton_type, "fp8_sa": "fp32", "fp8_sb": "fp32"}
         if p.path == "library":   # torch.matmul's output: the operands' dtype
-            dtypes["lib_prod"] = self.graph.buffer_type(mm.operands[0].base).dtype
+            dtypes |= {b: self.graph.buffer_type(mm.operands[0].base).dtype for b, _ in LIBRARY_PRODUCTS}
         return {b: dtypes[b] if b in dtypes else self.graph.buffer_type(b).dtype for b in self.pointers}
 
     def _doc(self, mm: Matmul, space: list[SizeExpr], product_text: str) -> str:

@@ -207,6 +207,8 @@ def test_every_seed_with_a_computed_k_builds_within_the_targets_lds(name, arch, 
                 128 x 32  / 8 warps / 2 stages   98,304 B  217  0   (the default schedule too)
         gfx942  128 x 64  / 4 waves / 1 stage    32,768 B  256  49  (waves_per_eu 2, matrix_instr_nonkdim 16)
                 128 x 32  / 4 waves / 1 stage    32,768 B  229  0
+    problems/level3/llama_decoder_block.py's attention (KLOADS 5 too) on sm_90: the same shared memory and spills,
+    registers 255, 248, 210 and 208 in the order above.
     """
     from kerntailor.builder import BuildCache, BuildPool
     from kerntailor.generate.kernels import kernel_source

@@ -65,6 +65,7 @@ from kerntailor.codegen.helpers import dot_helper, math_helper, tma_allocator
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.schedule import Schedule
 from kerntailor.codegen.sizes import const, product, same
+from kerntailor.ir.expr import loads
 from kerntailor.ir.nodes import Attention
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.units import ITEMSIZE, next_power_of_two
@@ -102,7 +103,7 @@ class AttentionSchedule(Schedule):
     num_stages: int = 2
     precision: str = "ieee"
     matrix_instr_nonkdim: int | None = None
-    TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not searched yet
+    TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not for a computed k
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -125,15 +126,31 @@ def attention_node(gen: Generalized, group: FusionGroup) -> Attention:
 def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
     """{"BH", "Lq", "Lk", "D", "Dv"} of the group's attention at the traced shapes (BH: the leading dims of the
     output, batch x heads), and "MASK" (its element's bytes) where a mask is loaded as a (BLOCK_M, BLOCK_N) tile
-    (not broadcast along the queries or keys: _score_masks): what search/families.py's attention_space and the
-    cost model size it by."""
+    (not broadcast along the queries or keys: _score_masks), and "KLOADS" where k has a prologue (key_loads): what
+    search/families.py's attention_space and the cost model size it by."""
     node = attention_node(gen, group)
     q, k, v = (op.shape for op in node.operands[:3])
     sizes = {"BH": prod(node.out.shape[:-2]), "Lq": q[-2], "Lk": k[-2], "D": q[-1], "Dv": v[-1]}
     if len(node.operands) == 4 and all(node.operands[3].strides[-2:]):   # a 2-D mask tile a step, not a row
         dtype = gen.graph.buffer_type(node.operands[3].base).dtype
         sizes["MASK"] = 1 if dtype == "bool" else ITEMSIZE[dtype]
+    if 1 in dict(group.operand_prologues):
+        sizes["KLOADS"] = key_loads(gen, group)
     return sizes
+
+
+def key_loads(gen: Generalized, group: FusionGroup) -> int:
+    """The tiles of K's shape that k's prologue loads on every key step (at least 1): one per operand a member reads
+    from memory (codegen/attention_prologue.py loads each as a (BLOCK_D, BLOCK_N) tile under the tile's mask; a
+    rotate_half's two halves are two masked loads). Rotary embedding: 5 (k, its two halves, cos, sin). Each is a
+    load the software pipeliner gives buffers of its own: cross-compiled for sm_90 (rope_sdpa bf16, D = 128, 128 x
+    64, 2 stages, triton 3.6, 2026-12-05) the TTGIR holds five (1, 128, 64) bf16 buffers beside V's two."""
+    members = set(dict(group.operand_prologues)[1])
+    count = 0
+    for name in members:
+        node = gen.graph.node(name)
+        count += sum(node.operands[i].base not in members for i in loads(node.expr))
+    return max(1, count)
 
 
 def operand_dtype(gen: Generalized, group: FusionGroup) -> str:

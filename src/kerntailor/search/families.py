@@ -642,21 +642,34 @@ def gemm_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", P
 
 # --- attention ---------------------------------------------------------------------------------------------
 
-def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D: int, Dv: int, MASK: int = 0) -> int:
+def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D: int, Dv: int, MASK: int = 0,
+                        KLOADS: int = 0) -> int:
     """Estimated LDS per block of a flash-attention kernel: the K and V tiles of one step (BLOCK_N x D and
     BLOCK_N x Dv, heads padded to a power of two) per stage, by gemm_lds_bytes's rule for the stages. Hopper adds
     what triton 3.6 puts beside them (sm_90 cross-compiles, bf16, D = 128): the Q tile wgmma reads (BLOCK_M x D),
     and a 2-D mask tile of MASK bytes an element (an additive bias; codegen/attention.py's work_sizes) in
-    num_stages - 1 buffers: sdpa at 128 x 128, 3 stages, 229,376 B = 3 x 64 KiB + 32 KiB, with a bf16 bias
-    294,912 B (+ 2 x 32 KiB), over the 227 KiB a block may take. Elsewhere the Q tile stays in registers (gfx942:
-    32,768 B at 128 x 64, 1 stage: the K and V tiles alone). The build reads the real figure and rejects what does
-    not fit."""
+    num_stages - 1 buffers: sdpa at 128 x 128, 3 stages, 229,376 B = 3 x 64 KiB + 32 KiB (the estimate exactly),
+    with a bf16 bias 294,912 B (+ 2 x 32 KiB), over the 227 KiB a block may take. Elsewhere the Q tile stays in
+    registers (gfx942: 32,768 B at 128 x 64, 1 stage: the K and V tiles alone). The build reads the real figure and
+    rejects what does not fit.
+
+    KLOADS (codegen/attention.py's key_loads; 0: k is loaded as it is): a k computed by a prologue on NVIDIA takes
+    one buffer for the computed K tile tl.dot reads and num_stages - 1 for each of the KLOADS tiles its prologue
+    loads on a step, in place of num_stages K buffers. Cross-compiled for sm_90 (rope_sdpa bf16 at T 2048, 16 heads
+    of 128: KLOADS 5; triton 3.6, 2026-12-05) the estimate is the build's figure at 2-4 stages: 491,520 B at 128 x
+    128 / 3 stages (11 + 3 tiles of 32 KiB + Q), 262,144 B at 128 x 64 / 3, 163,840 at 128 x 64 / 2, 98,304 to
+    196,608 at 128 x 32 / 2-4; at 1 stage the build shares one buffer between K and V and takes a tile less (65,536
+    B at 128 x 128, the estimate 98,304). gfx942 keeps the prologue's loads in registers: 32,768 B at 128 x 64 and
+    128 x 32, 1 and 2 stages, as without a prologue, so KLOADS changes nothing there."""
     size = itemsize(dtype)
-    step = values["BLOCK_N"] * (next_power_of_two(max(16, D)) + next_power_of_two(max(16, Dv))) * size
+    k_tile = values["BLOCK_N"] * next_power_of_two(max(16, D)) * size
+    v_tile = values["BLOCK_N"] * next_power_of_two(max(16, Dv)) * size
     stages = values.get("num_stages", 1)
     if target.is_amd:
+        step = k_tile + v_tile
         return step if stages <= 1 else (stages - 1) * step
-    total = max(1, stages) * step
+    k_buffers = 1 + (max(1, stages) - 1) * KLOADS if KLOADS else max(1, stages)
+    total = k_buffers * k_tile + max(1, stages) * v_tile
     if _hopper(target):
         total += values["BLOCK_M"] * next_power_of_two(max(16, D)) * size
         total += max(0, stages - 1) * values["BLOCK_M"] * values["BLOCK_N"] * MASK
@@ -664,13 +677,15 @@ def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D
 
 
 def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
-                    MASK: int = 0) -> Space:
+                    MASK: int = 0, KLOADS: int = 0) -> Space:
     """Flash attention (codegen/attention.py): BLOCK_M query rows per program on a (cdiv(Lq, BLOCK_M), BH) grid,
     BLOCK_N keys per step. Knobs: BLOCK_M, BLOCK_N (16-128, no bigger than the sequence warrants), num_warps
     (2-8), num_stages (1-4; AMD 1-2: ROCm's guide keeps fused GEMMs at one or two); AMD: waves_per_eu and
     matrix_instr_nonkdim (16, 32); Hopper: TMA (0, 1). The fp32 accumulator (BLOCK_M x Dv) and the score tile
     (BLOCK_M x BLOCK_N) share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread. MASK: the bytes of
-    an element of a 2-D mask tile (attention_lds_bytes), absent from the space's sizes where 0."""
+    an element of a 2-D mask tile (attention_lds_bytes), absent from the space's sizes where 0. KLOADS: the tiles
+    k's prologue loads a key step (attention_lds_bytes), absent where 0 (k loaded as it is); where k is computed, TMA
+    takes only 0 (codegen refuses a descriptor load of a computed k)."""
     def tiles(n: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(128, max(16, next_power_of_two(n))))
 
@@ -679,8 +694,8 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
              Knob("num_stages", (1, 2) if target.is_amd else (1, 2, 3, 4))]
     if target.is_amd:
         knobs += [Knob("waves_per_eu", WAVES_PER_EU), Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM)]
-    if _hopper(target):   # K and V through tensor descriptors (codegen/attention.py)
-        knobs.append(Knob("TMA", (0, 1)))
+    if _hopper(target):   # K and V through tensor descriptors (codegen/attention.py), not a computed k
+        knobs.append(Knob("TMA", (0,) if KLOADS else (0, 1)))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator + scores <= {MAX_ACC_PER_THREAD} fp32 per thread",
                    ("BLOCK_M", "BLOCK_N", "num_warps"),
@@ -688,19 +703,20 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         Constraint("scores >= one element per thread", ("BLOCK_M", "BLOCK_N", "num_warps"),
                    lambda v: v["BLOCK_M"] * v["BLOCK_N"] >= _threads(v, target)),
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_N", "num_stages"),
-                   lambda v: attention_lds_bytes(v, target, dtype, D, Dv, MASK) <= target.lds_per_block),
+                   lambda v: attention_lds_bytes(v, target, dtype, D, Dv, MASK, KLOADS) <= target.lds_per_block),
     ]
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     return Space("attention", tuple(knobs), tuple(constraints), target.name,
-                 (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)) + ((("MASK", MASK),) if MASK else ()),
+                 (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)) + ((("MASK", MASK),) if MASK else ())
+                 + ((("KLOADS", KLOADS),) if KLOADS else ()),
                  dtype_key(dtype))
 
 
 def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
-                    MASK: int = 0) -> list[dict]:
+                    MASK: int = 0, KLOADS: int = 0) -> list[dict]:
     """Schedules to time first. Triton's fused-attention tutorial (python/tutorials/06-fused-attention.py,
     triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in (2, 3, 4), num_warps in
     (4, 8), and on Hopper keeps 8 warps only for 128 x 128 tiles; its AMD variant (and ROCm's flash-attention
@@ -712,7 +728,15 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     (decode takes the heuristic). On Hopper each tile both with TMA (the tutorial's descriptor loads) and
     without: not measured yet; cross-compiled (triton 3.6, sdpa / causal / GQA bf16, D = 128, 128 x 128, 8 warps,
     3 stages) TMA took 222-234 registers and no spill, the pointer loads 255 and 8-16 bytes of spills (causal,
-    GQA)."""
+    GQA). On NVIDIA a seed over the LDS rule (attention_lds_bytes: a mask tile, k's prologue) takes fewer stages.
+
+    With k computed by a prologue (KLOADS > 0: rotary embedding), Hopper's seeds are pointer loads only (codegen
+    refuses TMA there) and 128 x 32 joins them: on the H200 (2026-12-05, rope_sdpa and llama_decoder_block bf16)
+    128 x 32 / 8 warps / 2 stages was the one schedule of five that built; 128 x 128 and 128 x 64 at 3 stages took
+    480 and 256 KiB. Fitted: 128 x 128 at 1 stage, 128 x 64 at 2, 128 x 32 at 3 and 2. Cross-compiled at T 2048,
+    16 heads of 128 (tests/test_attention_prologue.py, which lists the figures): all within the target's LDS; on
+    sm_90 128 x 128 / 1 stage took 255 registers and 104 B of spills, the others none; on gfx942 128 x 64 spilled
+    49 (not measured on a GPU yet)."""
     if Lq < 128 or Lk < 128:
         return []
     if dtype_key(dtype) == "fp32":
@@ -723,26 +747,28 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         if target.is_amd:
             return []
         tma = {"TMA": 0} if _hopper(target) else {}   # measured without TMA
-        return [{"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma,
-                {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2} | tma,
-                {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma]
-    if dtype_key(dtype) not in ("bf16", "fp16"):
+        seeds = [{"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma,
+                 {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2} | tma,
+                 {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2} | tma]
+    elif dtype_key(dtype) not in ("bf16", "fp16"):
         return []
-    if _hopper(target):   # with a mask tile, a seed over the LDS rule (attention_lds_bytes) takes fewer stages
-        seeds = [{"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1},
-                 {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
-                 {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1},
-                 {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 0}]
-        for seed in seeds:
-            while seed["num_stages"] > 1 and \
-                    attention_lds_bytes(seed, target, dtype, D, Dv, MASK) > target.lds_per_block:
-                seed["num_stages"] -= 1
-        return seeds
-    if target.is_amd:
+    elif target.is_amd:
         amd = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
         return [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4} | amd,
                 {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4} | amd]
-    return []
+    elif not _hopper(target):
+        return []
+    elif KLOADS:
+        seeds = [{"BLOCK_M": 128, "BLOCK_N": n, "num_warps": 8, "num_stages": 3, "TMA": 0} for n in (128, 64, 32)]
+        seeds.append({"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2, "TMA": 0})
+    else:
+        seeds = [{"BLOCK_M": 128, "BLOCK_N": n, "num_warps": 8, "num_stages": 3, "TMA": tma}
+                 for n in (128, 64) for tma in (1, 0)]
+    for seed in seeds:
+        while seed["num_stages"] > 1 and \
+                attention_lds_bytes(seed, target, dtype, D, Dv, MASK, KLOADS) > target.lds_per_block:
+            seed["num_stages"] -= 1
+    return seeds
 
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
@@ -1232,7 +1258,8 @@ def _gemm_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: s
 
 
 def _attention_lds(config: Config, sizes: Mapping[str, int], target: Target, dtype: str) -> int:
-    return attention_lds_bytes(config.as_dict(), target, dtype, sizes["D"], sizes["Dv"], sizes.get("MASK", 0))
+    return attention_lds_bytes(config.as_dict(), target, dtype, sizes["D"], sizes["Dv"], sizes.get("MASK", 0),
+                               sizes.get("KLOADS", 0))
 
 
 SizesRule = Callable[[Config, Mapping[str, int]], Any]

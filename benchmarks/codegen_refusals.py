@@ -7,8 +7,9 @@ Per file and dtype, in a forked child killed at --limit seconds (kernelbench_swe
 capture_generalized -> the plan generate starts from (codegen.plan_of: codegen's families, the anchors they refuse on
 sight the library's) -> each group's default schedule (codegen.default_schedule) and kernel (codegen.generate_kernel,
 for --arch), as codegen.generate_module writes them. Every refusal is a row: file, dtype, group, family, members,
-the member codegen named (if any), the message. This is the first plan's refusals only: what generate then re-plans
-is not scanned. An error before codegen (load, capture, plan) is the file's status and its groups are not scanned;
+the member codegen named (if any), the message. These are the first plan's refusals; for a file with any, what
+generate makes of them (pipeline.first_module: the plan mended around them) is its `mended` column: kernels and
+library groups. An error before codegen (load, capture, plan) is the file's status and its groups are not scanned;
 an exception other than CodegenUnsupported inside codegen is a row of kind "crash". CPU only.
 Writes OUT.json (every file's row, the command, machine, toolchain) and OUT.md (a tally by message pattern: the
 numbers and names replaced by #).
@@ -29,7 +30,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-from kernelbench_sweep import DEFAULT_DIRS, ROOT, one_line, preload, problem_files, receive, toolchain
+from kernelbench_sweep import ARCH_TARGETS, DEFAULT_DIRS, ROOT, one_line, preload, problem_files, receive, toolchain
 
 STATUSES = ("scanned", "refused", "timeout", "crash")   # of a file: refused = an error before codegen
 
@@ -73,6 +74,23 @@ def scan_groups(problem, arch: str) -> dict:
             "refusals": refusals}
 
 
+def mended(path: str, dtype: str, arch: str) -> dict:
+    """What generate makes of the refused plan (pipeline.first_module: the plan mended around every refusal, as many
+    passes as it takes): its groups (kernels) and library groups, or the error that ended the mending."""
+    import tempfile
+
+    from kerntailor.codegen import CodegenUnsupported
+    from kerntailor.errors import KerntailorError
+    from kerntailor.generate.pipeline import GenerateSettings, first_module
+
+    with tempfile.TemporaryDirectory() as out:
+        try:
+            first = first_module(path, GenerateSettings(target=ARCH_TARGETS[arch], dtype=dtype, out_dir=Path(out)))
+        except (KerntailorError, CodegenUnsupported) as e:
+            return {"error": f"{type(e).__name__}: {one_line(str(e))}"}
+    return {"kernels": len(first.module.kernels), "library_groups": len(first.library_groups)}
+
+
 def _refusal(gen, group, kind: str, e: Exception) -> dict:
     node = getattr(e, "node", None)
     message = one_line(str(e)) if kind != "crash" else f"{type(e).__name__}: {one_line(str(e))}"
@@ -92,6 +110,8 @@ def _scan_child(path: str, dtype: str, arch: str, conn) -> None:
     try:
         problem = load_problem(path, dtype=dtype)
         row = {"status": "scanned", "reason": ""} | scan_groups(problem, arch)
+        if row["refusals"]:
+            row["mended"] = mended(path, dtype, arch)
     except KerntailorError as e:   # load, capture or plan said no in one line: before codegen
         row = {"status": "refused", "reason": one_line(str(e))}
     except BaseException as e:
@@ -171,6 +191,14 @@ def render_markdown(result: dict) -> str:
         for ref in r.get("refusals", []):
             lines.append(f"| {r['file']} | {r['dtype']} | {ref['group']} | {ref['family']} | {ref['members']} | "
                          f"{ref['kind']} | {ref['node'] or '-'} | {_cell(ref['message'])} |")
+    lines += ["", "## What generate makes of them (the plan mended around the refusals: pipeline.first_module)", "",
+              "| file | dtype | groups planned | refused | kernels after mending | library groups |",
+              "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("refusals"):
+            m = r.get("mended", {})
+            lines.append(f"| {r['file']} | {r['dtype']} | {r['groups']} | {len(r['refusals'])} | "
+                         f"{m.get('kernels', _cell(m.get('error', '-')))} | {m.get('library_groups', '-')} |")
     lines += ["", "## Not scanned (an error before codegen, a timeout or a crash)", "",
               "| file | dtype | status | s | reason |", "|---|---|---|---|---|"]
     for r in rows:
@@ -189,7 +217,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("paths", nargs="*", default=[str(d) for d in DEFAULT_DIRS], metavar="DIR_OR_FILE")
     parser.add_argument("--out", required=True, help="path prefix: writes OUT.json and OUT.md")
     parser.add_argument("--dtype", nargs="+", default=["fp32"], help="the problem's dtype(s): every file in each")
-    parser.add_argument("--arch", default="gfx942", help="the arch the kernels are written for (matmul precisions)")
+    parser.add_argument("--arch", default="gfx942", choices=sorted(ARCH_TARGETS),
+                        help="the arch the kernels are written for (matmul precisions)")
     parser.add_argument("--jobs", type=int, default=1, help="files at once (each its own child process)")
     parser.add_argument("--limit", type=float, default=180.0, help="seconds per file and dtype before its child is "
                         "killed")

@@ -140,12 +140,13 @@ def scan_file(path: Path, dtype: str, arch: str, limit_s: float) -> dict:
 
 # --- the tally ------------------------------------------------------------------------------------------
 
-_NAMES = re.compile(r"\b(?:[a-z_]+_)?\d+\b|\b(?:buf|arg|node|g|group)\w*\d\w*\b|'[^']*'|\([\d, ]+\)|\[[\d, ]+\]")
+# node and buffer names (pw8, cumsum0, p_fc_weight_1), numbers, quoted names, shapes and strides
+_NAMES = re.compile(r"\b[A-Za-z_]*\d[\w]*\b|'[^']*'|\([\d, ]+\)|\[[\d, ]+\]")
 
 
 def pattern(message: str) -> str:
     """A refusal's message with its numbers, shapes and node names replaced by # (one pattern per cause)."""
-    return re.sub(r"#(?:[\s,#]*#)*", "#", _NAMES.sub("#", message))
+    return re.sub(r"#(?:[\s,x#]*#)*", "#", _NAMES.sub("#", message))
 
 
 def tally(rows: list[dict]) -> list[dict]:
@@ -212,6 +213,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "/")[:300]
 
 
+def _write(out: Path, result: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{out}.json").write_text(json.dumps(result, indent=1) + "\n")
+    Path(f"{out}.md").write_text(render_markdown(result))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(d) for d in DEFAULT_DIRS], metavar="DIR_OR_FILE")
@@ -222,7 +229,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="files at once (each its own child process)")
     parser.add_argument("--limit", type=float, default=180.0, help="seconds per file and dtype before its child is "
                         "killed")
+    parser.add_argument("--retally", action="store_true", help="rewrite OUT.json's tally and OUT.md from its rows "
+                        "(after a change to the message patterns), scanning nothing")
     args = parser.parse_args(argv)
+    out = Path(args.out)
+    if args.retally:
+        result = json.loads(Path(f"{out}.json").read_text())
+        _write(out, result | {"tally": tally(result["rows"])})
+        return
     preload()
     files = problem_files(args.paths)
     tools = toolchain()
@@ -250,10 +264,7 @@ def main(argv: list[str] | None = None) -> None:
               "load_average": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
               "toolchain": tools, "arch": args.arch, "limit_s": args.limit, "jobs": args.jobs, "dtypes": args.dtype,
               "tally": tally(rows), "rows": rows}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{out}.json").write_text(json.dumps(result, indent=1) + "\n")
-    Path(f"{out}.md").write_text(render_markdown(result))
+    _write(out, result)
     print(json.dumps([(len(e["files"]), e["groups"], e["family"], e["pattern"]) for e in result["tally"]]), flush=True)
 
 

@@ -167,9 +167,9 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True,
     send.close()
     row: dict = {"file": str(path)}
     try:
-        row.update(_receive(recv, child, limit_s, "load, capture and plan"))
+        row.update(receive(recv, child, limit_s, "load, capture and plan"))
         if row["status"] == "captured" and generalize:
-            extra = _receive(recv, child, limit_s, "generalization")
+            extra = receive(recv, child, limit_s, "generalization")
             if extra.get("status") == "timeout":
                 extra = {"generalized": "timeout", "generalize_reason": extra["reason"],
                          "generalize_seconds": limit_s}
@@ -177,7 +177,7 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True,
                 extra = {"generalized": "crash", "generalize_reason": extra.get("reason", "")}
             row.update(extra)
             if build and row.get("generalized") == "ok":
-                built = _receive(recv, child, build_limit_s, "the build")
+                built = receive(recv, child, build_limit_s, "the build")
                 if built.get("status") == "timeout":
                     built = {"build": "timeout", "build_failures": [built["reason"]], "build_seconds": build_limit_s}
                 elif "build" not in built:
@@ -190,12 +190,12 @@ def sweep_file(path: Path, target: str, limit_s: float, generalize: bool = True,
         recv.close()
     row["wall_seconds"] = round(time.monotonic() - started, 2)
     for key in ("seconds", "generalize_seconds", "build_seconds"):
-        if row.get(key) is not None:   # a child that died has none (_receive): its row says so, the sweep goes on
+        if row.get(key) is not None:   # a child that died has none (receive): its row says so, the sweep goes on
             row[key] = round(row[key], 2)
     return row
 
 
-def _receive(recv, child, limit_s: float, what: str) -> dict:
+def receive(recv, child, limit_s: float, what: str) -> dict:
     if recv.poll(limit_s):
         try:
             return recv.recv()
@@ -207,6 +207,21 @@ def _receive(recv, child, limit_s: float, what: str) -> dict:
     child.join()
     return {"status": "crash", "reason": f"the child process died (exit code {child.exitcode}) during {what}",
             "seconds": None}
+
+
+def preload() -> None:
+    """Imported once in the parent: every forked child shares them. torch.export's own modules (torch._dynamo,
+    functorch, sympy) otherwise load at each child's first export: 2-8 s of every file's seconds (7.8 s with the
+    cores shared, 2026-12-05)."""
+    import torch  # noqa: F401
+    import torch.export._trace  # noqa: F401
+
+    import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
+    import kerntailor.codegen  # noqa: F401
+    import kerntailor.plan  # noqa: F401
+    import kerntailor.problem.slots  # noqa: F401
+    import kerntailor.problem.variants  # noqa: F401
+    import kerntailor.targets  # noqa: F401
 
 
 # --- the suite ----------------------------------------------------------------------------------------
@@ -336,19 +351,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"kernelbench_sweep: error: unknown arch {', '.join(unknown)} (known: "
                          f"{', '.join(ARCH_TARGETS)})")
-    # imported once here: every forked child shares them. torch.export's own modules (torch._dynamo, functorch,
-    # sympy) otherwise load at each child's first export: 2-8 s of every file's seconds (7.8 s with the cores
-    # shared, 2026-12-05)
-    import torch  # noqa: F401
-    import torch.export._trace  # noqa: F401
-
-    import kerntailor.capture.capture  # noqa: F401  (and what the children import lazily, once, here)
-    import kerntailor.codegen  # noqa: F401
-    import kerntailor.plan  # noqa: F401
-    import kerntailor.problem.slots  # noqa: F401
-    import kerntailor.problem.variants  # noqa: F401
-    import kerntailor.targets  # noqa: F401
-
+    preload()
     files = problem_files(args.paths)
     tools = toolchain()   # at the start: the code the files ran with (commits may land while a long sweep runs)
     started = datetime.datetime.now(datetime.timezone.utc)

@@ -187,3 +187,26 @@ def test_attention_bench_dry_run_plans_each_config_and_names_the_ones_that_fail(
     assert all(rows[k]["source_chars"] > 0 for k in list(rows)[:3]) and "power of two" in rows["12x64/4w/2s"]["error"]
     fp32 = json.loads((tmp_path / "attention_fp32_plan.json").read_text())["results"][0]["candidates"]
     assert all(c["knobs"]["k0"]["precision"] == "ieee" for c in fp32 if "knobs" in c)
+
+
+@pytest.mark.integration   # runs the script in a child process: two captures, their groups' kernels, one mending
+def test_codegen_refusals_records_each_refused_group_and_what_generate_makes_of_it(tmp_path):
+    """benchmarks/codegen_refusals.py (the committed data in benchmarks/data/cpu_2026-12-05/): a refusal is a row
+    with its group, family, member count, named member and message; a file with one has its mended kernel count; the
+    tally groups messages by pattern, names and numbers as #."""
+    data = ROOT / "tests" / "data"
+    out = tmp_path / "refusals"
+    subprocess.run([sys.executable, "benchmarks/codegen_refusals.py", str(data / "mended" / "scan_then_last.py"),
+                    str(data / "codegen_fused" / "tiny_softmax.py"), "--dtype", "fp32", "--out", str(out)],
+                   check=True, cwd=ROOT, env=os.environ | {"PYTHONPATH": str(ROOT / "src")}, capture_output=True)
+    result = json.loads(out.with_suffix(".json").read_text())
+    rows = {r["file"]: r for r in result["rows"]}
+    clean = rows["codegen_fused/tiny_softmax.py"]
+    assert clean["status"] == "scanned" and clean["groups"] >= 1 and clean["refusals"] == []
+    scan = rows["mended/scan_then_last.py"]
+    (refusal,) = scan["refusals"]
+    assert refusal["family"] == "scan" and refusal["members"] > 1 and refusal["node"] in refusal["message"]
+    assert scan["mended"] == {"kernels": scan["groups"] + 1, "library_groups": 0}   # the epilogue cut off
+    (entry,) = result["tally"]
+    assert entry["files"] == ["mended/scan_then_last.py"] and not any(c.isdigit() for c in entry["pattern"])
+    assert entry["pattern"] in out.with_suffix(".md").read_text()

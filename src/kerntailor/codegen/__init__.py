@@ -68,7 +68,7 @@ from kerntailor.problem.spec import ProblemSpec
 
 __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "GeneratedKernel", "GroupUnsupported",
            "Launch", "Schedule", "ScheduleError", "default_schedule", "generate_kernel", "generate_module",
-           "host_names", "kernel_name", "plan_of", "refused_anchors"]
+           "host_names", "kernel_name", "plan_of", "refused_anchors", "writer_views"]
 
 
 def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dict[str, str]:
@@ -139,18 +139,24 @@ def kernel_name(group: FusionGroup) -> str:
     return f"{group.name}_{group.family}_kernel"
 
 
+def writer_views(gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule]) -> tuple[Generalized, Generalized]:
+    """What the writers of a module's groups take: the problem after its families' rewrites (a reverse scan as flip
+    -> scan -> flip), and the view of it the generated groups read (a channels-last library convolution's output
+    kept so: read by its physical strides). Only the library groups' schedules are read (a missing one: default)."""
+    for fam in FAMILIES.values():
+        if fam.rewrite is not None:   # flip -> scan -> flip: a reverse scan (same groups, same nodes)
+            gen = fam.rewrite(gen)
+    kept = tuple(filter(None, (kept_layout(gen, gen.graph.node(g.nodes[0])) for g in plan.groups
+                               if g.family == "library" and getattr(schedules.get(g.name), "channels_last", False))))
+    return gen, relayout(gen, kept)
+
+
 def generate_module(problem: ProblemSpec, gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule],
                     target_name: str, arch: str, notes: list[str] | None = None) -> EmittedModule:
     """kernel.py for a problem whose every fusion group this codegen covers (GroupUnsupported, naming the first
     group it does not, if not), each group under `schedules[group.name]`."""
-    for fam in FAMILIES.values():
-        if fam.rewrite is not None:   # flip -> scan -> flip: a reverse scan (same groups, same nodes)
-            gen = fam.rewrite(gen)
+    gen, physical = writer_views(gen, plan, schedules)
     names = host_names(gen)
-    # a channels-last library convolution's output kept so: the other groups read it by its physical strides
-    kept = tuple(filter(None, (kept_layout(gen, gen.graph.node(g.nodes[0])) for g in plan.groups
-                               if g.family == "library" and getattr(schedules[g.name], "channels_last", False))))
-    physical = relayout(gen, kept)
     kernels, sizes = [], []
     buffers = {}
     try:

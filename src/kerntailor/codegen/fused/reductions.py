@@ -202,7 +202,7 @@ def reduce_operand(w, r: Reduction, done: set[str]) -> str:
     view = r.operands[0]
     if view.base in w.members:
         producer = w.graph.node(view.base)
-        if isinstance(producer, Reduction):
+        if isinstance(producer, Reduction) and not over_one_element(w, r):
             raise CodegenUnsupported(f"{r.name} reduces a reduction", r.name)
         if w.level[producer.name] == "inline":
             raise CodegenUnsupported(f"{r.name} reduces a recomputed {producer.name}", r.name)
@@ -216,6 +216,14 @@ def reduce_operand(w, r: Reduction, done: set[str]) -> str:
     if acc_dtype(w, r) == "tl.int64" and r.op not in ("any", "all"):
         value = f"({value}).to(tl.int64)"
     return value
+
+
+def over_one_element(w, r: Reduction) -> bool:
+    """Whether `r` reduces axes of size 1 at every size (a keepdim axis: `x.sum(1, keepdim=True).amax(1)`): then each
+    of its rows is one row value of a reduction before it (in an earlier stage: complete), which it may read as any
+    row value. Over a size that varies, a reduction of a reduction is the group's own row values reduced again."""
+    return all(w.gen.expr(("node", r.name, "operand", 0, "shape", k), r.operands[0].shape[k]).is_constant
+               and r.operands[0].shape[k] == 1 for k in r.axes)
 
 
 def input_value(w, r: Reduction, done: set[str]) -> str:

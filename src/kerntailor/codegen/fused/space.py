@@ -241,8 +241,26 @@ def iteration_space(gen: Generalized, group: FusionGroup) -> IterationSpace:
                            **_refine(frames, orig, orig_concrete, orig_axes))
     views, barriers, gathers = _addressed_views(space, nodes)
     if gathers and space.ranges_identity is False:
-        raise CodegenUnsupported("an indirect load in a group that reshapes its space")
+        raise CodegenUnsupported("an indirect load in a group that reshapes its space", _reshaping_reader(space, nodes))
     return _coalesce(space, views, barriers, merge=not gathers)
+
+
+def _reshaping_reader(space: IterationSpace, nodes: list[Node]) -> str | None:
+    """The first member that reads a gathering member through a reshaping view (a roll of a (B, H, W, C) map read as
+    (B, H*W, C) rows by a norm): generate cuts the group before it (pipeline._mend), so the gathers are a kernel in
+    their own space and the rows read their result from memory. None where no reader reshapes a gather (the whole
+    group is then split)."""
+    gathering = {n.name for n in nodes if space.level[n.name] != "inline" and _gathers(n)}
+    for node in nodes:
+        if any(v.base in gathering and tuple(v.shape) != tuple(space.gen.graph.node(v.base).out.shape)
+               for v in node.operands):
+            return node.name
+    return None
+
+
+def _gathers(node: Node) -> bool:
+    """Whether `node` loads through an index (a gather: torch.roll, an embedding's rows)."""
+    return any(isinstance(e, Load) and e.gather is not None for e in walk(getattr(node, "expr", Const(0, "i32"))))
 
 
 def _rows_reshaped(gen: Generalized, node: Node, orig, reduced_axes: tuple[int, ...]) -> bool:
@@ -328,9 +346,8 @@ def _addressed_views(space: IterationSpace, nodes: list[Node]):
         level = space.level[node.name]
         if level == "inline":
             continue
+        gathers = gathers or _gathers(node)
         for e in walk(getattr(node, "expr", Const(0, "i32"))):
-            if isinstance(e, Load) and e.gather is not None:
-                gathers = True
             if isinstance(e, Index):
                 barriers |= space.index_dims(node, e.axis)
         for j, view in enumerate(node.operands):

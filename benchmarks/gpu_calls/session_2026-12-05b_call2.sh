@@ -6,7 +6,9 @@
 #     modules of benchmarks/attn_prologue_modules.py (RoPE of q and k in the attention's loads, of q only, of
 #     neither; attention schedules that fit); llama_decoder_block and swiglu_mlp with call 1's generated modules.
 #  2. generate (generate_set.sh) on llama_decoder_block and 31_VisionAttention, bf16 (their norms were split into a
-#     kernel per op in call 1: "reads pw3 through a view that is not a narrowing").
+#     kernel per op in call 1: "reads pw3 through a view that is not a narrowing"), and swiglu_mlp (the dual group's
+#     library form, b70525d, now timed beside the dual kernel).
+# Refused at the first try (the device paused after call 1): the plan for the next GPU session.
 # Prepare, carry ["benchmarks/work/gpu05"]: rope_sdpa_2k.py (sed of tests/data/attention/rope_sdpa.py: seq 2048,
 #   hidden 2048, heads 16, max_seq 4096), 31_VisionAttention.py (../shared/kernelbench/level3), call1/<run>.py
 #   (call 1's generated.py files), mods/ (attn_prologue_modules.py benchmarks/work/gpu05/rope_sdpa_2k.py
@@ -22,5 +24,6 @@ python3 benchmarks/libtail_profile.py problems/level3/swiglu_mlp.py $W/call1/swi
 cat $P/*_profile.txt
 mkdir -p $OUT/prof && cp $P/* $OUT/prof/ 2>/dev/null; OUT_SAVED=$OUT
 GEN_LIMIT=${GEN_LIMIT:-300} bash benchmarks/gpu_calls/generate_set.sh \
-  "llama_bf16=problems/level3/llama_decoder_block.py:--dtype bf16" "vision_attn_bf16=$W/31_VisionAttention.py:--dtype bf16"
+  "llama_bf16=problems/level3/llama_decoder_block.py:--dtype bf16" "vision_attn_bf16=$W/31_VisionAttention.py:--dtype bf16" \
+  "swiglu_mlp_bf16=problems/level3/swiglu_mlp.py:--dtype bf16"
 tar czf $OUT_SAVED/profiles.tgz -C $OUT_SAVED prof && rm -rf $OUT_SAVED/prof

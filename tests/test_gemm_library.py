@@ -72,3 +72,20 @@ def test_pipeline_offers_the_library_product_tiled_like_the_best_schedule(tmp_pa
     chosen, _ = library_product_trial(run, {group.name: best}, group, only_best)
     assert chosen.BLOCK_N == 64
     assert library_product_trial(run, {group.name: best}, group, FakeTimer(lambda k: None)) is None
+
+
+def test_library_trial_times_one_form_when_the_group_is_its_product_alone(tmp_path):
+    """A group that is its product alone becomes host calls under LIBRARY=1, with no kernel to tile: the trial times
+    that one form, not the best schedule's tiling and every LIBRARY_TAIL_TILES tiling of the same host call."""
+    path = next(p for p in (*L1.glob("*.py"), *L2.glob("*.py")) if p.stem == "bmm")
+    spec, _, gen, plan = prepared(path, "bf16")
+    (group,) = plan.groups
+    assert len(group.nodes) == 1
+    best = MatmulSchedule(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, split_k=1,
+                          TMA=1, PERSISTENT=1, precision="ieee")
+    run = Run(None, get_target("h200"), spec, None, tmp_path, lambda *a: None, gen=gen, plan=plan)
+    timer = FakeTimer(lambda k: 3e-4)
+    chosen, ev = library_product_trial(run, {group.name: best}, group, timer)
+    assert len(timer.sources) == 1 and ev.seconds == 3e-4 and chosen.LIBRARY == 1
+    (source,) = timer.sources
+    assert "torch.ops.aten.matmul" in source and "tl.load" not in source

@@ -185,3 +185,20 @@ def test_split_kernels_cross_compile_at_a_llama_decode_step(name, tmp_path):
     partials = facts["k0_attention_kernel_partials"]
     assert partials.matrix_instr_count > 0, facts
     print({k: (f.registers, f.spills, f.lds_bytes) for k, f in facts.items()})
+
+
+def test_the_cost_model_prefers_the_split_seed_at_batch_one():
+    """Predicted (analytical model, H200): at a Llama decode step of batch 1 the unsplit seed's 32 programs leave
+    most SMs idle (wave quantization); the split seed's 256 fill them, for one more launch and its partials."""
+    from kerntailor.costmodel.analytical import AnalyticalModel
+    from kerntailor.costmodel.candidate import Candidate, Work
+
+    h200 = get_target("h200")
+    sizes = {"BH": 32, "Lq": 1, "Lk": 4096, "D": 128, "Dv": 128}
+    space = make_space("attention", h200, dtype="bf16", **sizes)
+    kv_bytes = 2 * 8 * 4096 * 128 * 2
+    work = Work(4 * 32 * 4096 * 128, kv_bytes + 2 * 32 * 128 * 2, "bf16", True, tuple(sizes.items()))
+    split, whole = (space.config(**s) for s in seed_knobs("attention", h200, dtype="bf16", **sizes))
+    model = AnalyticalModel(h200)
+    (t_split, t_whole) = model.predict([Candidate(split, work), Candidate(whole, work)])
+    assert t_split < t_whole / 2, (t_split, t_whole)

@@ -16,6 +16,10 @@ D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-
 (sm_90), K and V come through per-program tensor descriptors, as the tutorial reads them on Hopper, where the host
 finds every stride and address 16-byte aligned (USE_TMA, per call); otherwise through the pointer loads.
 
+Decode (one or a few queries, a grid below the GPU's compute units): with SPLIT > 1 the keys are cut in SPLIT chunks,
+a program each, whose partial (m, l, acc) a second kernel combines in a fixed order before the epilogue
+(codegen/attention_split.py, flash-decoding); SPLIT = 1 is the kernel described here.
+
 ReLU attention (Attention.score "relu", written out only): relu(Q Kᵀ · scale + mask) V, the same loop without
 the statistics: p = relu(masked scores) at the scores' own scale, acc += P V, no division at the end (a masked
 score is -inf, so it weighs 0; relu keeps a NaN score NaN, `tl.where(s < 0, 0, s)`, as torch.relu does).

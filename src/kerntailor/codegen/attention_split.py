@@ -29,6 +29,18 @@ chunks' acc. The workspace (torch.empty, every element written by the partials k
 is sized per call: (batch x heads) x SPLIT x Lq rows.
 
 Refused by name: TMA descriptors (not verified with a chunk's start).
+
+Not built: GQA packing. With Hq / Hkv = g query heads on one K/V head and Lq small, a program could hold the g x Lq
+query rows of one K/V head in its BLOCK_M rows (row r: query head kv·g + r // Lq, query r % Lq), so that K and V
+are read once per K/V head instead of once per query head, and a 16-row tile at Lq = 1 is g/16 used, not 1/16.
+How it would go: a knob PACK (0, 1), offered where Lq x g <= 128; the grid cdiv(g·Lq, BLOCK_M) x batch x Hkv (x SPLIT);
+the program's head axis becomes a per-row vector `ih` (q's load, a mask operand's load and the output's store take
+it as a (BLOCK_M, 1) coordinate; the causal test compares keys with r % Lq; the V scan's v_last_bad is indexed per
+row); g per call from the host (Hq // Hkv, a host constexpr where it varies, as D_FULL). It did not fit cleanly now:
+the epilogue's and the stores' coordinates (codegen/anchor.py) take the leading axes as per-program scalars, and
+every mask/causal/special-value rule above would need its packed form verified. Today the g query-head programs of
+one K/V head are adjacent in the grid (heads fastest after the query blocks), so their K/V reads meet in L2: the
+packing would save L2 -> SM traffic and tl.dot padding, not HBM bytes.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ PROBLEMS = {   # name -> (problem file, whether eager's fused SDPA is the baseli
     "padding": (DATA / "sdpa_padding_mask.py", True),
     "decode": (ROOT / "problems" / "level3" / "decode_attention.py", False),   # written out: no SDPA call
     # a Llama decode step as SDPA (GQA 32 / 8 heads, Lk 4096, D 128) at batch 1 and 32: the split's two sides
-    "decode_b1": (ROOT / "problems" / "level3" / "gqa_decode_sdpa_b1.py", False),
-    "decode_b32": (ROOT / "problems" / "level3" / "gqa_decode_sdpa.py", False),
+    "decode_b1": (DATA / "sdpa_gqa_decode_b1.py", False),
+    "decode_b32": (DATA / "sdpa_gqa_decode_b32.py", False),
 }
 MASKED = ("gqa", "bias", "padding")   # the issue's >= 1.12x shapes
 # Triton's fused-attention tutorial's Hopper tiles (8 warps at 128 x 128; 128 x 64 on 8 warps ran second best on

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from helpers import DATA, L3, make_module, prepared, verify
+from helpers import DATA, ROOT, make_module, prepared, verify
 from kerntailor.codegen import ScheduleError
 from kerntailor.codegen.attention import AttentionSchedule
 from kerntailor.codegen.errors import CodegenUnsupported
@@ -26,7 +26,7 @@ from test_codegen_attention import TOL, _run, _write
 ATT = DATA / "attention"
 CROSS, CROSS_CAUSAL, GQA_DECODE = ATT / "sdpa_cross.py", ATT / "sdpa_cross_causal.py", ATT / "sdpa_gqa_decode.py"
 BOOL_MASK, ADD_MASK, WRITTEN_RELU = ATT / "sdpa_bool_mask.py", ATT / "sdpa_additive_mask.py", ATT / "written_relu.py"
-LLAMA_B1, LLAMA_B32 = L3 / "gqa_decode_sdpa_b1.py", L3 / "gqa_decode_sdpa.py"
+LLAMA_B1 = ROOT / "benchmarks" / "data" / "attn_probe" / "sdpa_gqa_decode_b1.py"   # a Llama decode step, batch 1
 SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2, "SPLIT": 4}
 
 

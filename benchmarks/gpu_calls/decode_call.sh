@@ -8,7 +8,7 @@
 #      (1, 8, 16), each checked against eager and timed beside eager SDPA and torch.compile (one JSON row each);
 #   2. `kerntailor generate` on both files (benchmarks/gpu_calls/generate_set.sh: the search with its decode seeds,
 #      the referee, the baselines), cut at GEN_LIMIT s (default 420).
-# No carry needed (the problem files are in the repository). Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/decode_call.sh
+# No carry needed (the problem files are in the repository: benchmarks/data/attn_probe/). Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/decode_call.sh
 # Results: $OUT/results.tgz and $OUT/summary.txt (generate_set.sh's), $OUT/decode_probe.tgz and
 # $OUT/attn_probe_decode.json (the sweep), $OUT/decode_summary.txt (both summaries).
 export PYTHONPATH=src PYTHONUNBUFFERED=1
@@ -18,7 +18,7 @@ S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16"
 timeout 480 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 300 \
   --out $R/attn_probe_decode.json > $R/attn_probe.log 2>&1 &
 GEN_LIMIT=${GEN_LIMIT:-420} bash benchmarks/gpu_calls/generate_set.sh \
-  "decode_b1=problems/level3/gqa_decode_sdpa_b1.py:--dtype bf16" "decode_b32=problems/level3/gqa_decode_sdpa.py:--dtype bf16"
+  "decode_b1=benchmarks/data/attn_probe/sdpa_gqa_decode_b1.py:--dtype bf16" "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16"
 wait
 python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
 import json, sys

@@ -739,7 +739,7 @@ class _AttentionWriter(AnchorWriter):
                  "  # the chunks of one head meet here")
         count = ((prod_expr(lead), 1), (v_shape[-1], 1)) if lead else ((v_shape[-1], 1),)
         scratch = (Scratch("v_last_bad", "i32", count, zeroed=True),)
-        dtypes = {b: SCRATCH_DTYPES.get(b) or self.graph.buffer_type(b).dtype for b in scan.pointers}
+        dtypes = scan.buffer_dtypes()
         grid = (GridAxis(((lk, max(SCAN_KEYS, bn)),) + (tuple((e, 1) for e in lead) or ((const(1), 1),))),)
         return assemble(group=self.group.name, name=scan.name,
                         doc="One more than the last key holding a NaN or Inf in v, per (batch x head) and column "
@@ -752,6 +752,14 @@ class _AttentionWriter(AnchorWriter):
                         host_prologue=self._head_dim_checks())   # the group's first launch refuses a head dim
 
     # --- the launch -----------------------------------------------------------------------------------------
+    def buffer_dtypes(self) -> dict[str, str]:
+        """Each pointer's element dtype: the graph's buffers', the kernels' own scratch (SCRATCH_DTYPES)."""
+        return {b: SCRATCH_DTYPES.get(b) or self.graph.buffer_type(b).dtype for b in self.pointers}
+
+    def all_helpers(self) -> tuple[str, ...]:
+        """Module-level text the kernel calls: the math helpers its expressions use, then the dot / TMA ones."""
+        return tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+
     def tile_axes(self) -> list[list[str]]:
         return [["om", "rm"], ["od", "rdv"]]
 
@@ -773,7 +781,7 @@ class _AttentionWriter(AnchorWriter):
             constexprs.append(("SPLIT", split))
         chunks = ((const(split), 1),) if split else ()
         grid = (GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl])),)   # see _program
-        dtypes = {b: SCRATCH_DTYPES.get(b) or self.graph.buffer_type(b).dtype for b in self.pointers}
+        dtypes = self.buffer_dtypes()
         shape = " x ".join(self.sizes.host(e) for e in space)
         what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")
         doc = (f"{att.describe()} -> ({shape}): {', '.join(self.group.nodes)}. Flash attention ({what}online "
@@ -781,7 +789,7 @@ class _AttentionWriter(AnchorWriter):
                f"{'tl.dot ' + self.schedule.precision if dtype == 'fp32' else dtype + ' tl.dot, fp32 accumulation'}."
                + (" The keys in SPLIT chunks, a program each: its partial row max, sum and accumulator to the "
                   "workspace." if split else ""))
-        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+        helpers = self.all_helpers()
         kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),

@@ -50,7 +50,6 @@ from dataclasses import dataclass, replace
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.helpers import math_helper
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.types import View
@@ -164,14 +163,13 @@ def combine_kernel(w, flash: FlashParts, before: tuple[GeneratedKernel, ...], sp
     """The combine kernel assembled (its lines written by write_split and attention.py's finish_rows)."""
     att, nl, bm = w.anchor, flash.nl, w.schedule.BLOCK_M
     space = list(flash.space)
-    dtypes = {b: SCRATCH_DTYPES.get(b) or w.graph.buffer_type(b).dtype for b in w.pointers}
     grid = (GridAxis(((space[nl], bm),) + tuple((e, 1) for e in space[:nl])),)
     shape = " x ".join(w.sizes.host(e) for e in space)
     doc = (f"{att.describe()} -> ({shape}): {', '.join(w.group.nodes)}. The SPLIT key chunks' partials combined in "
            "chunk order (flash-decoding), then the epilogue: BLOCK_M query rows per program.")
-    helpers = tuple(math_helper(h) for h in sorted(w.helpers)) + tuple(w.module_helpers)
     kernel = assemble(group=w.group.name, name=w.name, doc=doc, body=w.out.lines, pointers=w.pointers,
-                      pointer_dtypes=dtypes, sizes=w.sizes, big=w.big,
+                      pointer_dtypes=w.buffer_dtypes(), sizes=w.sizes, big=w.big,
                       constexprs=[("BLOCK_M", bm), ("BLOCK_DV", flash.block_dv[0]), ("SPLIT", split)],
-                      options=COMBINE_OPTIONS, grid=grid, host_constexprs=tuple(w.host_constexprs), helpers=helpers)
+                      options=COMBINE_OPTIONS, grid=grid, host_constexprs=tuple(w.host_constexprs),
+                      helpers=w.all_helpers())
     return replace(kernel, before=before)

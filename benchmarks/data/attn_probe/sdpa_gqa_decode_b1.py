@@ -1,5 +1,5 @@
 """A Llama decode step's attention as SDPA: batch 1, 32 query heads sharing 8 KV heads (GQA), one new token against a
-KV cache of 4096, head dim 128 (flash-decoding: codegen/attention_split.py; benchmarks/gpu_calls/decode_call.sh)."""
+KV cache of 4096, head dim 128 (flash-decoding: codegen/attention_split.py; benchmarks/attn_probe.py, gpu_calls/decode_call.sh)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

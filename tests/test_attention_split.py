@@ -122,10 +122,10 @@ def test_split_values_match_sdpa(tmp_path):
 @pytest.mark.parametrize("path, dtype", [(GQA_DECODE, None), (CROSS_CAUSAL, None), (WRITTEN_RELU, None),
                                          (GQA_DECODE, "bf16")], ids=["gqa", "causal", "relu", "gqa_bf16"])
 def test_split_modules_pass_the_referee(path, dtype, tmp_path):
-    """The referee's whole protocol (variants, draws, special values, poisoned outputs, a second run) on a split
+    """The referee's whole protocol (variants, draws, special values, edges, poisoned outputs, a second run) on a split
     schedule; ReLU attention's combine is a plain sum, the written-out mask's empty rows NaN."""
     knobs = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 2, "SPLIT": 2}
-    verify(path, make_module(path, {"attention": knobs}, dtype), tmp_path, dtype)
+    verify(path, make_module(path, {"attention": knobs}, dtype), tmp_path, dtype, edges=True)
 
 
 _RUN_TWICE = textwrap.dedent('''

@@ -138,9 +138,8 @@ def _combine_rows(w, parts, flash: FlashParts, split: int) -> FlashParts:
     w.out("rdv = tl.arange(0, BLOCK_DV)  # v head dim")
     w.out(f"rows = rm < {lq}")
     w.out(f"ws = bh.to(tl.int64) * SPLIT * {lq} + rm  # chunk 0's rows in the workspace; chunk s's s x Lq further")
-    w.out(f"acc_off = ws[:, None] * {dv} + rdv[None, :]")
     w.out(f"tile = rows[:, None] & (rdv[None, :] < {dv})")
-    acc = f"tl.load({w.pointer('split_acc')} + acc_off + s * {lq} * {dv}, mask=tile, other=0.0)"
+    acc = f"tl.load({w.pointer('split_acc')} + (ws + s * {lq})[:, None] * {dv} + rdv[None, :], mask=tile, other=0.0)"
     w.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
     if w.relu:   # no statistics: the chunks' sums added
         with w.out.block("for s in range(SPLIT):  # in chunk order: the same bits every run"):

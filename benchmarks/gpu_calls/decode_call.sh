@@ -5,7 +5,7 @@
 # batch 32 (1024 programs: no split offered), on the H200, two jobs at once (the stopwatch's lock serializes the
 # timed sections):
 #   1. benchmarks/attn_probe.py: the split swept by hand at 16 x 64 / 4 warps / 2 stages (SPLIT 1-64) and 16 x 128
-#      (1, 8, 16), each checked against eager and timed beside eager SDPA and torch.compile (one JSON row each);
+#      (1, 8, 16), 16 x 64 with TMA (8, 16), each checked against eager and timed beside eager SDPA and torch.compile (one JSON row each);
 #   2. `kerntailor generate` on both files (benchmarks/gpu_calls/generate_set.sh: the search with its decode seeds,
 #      the referee, the baselines), cut at GEN_LIMIT s (default 420).
 # No carry needed (the problem files are in the repository: benchmarks/data/attn_probe/). Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/decode_call.sh
@@ -14,7 +14,8 @@
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 R=/tmp/decode; rm -rf $R; mkdir -p $R
 S="16x64/4w/2s,16x64/4w/2s/split2,16x64/4w/2s/split4,16x64/4w/2s/split8,16x64/4w/2s/split16,16x64/4w/2s/split32"
-S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16"
+S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16,16x64/4w/2s/tma/split8"
+S="$S,16x64/4w/2s/tma/split16"
 timeout 480 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 300 \
   --out $R/attn_probe_decode.json > $R/attn_probe.log 2>&1 &
 GEN_LIMIT=${GEN_LIMIT:-420} bash benchmarks/gpu_calls/generate_set.sh \

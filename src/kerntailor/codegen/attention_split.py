@@ -28,7 +28,7 @@ the diagonal) is read by the combine. ReLU attention keeps no statistics: its co
 chunks' acc. The workspace (torch.empty, every element written by the partials kernel: rows past Lq are never read)
 is sized per call: (batch x heads) x SPLIT x Lq rows.
 
-Refused by name: TMA descriptors (not verified with a chunk's start).
+TMA (sm_90) is the flash kernel's: K and V descriptors over the whole head, loaded from the chunk's first key.
 
 Not built: GQA packing. With Hq / Hkv = g query heads on one K/V head and Lq small, a program could hold the g x Lq
 query rows of one K/V head in its BLOCK_M rows (row r: query head kv·g + r // Lq, query r % Lq), so that K and V
@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.assemble import assemble
-from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.types import View
@@ -86,8 +85,6 @@ def write_split(w, dtype: str, parts) -> GeneratedKernel:
     """The group's kernels at SPLIT = w.schedule.SPLIT: the partials kernel (launched first, after a causal V
     scan), then the combine kernel `w` writes, which ends as the flash kernel does."""
     att, split = w.anchor, w.schedule.SPLIT
-    if w.schedule.TMA:
-        raise CodegenUnsupported(f"{att.name}: TMA loads with SPLIT={split} key chunks (not verified)")
     partials = type(w)(w.gen, w.group, w.schedule, w.sizes.host_names, f"{w.name}_partials", w.arch)
     partials.relu, partials.first = w.relu, "k_lo"
     flash = partials.flash_loop(dtype, parts, split=True)

@@ -712,9 +712,6 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         constraints.append(Constraint(f"SPLIT x BLOCK_N <= Lk={Lk}: every key chunk at least one block",
                                       ("SPLIT", "BLOCK_N"),
                                       lambda v: v["SPLIT"] == 1 or v["SPLIT"] * v["BLOCK_N"] <= Lk))
-        if _hopper(target):
-            constraints.append(Constraint("SPLIT > 1 only with TMA = 0 (codegen/attention_split.py refuses it)",
-                                          ("SPLIT", "TMA"), lambda v: v["SPLIT"] == 1 or not v["TMA"]))
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),

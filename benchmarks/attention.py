@@ -60,22 +60,25 @@ def _tutorial_keeps(knobs: dict) -> bool:
 
 
 def parse_config(text: str) -> dict:
-    """'128x64/8w/3s' (BLOCK_M x BLOCK_N / warps / stages), '/tma' after it for TMA loads (sm_90), as knobs."""
+    """'128x64/8w/3s' (BLOCK_M x BLOCK_N / warps / stages), '/tma' after it for TMA loads (sm_90), '/split8' for 8
+    key chunks (codegen/attention_split.py), as knobs."""
     try:
         tile, warps, stages, *rest = text.strip().split("/")
-        if rest not in ([], ["tma"]):
+        split = [r for r in rest if r.startswith("split")]
+        if [r for r in rest if r not in split] not in ([], ["tma"]) or len(split) > 1:
             raise ValueError(text)
         bm, bn = tile.split("x")
-        return {"BLOCK_M": int(bm), "BLOCK_N": int(bn), "num_warps": int(warps.rstrip("w")),
-                "num_stages": int(stages.rstrip("s")), "TMA": int(rest == ["tma"])}
+        knobs = {"BLOCK_M": int(bm), "BLOCK_N": int(bn), "num_warps": int(warps.rstrip("w")),
+                 "num_stages": int(stages.rstrip("s")), "TMA": int("tma" in rest)}
+        return knobs | ({"SPLIT": int(split[0].removeprefix("split"))} if split else {})
     except ValueError:
-        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma], e.g. 128x64/8w/3s/tma") \
-            from None
+        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma][/splitN], e.g. "
+                         "128x64/8w/3s/tma") from None
 
 
 def _label(knobs: dict) -> str:
     label = f"{knobs['BLOCK_M']}x{knobs['BLOCK_N']}/{knobs['num_warps']}w/{knobs['num_stages']}s"
-    label += "/tma" if knobs.get("TMA") else ""
+    label += ("/tma" if knobs.get("TMA") else "") + (f"/split{knobs['SPLIT']}" if knobs.get("SPLIT", 1) > 1 else "")
     return label + (f"/{knobs['precision']}" if knobs.get("precision", "ieee") != "ieee" else "")
 
 

@@ -47,6 +47,9 @@ PROBLEMS = {   # name -> (problem file, whether eager's fused SDPA is the baseli
     "bias": (DATA / "sdpa_bias.py", True),
     "padding": (DATA / "sdpa_padding_mask.py", True),
     "decode": (ROOT / "problems" / "level3" / "decode_attention.py", False),   # written out: no SDPA call
+    # a Llama decode step as SDPA (GQA 32 / 8 heads, Lk 4096, D 128) at batch 1 and 32: the split's two sides
+    "decode_b1": (DATA / "sdpa_gqa_decode_b1.py", False),
+    "decode_b32": (DATA / "sdpa_gqa_decode_b32.py", False),
 }
 MASKED = ("gqa", "bias", "padding")   # the issue's >= 1.12x shapes
 # Triton's fused-attention tutorial's Hopper tiles (8 warps at 128 x 128; 128 x 64 on 8 warps ran second best on
@@ -119,7 +122,7 @@ def candidates(gen, plan, labels: list[str]) -> list[dict]:
 
 def _label(knobs: dict) -> str:
     return (f"{knobs['BLOCK_M']}x{knobs['BLOCK_N']}/{knobs['num_warps']}w/{knobs['num_stages']}s"
-            + ("/tma" if knobs.get("TMA") else ""))
+            + ("/tma" if knobs.get("TMA") else "") + (f"/split{knobs['SPLIT']}" if knobs.get("SPLIT", 1) > 1 else ""))
 
 
 def bench_problem(name: str, path: Path, labels: list[str], smoke: bool, compile_too: bool,
@@ -247,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             if time.monotonic() - began > args.max_wall:
                 new = [{"problem": name, "skipped": f"past --max-wall {args.max_wall:.0f} s"}]
             else:
-                labels = chosen or list(DECODE if name == "decode" else PREFILL)
+                labels = chosen or list(DECODE if name.startswith("decode") else PREFILL)
                 labels = labels[:1] if args.smoke else labels
                 try:
                     new = bench_problem(name, path, labels, args.smoke, not args.no_compile, Path(tmp))

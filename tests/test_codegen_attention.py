@@ -321,7 +321,7 @@ _RUN = textwrap.dedent('''
             ins[2][..., shapes[2][-2] // 2, 1] = float("inf")
             ins[1][..., shapes[1][-2] - 1, 3] = float("nan")
         out = mod.ModelNew()(*ins)
-        kw = {"is_causal": kind in ("causal", "gqa")} | ({"enable_gqa": True} if kind == "gqa" else {})
+        kw = {"is_causal": kind in ("causal", "gqa")} | ({"enable_gqa": True} if kind in ("gqa", "gqa_plain") else {})
         if kind in ("bool", "keypad"):
             kw["attn_mask"] = ins[3]
         elif kind == "add":

@@ -16,6 +16,10 @@ D_FULL (they fill BLOCK_D and BLOCK_DV) and the loop's loads then carry no head-
 (sm_90), K and V come through per-program tensor descriptors, as the tutorial reads them on Hopper, where the host
 finds every stride and address 16-byte aligned (USE_TMA, per call); otherwise through the pointer loads.
 
+Decode (one or a few queries, a grid below the GPU's compute units): with SPLIT > 1 the keys are cut in SPLIT chunks,
+a program each, whose partial (m, l, acc) a second kernel combines in a fixed order before the epilogue
+(codegen/attention_split.py, flash-decoding); SPLIT = 1 is the kernel described here.
+
 ReLU attention (Attention.score "relu", written out only): relu(Q Kᵀ · scale + mask) V, the same loop without
 the statistics: p = relu(masked scores) at the scores' own scale, acc += P V, no division at the end (a masked
 score is -inf, so it weighs 0; relu keeps a NaN score NaN, `tl.where(s < 0, 0, s)`, as torch.relu does).
@@ -59,6 +63,7 @@ from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import AnchorWriter
 from kerntailor.codegen.assemble import assemble
 from kerntailor.codegen.attention_prologue import compute_prologue, operand_prologue
+from kerntailor.codegen.attention_split import SCRATCH_DTYPES, FlashParts, combine_kernel, key_chunk, write_split
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.gemm import check_precision
 from kerntailor.codegen.helpers import dot_helper, math_helper, tma_allocator
@@ -95,7 +100,7 @@ class AttentionSchedule(Schedule):
 
     family: ClassVar[str] = "attention"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision",
-                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA")
+                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA", "SPLIT")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -104,10 +109,12 @@ class AttentionSchedule(Schedule):
     precision: str = "ieee"
     matrix_instr_nonkdim: int | None = None
     TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not for a computed k
+    SPLIT: int = 1   # key chunks, each its own program (decode: codegen/attention_split.py); 1: one program walks all
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.one_of("TMA", (0, 1))
+        self.power_of_two("SPLIT")
         for name in ("BLOCK_M", "BLOCK_N"):
             self.power_of_two(name)
             self.at_least(name, MIN_DOT)
@@ -208,6 +215,7 @@ class _AttentionWriter(AnchorWriter):
         self.relu = False                    # weights relu(scores), not their softmax (Attention.score)
         self.computed = {j for j in (0, 1) if operand_prologue(self, j)}   # q, k: computed by a prologue, not loaded
         self.kv_coords: dict[str, dict[int, str]] = {}
+        self.first = "0"   # the first key of the program's whole blocks ("k_lo": its chunk's, attention_split.py)
 
     # --- checks -----------------------------------------------------------------------------------------------
     def _check(self) -> tuple[str, list]:
@@ -249,18 +257,30 @@ class _AttentionWriter(AnchorWriter):
         att: Attention = self.anchor
         dtype, parts = self._check()
         self.relu = att.score == "relu"
+        if self.schedule.SPLIT > 1:   # the keys in SPLIT chunks, then a kernel that combines them
+            return write_split(self, dtype, parts)
+        flash = self.flash_loop(dtype, parts)
+        if self.relu:
+            self.out("o = acc  # relu weights are not normalised")
+        else:
+            self.normalise()
+        return self.finish_rows(flash, dtype)
+
+    def flash_loop(self, dtype: str, parts, split: bool = False) -> FlashParts:
+        """The kernel's lines up to the end of its key loops: the program's coordinates, its q tile, and (m_i, l_i,
+        acc) over its keys (split: over its chunk of them, attention_split.py)."""
+        att: Attention = self.anchor
         (q, q_shape, q_st, q_off), (k, k_shape, k_st, k_off), (v, v_shape, v_st, v_off) = parts[:3]
         rank = len(att.out.shape)
         nl = rank - 2
         space = [self.sizes.slot(("node", att.name, "out", j), s) for j, s in enumerate(att.out.shape)]
         Lq, Lk = self.sizes.text(q_shape[-2]), self.sizes.text(k_shape[-2])
         D, Dv = self.sizes.text(q_shape[-1]), self.sizes.text(v_shape[-1])
-        bm, bn = self.schedule.BLOCK_M, self.schedule.BLOCK_N
         block_d = self._head_block("BLOCK_D", q_shape[-1], att.operands[0].shape[-1])
         block_dv = self._head_block("BLOCK_DV", v_shape[-1], att.operands[2].shape[-1])
         self.head_dims = (("q", q_shape[-1]), ("k", k_shape[-1]), ("v", v_shape[-1]))
         lead = space[:nl]
-        self._program(nl, lead, Lq)
+        self._program(nl, lead, Lq, split)
         self.kv_coords = kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
                                       for j, name in ((1, "k"), (2, "v"))}
         if 0 not in self.computed:
@@ -315,35 +335,50 @@ class _AttentionWriter(AnchorWriter):
         else:
             self.out(f"hi = {Lk}")
             self.out(f"lo = {Lk} // BLOCK_N * BLOCK_N  # whole key blocks")
+        if split:
+            key_chunk(self, Lk)
         ops = (k, k_st, v, v_st, Lk, D, Dv, d_mask, dv_mask, dtype)
         self._whole_blocks(ops, masked, parts, k_shape[-2], att.operands[1].shape[-2], dtype)
         with self.out.block("for start in range(lo, hi, BLOCK_N):  # the diagonal and the tail: masked"):
             self._step(ops, masked, parts, edge=True)
-        if self.relu:
-            self.out("o = acc  # relu weights are not normalised")
-        elif att.safe_softmax:
+        return FlashParts(tuple(space), nl, v, block_d, block_dv, Lq, Dv)
+
+    def normalise(self) -> None:
+        """o: the softmax's weighted sum, acc over the row sums l_i (per the Attention's empty-row rule)."""
+        if self.anchor.safe_softmax:
             self.out("l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with every key masked: 0 (SDPA's safe softmax)")
             self.out("o = acc / l_safe[:, None]")
         else:
             self.out("o = acc / l_i[:, None]  # a row with every key masked: 0 / 0 = NaN, as softmax written out")
-        before = ()
+
+    def finish_rows(self, flash: FlashParts, dtype: str, before: tuple[GeneratedKernel, ...] = (),
+                    combine: int = 0) -> GeneratedKernel:
+        """From the rows' o (BLOCK_M x BLOCK_DV, rm and rdv written) on: a causal kernel's NaN from v above the
+        diagonal (its V scan launched first), the epilogue, the stores, the kernel. combine: the SPLIT of the
+        partials this kernel combines (0: it is the whole flash kernel)."""
+        att: Attention = self.anchor
+        space, nl = list(flash.space), flash.nl
         if att.causal:
-            before = (self._v_scan(nl, lead, v, bn, block_dv),)
-            self.out(f"last_bad = tl.load({self.pointer('v_last_bad')} + bh * {Dv} + rdv, "
-                     f"mask=rdv < {Dv}, other=0)  # 1 + the last key with a NaN or Inf in v, per column (0: none)")
+            before = (self._v_scan(nl, space[:nl], flash.v, self.schedule.BLOCK_N, flash.block_dv),) + before
+            dv = flash.Dv
+            self.out(f"last_bad = tl.load({self.pointer('v_last_bad')} + bh * {dv} + rdv, "
+                     f"mask=rdv < {dv}, other=0)  # 1 + the last key with a NaN or Inf in v, per column (0: none)")
             self.out('o = tl.where(last_bad[None, :] > rm[:, None] + 1, float("nan"), o)'
                      "  # that key masked for the row: 0 x NaN, as SDPA")
         self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
         self.out("od = rdv[None, :]  # output columns, (1, BLOCK_DV)")
-        self.out(f"mmask = om < {Lq}")
-        self.out(f"dmask = od < {Dv}")
+        self.out(f"mmask = om < {flash.Lq}")
+        self.out(f"dmask = od < {flash.Dv}")
         self.coords = {a: f"i{a}" for a in range(nl)} | {nl: "om", nl + 1: "od"}
         self.tile = "[BLOCK_M, BLOCK_DV]"
         self.full_mask = "mmask & dmask"
         self.out(f"v_{att.name} = o  # {att.describe()}")
         self.compute_epilogue()
         self.store_outputs(space)
-        return self._finish(att, space, nl, bm, bn, block_d, block_dv, before, dtype)
+        if combine:
+            return combine_kernel(self, flash, before, combine)
+        return self._finish(att, space, nl, self.schedule.BLOCK_M, self.schedule.BLOCK_N, flash.block_d,
+                            flash.block_dv, before, dtype)
 
     def _t(self, index: str, stride: SizeExpr) -> str:
         st = self.sizes.text(stride)
@@ -374,11 +409,12 @@ class _AttentionWriter(AnchorWriter):
                       'kernel at this head dim")']
         return tuple(lines)
 
-    def _program(self, nl: int, lead: list[SizeExpr], Lq: str) -> None:
+    def _program(self, nl: int, lead: list[SizeExpr], Lq: str, split: bool = False) -> None:
         """pid_m: the query block; bh: the leading coordinates flattened, unravelled into i0, i1, ... One grid
         axis holds both (query blocks fastest: the programs of one head run together and share its k and v in
         L2): a second axis would hold batch x heads, and CUDA caps grid axes 1 and 2 at 65535 programs (an
-        H200 launch of 2^20 + 3 heads failed with "invalid argument"), axis 0 at 2^31 - 1."""
+        H200 launch of 2^20 + 3 heads failed with "invalid argument"), axis 0 at 2^31 - 1. split: the key chunk
+        (attention_split.py) between the two, `split` of SPLIT."""
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"pid = {pid}")
         self.out(f"num_m = tl.cdiv({Lq}, BLOCK_M)")
@@ -386,7 +422,11 @@ class _AttentionWriter(AnchorWriter):
             self.out("pid_m = num_m - 1 - pid % num_m  # causal: the last query block (the most keys) first")
         else:
             self.out("pid_m = pid % num_m")
-        self.out("bh = pid // num_m  # batch x heads, flattened")
+        if split:
+            self.out("split = pid // num_m % SPLIT  # the key chunk")
+            self.out("bh = pid // num_m // SPLIT  # batch x heads, flattened")
+        else:
+            self.out("bh = pid // num_m  # batch x heads, flattened")
         if nl:
             self.unravel(list(range(nl)), lead, "bh")
 
@@ -437,7 +477,7 @@ class _AttentionWriter(AnchorWriter):
         extra register tile); a size fixed at generation is decided here, a run-time one per call by the host.
         16-bit operands keep the plain loop: the same fp32 error is far inside their tolerance (bf16 1.6e-2).
         The masked loop after it walks at most cdiv(BLOCK_M, BLOCK_N) + 1 blocks and stays one chain."""
-        plain = "for start in range(0, lo, BLOCK_N):  # whole blocks: no mask"
+        plain = f"for start in range({self.first}, lo, BLOCK_N):  # whole blocks: no mask"
         if dtype != "fp32" or (lk.is_constant and key_chunks(traced_lk, self.schedule.BLOCK_N) == 1):
             with self.out.block(plain):
                 self._step(ops, masked, parts, edge=False)
@@ -462,9 +502,13 @@ class _AttentionWriter(AnchorWriter):
         runs a constant KCHUNK steps: with a bound of min(c0 + KCHUNK x BLOCK_N, lo) instead, the masked kernels
         (where_keep) failed to compile for gfx942 at num_stages=2 ("PassManager::run failed", triton 3.6,
         cross-compiled 2026-12-02), at num_stages=1 they built."""
-        self.out("lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks")
+        first = self.first
+        if first == "0":
+            self.out("lo_c = lo // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks")
+        else:
+            self.out(f"lo_c = {first} + (lo - {first}) // (KCHUNK * BLOCK_N) * (KCHUNK * BLOCK_N)  # whole chunks")
         if self.relu:   # no statistics: each chunk's own accumulator, then added
-            with self.out.block("for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
+            with self.out.block(f"for c0 in range({first}, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
                 self.out("acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
                 with self.out.block("for start in range(c0, c0 + KCHUNK * BLOCK_N, BLOCK_N):  # no mask"):
                     self._step(ops, masked, parts, edge=False, state=("", "", "acc_c"))
@@ -472,7 +516,7 @@ class _AttentionWriter(AnchorWriter):
             with self.out.block("for start in range(lo_c, lo, BLOCK_N):  # the whole blocks past the last chunk"):
                 self._step(ops, masked, parts, edge=False)
             return
-        with self.out.block("for c0 in range(0, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
+        with self.out.block(f"for c0 in range({first}, lo_c, KCHUNK * BLOCK_N):  # whole blocks, KCHUNK at a time"):
             self.out("m_c = m_i  # the chunk's running row max, from the one so far")
             self.out("l_c = tl.zeros([BLOCK_M], tl.float32)")
             self.out("acc_c = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
@@ -695,7 +739,7 @@ class _AttentionWriter(AnchorWriter):
                  "  # the chunks of one head meet here")
         count = ((prod_expr(lead), 1), (v_shape[-1], 1)) if lead else ((v_shape[-1], 1),)
         scratch = (Scratch("v_last_bad", "i32", count, zeroed=True),)
-        dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in scan.pointers}
+        dtypes = scan.buffer_dtypes()
         grid = (GridAxis(((lk, max(SCAN_KEYS, bn)),) + (tuple((e, 1) for e in lead) or ((const(1), 1),))),)
         return assemble(group=self.group.name, name=scan.name,
                         doc="One more than the last key holding a NaN or Inf in v, per (batch x head) and column "
@@ -708,11 +752,21 @@ class _AttentionWriter(AnchorWriter):
                         host_prologue=self._head_dim_checks())   # the group's first launch refuses a head dim
 
     # --- the launch -----------------------------------------------------------------------------------------
+    def buffer_dtypes(self) -> dict[str, str]:
+        """Each pointer's element dtype: the graph's buffers', the kernels' own scratch (SCRATCH_DTYPES)."""
+        return {b: SCRATCH_DTYPES.get(b) or self.graph.buffer_type(b).dtype for b in self.pointers}
+
+    def all_helpers(self) -> tuple[str, ...]:
+        """Module-level text the kernel calls: the math helpers its expressions use, then the dot / TMA ones."""
+        return tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+
     def tile_axes(self) -> list[list[str]]:
         return [["om", "rm"], ["od", "rdv"]]
 
     def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
-                dtype: str) -> GeneratedKernel:
+                dtype: str, split: int = 0, scratch: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+        """The flash kernel assembled; split: its programs' key chunks (SPLIT), each writing its partials to
+        `scratch` (attention_split.py)."""
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
         if self.d_full is not None:
             constexprs.append(("D_FULL", self.d_full))
@@ -723,18 +777,23 @@ class _AttentionWriter(AnchorWriter):
             constexprs.append(("KCHUNK", self.chunk[0]))
             if self.chunk[1] is not None:
                 self.host_constexprs.append(("KCHUNK", self.chunk[1]))
-        grid = (GridAxis(((space[nl], bm),) + tuple((e, 1) for e in space[:nl])),)   # see _program
-        dtypes = {b: ("i32" if b == "v_last_bad" else self.graph.buffer_type(b).dtype) for b in self.pointers}
+        if split:
+            constexprs.append(("SPLIT", split))
+        chunks = ((const(split), 1),) if split else ()
+        grid = (GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl])),)   # see _program
+        dtypes = self.buffer_dtypes()
         shape = " x ".join(self.sizes.host(e) for e in space)
         what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")
         doc = (f"{att.describe()} -> ({shape}): {', '.join(self.group.nodes)}. Flash attention ({what}online "
                f"softmax in fp32): BLOCK_M query rows per program, BLOCK_N keys per step, "
-               f"{'tl.dot ' + self.schedule.precision if dtype == 'fp32' else dtype + ' tl.dot, fp32 accumulation'}.")
-        helpers = tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
+               f"{'tl.dot ' + self.schedule.precision if dtype == 'fp32' else dtype + ' tl.dot, fp32 accumulation'}."
+               + (" The keys in SPLIT chunks, a program each: its partial row max, sum and accumulator to the "
+                  "workspace." if split else ""))
+        helpers = self.all_helpers()
         kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
-                          helpers=helpers, host_prologue=() if before else self._head_dim_checks())
+                          helpers=helpers, host_prologue=() if before else self._head_dim_checks(), scratch=scratch)
         return replace(kernel, before=before) if before else kernel
 
 

@@ -696,6 +696,9 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         knobs += [Knob("waves_per_eu", WAVES_PER_EU), Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM)]
     if _hopper(target):   # K and V through tensor descriptors (codegen/attention.py), not a computed k
         knobs.append(Knob("TMA", (0,) if KLOADS else (0, 1)))
+    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk)
+    if splits:
+        knobs.append(Knob("SPLIT", (1,) + splits))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator + scores <= {MAX_ACC_PER_THREAD} fp32 per thread",
                    ("BLOCK_M", "BLOCK_N", "num_warps"),
@@ -705,6 +708,10 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
         Constraint(f"LDS <= {target.lds_per_block} B per block", ("BLOCK_N", "num_stages"),
                    lambda v: attention_lds_bytes(v, target, dtype, D, Dv, MASK, KLOADS) <= target.lds_per_block),
     ]
+    if splits:
+        constraints.append(Constraint(f"SPLIT x BLOCK_N <= Lk={Lk}: every key chunk at least one block",
+                                      ("SPLIT", "BLOCK_N"),
+                                      lambda v: v["SPLIT"] == 1 or v["SPLIT"] * v["BLOCK_N"] <= Lk))
     if target.is_amd:
         constraints.append(Constraint("matrix_instr_nonkdim <= min(BLOCK_M, BLOCK_N)",
                                       ("BLOCK_M", "BLOCK_N", "matrix_instr_nonkdim"),
@@ -713,6 +720,42 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
                  (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)) + ((("MASK", MASK),) if MASK else ())
                  + ((("KLOADS", KLOADS),) if KLOADS else ()),
                  dtype_key(dtype))
+
+
+MAX_KEY_SPLIT = 64   # key chunks of a split attention (codegen/attention_split.py): its partials grow with it
+
+
+def key_splits(target: Target, *, BH: int, Lq: int, Lk: int) -> tuple[int, ...]:
+    """The SPLIT values (> 1) of an attention's keys (codegen/attention_split.py): powers of two up to
+    MAX_KEY_SPLIT with at least 16 keys (the smallest BLOCK_N) a chunk, where the grid without a split, at its
+    largest (16 query rows a program: cdiv(Lq, 16) x BH), is below the target's compute units; () elsewhere.
+
+    Why the grid and not Lq alone: a split buys parallelism (SPLIT times the programs, each key chain SPLIT times
+    shorter) and pays a second launch and the fp32 partials (Lq x (Dv + 2) per head and chunk). Where the grid
+    already holds a program per CU, every CU streams keys and the split is that cost for nothing: a Llama decode
+    step at batch 32 (32 query heads: 1024 programs) gets none, at batch 1-4 (32-128 programs, under the H200's
+    132 SMs and MI300X's 304 CUs) the split fills the machine. Not measured on a GPU yet
+    (benchmarks/gpu_calls/decode_call.sh times both batches)."""
+    if math.ceil(Lq / 16) * BH >= target.compute_units:
+        return ()
+    top = min(MAX_KEY_SPLIT, Lk // 16)
+    return tuple(s for s in power_of_two_range(2, max(2, top)) if s <= top)
+
+
+def decode_seeds(target: Target, *, BH: int, Lq: int, Lk: int) -> list[dict]:
+    """A split decode schedule (Lq <= 16, key_splits offered): 16 query rows, 64 keys a step, 4 warps, SPLIT the
+    smallest power of two that gives every compute unit a program (at most the largest offered), and the same
+    tile unsplit beside it, so that the search times both."""
+    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk)
+    if Lq > 16 or Lk < 64 or not splits:
+        return []
+    fits = [s for s in splits if s * 64 <= Lk]
+    if not fits:
+        return []
+    split = next((s for s in fits if s * BH >= target.compute_units), fits[-1])
+    extra = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16} if target.is_amd else \
+        {"num_stages": 2} | ({"TMA": 0} if _hopper(target) else {})
+    return [{"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "SPLIT": s} | extra for s in (split, 1)]
 
 
 def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
@@ -736,7 +779,11 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     480 and 256 KiB. Fitted: 128 x 128 at 1 stage, 128 x 64 at 2, 128 x 32 at 3 and 2. Cross-compiled at T 2048,
     16 heads of 128 (tests/test_attention_prologue.py, which lists the figures): all within the target's LDS; on
     sm_90 128 x 128 / 1 stage took 255 registers and 104 B of spills, the others none; on gfx942 128 x 64 spilled
-    49 (not measured on a GPU yet)."""
+    49 (not measured on a GPU yet).
+
+    Decode (Lq <= 16 on a grid below the target's compute units): decode_seeds, a split and the same tile unsplit."""
+    if Lq <= 16:
+        return decode_seeds(target, BH=BH, Lq=Lq, Lk=Lk)
     if Lq < 128 or Lk < 128:
         return []
     if dtype_key(dtype) == "fp32":
@@ -1151,11 +1198,19 @@ def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
 
 
 def _attention_programs(config: Config, sizes: Mapping[str, int]) -> int:
-    return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"]
+    """Query blocks x batch x heads, times SPLIT key chunks (the partials kernel's grid)."""
+    return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"] * config.get("SPLIT", 1)
 
 
 def _attention_trips(config: Config, sizes: Mapping[str, int]) -> int:
-    return math.ceil(sizes["Lk"] / config["BLOCK_N"])   # key blocks of a program (the longest, no causal skipping)
+    """Key blocks of a program (the longest, no causal skipping): of its chunk where the keys are split."""
+    return math.ceil(math.ceil(sizes["Lk"] / config.get("SPLIT", 1)) / config["BLOCK_N"])
+
+
+def _attention_split(config: Config, sizes: Mapping[str, int]) -> Split:
+    """SPLIT > 1: the combine kernel's launch and the partials, (Dv + 2) fp32 values a row and chunk."""
+    split = config.get("SPLIT", 1)
+    return Split(1, sizes["BH"] * sizes["Lq"] * split * (sizes["Dv"] + 2)) if split > 1 else NO_SPLIT
 
 
 def _attention_padding(config: Config, sizes: Mapping[str, int]) -> float:
@@ -1306,7 +1361,7 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("pool", pool_space, _pool_programs, padding=_pool_padding, tile_values=_pool_tile,
                 lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
-                seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds),
+                seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds, split=_attention_split),
     SpaceFamily("conv", conv_space, _gemm_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
                 matrix_tiles=True),
     SpaceFamily("library", library_space, None),

@@ -91,3 +91,62 @@ def test_the_norm_after_a_roll_is_one_kernel_and_passes_the_referee(tmp_path):
     assert len(first.module.kernels) == len(plan.groups) + 2
     verdict = judge(ROLL_NORM, first.module, tmp_path)
     assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{first.module.source}"
+
+
+# --- torch.prod over an axis: a multiply reduction in every layout the fused writer has for a sum -------------------
+
+PROD = REFUSALS / "prod_reductions.py"            # last axis + epilogue, strided axis kept, raw x (special values)
+PROD_LONG = REFUSALS / "prod_long_rows.py"        # few long rows, and the whole tensor
+SPLIT_ROWS = {"reduction": {"XBLOCK": 1, "RBLOCK": 64, "SPLIT": 4, "persistent": False, "num_warps": 4}}
+COOP_1 = {"reduction": SPLIT_ROWS["reduction"] | {"SPLIT": 1, "COOP": 1}}   # the interpreter waits on no one else
+PROD_FORMS = [(PROD, None), (PROD, LOOPED), (PROD_LONG, None), (PROD_LONG, SPLIT_ROWS), (PROD_LONG, COOP_1)]
+PROD_IDS = ["persistent", "looped", "long-persistent", "split", "cooperative"]
+
+
+def test_products_are_written_and_counted_as_sums():
+    """Every planned product group is one kernel that reduces with kernel.py's `_row_prod` (no library path), the
+    split forms combining their chunks' products; the cost model's work counts a product's elements as a sum's."""
+    from dataclasses import replace
+
+    from kerntailor.generate.kernels import group_work
+
+    for path, knobs in PROD_FORMS:
+        _, _, gen, plan = prepared(path)
+        module = make_module(path, knobs)
+        assert len(module.kernels) == len(plan.groups)
+        for group, kernel in zip(plan.groups, module.kernels, strict=True):
+            products = [n for n in group.nodes if gen.graph.node(n).family == "reduction"]
+            assert products and all(f"v_{n} = _row_prod(" in kernel.source for n in products), kernel.source
+    _, _, gen, plan = prepared(PROD)
+    node = gen.graph.node("prod0")
+    assert node.op == "prod" and node.flops() == replace(node, op="sum").flops() == node.operands[0].numel
+    group = next(g for g in plan.groups if "prod0" in g.nodes)
+    assert group_work(gen, group, "fp32")[0].flops == sum(gen.graph.node(n).flops() for n in group.nodes)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("path, knobs", PROD_FORMS, ids=PROD_IDS)
+def test_products_pass_the_referee(path, knobs, tmp_path):
+    verify(path, make_module(path, knobs), tmp_path)
+
+
+@pytest.mark.interpreter
+def test_products_of_bf16_accumulate_in_fp32_and_pass_the_referee(tmp_path):
+    """torch.prod of bf16 returns bf16; the kernel multiplies in fp32 and rounds once at the store."""
+    module = make_module(PROD, LOOPED, dtype="bf16")
+    assert "tl.full([XBLOCK, RBLOCK], 1.0, tl.float32)" in module.source
+    verify(PROD, module, tmp_path, dtype="bf16")
+
+
+@pytest.mark.compile
+def test_products_cross_compile(tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    sources = [kernel_source(m.source, k) for m in (make_module(p, knobs) for p, knobs in PROD_FORMS)
+               for k in m.kernels]
+    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2 * len(sources)
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"

@@ -150,3 +150,56 @@ def test_products_cross_compile(tmp_path):
     assert len(results) == 2 * len(sources)
     for r in results:
         assert r.ok, f"{r.target}: {r.error}"
+
+
+# --- a scan's epilogue reading the scan's row end (Mamba2's exp(A_cumsum[..., -1:] - A_cumsum)) ---------------------
+
+ROW_END = REFUSALS / "scan_row_end.py"
+SHORT_CHUNKS = {"scan": {"XBLOCK": 4, "RBLOCK": 16}}   # rows of 16 to 40: the first pass carries across chunks
+
+
+@pytest.mark.parametrize("knobs", [None, SHORT_CHUNKS], ids=["default", "chunked"])
+def test_a_scans_row_end_is_read_as_a_row_value_in_one_kernel(knobs):
+    """The epilogue's read of the scan at its row's last element, broadcast along the row, is the row's final carry:
+    a first pass over the row computes it (the scan alone, the same chunks and carries, so the value is the bits
+    the scan stores there), then the scan and its epilogue as before. Refused before (a view of stride 0 along the
+    row), and generate cut the group before the reader."""
+    _, _, gen, plan = prepared(ROW_END)
+    module = make_module(ROW_END, knobs)
+    assert len(module.kernels) == len(plan.groups) == 2
+    for scan, kernel in zip(("cumsum0", "cumprod0"), module.kernels, strict=True):
+        assert f"end_{scan} = carry" in kernel.source and kernel.source.count("for roffset in range(") == 2
+
+
+def test_other_reads_of_a_scan_through_a_view_name_their_reader():
+    """A read at another fixed position of the row (its first) is no final carry: still refused, naming the reader
+    so that generate cuts the group there."""
+    from kerntailor.codegen import GroupUnsupported
+
+    path = REFUSALS / "scan_row_start.py"
+    _, _, gen, plan = prepared(path)
+    with pytest.raises(GroupUnsupported) as refused:
+        make_module(path)
+    reader = gen.graph.node(refused.value.node or "")
+    assert [g.family for g in plan.groups] == ["scan"] and any(v.base == "cumsum0" and v.strides[-1] == 0
+                                                                for v in reader.operands)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("knobs", [None, SHORT_CHUNKS], ids=["default", "chunked"])
+def test_a_scans_row_end_passes_the_referee(knobs, tmp_path):
+    verify(ROW_END, make_module(ROW_END, knobs), tmp_path)
+
+
+@pytest.mark.compile
+def test_a_scans_row_end_cross_compiles(tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    sources = [kernel_source(m.source, k) for m in (make_module(ROW_END), make_module(ROW_END, SHORT_CHUNKS))
+               for k in m.kernels]
+    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2 * len(sources)
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"

@@ -30,7 +30,7 @@ from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, product, row_sizes
+from kerntailor.codegen.sizes import const, product, row_sizes, same
 from kerntailor.ir.nodes import Scan
 from kerntailor.ir.types import View
 from kerntailor.plan.fusion import FusionGroup
@@ -98,6 +98,7 @@ _IDENTITY = {"sum": "0", "prod": "1"}
 class _ScanWriter(AnchorWriter):
     anchor_type = Scan
     takes_prologue = True
+    row_end_reads: frozenset | set = frozenset()   # (node, operand) reading the row's end (_row_end_reads)
 
     def write(self) -> GeneratedKernel:
         scan: Scan = self.anchor
@@ -131,10 +132,33 @@ class _ScanWriter(AnchorWriter):
         if outer:
             self.unravel(outer, [space[k] for k in outer], "xindex")
         self.coords = {k: f"i{k}" for k in range(rank)}
+        self.row_end_reads = self._row_end_reads(space, axis)
         self.out(f"carry = tl.full([XBLOCK, 1], {ident}, {acc})")
         self.out("last = tl.arange(0, RBLOCK)[None, :] == RBLOCK - 1")
+        if self.row_end_reads:   # a first pass: the row's end, which the epilogue reads at every element
+            self.out(f"for roffset in range(0, {length}, RBLOCK):  # the row's end first: the scan, nothing stored")
+            self.out.depth += 1
+            self._scan_chunk(scan, axis, length, acc, ident)
+            self.out.depth -= 1
+            self.out(f"end_{scan.name} = carry  # {scan.name} at the row's end, (XBLOCK, 1)")
+            self.out(f"carry = tl.full([XBLOCK, 1], {ident}, {acc})")
         self.out(f"for roffset in range(0, {length}, RBLOCK):")
         self.out.depth += 1
+        self._scan_chunk(scan, axis, length, acc, ident)
+        self.compute_epilogue()
+        self.store_outputs(space)
+        self.out.depth -= 1
+        shape_text = " x ".join(self.sizes.host(e) for e in space)
+        doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
+               f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
+               f"XBLOCK rows per program, RBLOCK-element chunks with a carry"
+               f"{'; a first pass for the row end the epilogue reads' if self.row_end_reads else ''}.")
+        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
+
+    def _scan_chunk(self, scan: Scan, axis: int, length: str, acc: str, ident: str) -> None:
+        """One RBLOCK chunk of the rows (a loop body): its indices, the scanned values, v_<scan> and the carry to
+        the next chunk. Its loads are its own (a second pass reloads)."""
+        self.loads = {}
         self.out("rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # along the row, (1, RBLOCK)")
         self.out(f"rmask = rindex < {length}")
         self.out(f"i{axis} = {length} - 1 - rindex  # reverse: from the row's end" if scan.reverse
@@ -159,14 +183,39 @@ class _ScanWriter(AnchorWriter):
         combine = "+" if scan.op == "sum" else "*"
         self.out(f"v_{scan.name} = carry {combine} {fn}(x, axis=1)  # {scan.describe()}, carried across chunks")
         self.out(f"carry = tl.sum(tl.where(last, v_{scan.name}, 0), axis=1, keep_dims=True)")
-        self.compute_epilogue()
-        self.store_outputs(space)
-        self.out.depth -= 1
-        shape_text = " x ".join(self.sizes.host(e) for e in space)
-        doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
-               f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
-               f"XBLOCK rows per program, RBLOCK-element chunks with a carry.")
-        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
+
+    def _row_end_reads(self, space: list[SizeExpr], axis: int) -> set[tuple[str, int]]:
+        """(node, operand) of the epilogue's reads of the scan at its row's last walked element, broadcast along
+        the row (`c = x.cumsum(-1); c[..., -1:] - c`: Mamba2's segment decays): the row's final carry, at every
+        size. An exclusive scan never holds its final carry; a reversed one (fold_flipped_scans: only where every
+        use is the full flip) has no such reader. Other reads of the scan through a view are refused by
+        member_value, naming the reader (generate cuts the group there)."""
+        scan: Scan = self.anchor
+        if scan.exclusive or scan.reverse:
+            return set()
+        rank = len(space)
+        strides = [product(space[k + 1:]) if k + 1 < rank else const(1) for k in range(rank)]
+        pl, ps = _poly(space[axis]), _poly(strides[axis]) if strides[axis] is not None else None
+        if pl is None or ps is None:
+            return set()
+        end = _add(_mul(pl, ps), ps, Fraction(-1))   # (length - 1) x the row's stride
+        found = set()
+        for node in self.epilogue:
+            for j, v in enumerate(node.operands):
+                if v.base != scan.name or len(v.shape) != rank or v.strides[axis] != 0:
+                    continue
+                _, shape, view_strides, offset = self.view_exprs(node, j)
+                if view_strides[axis].is_constant and _poly(offset) == end and all(
+                        k == axis or (same(shape[k], space[k]) and (v.shape[k] == 1 and shape[k].is_constant
+                                                                   or same(view_strides[k], strides[k])))
+                        for k in range(rank)):
+                    found.add((node.name, j))
+        return found
+
+    def member_value(self, node, j: int) -> str:
+        if (node.name, j) in self.row_end_reads:
+            return f"end_{self.anchor.name}"
+        return super().member_value(node, j)
 
     def tile_axes(self) -> list[list[str]]:
         return [self._outer + ["xindex"], [self._axis_coord, "ip", "rindex"]]

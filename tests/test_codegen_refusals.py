@@ -203,3 +203,40 @@ def test_a_scans_row_end_cross_compiles(tmp_path):
     assert len(results) == 2 * len(sources)
     for r in results:
         assert r.ok, f"{r.target}: {r.error}"
+
+
+# --- a per-row member reading a full-size one where each row has one element ---------------------------------------
+
+ONE_ELEMENT = REFUSALS / "one_element_rows.py"
+
+
+@pytest.mark.parametrize("knobs", [None, LOOPED], ids=["persistent", "looped"])
+def test_a_full_value_of_one_element_rows_is_read_per_row_in_one_kernel(knobs):
+    """The reduced axis has one element at every size: the per-row member reads the full-size value at the row's
+    element, recomputed there (as a gather at index 0), and the planner's group is one kernel."""
+    _, _, gen, plan = prepared(ONE_ELEMENT)
+    (group,) = [g for g in plan.groups if g.family == "reduction"]
+    assert any(v.base in group.nodes and v.shape != gen.graph.node(v.base).out.shape
+               for n in group.nodes for v in gen.graph.node(n).operands)   # the cause is in the plan
+    module = make_module(ONE_ELEMENT, knobs)
+    assert len(module.kernels) == len(plan.groups)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("knobs", [None, LOOPED], ids=["persistent", "looped"])
+def test_a_full_value_of_one_element_rows_passes_the_referee(knobs, tmp_path):
+    verify(ONE_ELEMENT, make_module(ONE_ELEMENT, knobs), tmp_path)
+
+
+@pytest.mark.compile
+def test_a_full_value_of_one_element_rows_cross_compiles(tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    sources = [kernel_source(m.source, k) for m in (make_module(ONE_ELEMENT), make_module(ONE_ELEMENT, LOOPED))
+               for k in m.kernels]
+    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2 * len(sources)
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"

@@ -99,6 +99,11 @@ class FusedWriter(KernelWriter):
                     return f"({self.inline_value(producer, node, load.operand, valid, level)})"
                 if gather is not None and self.level[producer.name] == "full" and level == "reduced":
                     return f"({self.gathered(producer, load.gather[0], gather)})"
+                if gather is None and self.level[producer.name] == "full" and level == "reduced" \
+                        and self.one_element_rows() and not view.offset and unit_dims_only(view, producer):
+                    # a row of one element: the full value there is a row value, recomputed at the row's element
+                    stride = contiguous_strides(tuple(self.space.concrete))[self.space.axes[0]]
+                    return f"({self.gathered(producer, stride, '0')})"
                 self.check_aligned(node, load.operand)
                 return f"v_{view.base}"
             dtype = self.graph.buffer_type(view.base).dtype
@@ -133,6 +138,12 @@ class FusedWriter(KernelWriter):
                 self.filled[name] = other
             return name
         return render
+
+    def one_element_rows(self) -> bool:
+        """Whether the group reduces one element a row at every size (size-1 reduced axes: `x.mean(-1)` of an
+        (N, C, 1) tensor), so that a full-size member is one value a row, which a per-row member may read."""
+        size = self.at.reduced_size()
+        return len(self.space.axes) == 1 and size.is_constant and size.coeff + size.offset == 1
 
     def inline_value(self, producer: Node, reader: Node, j: int, valid: str | None, level: str) -> str:
         frame = self.space.frame(reader)
@@ -185,7 +196,7 @@ class FusedWriter(KernelWriter):
         element stride `stride` picks the axis): cross-entropy's logp[target], recomputed, not stored."""
         space = self.space
         if isinstance(node, Reduction) or len(space.axes) != 1 or not space.ranges_identity \
-                or len(space.shape) != len(space.orig):
+                or (len(space.shape) != len(space.orig) and not self.one_element_rows()):
             raise CodegenUnsupported(f"gather from {node.name}")
         axis = space.axes[0]
         if contiguous_strides(tuple(space.concrete))[axis] != stride:

@@ -57,40 +57,88 @@ def test_reductions_over_a_kept_axis_cross_compile(tmp_path):
 
 # --- a gather read through a reshaping view: cut before the reader, not a kernel per member ------------------------
 
-ROLL_NORM = REFUSALS / "roll_then_layernorm.py"
+GATHER_NORM = REFUSALS / "gather_then_layernorm.py"
 
 
 def test_a_gather_read_as_reshaped_rows_names_its_reader():
-    """Swin's reverse shift before its post-norm: the roll's gathers are in the (B, H, W, C) map's space, the norm's
-    rows (B, H*W, C). Codegen refuses the group, and names the first member that reads a gather through the reshape
-    so that generate cuts there (it named none: every member became a kernel of its own, 17 kernels here)."""
+    """Swin's reverse shift as torch decomposes torch.roll (a gather along H, then W) before its post-norm: the
+    gathers are in the (B, H, W, C) map's space, the norm's rows (B, H*W, C). Codegen refuses the group, and names
+    the first member that reads a gather through the reshape so that generate cuts there (it named none: every
+    member became a kernel of its own, 17 kernels here)."""
     from kerntailor.codegen import GroupUnsupported
 
-    _, _, gen, plan = prepared(ROLL_NORM)
+    _, _, gen, plan = prepared(GATHER_NORM)
     group = next(g for g in plan.groups if g.family == "reduction")
     with pytest.raises(GroupUnsupported) as refused:
-        make_module(ROLL_NORM)
+        make_module(GATHER_NORM)
     reader = gen.graph.node(refused.value.node or "")
-    gathers = {n for n in group.nodes if any(isinstance(e, Load) and e.gather is not None
-                                             for e in walk(getattr(gen.graph.node(n), "expr", Const(0, "i32"))))}
+    gathers = _gathers(gen.graph, group.nodes)
     assert gathers and reader.name in group.nodes and reader.name not in gathers
     assert any(v.base in gathers for v in reader.operands)
 
 
+def _gathers(graph, names) -> set[str]:
+    return {n for n in names if any(isinstance(e, Load) and e.gather is not None
+                                    for e in walk(getattr(graph.node(n), "expr", Const(0, "i32"))))}
+
+
 @pytest.mark.interpreter
-def test_the_norm_after_a_roll_is_one_kernel_and_passes_the_referee(tmp_path):
+def test_the_norm_after_a_gather_is_one_kernel_and_passes_the_referee(tmp_path):
     from helpers import judge
     from kerntailor.generate.pipeline import GenerateSettings, first_module
 
-    _, _, gen, plan = prepared(ROLL_NORM)
-    first = first_module(ROLL_NORM, GenerateSettings(target="h200", out_dir=tmp_path / "out"))
+    _, _, gen, plan = prepared(GATHER_NORM)
+    first = first_module(GATHER_NORM, GenerateSettings(target="h200", out_dir=tmp_path / "out"))
     sums = [n.name for n in gen.graph.nodes if n.family == "reduction"]
     norm = [k for k in first.module.kernels if all(f"v_{s} " in k.source for s in sums)]
     assert len(sums) == 2 and len(norm) == 1, [k.kernel_name for k in first.module.kernels]
     # the planned groups, less the norm's, plus the norm, its two gathers (a gather of a gather is cut) apart
     assert len(first.module.kernels) == len(plan.groups) + 2
-    verdict = judge(ROLL_NORM, first.module, tmp_path)
+    verdict = judge(GATHER_NORM, first.module, tmp_path)
     assert verdict.passed, f"{verdict.check}: {verdict.reason}\n{first.module.source}"
+
+
+# --- torch.roll over two axes: the slices of each axis, fused with what reads them ---------------------------------
+
+ROLL_NORM = REFUSALS / "roll_then_layernorm.py"     # roll, then the tokens' LayerNorm: one kernel
+ROLL_WINDOWS = REFUSALS / "roll_windows.py"         # x * 2, roll, then a window partition
+ROLL_SIZES = REFUSALS / "roll_sizes.py"             # tanh, roll, + 1, every size varying between variants
+ROLLS = [ROLL_NORM, ROLL_WINDOWS, ROLL_SIZES]
+
+
+@pytest.mark.parametrize("path", ROLLS, ids=["norm", "windows", "sizes"])
+def test_a_roll_is_captured_as_slices_and_written_as_planned(path):
+    """capture takes torch.roll over named dims as, per dim in turn, the cat of its two slices (export.py's
+    decomposition): no gather, no index tensor. The first dim's cat (and what it reads) is read by the second's
+    only at shifts along the second's axis, through masked loads: recomputed there (an inline member), so the
+    planner's groups are each one kernel, the roll with the pointwise before it and the norm after it."""
+    _, _, gen, plan = prepared(path)
+    assert not _gathers(gen.graph, [n.name for n in gen.graph.nodes])
+    assert not any(n.name.startswith("iota") for n in gen.graph.nodes)
+    cats = [n.name for n in gen.graph.nodes if n.name.startswith("cat")]
+    assert len(cats) == 2 and plan.group_of(cats[0]) is plan.group_of(cats[1])
+    assert len(make_module(path).kernels) == len(plan.groups)
+    if path == ROLL_NORM:
+        assert [g.family for g in plan.groups] == ["reduction"]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("path", ROLLS, ids=["norm", "windows", "sizes"])
+def test_a_roll_as_slices_passes_the_referee(path, tmp_path):
+    verify(path, make_module(path), tmp_path)
+
+
+@pytest.mark.compile
+def test_a_roll_as_slices_cross_compiles(tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    sources = [kernel_source(m.source, k) for m in (make_module(p) for p in ROLLS) for k in m.kernels]
+    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2 * len(sources)
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"
 
 
 # --- torch.prod over an axis: a multiply reduction in every layout the fused writer has for a sum -------------------

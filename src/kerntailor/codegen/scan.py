@@ -24,13 +24,13 @@ from fractions import Fraction
 from math import prod
 from typing import ClassVar
 
-from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import INT_DTYPES, AnchorWriter
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, product, row_sizes, same
+from kerntailor.codegen.sizes import const, poly, poly_add, poly_expr, poly_mul, product, row_sizes, same
 from kerntailor.ir.nodes import Scan
 from kerntailor.ir.types import View
 from kerntailor.plan.fusion import FusionGroup
@@ -195,17 +195,17 @@ class _ScanWriter(AnchorWriter):
             return set()
         rank = len(space)
         strides = [product(space[k + 1:]) if k + 1 < rank else const(1) for k in range(rank)]
-        pl, ps = _poly(space[axis]), _poly(strides[axis]) if strides[axis] is not None else None
+        pl, ps = poly(space[axis]), poly(strides[axis]) if strides[axis] is not None else None
         if pl is None or ps is None:
             return set()
-        end = _add(_mul(pl, ps), ps, Fraction(-1))   # (length - 1) x the row's stride
+        end = poly_add(poly_mul(pl, ps), ps, Fraction(-1))   # (length - 1) x the row's stride
         found = set()
         for node in self.epilogue:
             for j, v in enumerate(node.operands):
                 if v.base != scan.name or len(v.shape) != rank or v.strides[axis] != 0:
                     continue
                 _, shape, view_strides, offset = self.view_exprs(node, j)
-                if view_strides[axis].is_constant and _poly(offset) == end and all(
+                if view_strides[axis].is_constant and poly(offset) == end and all(
                         k == axis or (same(shape[k], space[k]) and (v.shape[k] == 1 and shape[k].is_constant
                                                                    or same(view_strides[k], strides[k])))
                         for k in range(rank)):
@@ -232,66 +232,17 @@ class _ScanWriter(AnchorWriter):
 
 # --- flip -> scan -> flip as a reverse scan ----------------------------------------------------------
 
-Poly = dict[tuple, Fraction]
-
-
-def _poly(e: SizeExpr) -> Poly | None:
-    if not isinstance(e.coeff, Fraction):
-        return None
-    out: Poly = {}
-    for coeff, factors in ((e.coeff, e.factors),) + e.more:
-        merged: dict[Dim, Fraction] = {}
-        for d, x in factors:
-            merged[d] = merged.get(d, Fraction(0)) + x
-        key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
-        if coeff:
-            out[key] = out.get(key, Fraction(0)) + coeff
-    if e.offset:
-        out[()] = out.get((), Fraction(0)) + Fraction(e.offset)
-    return out
-
-
-def _add(a: Poly, b: Poly, scale: Fraction = Fraction(1)) -> Poly:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, Fraction(0)) + scale * v
-    return {k: v for k, v in out.items() if v}
-
-
-def _mul(a: Poly, b: Poly) -> Poly:
-    out: Poly = {}
-    for ka, va in a.items():
-        for kb, vb in b.items():
-            merged: dict[Dim, Fraction] = dict(ka)
-            for d, x in kb:
-                merged[d] = merged.get(d, Fraction(0)) + x
-            key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
-            out[key] = out.get(key, Fraction(0)) + va * vb
-    return {k: v for k, v in out.items() if v}
-
-
-def _size_expr(p: Poly) -> SizeExpr | None:
-    terms = [(k, v) for k, v in p.items() if k]
-    offset = p.get((), Fraction(0))
-    if not terms:
-        return SizeExpr(Fraction(offset))
-    if len(terms) > 1:
-        return None
-    (key, coeff), = terms
-    return SizeExpr(coeff, key, offset)
-
-
 def _flip_slots(gen: Generalized, exprs: dict, prefix: tuple, view: View, axis: int) -> View | None:
     """Flip `view` along `axis`, updating its stride and offset expressions in `exprs` (None if the new
     offset is not a monomial of input dims)."""
     length = gen.expr(prefix + ("shape", axis), view.shape[axis])
     stride = gen.expr(prefix + ("strides", axis), view.strides[axis])
     offset = gen.expr(prefix + ("offset",), view.offset)
-    pl, ps, po = _poly(length), _poly(stride), _poly(offset)
+    pl, ps, po = poly(length), poly(stride), poly(offset)
     if pl is None or ps is None or po is None:
         return None
-    new_offset = _size_expr(_add(po, _mul(_add(pl, {(): Fraction(1)}, Fraction(-1)), ps)))
-    new_stride = _size_expr({k: -v for k, v in ps.items()})
+    new_offset = poly_expr(poly_add(po, poly_mul(poly_add(pl, {(): Fraction(1)}, Fraction(-1)), ps)))
+    new_stride = poly_expr({k: -v for k, v in ps.items()})
     if new_offset is None or new_stride is None:
         return None
     flipped = view.flip((axis,))

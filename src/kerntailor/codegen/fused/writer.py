@@ -10,6 +10,7 @@ finish.py.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from math import prod
 
 from kerntailor.capture.generalize import SizeExpr
@@ -175,11 +176,13 @@ class FusedWriter(KernelWriter):
             conc, sym = self.space.final(frame, list(view.strides), list(strides))
             terms = [offset]
             for axis, steps in shift.items():
-                for s in steps:
-                    term = product([strides[axis], s])
-                    if term is None:
-                        raise CodegenUnsupported(f"a shifted offset of {node.name} is no product of dims")
-                    terms.append(term)
+                for s in steps:   # a monomial and a constant (a roll's slice is read n - s along)
+                    for part in (SizeExpr(s.coeff, s.factors), SizeExpr(Fraction(s.offset))):
+                        term = product([strides[axis], part])
+                        if term is None:
+                            raise CodegenUnsupported(f"a shifted offset of {node.name} is no product of dims")
+                        if not (term.is_constant and term.coeff == 0):
+                            terms.append(term)
             text_offset = self.at.offset(node, load.operand, level, view=(conc, sym, terms)).text
             mask = " & ".join([self.at.mask(level)] + masks)
             dtype = self.graph.buffer_type(view.base).dtype

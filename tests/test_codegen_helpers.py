@@ -264,17 +264,20 @@ def _special_script(device: str, dot_form: str, row_forms: tuple[str, ...]) -> s
                             "nan": int(want.isnan().sum()), "inf": int(want.isinf().sum())}}
 
         @triton.jit
-        def run_rows(x_ptr, mx_ptr, mn_ptr, L: tl.constexpr, R: tl.constexpr, FORM: tl.constexpr):
+        def run_rows(x_ptr, mx_ptr, mn_ptr, pr_ptr, L: tl.constexpr, R: tl.constexpr, FORM: tl.constexpr):
             r = tl.arange(0, R)
             x = tl.load(x_ptr + r[:, None] * L + tl.arange(0, L)[None, :])
             if FORM == 0:
                 mx = reduce._row_max_hw(x)
                 mn = reduce._row_min_hw(x)
+                pr = reduce._row_prod_hw(x)
             else:
                 mx = reduce._row_max_flagged(x)
                 mn = reduce._row_min_flagged(x)
+                pr = reduce._row_prod_scanned(x)
             tl.store(mx_ptr + r[:, None], mx)
             tl.store(mn_ptr + r[:, None], mn)
+            tl.store(pr_ptr + r[:, None], pr)
 
         nan, inf = float("nan"), float("inf")
         rows = torch.randn(8, 8)
@@ -288,10 +291,14 @@ def _special_script(device: str, dot_form: str, row_forms: tuple[str, ...]) -> s
         for form, name in enumerate(("hw", "flagged")):
             if name not in {row_forms!r}:
                 continue
-            mx, mn = torch.empty(8, 1, device=DEV), torch.empty(8, 1, device=DEV)
-            run_rows[(1,)](rows.to(DEV), mx, mn, L=8, R=8, FORM=form)
+            mx, mn, pr = (torch.empty(8, 1, device=DEV) for _ in range(3))
+            run_rows[(1,)](rows.to(DEV), mx, mn, pr, L=8, R=8, FORM=form)
             same = [torch.equal(g.cpu().isnan(), w.isnan()) and torch.equal(g.cpu()[~w.isnan()], w[~w.isnan()])
                     for g, w in ((mx, rows.amax(1, keepdim=True)), (mn, rows.amin(1, keepdim=True)))]
+            want = rows.prod(1, keepdim=True)   # NaN rows 0, 2, 3 (inf * 0 on none), inf rows 1, 4, 6, 0 row 5
+            got = pr.cpu()
+            same.append(torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())
+                        and torch.allclose(got[~want.isnan()], want[~want.isnan()], rtol=1e-6, atol=0))
             result["rows_" + name] = same
         print(json.dumps(result))
     ''')
@@ -304,7 +311,7 @@ def _check_special(result: dict, dot_names: tuple[str, ...], row_forms: tuple[st
         assert r["nan_same"] and r["inf_same"], (name, r)
         assert r["finite_err"] < 1e-5, (name, r)           # tf32x3: about fp32 accuracy on the finite outputs
     for form in row_forms:
-        assert result["rows_" + form] == [True, True], (form, result)
+        assert result["rows_" + form] == [True, True, True], (form, result)   # max, min, prod
 
 
 @pytest.mark.interpreter
@@ -313,7 +320,8 @@ def test_tf32x3_split_and_row_extremes_keep_inf_and_nan(tmp_path):
     NaN and ±Inf where the IEEE product has them: an Inf operand's low part is inf - inf = NaN, which the small
     products must not carry into the result (Triton's F32DotTC zeroes their NaNs; so does the emulation). Both
     forms of _row_max/_row_min equal torch.amax/amin, NaN where a row holds one (the GPU form, a tl.reduce with a
-    NaN-keeping combine, runs here through the interpreter's element-by-element reduce)."""
+    NaN-keeping combine, runs here through the interpreter's element-by-element reduce); both forms of _row_prod
+    equal torch.prod, its NaNs and infinities where torch's are."""
     result = _run_interpreted(_special_script("cpu", "_dot_tf32x3_emulated", ("hw", "flagged")), tmp_path)
     _check_special(result, ("dot", "dot_referee"), ("hw", "flagged"))
 

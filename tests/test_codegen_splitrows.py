@@ -395,7 +395,7 @@ def test_windowed_split_rows_keep_phase_a_reads_in_l2_and_stream_phase_b():
 
 
 def test_split_rows_refuse_what_they_cannot_combine():
-    with pytest.raises(CodegenUnsupported, match="split rows combine sum, max and min"):
+    with pytest.raises(CodegenUnsupported, match="split rows combine sum, prod, max and min partials, not argmax"):
         split_module(L1 / "argmax_last_axis.py")
     with pytest.raises(CodegenUnsupported, match="integer reduction"):
         split_module(FUSED / "tiny_int_amax.py")

@@ -4,10 +4,10 @@ refuses at one member (a reduction of the group's own reduction, a gather of a g
 
 tests/data/mended holds one problem file per shape of the cause: reduce_of_reduced.py (KernelBench's
 level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: reductions over a kept size-1 axis; since codegen reads those
-as row values, its plan is cut only here, by hand), roll_two_axes.py
-(level3/30_SwinTransformerV2: torch.roll over two axes, then windows of it), scan_then_last.py (level3/49_Mamba2's
-segment sums: a scan's epilogue reading the scan's output broadcast; a scan has no library call, so the whole file
-took the library path)."""
+as row values, its plan is cut only here, by hand), gather_two_axes.py
+(level3/30_SwinTransformerV2's torch.roll over two axes as torch decomposes it, then windows of it),
+scan_then_last.py (a scan's epilogue reading the scan's output broadcast from its row's first element; a scan has no
+library call, so the whole file took the library path)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from kerntailor.plan import plan_fusion
 
 MENDED = DATA / "mended"
 REDUCE_OF_REDUCED = MENDED / "reduce_of_reduced.py"
-ROLL = MENDED / "roll_two_axes.py"
+ROLL = MENDED / "gather_two_axes.py"
 SCAN_LAST = MENDED / "scan_then_last.py"
 
 
@@ -45,7 +45,7 @@ def test_a_cut_node_starts_a_group_apart_from_what_it_depends_on():
 
 
 def test_every_cut_node_heads_a_group_of_its_own():
-    """Both gathers of the roll cut: each heads a group of its own, none merged back by the nodes after it."""
+    """Both gathers cut: each heads a group of its own, none merged back by the nodes after it."""
     _, _, gen, plan = prepared(ROLL)
     gathers = [n.name for n in gen.graph.nodes if n.name.startswith("gather")]
     cut = plan_fusion(gen.graph, FAMILIES, library=refused_anchors(gen.graph), cuts=gathers)
@@ -54,7 +54,7 @@ def test_every_cut_node_heads_a_group_of_its_own():
     assert all(h.nodes[0] == g for h, g in zip(homes, gathers)), _group_names(cut)
 
 
-@pytest.mark.parametrize("path", [ROLL, SCAN_LAST], ids=["roll_two_axes", "scan_then_last"])
+@pytest.mark.parametrize("path", [ROLL, SCAN_LAST], ids=["gather_two_axes", "scan_then_last"])
 def test_the_planned_group_is_refused_without_mending(path):
     """The cause, kept in view: codegen refuses the planner's first plan, naming the member to cut before.
     (reduce_of_reduced's reductions over a kept size-1 axis are no longer refused: tests/test_codegen_refusals.py.)"""
@@ -68,7 +68,7 @@ def test_the_planned_group_is_refused_without_mending(path):
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL, SCAN_LAST],
-                         ids=["reduce_of_reduced", "roll_two_axes", "scan_then_last"])
+                         ids=["reduce_of_reduced", "gather_two_axes", "scan_then_last"])
 def test_the_mended_module_is_generated_whole_and_passes_the_referee(path, tmp_path):
     first = first_module(path, GenerateSettings(target="h200", out_dir=tmp_path / "out"))
     assert first.library_groups == {}
@@ -79,7 +79,7 @@ def test_the_mended_module_is_generated_whole_and_passes_the_referee(path, tmp_p
 
 @pytest.mark.compile
 @pytest.mark.parametrize("path", [REDUCE_OF_REDUCED, ROLL, SCAN_LAST],
-                         ids=["reduce_of_reduced", "roll_two_axes", "scan_then_last"])
+                         ids=["reduce_of_reduced", "gather_two_axes", "scan_then_last"])
 def test_the_mended_kernels_cross_compile(path, tmp_path):
     from kerntailor.builder import build_many
     from kerntailor.generate.kernels import kernel_source

@@ -7,6 +7,7 @@ call the op again in place of its decomposition where no kernel replaced it (opt
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -39,7 +40,28 @@ def decomposition_table() -> dict:
     for key in list(table):
         if any(k in str(key) for k in _KEEP):
             del table[key]
+    if aten.roll.default in table:
+        table[aten.roll.default] = functools.partial(_roll_as_slices, table[aten.roll.default])
     return table
+
+
+def _roll_as_slices(flat_roll, x, shifts, dims=()):
+    """torch.roll over named dims as, per dim in turn, the cat of its two slices (`x[n-s:], x[:n-s]`): masked loads
+    at views shifted along that dim, which fuse with what reads them. torch's own decomposition gathers along each dim
+    through an index tensor built from an arange (iota, add, fmod, gather: two kernels of indices for a roll over two
+    dims, a gather of a gather that codegen cut, and gathers that a group whose rows reshape the map refused: Swin's
+    cyclic shift before its norm). One dim at a time, each view's offset is (n - s) or -s times one stride, which
+    three variants fit; slices of slices (every quadrant read from x at once) put offsets such as
+    (H - s)·W·C + (W - t)·C in the views, which they do not (capture/polyfit.py). A roll of the flattened tensor
+    (no dims) keeps torch's decomposition."""
+    if not dims or len(shifts) != len(dims):
+        return flat_roll(x, shifts, dims)
+    for s, d in zip(shifts, dims):
+        n = x.shape[d]
+        s = s % n if n else 0
+        if s:
+            x = torch.cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], dim=d)
+    return x.clone()
 
 
 def _buffers_for_mutated_constants(model: torch.nn.Module) -> None:

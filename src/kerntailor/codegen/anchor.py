@@ -133,6 +133,12 @@ class AnchorWriter(KernelWriter):
             raise CodegenUnsupported(f"{node.name} reads {producer.name} of its group through a view "
                                      f"{view.describe()}", node.name)   # a cut before it reads it from memory
 
+    def member_value(self, node: Node, j: int) -> str:
+        """The value operand j of `node` reads from a member of the group: the member's tile, read as it is (a
+        family's writer may know other views of its own values: a scan's row end)."""
+        self._check_aligned(node, j)
+        return f"v_{node.operands[j].base}"
+
     def leaf(self, node: Node):
         return self.leaf_at(node, self.coords, self.full_mask)
 
@@ -144,8 +150,7 @@ class AnchorWriter(KernelWriter):
             if view.base in self.members:
                 if gather is not None:
                     raise CodegenUnsupported(f"{node.name} gathers from {view.base} of its group")
-                self._check_aligned(node, load.operand)
-                return f"v_{view.base}"
+                return self.member_value(node, load.operand)
             if len(view.shape) != len(self.anchor.out.shape):
                 raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")
             offset = self.operand_offset(node, load.operand, coords)

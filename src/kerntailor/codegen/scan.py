@@ -24,13 +24,13 @@ from fractions import Fraction
 from math import prod
 from typing import ClassVar
 
-from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
+from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.anchor import INT_DTYPES, AnchorWriter
 from kerntailor.codegen.assemble import one_dim
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.kernel import GeneratedKernel
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import const, product, row_sizes
+from kerntailor.codegen.sizes import const, poly, poly_add, poly_expr, poly_mul, product, row_sizes, same
 from kerntailor.ir.nodes import Scan
 from kerntailor.ir.types import View
 from kerntailor.plan.fusion import FusionGroup
@@ -98,6 +98,7 @@ _IDENTITY = {"sum": "0", "prod": "1"}
 class _ScanWriter(AnchorWriter):
     anchor_type = Scan
     takes_prologue = True
+    row_end_reads: frozenset | set = frozenset()   # (node, operand) reading the row's end (_row_end_reads)
 
     def write(self) -> GeneratedKernel:
         scan: Scan = self.anchor
@@ -131,10 +132,33 @@ class _ScanWriter(AnchorWriter):
         if outer:
             self.unravel(outer, [space[k] for k in outer], "xindex")
         self.coords = {k: f"i{k}" for k in range(rank)}
+        self.row_end_reads = self._row_end_reads(space, axis)
         self.out(f"carry = tl.full([XBLOCK, 1], {ident}, {acc})")
         self.out("last = tl.arange(0, RBLOCK)[None, :] == RBLOCK - 1")
+        if self.row_end_reads:   # a first pass: the row's end, which the epilogue reads at every element
+            self.out(f"for roffset in range(0, {length}, RBLOCK):  # the row's end first: the scan, nothing stored")
+            self.out.depth += 1
+            self._scan_chunk(scan, axis, length, acc, ident)
+            self.out.depth -= 1
+            self.out(f"end_{scan.name} = carry  # {scan.name} at the row's end, (XBLOCK, 1)")
+            self.out(f"carry = tl.full([XBLOCK, 1], {ident}, {acc})")
         self.out(f"for roffset in range(0, {length}, RBLOCK):")
         self.out.depth += 1
+        self._scan_chunk(scan, axis, length, acc, ident)
+        self.compute_epilogue()
+        self.store_outputs(space)
+        self.out.depth -= 1
+        shape_text = " x ".join(self.sizes.host(e) for e in space)
+        doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
+               f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
+               f"XBLOCK rows per program, RBLOCK-element chunks with a carry"
+               f"{'; a first pass for the row end the epilogue reads' if self.row_end_reads else ''}.")
+        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
+
+    def _scan_chunk(self, scan: Scan, axis: int, length: str, acc: str, ident: str) -> None:
+        """One RBLOCK chunk of the rows (a loop body): its indices, the scanned values, v_<scan> and the carry to
+        the next chunk. Its loads are its own (a second pass reloads)."""
+        self.loads = {}
         self.out("rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # along the row, (1, RBLOCK)")
         self.out(f"rmask = rindex < {length}")
         self.out(f"i{axis} = {length} - 1 - rindex  # reverse: from the row's end" if scan.reverse
@@ -159,14 +183,39 @@ class _ScanWriter(AnchorWriter):
         combine = "+" if scan.op == "sum" else "*"
         self.out(f"v_{scan.name} = carry {combine} {fn}(x, axis=1)  # {scan.describe()}, carried across chunks")
         self.out(f"carry = tl.sum(tl.where(last, v_{scan.name}, 0), axis=1, keep_dims=True)")
-        self.compute_epilogue()
-        self.store_outputs(space)
-        self.out.depth -= 1
-        shape_text = " x ".join(self.sizes.host(e) for e in space)
-        doc = (f"cum{scan.op} along axis {axis} of ({shape_text}){' reversed' if scan.reverse else ''}"
-               f"{' exclusive' if scan.exclusive else ''}: {', '.join(self.group.nodes)}. "
-               f"XBLOCK rows per program, RBLOCK-element chunks with a carry.")
-        return self.finish(doc, [("XBLOCK", xblock), ("RBLOCK", rblock)], (one_dim(rows, xblock),))
+
+    def _row_end_reads(self, space: list[SizeExpr], axis: int) -> set[tuple[str, int]]:
+        """(node, operand) of the epilogue's reads of the scan at its row's last walked element, broadcast along
+        the row (`c = x.cumsum(-1); c[..., -1:] - c`: Mamba2's segment decays): the row's final carry, at every
+        size. An exclusive scan never holds its final carry; a reversed one (fold_flipped_scans: only where every
+        use is the full flip) has no such reader. Other reads of the scan through a view are refused by
+        member_value, naming the reader (generate cuts the group there)."""
+        scan: Scan = self.anchor
+        if scan.exclusive or scan.reverse:
+            return set()
+        rank = len(space)
+        strides = [product(space[k + 1:]) if k + 1 < rank else const(1) for k in range(rank)]
+        pl, ps = poly(space[axis]), poly(strides[axis]) if strides[axis] is not None else None
+        if pl is None or ps is None:
+            return set()
+        end = poly_add(poly_mul(pl, ps), ps, Fraction(-1))   # (length - 1) x the row's stride
+        found = set()
+        for node in self.epilogue:
+            for j, v in enumerate(node.operands):
+                if v.base != scan.name or len(v.shape) != rank or v.strides[axis] != 0:
+                    continue
+                _, shape, view_strides, offset = self.view_exprs(node, j)
+                if view_strides[axis].is_constant and poly(offset) == end and all(
+                        k == axis or (same(shape[k], space[k]) and (v.shape[k] == 1 and shape[k].is_constant
+                                                                   or same(view_strides[k], strides[k])))
+                        for k in range(rank)):
+                    found.add((node.name, j))
+        return found
+
+    def member_value(self, node, j: int) -> str:
+        if (node.name, j) in self.row_end_reads:
+            return f"end_{self.anchor.name}"
+        return super().member_value(node, j)
 
     def tile_axes(self) -> list[list[str]]:
         return [self._outer + ["xindex"], [self._axis_coord, "ip", "rindex"]]
@@ -183,66 +232,17 @@ class _ScanWriter(AnchorWriter):
 
 # --- flip -> scan -> flip as a reverse scan ----------------------------------------------------------
 
-Poly = dict[tuple, Fraction]
-
-
-def _poly(e: SizeExpr) -> Poly | None:
-    if not isinstance(e.coeff, Fraction):
-        return None
-    out: Poly = {}
-    for coeff, factors in ((e.coeff, e.factors),) + e.more:
-        merged: dict[Dim, Fraction] = {}
-        for d, x in factors:
-            merged[d] = merged.get(d, Fraction(0)) + x
-        key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
-        if coeff:
-            out[key] = out.get(key, Fraction(0)) + coeff
-    if e.offset:
-        out[()] = out.get((), Fraction(0)) + Fraction(e.offset)
-    return out
-
-
-def _add(a: Poly, b: Poly, scale: Fraction = Fraction(1)) -> Poly:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, Fraction(0)) + scale * v
-    return {k: v for k, v in out.items() if v}
-
-
-def _mul(a: Poly, b: Poly) -> Poly:
-    out: Poly = {}
-    for ka, va in a.items():
-        for kb, vb in b.items():
-            merged: dict[Dim, Fraction] = dict(ka)
-            for d, x in kb:
-                merged[d] = merged.get(d, Fraction(0)) + x
-            key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
-            out[key] = out.get(key, Fraction(0)) + va * vb
-    return {k: v for k, v in out.items() if v}
-
-
-def _size_expr(p: Poly) -> SizeExpr | None:
-    terms = [(k, v) for k, v in p.items() if k]
-    offset = p.get((), Fraction(0))
-    if not terms:
-        return SizeExpr(Fraction(offset))
-    if len(terms) > 1:
-        return None
-    (key, coeff), = terms
-    return SizeExpr(coeff, key, offset)
-
-
 def _flip_slots(gen: Generalized, exprs: dict, prefix: tuple, view: View, axis: int) -> View | None:
     """Flip `view` along `axis`, updating its stride and offset expressions in `exprs` (None if the new
     offset is not a monomial of input dims)."""
     length = gen.expr(prefix + ("shape", axis), view.shape[axis])
     stride = gen.expr(prefix + ("strides", axis), view.strides[axis])
     offset = gen.expr(prefix + ("offset",), view.offset)
-    pl, ps, po = _poly(length), _poly(stride), _poly(offset)
+    pl, ps, po = poly(length), poly(stride), poly(offset)
     if pl is None or ps is None or po is None:
         return None
-    new_offset = _size_expr(_add(po, _mul(_add(pl, {(): Fraction(1)}, Fraction(-1)), ps)))
-    new_stride = _size_expr({k: -v for k, v in ps.items()})
+    new_offset = poly_expr(poly_add(po, poly_mul(poly_add(pl, {(): Fraction(1)}, Fraction(-1)), ps)))
+    new_stride = poly_expr({k: -v for k, v in ps.items()})
     if new_offset is None or new_stride is None:
         return None
     flipped = view.flip((axis,))

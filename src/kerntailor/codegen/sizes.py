@@ -123,3 +123,72 @@ def is_whole(e: SizeExpr) -> bool:
     coefficient may be a fraction the model itself divides by, as C / G in GroupNorm)."""
     c = canon(e)
     return c is not None and c[0] > 0 and all(x > 0 and x.denominator == 1 for _, x in c[1])
+
+
+# --- sizes as polynomials of input dims (a sum of monomials: a view's offset such as (n - s) * stride) -------
+
+Poly = dict[tuple, Fraction]
+
+
+def poly(e: SizeExpr) -> Poly | None:
+    if not isinstance(e.coeff, Fraction):
+        return None
+    out: Poly = {}
+    for coeff, factors in ((e.coeff, e.factors),) + e.more:
+        merged: dict[Dim, Fraction] = {}
+        for d, x in factors:
+            merged[d] = merged.get(d, Fraction(0)) + x
+        key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
+        if coeff:
+            out[key] = out.get(key, Fraction(0)) + coeff
+    if e.offset:
+        out[()] = out.get((), Fraction(0)) + Fraction(e.offset)
+    return out
+
+
+def poly_add(a: Poly, b: Poly, scale: Fraction = Fraction(1)) -> Poly:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, Fraction(0)) + scale * v
+    return {k: v for k, v in out.items() if v}
+
+
+def poly_mul(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for ka, va in a.items():
+        for kb, vb in b.items():
+            merged: dict[Dim, Fraction] = dict(ka)
+            for d, x in kb:
+                merged[d] = merged.get(d, Fraction(0)) + x
+            key = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
+            out[key] = out.get(key, Fraction(0)) + va * vb
+    return {k: v for k, v in out.items() if v}
+
+
+def poly_expr(p: Poly) -> SizeExpr | None:
+    terms = [(k, v) for k, v in p.items() if k]
+    offset = p.get((), Fraction(0))
+    if not terms:
+        return SizeExpr(Fraction(offset))
+    if len(terms) > 1:
+        return None
+    (key, coeff), = terms
+    return SizeExpr(coeff, key, offset)
+
+
+def poly_quotient(a: SizeExpr, b: SizeExpr) -> SizeExpr | None:
+    """a / b for a monomial b and a sum a of its multiples that is one monomial and a constant: a slice's offset
+    (n - s)·stride over its stride is n - s. None otherwise."""
+    pa, cb = poly(a), canon(b)
+    if pa is None or cb is None or cb[0] == 0:
+        return None
+    out: Poly = {}
+    for key, c in pa.items():
+        merged = dict(key)
+        for d, x in cb[1]:
+            merged[d] = merged.get(d, Fraction(0)) - x
+        if any(x < 0 for x in merged.values()):
+            return None
+        k = tuple(sorted(((d, x) for d, x in merged.items() if x), key=repr))
+        out[k] = out.get(k, Fraction(0)) + c / cb[0]
+    return poly_expr(out)

@@ -1,7 +1,8 @@
 """A cyclic shift of a (B, H, W, C) map, flattened to (B, H*W, C) tokens and layer-normed (Swin's reverse shift
-and its post-norm residual; KernelBench level3/30_SwinTransformerV2): the roll is a gather in the map's space, the
-norm's rows are the tokens'. Codegen refused the group naming no member ('an indirect load in a group that reshapes
-its space'), so generate made a kernel of every member: one per op of the norm."""
+and its post-norm residual; KernelBench level3/30_SwinTransformerV2). torch decomposes the roll into a gather along
+each axis (a gather of a gather, and gathers in a group whose rows reshape the map: refused, cut into kernels);
+capture takes it as the slices of each axis (masked loads at shifted views), and the roll and the norm are one
+kernel."""
 import torch
 import torch.nn as nn
 
@@ -28,3 +29,4 @@ def get_inputs():
 
 def get_init_inputs():
     return [channels]
+

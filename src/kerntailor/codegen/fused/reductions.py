@@ -5,7 +5,8 @@ schedules (RBLOCK covers the row) reduce each stage from values held in register
 Looped schedules make one pass over the row per stage, then one for the stores, and fold two stages into one
 pass where they can:
 
-- `Accumulators`: sum, max, min, any, all (int64 for integer data: exact), argmax and argmin (each lane keeps
+- `Accumulators`: sum, prod, max, min, any, all (int64 for integer data: exact, or wrapping as torch's int64
+  product does), argmax and argmin (each lane keeps
   its first best, so such a pass walks forwards), combined across lanes after the pass;
 
 NaN as torch: a floating max/min is NaN over a row holding a NaN (torch.amax), and argmax/argmin give the first
@@ -29,7 +30,7 @@ from kerntailor.ir.nodes import Pointwise, Reduction, exp_of_difference
 
 FLOAT_IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0", "any": "0",
                   "all": "1", "argmax": 'float("-inf")', "argmin": 'float("inf")'}   # fp32 accumulators
-INT_IDENTITY = {"sum": "0", "max": "-9223372036854775807 - 1", "min": "9223372036854775807",
+INT_IDENTITY = {"sum": "0", "prod": "1", "max": "-9223372036854775807 - 1", "min": "9223372036854775807",
                 "argmax": "-9223372036854775807 - 1", "argmin": "9223372036854775807", "any": "0", "all": "1"}
 INT_SOURCES = ("i64", "i32", "i16", "i8", "u8", "bool")
 
@@ -41,6 +42,18 @@ def row_extremum(w, op: str, value: str, nan: bool = True) -> str:
         return f"{'tl.max' if op == 'max' else 'tl.min'}({value}, axis=1, keep_dims=True)"
     w.helpers.add(f"row_{op}")
     return f"_row_{op}({value})"
+
+
+def row_combine(w, op: str, value: str, nan: bool = True) -> str:
+    """`value` ([rows, lanes]) combined over axis 1 by a sum, product, max or min, kept as [rows, 1]: a row's
+    reduction from its lanes or its partials. A product is kernel.py's `_row_prod` (Triton 3.6 has no tl.prod: a
+    multiply tl.reduce; codegen/helpers/reduce.py), joining `w`'s kernel."""
+    if op == "sum":
+        return f"tl.sum({value}, axis=1, keep_dims=True)"
+    if op == "prod":
+        w.helpers.add("row_prod")
+        return f"_row_prod({value})"
+    return row_extremum(w, op, value, nan)
 
 
 def write_reduction(w, rblock: int) -> None:
@@ -243,11 +256,10 @@ class Accumulators:
     @staticmethod
     def persistent(w, r: Reduction, done: set[str]) -> None:
         x = input_value(w, r, done)
-        if r.op in ("sum", "any"):
-            fn = "tl.sum" if r.op == "sum" else "tl.max"
-            w.out(f"v_{r.name} = {fn}({x}, axis=1, keep_dims=True)  # {r.describe()}")
-        elif r.op in ("max", "min"):
-            w.out(f"v_{r.name} = {row_extremum(w, r.op, x, is_float(w, r))}  # {r.describe()}")
+        if r.op in ("sum", "prod", "max", "min"):
+            w.out(f"v_{r.name} = {row_combine(w, r.op, x, is_float(w, r))}  # {r.describe()}")
+        elif r.op == "any":
+            w.out(f"v_{r.name} = tl.max({x}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op == "all":
             w.out(f"v_{r.name} = tl.min({x}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op in ("argmax", "argmin"):
@@ -267,7 +279,7 @@ class Accumulators:
             # 0, not "none yet": a lane that never improves on the identity keeps index 0, which the row's answer
             # is exactly when its best is the identity (every element equal to it: the first index)
             w.out(f"idx_{r.name} = tl.zeros([XBLOCK, RBLOCK], tl.int32)")
-        elif r.op in ("sum", "max", "min", "any", "all"):
+        elif r.op in ("sum", "prod", "max", "min", "any", "all"):
             w.out(f"acc_{r.name} = tl.full([XBLOCK, RBLOCK], {identity(w, r)}, {dt})")
             if compensated_sum(w, r):
                 w.out(f"cmp_{r.name} = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # the lanes' lost low bits (Kahan)")
@@ -282,6 +294,8 @@ class Accumulators:
             Accumulators.compensated(w, a, f"cmp_{r.name}", x)
         elif r.op == "sum":
             w.out(f"{a} = {a} + {x}")
+        elif r.op == "prod":
+            w.out(f"{a} = {a} * {x}")
         elif r.op in ("max", "min"):
             w.out(f"{a} = {nan_extremum(r.op, a, x, 'fp32' if is_float(w, r) else 'i64')}")
         elif r.op == "any":
@@ -310,10 +324,8 @@ class Accumulators:
     @staticmethod
     def finish(w, r: Reduction) -> None:
         a = f"acc_{r.name}"
-        if r.op == "sum":
-            w.out(f"v_{r.name} = tl.sum({a}, axis=1, keep_dims=True)  # {r.describe()}")
-        elif r.op in ("max", "min"):
-            w.out(f"v_{r.name} = {row_extremum(w, r.op, a, is_float(w, r))}  # {r.describe()}")
+        if r.op in ("sum", "prod", "max", "min"):
+            w.out(f"v_{r.name} = {row_combine(w, r.op, a, is_float(w, r))}  # {r.describe()}")
         elif r.op == "any":
             w.out(f"v_{r.name} = tl.max({a}, axis=1, keep_dims=True)  # {r.describe()}")
         elif r.op == "all":

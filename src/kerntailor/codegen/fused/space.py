@@ -19,9 +19,10 @@ from math import prod
 
 from kerntailor.capture.generalize import Generalized, SizeExpr
 from kerntailor.codegen.errors import CodegenUnsupported
-from kerntailor.codegen.sizes import const, is_whole, product, quotient, same
+from kerntailor.codegen.sizes import const, is_whole, poly_quotient, product, quotient, same
 from kerntailor.ir.expr import Const, Index, Load, Op
 from kerntailor.ir.nodes import Node, Pointwise, Reduction
+from kerntailor.ir.types import contiguous_strides
 from kerntailor.plan.fusion import FusionGroup, narrowing_shift
 
 Frame = tuple[int, ...]
@@ -172,7 +173,9 @@ class IterationSpace:
                 inner = self.gen.graph.node(view.base)
                 if self.level[inner.name] != "inline":
                     raise CodegenUnsupported(f"inline {producer.name} reads {inner.name} of the group")
-                yield from self.inline_reads(inner, frame, compose(shift, self.shift(producer, i, inner)))
+                inner_shift = compose(shift, self.shift(producer, i, inner))
+                for inner_frame, conc, sym, inner_idx in self.inline_reads(inner, frame, inner_shift):
+                    yield inner_frame, conc, sym, inner_idx | idx   # the producer's own Index axes too
                 continue
             _, _, strides, _ = self.view_exprs(producer, i)
             yield frame, list(view.strides), list(strides), idx
@@ -186,7 +189,7 @@ def view_shift(reader: Node, j: int, producer: Node, strides: list[SizeExpr], of
     `out_syms`: the producer's shape): the same, shifted along at most one axis (CodegenUnsupported for any view
     but a narrowing at every size)."""
     v = reader.operands[j]
-    found = narrowing_shift(v, producer.out.shape)
+    found = narrowing_shift(v, producer.out.shape) or _shift_in_place(v, producer.out.shape)
     if found is None:
         raise CodegenUnsupported(f"{reader.name} reads {producer.name} through a view that is not a narrowing")
     expected = symbolic_strides(out_syms)
@@ -198,10 +201,42 @@ def view_shift(reader: Node, j: int, producer: Node, strides: list[SizeExpr], of
         if not (offset.is_constant and offset.coeff + offset.offset == 0):
             raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that varies")
         return {}
-    step = quotient(offset, expected[axis]) if expected[axis] is not None else None
+    step = poly_quotient(offset, expected[axis]) if expected[axis] is not None else None
     if step is None:
         raise CodegenUnsupported(f"{reader.name} reads {producer.name} at an offset that is no product of dims")
     return {axis: [step]}
+
+
+def _shift_in_place(view, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """(axis, shift) when `view` reads a contiguous buffer of its own `shape` shifted along one axis (a cat's part,
+    a roll's slice: the reads past the buffer masked), the axis the one whose stride divides the offset with a shift
+    shorter than the axis (with contiguous strides no other axis does); None for any other view."""
+    if tuple(view.shape) != tuple(shape) or not view.offset:
+        return None
+    contiguous = contiguous_strides(shape)
+    if any(v > 1 and st != c for v, st, c in zip(view.shape, view.strides, contiguous)):
+        return None
+    found = [(k, view.offset // c) for k, (n, c) in enumerate(zip(shape, contiguous))
+             if n > 1 and view.offset % c == 0 and abs(view.offset // c) < n]
+    return found[0] if len(found) == 1 else None
+
+
+def shifted_inline(level: dict[str, str], nodes: list[Node], outputs: tuple[str, ...]) -> dict[str, str]:
+    """`level` with "inline" for each full-size pointwise member that the group reads only at a shift along one of
+    its axes through masked loads (the parts of a cat: torch.roll's slices, each dim's read from the one before):
+    recomputed where it is read, at the shifted coordinates under the reader's mask, never read back at an offset
+    (which codegen cannot index)."""
+    level = dict(level)
+    for node in reversed(nodes):
+        if not isinstance(node, Pointwise) or level[node.name] != "full" or node.name in outputs:
+            continue
+        reads = [(m, j) for m in nodes for j, v in enumerate(m.operands) if v.base == node.name]
+        if reads and all(isinstance(m, Pointwise) and level[m.name] in ("full", "inline")
+                         and _shift_in_place(m.operands[j], node.out.shape) is not None
+                         and all(e.valid is not None for e in walk(m.expr) if isinstance(e, Load) and e.operand == j)
+                         for m, j in reads):
+            level[node.name] = "inline"
+    return level
 
 
 def compose(a: dict, b: dict) -> dict:
@@ -230,8 +265,9 @@ def iteration_space(gen: Generalized, group: FusionGroup) -> IterationSpace:
         orig_concrete = tuple(first.out.shape)
     orig_axes = tuple(group.reduce_axes) if reduce else ()
     outer = tuple(k for k in range(len(orig)) if k not in orig_axes)
-    level = {n.name: _level(n, group, reduce, orig_concrete, orig_axes,
-                            reduce and _rows_reshaped(gen, n, orig, orig_axes)) for n in nodes}
+    level = shifted_inline({n.name: _level(n, group, reduce, orig_concrete, orig_axes,
+                                           reduce and _rows_reshaped(gen, n, orig, orig_axes)) for n in nodes},
+                           nodes, group.outputs)
     frames = {orig_concrete: orig}
     for node in nodes:
         if level[node.name] == "full" and node.out.shape != orig_concrete and not isinstance(node, Reduction):

@@ -16,7 +16,7 @@ from kerntailor.codegen.fused.reductions import (
     acc_dtype,
     compute_ready_reduced,
     is_float,
-    row_extremum,
+    row_combine,
     stages,
 )
 from kerntailor.codegen.kernel import GeneratedKernel, Scratch
@@ -30,8 +30,8 @@ def why_not_split(w) -> str:
     if not w.reduce or prod(space.concrete[k] for k in space.outer) != 1:
         return "split reductions are for a whole-tensor reduction"
     reductions = [n for n in w.nodes if isinstance(n, Reduction)]
-    if any(r.op not in ("sum", "max", "min") for r in reductions):
-        return "split reductions combine sum, max and min only"
+    if any(r.op not in ("sum", "prod", "max", "min") for r in reductions):
+        return "split reductions combine sum, prod, max and min only"
     if len({acc_dtype(w, r) for r in reductions}) > 1:
         return "split reductions keep their partials in one dtype: integer and float reductions mixed"
     if max(stages(w, reductions).values()) > 0:
@@ -74,8 +74,7 @@ def write_split(w, split: int, rblock: int, rows: SizeExpr) -> GeneratedKernel:
         w.out("lanes = tl.arange(0, SPLIT)[None, :]")
         for k, r in enumerate(reductions):
             w.out(f"p_{r.name} = tl.load(partials_ptr + {k} * SPLIT + lanes + xindex, volatile=True)")
-            value = (f"tl.sum(p_{r.name}, axis=1, keep_dims=True)" if r.op == "sum"
-                     else row_extremum(w, r.op, f"p_{r.name}", is_float(w, r)))   # a partial's NaN stays NaN
+            value = row_combine(w, r.op, f"p_{r.name}", is_float(w, r))   # a partial's NaN stays NaN
             w.out(f"v_{r.name} = {value}  # {r.describe()}")
             done.add(r.name)
         compute_ready_reduced(w, done)

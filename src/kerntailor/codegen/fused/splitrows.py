@@ -67,7 +67,7 @@ from kerntailor.codegen.fused.reductions import (
     acc_dtype,
     compute_ready_reduced,
     input_value,
-    row_extremum,
+    row_combine,
     stages,
 )
 from kerntailor.codegen.fused.reuse import keep_tile_exps, reuse_tile_exps, reused_exps, row_rescale
@@ -94,8 +94,8 @@ def split_plan(w):
     for r in reductions:
         if r.name in partners:
             continue
-        if r.op not in ("sum", "max", "min"):
-            raise CodegenUnsupported(f"split rows combine sum, max and min partials, not {r.op} ({r.name})")
+        if r.op not in ("sum", "prod", "max", "min"):
+            raise CodegenUnsupported(f"split rows combine sum, prod, max and min partials, not {r.op} ({r.name})")
         if stage[r.name] > 0:
             raise CodegenUnsupported(f"split rows combine one stage of reductions (or a Welford or online-softmax "
                                      f"pair): {r.name} needs another reduction first")
@@ -339,8 +339,7 @@ def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
         elif r.name in welford:
             _welford_combine(w, r, *welford[r.name], p, position, done)
         else:   # a chunk's NaN max (phase A's row_extremum) stays NaN
-            value = f"tl.sum({p}, axis=1, keep_dims=True)" if r.op == "sum" else row_extremum(w, r.op, p)
-            w.out(f"v_{r.name} = {value}  # {r.describe()}")
+            w.out(f"v_{r.name} = {row_combine(w, r.op, p)}  # {r.describe()}")
             done.add(r.name)
         compute_ready_reduced(w, done)
     compute_ready_reduced(w, done)
@@ -392,7 +391,7 @@ def _divides_by(node, e, name: str) -> bool:
     return any(_divides_by(node, a, name) for a in e.args)
 
 
-IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")'}   # of a combine; the others' (sums) is 0
+IDENTITY = {"max": 'float("-inf")', "min": 'float("inf")', "prod": "1.0"}   # of a combine; the others' (sums) is 0
 LANES_MAX = 1024   # the most threads a program has on either vendor (1024 per block; 16 waves of 64)
 
 

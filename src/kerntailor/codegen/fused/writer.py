@@ -10,6 +10,7 @@ finish.py.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from math import prod
 
 from kerntailor.capture.generalize import SizeExpr
@@ -99,6 +100,11 @@ class FusedWriter(KernelWriter):
                     return f"({self.inline_value(producer, node, load.operand, valid, level)})"
                 if gather is not None and self.level[producer.name] == "full" and level == "reduced":
                     return f"({self.gathered(producer, load.gather[0], gather)})"
+                if gather is None and self.level[producer.name] == "full" and level == "reduced" \
+                        and self.one_element_rows() and not view.offset and unit_dims_only(view, producer):
+                    # a row of one element: the full value there is a row value, recomputed at the row's element
+                    stride = contiguous_strides(tuple(self.space.concrete))[self.space.axes[0]]
+                    return f"({self.gathered(producer, stride, '0')})"
                 self.check_aligned(node, load.operand)
                 return f"v_{view.base}"
             dtype = self.graph.buffer_type(view.base).dtype
@@ -134,6 +140,12 @@ class FusedWriter(KernelWriter):
             return name
         return render
 
+    def one_element_rows(self) -> bool:
+        """Whether the group reduces one element a row at every size (size-1 reduced axes: `x.mean(-1)` of an
+        (N, C, 1) tensor), so that a full-size member is one value a row, which a per-row member may read."""
+        size = self.at.reduced_size()
+        return len(self.space.axes) == 1 and size.is_constant and size.coeff + size.offset == 1
+
     def inline_value(self, producer: Node, reader: Node, j: int, valid: str | None, level: str) -> str:
         frame = self.space.frame(reader)
         return self._render_inline(producer, frame, self.space.shift(reader, j, producer), valid, level,
@@ -164,11 +176,13 @@ class FusedWriter(KernelWriter):
             conc, sym = self.space.final(frame, list(view.strides), list(strides))
             terms = [offset]
             for axis, steps in shift.items():
-                for s in steps:
-                    term = product([strides[axis], s])
-                    if term is None:
-                        raise CodegenUnsupported(f"a shifted offset of {node.name} is no product of dims")
-                    terms.append(term)
+                for s in steps:   # a monomial and a constant (a roll's slice is read n - s along)
+                    for part in (SizeExpr(s.coeff, s.factors), SizeExpr(Fraction(s.offset))):
+                        term = product([strides[axis], part])
+                        if term is None:
+                            raise CodegenUnsupported(f"a shifted offset of {node.name} is no product of dims")
+                        if not (term.is_constant and term.coeff == 0):
+                            terms.append(term)
             text_offset = self.at.offset(node, load.operand, level, view=(conc, sym, terms)).text
             mask = " & ".join([self.at.mask(level)] + masks)
             dtype = self.graph.buffer_type(view.base).dtype
@@ -185,7 +199,7 @@ class FusedWriter(KernelWriter):
         element stride `stride` picks the axis): cross-entropy's logp[target], recomputed, not stored."""
         space = self.space
         if isinstance(node, Reduction) or len(space.axes) != 1 or not space.ranges_identity \
-                or len(space.shape) != len(space.orig):
+                or (len(space.shape) != len(space.orig) and not self.one_element_rows()):
             raise CodegenUnsupported(f"gather from {node.name}")
         axis = space.axes[0]
         if contiguous_strides(tuple(space.concrete))[axis] != stride:

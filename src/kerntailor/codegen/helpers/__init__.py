@@ -7,7 +7,8 @@ modules here, by `inspect.getsource`, never written as a string. The modules imp
 - `math.py`: tanh, log1p, expm1 (a portable form for the interpreter, libdevice's on a GPU) and Mish's
   tanh(softplus(x)) from one exp;
 - `dot.py`: tl.dot under the precision policies (tf32, tf32x3, 16-bit operands, fp8), with interpreter forms;
-- `reduce.py`: a row's max and min that keep a NaN (one reduction on a GPU), with an interpreter form;
+- `reduce.py`: a row's max and min that keep a NaN, and its product (one reduction on a GPU), with interpreter
+  forms;
 - `fp8_e4m3fn.py`, `fp8_e4m3fnuz.py`: each fp8 format's scale, rounding, bit patterns and cast;
   `fp8_quantize.py`: the quantize kernels and their host function;
 - `host.py`: the TMA descriptors' allocator, a persistent GEMM's program count, and a library convolution's
@@ -61,8 +62,14 @@ MATH_HELPERS = ("tanh", "log1p", "expm1", "expm1_16", "tanh_softplus")
 
 @functools.cache
 def reduce_helper(op: str) -> str:
-    """max or min: `_row_<op>`, a row's extremum that keeps a NaN (both forms, their combine and the pick)."""
+    """max or min: `_row_<op>`, a row's extremum that keeps a NaN (both forms, their combine and the pick); prod:
+    `_row_prod`, a row's product (a multiply tl.reduce; the interpreter's form from tl.cumprod)."""
     m = _module("reduce")
+    if op == "prod":
+        return block(m._multiply, m._row_prod_hw, m._row_prod_scanned,
+                     pick("_row_prod", "_row_prod_scanned", "_row_prod_hw",
+                          "one multiply reduction on a GPU; the interpreter would run that tl.reduce one element at a",
+                          "time in Python, so there the product is the row's last running product (tl.cumprod)"))
     combine = m._maximum_nan if op == "max" else m._minimum_nan
     return block(combine, getattr(m, f"_row_{op}_hw"), getattr(m, f"_row_{op}_flagged"),
                  pick(f"_row_{op}", f"_row_{op}_flagged", f"_row_{op}_hw",
@@ -70,11 +77,11 @@ def reduce_helper(op: str) -> str:
                       "time in Python, so there the same value comes from tl.max/tl.min and a NaN flag"))
 
 
-REDUCE_HELPERS = ("row_max", "row_min")
+REDUCE_HELPERS = ("row_max", "row_min", "row_prod")
 
 
 def named_helper(name: str) -> str:
-    """A kernel's helper by the name its writer records: a math helper or row_max/row_min."""
+    """A kernel's helper by the name its writer records: a math helper or row_max/row_min/row_prod."""
     return reduce_helper(name[len("row_"):]) if name in REDUCE_HELPERS else math_helper(name)
 
 

@@ -15,6 +15,21 @@ KEEPDIM = REFUSALS / "keepdim_reductions.py"
 LOOPED = {"reduction": {"persistent": False, "RBLOCK": 16}}   # a pass over the row per stage
 
 
+def _cross_compile(modules, tmp_path) -> None:
+    """Every kernel of `modules` builds for gfx942 (mi300x) and sm_90 (h200)."""
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    sources = [kernel_source(m.source, k) for m in modules for k in m.kernels]
+    targets = [get_target("mi300x"), get_target("h200")]
+    assert [t.arch for t in targets] == ["gfx942", "sm_90"]
+    results = build_many(sources, targets, cache_dir=tmp_path / "build-cache")
+    assert len(results) == len(sources) * len(targets)
+    for r in results:
+        assert r.ok, f"{r.target}: {r.error}"
+
+
 def _reductions_of_reductions(path) -> list[str]:
     _, _, gen, plan = prepared(path)
     graph = gen.graph
@@ -41,18 +56,7 @@ def test_reductions_over_a_kept_axis_pass_the_referee(knobs, tmp_path):
 
 @pytest.mark.compile
 def test_reductions_over_a_kept_axis_cross_compile(tmp_path):
-    from kerntailor.builder import build_many
-    from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
-
-    sources = [kernel_source(m.source, k) for m in (make_module(KEEPDIM), make_module(KEEPDIM, LOOPED))
-               for k in m.kernels]
-    targets = [get_target("mi300x"), get_target("h200")]
-    assert [t.arch for t in targets] == ["gfx942", "sm_90"]
-    results = build_many(sources, targets, cache_dir=tmp_path / "build-cache")
-    assert len(results) == len(sources) * len(targets)
-    for r in results:
-        assert r.ok, f"{r.target}: {r.error}"
+    _cross_compile((make_module(KEEPDIM), make_module(KEEPDIM, LOOPED)), tmp_path)
 
 
 # --- a gather read through a reshaping view: cut before the reader, not a kernel per member ------------------------
@@ -130,15 +134,7 @@ def test_a_roll_as_slices_passes_the_referee(path, tmp_path):
 
 @pytest.mark.compile
 def test_a_roll_as_slices_cross_compiles(tmp_path):
-    from kerntailor.builder import build_many
-    from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
-
-    sources = [kernel_source(m.source, k) for m in (make_module(p) for p in ROLLS) for k in m.kernels]
-    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
-    assert len(results) == 2 * len(sources)
-    for r in results:
-        assert r.ok, f"{r.target}: {r.error}"
+    _cross_compile((make_module(p) for p in ROLLS), tmp_path)
 
 
 # --- torch.prod over an axis: a multiply reduction in every layout the fused writer has for a sum -------------------
@@ -188,16 +184,7 @@ def test_products_of_bf16_accumulate_in_fp32_and_pass_the_referee(tmp_path):
 
 @pytest.mark.compile
 def test_products_cross_compile(tmp_path):
-    from kerntailor.builder import build_many
-    from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
-
-    sources = [kernel_source(m.source, k) for m in (make_module(p, knobs) for p, knobs in PROD_FORMS)
-               for k in m.kernels]
-    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
-    assert len(results) == 2 * len(sources)
-    for r in results:
-        assert r.ok, f"{r.target}: {r.error}"
+    _cross_compile((make_module(p, knobs) for p, knobs in PROD_FORMS), tmp_path)
 
 
 # --- a scan's epilogue reading the scan's row end (Mamba2's exp(A_cumsum[..., -1:] - A_cumsum)) ---------------------
@@ -241,16 +228,7 @@ def test_a_scans_row_end_passes_the_referee(knobs, tmp_path):
 
 @pytest.mark.compile
 def test_a_scans_row_end_cross_compiles(tmp_path):
-    from kerntailor.builder import build_many
-    from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
-
-    sources = [kernel_source(m.source, k) for m in (make_module(ROW_END), make_module(ROW_END, SHORT_CHUNKS))
-               for k in m.kernels]
-    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
-    assert len(results) == 2 * len(sources)
-    for r in results:
-        assert r.ok, f"{r.target}: {r.error}"
+    _cross_compile((make_module(ROW_END), make_module(ROW_END, SHORT_CHUNKS)), tmp_path)
 
 
 # --- a per-row member reading a full-size one where each row has one element ---------------------------------------
@@ -278,13 +256,4 @@ def test_a_full_value_of_one_element_rows_passes_the_referee(knobs, tmp_path):
 
 @pytest.mark.compile
 def test_a_full_value_of_one_element_rows_cross_compiles(tmp_path):
-    from kerntailor.builder import build_many
-    from kerntailor.generate.kernels import kernel_source
-    from kerntailor.targets import get_target
-
-    sources = [kernel_source(m.source, k) for m in (make_module(ONE_ELEMENT), make_module(ONE_ELEMENT, LOOPED))
-               for k in m.kernels]
-    results = build_many(sources, [get_target("mi300x"), get_target("h200")], cache_dir=tmp_path / "build-cache")
-    assert len(results) == 2 * len(sources)
-    for r in results:
-        assert r.ok, f"{r.target}: {r.error}"
+    _cross_compile((make_module(ONE_ELEMENT), make_module(ONE_ELEMENT, LOOPED)), tmp_path)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GPU call 1 of the fourth session of 2026-12-05 (issues #20 item 2 and #14): the two branches merged in the third
+# session (decode, refus2), never run on a GPU, measured in one call on the H200.
+#  1. benchmarks/attn_probe.py on the Llama decode step as SDPA (GQA 32/8 heads, Lk 4096, D 128, bf16) at batch 1
+#     and 32: SPLIT swept by hand (decode_call.sh's schedules), each checked against eager, timed beside eager SDPA
+#     and torch.compile; in the background.
+#  2. The GPU form of the row helpers (tests/test_codegen_helpers.py -k on_the_gpu: _row_prod_hw beside max/min).
+#  3. `kerntailor generate` (generate_set.sh, all at once, GEN_LIMIT 400 s) on both decode files and on refus2's
+#     problems: torch.prod over a strided axis (fp32, bf16), roll + LayerNorm, the scan whose epilogue reads the
+#     row end, KernelBench's 49_Mamba2ReturnFinalState (carried: benchmarks/work/kb/level3).
+# Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-05d_call1.sh   (carry ["benchmarks/work/kb"])
+# Results: $OUT/results.tgz + $OUT/summary.txt (generate), $OUT/attn_probe_decode.json + $OUT/probe_summary.txt
+# (the sweep), $OUT/gpu_tests.txt.
+export PYTHONPATH=src PYTHONUNBUFFERED=1
+R=/tmp/decode; rm -rf $R; mkdir -p $R
+S="16x64/4w/2s,16x64/4w/2s/split2,16x64/4w/2s/split4,16x64/4w/2s/split8,16x64/4w/2s/split16,16x64/4w/2s/split32"
+S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16,16x64/4w/2s/tma/split8"
+S="$S,16x64/4w/2s/tma/split16"
+timeout 420 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 300 \
+  --out $R/attn_probe_decode.json > $R/attn_probe.log 2>&1 &
+python3 -m pytest -q -p no:cacheprovider tests/test_codegen_helpers.py -k on_the_gpu > $R/gpu_tests.txt 2>&1
+echo "gpu helper tests rc=$?" >> $R/gpu_tests.txt
+KB=benchmarks/work/kb
+GEN_LIMIT=${GEN_LIMIT:-400} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-40} bash benchmarks/gpu_calls/generate_set.sh \
+  "decode_b1=benchmarks/data/attn_probe/sdpa_gqa_decode_b1.py:--dtype bf16" \
+  "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16" \
+  prod_dim1=problems/level1/prod_over_a_dimension.py "prod_dim1_bf16=problems/level1/prod_over_a_dimension.py:--dtype bf16" \
+  roll_norm=tests/data/refusals/roll_then_layernorm.py scan_row_end=tests/data/refusals/scan_row_end.py \
+  mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py
+wait
+python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+for r in rows:
+    print(r.get("problem"), r.get("schedule"), "| us", r.get("us"), "| eager", r.get("eager_us"), "| compile",
+          r.get("compile_us"), "| vs eager", r.get("vs_eager"), "| GB/s", r.get("gb_s"), "| regs", r.get("regs"),
+          "| spills", r.get("spills"), "| err", r.get("rel_err"), r.get("error", "")[:200])
+PY
+cp $R/attn_probe_decode.json $R/probe_summary.txt $R/gpu_tests.txt $OUT/ 2>/dev/null; cp $R/attn_probe.log $OUT/ 2>/dev/null
+cat $R/gpu_tests.txt | tail -3; cat $R/probe_summary.txt

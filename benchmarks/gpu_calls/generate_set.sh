@@ -4,7 +4,7 @@
 # Usage (one argument per run, NAME=FILE[:FLAGS], FLAGS with spaces quoted, e.g. "llama_bf16=problems/x.py:--dtype bf16"):
 #   KT_COMMIT=<sha> GEN_LIMIT=480 CANDIDATES=3 BUDGET=40 bash benchmarks/gpu_calls/generate_set.sh RUN...
 # A file missing on the device (not carried) is reported and skipped. Every run is --target h200 --precision ieee
-# (measured: eager and torch.compile timed beside the generated module, A B A B).
+# (measured: eager and torch.compile timed beside the generated module, A B A B). GEN_VERBOSE=-vv logs every trial.
 # Results: $OUT/results.tgz (logs, inspect output, report.json/md, kernel.py) and $OUT/summary.txt.
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 R=/tmp/genset; rm -rf $R; mkdir -p $R; T0=$(date +%s)
@@ -16,7 +16,7 @@ gen() {   # $1 name, $2 file, $3 extra flags
   if [ ! -f "$2" ]; then echo "$1 missing $2: not carried" >> $R/env.txt; return; fi
   python3 -m kerntailor inspect $2 --target h200 $3 > $R/$1.inspect.txt 2>&1
   KERNTAILOR_HOME=/tmp/kt-home-$1 timeout ${GEN_LIMIT:-480} python3 -m kerntailor generate $2 --target h200 \
-    --precision ieee --candidates ${CANDIDATES:-3} --budget ${BUDGET:-40} --no-store --out $R/$1 $3 -v > $R/$1.log 2>&1
+    --precision ieee --candidates ${CANDIDATES:-3} --budget ${BUDGET:-40} --no-store --out $R/$1 $3 ${GEN_VERBOSE:--v} > $R/$1.log 2>&1
   echo "$1 rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 }
 for spec in "$@"; do

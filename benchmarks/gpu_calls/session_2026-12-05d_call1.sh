@@ -7,7 +7,8 @@
 #  2. The GPU form of the row helpers (tests/test_codegen_helpers.py -k on_the_gpu: _row_prod_hw beside max/min).
 #  3. `kerntailor generate` (generate_set.sh, all at once, GEN_LIMIT 400 s) on both decode files and on refus2's
 #     problems: torch.prod over a strided axis (fp32, bf16), roll + LayerNorm, the scan whose epilogue reads the
-#     row end, KernelBench's 49_Mamba2ReturnFinalState (carried: benchmarks/work/kb/level3).
+#     row end, KernelBench's 49_Mamba2ReturnFinalState (carried: benchmarks/work/kb/level3), and 62_Matmul_GroupNorm
+#     (carried: its norm is 524,288 rows of 16; -vv logs every trial's time: the cost model ties XBLOCK 1 to 64).
 # Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-05d_call1.sh   (carry ["benchmarks/work/kb"])
 # Results: $OUT/results.tgz + $OUT/summary.txt (generate), $OUT/attn_probe_decode.json + $OUT/probe_summary.txt
 # (the sweep), $OUT/gpu_tests.txt.
@@ -21,12 +22,12 @@ timeout 420 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --sched
 python3 -m pytest -q -p no:cacheprovider tests/test_codegen_helpers.py -k on_the_gpu > $R/gpu_tests.txt 2>&1
 echo "gpu helper tests rc=$?" >> $R/gpu_tests.txt
 KB=benchmarks/work/kb
-GEN_LIMIT=${GEN_LIMIT:-400} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-40} bash benchmarks/gpu_calls/generate_set.sh \
+GEN_VERBOSE=-vv GEN_LIMIT=${GEN_LIMIT:-400} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-40} bash benchmarks/gpu_calls/generate_set.sh \
   "decode_b1=benchmarks/data/attn_probe/sdpa_gqa_decode_b1.py:--dtype bf16" \
   "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16" \
   prod_dim1=problems/level1/prod_over_a_dimension.py "prod_dim1_bf16=problems/level1/prod_over_a_dimension.py:--dtype bf16" \
   roll_norm=tests/data/refusals/roll_then_layernorm.py scan_row_end=tests/data/refusals/scan_row_end.py \
-  mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py
+  mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py gn62=$KB/62_Matmul_GroupNorm_LeakyReLU_Sum.py
 wait
 python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
 import json, sys

@@ -27,7 +27,7 @@ GEN_VERBOSE=-vv GEN_LIMIT=${GEN_LIMIT:-400} CANDIDATES=${CANDIDATES:-3} BUDGET=$
   "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16" \
   prod_dim1=problems/level1/prod_over_a_dimension.py "prod_dim1_bf16=problems/level1/prod_over_a_dimension.py:--dtype bf16" \
   roll_norm=tests/data/refusals/roll_then_layernorm.py scan_row_end=tests/data/refusals/scan_row_end.py \
-  mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py gn62=$KB/62_Matmul_GroupNorm_LeakyReLU_Sum.py
+  mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py "gn62=$KB/62_Matmul_GroupNorm_LeakyReLU_Sum.py:--candidates 24"
 wait
 python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
 import json, sys

@@ -23,6 +23,13 @@ are skipped, so the run stays under 240 s on one H200 (predicted ~150 s: compile
     PYTHONPATH=src python3 benchmarks/strided_probe.py $OUT/strided            # H200: bf16 and fp32, ~150 s
     PYTHONPATH=src python3 benchmarks/strided_probe.py $OUT/strided --no-compile --dtype bf16
     PYTHONPATH=src python3 benchmarks/strided_probe.py /tmp/strided --smoke    # CPU, interpreter, tiny, no times
+
+--rows short (issue #18, 2026-12-05): the other end, many short contiguous rows (sum and max over the last axis of
+(2^21, 16), (2^19, 64) and (2^24, 2)) at 1 to 256 rows a program, to measure what the analytical model's
+bytes-in-flight term (costmodel/analytical.py, inflight_penalty) predicts: 62_Matmul_GroupNorm's norm (524,288
+rows of 16) was predicted as fast at one row a program on one warp (64 B in flight a program) as at 64 rows.
+
+    PYTHONPATH=src python3 benchmarks/strided_probe.py $OUT/short --rows short --no-compile   # H200, ~120 s
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ SHAPE, ALIGNED, SMOKE_SHAPE = (128, 4096, 4095), (128, 4096, 4096), (3, 37, 45)
 # (XBLOCK, RBLOCK, num_warps): the default tile, then the tiles with every warp across the rows
 OLD = (64, 64, 8)
 ALTERNATIVES = ((256, 32, 8), (128, 16, 4), (128, 32, 4), (512, 16, 8), (256, 8, 8))
+SHORT_SHAPES, SMOKE_SHORT = ((1 << 21, 16), (1 << 19, 64), (1 << 24, 2)), ((515, 16), (129, 64), (2051, 2))
+SHORT_TILES = ((1, 1), (4, 1), (16, 1), (64, 1), (64, 4), (64, 8), (256, 8))   # (rows a program, warps)
 PROBLEM = '''"""{op} over dim 1 of {shape} (strided_probe.py)."""
 import torch
 import torch.nn as nn
@@ -60,9 +69,14 @@ def get_init_inputs():
 '''
 
 
-def cases(smoke: bool, dtypes: list[str]) -> list[tuple[str, str, tuple[int, ...], tuple]]:
+def cases(smoke: bool, dtypes: list[str], rows: str = "strided") -> list[tuple[str, str, tuple[int, ...], tuple]]:
     """(op, dtype, shape, schedules) in the order run: every op on the unaligned shape in each dtype, then the
-    aligned shape in bf16 (old and new default only)."""
+    aligned shape in bf16 (old and new default only); `rows` "short": sum and max over each of SHORT_SHAPES' last
+    axis at the default and SHORT_TILES (two of them under --smoke)."""
+    if rows == "short":
+        tiles = SHORT_TILES[::3] if smoke else SHORT_TILES
+        return [(op, dtype, shape, ("default",) + tuple((x, shape[1], w) for x, w in tiles))
+                for shape in (SMOKE_SHORT if smoke else SHORT_SHAPES) for dtype in dtypes for op in ("sum", "max")]
     shape = SMOKE_SHAPE if smoke else SHAPE
     alternatives = ALTERNATIVES[:2] if smoke else ALTERNATIVES
     todo = [(op, dtype, shape, ("default", OLD) + alternatives) for dtype in dtypes for op in OPS]
@@ -200,6 +214,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     ap.add_argument("--max-wall", type=float, default=200.0, help="seconds; cases not started by then are skipped")
     ap.add_argument("--smoke", action="store_true", help="CPU under TRITON_INTERPRET=1, a tiny shape, no times")
+    ap.add_argument("--rows", choices=("strided", "short"), default="strided",
+                    help="strided: a middle axis reduced (the default); short: many short contiguous rows")
     args = ap.parse_args(argv)
     if args.smoke:
         os.environ["TRITON_INTERPRET"] = "1"   # before triton is imported (this process's only kernels)
@@ -232,7 +248,7 @@ def main(argv=None) -> int:
         (args.out / "strided_probe.json").write_text(json.dumps(doc, indent=1))
         (args.out / "strided_probe.md").write_text(markdown(results, header))
 
-    for op, dtype, shape, schedules in cases(args.smoke, args.dtype.split(",")):
+    for op, dtype, shape, schedules in cases(args.smoke, args.dtype.split(","), args.rows):
         if time.perf_counter() - began > args.max_wall:
             results.append({"op": op, "dtype": dtype, "shape": list(shape), "schedule": "-",
                             "error": "skipped: past --max-wall"})

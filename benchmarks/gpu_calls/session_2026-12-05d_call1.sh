@@ -4,6 +4,8 @@
 #  1. benchmarks/attn_probe.py on the Llama decode step as SDPA (GQA 32/8 heads, Lk 4096, D 128, bf16) at batch 1
 #     and 32: SPLIT swept by hand (decode_call.sh's schedules), each checked against eager, timed beside eager SDPA
 #     and torch.compile; in the background.
+#  1b. benchmarks/strided_probe.py --rows short: sum and max over many short rows (2, 16, 64 elements) at 1 to 256
+#     rows a program, fp32 and bf16, in the background (calibrates the cost model's bytes-in-flight term).
 #  2. The GPU form of the row helpers (tests/test_codegen_helpers.py -k on_the_gpu: _row_prod_hw beside max/min).
 #  3. `kerntailor generate` (generate_set.sh, all at once, GEN_LIMIT 400 s) on both decode files and on refus2's
 #     problems: torch.prod over a strided axis (fp32, bf16), roll + LayerNorm, the scan whose epilogue reads the
@@ -19,6 +21,7 @@ S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16,
 S="$S,16x64/4w/2s/tma/split16"
 timeout 420 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 300 \
   --out $R/attn_probe_decode.json > $R/attn_probe.log 2>&1 &
+timeout 300 python3 benchmarks/strided_probe.py $R/short --rows short --no-compile --max-wall 200 > $R/short_probe.log 2>&1 &
 python3 -m pytest -q -p no:cacheprovider tests/test_codegen_helpers.py -k on_the_gpu > $R/gpu_tests.txt 2>&1
 echo "gpu helper tests rc=$?" >> $R/gpu_tests.txt
 KB=benchmarks/work/kb
@@ -38,4 +41,5 @@ for r in rows:
           "| spills", r.get("spills"), "| err", r.get("rel_err"), r.get("error", "")[:200])
 PY
 cp $R/attn_probe_decode.json $R/probe_summary.txt $R/gpu_tests.txt $OUT/ 2>/dev/null; cp $R/attn_probe.log $OUT/ 2>/dev/null
+tar czf $OUT/short_probe.tgz -C $R short short_probe.log; tail -3 $R/short_probe.log
 cat $R/gpu_tests.txt | tail -3; cat $R/probe_summary.txt

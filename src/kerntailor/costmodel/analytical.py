@@ -63,6 +63,16 @@ Each term, with where its number comes from:
   several vector loads in flight per wave, so the loss is smaller: OCCUPANCY_EXPONENT = 0.5 is a guess
   [U], for the learned model to correct.
   Occupancy is `IsaFacts.occupancy_rule` when the build gives it, else `targets.occupancy` on the facts.
+- bytes in flight (memory): Little's law on the grid itself. A program moves traffic / (programs x loop trips)
+  bytes a trip, and the programs resident at once (min(programs, slots)) keep that many in flight; the memory
+  needs bandwidth x MEMORY_LATENCY_S[vendor] in flight to stream at its rate, so memory x (needed / in flight)
+  where that is over 1 (`inflight_penalty`). The warps rule above cannot see it: 62_Matmul_GroupNorm's norm, as
+  524,288 one-warp programs of a 16-element row (64 B read, 64 B written), fills the SM's 32 block slots (50 % of
+  its warps: no occupancy penalty) with 4 KB in flight an SM, a fifth of what the H200 needs; it was predicted
+  2 % faster than 64 rows a program (17.1 vs 17.4 us) and chosen. The memory term takes the larger of the two
+  penalties (both are the same cause, latency not hidden). Latencies recalled from public pointer-chase
+  microbenchmarks, not measured here [U]: 0.5 us NVIDIA (H100's HBM), 0.8 us AMD (MI300X's HBM, behind its
+  Infinity Cache).
 - wave quantization: programs P run in waves of slots = CUs x resident programs per CU
   (`targets.occupancy(...).blocks_per_cu`); the last, partial wave takes as long as a full one, so time
   scales with ceil(P / slots) / (P / slots). A grid smaller than one wave leaves slots idle and pays the
@@ -110,6 +120,7 @@ LAUNCH_OVERHEAD_S = {"amd": 5e-6, "nvidia": 3e-6}
 MIN_WAVES_PER_SIMD_AMD = 4
 MIN_OCCUPANCY_NVIDIA = 0.25
 OCCUPANCY_EXPONENT = 0.5
+MEMORY_LATENCY_S = {"amd": 0.8e-6, "nvidia": 0.5e-6}   # [U]: the bytes-in-flight term (module docstring)
 # a cooperative split's wait for its row's peers (publish, atomic flag, spin, the partials read back), per wave of
 # rows in flight: on the H200 (benchmarks/longrow_probe.py's P4, softmax over 4096 x 393,216 fp32, 96 programs of
 # 4096 elements a row, 32 registers: 8 programs an SM, 11 rows in flight, 373 waves) the cooperative kernel ran 726
@@ -132,7 +143,7 @@ class Prediction:
     l2_seconds: float             # gemm operand tiles streamed from L2 / L2 bandwidth (0 for other families)
     traffic_bytes: float          # compulsory + re-reads + split-K partials + spills
     spill_bytes: float
-    occupancy_penalty: float
+    occupancy_penalty: float      # the larger of the warps rule's and the bytes-in-flight term's
     quantization: float
     programs: int
     slots: int                    # CUs x resident programs per CU
@@ -225,6 +236,16 @@ def occupancy_penalty(facts: IsaFacts, target: Target, computed_waves: int) -> f
     if fraction <= 0:
         return math.inf
     return max(1.0, threshold / fraction) ** OCCUPANCY_EXPONENT
+
+
+def inflight_penalty(traffic: float, programs: int, trips: int, slots: int, bandwidth: float,
+                     latency_s: float) -> float:
+    """Little's law: (bandwidth x latency) / (bytes the resident programs have in flight a trip), at least 1."""
+    if programs <= 0 or traffic <= 0 or bandwidth <= 0:
+        return 1.0
+    per_trip = traffic / (programs * max(1, trips))
+    inflight = min(programs, max(1, slots)) * per_trip
+    return max(1.0, bandwidth * latency_s / inflight)
 
 
 def gemm_operand_bytes(config, sizes, size: int, concurrent: int) -> float:
@@ -330,7 +351,9 @@ class AnalyticalModel:
             return Prediction(math.inf, floor.seconds, compute, math.inf, l2, traffic, spills, math.inf, math.inf,
                               programs, 0, launches, launch_s, source, "no-fit",
                               f"cannot launch: limited by {occ.limited_by}")
-        penalty = occupancy_penalty(facts, t, occ.waves_per_simd if t.is_amd else occ.waves_per_cu)
+        penalty = max(occupancy_penalty(facts, t, occ.waves_per_simd if t.is_amd else occ.waves_per_cu),
+                      inflight_penalty(traffic, programs, loop_trips(config, sizes), slots, floor.bandwidth,
+                                       MEMORY_LATENCY_S[t.vendor]))
         memory = traffic / floor.bandwidth * penalty
         quant = wave_quantization(programs, slots)
         sync = split.waits * COOP_SYNC_S * row_waves(programs, slots, split.peers)   # cooperative: each wave waits

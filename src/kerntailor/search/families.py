@@ -1349,6 +1349,11 @@ class SpaceFamily:
     # the space takes on_gpu (make_space): knobs only a GPU runs (programs waiting on each other), never offered
     # where the interpreter runs the kernels
     gpu_knobs: bool = False
+    # the cost model's bytes-in-flight term applies (costmodel/analytical.py, inflight_penalty): a streaming kernel,
+    # whose memory traffic a trip is what its program loads and stores. Not for tiled products (a GEMM's, a
+    # convolution's, attention's operand tiles come mostly from L2, pipelined over stages: their DRAM bytes a trip
+    # say little of what a program has in flight; the fit that set the term's constant was on streaming kernels)
+    inflight: bool = True
 
 
 SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
@@ -1356,14 +1361,15 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("reduction", reduction_space, _row_programs, _reduction_trips, _row_padding, seeds=reduction_seeds,
                 lds=_row_lds, split=_row_split, reread=_row_reread, gpu_knobs=True),
     SpaceFamily("matmul", gemm_space, _gemm_programs, _gemm_trips, _gemm_padding, seeds=gemm_seeds,
-                lds=_gemm_lds, split=_gemm_split, matrix_tiles=True),
+                lds=_gemm_lds, split=_gemm_split, matrix_tiles=True, inflight=False),
     SpaceFamily("scan", scan_space, _row_programs, _scan_trips, _row_padding),
     SpaceFamily("pool", pool_space, _pool_programs, padding=_pool_padding, tile_values=_pool_tile,
                 lane_ops=_pool_lane_ops),
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
-                seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds, split=_attention_split),
+                seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds, split=_attention_split,
+                inflight=False),
     SpaceFamily("conv", conv_space, _gemm_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
-                matrix_tiles=True),
+                matrix_tiles=True, inflight=False),
     SpaceFamily("library", library_space, None),
 )}
 

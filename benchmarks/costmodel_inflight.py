@@ -6,7 +6,8 @@ ranker chose them: its favourites and the seeds, not a random sample), and per f
 Scores: kerntailor.costmodel.persist's (top-1 / top-5 hit rate of the measured-fastest schedule, mean Spearman per
 kernel over kernels with 3+ schedules). CPU only, ~2 min.
 
-    PYTHONPATH=src python3 benchmarks/costmodel_inflight.py --out benchmarks/data/costmodel_inflight_h200_2026-12-05.json
+    PYTHONPATH=src python3 benchmarks/costmodel_inflight.py \
+        --out benchmarks/data/costmodel_inflight_h200_2026-12-05.json
 """
 
 from __future__ import annotations
@@ -62,9 +63,11 @@ def main() -> None:
     for name, rows in sets.items():
         for lat in LATENCIES_US:
             analytical.MEMORY_LATENCY_S = {"amd": lat * 1e-6, "nvidia": lat * 1e-6}
-            s = _summary("analytical", analytical.AnalyticalModel(target).predict([r.candidate for r in rows]), rows, 0)
+            predicted = analytical.AnalyticalModel(target).predict([r.candidate for r in rows])
+            s = _summary("analytical", predicted, rows, 0)
             row = {"set": name, "latency_us": lat, "schedules": len(rows), "kernels": s.groups,
-                   "top1": round(s.top1_hit_rate, 3), "top5": round(s.top5_hit_rate, 3), "spearman": round(s.spearman, 3)}
+                   "top1": round(s.top1_hit_rate, 3), "top5": round(s.top5_hit_rate, 3),
+                   "spearman": round(s.spearman, 3)}
             results.append(row)
             print(json.dumps(row), flush=True)
     analytical.MEMORY_LATENCY_S = kept
@@ -74,7 +77,8 @@ def main() -> None:
         args.out.write_text(json.dumps({
             "label": "analytical cost model ranking vs H200 measurements (committed stores); computed on CPU",
             "command": "PYTHONPATH=src python3 benchmarks/costmodel_inflight.py --out " + str(args.out),
-            "commit": commit, "date": datetime.date.today().isoformat(), "chosen_nvidia_latency_us": kept["nvidia"] * 1e6,
+            "commit": commit, "date": datetime.date.today().isoformat(),
+            "chosen_nvidia_latency_us": kept["nvidia"] * 1e6,
             "results": results}, indent=1) + "\n")
 
 

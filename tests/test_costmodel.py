@@ -114,8 +114,9 @@ def test_low_occupancy_slows_memory_bound_kernels_only():
     low = model.explain(Candidate(cfg, work, amd_facts(registers=256)))   # 2 waves per SIMD
     # the warps rule gives sqrt(4 / 2); 2 workgroups of 8 KB a CU keep 5 MB in flight, under what MI300X's HBM
     # needs (inflight_penalty), and the larger of the two stands
-    assert high.occupancy_penalty == 1 and low.occupancy_penalty == pytest.approx(max(math.sqrt(4 / 2), inflight_penalty(
-        low.traffic_bytes, low.programs, 1, low.slots, MI300X.memory_bandwidth, MEMORY_LATENCY_S["amd"])))
+    inflight = inflight_penalty(low.traffic_bytes, low.programs, 1, low.slots, MI300X.memory_bandwidth,
+                                MEMORY_LATENCY_S["amd"])
+    assert high.occupancy_penalty == 1 and low.occupancy_penalty == pytest.approx(max(math.sqrt(4 / 2), inflight))
     assert low.occupancy_penalty > math.sqrt(4 / 2)
     assert high.bound == low.bound == "memory" and low.seconds > high.seconds
     ruled = model.explain(Candidate(cfg, work, amd_facts(registers=32, occupancy_rule=1)))   # the build's figure wins
@@ -136,15 +137,13 @@ def test_programs_with_few_bytes_in_flight_cannot_stream():
     elements read and written, as one-warp programs of one row (64 B in flight each, 32 resident an SM) is slower
     than 64 rows a program, though no warps rule separates them; a program of a big tile pays nothing."""
     work = Work.reduction(R=16, X=524288, outputs_per_row=16)
+    def explain(target, facts, xblock, warps):
+        cfg = Config("reduction", dict(XBLOCK=xblock, RBLOCK=16, num_warps=warps, num_stages=1, persistent=True,
+                                       **({"waves_per_eu": 0} if target.is_amd else {})))
+        return AnalyticalModel(target).explain(Candidate(cfg, work, facts(num_warps=warps, registers=16)))
+
     for target, facts in ((H200, nv_facts), (MI300X, amd_facts)):
-        model = AnalyticalModel(target)
-
-        def explain(xblock, warps):
-            cfg = Config("reduction", dict(XBLOCK=xblock, RBLOCK=16, num_warps=warps, num_stages=1, persistent=True,
-                                           **({"waves_per_eu": 0} if target.is_amd else {})))
-            return model.explain(Candidate(cfg, work, facts(num_warps=warps, registers=16)))
-
-        one_row, many_rows = explain(1, 1), explain(64, 4)
+        one_row, many_rows = explain(target, facts, 1, 1), explain(target, facts, 64, 4)
         assert one_row.occupancy_penalty > 2 and many_rows.occupancy_penalty == 1
         assert one_row.seconds > 2 * many_rows.seconds and many_rows.bound == "memory"
     # a pointwise program of 1024 fp32 elements in and out has enough in flight on either vendor

@@ -7,7 +7,7 @@
 #  1b. benchmarks/strided_probe.py --rows short: sum and max over many short rows (2, 16, 64 elements) at 1 to 256
 #     rows a program, fp32 and bf16, in the background (calibrates the cost model's bytes-in-flight term).
 #  2. The GPU form of the row helpers (tests/test_codegen_helpers.py -k on_the_gpu: _row_prod_hw beside max/min).
-#  3. `kerntailor generate` (generate_set.sh, all at once, GEN_LIMIT 400 s) on both decode files and on refus2's
+#  3. `kerntailor generate` (generate_set.sh, all at once, GEN_LIMIT 330 s) on both decode files and on refus2's
 #     problems: torch.prod over a strided axis (fp32, bf16), roll + LayerNorm, the scan whose epilogue reads the
 #     row end, KernelBench's 49_Mamba2ReturnFinalState (carried: benchmarks/work/kb/level3), and 62_Matmul_GroupNorm
 #     (carried: its norm is 524,288 rows of 16; -vv logs every trial's time: the cost model ties XBLOCK 1 to 64).
@@ -19,13 +19,13 @@ R=/tmp/decode; rm -rf $R; mkdir -p $R
 S="16x64/4w/2s,16x64/4w/2s/split2,16x64/4w/2s/split4,16x64/4w/2s/split8,16x64/4w/2s/split16,16x64/4w/2s/split32"
 S="$S,16x64/4w/2s/split64,16x128/4w/2s,16x128/4w/2s/split8,16x128/4w/2s/split16,16x64/4w/2s/tma/split8"
 S="$S,16x64/4w/2s/tma/split16"
-timeout 420 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 300 \
+timeout 360 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --schedules "$S" --max-wall 240 \
   --out $R/attn_probe_decode.json > $R/attn_probe.log 2>&1 &
-timeout 300 python3 benchmarks/strided_probe.py $R/short --rows short --no-compile --max-wall 200 > $R/short_probe.log 2>&1 &
+timeout 300 python3 benchmarks/strided_probe.py $R/short --rows short --no-compile --max-wall 150 > $R/short_probe.log 2>&1 &
 python3 -m pytest -q -p no:cacheprovider tests/test_codegen_helpers.py -k on_the_gpu > $R/gpu_tests.txt 2>&1
 echo "gpu helper tests rc=$?" >> $R/gpu_tests.txt
 KB=benchmarks/work/kb
-GEN_VERBOSE=-vv GEN_LIMIT=${GEN_LIMIT:-400} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-40} bash benchmarks/gpu_calls/generate_set.sh \
+GEN_VERBOSE=-vv GEN_LIMIT=${GEN_LIMIT:-330} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-40} bash benchmarks/gpu_calls/generate_set.sh \
   "decode_b1=benchmarks/data/attn_probe/sdpa_gqa_decode_b1.py:--dtype bf16" \
   "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16" \
   prod_dim1=problems/level1/prod_over_a_dimension.py "prod_dim1_bf16=problems/level1/prod_over_a_dimension.py:--dtype bf16" \

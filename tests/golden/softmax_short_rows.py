@@ -4,7 +4,7 @@ Target: mi300x (gfx942). Reference: softmax_short_rows.py (Softmax over many sho
 Problem hash HASH, dtype as written.
 
 Kernels:
-  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 1, 'RBLOCK': 128, 'persistent': True, 'num_warps': 1}
+  k0: reduction [max0, pw0, pw1, sum0, pw2] {'XBLOCK': 8, 'RBLOCK': 128, 'persistent': True, 'num_warps': 4}
 
 Usage:
     ref = Model(*get_init_inputs())                  # the reference (softmax_short_rows.py)
@@ -15,12 +15,12 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_short_rows_c9b5ca77c20f595b (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_short_rows_305d4c79f6454e41 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 8 elements (2^20 // 8 in triton 3.6; it holds whole rows in one block)
     k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -88,14 +88,14 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.softmax_short_rows_c9b5ca77c20f595b (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.softmax_short_rows_305d4c79f6454e41 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
     x = x.contiguous()
     # k0: k0_reduction_kernel
     pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-    k0_reduction_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=1, num_stages=1)
+    k0_reduction_kernel[(triton.cdiv(d0, 8),)](x, pw2, d0, d1, XBLOCK=8, RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
     return pw2
 
 
@@ -108,8 +108,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "softmax_short_rows_c9b5ca77c20f595b"):
-    torch.library.custom_op("kerntailor::softmax_short_rows_c9b5ca77c20f595b", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "softmax_short_rows_305d4c79f6454e41"):
+    torch.library.custom_op("kerntailor::softmax_short_rows_305d4c79f6454e41", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -180,7 +180,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """softmax_short_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_short_rows_c9b5ca77c20f595b; the constructor is Model's own."""
+    """softmax_short_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_short_rows_305d4c79f6454e41; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -208,9 +208,9 @@ class ModelNew(nn.Module):
             return _ReferenceBackward.apply(self, (x,), (0,), (), x)
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 8:
+            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 8 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw2 = torch.ops.kerntailor.softmax_short_rows_c9b5ca77c20f595b(x)
+        pw2 = torch.ops.kerntailor.softmax_short_rows_305d4c79f6454e41(x)
         return pw2

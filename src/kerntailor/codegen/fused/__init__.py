@@ -170,7 +170,8 @@ def _rows_contiguous(group: FusionGroup) -> bool:
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:
-    """A reasonable schedule without search: persistent rows up to 32K elements, else 4K chunks; a whole-tensor
+    """A reasonable schedule without search: persistent rows up to 32K elements (several a program where they are
+    short: short_rows_xblock), else 4K chunks; a whole-tensor
     reduction of 64K elements or more split over 512 programs; rows of WINDOWED_MIN_R elements or more with a
     full-size output (a second pass over the row) a windowed split (windowed_schedule)."""
     if group.family == "pointwise":
@@ -191,8 +192,25 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
         return ReductionSchedule(XBLOCK=_strided_xblock(gen, group, block), RBLOCK=block, persistent=rblock <= 64,
                                  num_warps=8)
     if rblock <= 32768:
-        return ReductionSchedule(XBLOCK=1, RBLOCK=rblock, persistent=True, num_warps=max(1, min(16, rblock // 256)))
+        xblock = short_rows_xblock(rows, rblock)
+        return ReductionSchedule(XBLOCK=xblock, RBLOCK=rblock, persistent=True,
+                                 num_warps=max(1, min(16, xblock * rblock // 256)))
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
+
+
+SHORT_ROWS_TILE = 1024   # elements a persistent program of short rows holds by default (XBLOCK rows x RBLOCK)
+SHORT_ROWS_MAX = 64      # rows a program at most: the search space's own bound (search/families.py reduction_space)
+
+
+def short_rows_xblock(rows: int, rblock: int) -> int:
+    """Rows a persistent program takes by default: one for rows of SHORT_ROWS_TILE elements or more, else as many as
+    fill SHORT_ROWS_TILE (at most SHORT_ROWS_MAX, at most the rows there are). One short row a program leaves the
+    memory system idle: 62_Matmul_GroupNorm's norm, 524,288 rows of 16, was 524,288 one-warp programs with 64 B in
+    flight each (the cost model's bytes-in-flight term, costmodel/analytical.py), and 16,384 of them at the small
+    variant took 165 s of the referee's 300 under Triton's interpreter, which pays per program."""
+    if rblock >= SHORT_ROWS_TILE:
+        return 1
+    return max(1, min(SHORT_ROWS_MAX, 1 << max(0, (rows - 1).bit_length()), SHORT_ROWS_TILE // rblock))
 
 
 STRIDED_REGISTERS = 128   # registers a thread of the strided default may take, predicted (looped_registers' rule)

@@ -21,14 +21,7 @@ timeout 480 python3 benchmarks/attn_probe.py --only decode_b1,decode_b32 --sched
 GEN_LIMIT=${GEN_LIMIT:-420} bash benchmarks/gpu_calls/generate_set.sh \
   "decode_b1=benchmarks/data/attn_probe/sdpa_gqa_decode_b1.py:--dtype bf16" "decode_b32=benchmarks/data/attn_probe/sdpa_gqa_decode_b32.py:--dtype bf16"
 wait
-python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-for r in rows:
-    print(r.get("problem"), r.get("schedule"), "| us", r.get("us"), "| eager", r.get("eager_us"), "| compile",
-          r.get("compile_us"), "| vs eager", r.get("vs_eager"), "| GB/s", r.get("gb_s"), "| regs", r.get("regs"),
-          "| spills", r.get("spills"), "| err", r.get("rel_err"), r.get("error", "")[:200])
-PY
+python3 benchmarks/gpu_calls/attn_probe_rows.py $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1
 cp $R/attn_probe_decode.json $OUT/ 2>/dev/null
 cat $OUT/summary.txt $R/probe_summary.txt $R/attn_probe.log | tail -60 > $OUT/decode_summary.txt
 cat $R/probe_summary.txt; tar czf $OUT/decode_probe.tgz -C /tmp decode

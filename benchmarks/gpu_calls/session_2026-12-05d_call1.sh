@@ -32,14 +32,7 @@ GEN_VERBOSE=-vv GEN_LIMIT=${GEN_LIMIT:-330} CANDIDATES=${CANDIDATES:-3} BUDGET=$
   roll_norm=tests/data/refusals/roll_then_layernorm.py scan_row_end=tests/data/refusals/scan_row_end.py \
   mamba2_49=$KB/level3/49_Mamba2ReturnFinalState.py "gn62=$KB/62_Matmul_GroupNorm_LeakyReLU_Sum.py:--candidates 24"
 wait
-python3 - $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1 <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-for r in rows:
-    print(r.get("problem"), r.get("schedule"), "| us", r.get("us"), "| eager", r.get("eager_us"), "| compile",
-          r.get("compile_us"), "| vs eager", r.get("vs_eager"), "| GB/s", r.get("gb_s"), "| regs", r.get("regs"),
-          "| spills", r.get("spills"), "| err", r.get("rel_err"), r.get("error", "")[:200])
-PY
+python3 benchmarks/gpu_calls/attn_probe_rows.py $R/attn_probe_decode.json > $R/probe_summary.txt 2>&1
 cp $R/attn_probe_decode.json $R/probe_summary.txt $R/gpu_tests.txt $OUT/ 2>/dev/null; cp $R/attn_probe.log $OUT/ 2>/dev/null
 tar czf $OUT/short_probe.tgz -C $R short short_probe.log; tail -3 $R/short_probe.log
 cat $R/gpu_tests.txt | tail -3; cat $R/probe_summary.txt

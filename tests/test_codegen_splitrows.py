@@ -877,7 +877,7 @@ def test_split_rows_take_no_more_programs_a_row_than_the_row_has_tiles(knobs, tm
     """SPLIT is the schedule's at the traced rows (16 x 1024 = 16384) and per call no more than ceil(R / RBLOCK),
     a power of two, on shorter rows. It was the schedule's whatever the row: KernelBench
     19_ConvTranspose2d_GELU_GroupNorm's windowed GroupNorm (SPLIT 32, RBLOCK 4096) launched 4096 programs on its
-    small variant's rows of 648, 3968 of them over an empty chunk: 74 s a launch under the interpreter, and the
+    small variant's rows of 648, 3968 of them over an empty chunk: 32 s a launch under the interpreter, and the
     referee ran out of its 300 s (2-core CPU, 2026-12-05)."""
     path = FUSED / "tiny_groupnorm_long_rows.py"
     module = split_module(path, RBLOCK=1024, SPLIT=16, **knobs)

@@ -24,8 +24,8 @@ class GridAxis:
 
     factors: Factors
     summed: Factors = ()
-    # host text (over the host's sizes) of one more factor decided per call, as a host constexpr is: split rows'
-    # programs per row (codegen/fused/splitrows.py's per_call_split)
+    # host text of one more factor decided per call, as a host constexpr is (a name the kernel's host_prologue, or
+    # an earlier kernel's of its group, defines): split rows' programs a row (fused/splitrows.py's per_call_split)
     host_factor: str = ""
 
 

@@ -57,8 +57,10 @@ SPLIT per call (`per_call_split`): never more programs a row than the row has RB
 down to a power of two; the schedule's SPLIT wherever that allows it, so at the traced sizes always (the search keeps
 SPLIT x RBLOCK <= R). A schedule tuned on long rows otherwise launched its SPLIT programs a row whatever the row:
 KernelBench 19_ConvTranspose2d_GELU_GroupNorm's (SPLIT 32, WAVE 16, RBLOCK 4096) on the referee's small variant
-(rows of 648) ran 4096 programs, all but 128 of them over an empty chunk: 74 s a launch under the interpreter
-(2-core CPU, 2026-12-05), 5 s of the conv beside it, and its referee ran out of its 300 s. Everything the
+(rows of 648) ran 4096 programs, all but 128 of them over an empty chunk: 32.3 s a launch under the interpreter
+(2-core CPU, idle, 2026-12-05; 2.5 s for the conv beside it), and its referee ran out of its 300 s after two of its
+cases; at SPLIT 1 per call, 128 programs, 1.0 s, and the referee passed in 45 s (85_Conv2d_GroupNorm_...: 8192
+programs, 65.7 s, to 512, 4.3 s; its referee 117 s). Everything the
 split cannot combine (a second stage of reductions that is not a Welford or online-softmax partner, argmax, integer
 sums) is refused with the reason.
 """

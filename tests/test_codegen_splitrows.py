@@ -72,8 +72,12 @@ def test_windowed_split_rows_grid_and_schedule():
     from kerntailor.codegen.schedule import ScheduleError
 
     module = split_module(FUSED / "tiny_logsoftmax_rows.py", WAVE=2, XBLOCK=2)   # 10 rows: 5 blocks, 3 waves
-    (axis,) = module.kernels[0].launch.grid
-    assert [b for _, b in axis.factors] == [4, 1] and axis.factors[1][0].evaluate({}) == 2 * 2 * 4
+    (axis,) = module.kernels[0].launch.grid   # SPLIT per call (per_call_split): 4 at the traced rows of 300
+    assert [b for _, b in axis.factors] == [4, 1] and axis.factors[1][0].evaluate({}) == 2 * 2
+    assert axis.host_factor == dict(module.kernels[0].launch.host_constexprs)["SPLIT"] == "k0_split"
+    (line,) = module.kernels[0].launch.host_prologue
+    per_call = line.split("=", 1)[1].split("#")[0]   # k0_split = min(4, ...)  # ...
+    assert eval(per_call.replace("d1", "300"), {"triton": __import__("triton")}) == 4
     assert dict(module.kernels[0].constexprs)["WAVE"] == 2
     with pytest.raises(ScheduleError, match="WAVE=2 needs SPLIT"):
         ReductionSchedule(XBLOCK=1, RBLOCK=64, persistent=False, WAVE=2)
@@ -359,10 +363,13 @@ def test_split_rows_launch_a_partials_kernel_first():
     src = module.source
     assert src.index("k0_reduction_partials_kernel[") < src.index("k0_reduction_kernel[")
     assert "atomic" not in first.source + second.source
-    for k in (first, second):   # (row block, split) programs: rows x SPLIT
+    for k in (first, second):   # (row block, split) programs: rows x SPLIT, SPLIT per call (the same text)
         (axis,) = k.launch.grid
-        assert [b for _, b in axis.factors] == [1, 1] and axis.factors[1][0].evaluate({}) == 4
-        assert dict(k.constexprs)["SPLIT"] == 4
+        assert [b for _, b in axis.factors] == [1] and axis.host_factor == dict(k.launch.host_constexprs)["SPLIT"]
+        assert dict(k.constexprs)["SPLIT"] == 4 and axis.host_factor == "k0_split"
+    # the partials kernel, launched first, defines it for both
+    assert [line.split(" =")[0] for line in first.launch.host_prologue] == ["k0_split"]
+    assert not second.launch.host_prologue
 
 
 def test_split_rows_store_per_row_outputs_once():
@@ -821,3 +828,63 @@ def test_group_search_costs_the_groups_own_rows_whatever_the_defaults_split(monk
     with pytest.raises(Stop):
         group_search.search_group(run, {"k0": base}, group)
     assert seen and seen[0].size_map == {"R": R, "X": X}
+
+
+# --- SPLIT per call: no more programs a row than the row has tiles ------------------------------------------
+
+class _Recorder:
+    """Stands in for a generated module's kernel: `kernel[grid](*args, **constexprs)` records (grid, constexprs)."""
+
+    def __init__(self, name: str, calls: list):
+        self.name, self.calls = name, calls
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.calls.append((self.name, tuple(grid), kwargs))
+
+
+def _launches(path, module, variants: tuple[str, ...], tmp_path) -> dict[str, list]:
+    """Per variant, (kernel, grid, keywords) of each launch ModelNew makes, its kernels recorded, never run. One
+    import of the module: its custom op is registered once a process, by the first import."""
+    import importlib.util
+
+    import torch
+
+    from kerntailor.problem import load_problem
+
+    spec = load_problem(path)
+    file = tmp_path / "kernel.py"
+    file.write_text(module.source)
+    loader = importlib.util.spec_from_file_location("kernel_recorded", file)
+    kernel = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(kernel)
+    kernel._INTERPRETED = True   # its forward then takes CPU tensors, as under the interpreter
+    calls: list = []
+    for k in module.kernels:
+        for launch in k.launches:
+            setattr(kernel, launch.kernel_name, _Recorder(launch.kernel_name, calls))
+    out = {}
+    for variant in variants:
+        model = kernel.ModelNew(*spec.init_inputs(variant))
+        model.load_state_dict(spec.make_model(variant, "cpu").state_dict())
+        with torch.no_grad():
+            model(*spec.make_inputs(variant, "cpu"))
+        out[variant], calls[:] = list(calls), []
+    return out
+
+
+@pytest.mark.parametrize("knobs", [{}, {"WAVE": 2}])
+def test_split_rows_take_no_more_programs_a_row_than_the_row_has_tiles(knobs, tmp_path):
+    """SPLIT is the schedule's at the traced rows (16 x 1024 = 16384) and per call no more than ceil(R / RBLOCK),
+    a power of two, on shorter rows. It was the schedule's whatever the row: KernelBench
+    19_ConvTranspose2d_GELU_GroupNorm's windowed GroupNorm (SPLIT 32, RBLOCK 4096) launched 4096 programs on its
+    small variant's rows of 648, 3968 of them over an empty chunk: 32 s a launch under the interpreter, and the
+    referee ran out of its 300 s (2-core CPU, 2026-12-05)."""
+    path = FUSED / "tiny_groupnorm_long_rows.py"
+    module = split_module(path, RBLOCK=1024, SPLIT=16, **knobs)
+    rows = {"default": 2 * 2, "small": 2 * 2, "odd": 3 * 2}
+    tiles = {"default": 16, "small": 1, "odd": 1}     # rows of 16384, 256, 405
+    for variant, calls in _launches(path, module, ("default", "small", "odd"), tmp_path).items():
+        assert calls and all(kw["SPLIT"] == tiles[variant] for _, _, kw in calls), (variant, calls)
+        for _, (programs,), _ in calls:   # rows x SPLIT; windowed: 2 x nwaves x WAVE x SPLIT, 2 rows a wave
+            expected = 2 * -(-rows[variant] // 2) * 2 if knobs else rows[variant]
+            assert programs == expected * tiles[variant], (variant, calls)

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_long_rows_ec0a91a57b6595c8 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
@@ -118,16 +118,17 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, partials_ptr, flags_ptr, s0, s1, XBLOCK:
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.softmax_long_rows_ec0a91a57b6595c8 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
     x = x.contiguous()
     # k0: k0_reduction_kernel
     pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
+    k0_split = min(128, triton.next_power_of_2(max(1, triton.cdiv(d1, 1024)) + 1) // 2)  # SPLIT per call: at most the row's RBLOCK tiles, a power of two
     k0_partials = torch.empty(256 * d0, device=x.device, dtype=torch.float32)
     k0_flags = torch.zeros(triton.cdiv(d0, 2) * 3, device=x.device, dtype=torch.int32)
-    k0_reduction_kernel[(triton.cdiv(d0, 2) * 512,)](x, pw2, k0_partials, k0_flags, d0, d1, XBLOCK=1, RBLOCK=1024, SPLIT=128, WAVE=2, num_warps=8, num_stages=1)
+    k0_reduction_kernel[(triton.cdiv(d0, 2) * 4 * k0_split,)](x, pw2, k0_partials, k0_flags, d0, d1, XBLOCK=1, RBLOCK=1024, SPLIT=k0_split, WAVE=2, num_warps=8, num_stages=1)
     return pw2
 
 
@@ -140,8 +141,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "softmax_long_rows_76d75961d3bd6373"):
-    torch.library.custom_op("kerntailor::softmax_long_rows_76d75961d3bd6373", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "softmax_long_rows_ec0a91a57b6595c8"):
+    torch.library.custom_op("kerntailor::softmax_long_rows_ec0a91a57b6595c8", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -212,7 +213,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373; the constructor is Model's own."""
+    """softmax_long_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_long_rows_ec0a91a57b6595c8; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -242,5 +243,5 @@ class ModelNew(nn.Module):
         d1 = x.shape[1]
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw2 = torch.ops.kerntailor.softmax_long_rows_76d75961d3bd6373(x)
+        pw2 = torch.ops.kerntailor.softmax_long_rows_ec0a91a57b6595c8(x)
         return pw2

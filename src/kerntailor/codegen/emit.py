@@ -14,7 +14,7 @@ import ast
 import datetime
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerntailor import __version__
 from kerntailor.capture.generalize import Dim, Generalized, SizeExpr
@@ -352,7 +352,11 @@ def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], devic
 
 def _grid_text(size: SizeArgs, axis: GridAxis) -> str:
     """Host text for the programs along one grid axis: triton.cdiv(n, block) for one factor (block 1 included),
-    a product of ceil-divisions for several (GEMM tiles x batch x splits), times a sum of them (axis.summed)."""
+    a product of ceil-divisions for several (GEMM tiles x batch x splits), times a sum of them (axis.summed), times
+    the host's own factor (axis.host_factor)."""
+    if axis.host_factor:
+        base = _grid_text(size, replace(axis, host_factor="")) if axis.summed else _count_text(size, axis.factors)
+        return f"{base} * {axis.host_factor}"
     if axis.summed:
         summed = " + ".join(f"triton.cdiv({size.host(e)}, {block})" for e, block in axis.summed)
         return f"{_count_text(size, axis.factors)} * ({summed})"

@@ -19,10 +19,14 @@ Factors = tuple[tuple[SizeExpr, int], ...]   # Π ceil(size / block): a count of
 @dataclass(frozen=True)
 class GridAxis:
     """One axis of the launch grid: the product of ceil(size / block) over its factors, times the sum of
-    ceil(size / block) over `summed` where there is one (a horizontal GEMM's column tiles, product after product)."""
+    ceil(size / block) over `summed` where there is one (a horizontal GEMM's column tiles, product after product),
+    times `host_factor` where there is one."""
 
     factors: Factors
     summed: Factors = ()
+    # host text of one more factor decided per call, as a host constexpr is (a name the kernel's host_prologue, or
+    # an earlier kernel's of its group, defines): split rows' programs a row (fused/splitrows.py's per_call_split)
+    host_factor: str = ""
 
 
 @dataclass(frozen=True)

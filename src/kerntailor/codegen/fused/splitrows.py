@@ -52,7 +52,15 @@ The CPU tests check it at SPLIT 1 (no peer) and replayed (the flags preset so th
 tests/test_codegen_splitrows.py).
 
 Chunks (of the two kernels and the windowed one) are whole RBLOCKs, ceil(ceil(R / SPLIT) / RBLOCK) x RBLOCK
-elements, so a chunk past the row's end is empty and its partials are the identities (count 0). Everything the
+elements, so a chunk past the row's end is empty and its partials are the identities (count 0). The host takes
+SPLIT per call (`per_call_split`): never more programs a row than the row has RBLOCK tiles, ceil(R / RBLOCK), rounded
+down to a power of two; the schedule's SPLIT wherever that allows it, so at the traced sizes always (the search keeps
+SPLIT x RBLOCK <= R). A schedule tuned on long rows otherwise launched its SPLIT programs a row whatever the row:
+KernelBench 19_ConvTranspose2d_GELU_GroupNorm's (SPLIT 32, WAVE 16, RBLOCK 4096) on the referee's small variant
+(rows of 648) ran 4096 programs, all but 128 of them over an empty chunk: 32.3 s a launch under the interpreter
+(2-core CPU, idle, 2026-12-05; 2.5 s for the conv beside it), and its referee ran out of its 300 s after two of its
+cases; at SPLIT 1 per call, 128 programs, 1.0 s, and the referee passed in 45 s (85_Conv2d_GroupNorm_...: 8192
+programs, 65.7 s, to 512, 4.3 s; its referee 117 s). Everything the
 split cannot combine (a second stage of reductions that is not a Welford or online-softmax partner, argmax, integer
 sums) is refused with the reason.
 """
@@ -181,6 +189,19 @@ def _chunk_loop(w, first: str = "0", note: str = ""):
     return close
 
 
+def per_call_split(w, split: int, rblock: int) -> tuple[str, str]:
+    """(host line, host name) of SPLIT at the call's row length R: min(SPLIT, the largest power of two <=
+    ceil(R / RBLOCK)), at least 1. A power of two, as the schedule's is (phase B's partials tile may be SPLIT lanes
+    wide: tl.arange), never above the schedule's (the partials buffer is sized by it), no more programs than the row
+    has tiles (module docstring). The two-kernel form's partials kernel, launched first, defines the name; its
+    normalising kernel reads it."""
+    row = w.sizes.host(w.at.reduced_size())
+    name = f"{w.group.name}_split"
+    line = (f"{name} = min({split}, triton.next_power_of_2(max(1, triton.cdiv({row}, {rblock})) + 1) // 2)  "
+            f"# SPLIT per call: at most the row's RBLOCK tiles, a power of two")
+    return line, name
+
+
 def _partials_offset(k: int, rows: str) -> str:
     return f"partials_ptr + ({k} * {rows} + xindex) * SPLIT"
 
@@ -191,8 +212,10 @@ def write_partials(w, split: int, rblock: int) -> GeneratedKernel:
     stats = _partials_body(w, rows)
     scratch = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1)), zeroed=False),)
     w.pointer("partials")
-    grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
-    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
+    line, per_call = per_call_split(w, split, rblock)
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK),), host_factor=per_call)
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=(line,),
+                    host_constexprs=(("SPLIT", per_call),))
 
 
 def _partials_body(w, rows: str, keep_first: bool = False, reused: dict | None = None) -> list[tuple[str, str]]:
@@ -304,8 +327,10 @@ def write_normalise(w, split: int, rblock: int) -> GeneratedKernel:
     stats = _normalise_body(w, rows, split, rblock)
     w.pointer("partials")
     reads = (Scratch("partials", "fp32", ((const(len(stats) * split), 1), (w.rows, 1))),)
-    grid = GridAxis(((w.rows, w.schedule.XBLOCK), (const(split), 1)))
-    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, grid=grid, reads=reads)
+    per_call = per_call_split(w, split, rblock)[1]   # defined by the partials kernel, launched first
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK),), host_factor=per_call)
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, grid=grid, reads=reads,
+                    host_constexprs=(("SPLIT", per_call),))
 
 
 def _normalise_body(w, rows: str, split: int, rblock: int, cache: str = "",
@@ -475,8 +500,10 @@ def write_windowed(w, split: int, rblock: int) -> GeneratedKernel:
                Scratch("flags", "i32", blocks))
     w.pointer("partials")
     w.pointer("flags")
-    grid = GridAxis(((w.rows, w.schedule.XBLOCK * wave), (const(2 * wave * split), 1)))
-    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid)
+    line, per_call = per_call_split(w, split, rblock)
+    grid = GridAxis(((w.rows, w.schedule.XBLOCK * wave), (const(2 * wave), 1)), host_factor=per_call)
+    return w.finish(w.schedule.XBLOCK, rblock, w.rows, split, scratch, grid=grid, host_prologue=(line,),
+                    host_constexprs=(("SPLIT", per_call),))
 
 
 def _draw_ticket(w, counter: str) -> None:

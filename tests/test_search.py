@@ -488,3 +488,20 @@ def test_tma_and_persistent_knobs_only_on_hopper_and_never_with_split_k():
     for knob in ("TMA", "PERSISTENT"):
         split = Config("matmul", tuple((k.name, (base | {knob: 1, "split_k": 2})[k.name]) for k in hopper.knobs))
         assert any("split_k" in v for v in hopper.violations(split))
+
+
+@pytest.mark.unit
+def test_short_rows_take_up_to_a_1k_tile_of_rows():
+    """Contiguous rows shorter than 16 elements may take up to 1024 // R rows a program (the H100 measured rows of 2
+    at 256 rows a program twice as fast as at 64); longer rows keep the 64-row bound; the default fills the tile."""
+    from kerntailor.search.families import short_rows_top
+
+    assert [short_rows_top(r) for r in (1, 2, 8, 16, 64, 4096)] == [1024, 512, 128, 64, 64, 64]
+    h200 = get_target("h200")
+    for R, top in ((2, 512), (16, 64)):
+        xblocks = next(k.values for k in reduction_space(h200, R=R, X=1 << 24).knobs if k.name == "XBLOCK")
+        assert max(xblocks) == top
+    from kerntailor.codegen.fused import short_rows_xblock
+
+    assert short_rows_xblock(1 << 24, 2) == 512 and short_rows_xblock(1 << 24, 16) == 64
+    assert short_rows_xblock(3, 2) == 4 and short_rows_xblock(1 << 20, 1024) == 1

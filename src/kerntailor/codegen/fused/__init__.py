@@ -31,7 +31,7 @@ from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
 from kerntailor.plan.fusion import FusionGroup
-from kerntailor.search.families import LOOPED_TILES_LIVE
+from kerntailor.search.families import LOOPED_TILES_LIVE, SHORT_ROWS_TILE, short_rows_top
 
 __all__ = ["PointwiseSchedule", "ReductionSchedule", "default_schedule", "generate_fused", "pointwise_work_sizes",
            "reduction_work_sizes", "split_possible"]
@@ -198,19 +198,17 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
     return ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)
 
 
-SHORT_ROWS_TILE = 1024   # elements a persistent program of short rows holds by default (XBLOCK rows x RBLOCK)
-SHORT_ROWS_MAX = 64      # rows a program at most: the search space's own bound (search/families.py reduction_space)
-
-
 def short_rows_xblock(rows: int, rblock: int) -> int:
     """Rows a persistent program takes by default: one for rows of SHORT_ROWS_TILE elements or more, else as many as
-    fill SHORT_ROWS_TILE (at most SHORT_ROWS_MAX, at most the rows there are). One short row a program leaves the
-    memory system idle: 62_Matmul_GroupNorm's norm, 524,288 rows of 16, was 524,288 one-warp programs with 64 B in
-    flight each (the cost model's bytes-in-flight term, costmodel/analytical.py), and 16,384 of them at the small
-    variant took 165 s of the referee's 300 under Triton's interpreter, which pays per program."""
+    fill SHORT_ROWS_TILE (at most the search space's bound, short_rows_top, and the rows there are). One short row a
+    program leaves the memory system idle: 62_Matmul_GroupNorm's norm, 524,288 rows of 16, was 524,288 one-warp
+    programs with 64 B in flight each (the cost model's bytes-in-flight term, costmodel/analytical.py), and 16,384 of
+    them at the small variant took 165 s of the referee's 300 under Triton's interpreter, which pays per program.
+    Measured on the H100 (2026-12-05, benchmarks/data/h100_2026-12-05d, fp32 sum): 2,097,152 rows of 16, one row a
+    program 1266.9 us, 64 rows on 4 warps 58.1 (1.23x the floor; eager 222.9); 524,288 rows of 64: 320.3 -> 56.9."""
     if rblock >= SHORT_ROWS_TILE:
         return 1
-    return max(1, min(SHORT_ROWS_MAX, 1 << max(0, (rows - 1).bit_length()), SHORT_ROWS_TILE // rblock))
+    return max(1, min(short_rows_top(rblock), 1 << max(0, (rows - 1).bit_length()), SHORT_ROWS_TILE // rblock))
 
 
 STRIDED_REGISTERS = 128   # registers a thread of the strided default may take, predicted (looped_registers' rule)

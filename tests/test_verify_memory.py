@@ -393,3 +393,36 @@ def test_the_referee_running_out_of_gpu_memory_is_judged_again_not_a_verdict(mon
         assert v.passed and any("judged again after 15 s" in n for n in v.notes)
     else:
         assert not v.passed and v.check == check
+
+
+def test_an_edge_case_whose_reference_breaks_the_gpu_context_is_judged_again_without_it(monkeypatch):
+    """sdpa_gqa_decode_b1 bf16 on the H100 (2026-12-05): at the edge case num_heads=1048592 PyTorch's own SDPA read
+    out of bounds (its kernels launch heads on a 65,535-block grid axis, pytorch/pytorch#142228) and the judge's
+    CUDA context was gone: every schedule failed "the referee could not judge". The judge now reports the lost
+    case (event edge_lost, judge_edges.ContextLost) and the referee judges again without it, once per lost case;
+    the case is listed skipped with the reason. A malformed report is not obeyed (no endless rejudging)."""
+    from kerntailor.verify import referee
+    from kerntailor.verify.verdict import Verdict, VerifySettings
+
+    edges = ["rank+1", "rows:context_len", "rows:num_heads", "rows:batch_size"]
+    lost = {"event": "edge_lost", "index": 2, "reason": "edge:rows (num_heads=1048592): not judged: PyTorch's "
+            "reference broke the GPU context here"}
+    replies = iter([[lost], [{"event": "done", "checks": ["static"]}], [{"event": "edge_lost", "index": 9}]])
+    jobs, assembled = [], []
+    monkeypatch.setattr(referee, "plan_edge_cases", lambda *a: (list(edges), ["edge:int32: too big"]))
+    monkeypatch.setattr(referee, "run_judge", lambda job, *a: jobs.append(list(job["edges"])) or (
+        next(replies), "ended", ""))
+    monkeypatch.setattr(referee, "assemble", lambda *a: assembled.append(a) or Verdict(
+        True, None, "passed", checks=("static",), problem="p", candidate="c", mode="gpu"))
+    referee._judge_dynamic(SimpleNamespace(), Path("c.py"), ast.parse(""), VerifySettings(), "cuda:0", False,
+                           ["default"], [], {}, 0.0)
+    assert jobs == [edges, ["rank+1", "rows:context_len", "rows:batch_size"]]
+    events, skipped = assembled[0][0], assembled[0][-1]
+    assert events == [{"event": "done", "checks": ["static"]}]
+    assert skipped == ["edge:int32: too big", lost["reason"]]
+    # a report naming no case the job has: judged once, the events stand as they came
+    replies = iter([[{"event": "edge_lost", "index": 9}]])
+    jobs.clear()
+    referee._judge_dynamic(SimpleNamespace(), Path("c.py"), ast.parse(""), VerifySettings(), "cuda:0", False,
+                           ["default"], [], {}, 0.0)
+    assert jobs == [edges]

@@ -17,9 +17,11 @@ from kerntailor.verify.tolerance import (
     TOLERANCES,
     compare,
     flatten_outputs,
+    native_specials,
     policy_dtype,
     relax,
     side_with_float64,
+    side_with_native,
     special_reference,
     tolerance_for,
 )
@@ -242,6 +244,33 @@ def test_where_pytorch_disagrees_with_itself_either_answer_passes():
         assert compare(out, side_with_float64(ref, ref64, out), tol, same_nan=True).problem is None
     wrong = torch.where(torch.isinf(x), 3.0, ref64.float())
     assert compare(wrong, side_with_float64(ref, ref64, wrong), tol, same_nan=True).problem is not None
+
+
+def test_on_any_draw_a_nan_or_inf_pytorch_gives_in_its_own_dtype_passes_where_float64_differs():
+    """scan_row_end on the H100 (2026-12-05, the rows case: 10^6 factors below 1 a row): keep = cumprod(f) reaches 0
+    in fp32 after ~2,300 factors, so keep / keep[-1] is 0 / 0 = NaN in PyTorch's own fp32 where float64 gives
+    tiny / 0 = Inf; a kernel computing in fp32 gave PyTorch's NaN and failed. Either answer passes now; a finite
+    number there still fails, and where PyTorch's own dtype agrees with float64 nothing changes."""
+    tol = TOLERANCES["fp32"]
+    f = torch.full((4000,), 0.97, dtype=torch.float64)
+    keep64 = torch.cumprod(f, 0)
+    ref64 = keep64 / 0.0 * torch.sign(keep64)                     # the row end underflowed: x / 0
+    ref64 = torch.cat([ref64, torch.tensor([2.0], dtype=torch.float64)])
+    keep = torch.cumprod(f.float(), 0)
+    native = torch.cat([keep / torch.zeros_like(keep), torch.tensor([2.0])])   # Inf, then 0 / 0 = NaN
+    assert bool(torch.isnan(native).any()) and not bool(torch.isnan(ref64).any())
+    assert native_specials(native, ref64)
+    assert compare(native, ref64, tol).problem == "nan"          # judged against float64 alone: a false failure
+    for out in (native, ref64.float()):
+        assert compare(out, side_with_native(ref64, native, out), tol).problem is None
+    wrong = torch.where(torch.isnan(native), 5.0, native)         # finite where both give a special value
+    assert compare(wrong, side_with_native(ref64, native, wrong), tol).problem == "inf"
+    off = native.clone()
+    off[-1] = 2.5                                                 # a finite element stays judged
+    assert compare(off, side_with_native(ref64, native, off), tol).problem == "accuracy"
+    same = torch.tensor([1.0, float("inf")])
+    assert not native_specials(same, torch.tensor([1.0, float("inf")], dtype=torch.float64))
+    assert not native_specials(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64))
 
 
 def test_same_nan_asks_for_nan_where_the_reference_has_it():

@@ -35,6 +35,25 @@ class Unready(Exception):
     reason, never the candidate's failure; anything the candidate's code does wrong stays a Stop."""
 
 
+class ContextLost(Exception):
+    """PyTorch's reference broke the judge's GPU context at an edge case: a CUDA error of its own kernels at a
+    stretched size (its memory-efficient SDPA launches batch x heads on a grid axis of 65,535 blocks and read out
+    of bounds past it, pytorch/pytorch#142228), after which no CUDA call in this process works. No candidate code
+    runs in the judge's process (the candidate's is another, with its own context), so this is never the
+    candidate's failure: the referee judges again without the case (referee._judge_dynamic)."""
+
+
+def context_lost(device) -> bool:
+    """Whether the GPU context of this process no longer works (a sticky CUDA error: an illegal address, a failed
+    launch), as opposed to an error that left it usable (an invalid launch configuration)."""
+    import torch
+
+    try:
+        return torch.zeros(1, device=device).add_(1).item() != 1.0
+    except Exception:   # noqa: BLE001 - any failure of the probe: the context is gone
+        return True
+
+
 class EdgeCases:
     """Judge's edge-case steps (it provides job, events, cand, plan, problem, construct, case, call, progress,
     ran, release and gpu_exclusive)."""
@@ -81,6 +100,13 @@ class EdgeCases:
                 if s.check == "referee":
                     raise
                 raise Stop("edges", f"{edge.label()}: [{s.check}] {s.reason}", **{**s.info, **where}) from None
+            except Exception as e:
+                if self.device.type != "cuda" or self.step != "reference" or not context_lost(self.device):
+                    raise
+                self.events.emit(event="edge_lost", index=k, reason=f"{edge.label()}: not judged: PyTorch's "
+                                 f"reference broke the GPU context here ({_one_line(e)[:160]}), a limit of its own "
+                                 "kernels at this size; judged again without this case")
+                raise ContextLost(edge.label()) from None
             finally:
                 self.plan = self.job.get("memory") or {}
                 self.cand.chan.deadline = None
@@ -136,13 +162,18 @@ class EdgeCases:
         import torch
 
         ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        gpu = next((x.device for x in ins if isinstance(x, torch.Tensor) and x.device.type == "cuda"), None)
         torch.manual_seed(seed)
         try:
             with torch.no_grad():
                 ref_model(*ins)
+            if gpu is not None:
+                torch.cuda.synchronize(gpu)   # its kernels' errors surface in its own step
         except torch.OutOfMemoryError:
             raise
         except Exception as e:   # noqa: BLE001 - any exception: the case has no answer
+            if gpu is not None and context_lost(gpu):
+                raise   # nothing more runs here (edge_cases: ContextLost)
             return _one_line(e)[:300]
         return None
 

@@ -377,6 +377,15 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
     for wait_s in (*OOM_RETRY_WAITS_S, None):
         judge_started = time.monotonic()
         events, ended, log_tail = run_judge(job, spawn, settings)
+        while (lost := next((e for e in events if e.get("event") == "edge_lost"), None)) is not None:
+            # PyTorch's reference broke the judge's GPU context at an edge case (judge_edges.ContextLost): no
+            # finding about the candidate; judged again without that case, which is reported skipped
+            index = lost.get("index")
+            if not isinstance(index, int) or not 0 <= index < len(job["edges"]):
+                break
+            edges_skipped = [*edges_skipped, str(lost.get("reason", "an edge case: the reference broke the GPU"))]
+            job["edges"] = [e for i, e in enumerate(job["edges"]) if i != index]
+            events, ended, log_tail = run_judge(job, spawn, settings)
         phases = {**base, "phase_s": phase_seconds(events, judge_started, time.monotonic())}
         verdict = assemble(events, ended, log_tail, phases, variants, skipped, settings, interpreter,
                            time.monotonic() - started, edges_skipped)

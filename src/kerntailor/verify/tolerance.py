@@ -218,6 +218,38 @@ def side_with_float64(ref: torch.Tensor, ref64: torch.Tensor, out: torch.Tensor)
     return torch.where(take, r64, ref)
 
 
+def native_specials(native: torch.Tensor, ref64: torch.Tensor, chunk_bytes: int | None = None) -> bool:
+    """Whether PyTorch in its own dtype (`native`) gives NaN or Inf anywhere the float64 reference, rounded to that
+    dtype, gives another kind of value (chunked, as compare)."""
+    if not native.is_floating_point() or not ref64.is_floating_point() or native.shape != ref64.shape:
+        return False
+    chunk = chunk_elems(chunk_bytes)
+    n_all, r_all = native.detach().reshape(-1), ref64.detach().reshape(-1)
+    for s in range(0, n_all.numel(), chunk):
+        n = n_all[s:s + chunk].to(torch.float64)
+        r = ref_chunk(r_all, s, s + chunk, n.device, native.dtype).to(torch.float64)
+        kind = _kind(n)
+        if bool(((kind != 3) & (kind != _kind(r))).any()):
+            return True
+    return False
+
+
+def side_with_native(ref64: torch.Tensor, native: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """A regular draw's reference for one candidate output: the float64 reference, except where PyTorch in its
+    own dtype gives NaN or Inf, float64 (rounded to that dtype) does not, and `out` gives the same kind as
+    PyTorch: PyTorch's value there. An intermediate under- or overflows in the problem's dtype where float64's
+    does not (a cumprod of 10^6 factors below 1 reaches 0 in fp32 after ~2,300 of them, and keep / keep[-1] is
+    then 0 / 0 = NaN where float64 gives tiny / 0 = Inf): either answer is PyTorch's. A finite output where
+    PyTorch gives NaN or Inf is still judged against float64 (side_with_float64 is the special draw's mirror)."""
+    if not out.is_floating_point() or not ref64.is_floating_point() or not native.is_floating_point():
+        return ref64
+    n = native.detach().to(device=ref64.device, dtype=torch.float64)
+    o = out.detach().to(device=ref64.device, dtype=torch.float64)
+    kind = _kind(n)
+    take = (kind != 3) & (kind != _kind(ref64.to(native.dtype).to(torch.float64))) & (_kind(o) == kind)
+    return torch.where(take, n, ref64.to(torch.float64))
+
+
 def compare(out: torch.Tensor, ref64: torch.Tensor, tol: Tolerance, chunk_bytes: int | None = None,
             same_nan: bool = False) -> Comparison:
     """Compare one candidate output with the float64 reference (same shape; checked by the caller).

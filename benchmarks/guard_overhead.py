@@ -8,7 +8,8 @@ kernel.py's forward() checks its inputs in Python (ranks, dtypes, devices, sizes
 allocates and launches. For a few problems of problems/ (relu, layernorm, softmax, a square GEMM) at each variant
 of the problem (the default shape, where the kernels dominate, and the smaller ones, where the host does), this
 times, under torch.no_grad, side by side in one process:
-- forward:   ModelNew.forward (checks + the custom op through the dispatcher + launches);
+- forward:   ModelNew.forward (checks + launches: in eager it calls the op's function, the op itself only while
+             torch.compile traces, since 2026-12-05; before, checks + the op through the dispatcher + launches);
 - op:        torch.ops.kerntailor.<name>(...) with the tensors forward() hands it (dispatcher + launches);
 - launches:  the op's implementation, kernel.py's `_launch_kernels`, called directly (the bare host lines);
 - reference: the problem's Model (PyTorch eager).
@@ -66,24 +67,25 @@ def _load(source: str, folder: Path, name: str):
     return module
 
 
-def _op_call(model, inputs):
-    """(the custom op, the arguments forward() hands it), seen at the dispatcher during one forward()."""
+def _op_call(kernel, model, inputs):
+    """(the custom op, the arguments forward() hands it): in eager forward() calls the op's function,
+    `_launch_kernels`, itself (codegen/customop.call_lines), so the arguments are seen there, during one forward()."""
+    import re
+
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     calls = []
-
-    class Calls(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if func.namespace == "kerntailor":
-                calls.append((func, args))
-            return func(*args, **(kwargs or {}))
-
-    with torch.no_grad(), Calls():
-        model(*inputs)
+    original = kernel._launch_kernels
+    kernel._launch_kernels = lambda *a: calls.append(a) or original(*a)
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    finally:
+        kernel._launch_kernels = original
     if len(calls) != 1:
-        raise RuntimeError(f"forward() made {len(calls)} custom op calls, not one")
-    return calls[0]
+        raise RuntimeError(f"forward() called _launch_kernels {len(calls)} times, not once")
+    name = re.search(r"torch\.ops\.kerntailor\.(\w+)", kernel.__doc__).group(1)
+    return getattr(torch.ops.kerntailor, name).default, calls[0]
 
 
 def _time(fns: dict, iters: int, repeats: int) -> dict:
@@ -169,7 +171,7 @@ def main() -> int:
                 new = kernel.ModelNew(*problem.init_inputs(variant)).to(device)
                 new.load_state_dict(reference.state_dict())
                 inputs = problem.make_inputs(variant, device, seed=0)
-                op, op_args = _op_call(new, inputs)
+                op, op_args = _op_call(kernel, new, inputs)
                 fns = {"forward": lambda new=new, inputs=inputs: new(*inputs),
                        "op": lambda op=op, args=op_args: op(*args),
                        "launches": lambda kernel=kernel, args=op_args: kernel._launch_kernels(*args),

@@ -56,6 +56,11 @@ def test_forward_checks_then_calls_the_op_which_launches_the_kernels():
     assert "k0_reduction_kernel[" in op and "x = x.contiguous()" in op and "torch.empty(" in op
     assert "_kernel[" not in forward and ".contiguous()" not in forward and "torch.empty(" not in forward
     call = forward.index(f"torch.ops.kerntailor.{name}(x, p_ln_weight, p_ln_bias)")
+    # the op while torch.compile traces; its function in eager (the op's dispatch cost more than the launches)
+    assert forward.index("if torch.compiler.is_compiling():") < call < forward.index(
+        " = _launch_kernels(x, p_ln_weight, p_ln_bias)")
+    assert "else:   # eager: the operator's function, without its dispatch" in forward
+    assert forward.count("_launch_kernels(x, p_ln_weight, p_ln_bias)") == 1
     for check in ("x.dim() != 2", "!= d1:", "tl.TRITON_MAX_TENSOR_NUMEL", ">= 2147483647", "requires_grad"):
         assert forward.index(check) < call, check
     fake = source.split("def _launch_kernels_fake(", 1)[1].split("\n\n\n", 1)[0]
@@ -129,15 +134,29 @@ class Calls(TorchDispatchMode):   # the op's calls, with the tensors forward() h
             self.calls.append((func, args))
         return func(*args, **(kwargs or {}))
 
+launched = []   # forward()'s calls of the op's function in eager, with the tensors it hands on
+
+def recording(module):
+    original = module._launch_kernels
+    def wrapper(*a):
+        launched.append(a)
+        return original(*a)
+    module._launch_kernels = wrapper   # forward() finds it in its module's globals at each call
+
+recording(kernel); recording(again)
 with torch.no_grad(), Calls() as seen:
     out = new(*inputs)
     out2 = new2(*inputs)
 result["ops"] = [str(f) for f, _ in seen.calls]
+result["launch_calls"] = len(launched)
 result["two_imports_equal"] = bool(torch.equal(out, out2))
 with torch.no_grad():
     result["forward_rel"] = ((out - model(*inputs)).norm() / model(*inputs).norm()).item()
 
-op, args = seen.calls[0]
+named = [getattr(torch.ops.kerntailor, m.__doc__.split("torch.ops.kerntailor.")[1].split()[0].rstrip(".:,)")).default
+         for m in (kernel, again)]
+result["op_names"] = [str(o) for o in named]
+op, args = named[0], launched[0]
 args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
 result["opcheck"] = {k: str(v) for k, v in torch.library.opcheck(op, args).items()}
 first = args[0]
@@ -233,8 +252,10 @@ def test_opcheck_compile_and_raising_gradients_on_each_family(tmp_path, name):
     problem = GRADS / f"{name}.py"
     assert [g.family for g in prepared(problem)[3].groups] == FAMILIES[name]   # the family this case stands for
     r = _run(tmp_path, problem)
-    # both imports call the one op, whose name the file carries; the second import reused it
-    assert r["ops"] == [f"kerntailor.{r['name']}.default"] * 2 and r["two_imports_equal"], r
+    # both imports name the one op, which the file carries; the second import reused it. In eager forward()
+    # calls the op's function, not the op (no dispatch: customop.call_lines); torch.compile traces the op (below)
+    assert r["op_names"] == [f"kerntailor.{r['name']}.default"] * 2 and r["two_imports_equal"], r
+    assert r["ops"] == [] and r["launch_calls"] == 2, r
     assert r["forward_rel"] <= (1e-5 if name in FP32 else 1e-12), r
     for key in ("opcheck",) + (("opcheck_strided",) if "opcheck_strided" in r else ()):
         assert set(r[key]) == OPCHECK_TESTS and set(r[key].values()) == {"SUCCESS"}, (key, r[key])
@@ -290,7 +311,7 @@ def test_more_tensors_than_a_schema_takes_travel_as_one_list():
     """torch.library takes at most 64 arguments a schema (every level-3 ResNet's op had hundreds): past MAX_OP_ARGS
     the op takes its tensors as one list, unpacked in the first line of the implementation and the fake, and forward()
     passes the list; at or below it nothing changes."""
-    from kerntailor.codegen.customop import MAX_OP_ARGS, PACKED, call_line, op_lines, op_signature
+    from kerntailor.codegen.customop import MAX_OP_ARGS, PACKED, call_lines, op_lines, op_signature
 
     names = [f"t{i}" for i in range(MAX_OP_ARGS + 6)]
     body = ["out = " + " + ".join(names)]
@@ -299,9 +320,10 @@ def test_more_tensors_than_a_schema_takes_travel_as_one_list():
     text = "\n".join(op_lines(sig, body, ["out = torch.empty_like(t0)"]))
     assert f"({PACKED}: list[torch.Tensor]) -> torch.Tensor:" in text and f"_fake({PACKED}):" in text
     assert text.count(f"({', '.join(names)},) = {PACKED}") == 2
-    assert call_line(sig).endswith(f"([{', '.join(names)}])")
+    assert all(line.endswith(f"([{', '.join(names)}])") for line in call_lines(sig)[1::2])
     few = op_signature(names[:MAX_OP_ARGS], ["out = " + " + ".join(names[:MAX_OP_ARGS])], set(), {}, ["out"])
-    assert not few.packed and call_line(few).endswith(f"({', '.join(names[:MAX_OP_ARGS])})")
+    assert not few.packed and all(line.endswith(f"({', '.join(names[:MAX_OP_ARGS])})")
+                                  for line in call_lines(few)[1::2])
 
 
 @pytest.mark.interpreter

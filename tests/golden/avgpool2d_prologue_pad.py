@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.avgpool2d_pad_83f55c71de344d72 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.avgpool2d_pad_8aaf439bc07f31c1 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.scale: torch.float32, shape ()
@@ -99,7 +99,7 @@ def k0_pool_kernel(x_ptr, p_scale_ptr, avgpool0_ptr, s0, s1, s2, s3, s4, s5, s6,
 _INTERPRETED = not isinstance(k0_pool_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.avgpool2d_pad_83f55c71de344d72 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.avgpool2d_pad_8aaf439bc07f31c1 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_scale: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[2]
@@ -126,8 +126,8 @@ def _launch_kernels_fake(x, p_scale):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "avgpool2d_pad_83f55c71de344d72"):
-    torch.library.custom_op("kerntailor::avgpool2d_pad_83f55c71de344d72", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "avgpool2d_pad_8aaf439bc07f31c1"):
+    torch.library.custom_op("kerntailor::avgpool2d_pad_8aaf439bc07f31c1", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -198,7 +198,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """avgpool2d_pad: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.avgpool2d_pad_83f55c71de344d72; the constructor is Model's own."""
+    """avgpool2d_pad: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.avgpool2d_pad_8aaf439bc07f31c1; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -242,5 +242,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * 6 * d1 * d2} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * 6 * d3 * d4 >= 2147483647:
             raise ValueError(f"avgpool0 has {d0 * 6 * d3 * d4} elements: k0_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        avgpool0 = torch.ops.kerntailor.avgpool2d_pad_83f55c71de344d72(x, p_scale)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            avgpool0 = torch.ops.kerntailor.avgpool2d_pad_8aaf439bc07f31c1(x, p_scale)
+        else:   # eager: the operator's function, without its dispatch
+            avgpool0 = _launch_kernels(x, p_scale)
         return avgpool0

@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.conv_scale_pool_4e6d8b9347fc7ec1 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.conv_scale_pool_464c8575831a8d8f (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.scale: torch.float32, shape ()
@@ -124,7 +124,7 @@ def k1_pool_kernel(pw1_ptr, p_bias_ptr, pw2_ptr, s0, s1, s2, s3, s4, s5, s6, YBL
 _INTERPRETED = not isinstance(k0_conv_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.conv_scale_pool_4e6d8b9347fc7ec1 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.conv_scale_pool_464c8575831a8d8f (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_scale: torch.Tensor, p_bias: torch.Tensor, p_conv_weight: torch.Tensor, p_conv_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[3]
     conv0_o0 = 2
@@ -161,8 +161,8 @@ def _launch_kernels_fake(x, p_scale, p_bias, p_conv_weight, p_conv_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "conv_scale_pool_4e6d8b9347fc7ec1"):
-    torch.library.custom_op("kerntailor::conv_scale_pool_4e6d8b9347fc7ec1", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "conv_scale_pool_464c8575831a8d8f"):
+    torch.library.custom_op("kerntailor::conv_scale_pool_464c8575831a8d8f", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -233,7 +233,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """conv_scale_pool: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.conv_scale_pool_4e6d8b9347fc7ec1; the constructor is Model's own."""
+    """conv_scale_pool: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.conv_scale_pool_464c8575831a8d8f; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -318,5 +318,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"pw1 has {conv0_o0 * conv0_o1 * conv0_o2 * conv0_o3} elements: k0_conv_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if 2 * 8 * avgpool0_o2 * d1 >= 2147483647:
             raise ValueError(f"pw2 has {2 * 8 * avgpool0_o2 * d1} elements: k1_pool_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw2 = torch.ops.kerntailor.conv_scale_pool_4e6d8b9347fc7ec1(x, p_scale, p_bias, p_conv_weight, p_conv_bias)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            pw2 = torch.ops.kerntailor.conv_scale_pool_464c8575831a8d8f(x, p_scale, p_bias, p_conv_weight, p_conv_bias)
+        else:   # eager: the operator's function, without its dispatch
+            pw2 = _launch_kernels(x, p_scale, p_bias, p_conv_weight, p_conv_bias)
         return pw2

@@ -17,7 +17,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_3577751962b9eaf8 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     logits: torch.float32, shape (any, any)
@@ -138,7 +138,7 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.cross_entropy_3577751962b9eaf8 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     d0 = logits.shape[0]
     d1 = logits.shape[1]
@@ -165,8 +165,8 @@ def _launch_kernels_fake(logits, targets):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "cross_entropy_b3005bcfdfb3b258"):
-    torch.library.custom_op("kerntailor::cross_entropy_b3005bcfdfb3b258", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "cross_entropy_3577751962b9eaf8"):
+    torch.library.custom_op("kerntailor::cross_entropy_3577751962b9eaf8", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -237,7 +237,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258; the constructor is Model's own."""
+    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_3577751962b9eaf8; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -279,5 +279,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"targets has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"logits has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw11 = torch.ops.kerntailor.cross_entropy_b3005bcfdfb3b258(logits, targets)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            pw11 = torch.ops.kerntailor.cross_entropy_3577751962b9eaf8(logits, targets)
+        else:   # eager: the operator's function, without its dispatch
+            pw11 = _launch_kernels(logits, targets)
         return pw11

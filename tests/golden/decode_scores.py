@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_scores_4a0119277ac5498d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_scores_4413061a820e167e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, 1, any)
@@ -133,7 +133,7 @@ def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBL
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.decode_scores_4a0119277ac5498d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.decode_scores_4413061a820e167e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -161,8 +161,8 @@ def _launch_kernels_fake(q, k_cache):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "decode_scores_4a0119277ac5498d"):
-    torch.library.custom_op("kerntailor::decode_scores_4a0119277ac5498d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "decode_scores_4413061a820e167e"):
+    torch.library.custom_op("kerntailor::decode_scores_4413061a820e167e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -233,7 +233,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """decode_scores: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_scores_4a0119277ac5498d; the constructor is Model's own."""
+    """decode_scores: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_scores_4413061a820e167e; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -287,5 +287,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"bmm0 has {(d0 * d1) * 1 * d3} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * 1 * d3 >= 2147483647:
             raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw3 = torch.ops.kerntailor.decode_scores_4a0119277ac5498d(q, k_cache)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            pw3 = torch.ops.kerntailor.decode_scores_4413061a820e167e(q, k_cache)
+        else:   # eager: the operator's function, without its dispatch
+            pw3 = _launch_kernels(q, k_cache)
         return pw3

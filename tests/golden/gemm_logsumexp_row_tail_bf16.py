@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_6e2df09276a40a78 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_5492745e0834f4b1 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.bfloat16, shape (any, x.shape[1])
@@ -157,7 +157,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_6e2df09276a40a78 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_5492745e0834f4b1 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -183,8 +183,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_6e2df09276a40a78"):
-    torch.library.custom_op("kerntailor::gemm_logsumexp_6e2df09276a40a78", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_5492745e0834f4b1"):
+    torch.library.custom_op("kerntailor::gemm_logsumexp_5492745e0834f4b1", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -255,7 +255,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_6e2df09276a40a78; the constructor is Model's own."""
+    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_5492745e0834f4b1; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -307,5 +307,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.linear.bias has {d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * 1 >= 2147483647:
             raise ValueError(f"pw10 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw10 = torch.ops.kerntailor.gemm_logsumexp_6e2df09276a40a78(x, p_linear_weight, p_linear_bias)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            pw10 = torch.ops.kerntailor.gemm_logsumexp_5492745e0834f4b1(x, p_linear_weight, p_linear_bias)
+        else:   # eager: the operator's function, without its dispatch
+            pw10 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw10

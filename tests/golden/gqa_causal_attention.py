@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gqa_causal_attention_52b071e5d62f1ac0 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, any, any)
@@ -191,7 +191,7 @@ def k0_attention_kernel(q_ptr, k_ptr, v_ptr, v_last_bad_ptr, attn0_ptr, s0, s1, 
 _INTERPRETED = not isinstance(k0_attention_kernel_v_scan, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gqa_causal_attention_52b071e5d62f1ac0 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -224,8 +224,8 @@ def _launch_kernels_fake(q, k, v):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_d038025d0ac8307c"):
-    torch.library.custom_op("kerntailor::gqa_causal_attention_d038025d0ac8307c", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gqa_causal_attention_52b071e5d62f1ac0"):
+    torch.library.custom_op("kerntailor::gqa_causal_attention_52b071e5d62f1ac0", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -296,7 +296,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c; the constructor is Model's own."""
+    """gqa_causal_attention: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gqa_causal_attention_52b071e5d62f1ac0; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -360,5 +360,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"v has {d0 * d4 * d2 * d3} elements: k0_attention_kernel_v_scan computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"q has {d0 * d1 * d2 * d3} elements: k0_attention_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        attn0 = torch.ops.kerntailor.gqa_causal_attention_d038025d0ac8307c(q, k, v)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            attn0 = torch.ops.kerntailor.gqa_causal_attention_52b071e5d62f1ac0(q, k, v)
+        else:   # eager: the operator's function, without its dispatch
+            attn0 = _launch_kernels(q, k, v)
         return attn0

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.layernorm_899ad9d1d380732d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.layernorm_838b2fea2e27392d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.ln.weight: torch.float32, shape (x.shape[1],)
@@ -72,7 +72,7 @@ def k0_reduction_kernel(x_ptr, p_ln_weight_ptr, p_ln_bias_ptr, pw9_ptr, s0, s1, 
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.layernorm_899ad9d1d380732d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.layernorm_838b2fea2e27392d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_ln_weight: torch.Tensor, p_ln_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -94,8 +94,8 @@ def _launch_kernels_fake(x, p_ln_weight, p_ln_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "layernorm_899ad9d1d380732d"):
-    torch.library.custom_op("kerntailor::layernorm_899ad9d1d380732d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "layernorm_838b2fea2e27392d"):
+    torch.library.custom_op("kerntailor::layernorm_838b2fea2e27392d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -166,7 +166,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """layernorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.layernorm_899ad9d1d380732d; the constructor is Model's own."""
+    """layernorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.layernorm_838b2fea2e27392d; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -218,5 +218,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d1 >= 2147483647:
             raise ValueError(f"self.ln.weight has {d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        pw9 = torch.ops.kerntailor.layernorm_899ad9d1d380732d(x, p_ln_weight, p_ln_bias)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            pw9 = torch.ops.kerntailor.layernorm_838b2fea2e27392d(x, p_ln_weight, p_ln_bias)
+        else:   # eager: the operator's function, without its dispatch
+            pw9 = _launch_kernels(x, p_ln_weight, p_ln_bias)
         return pw9

@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.gate_proj.weight: torch.float32, shape (any, x.shape[1])
@@ -128,7 +128,7 @@ def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj_weight: torch.Tensor, p_down_proj_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -156,8 +156,8 @@ def _launch_kernels_fake(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_we
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "swiglu_mlp_24cc5b4912523733"):
-    torch.library.custom_op("kerntailor::swiglu_mlp_24cc5b4912523733", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "swiglu_mlp_25c03119c7862d57"):
+    torch.library.custom_op("kerntailor::swiglu_mlp_25c03119c7862d57", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -228,7 +228,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733; the constructor is Model's own."""
+    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -293,5 +293,8 @@ class ModelNew(nn.Module):
             raise ValueError(f"pw2 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d1 * d2 >= 2147483647:
             raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
-        mm2 = torch.ops.kerntailor.swiglu_mlp_24cc5b4912523733(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
+        if torch.compiler.is_compiling():   # torch.compile and export trace one operator
+            mm2 = torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
+        else:   # eager: the operator's function, without its dispatch
+            mm2 = _launch_kernels(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         return mm2

@@ -98,12 +98,18 @@ def op_lines(sig: OpSignature, body: list[str], fake_body: list[str]) -> list[st
     return lines
 
 
-def call_line(sig: OpSignature) -> str:
-    """forward()'s call of the op, binding the buffers it returns."""
+def call_lines(sig: OpSignature) -> list[str]:
+    """forward()'s call, binding the buffers it returns: the op while torch.compile traces (one opaque call), the
+    op's own function in eager. The op's dispatch cost more than the launches themselves: 37-54 us a call on
+    the H100's host beside 55-123 us for _launch_kernels' two launches and allocations (decode attention at batch
+    1, benchmarks/host_overhead.py, 2026-12-05), where the GPU's work took 35-47 us."""
     targets = ", ".join(sig.results)
     scalars = [name for name, _ in sig.scalars]
-    args = ([f"[{', '.join(sig.tensors)}]"] + scalars) if sig.packed else list(sig.names)
-    return f"{targets} = torch.ops.{NAMESPACE}.{PLACEHOLDER}({', '.join(args)})"
+    args = ", ".join(([f"[{', '.join(sig.tensors)}]"] + scalars) if sig.packed else list(sig.names))
+    return ["if torch.compiler.is_compiling():   # torch.compile and export trace one operator",
+            f"    {targets} = torch.ops.{NAMESPACE}.{PLACEHOLDER}({args})",
+            "else:   # eager: the operator's function, without its dispatch",
+            f"    {targets} = {IMPL}({args})"]
 
 
 def op_signature(tensors: list[str], body: list[str], module_names: set[str], scalar_args: dict[str, str],

@@ -22,7 +22,7 @@ from kerntailor.codegen.constructor import attribute_text, meta_model, reference
 from kerntailor.codegen.customop import (
     NAMESPACE,
     PLACEHOLDER,
-    call_line,
+    call_lines,
     module_names,
     name_module,
     op_lines,
@@ -173,7 +173,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     fake = list(sizes_text) + [_empty_line(r, *buffers[bases[r]], size, device) for r in results]
     sig = op_signature(op_tensors, body, module_names("\n".join(lines)), scalar_args, results)
     lines += ["", ""] + op_lines(sig, body, fake)
-    forward += [call_line(sig), _return_line(gen, var, size)]
+    forward += [*call_lines(sig), _return_line(gen, var, size)]
 
     lines += ["", ""] + FUNCTION_TEXT.splitlines() + [""]
     lines += ["", f"class ModelNew({ctor.bases}):",

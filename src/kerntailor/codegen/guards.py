@@ -294,8 +294,9 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
              f"{op} (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model "
              "holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured "
              "in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode=\"reduce-overhead\")): nothing on the way "
-             "reads a tensor's data on the host. The op takes tensors only; called directly it skips forward()'s "
-             "checks.",
+             "reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: "
+             "the same launches without the operator's dispatch, which costs tens of microseconds a call. The op "
+             "takes tensors only; called directly it skips forward()'s checks.",
              "", "Supports (checked by forward() before any launch):"]
     for i, inp in enumerate(graph.inputs):
         dims = []

@@ -3,19 +3,22 @@
 # sections apart; the builds share the CPUs), each cut at GEN_LIMIT s, with `inspect`'s plan beside each run.
 # Usage (one argument per run, NAME=FILE[:FLAGS], FLAGS with spaces quoted, e.g. "llama_bf16=problems/x.py:--dtype bf16"):
 #   KT_COMMIT=<sha> GEN_LIMIT=480 CANDIDATES=3 BUDGET=40 bash benchmarks/gpu_calls/generate_set.sh RUN...
-# A file missing on the device (not carried) is reported and skipped. Every run is --target h200 --precision ieee
-# (measured: eager and torch.compile timed beside the generated module, A B A B). GEN_VERBOSE=-vv logs every trial.
+# A file missing on the device (not carried) is reported and skipped. Every run is --precision ieee with --target the
+# GPU present (h100 or h200; TARGET overrides): measured, eager and torch.compile timed beside the generated module,
+# A B A B (on another target generate predicts and times nothing). GEN_VERBOSE=-vv logs every trial.
 # Results: $OUT/results.tgz (logs, inspect output, report.json/md, kernel.py) and $OUT/summary.txt.
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 R=/tmp/genset; rm -rf $R; mkdir -p $R; T0=$(date +%s)
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in *H100*) GPU=h100 ;; *) GPU=h200 ;; esac
+TARGET=${TARGET:-$GPU}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import torch, triton, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'python', sys.version.split()[0])"
-  echo "commit ${KT_COMMIT:-unknown} $(date -u +%FT%TZ) nproc $(nproc) limit ${GEN_LIMIT:-480} candidates ${CANDIDATES:-3} budget ${BUDGET:-40}"
+  echo "commit ${KT_COMMIT:-unknown} $(date -u +%FT%TZ) target $TARGET nproc $(nproc) limit ${GEN_LIMIT:-480} candidates ${CANDIDATES:-3} budget ${BUDGET:-40}"
   echo "runs: $*"; } > $R/env.txt
 gen() {   # $1 name, $2 file, $3 extra flags
   if [ ! -f "$2" ]; then echo "$1 missing $2: not carried" >> $R/env.txt; return; fi
-  python3 -m kerntailor inspect $2 --target h200 $3 > $R/$1.inspect.txt 2>&1
-  KERNTAILOR_HOME=/tmp/kt-home-$1 timeout ${GEN_LIMIT:-480} python3 -m kerntailor generate $2 --target h200 \
+  python3 -m kerntailor inspect $2 --target $TARGET $3 > $R/$1.inspect.txt 2>&1
+  KERNTAILOR_HOME=/tmp/kt-home-$1 timeout ${GEN_LIMIT:-480} python3 -m kerntailor generate $2 --target $TARGET \
     --precision ieee --candidates ${CANDIDATES:-3} --budget ${BUDGET:-40} --no-store --out $R/$1 $3 ${GEN_VERBOSE:--v} > $R/$1.log 2>&1
   echo "$1 rc=$? $(( $(date +%s) - T0 )) s" >> $R/env.txt
 }

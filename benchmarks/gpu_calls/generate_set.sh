@@ -6,6 +6,9 @@
 # A file missing on the device (not carried) is reported and skipped. Every run is --precision ieee with --target the
 # GPU present (h100 or h200; TARGET overrides): measured, eager and torch.compile timed beside the generated module,
 # A B A B (on another target generate predicts and times nothing). GEN_VERBOSE=-vv logs every trial.
+# The runs share the host's cores: a host-bound problem (a call of tens of us, most of it Python and launches) times
+# slower beside the others' builds (H100, 2026-12-05: decode b1's eager SDPA 101 us in such a call, 19.5 us alone);
+# run such a problem alone for its numbers. Problems that run for milliseconds are not affected.
 # Results: $OUT/results.tgz (logs, inspect output, report.json/md, kernel.py) and $OUT/summary.txt.
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 R=/tmp/genset; rm -rf $R; mkdir -p $R; T0=$(date +%s)

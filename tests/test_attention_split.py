@@ -72,7 +72,17 @@ def test_split_source_is_two_kernels_and_split_one_is_todays():
     module = make_module(LLAMA_B1, {"attention": {"BLOCK_M": 16, "BLOCK_N": 64, "SPLIT": 8}}, "bf16", "sm_90")
     (group,) = module.kernels
     assert [k.kernel_name for k in group.launches] == ["k0_attention_kernel_partials", "k0_attention_kernel"]
-    assert "SPLIT=8" in module.source and "torch.empty(" in module.source
+    assert "SPLIT=k0_split" in module.source and "torch.empty(" in module.source
+    # SPLIT per call (per_call_split): at most the schedule's 8, at most the keys' 64-key blocks, a power of two;
+    # both kernels and the partials' grid take it, the workspace keeps the schedule's size
+    (line,) = [x.strip() for x in module.source.splitlines() if x.strip().startswith("k0_split = ")]
+    import triton
+    for keys, want in ((4096, 8), (512, 8), (300, 4), (129, 2), (77, 2), (64, 1), (1, 1)):
+        scope = {"triton": triton, "d4": keys}
+        exec(line.split("  #")[0], scope)
+        assert scope["k0_split"] == want, (keys, scope["k0_split"])
+    assert "* k0_split,)](" in module.source and module.source.count("SPLIT=k0_split") == 2
+    assert "torch.empty(d0 * d1 * 8 * 1 * d2," in module.source
     assert "for s in range(SPLIT):  # in chunk order: the same bits every run" in module.source
     assert "atomic" not in module.source                        # deterministic: no atomics
     one = make_module(LLAMA_B1, {"attention": {"BLOCK_M": 16, "BLOCK_N": 64, "SPLIT": 1}}, "bf16", "sm_90")

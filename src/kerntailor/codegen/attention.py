@@ -764,9 +764,11 @@ class _AttentionWriter(AnchorWriter):
         return [["om", "rm"], ["od", "rdv"]]
 
     def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
-                dtype: str, split: int = 0, scratch: tuple[Scratch, ...] = ()) -> GeneratedKernel:
+                dtype: str, split: int = 0, scratch: tuple[Scratch, ...] = (), per_call: tuple[str, str] = ()) \
+            -> GeneratedKernel:
         """The flash kernel assembled; split: its programs' key chunks (SPLIT), each writing its partials to
-        `scratch` (attention_split.py)."""
+        `scratch` (attention_split.py); per_call: (host line, host name) of SPLIT decided per call, at most split
+        (attention_split.per_call_split)."""
         constexprs = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_D", block_d[0]), ("BLOCK_DV", block_dv[0])]
         if self.d_full is not None:
             constexprs.append(("D_FULL", self.d_full))
@@ -779,8 +781,11 @@ class _AttentionWriter(AnchorWriter):
                 self.host_constexprs.append(("KCHUNK", self.chunk[1]))
         if split:
             constexprs.append(("SPLIT", split))
-        chunks = ((const(split), 1),) if split else ()
-        grid = (GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl])),)   # see _program
+        if per_call:
+            self.host_constexprs.append(("SPLIT", per_call[1]))
+        chunks = ((const(split), 1),) if split and not per_call else ()
+        grid = (GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl]),
+                         host_factor=per_call[1] if per_call else ""),)   # see _program
         dtypes = self.buffer_dtypes()
         shape = " x ".join(self.sizes.host(e) for e in space)
         what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")
@@ -793,7 +798,8 @@ class _AttentionWriter(AnchorWriter):
         kernel = assemble(group=self.group.name, name=self.name, doc=doc, body=self.out.lines, pointers=self.pointers,
                           pointer_dtypes=dtypes, sizes=self.sizes, big=self.big, constexprs=constexprs,
                           options=self.schedule.options(), grid=grid, host_constexprs=tuple(self.host_constexprs),
-                          helpers=helpers, host_prologue=() if before else self._head_dim_checks(), scratch=scratch)
+                          helpers=helpers, scratch=scratch,
+                          host_prologue=(() if before else self._head_dim_checks()) + tuple(per_call[:1]))
         return replace(kernel, before=before) if before else kernel
 
 

@@ -25,8 +25,9 @@ every m_s = -inf, so every weight 2^(-inf) = 0 and acc = Σ 0·acc_s (0, or NaN 
 from v), l = 0 (SDPA's safe softmax divides by 1: 0; written out: 0 / 0 = NaN); a NaN or Inf in v at a masked key
 reaches acc_s as 0·NaN and the combine's 0 weight keeps it NaN, as SDPA; the causal kernel's V scan (NaN in v above
 the diagonal) is read by the combine. ReLU attention keeps no statistics: its combine is the plain sum of the
-chunks' acc. The workspace (torch.empty, every element written by the partials kernel: rows past Lq are never read)
-is sized per call: (batch x heads) x SPLIT x Lq rows.
+chunks' acc. The workspace (torch.empty, every element read written by the partials kernel: rows past Lq and chunks
+past the call's SPLIT are never read) is sized per call: (batch x heads) x SPLIT x Lq rows. SPLIT itself is decided
+per call (per_call_split): at most the schedule's, at most the keys' blocks.
 
 TMA (sm_90) is the flash kernel's: K and V descriptors over the whole head, loaded from the chunk's first key.
 
@@ -81,6 +82,19 @@ def key_chunk(w, Lk: str) -> None:
     w.out("lo = tl.maximum(tl.minimum(lo, hi), k_lo)  # the chunk's whole blocks (none, nor a tail, past hi)")
 
 
+def per_call_split(w, split: int, lk) -> tuple[str, str]:
+    """(host line, host name) of SPLIT at the call's key count Lk: min(SPLIT, the largest power of two <= the key
+    blocks cdiv(Lk, BLOCK_N)), at least 1. A schedule's SPLIT is chosen at the default size; at a smaller Lk (a
+    shorter cache, the referee's variants) most of its chunks would hold no key and their programs run for nothing
+    (every chunk of at least one block: at most one chunk empty). Never above the schedule's: the workspace is
+    sized by it. A power of two: few distinct values, so few compilations of the two kernels. The partials kernel,
+    launched first, defines the name; the combine kernel reads it."""
+    name = f"{w.group.name}_split"
+    blocks = f"triton.cdiv({w.sizes.host(lk)}, {w.schedule.BLOCK_N})"
+    return (f"{name} = min({split}, triton.next_power_of_2(max(1, {blocks}) + 1) // 2)  "
+            "# SPLIT per call: at most the keys' blocks, a power of two"), name
+
+
 def write_split(w, dtype: str, parts) -> GeneratedKernel:
     """The group's kernels at SPLIT = w.schedule.SPLIT: the partials kernel (launched first, after a causal V
     scan), then the combine kernel `w` writes, which ends as the flash kernel does."""
@@ -96,10 +110,12 @@ def write_split(w, dtype: str, parts) -> GeneratedKernel:
     if not w.relu:
         scratch = (Scratch("split_m", "fp32", count, zeroed=False), Scratch("split_l", "fp32", count, zeroed=False)) \
             + scratch
+    per_call = per_call_split(w, split, parts[1][1][-2])
     kernel = partials._finish(att, space, nl, w.schedule.BLOCK_M, w.schedule.BLOCK_N, flash.block_d,
-                              flash.block_dv, (), dtype, split, scratch)
+                              flash.block_dv, (), dtype, split, scratch, per_call)
     if att.causal:   # the V scan, launched before it, checks the head dims
-        kernel = replace(kernel, launch=replace(kernel.launch, host_prologue=()))
+        kernel = replace(kernel, launch=replace(kernel.launch, host_prologue=per_call[:1]))
+    w.host_constexprs.append(("SPLIT", per_call[1]))   # the combine kernel's
     w.head_dims = partials.head_dims   # the causal V scan's host checks
     combined = _combine_rows(w, parts, flash, split)
     if w.relu:

@@ -152,6 +152,25 @@ def test_programs_with_few_bytes_in_flight_cannot_stream():
                                                    nv_facts(registers=32))).occupancy_penalty == 1
 
 
+def test_an_underfilled_grid_pays_the_larger_of_its_two_terms_not_their_product():
+    """level1/15_Matmul_for_lower_triangular_matrices plans two iota kernels (4,096 int64, 32 KB each) beside its
+    GEMM: 4 programs on MI300X's 2,432 slots. The in-flight term (x388) times slots / programs (x608) put each at
+    1.46 ms, the report's generated kernels at 0.22x eager; a few trips of latency take microseconds. Now the larger
+    of the two: still slower than a full grid of the same bytes per program, and a full grid is unchanged."""
+    model = AnalyticalModel(MI300X)
+    cfg = Config("pointwise", dict(XBLOCK=1024, num_warps=4, waves_per_eu=0))
+    tiny = model.explain(Candidate(cfg, Work.pointwise(numel=4096, inputs=0, outputs=2), amd_facts(registers=10)))
+    assert tiny.traffic_bytes == 32768 and tiny.programs == 4
+    assert tiny.quantization > 100 and tiny.occupancy_penalty > 100      # both terms large
+    assert tiny.seconds < 20e-6, tiny                                     # was 1.46e-3
+    larger = tiny.memory_seconds / tiny.occupancy_penalty * max(tiny.occupancy_penalty, tiny.quantization)
+    assert tiny.seconds - tiny.launch_seconds == pytest.approx(max(larger, tiny.floor_seconds))
+    full = model.explain(Candidate(cfg, Work.pointwise(numel=1 << 28), amd_facts(registers=10)))
+    assert full.programs >= full.slots
+    assert full.seconds == pytest.approx(max(full.compute_seconds, full.memory_seconds, full.l2_seconds)
+                                         * full.quantization + full.launch_seconds)
+
+
 def test_wave_quantization():
     assert wave_quantization(304, 304) == 1 and wave_quantization(608, 304) == 1
     assert wave_quantization(305, 304) == pytest.approx(2 / (305 / 304))

@@ -365,7 +365,15 @@ class AnalyticalModel:
         memory = traffic / floor.bandwidth * penalty
         quant = wave_quantization(programs, slots)
         sync = split.waits * COOP_SYNC_S * row_waves(programs, slots, split.peers)   # cooperative: each wave waits
-        kernel = max(compute, memory, l2) * quant + sync
+        memory_q = memory * quant
+        if fam.inflight and programs < slots:
+            # an under-filled grid: the larger of the in-flight shortfall and slots / programs, not their product:
+            # 4 programs of an iota (4096 elements) came out at 1.46 ms on mi300x (x388 in flight times x608) where
+            # a few trips of latency take microseconds. Ranking the committed H200 schedules, the product scored a
+            # little better (benchmarks/data/cpu_2026-12-05e/costmodel_underfilled.md); the times it gave tiny
+            # kernels were the report's "0.22x eager" for a GEMM whose two iota kernels are 32 KB each
+            memory_q = traffic / floor.bandwidth * max(penalty, quant)
+        kernel = max(compute * quant, memory_q, l2 * quant) + sync
         seconds = max(kernel, floor.seconds) + launch_s
         bound = max((compute, "compute"), (memory, "memory"), (l2, "l2"), key=lambda tb: tb[0])[1]
         return Prediction(seconds, floor.seconds, compute, memory, l2, traffic, spills, penalty, quant, programs,

@@ -281,3 +281,55 @@ def test_many_tensors_too_many_elements_take_the_literal_sizes_too(tmp_path):
         total = sum(p.numel() for p in model.parameters()) + sum(x.numel() for x in spec.make_inputs(name))
         assert total <= TOO_LARGE_TOTAL, (name, total)
         assert model.network[2].in_features < 1024   # a hidden size moved, not only the constants
+
+
+EXPANDING_BLOCK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, expand_ratio):
+        super(Model, self).__init__()
+        hidden = in_channels * expand_ratio
+        self.expand = nn.Sequential(nn.Conv2d(in_channels, hidden, 1, bias=False), nn.BatchNorm2d(hidden),
+                                    nn.ReLU6(inplace=True))
+        self.project = nn.Sequential(nn.Conv2d(hidden, out_channels, 1, bias=False), nn.BatchNorm2d(out_channels))
+
+    def forward(self, x):
+        return self.project(self.expand(x))
+
+
+batch_size = 10
+in_channels = 112
+out_channels = 192
+expand_ratio = 6
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, 224, 224)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, expand_ratio]
+"""
+
+
+def test_large_activations_take_the_literal_sizes_too(tmp_path):
+    # 21_EfficientNetMBConv's shape: the constants shrink the channels to 8, but the image size is a literal and
+    # the batch (10) under MIN_SIZE, so the input stays 4.0 M elements (under TOO_LARGE) while the block expands it
+    # 6x: its "odd" variant (21 M-element activations) ran 790 s a forward under the interpreter. The activations
+    # count now (MetaShapes.activations): the derivation takes the literals as well
+    from kerntailor.problem.load import meta_shapes
+    from kerntailor.problem.variants import TOO_LARGE
+
+    path = write(tmp_path, "expanding_block", EXPANDING_BLOCK)
+    spec = load_problem(path)
+    for name in ("small", "odd"):
+        variant = spec.variant(name)
+        assert variant.literals, variant                       # the 224s moved
+        shapes = meta_shapes(spec.source, path, variant.overrides, variant.literals, None, spec.name)
+        assert shapes.activations <= TOO_LARGE, (name, shapes.activations)
+        assert input_shapes(spec, name)[0][-1] < 224
+    default = meta_shapes(spec.source, path, (), (), None, spec.name)
+    assert default.activations == 10 * 112 * 6 * 224 * 224    # the expanded map, the largest op result

@@ -169,24 +169,25 @@ def run_on_meta(source: str, path: Path, overrides: dict[str, int], dtype: str |
     """Build the model and its inputs on the meta device and run forward; returns both. Forward runs in eval
     mode: only shapes are wanted, and a training-mode BatchNorm runs on meta through Python decompositions
     (2,400 of them took 18 s of ResNet-101's 21 s of variant checks)."""
-    model, inputs, _ = _run_recorded(source, path, overrides, dtype, problem, literals, record=False)
+    model, inputs, _, _ = _run_recorded(source, path, overrides, dtype, problem, literals, record=False)
     return model, inputs
 
 
 def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str | None, problem: str,
-                  literals: dict[str, int] | None, record: bool) -> tuple[torch.nn.Module, list[Any], tuple]:
-    """run_on_meta, and with `record` the forward's op structure (OpStructure) too."""
+                  literals: dict[str, int] | None, record: bool) -> tuple[torch.nn.Module, list[Any], tuple, int]:
+    """run_on_meta, and with `record` the forward's op structure (OpStructure) and its largest result's elements
+    too."""
     module = exec_module(source, path, overrides, literals)
     model = build_model(module, "meta", dtype, problem).eval()
     inputs = build_inputs(module, "meta", dtype, problem)
     try:
         try:
-            ops = _forward(model, inputs, record, fake=False)
+            ops, largest = _forward(model, inputs, record, fake=False)
         except Exception as e:
             if not reads_values(e):
                 raise
             try:
-                ops = _forward(model, inputs, record, fake=True)
+                ops, largest = _forward(model, inputs, record, fake=True)
             except Exception:
                 raise e from None   # not a value read the trace skips (torch.unique has no shape without values)
     except NotImplementedError as e:  # an op with no meta kernel (nonzero, unique): kerntailor's limit
@@ -194,21 +195,21 @@ def _run_recorded(source: str, path: Path, overrides: dict[str, int], dtype: str
                            f"cannot capture it ({_one_line(e)})") from None
     except Exception as e:
         raise ProblemError(f"{problem}: forward() on meta tensors raised {_one_line(e)}") from None
-    return model, inputs, ops
+    return model, inputs, ops, largest
 
 
-def _forward(model: torch.nn.Module, inputs: list[Any], record: bool, fake: bool) -> tuple:
-    """Run forward (no grad), returning OpStructure's record where `record`. With `fake`, on fake tensors
-    (fake_forward)."""
+def _forward(model: torch.nn.Module, inputs: list[Any], record: bool, fake: bool) -> tuple[tuple, int]:
+    """Run forward (no grad), returning OpStructure's record and the largest op result's elements where `record`
+    (else ((), 0)). With `fake`, on fake tensors (fake_forward)."""
     if fake:
         recorder = OpStructure(shortcuts=False) if record else contextlib.nullcontext()
         with eager_recurrent_by_shape(model):
             fake_forward(model, inputs, recorder)
-        return recorder.ops if record else ()
+        return (recorder.ops, recorder.largest) if record else ((), 0)
     recorder = OpStructure() if record else MetaShortcuts()
     with torch.no_grad(), eager_recurrent_by_shape(model), recorder:
         model(*inputs)
-    return recorder.ops if record else ()
+    return (recorder.ops, recorder.largest) if record else ((), 0)
 
 
 def fake_forward(model: torch.nn.Module, inputs: list[Any], *modes) -> Any:
@@ -255,11 +256,14 @@ class OpStructure(TorchDispatchMode):
     def __init__(self, shortcuts: bool = True):
         super().__init__()
         self.ops: list[tuple] = []
+        self.largest = 0   # elements of the largest tensor an op returned (an activation the inputs do not show)
         self.shortcuts = shortcuts   # MetaShortcuts' outputs for the ops it knows (on meta tensors only)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = MetaShortcuts.run(func, args, kwargs or {}) if self.shortcuts else func(*args, **(kwargs or {}))
         flat = out if isinstance(out, (list, tuple)) else (out,)
+        counts = [t.numel() for t in flat if isinstance(t, torch.Tensor)]
+        self.largest = max([self.largest] + [c for c in counts if type(c) is int])
         self.ops.append((str(func), tuple((t.dim(), tuple(i for i, s in enumerate(t.shape) if s == 1))
                                           for t in flat if isinstance(t, torch.Tensor)),
                          empty_from_nonempty(args, out)))
@@ -274,6 +278,7 @@ class MetaShapes:
     state: tuple[tuple[int, ...], ...]
     structure: tuple = ()   # OpStructure's record of the forward: equal where the graph's structure is
     specs: tuple[InputSpec, ...] = field(default=(), compare=False)   # every forward() argument (input_specs)
+    activations: int = field(default=0, compare=False)   # elements of the forward's largest op result
 
     @property
     def largest(self) -> int:
@@ -290,13 +295,13 @@ def meta_shapes(source: str, path: Path, overrides: tuple[tuple[str, int], ...],
     """run_on_meta's shapes, or None where the model does not build or run at these sizes. Remembered: deriving
     variants tries the same sizes more than once (a 28 M-parameter model built on the CPU takes 0.7 s)."""
     try:
-        model, inputs, structure = _run_recorded(source, path, dict(overrides), dtype, problem, dict(literals),
-                                                 record=True)
+        model, inputs, structure, largest = _run_recorded(source, path, dict(overrides), dtype, problem,
+                                                          dict(literals), record=True)
     except (ProblemError, CaptureError):
         return None
     return MetaShapes(tuple(tuple(v.shape) for v in inputs if isinstance(v, torch.Tensor)),
                       tuple(tuple(t.shape) for t in list(model.parameters()) + list(model.buffers())),
-                      tuple(structure), input_specs(inputs))
+                      tuple(structure), input_specs(inputs), largest)
 
 
 def same_structure(source: str, path: Path, overrides: tuple[tuple[str, int], ...],

@@ -146,9 +146,12 @@ def derive_variants(source: str, path: Path, module: types.ModuleType, dtype: st
 
 
 def _sizes(source: str, path: Path, variant: Variant, dtype: str | None, name: str) -> tuple[int, int] | None:
-    """(largest, total): the elements of the variant's largest input or parameter, and of all of them."""
+    """(largest, total): the elements of the variant's largest input, parameter or op result (an activation: an
+    MBConv block expands its input's channels 6x, so 21_EfficientNetMBConv's "odd" variant, its input 3.5 M
+    elements, ran 790 s a forward under the interpreter at 21 M-element activations), and of its inputs and
+    parameters together."""
     shapes = meta_shapes(source, path, variant.overrides, variant.literals, dtype, name)
-    return (shapes.largest, shapes.total) if shapes is not None else None
+    return (max(shapes.largest, shapes.activations), shapes.total) if shapes is not None else None
 
 
 def _derive_from_constants(source: str, path: Path, module: types.ModuleType, dtype: str | None,

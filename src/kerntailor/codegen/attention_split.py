@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.assemble import assemble
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch, split_per_call
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.types import View
 
@@ -91,8 +91,8 @@ def per_call_split(w, split: int, lk) -> tuple[str, str]:
     launched first, defines the name; the combine kernel reads it."""
     name = f"{w.group.name}_split"
     blocks = f"triton.cdiv({w.sizes.host(lk)}, {w.schedule.BLOCK_N})"
-    return (f"{name} = min({split}, triton.next_power_of_2(max(1, {blocks}) + 1) // 2)  "
-            "# SPLIT per call: at most the keys' blocks, a power of two"), name
+    return (f"{name} = {split_per_call(split, blocks)}  # SPLIT per call: at most the keys' blocks, a power of two"), \
+        name
 
 
 def write_split(w, dtype: str, parts) -> GeneratedKernel:

@@ -102,7 +102,7 @@ def call_lines(sig: OpSignature) -> list[str]:
     """forward()'s call, binding the buffers it returns: the op while torch.compile traces (one opaque call), the
     op's own function in eager. The op's dispatch cost more than the launches themselves: 37-54 us a call on
     the H100's host beside 55-123 us for _launch_kernels' two launches and allocations (decode attention at batch
-    1, benchmarks/host_overhead.py, 2026-12-05), where the GPU's work took 35-47 us."""
+    1, benchmarks/host_overhead.py, measured on the H100, 2026-12-05), where the GPU's work took 20-47 us."""
     targets = ", ".join(sig.results)
     scalars = [name for name, _ in sig.scalars]
     args = ", ".join(([f"[{', '.join(sig.tensors)}]"] + scalars) if sig.packed else list(sig.names))

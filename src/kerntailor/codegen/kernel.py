@@ -29,6 +29,12 @@ class GridAxis:
     host_factor: str = ""
 
 
+def split_per_call(split: int, tiles: str) -> str:
+    """Host text of a SPLIT decided per call: min(split, the largest power of two <= `tiles`, host text of the
+    call's tile count), at least 1 (split rows' row tiles, split attention's key blocks)."""
+    return f"min({split}, triton.next_power_of_2(max(1, {tiles}) + 1) // 2)"
+
+
 @dataclass(frozen=True)
 class Scratch:
     """A buffer the host allocates per call for the kernel's own use (partial results, arrival counters)."""

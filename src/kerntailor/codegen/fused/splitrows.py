@@ -79,7 +79,7 @@ from kerntailor.codegen.fused.reductions import (
     stages,
 )
 from kerntailor.codegen.fused.reuse import keep_tile_exps, reuse_tile_exps, reused_exps, row_rescale
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch
+from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch, split_per_call
 from kerntailor.codegen.render import FLOAT
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.expr import Load, Op
@@ -197,7 +197,7 @@ def per_call_split(w, split: int, rblock: int) -> tuple[str, str]:
     normalising kernel reads it."""
     row = w.sizes.host(w.at.reduced_size())
     name = f"{w.group.name}_split"
-    line = (f"{name} = min({split}, triton.next_power_of_2(max(1, triton.cdiv({row}, {rblock})) + 1) // 2)  "
+    line = (f"{name} = {split_per_call(split, f'triton.cdiv({row}, {rblock})')}  "
             f"# SPLIT per call: at most the row's RBLOCK tiles, a power of two")
     return line, name
 

@@ -61,24 +61,27 @@ def _tutorial_keeps(knobs: dict) -> bool:
 
 def parse_config(text: str) -> dict:
     """'128x64/8w/3s' (BLOCK_M x BLOCK_N / warps / stages), '/tma' after it for TMA loads (sm_90), '/split8' for 8
-    key chunks (codegen/attention_split.py), as knobs."""
+    key chunks (codegen/attention_split.py), '/pack' for GQA's query heads packed in the rows (PACK), as knobs."""
     try:
         tile, warps, stages, *rest = text.strip().split("/")
         split = [r for r in rest if r.startswith("split")]
-        if [r for r in rest if r not in split] not in ([], ["tma"]) or len(split) > 1:
+        if any(r not in ("tma", "pack") for r in rest if r not in split) or len(split) > 1 or \
+                len(rest) != len(set(rest)):
             raise ValueError(text)
         bm, bn = tile.split("x")
         knobs = {"BLOCK_M": int(bm), "BLOCK_N": int(bn), "num_warps": int(warps.rstrip("w")),
                  "num_stages": int(stages.rstrip("s")), "TMA": int("tma" in rest)}
-        return knobs | ({"SPLIT": int(split[0].removeprefix("split"))} if split else {})
+        return knobs | ({"SPLIT": int(split[0].removeprefix("split"))} if split else {}) | \
+            ({"PACK": 1} if "pack" in rest else {})
     except ValueError:
-        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma][/splitN], e.g. "
+        raise ValueError(f"config {text!r} is not BLOCK_MxBLOCK_N/<warps>w/<stages>s[/tma][/splitN][/pack], e.g. "
                          "128x64/8w/3s/tma") from None
 
 
 def _label(knobs: dict) -> str:
     label = f"{knobs['BLOCK_M']}x{knobs['BLOCK_N']}/{knobs['num_warps']}w/{knobs['num_stages']}s"
     label += ("/tma" if knobs.get("TMA") else "") + (f"/split{knobs['SPLIT']}" if knobs.get("SPLIT", 1) > 1 else "")
+    label += "/pack" if knobs.get("PACK") else ""
     return label + (f"/{knobs['precision']}" if knobs.get("precision", "ieee") != "ieee" else "")
 
 

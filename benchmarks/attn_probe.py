@@ -122,7 +122,8 @@ def candidates(gen, plan, labels: list[str]) -> list[dict]:
 
 def _label(knobs: dict) -> str:
     return (f"{knobs['BLOCK_M']}x{knobs['BLOCK_N']}/{knobs['num_warps']}w/{knobs['num_stages']}s"
-            + ("/tma" if knobs.get("TMA") else "") + (f"/split{knobs['SPLIT']}" if knobs.get("SPLIT", 1) > 1 else ""))
+            + ("/tma" if knobs.get("TMA") else "") + (f"/split{knobs['SPLIT']}" if knobs.get("SPLIT", 1) > 1 else "")
+            + ("/pack" if knobs.get("PACK") else ""))
 
 
 def bench_problem(name: str, path: Path, labels: list[str], smoke: bool, compile_too: bool,

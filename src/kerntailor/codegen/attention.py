@@ -100,7 +100,7 @@ class AttentionSchedule(Schedule):
 
     family: ClassVar[str] = "attention"
     order: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision",
-                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA", "SPLIT")
+                                        "waves_per_eu", "matrix_instr_nonkdim", "TMA", "SPLIT", "PACK")
     shown: ClassVar[tuple[str, ...]] = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "precision")
 
     BLOCK_M: int
@@ -110,10 +110,12 @@ class AttentionSchedule(Schedule):
     matrix_instr_nonkdim: int | None = None
     TMA: int = 0   # sm_90: K and V tiles through tensor descriptors (the tutorial's Hopper loads); not for a computed k
     SPLIT: int = 1   # key chunks, each its own program (decode: codegen/attention_split.py); 1: one program walks all
+    PACK: int = 0    # GQA: a program's rows span the query heads of one K/V head (pack_group); 0: one query head
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.one_of("TMA", (0, 1))
+        self.one_of("PACK", (0, 1))
         self.power_of_two("SPLIT")
         for name in ("BLOCK_M", "BLOCK_N"):
             self.power_of_two(name)
@@ -143,7 +145,28 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
         sizes["MASK"] = 1 if dtype == "bool" else ITEMSIZE[dtype]
     if 1 in dict(group.operand_prologues):
         sizes["KLOADS"] = key_loads(gen, group)
+    if pack_group(gen, group):
+        sizes["G"] = pack_group(gen, group)
     return sizes
+
+
+def pack_group(gen: Generalized, group: FusionGroup) -> int:
+    """G, the query heads that share one K/V head, where the PACK knob can put them in one program's rows; 0 where
+    it cannot. PACK (GQA / MQA at a decode step): the rows of a program's tile are (query head of the group, query),
+    G x Lq of them per K/V head, so K and V are read once per K/V head, not G times, and a 16-row tile at Lq = 1
+    holds G rows, not 1. Offered where the heads are the axis before the queries, K and V have the same fewer heads,
+    the attention is not causal (its key range per row stays the flash kernel's), no prologue computes q or k,
+    and a mask, if any, is broadcast along the heads (its load stays one per tile: no per-row head)."""
+    node = attention_node(gen, group)
+    q, k, v = node.operands[:3]
+    if len(node.out.shape) < 3 or node.causal or group.operand_prologues:
+        return 0
+    hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+    if hk != hv or hk >= hq or hq % hk:
+        return 0
+    if len(node.operands) == 4 and node.operands[3].strides[-3] != 0:
+        return 0
+    return hq // hk
 
 
 def key_loads(gen: Generalized, group: FusionGroup) -> int:
@@ -216,6 +239,7 @@ class _AttentionWriter(AnchorWriter):
         self.computed = {j for j in (0, 1) if operand_prologue(self, j)}   # q, k: computed by a prologue, not loaded
         self.kv_coords: dict[str, dict[int, str]] = {}
         self.first = "0"   # the first key of the program's whole blocks ("k_lo": its chunk's, attention_split.py)
+        self.pack: tuple[SizeExpr, SizeExpr] | None = None   # PACK: (query heads, K/V heads) as sizes (_check_pack)
 
     # --- checks -----------------------------------------------------------------------------------------------
     def _check(self) -> tuple[str, list]:
@@ -250,7 +274,24 @@ class _AttentionWriter(AnchorWriter):
             raise CodegenUnsupported(f"{self.group.name}: a prologue that computes neither q nor k", att.name)
         if self.schedule.TMA and 1 in self.computed:
             raise CodegenUnsupported(f"{att.name}: TMA loads K through a descriptor, its prologue computes it")
+        if self.schedule.PACK:
+            self._check_pack(parts)
         return dtype, parts
+
+    def _check_pack(self, parts) -> None:
+        """self.pack for a PACK schedule: the query heads and the K/V heads as sizes, where pack_group offers it and
+        the sizes keep it at every variant (K and V the same heads, a mask broadcast along them); else refused."""
+        att: Attention = self.anchor
+        if not pack_group(self.gen, self.group):
+            raise CodegenUnsupported(f"{att.name}: PACK needs grouped K/V heads (GQA) before the queries, no causal "
+                                     "mask, no prologue and a mask broadcast along the heads")
+        h = len(att.out.shape) - 3
+        k_heads, v_heads = parts[1][1][h], parts[2][1][h]
+        if not same(k_heads, v_heads) or (len(parts) == 4 and not _zero(parts[3][2][h])):
+            raise CodegenUnsupported(f"{att.name}: PACK needs K and V of the same heads and a mask broadcast along "
+                                     "them at every size")
+        out_heads = self.sizes.slot(("node", att.name, "out", h), att.out.shape[h])
+        self.pack = (out_heads, k_heads)
 
     # --- the kernel -------------------------------------------------------------------------------------------
     def write(self) -> GeneratedKernel:
@@ -283,8 +324,15 @@ class _AttentionWriter(AnchorWriter):
         self._program(nl, lead, Lq, split)
         self.kv_coords = kv_coords = {name: self._kv_coords(name, parts[j][0], parts[j][1], lead, nl)
                                       for j, name in ((1, "k"), (2, "v"))}
+        q_coords = {a: f"i{a}" for a in range(nl)}
+        q_head = ""   # PACK: q's head per row (ih), added to its rows' offsets; i<h> is the K/V head
+        if self.pack is not None:
+            for coords in kv_coords.values():
+                coords[nl - 1] = f"i{nl - 1}"
+            q_coords[nl - 1] = "0"
+            q_head = f"{self._t('ih[:, None]', q_st[nl - 1])} + "
         if 0 not in self.computed:
-            self._base("q", q, q_st, q_off, {a: f"i{a}" for a in range(nl)}, nl)
+            self._base("q", q, q_st, q_off, q_coords, nl)
         if 1 not in self.computed:
             self._base("k", k, k_st, k_off, kv_coords["k"], nl)
         self._base("v", v, v_st, v_off, kv_coords["v"], nl)
@@ -294,16 +342,16 @@ class _AttentionWriter(AnchorWriter):
             self._base("m", m_view, m_st, m_off, {a: f"i{a}" for a in range(nl)}, nl)
         d_mask = block_d[1]
         dv_mask = block_dv[1]
-        self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # query rows")
+        self.rows(Lq)
         self.out("rd = tl.arange(0, BLOCK_D)  # q and k head dim")
         self.out("rdv = tl.arange(0, BLOCK_DV)  # v head dim")
         self.out("rn0 = tl.arange(0, BLOCK_N)")
-        q_mask = [f"(rm[:, None] < {Lq})"] + ([f"(rd[None, :] < {D})"] if d_mask else [])
+        q_mask = [f"({self.row_ok(Lq, column=True)})"] + ([f"(rd[None, :] < {D})"] if d_mask else [])
         if 0 in self.computed:   # (BLOCK_M, BLOCK_D), held
             compute_prologue(self, 0, {a: f"i{a}" for a in range(nl)} | {nl: "rm[:, None]", nl + 1: "rd[None, :]"},
                              q_mask, "[BLOCK_M, BLOCK_D]", "rm", "q")
         else:
-            self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {self._t('rm[:, None]', q_st[-2])} + "
+            self.out(f"q = tl.load({self.pointer(q.base)} + q_base + {q_head}{self._t('rm[:, None]', q_st[-2])} + "
                      f"{self._t('rd[None, :]', q_st[-1])}, mask={' & '.join(q_mask)}, other=0.0)  "
                      "# (BLOCK_M, BLOCK_D), held")
         self.d_full = self._head_full(d_mask or dv_mask, (q_shape[-1], v_shape[-1]))
@@ -367,9 +415,12 @@ class _AttentionWriter(AnchorWriter):
                      "  # that key masked for the row: 0 x NaN, as SDPA")
         self.out("om = rm[:, None]  # output rows, (BLOCK_M, 1)")
         self.out("od = rdv[None, :]  # output columns, (1, BLOCK_DV)")
-        self.out(f"mmask = om < {flash.Lq}")
+        self.out(f"mmask = {self.row_ok(flash.Lq, column=True) if self.pack is not None else f'om < {flash.Lq}'}")
         self.out(f"dmask = od < {flash.Dv}")
         self.coords = {a: f"i{a}" for a in range(nl)} | {nl: "om", nl + 1: "od"}
+        if self.pack is not None:   # the rows' own query heads
+            self.out("oh = ih[:, None]  # each row's query head, (BLOCK_M, 1)")
+            self.coords[nl - 1] = "oh"
         self.tile = "[BLOCK_M, BLOCK_DV]"
         self.full_mask = "mmask & dmask"
         self.out(f"v_{att.name} = o  # {att.describe()}")
@@ -417,7 +468,13 @@ class _AttentionWriter(AnchorWriter):
         (attention_split.py) between the two, `split` of SPLIT."""
         pid = "tl.program_id(0).to(tl.int64)" if self.big else "tl.program_id(0)"
         self.out(f"pid = {pid}")
-        self.out(f"num_m = tl.cdiv({Lq}, BLOCK_M)")
+        if self.pack is not None:   # the rows: G x Lq of one K/V head's query heads; bh over batch x K/V heads
+            hq, hkv = (self._paren(self.sizes.text(e)) for e in self.pack)
+            self.out(f"GQ = {hq} // {hkv}  # query heads per K/V head: a program's rows span them (PACK)")
+            self.out(f"num_m = tl.cdiv(GQ * {self._paren(Lq)}, BLOCK_M)")
+            lead = list(lead[:-1]) + [self.pack[1]]
+        else:
+            self.out(f"num_m = tl.cdiv({Lq}, BLOCK_M)")
         if self.anchor.causal:   # the heaviest query blocks (the most keys below the diagonal) start first
             self.out("pid_m = num_m - 1 - pid % num_m  # causal: the last query block (the most keys) first")
         else:
@@ -429,6 +486,43 @@ class _AttentionWriter(AnchorWriter):
             self.out("bh = pid // num_m  # batch x heads, flattened")
         if nl:
             self.unravel(list(range(nl)), lead, "bh")
+
+    def rows(self, Lq: str) -> None:
+        """rm, the program's query rows; PACK: rr, its packed rows (query head of the group, query), and each row's
+        query rm and query head ih."""
+        if self.pack is None:
+            self.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # query rows")
+            return
+        lq = self._paren(Lq)
+        self.out("rr = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # packed rows: (query head of the group, query)")
+        self.out(f"rm = rr % {lq}  # each row's query")
+        self.out(f"ih = i{len(self.anchor.out.shape) - 3} * GQ + rr // {lq}  # each row's query head")
+
+    def row_ok(self, Lq: str, column: bool = False) -> str:
+        """The program's rows that exist: rm < Lq, or (PACK) rr < G x Lq; column: as a (BLOCK_M, 1) tile."""
+        row = "rr" if self.pack is not None else "rm"
+        bound = f"GQ * {self._paren(Lq)}" if self.pack is not None else Lq
+        return f"{row}[:, None] < {bound}" if column else f"{row} < {bound}"
+
+    def row_count(self, Lq: str) -> str:
+        """Rows per (batch x heads) of the program grid: Lq, or (PACK) G x Lq per K/V head (kernel text)."""
+        return f"(GQ * {self._paren(Lq)})" if self.pack is not None else self._paren(Lq)
+
+    def pack_lead(self) -> list[SizeExpr]:
+        """The output's leading sizes; PACK: with the K/V heads for the query heads (the grid's batch x heads)."""
+        att: Attention = self.anchor
+        lead = [self.sizes.slot(("node", att.name, "out", j), s) for j, s in enumerate(att.out.shape[:-2])]
+        return lead[:-1] + [self.pack[1]] if self.pack is not None else lead
+
+    def grid(self, space: list[SizeExpr], nl: int, bm: int, chunks: tuple = (), host_factor: str = "") -> GridAxis:
+        """The launch's one axis (see _program): query blocks x chunks x batch x heads; PACK: cdiv(G x Lq,
+        BLOCK_M) x chunks x batch x K/V heads, the first factor host text (G is a quotient of sizes)."""
+        if self.pack is None:
+            return GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl]), host_factor=host_factor)
+        hq, hkv = (self._paren(self.sizes.host(e)) for e in self.pack)
+        rows = f"triton.cdiv({hq} // {hkv} * {self._paren(self.sizes.host(space[nl]))}, {bm})"
+        return GridAxis(chunks + tuple((e, 1) for e in self.pack_lead()),
+                        host_factor=" * ".join(t for t in (rows, host_factor) if t))
 
     def _kv_coords(self, which: str, view, shape: list[SizeExpr], lead: list[SizeExpr], nl: int) -> dict[int, str]:
         """The coordinates k or v is read at along each leading axis: the output's, or, where the operand has
@@ -761,7 +855,7 @@ class _AttentionWriter(AnchorWriter):
         return tuple(math_helper(h) for h in sorted(self.helpers)) + tuple(self.module_helpers)
 
     def tile_axes(self) -> list[list[str]]:
-        return [["om", "rm"], ["od", "rdv"]]
+        return [["om", "rm", "oh"], ["od", "rdv"]]
 
     def _finish(self, att: Attention, space, nl: int, bm: int, bn: int, block_d, block_dv, before,
                 dtype: str, split: int = 0, scratch: tuple[Scratch, ...] = (), per_call: tuple[str, str] = ()) \
@@ -784,8 +878,7 @@ class _AttentionWriter(AnchorWriter):
         if per_call:
             self.host_constexprs.append(("SPLIT", per_call[1]))
         chunks = ((const(split), 1),) if split and not per_call else ()
-        grid = (GridAxis(((space[nl], bm),) + chunks + tuple((e, 1) for e in space[:nl]),
-                         host_factor=per_call[1] if per_call else ""),)   # see _program
+        grid = (self.grid(space, nl, bm, chunks, per_call[1] if per_call else ""),)   # see _program
         dtypes = self.buffer_dtypes()
         shape = " x ".join(self.sizes.host(e) for e in space)
         what = ("causal, " if att.causal else "") + ("masked, " if len(att.operands) == 4 else "")

@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.assemble import assemble
-from kerntailor.codegen.kernel import GeneratedKernel, GridAxis, Scratch, split_per_call
+from kerntailor.codegen.kernel import GeneratedKernel, Scratch, split_per_call
 from kerntailor.codegen.sizes import const
 from kerntailor.ir.types import View
 
@@ -100,7 +100,7 @@ def write_split(w, dtype: str, parts) -> GeneratedKernel:
     scan), then the combine kernel `w` writes, which ends as the flash kernel does."""
     att, split = w.anchor, w.schedule.SPLIT
     partials = type(w)(w.gen, w.group, w.schedule, w.sizes.host_names, f"{w.name}_partials", w.arch)
-    partials.relu, partials.first = w.relu, "k_lo"
+    partials.relu, partials.first, partials.pack = w.relu, "k_lo", w.pack
     flash = partials.flash_loop(dtype, parts, split=True)
     _store_partials(partials, flash)
     space, nl = list(flash.space), flash.nl
@@ -127,9 +127,10 @@ def write_split(w, dtype: str, parts) -> GeneratedKernel:
 
 def _store_partials(w, flash: FlashParts) -> None:
     """The program's rows of its chunk: (m_i, l_i, acc) to the workspace, (batch x heads, SPLIT, Lq) rows."""
-    Lq, Dv = w._paren(flash.Lq), w._paren(flash.Dv)
-    w.out(f"ws = (bh * SPLIT + split).to(tl.int64) * {Lq} + rm  # the chunk's rows in the workspace")
-    w.out(f"rows = rm < {Lq}")
+    Dv, row = w._paren(flash.Dv), "rr" if w.pack is not None else "rm"
+    w.out(f"ws = (bh * SPLIT + split).to(tl.int64) * {w.row_count(flash.Lq)} + {row}"
+          "  # the chunk's rows in the workspace")
+    w.out(f"rows = {w.row_ok(w._paren(flash.Lq))}")
     if not w.relu:
         w.out(f"tl.store({w.pointer('split_m')} + ws, m_i, mask=rows)")
         w.out(f"tl.store({w.pointer('split_l')} + ws, l_i, mask=rows)")
@@ -146,11 +147,12 @@ def _combine_rows(w, parts, flash: FlashParts, split: int) -> FlashParts:
     nl = flash.nl
     space = [w.sizes.slot(("node", att.name, "out", j), s) for j, s in enumerate(att.out.shape)]
     w._program(nl, space[:nl], Lq)
-    lq, dv = w._paren(Lq), w._paren(Dv)
-    w.out("rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # query rows")
+    lq, dv = w.row_count(Lq), w._paren(Dv)   # lq: rows per batch x heads (PACK: G x Lq per K/V head)
+    w.rows(Lq)
     w.out("rdv = tl.arange(0, BLOCK_DV)  # v head dim")
-    w.out(f"rows = rm < {lq}")
-    w.out(f"ws = bh.to(tl.int64) * SPLIT * {lq} + rm  # chunk 0's rows in the workspace; chunk s's s x Lq further")
+    w.out(f"rows = {w.row_ok(w._paren(Lq))}")
+    w.out(f"ws = bh.to(tl.int64) * SPLIT * {lq} + {'rr' if w.pack is not None else 'rm'}"
+          "  # chunk 0's rows in the workspace; chunk s's s x Lq further")
     w.out(f"tile = rows[:, None] & (rdv[None, :] < {dv})")
     acc = f"tl.load({w.pointer('split_acc')} + (ws + s * {lq})[:, None] * {dv} + rdv[None, :], mask=tile, other=0.0)"
     w.out("acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)")
@@ -175,7 +177,7 @@ def combine_kernel(w, flash: FlashParts, before: tuple[GeneratedKernel, ...], sp
     """The combine kernel assembled (its lines written by write_split and attention.py's finish_rows)."""
     att, nl, bm = w.anchor, flash.nl, w.schedule.BLOCK_M
     space = list(flash.space)
-    grid = (GridAxis(((space[nl], bm),) + tuple((e, 1) for e in space[:nl])),)
+    grid = (w.grid(space, nl, bm),)
     shape = " x ".join(w.sizes.host(e) for e in space)
     doc = (f"{att.describe()} -> ({shape}): {', '.join(w.group.nodes)}. The SPLIT key chunks' partials combined in "
            "chunk order (flash-decoding), then the epilogue: BLOCK_M query rows per program.")

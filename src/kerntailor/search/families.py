@@ -686,7 +686,7 @@ def attention_lds_bytes(values: Mapping[str, Any], target: Target, dtype: str, D
 
 
 def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
-                    MASK: int = 0, KLOADS: int = 0) -> Space:
+                    MASK: int = 0, KLOADS: int = 0, G: int = 0) -> Space:
     """Flash attention (codegen/attention.py): BLOCK_M query rows per program on a (cdiv(Lq, BLOCK_M), BH) grid,
     BLOCK_N keys per step. Knobs: BLOCK_M, BLOCK_N (16-128, no bigger than the sequence warrants), num_warps
     (2-8), num_stages (1-4; AMD 1-2: ROCm's guide keeps fused GEMMs at one or two); AMD: waves_per_eu and
@@ -694,20 +694,25 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
     (BLOCK_M x BLOCK_N) share the GEMM's budget of MAX_ACC_PER_THREAD fp32 values per thread. MASK: the bytes of
     an element of a 2-D mask tile (attention_lds_bytes), absent from the space's sizes where 0. KLOADS: the tiles
     k's prologue loads a key step (attention_lds_bytes), absent where 0 (k loaded as it is); where k is computed, TMA
-    takes only 0 (codegen refuses a descriptor load of a computed k)."""
+    takes only 0 (codegen refuses a descriptor load of a computed k). G: the query heads per K/V head where codegen
+    can pack them into a program's rows (codegen/attention.py's pack_group; absent where 0): the knob PACK (0, 1)
+    where the queries are few (Lq <= MAX_PACK_QUERIES), its tiles sized by G x Lq rows."""
     def tiles(n: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(128, max(16, next_power_of_two(n))))
 
     dv = next_power_of_two(max(16, Dv))
-    knobs = [Knob("BLOCK_M", tiles(Lq)), Knob("BLOCK_N", tiles(Lk)), Knob("num_warps", (2, 4, 8)),
+    pack = G > 1 and Lq <= MAX_PACK_QUERIES
+    knobs = [Knob("BLOCK_M", tiles(Lq * G if pack else Lq)), Knob("BLOCK_N", tiles(Lk)), Knob("num_warps", (2, 4, 8)),
              Knob("num_stages", (1, 2) if target.is_amd else (1, 2, 3, 4))]
     if target.is_amd:
         knobs += [Knob("waves_per_eu", WAVES_PER_EU), Knob("matrix_instr_nonkdim", MATRIX_INSTR_NONKDIM)]
     if _hopper(target):   # K and V through tensor descriptors (codegen/attention.py), not a computed k
         knobs.append(Knob("TMA", (0,) if KLOADS else (0, 1)))
-    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk)
+    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk, G=G if pack else 0)
     if splits:
         knobs.append(Knob("SPLIT", (1,) + splits))
+    if pack:
+        knobs.append(Knob("PACK", (0, 1)))
     constraints = _common_constraints(target) + [
         Constraint(f"accumulator + scores <= {MAX_ACC_PER_THREAD} fp32 per thread",
                    ("BLOCK_M", "BLOCK_N", "num_warps"),
@@ -727,14 +732,15 @@ def attention_space(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
                                       lambda v: v["matrix_instr_nonkdim"] <= min(v["BLOCK_M"], v["BLOCK_N"])))
     return Space("attention", tuple(knobs), tuple(constraints), target.name,
                  (("BH", BH), ("Lq", Lq), ("Lk", Lk), ("D", D), ("Dv", Dv)) + ((("MASK", MASK),) if MASK else ())
-                 + ((("KLOADS", KLOADS),) if KLOADS else ()),
+                 + ((("KLOADS", KLOADS),) if KLOADS else ()) + ((("G", G),) if pack else ()),
                  dtype_key(dtype))
 
 
 MAX_KEY_SPLIT = 64   # key chunks of a split attention (codegen/attention_split.py): its partials grow with it
+MAX_PACK_QUERIES = 64   # PACK (GQA heads in one program's rows) is offered up to this many queries: decode, a few
 
 
-def key_splits(target: Target, *, BH: int, Lq: int, Lk: int) -> tuple[int, ...]:
+def key_splits(target: Target, *, BH: int, Lq: int, Lk: int, G: int = 0) -> tuple[int, ...]:
     """The SPLIT values (> 1) of an attention's keys (codegen/attention_split.py): powers of two up to
     MAX_KEY_SPLIT with at least 16 keys (the smallest BLOCK_N) a chunk, where the grid without a split, at its
     largest (16 query rows a program: cdiv(Lq, 16) x BH), is below the target's compute units; () elsewhere.
@@ -743,32 +749,43 @@ def key_splits(target: Target, *, BH: int, Lq: int, Lk: int) -> tuple[int, ...]:
     shorter) and pays a second launch and the fp32 partials (Lq x (Dv + 2) per head and chunk). Where the grid
     already holds a program per CU, every CU streams keys and the split is that cost for nothing: a Llama decode
     step at batch 32 (32 query heads: 1024 programs) gets none, at batch 1-4 (32-128 programs, under the H200's
-    132 SMs and MI300X's 304 CUs) the split fills the machine. Not measured on a GPU yet
-    (benchmarks/gpu_calls/decode_call.sh times both batches)."""
-    if math.ceil(Lq / 16) * BH >= target.compute_units:
+    132 SMs and MI300X's 304 CUs) the split fills the machine. G > 1 (PACK offered): the packed grid, G x Lq rows
+    over BH / G heads, G times fewer programs, decides."""
+    if _attention_grid(BH, Lq, 16, G) >= target.compute_units:
         return ()
     top = min(MAX_KEY_SPLIT, Lk // 16)
     return tuple(s for s in power_of_two_range(2, max(2, top)) if s <= top)
 
 
-def decode_seeds(target: Target, *, BH: int, Lq: int, Lk: int) -> list[dict]:
+def decode_seeds(target: Target, *, BH: int, Lq: int, Lk: int, G: int = 0) -> list[dict]:
     """A split decode schedule (Lq <= 16, key_splits offered): 16 query rows, 64 keys a step, 4 warps, SPLIT the
     smallest power of two that gives every compute unit a program (at most the largest offered), and the same
-    tile unsplit beside it, so that the search times both."""
-    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk)
-    if Lq > 16 or Lk < 64 or not splits:
+    tile unsplit beside it, so that the search times both. G > 1 (GQA, PACK offered): first the same two with the
+    query heads of a K/V head packed in the rows (G x Lq rows, the split chosen for that grid; unsplit alone where
+    the packed grid needs none), then the two unpacked ones where a split is offered."""
+    if Lq > 16 or Lk < 64:
         return []
-    fits = [s for s in splits if s * 64 <= Lk]
-    if not fits:
-        return []
-    split = next((s for s in fits if s * BH >= target.compute_units), fits[-1])
     extra = {"num_stages": 1, "waves_per_eu": 2, "matrix_instr_nonkdim": 16} if target.is_amd else \
         {"num_stages": 2} | ({"TMA": 0} if _hopper(target) else {})
-    return [{"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "SPLIT": s} | extra for s in (split, 1)]
+    pack = G > 1 and Lq <= MAX_PACK_QUERIES
+    splits = key_splits(target, BH=BH, Lq=Lq, Lk=Lk, G=G if pack else 0)   # the space's SPLIT knob
+    fits = [s for s in splits if s * 64 <= Lk]
+    seeds = []
+    for packed in ((1, 0) if pack else (0,)):
+        programs = _attention_grid(BH, Lq, 16, G if packed else 0)
+        split = next((s for s in fits if s * programs >= target.compute_units), fits[-1]) if fits else 0
+        if programs >= target.compute_units:
+            split = 0
+        if not split and not packed:
+            continue
+        for s in (split, 1) if split else (1,):
+            seeds.append({"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4} | extra | ({"SPLIT": s} if splits else {})
+                         | ({"PACK": packed} if pack else {}))
+    return seeds
 
 
 def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: int, dtype: str = "fp16",
-                    MASK: int = 0, KLOADS: int = 0) -> list[dict]:
+                    MASK: int = 0, KLOADS: int = 0, G: int = 0) -> list[dict]:
     """Schedules to time first. Triton's fused-attention tutorial (python/tutorials/06-fused-attention.py,
     triton 3.x) tunes BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), num_stages in (2, 3, 4), num_warps in
     (4, 8), and on Hopper keeps 8 warps only for 128 x 128 tiles; its AMD variant (and ROCm's flash-attention
@@ -792,7 +809,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
     Decode (Lq <= 16 on a grid below the target's compute units): decode_seeds, a split and the same tile unsplit."""
     if Lq <= 16:
-        return decode_seeds(target, BH=BH, Lq=Lq, Lk=Lk)
+        return decode_seeds(target, BH=BH, Lq=Lq, Lk=Lk, G=G)
     if Lq < 128 or Lk < 128:
         return []
     if dtype_key(dtype) == "fp32":
@@ -1206,9 +1223,24 @@ def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
     return _gemm_padding(config, k_sizes) * max(1.0, taps)
 
 
+def _attention_grid(BH: int, Lq: int, block_m: int, G: int = 0) -> int:
+    """Programs of an unsplit attention: query blocks x batch x heads; G > 1 (PACK): blocks of G x Lq rows x batch
+    x K/V heads."""
+    if G > 1:
+        return math.ceil(Lq * G / block_m) * (BH // G)
+    return math.ceil(Lq / block_m) * BH
+
+
+def _packed(config: Config, sizes: Mapping[str, int]) -> int:
+    """G where the Config packs the query heads of a K/V head in its rows (PACK 1), else 0."""
+    return sizes.get("G", 0) if config.get("PACK", 0) else 0
+
+
 def _attention_programs(config: Config, sizes: Mapping[str, int]) -> int:
-    """Query blocks x batch x heads, times SPLIT key chunks (the partials kernel's grid)."""
-    return math.ceil(sizes["Lq"] / config["BLOCK_M"]) * sizes["BH"] * config.get("SPLIT", 1)
+    """Query blocks x batch x heads (PACK: blocks of G x Lq rows x batch x K/V heads), times SPLIT key chunks (the
+    partials kernel's grid)."""
+    return _attention_grid(sizes["BH"], sizes["Lq"], config["BLOCK_M"], _packed(config, sizes)) * \
+        config.get("SPLIT", 1)
 
 
 def _attention_trips(config: Config, sizes: Mapping[str, int]) -> int:
@@ -1223,7 +1255,8 @@ def _attention_split(config: Config, sizes: Mapping[str, int]) -> Split:
 
 
 def _attention_padding(config: Config, sizes: Mapping[str, int]) -> float:
-    return _pad(sizes["Lq"], config["BLOCK_M"]) * _pad(sizes["Lk"], config["BLOCK_N"])
+    rows = sizes["Lq"] * (_packed(config, sizes) or 1)
+    return _pad(rows, config["BLOCK_M"]) * _pad(sizes["Lk"], config["BLOCK_N"])
 
 
 # --- what a Config costs beyond its grid (the cost model's estimates without a build) ------------------------

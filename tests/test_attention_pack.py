@@ -102,8 +102,10 @@ def test_packed_source_rows_span_the_heads_of_a_kv_head():
     assert split.count("  # query heads per K/V head") == 2            # the partials and the combine kernel
     assert "* (GQ * s0) + rr  # the chunk's rows in the workspace" in split
     assert "* triton.cdiv(d1 // d4 * d2, 16) * k0_split,)](" in split
-    assert make_module(GQA_DECODE, {"attention": SMALL | {"PACK": 0}}).source == make_module(
-        GQA_DECODE, {"attention": {k: v for k, v in SMALL.items() if k != "PACK"}}).source
+    unpacked = make_module(GQA_DECODE, {"attention": SMALL | {"PACK": 0}}).source
+    assert "GQ" not in unpacked and "(i1 * s4 // s3)" in unpacked     # K/V at each query head's K/V head
+    # the default schedule packs where it is offered (default_schedule: measured at a Llama decode step)
+    assert src == make_module(GQA_DECODE, {"attention": {k: v for k, v in SMALL.items() if k != "PACK"}}).source
 
 
 @pytest.mark.parametrize("path", [GQA_CAUSAL, PLAIN], ids=["causal", "not_gqa"])
@@ -119,10 +121,11 @@ def test_pack_refused_where_pack_group_offers_none(path):
 def test_packed_values_match_sdpa(tmp_path):
     """fp32 within the referee's fp32 tolerance, bf16 within bf16's: one query and three (a tile holds heads of
     several queries each), MQA over 6 heads at 5 queries (30 rows: two tiles, the second crossing heads), NaN and
-    Inf in v, split in 4 and 2 chunks, TMA descriptors (sm_90)."""
+    Inf in v, split in 4 and 2 chunks, TMA descriptors (sm_90); and the unpacked kernel on GQA (PACK 0)."""
     plain, split = _write(tmp_path, GQA_DECODE, None, SMALL), _write(tmp_path, GQA_DECODE, None, SMALL | {"SPLIT": 4})
     bf16 = _write(tmp_path, GQA_DECODE, "bf16", SMALL | {"SPLIT": 2})
     tma = _write(tmp_path, GQA_DECODE, None, SMALL | {"TMA": 1}, "sm_90")
+    unpacked = _write(tmp_path, GQA_DECODE, None, SMALL | {"PACK": 0, "SPLIT": 4})   # the default packs: this too
     jobs = [
         (plain, [[2, 8, 1, 64], [2, 2, 77, 64], [2, 2, 77, 64]], "float32", "gqa_plain", False),
         (plain, [[2, 8, 3, 64], [2, 2, 77, 64], [2, 2, 77, 64]], "float32", "gqa_plain", False),
@@ -132,6 +135,7 @@ def test_packed_values_match_sdpa(tmp_path):
         (split, [[1, 6, 5, 32], [1, 1, 77, 32], [1, 1, 77, 32]], "float32", "gqa_plain", False),
         (bf16, [[1, 32, 1, 128], [1, 8, 300, 128], [1, 8, 300, 128]], "bfloat16", "gqa_plain", False),
         (tma, [[2, 8, 3, 64], [2, 2, 77, 64], [2, 2, 77, 64]], "float32", "gqa_plain", False),
+        (unpacked, [[2, 8, 3, 64], [2, 2, 300, 64], [2, 2, 300, 64]], "float32", "gqa_plain", False),
     ]
     results = _run(jobs)
     for job, r in zip(jobs, results):

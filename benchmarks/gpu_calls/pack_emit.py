@@ -1,13 +1,17 @@
-"""Emit kernel.py files of the Llama decode step (b1, b32) at packed and unpacked schedules for host_overhead.py."""
+"""Emit kernel.py files of the Llama decode step (b1, b32) at packed and unpacked schedules for host_overhead.py,
+into benchmarks/work/pack/ (carried to the device by session_2026-12-05f_call1.sh).
+
+    PYTHONPATH=src python3 benchmarks/gpu_calls/pack_emit.py"""
 import sys
 from pathlib import Path
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import attn_probe
 from kerntailor.codegen import default_schedule
 from kerntailor.codegen import generate_module
 parse = attn_probe._script("attention").parse_config
-OUT = Path(__file__).parent
+OUT = ROOT / "benchmarks" / "work" / "pack"
+OUT.mkdir(parents=True, exist_ok=True)
 RUNS = {"b1": ("sdpa_gqa_decode_b1.py", ["16x64/4w/2s/split16", "16x64/4w/2s/split32/pack", "16x64/4w/2s/split16/pack",
                                          "16x64/4w/2s/split64/pack", "16x64/4w/2s/pack"]),
         "b32": ("sdpa_gqa_decode_b32.py", ["16x128/4w/3s", "16x64/4w/2s", "16x64/4w/2s/pack", "16x128/4w/3s/pack",

@@ -4,7 +4,7 @@
 # torch.compile:
 #  1. benchmarks/host_overhead.py: GPU time per call in a CUDA graph (graph_us: no host work) and the stopwatch's
 #     median, eager and each kernel.py of benchmarks/work/pack/ (emitted on the CPU from this commit by
-#     benchmarks/work/pack/emit.py, a copy of it committed as benchmarks/gpu_calls/pack_emit.py; carried);
+#     benchmarks/gpu_calls/pack_emit.py; carried);
 #  2. benchmarks/attn_probe.py on both batches at packed labels: each output checked against eager's before it is
 #     timed, interleaved with eager and torch.compile.
 # Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-05f_call1.sh   (carry ["benchmarks/work/pack"])

@@ -73,6 +73,7 @@ from kerntailor.codegen.sizes import const, product, same
 from kerntailor.ir.expr import loads
 from kerntailor.ir.nodes import Attention
 from kerntailor.plan.fusion import FusionGroup
+from kerntailor.search.families import MAX_PACK_QUERIES
 from kerntailor.units import ITEMSIZE, next_power_of_two
 
 PRECISIONS = ("ieee", "tf32", "tf32x3")   # fp32 operands' dot policies (16-bit operands ignore it)
@@ -195,7 +196,10 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
     stage, within gfx942's 64 KiB of LDS). fp32 operands: 16 x 64 with 4 warps (measured on the H200 under the
     ieee policy, an FMA loop there: 48 ms against 104 ms for 64 x 32 on sdpa; BENCHMARKS.md, fourth session of
     2026-12-03). Short sequences get tiles rounded up from their length (never below tl.dot's 16): decode (Lq = 1)
-    takes 16 rows."""
+    takes 16 rows. GQA at a few queries (pack_group, Lq <= MAX_PACK_QUERIES) packs the query heads of a K/V head in
+    the rows (PACK): measured on the H100 (Llama decode step, 32 heads on 8, Lk 4096, D 128, bf16, 16 x 64 / 4 warps /
+    2 stages, GPU time in a CUDA graph; benchmarks/data/h100_2026-12-05f/): batch 32 178 us packed against 286
+    unpacked (eager's cuDNN 191 under the stopwatch), batch 1 split 16 ways 14.0 against 20.2 (eager 10.6)."""
     sizes = work_sizes(gen, group)
     sixteen = operand_dtype(gen, group) in ("bf16", "fp16")
     bm, bn = (128, 64) if sixteen else (16, 64)
@@ -207,10 +211,11 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> AttentionSchedule:
         # on gfx942, at 128 x 32 0 and 9; fp32 at 16 x 64 took 232 KiB of shared memory on sm_90 (over its 227), at
         # 16 x 32 120 KiB (and spills, as fp32 ieee does there), 0 spills on gfx942
         bn = 32
-    bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"])))
+    pack = int(sizes.get("G", 0) > 1 and sizes["Lq"] <= MAX_PACK_QUERIES)
+    bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["Lq"] * (sizes["G"] if pack else 1))))
     bn = min(bn, max(MIN_DOT, next_power_of_two(sizes["Lk"])))
     warps = 8 if bm >= 128 else 4
-    return AttentionSchedule(BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=2)
+    return AttentionSchedule(BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=2, PACK=pack)
 
 
 def generate_attention(gen: Generalized, group: FusionGroup, schedule: AttentionSchedule, host_names: dict,

@@ -55,6 +55,15 @@ def test_allow_list_keeps_paths_and_drops_every_credential():
     assert "sk-1" not in json.dumps(env) and "sk-2" not in json.dumps(env)
 
 
+def test_candidate_compiles_the_baseline_in_process_unless_told_otherwise():
+    """torch.compile's worker pool (one process per CPU, each importing torch) is left out of the candidate process:
+    TORCHINDUCTOR_COMPILE_THREADS=1 by default, the user's own setting kept."""
+    env = candidate_env({"PATH": "/usr/bin"}, "/h", interpreter=False, inductor_cache=None)
+    assert env["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+    env = candidate_env({"TORCHINDUCTOR_COMPILE_THREADS": "8"}, "/h", interpreter=False, inductor_cache=None)
+    assert env["TORCHINDUCTOR_COMPILE_THREADS"] == "8"
+
+
 # --- what a candidate can reach ----------------------------------------------------------------------------
 
 class _Listener:

@@ -221,6 +221,28 @@ class Server:
         self.inputs = self._unship(payload["inputs"])
         return {"ok": True}, []
 
+    def op_warm(self, header, payload):
+        """One run of the constructed model on inputs this process draws itself (the judge's first draw of the
+        variant, its own seed), before the judge takes the GPU's lock for the variant's judged runs (judge.warm).
+        Not a judged run: its outputs are dropped and an exception is not reported (the judged runs meet it again);
+        the process dying here is a crash as anywhere."""
+        import torch
+
+        from kerntailor.verify.draws import draw_inputs
+
+        inputs = draw_inputs(payload["problem"], header["variant"], payload["draw"], payload["seed"], self.device)
+        try:
+            with torch.no_grad():
+                self.current(*inputs)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+        except Exception:   # noqa: BLE001 - the judged runs report it, with the inputs they judge
+            pass
+        del inputs
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()   # the judged draws come next, beside the float64 reference
+        return {"ok": True}, []
+
     def op_run(self, header, _):
         import contextlib
 

@@ -146,6 +146,7 @@ class Judge(EdgeCases):
             vseed = job["seed"] + 7919 * (vi + 1)
             ref_model = self.problem.make_model(variant, self.device, vseed)
             self.construct(variant, ref_model, vseed)
+            self.warm(variant, job["draws"][0], job["seed"] + 1000 * (vi + 1))
             with self.gpu_exclusive():  # parallel bench jobs: no correctness work while another one times
                 for di, draw in enumerate(job["draws"]):
                     seed = job["seed"] + 1000 * (vi + 1) + di
@@ -180,6 +181,24 @@ class Judge(EdgeCases):
             self.case(ref_model, variant, SPECIAL, inputs, seed)
             del inputs
         self.release()
+
+    def warm(self, variant: str, draw: str, seed: int) -> None:
+        """On a GPU: the candidate runs once at `variant` (candidate.op_warm: inputs of `draw` it draws itself, not
+        judged) before the variant's judged runs take the GPU's lock. Triton compiles a kernel at its first call for
+        each specialization of its arguments (sizes divisible by 16 or not, 1, per-call constexprs), so a variant's
+        first judged run compiled every kernel of the module inside the lock, where parallel jobs wait for it: a
+        level-2 file's run phase took 72.7 s on the H100 beside five other bench jobs' builds (98_Matmul_AvgPool_
+        GELU_Scale_Max, 2026-12-05), and another job waited 181 s for the lock. The stopwatch warms up outside its
+        lock the same way (measure/stopwatch.py). Not under the interpreter: nothing compiles there, and a run
+        there costs what a judged run does."""
+        if self.device.type != "cuda":
+            return
+        self.progress(variant=variant, step="warm")
+        reply, _ = self.cand.request({"op": "warm", "variant": variant},
+                                     {"problem": self.problem, "draw": draw, "seed": seed},
+                                     where={"variant": variant, "step": "warm"})
+        if not reply.get("ok"):
+            raise RuntimeError(str(reply.get("reason", "the candidate process could not warm up"))[:300])
 
     def release(self) -> None:
         """Give the caching allocator's free blocks back to the GPU between the judge's steps: a draw's fp32

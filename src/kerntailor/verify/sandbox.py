@@ -87,6 +87,9 @@ def candidate_env(judge_env: dict[str, str], home: str, *, interpreter: bool,
                PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     if inductor_cache:
         env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+    # torch.compile's baseline (measure/baselines.py) compiles a handful of kernels: in this process, not through a
+    # pool of one worker per CPU that imports torch each (the default), which parallel bench jobs multiply
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     if interpreter:
         env["TRITON_INTERPRET"] = "1"
     else:

@@ -192,7 +192,7 @@ def test_a_transposed_convolution_is_split_by_phase_or_gathered():
     conv = gen.graph.node(group.anchor)
     assert conv.transposed and [g.family for g in plan.groups] == ["conv"] and not refused_anchors(gen.graph)
     work, sizes = group_work(gen, group, "fp32")
-    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2, "Kg": 3 * 6, "Ku": 7}
+    assert sizes == {"M": 2 * 2 * 10 * 9, "N": 4, "K": 3 * 4, "phases": 2, "Kg": 3 * 6, "Ku": 7, "L": 9}
     assert work.flops == conv.flops()
     schedule = default_schedule(gen, group)
     assert schedule.phases and not schedule.pointwise
@@ -482,7 +482,7 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     gen, plan = prepared(DATA / "conv2d_nobias_maxpool_relu.py")[2:]   # conv alone; with the library's, a pool tail
     slower = "the generated kernel (9.0 us) is slower than the library (5.0 us, eager)"
     base = GenerateResult("p", "h200", "measured", "library", slower, tmp_path / "k.py", tmp_path / "r.json",
-                          lost_on_time=True)
+                          report={"wall_s": 270.5, "stage_s": {"search": 200.0, "judge": 60.0}}, lost_on_time=True)
     calls = []
 
     def once(path, settings, progress=None, plan_out=None):
@@ -498,6 +498,11 @@ def test_a_generated_convolution_that_loses_on_time_is_tried_again_with_the_libr
     result = pipeline._generate_template("p.py", GenerateSettings(target="h200"))
     # the second pass searches (it is not served the first's stored library decision) and records its own
     assert [s.library_families for s in calls] == [(), ("conv",)] and calls[1].use_store and not calls[1].store_lookup
+    # the first pass's seconds travel to the second's report (pipeline._first_pass_entry): its wall is both passes'
+    assert calls[1].first_pass == (("wall_s", 270.5), ("search_s", 200.0), ("judge_s", 60.0))
+    assert calls[0].first_pass == ()
+    assert pipeline._first_pass_entry(type("R", (), {"settings": calls[1]})) == {
+        "first_pass": {"wall_s": 270.5, "search_s": 200.0, "judge_s": 60.0}}
     assert result.status == "generated" and slower in result.message and "(mixed)" in result.message
     for other in (replace(base, message="no schedule passed the referee (crash: x)", lost_on_time=False),
                   replace(base, lost_on_time=False)):   # the old trigger's words, but not a loss on time

@@ -202,6 +202,8 @@ def make_row(path: Path, settings: GenerateSettings) -> dict:
         row["stage_s"] = result.report.get("stage_s")
         row["judge_phase_s"] = (result.verdict.phase_s if result.verdict is not None   # else served from the store
                                 else (result.report.get("verdict") or {}).get("phase_s"))
+        if result.report.get("first_pass"):   # a second pass (generated conv lost on time): the first's seconds
+            row["first_pass_s"] = result.report["first_pass"]
     except MemoryError as e:   # the job's estimate exceeds the GPU: refused before it starts (measure/memory.py)
         row = _row(path, level, None, f"refused: {e}")
     except KerntailorError as e:  # a problem the tool cannot handle is a row, not the end of the run

@@ -93,6 +93,8 @@ class GenerateSettings:
                                     # the CPU even for a kernel served from the store (optimize writes none)
     library_families: tuple[str, ...] = ()   # anchor families planned as library calls (their tails generated):
                                     # measured, a generated module that loses is tried again so (LIBRARY_ALTERNATIVES)
+    first_pass: tuple[tuple[str, float], ...] = ()   # that second pass: the first's wall and stage seconds, for the
+                                    # report ("first_pass"): the run's wall time is both passes'
 
     def __post_init__(self):
         if self.proposer not in PROPOSERS:
@@ -179,8 +181,10 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     log.info("generated %s lost on time (%s): again with the library's %s", first.problem, first.message,
              ", ".join(families))
     # recorded in the store over the first pass's decision (the same problem key), never served the first's
+    spent = (("wall_s", round(float(first.report.get("wall_s") or 0.0), 3)),) + tuple(
+        (f"{stage}_s", round(float(seconds), 3)) for stage, seconds in (first.report.get("stage_s") or {}).items())
     second = _generate_once(problem_path, replace(settings, library_families=settings.library_families + families,
-                                                  store_lookup=False), progress, [])
+                                                  store_lookup=False, first_pass=spent), progress, [])
     note = f"with generated {', '.join(families)}: {first.message}; with the library's: "
     return replace(second, message=note + second.message)
 
@@ -594,6 +598,7 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
                                    "path": str(Path(run.problem.path).resolve()), "search": _search_dict(run.settings),
                                    "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
+    report |= _first_pass_entry(run)
     if run.floor is not None and "floor" not in report:
         report["floor"] = _floor_dict(run.floor)
     if run.baselines is not None and "baselines" not in report:
@@ -682,7 +687,13 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,
         "stage_s": dict(run.stage_s),
-    } | _mixed_dict(run) | _baselines_entry(run, groups)
+    } | _mixed_dict(run) | _baselines_entry(run, groups) | _first_pass_entry(run)
+
+
+def _first_pass_entry(run: Run) -> dict:
+    """{"first_pass": its wall and stage seconds} where this run is the second pass (_generate_template: the first
+    lost on time with a generated convolution): the report's wall_s is this pass's alone."""
+    return {"first_pass": dict(run.settings.first_pass)} if run.settings.first_pass else {}
 
 
 def _baselines_entry(run: Run, groups: list[GroupResult]) -> dict:

@@ -291,11 +291,12 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
         if phased and any(win.s > 1 for win in wins):   # the phase form first (conv_phases.py): its K, a phase's taps;
             useful = max(1, round(node.flops() / 2 / (sizes["M"] * sizes["N"])))   # the gather form's K, and the
             return sizes | {"K": w[0] // node.groups * prod(tap_counts(wins)), "phases": 2,   # products per output
-                            "Kg": sizes["K"], "Ku": useful}                   # that are not zeros (the cost model's)
+                            "Kg": sizes["K"], "Ku": useful,                   # that are not zeros (the cost model's),
+                            "L": -(-out[-1] // wins[-1].s)}   # and the rows of a phase's line (its tiles' BLOCK_M)
         cin_g = w[0] // node.groups   # stride 1: the taps-outer gather form (taps_outer) where a tap's channels
         taps_fill = takes_taps(cin_g) and all(win.s == 1 for win in wins)   # fill a step (at stride s, a tail's
         outer = {"outer": 2 if taps_fill else 1, "C": cin_g} if prod(w[2:]) > 1 else {}   # gather form: offered)
-        return sizes | ({"phases": 1} if phased else {}) | outer
+        return sizes | ({"phases": 1, "L": out[-1]} if phased else {}) | outer
     sizes = {"M": node.groups * out[0] * prod(out[2:]), "N": w[0] // node.groups, "K": prod(w[1:])}
     if group.reduce_axes:   # reductions over the channels (a row tail): the implicit GEMM form only
         sizes |= _whole_row(gen, group)
@@ -418,8 +419,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> ConvSchedule:
         bm, bn, warps = min(128, bm), MIN_DOT, 4 if bm >= 128 else 2
     phases = sizes.get("phases") == 2
     if phases:   # rows along the last axis's o' only (conv_phases.py): no wider than it
-        last = windows(gen, node)[-1]
-        bm = min(bm, max(MIN_DOT, next_power_of_two(-(-node.out.shape[-1] // last.s))))
+        bm = min(bm, max(MIN_DOT, next_power_of_two(sizes["L"])))
         warps = 8 if bm * bn >= 128 * 128 else 4 if bm * bn >= 64 * 64 else 2
     taps, outer = sizes.get("taps") == 2, sizes.get("outer") == 2
     if taps or outer:   # a step spans one tap's input channels: no wider than they are

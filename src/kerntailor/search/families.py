@@ -846,7 +846,7 @@ def attention_seeds(target: Target, *, BH: int, Lq: int, Lk: int, D: int, Dv: in
 
 def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
                phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
-               C: int = 0, outer: int = 0) -> Space:
+               C: int = 0, outer: int = 0, L: int = 0) -> Space:
     """A convolution as an implicit GEMM (codegen/conv.py): M output positions (groups folded in) x N output
     channels of a group, K = input channels of a group x kernel positions; BLOCK_M x BLOCK_N tiles stepping
     BLOCK_K, compiled with num_warps and num_stages (+ AMD's waves_per_eu, matrix_instr_nonkdim, kpack). Tiles
@@ -865,7 +865,9 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     over the channels: codegen's conv.work_sizes): BLOCK_N spans N. `outer` 1 or 2 (a transposed convolution at
     stride 1 with several taps, C its input channels per group) adds the knobs taps_outer (codegen/conv.py: K steps
     over one tap's channels each; gather form only, so not with phases) and stage (taps outer over a channels-last
-    copy of the input: only with taps_outer), each first where it is the default (2)."""
+    copy of the input: only with taps_outer), each first where it is the default (2). `L` (the phase form's line: the
+    o' along the last axis, codegen's conv.work_sizes): the phase form's BLOCK_M is at most L's power of two (its
+    rows never span two lines, conv_phases.py: a 128-row tile on a 32-row line leaves 3/4 of its products idle)."""
     def tile_values(n: int, hi: int) -> tuple[int, ...]:
         return power_of_two_range(16, min(hi, max(16, next_power_of_two(n))))
 
@@ -900,6 +902,11 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     sizes = (("M", M), ("N", N), ("K", K)) + ((("pointwise", 1),) if pointwise else ())
     sizes += (("phases", phases),) if phases else ()
     sizes += (("Kg", Kg), ("Ku", Ku)) if Kg else ()
+    if phases and L:
+        line = phase_rows(L)
+        constraints.append(Constraint(f"phases: BLOCK_M <= {line} (the rows of a line)", ("BLOCK_M", "phases"),
+                                      lambda v: not v["phases"] or v["BLOCK_M"] <= line))
+        sizes += (("L", L),)
     sizes += (("whole_row", 1),) if whole_row else ()
     if taps:
         span = max(16, next_power_of_two(C))
@@ -922,7 +929,7 @@ def conv_space(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
 
 def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", pointwise: int = 0,
                phases: int = 0, Kg: int = 0, Ku: int = 0, whole_row: int = 0, taps: int = 0,
-               C: int = 0, outer: int = 0) -> list[dict]:
+               C: int = 0, outer: int = 0, L: int = 0) -> list[dict]:
     """Schedules to time first on a convolution, beside the portable heuristic: gemm's measured Hopper tiles
     (gemm_seeds: 128x128x64 / 4 warps / 4 stages and 128x256x64 / 8 / 4 for 16-bit operands, 128x128x32 / 8 / 3
     for fp32) where N fills them, then for 16-bit operands half a tile (128x64x64 / 4 / 3: measured fastest on a
@@ -957,7 +964,7 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
         plain, old = cut(implicit[0], True, False), cut(implicit[0], False, False)
         return staged[:1] + [old, plain] + staged[1:] if taps == 2 else [old, plain, staged[0]]
     if outer:   # stride 1, several taps: the gather form's seeds with the taps outer (first where the default)
-        base = conv_seeds(target, M=M, N=N, K=K, dtype=dtype, phases=phases)
+        base = conv_seeds(target, M=M, N=N, K=K, dtype=dtype, phases=phases, L=L)
         span = max(16, next_power_of_two(C))
         on = [s | {"taps_outer": True, "BLOCK_K": min(s["BLOCK_K"], span)} for s in base if not s.get("phases")]
         off = [s | {"taps_outer": False, "stage": False} for s in base]
@@ -967,7 +974,11 @@ def conv_seeds(target: Target, *, M: int, N: int, K: int, dtype: str = "fp16", p
     if phases:
         first = phases == 2
         implicit = conv_seeds(target, M=M, N=N, K=K, dtype=dtype)
-        return [s | {"phases": first} for s in implicit] + [s | {"phases": not first} for s in implicit[:1]]
+        line = phase_rows(L) if L else 256
+
+        def phased(seed: dict, on: bool) -> dict:   # the phase form's rows within a line (conv_space's rule)
+            return seed | {"phases": on} | ({"BLOCK_M": min(seed["BLOCK_M"], line)} if on else {})
+        return [phased(s, first) for s in implicit] + [phased(s, not first) for s in implicit[:1]]
     if pointwise:
         sixteen = dtype in ("bf16", "fp16")
         n = max(16, min(128, next_power_of_two(N)))
@@ -1211,16 +1222,34 @@ def _conv_k(config: Config, sizes: Mapping[str, int]) -> Mapping[str, int]:
     return sizes
 
 
+def phase_rows(L: int) -> int:
+    """The phase form's widest BLOCK_M on a line of L rows (codegen's default_schedule caps it the same way)."""
+    return max(16, next_power_of_two(L))
+
+
+def _line_m(config: Config, sizes: Mapping[str, int]) -> float:
+    """The phase form's rows as its grid pads them (conv_phases.py: tiles along each line of L o', none across
+    lines), over the M the other forms tile: 1 where the form is not the phase form."""
+    L = sizes.get("L")
+    if not L or not config.get("phases", False):
+        return 1.0
+    return _pad(L, config["BLOCK_M"]) / _pad(sizes["M"], config["BLOCK_M"])
+
+
+def _conv_programs(config: Config, sizes: Mapping[str, int]) -> int:
+    return max(1, round(_gemm_programs(config, sizes) * _line_m(config, sizes)))
+
+
 def _conv_trips(config: Config, sizes: Mapping[str, int]) -> int:
     return _gemm_trips(config, _conv_k(config, sizes))
 
 
 def _conv_padding(config: Config, sizes: Mapping[str, int]) -> float:
     """gemm's tile padding, and a strided transposed convolution's taps that multiply zeros: the form's K over the
-    useful products per output ("Ku": its FLOPs / 2 / (M x N))."""
+    useful products per output ("Ku": its FLOPs / 2 / (M x N)); the phase form pads each line's rows (_line_m)."""
     k_sizes = _conv_k(config, sizes)
     taps = k_sizes["K"] / sizes["Ku"] if sizes.get("Ku") else k_sizes["K"] / sizes["K"]
-    return _gemm_padding(config, k_sizes) * max(1.0, taps)
+    return _gemm_padding(config, k_sizes) * max(1.0, taps) * _line_m(config, sizes)
 
 
 def _attention_grid(BH: int, Lq: int, block_m: int, G: int = 0) -> int:
@@ -1410,7 +1439,7 @@ SPACE_FAMILIES: dict[str, SpaceFamily] = {f.name: f for f in (
     SpaceFamily("attention", attention_space, _attention_programs, _attention_trips, _attention_padding,
                 seeds=attention_seeds, tile_values=_attention_tile, lds=_attention_lds, split=_attention_split,
                 inflight=False),
-    SpaceFamily("conv", conv_space, _gemm_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
+    SpaceFamily("conv", conv_space, _conv_programs, _conv_trips, _conv_padding, seeds=conv_seeds, lds=_gemm_lds,
                 matrix_tiles=True, inflight=False),
     SpaceFamily("library", library_space, None),
 )}

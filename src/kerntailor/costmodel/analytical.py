@@ -83,7 +83,10 @@ Each term, with where its number comes from:
 - wave quantization: programs P run in waves of slots = CUs x resident programs per CU
   (`targets.occupancy(...).blocks_per_cu`); the last, partial wave takes as long as a full one, so time
   scales with ceil(P / slots) / (P / slots). A grid smaller than one wave leaves slots idle and pays the
-  same way.
+  same way. Attention (`SpaceFamily.waves_over_cus`) quantizes over the compute units instead: a program per CU
+  streams its keys from a pipelined loop (measured on the H100 at a Llama decode step: 256 packed programs of 16 x
+  64 ran at 3.01 TB/s, the copy rate, where slots-based waves charged them 2.6x), and its programs' re-reads of K
+  and V from L2 are added to the memory term (`_l2_reread_seconds`).
 - launch overhead: LAUNCH_OVERHEAD_S = 5 us on AMD, 3 us on NVIDIA per launch, within the ~3-5 us
   commonly seen for hipLaunchKernel / cudaLaunchKernel of a Triton kernel from Python; recalled, not
   measured here [U].
@@ -245,6 +248,16 @@ def occupancy_penalty(facts: IsaFacts, target: Target, computed_waves: int) -> f
     return max(1.0, threshold / fraction) ** OCCUPANCY_EXPONENT
 
 
+def _l2_reread_seconds(read_bytes: float, traffic: float, target: Target) -> float:
+    """Seconds of the bytes programs read beyond the DRAM traffic (read again from L2), at the L2's rate, added to
+    the memory term, not overlapped with it: they share the L2-to-CU paths with the stream from DRAM. Attention
+    (SpaceFamily.l2_reads): at a Llama decode step on the H100 (batch 32, bf16, 537 MB of K and V) the unpacked
+    kernel, whose four query heads of a K/V head each read it (2.15 GB from L2), ran 286 us in a CUDA graph, the
+    packed one 178 (benchmarks/data/h100_2026-12-05f/); this term predicts 160 + 145 and 160 [one point, not fitted]."""
+    l2_bandwidth = L2_BYTES_PER_CLK_PER_CU[target.vendor] * target.compute_units * target.clock_mhz * 1e6
+    return max(0.0, read_bytes - traffic) / l2_bandwidth
+
+
 def inflight_penalty(traffic: float, programs: int, trips: int, slots: int, bandwidth: float,
                      latency_s: float) -> float:
     """Little's law: (bandwidth x latency) / (bytes the resident programs have in flight a trip), at least 1."""
@@ -343,6 +356,9 @@ class AnalyticalModel:
             compulsory = (sizes["M"] + sizes.get("P", 1) * sizes["N"]) * sizes["K"] * itemsize(work.dtype)
             reread = gemm_operand_bytes(config, sizes, itemsize(work.dtype), max(1, slots) // split_k or 1)
             traffic += max(0.0, reread - compulsory)
+        reread_s = 0.0   # attention: its programs' reads of K and V past the DRAM bytes, from L2 (_l2_reread_seconds)
+        if fam.l2_reads is not None:
+            reread_s = _l2_reread_seconds(fam.l2_reads(config, sizes) * itemsize(work.dtype), traffic, t)
         traffic += split.partials * SPLIT_K_PARTIAL_BYTES
         second = second_read(fam, config, sizes, work, t, slots)
         if second:   # a row read twice: from HBM again, or from the cache at its rate
@@ -362,8 +378,8 @@ class AnalyticalModel:
         if fam.inflight:
             penalty = max(penalty, inflight_penalty(traffic, programs, loop_trips(config, sizes), slots,
                                                     floor.bandwidth, MEMORY_LATENCY_S[t.vendor]))
-        memory = traffic / floor.bandwidth * penalty
-        quant = wave_quantization(programs, slots)
+        memory = traffic / floor.bandwidth * penalty + reread_s
+        quant = wave_quantization(programs, t.compute_units if fam.waves_over_cus else slots)
         sync = split.waits * COOP_SYNC_S * row_waves(programs, slots, split.peers)   # cooperative: each wave waits
         memory_q = memory * quant
         if fam.inflight and programs < slots:
@@ -372,7 +388,7 @@ class AnalyticalModel:
             # a few trips of latency take microseconds. Ranking the committed H200 schedules, the product scored a
             # little better (benchmarks/data/cpu_2026-12-05e/costmodel_underfilled.md); the times it gave tiny
             # kernels were the report's "0.22x eager" for a GEMM whose two iota kernels are 32 KB each
-            memory_q = traffic / floor.bandwidth * max(penalty, quant)
+            memory_q = traffic / floor.bandwidth * max(penalty, quant) + reread_s
         kernel = max(compute * quant, memory_q, l2 * quant) + sync
         seconds = max(kernel, floor.seconds) + launch_s
         bound = max((compute, "compute"), (memory, "memory"), (l2, "l2"), key=lambda tb: tb[0])[1]

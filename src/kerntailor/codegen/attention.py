@@ -29,6 +29,9 @@ loaded: q's on its tile once, k's on every key block of both loops (codegen/atte
 (a TMA schedule refuses a computed k), 0 outside the tile. A computed k halves the default BLOCK_N.
 
 GQA / MQA: a K/V operand with fewer heads than Q (enable_gqa) is read at head i // (Hq / Hkv), never expanded.
+With the PACK knob (decode, a few queries: pack_group) a program's rows are (query head of the group, query) for the
+G = Hq / Hkv query heads of one K/V head: the grid is cdiv(G x Lq, BLOCK_M) x batch x K/V heads, q's loads and the
+output's stores take each row's head (ih), and K and V are read once per K/V head instead of G times.
 Every size and stride is a runtime argument; q, k and v are read through their Views (a transpose of a fused
 QKV projection costs nothing). Head dims that are not powers of two are padded to BLOCK_D (masked loads).
 

@@ -31,17 +31,9 @@ per call (per_call_split): at most the schedule's, at most the keys' blocks.
 
 TMA (sm_90) is the flash kernel's: K and V descriptors over the whole head, loaded from the chunk's first key.
 
-Not built: GQA packing. With Hq / Hkv = g query heads on one K/V head and Lq small, a program could hold the g x Lq
-query rows of one K/V head in its BLOCK_M rows (row r: query head kv·g + r // Lq, query r % Lq), so that K and V
-are read once per K/V head instead of once per query head, and a 16-row tile at Lq = 1 is g/16 used, not 1/16.
-How it would go: a knob PACK (0, 1), offered where Lq x g <= 128; the grid cdiv(g·Lq, BLOCK_M) x batch x Hkv (x SPLIT);
-the program's head axis becomes a per-row vector `ih` (q's load, a mask operand's load and the output's store take
-it as a (BLOCK_M, 1) coordinate; the causal test compares keys with r % Lq; the V scan's v_last_bad is indexed per
-row); g per call from the host (Hq // Hkv, a host constexpr where it varies, as D_FULL). It did not fit cleanly now:
-the epilogue's and the stores' coordinates (codegen/anchor.py) take the leading axes as per-program scalars, and
-every mask/causal/special-value rule above would need its packed form verified. Today the g query-head programs of
-one K/V head are adjacent in the grid (heads fastest after the query blocks), so their K/V reads meet in L2: the
-packing would save L2 -> SM traffic and tl.dot padding, not HBM bytes.
+GQA packing (the PACK knob, attention.py's pack_group): the partials and the combine kernel both take the packed
+rows (query head of the group, query) of one K/V head, G x Lq of them, and the workspace holds them in that order
+per (batch x K/V heads, chunk): the same count as unpacked, (batch x heads) x SPLIT x Lq rows.
 """
 
 from __future__ import annotations

@@ -158,15 +158,27 @@ def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]
     return {**row_sizes(group.space, group.reduce_axes), **({"strided": 1} if _rows_contiguous(group) else {})}
 
 
+def _sized_axes(group: FusionGroup) -> tuple[list[int], list[int]]:
+    """(kept, reduced) axes of `group` longer than 1: an axis of one element orders nothing in memory, so the
+    layout rules below skip it (InstanceNorm2d over x.unsqueeze(1).unsqueeze(1) reduces (1, B, 1, F) over axes
+    0, 2, 3: rows of F contiguous elements, which counting axis 0 took for a strided reduction)."""
+    kept = [k for k, n in enumerate(group.space) if n != 1 and k not in group.reduce_axes]
+    return kept, [k for k, n in enumerate(group.space) if n != 1 and k in group.reduce_axes]
+
+
 def _trailing(group: FusionGroup) -> bool:
-    """Whether `group` reduces its innermost axes (rows contiguous along the reduced axes)."""
-    return group.reduce_axes == tuple(range(len(group.space) - len(group.reduce_axes), len(group.space)))
+    """Whether `group` reduces its innermost axes (rows contiguous along the reduced axes), axes of one element
+    aside."""
+    kept, reduced = _sized_axes(group)
+    return not kept or not reduced or max(kept) < min(reduced)
 
 
 def _rows_contiguous(group: FusionGroup) -> bool:
-    """Whether `group` keeps its innermost axis: the rows are the contiguous direction and every reduced axis is
-    strided (a max over the middle axis; not BatchNorm's statistics over (N, H, W), contiguous along W)."""
-    return bool(group.reduce_axes) and len(group.space) - 1 not in group.reduce_axes
+    """Whether `group` keeps its innermost axis (axes of one element aside): the rows are the contiguous direction
+    and every reduced axis is strided (a max over the middle axis; not BatchNorm's statistics over (N, H, W),
+    contiguous along W)."""
+    kept, reduced = _sized_axes(group)
+    return bool(reduced) and bool(kept) and max(kept) > max(reduced)
 
 
 def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule | ReductionSchedule:

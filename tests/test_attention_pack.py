@@ -2,15 +2,12 @@
 query heads that share one K/V head, so K and V are read once per K/V head. Unit: which attentions offer it
 (pack_group), the schedule, the space and seeds, what a Config costs, the kernel text, what is refused.
 Interpreter: values against SDPA (decode, a few queries, tiles that cross heads, MQA, split, TMA, bf16), the
-referee's whole protocol (with a mask broadcast along the heads), the same bits twice. Compile: the packed kernels
+referee's whole protocol (with a mask broadcast along the heads); the same bits twice: test_attention_split.py, packed
+and not. Compile: the packed kernels
 cross-compiled for sm_90 and gfx942 at a Llama decode step.
 """
 
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -21,7 +18,7 @@ from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.search.config import Config
 from kerntailor.search.families import make_space, padding_factor, program_count, seed_knobs
 from kerntailor.targets import get_target
-from test_attention_split import _RUN_TWICE
+from test_attention_split import COMPILE
 from test_codegen_attention import TOL, _run, _write
 
 ATT = DATA / "attention"
@@ -179,20 +176,7 @@ def test_packed_modules_pass_the_referee(path, knobs, dtype, tmp_path):
     verify(path, make_module(path, {"attention": knobs}, dtype), tmp_path, dtype, edges=True)
 
 
-@pytest.mark.interpreter
-@pytest.mark.slow
-def test_packed_split_kernel_gives_the_same_bits_twice(tmp_path):
-    kernel = _write(tmp_path, GQA_DECODE, None, SMALL | {"SPLIT": 8})
-    run = subprocess.run([sys.executable, "-c", _RUN_TWICE, kernel], capture_output=True, text=True,
-                         env=dict(os.environ, TRITON_INTERPRET="1"), timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["1", "1"]
-
-
 # --- compile: a Llama decode step ----------------------------------------------------------------------------
-
-COMPILE = {"h100": "sm_90", "mi300x": "gfx942"}
-
 
 @pytest.mark.compile
 @pytest.mark.slow

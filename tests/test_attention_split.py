@@ -161,8 +161,9 @@ _RUN_TWICE = textwrap.dedent('''
 
 @pytest.mark.interpreter
 @pytest.mark.slow
-def test_split_kernel_gives_the_same_bits_twice(tmp_path):
-    kernel = _write(tmp_path, GQA_DECODE, None, SMALL | {"SPLIT": 8})
+@pytest.mark.parametrize("pack", [0, 1])
+def test_split_kernel_gives_the_same_bits_twice(pack, tmp_path):
+    kernel = _write(tmp_path, GQA_DECODE, None, SMALL | {"SPLIT": 8, "PACK": pack})   # GQA's heads packed or not
     run = subprocess.run([sys.executable, "-c", _RUN_TWICE, kernel], capture_output=True, text=True,
                          env=dict(os.environ, TRITON_INTERPRET="1"), timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

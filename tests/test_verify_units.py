@@ -4,6 +4,7 @@ Unit tier: CPU, no interpreter."""
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -439,3 +440,22 @@ def test_phase_seconds_charges_each_interval_to_the_step_it_was_in():
                    "timing": 3.0}
     assert sum(got.values()) == pytest.approx(15.0)
     assert phase_seconds([], started=1.0, ended=4.0) == {"start": 3.0}
+    # a long wait names the lock's holder as its note said when the wait began; a short one does not
+    events = [ev(1.0, event="lock_wait", holder="pid 7 98_Matmul (fp32) (held 3 s)"), ev(61.0, event="lock_held"),
+              ev(62.0, event="lock_wait", holder="pid 8 x"), ev(63.0, event="lock_held")]
+    got = phase_seconds(events, started=0.0, ended=64.0)
+    assert got["gpu lock wait"] == 61.0 and got["gpu lock wait behind pid 7 98_Matmul (fp32) (held 3 s)"] == 60.0
+    assert not any("pid 8" in k for k in got)
+
+
+def test_the_gpu_locks_note_names_its_holder_while_held(tmp_path, monkeypatch):
+    """measure/gpulock.py: a note beside the lock file while it is held (the job's label), gone after."""
+    from kerntailor.measure import gpulock
+
+    monkeypatch.setattr(gpulock, "lock_path", lambda device: tmp_path / "gpu.lock")
+    monkeypatch.setenv(gpulock.LABEL_ENV, "sdpa (bf16)")
+    assert gpulock.holder(None) == ""
+    with gpulock.gpu_lock(None):
+        note = gpulock.holder(None)
+        assert note.startswith(f"pid {os.getpid()} sdpa (bf16) (held ") and note.endswith(" s)")
+    assert gpulock.holder(None) == ""

@@ -18,6 +18,7 @@ library group and why. A problem whose every group would be a library call takes
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.generate.twins import twin_keys
 from kerntailor.measure.floor import floor_of
+from kerntailor.measure.gpulock import LABEL_ENV
 from kerntailor.plan import plan_fusion
 from kerntailor.plan.coverage import LIBRARY as LIBRARY_GROUP
 from kerntailor.plan.fusion import ANCHORS
@@ -271,6 +273,8 @@ def _times_layouts(run: Run, group) -> bool:
 def _start(problem_path: str | Path, settings: GenerateSettings, progress: Progress) -> Run:
     target = resolve_target(settings.target)
     problem = load_problem(problem_path, dtype=settings.dtype)
+    # the GPU lock's note names this job to the jobs that wait for it (bench --jobs), in every process it starts
+    os.environ[LABEL_ENV] = f"{problem.name} ({problem.dtype or 'as written'})"
     fits_referee(problem)   # one line (MemoryRefused) before any work, where its referee cannot fit: verify/referee.py
     out = Path(settings.out_dir)
     out.mkdir(parents=True, exist_ok=True)

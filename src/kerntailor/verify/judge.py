@@ -217,9 +217,9 @@ class Judge(EdgeCases):
         if self.device.type != "cuda":
             yield
             return
-        from kerntailor.measure.gpulock import gpu_lock
+        from kerntailor.measure.gpulock import gpu_lock, holder
 
-        self.events.emit(event="lock_wait")
+        self.events.emit(event="lock_wait", holder=holder(self.device))
         with gpu_lock(self.device):
             self.events.emit(event="lock_held")
             yield

@@ -155,14 +155,20 @@ class _EventReader:
 ARRIVED = "_arrived"   # the key under which _EventReader stamps each event with this process's monotonic clock
 
 
+LONG_WAIT_S = 5.0   # a wait for the GPU's lock past this names its holder in phase_seconds
+
+
 def phase_seconds(events: list[dict], started: float, ended: float) -> dict[str, float]:
     """Where the judge's wall time went, from the arrival times of its events: "start" (spawning the judge and
     the candidate, imports, loading) until the first progress event, then each progress step ("construct",
     "reference", "run", "timing"; "run 3" counts as "run"), and "gpu lock wait" from a lock_wait to its
-    lock_held (parallel jobs queued at the GPU's lock). A report figure, not a check: it shows whether a slow
+    lock_held (parallel jobs queued at the GPU's lock); a wait of LONG_WAIT_S or more is also counted under
+    "gpu lock wait behind <the holder's note when it began>" (those keys overlap "gpu lock wait": not to be summed
+    with it). A report figure, not a check: it shows whether a slow
     judgement is the work, the queue or the start."""
     seconds: dict[str, float] = {}
     phase, before_wait, at = "start", None, started
+    waited_from, behind = 0.0, ""   # a wait's start and the lock's holder then (measure/gpulock.py's note)
     for e in events:
         t = e.get(ARRIVED) if isinstance(e, dict) else None
         if t is None:
@@ -171,8 +177,12 @@ def phase_seconds(events: list[dict], started: float, ended: float) -> dict[str,
         at = t
         if e.get("event") == "lock_wait" and before_wait is None:
             before_wait, phase = phase, "gpu lock wait"
+            waited_from, behind = t, str(e.get("holder") or "")[:200]
         elif e.get("event") == "lock_held" and before_wait is not None:
             phase, before_wait = before_wait, None
+            if behind and t - waited_from >= LONG_WAIT_S:   # who held it, for the waits worth reading
+                key = f"gpu lock wait behind {behind}"
+                seconds[key] = seconds.get(key, 0.0) + t - waited_from
         elif e.get("event") == "progress" and e.get("step"):
             step = str(e["step"]).split()[0]
             if before_wait is None:

@@ -50,7 +50,8 @@ ALLOWED_NAMES = frozenset({
 })
 ALLOWED_PREFIXES = ("TRITON_", "TORCHINDUCTOR_", "LC_")
 # the referee's own processes (not the candidate's) also keep where the user's files and caches are
-JUDGE_NAMES = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "KERNTAILOR_HOME", "XDG_CACHE_HOME"})
+JUDGE_NAMES = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "KERNTAILOR_HOME", "XDG_CACHE_HOME",
+                         "KERNTAILOR_LOCK_LABEL"})   # the GPU lock's note of its holder (measure/gpulock.py)
 DENIED_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
 DENIED_PREFIXES = ("KERNTAILOR_LLM_", "AWS_", "SSH_", "GPG_", "GOOGLE_", "AZURE_", "OPENAI_", "ANTHROPIC_",
                    "HF_", "HUGGING", "GITHUB_", "GH_", "DOCKER_")

@@ -149,8 +149,9 @@ def work_sizes(gen: Generalized, group: FusionGroup) -> dict:
         sizes["MASK"] = 1 if dtype == "bool" else ITEMSIZE[dtype]
     if 1 in dict(group.operand_prologues):
         sizes["KLOADS"] = key_loads(gen, group)
-    if pack_group(gen, group):
-        sizes["G"] = pack_group(gen, group)
+    group_heads = pack_group(gen, group)
+    if group_heads:
+        sizes["G"] = group_heads
     return sizes
 
 

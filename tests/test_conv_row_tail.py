@@ -123,7 +123,7 @@ def test_a_tail_codegen_refuses_is_planned_without_it_not_as_a_library_call():
                 raise GroupUnsupported(g.name, "no row tail here")
 
     run = SimpleNamespace(gen=gen, plan=plan, settings=SimpleNamespace(library_families=(), precision="ieee"),
-                          module=module)
+                          module=module, library_anchors={})
     pipeline._plan_around_refusals(run)
     assert [g.family for g in run.plan.groups] == ["conv", "reduction"] and run.library_groups == {}
 

@@ -96,6 +96,11 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     space = make_space(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes)
     evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
                           str(run.problem.path), settings.dtype, settings.precision, group=group.name)
+    if run.measured and group.family == "conv" and group.anchor in run.outpaced and \
+            library_product_offered(group, run.gen.graph, settings.precision):
+        found = _library_product_only(run, schedules, group, evaluator, work)
+        if found is not None:
+            return found
     seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes))
     seed_trials = evaluator(seeds) if seeds else []
     budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
@@ -174,6 +179,20 @@ def _with_library_product(run: Run, schedules: Mapping[str, Schedule], found: Gr
              evaluation.seconds * 1e6)
     return replace(found, ranked=(schedule,) + found.ranked, seconds=(evaluation.seconds,) + found.seconds,
                    best=evaluation)
+
+
+def _library_product_only(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup, evaluator: Evaluator,
+                          work) -> GroupSearch | None:
+    """A convolution the library outpaces by its rate (generate/outpaced.py): its library product with the generated
+    tail, and no generated candidate timed; None where every library form fails (the search then runs as usual)."""
+    library = library_product_trial(run, schedules, group, evaluator)
+    if library is None:
+        log.info("%s: the library product failed; the generated convolution is searched after all", group.name)
+        return None
+    schedule, evaluation = library
+    log.info("%s: the library's product with a generated tail (%.1f us); %s", group.name, evaluation.seconds * 1e6,
+             run.outpaced[group.anchor].reason())
+    return GroupSearch(group, (schedule,), (evaluation.seconds,), evaluation, (), evaluator.seen, work)
 
 
 def library_product_trial(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup, evaluator: Evaluator):

@@ -33,12 +33,14 @@ from kerntailor.codegen import (
     plan_of,
     refused_anchors,
 )
+from kerntailor.codegen.conv_library import takes_library
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
 from kerntailor.generate.evaluate import close_gpu_worker
 from kerntailor.generate.group_search import GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
+from kerntailor.generate.outpaced import outpaced_convs
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
 from kerntailor.generate.run import Progress, Run
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
@@ -223,7 +225,10 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
     if run.library_groups:
         if len(run.library_groups) == len(run.plan.groups):   # nothing generated: nothing gained by wrapping it
             why = "; ".join(sorted(set(run.library_groups.values())))
-            return _library(run, f"not covered by codegen: every group is a library call ({why})", [], None)
+            chosen = all(run.gen.graph.node(g.nodes[0]).name in run.library_anchors
+                         for g in run.plan.groups)   # by rate (outpaced.py), not by codegen's refusal
+            return _library(run, f"{'' if chosen else 'not covered by codegen: '}every group is a library call "
+                                 f"({why})", [], None)
         try:
             run.library_ops = dispatched_ops(run.gen, run.plan, _referee_device())
         except KerntailorError as e:
@@ -357,11 +362,27 @@ def _capture(run: Run) -> None:
     run.capture, run.gen = capture_generalized(run.problem)
     # the anchors codegen refuses on sight (and those of settings.library_families) are library groups at once
     run.plan = plan_of(run.gen.graph, run.settings.library_families)
+    _plan_outpaced(run)
     if is_fp8(run.settings.precision):
         _check_fp8(run.plan, run.gen, run.target, run.settings.precision)
     run.floor = floor_of(run.capture, run.target, precision=run.settings.precision)
     if not run.measured:
         run.baselines = _predicted_baselines(run)
+
+
+def _plan_outpaced(run: Run) -> None:
+    """The convolutions the library outpaces by its rate alone (generate/outpaced.py: measured, fp32 ieee, TF32
+    allowed): planned as library calls with their tails generated, where their group does not take the library knob
+    (a group that does times only its library product: group_search.py). Sets run.outpaced, run.library_anchors."""
+    graph = run.gen.graph
+    run.outpaced = outpaced_convs(graph, run.target, run.settings.precision, run.measured)
+    run.library_anchors = {g.anchor: run.outpaced[g.anchor].reason() for g in run.plan.groups
+                           if g.family == "conv" and g.anchor in run.outpaced and not takes_library(g, graph)}
+    for anchor in run.outpaced:
+        log.info("%s: %s", anchor, run.outpaced[anchor].reason())
+    if run.library_anchors:
+        run.plan = plan_fusion(graph, FAMILIES, library=refused_anchors(graph, run.settings.library_families) |
+                               run.library_anchors)
 
 
 def _predicted_baselines(run: Run):
@@ -386,7 +407,7 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
     - any other group is cut at each of its members (one kernel each, at worst); refused again, it is raised.
     Sets run.library_groups: library group -> why ("conv: no generator")."""
     # anchor node -> codegen's reason (those on sight: run.plan has them)
-    refused = refused_anchors(run.gen.graph, run.settings.library_families)
+    refused = refused_anchors(run.gen.graph, run.settings.library_families) | run.library_anchors
     no_tails: set[str] = set()
     cuts: set[str] = set()
     while True:
@@ -402,8 +423,8 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
     for g in run.plan.groups:
         if g.family == LIBRARY_GROUP:
             anchor = run.gen.graph.node(g.nodes[0])
-            why = ("no generator" if anchor.family not in FAMILIES
-                   else f"codegen refused it: {refused[anchor.name]}")
+            why = ("no generator" if anchor.family not in FAMILIES else run.library_anchors.get(anchor.name)
+                   or f"codegen refused it: {refused[anchor.name]}")
             run.library_groups[g.name] = f"{anchor.family}: {why}"
     return schedules
 
@@ -602,7 +623,7 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
                                    "path": str(Path(run.problem.path).resolve()), "search": _search_dict(run.settings),
                                    "library": "torch.compile" if compiled else "eager",
                                    "target": {"name": run.target.name, "arch": run.target.arch}, "mode": run.mode}
-    report |= _first_pass_entry(run)
+    report |= _first_pass_entry(run) | _outpaced_entry(run)
     if run.floor is not None and "floor" not in report:
         report["floor"] = _floor_dict(run.floor)
     if run.baselines is not None and "baselines" not in report:
@@ -691,7 +712,13 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,
         "stage_s": dict(run.stage_s),
-    } | _mixed_dict(run) | _baselines_entry(run, groups) | _first_pass_entry(run)
+    } | _mixed_dict(run) | _baselines_entry(run, groups) | _first_pass_entry(run) | _outpaced_entry(run)
+
+
+def _outpaced_entry(run: Run) -> dict:
+    """{"outpaced": [...]}: the convolutions whose generated form was not timed because the library's rate wins
+    (generate/outpaced.py), with both floors (predicted)."""
+    return {"outpaced": [o.to_dict() for o in run.outpaced.values()]} if run.outpaced else {}
 
 
 def _first_pass_entry(run: Run) -> dict:

@@ -36,6 +36,8 @@ class Run:
     baselines: object = None          # predicted mode: costmodel.baselines.PredictedBaselines (or the error, a str)
     library_groups: dict = field(default_factory=dict)   # library group -> why ("conv: no generator")
     library_ops: frozenset = frozenset()                 # the operators their calls dispatch to (library_ops.py)
+    outpaced: dict = field(default_factory=dict)         # conv node -> Outpaced: the library's rate wins (outpaced.py)
+    library_anchors: dict = field(default_factory=dict)  # of those, the anchors planned as library calls -> why
     stage_s: dict = field(default_factory=dict)          # wall seconds per stage (timed), for the report
 
     @contextlib.contextmanager

@@ -57,6 +57,8 @@ class Evaluator:
     timeout_s: float = 120.0       # one batch in the GPU worker: a hang costs this, never the search
     seen: dict[Config, Evaluation] = field(default_factory=dict)
     group: str = ""                # the fusion group's name, for the log
+    time_eager: bool = False       # measured: the worker also times the reference (its first batch), into eager_s
+    eager_s: float | None = None
 
     def __call__(self, configs: list[Config]) -> list[Trial]:
         evals = []
@@ -107,7 +109,7 @@ class Evaluator:
                 paths.append(str(p))
             out = Path(tmp) / "out.jsonl"
             request = {"problem": self.problem_path, "dtype": self.dtype, "candidates": paths,
-                       "precision": self.precision}
+                       "precision": self.precision, "time_eager": self.time_eager and self.eager_s is None}
             began = time.monotonic()
             crashed = WORKER.run(request, out, self.timeout_s)
             records, setup = {}, None
@@ -116,8 +118,10 @@ class Evaluator:
                     r = json.loads(line)
                     if "path" in r:
                         records[r["path"]] = r
-                    else:
-                        setup = r.get("setup_s")
+                    elif "eager_median_s" in r:
+                        self.eager_s = r["eager_median_s"]
+                    elif "setup_s" in r:
+                        setup = r["setup_s"]
             log.info("%s", batch_line(self.group, len(paths), time.monotonic() - began, setup, records.values()))
             for path, e in zip(paths, evals):
                 r = records.get(path)

@@ -3,9 +3,11 @@
     python -m kerntailor.generate.gpu_bench --serve          # batches from stdin, the set-up kept (serve)
     python -m kerntailor.generate.gpu_bench JOB.json OUT.json # one batch, one process
 
-JOB: {"problem": path, "dtype": str|null, "candidates": [kernel.py paths], "budget_s": float, "precision": str}
+JOB: {"problem": path, "dtype": str|null, "candidates": [kernel.py paths], "budget_s": float, "precision": str,
+      "time_eager": bool}
 OUT: one line of JSON per candidate, appended as each finishes (so a crash loses only the one in
-flight): {"path", "ok", "median_s", "error", "rel_err", "first_s", "timing_s"}, after a first line {"setup_s"}: the
+flight): {"path", "ok", "median_s", "error", "rel_err", "first_s", "timing_s"}, after a first line {"setup_s"} and,
+where the job asked for it (time_eager), a line {"eager_median_s"}, the reference timed as a candidate is: the
 worker's own set-up (load the problem, build the reference, compute its output; `first_s` is a candidate's build and
 first run, where Triton compiles its kernels). The search logs where a batch's seconds went (evaluate.py).
 Each candidate is checked against eager on the default inputs first (a sanity filter with a loose bound; the
@@ -77,6 +79,7 @@ class Bench:
     bound: float
     init: list
     device: str
+    eager_s: float | None = None   # the reference's own time, once a job asked for it (time_eager)
 
 
 def job_key(job: dict) -> tuple:
@@ -109,6 +112,8 @@ def run_batch(bench: Bench, job: dict, out_path: str) -> bool:
     from kerntailor.measure.stopwatch import measure
 
     healthy = True
+    if job.get("time_eager"):
+        _eager_record(bench, job, out_path)
     for path in job["candidates"]:
         record = {"path": path, "ok": False, "median_s": None, "error": "", "rel_err": None}
         begun = time.monotonic()
@@ -141,6 +146,25 @@ def run_batch(bench: Bench, job: dict, out_path: str) -> bool:
     if bench.device != "cpu" and torch.cuda.is_available():
         torch.cuda.empty_cache()   # a candidate's allocations are not the next batch's
     return healthy
+
+
+def _eager_record(bench: Bench, job: dict, out_path: str) -> None:
+    """{"eager_median_s"}: the reference timed as the candidates are, once per set-up (a search that asks for it
+    learns whether its best module is already far behind eager: generate/group_search.py's FirstPassLost)."""
+    from kerntailor.measure.stopwatch import measure
+
+    if bench.eager_s is None:
+        try:
+            timing = measure({"eager": lambda xs: bench.reference(*xs)}, [bench.inputs],
+                             budget_s=job.get("budget_s", 0.5))
+            bench.eager_s = timing["eager"].median_s
+        except Exception as e:  # noqa: BLE001  the candidates are timed without it
+            with open(out_path, "a") as f:
+                f.write(json.dumps({"eager_error": str(e).splitlines()[0][:200] if str(e) else type(e).__name__})
+                        + "\n")
+            return
+    with open(out_path, "a") as f:
+        f.write(json.dumps({"eager_median_s": bench.eager_s}) + "\n")
 
 
 def _device_usable(device: str) -> bool:

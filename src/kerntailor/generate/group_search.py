@@ -35,6 +35,24 @@ log = logging.getLogger(__name__)
 LIBRARY_TAIL_TILES = ((64, 128, 4), (128, 128, 8), (32, 256, 4))
 
 
+# a group of run.abandon_if_lost whose best module is this many times eager's time or more ends the pass
+ABANDON_RATIO = 1.3
+
+
+class FirstPassLost(Exception):
+    """The best module of a group's search is ABANDON_RATIO x eager or slower (both measured by the search's GPU
+    worker), where generate has a second pass around the library's form of that group's anchor
+    (pipeline.LIBRARY_ALTERNATIVES): the rest of this pass (the other groups' searches, the referee, the timing
+    against the baselines) would only confirm the loss. The other groups ran under their default schedules, so the
+    ratio is an upper bound's worth of evidence, which is why the margin."""
+
+    def __init__(self, group: str, seconds: float, eager_s: float):
+        super().__init__(f"{group}: the best generated module measured {seconds * 1e6:.1f} us against eager's "
+                         f"{eager_s * 1e6:.1f} us ({seconds / eager_s:.2f}x, >= {ABANDON_RATIO}x), the other groups "
+                         f"under their default schedules")
+        self.group, self.seconds, self.eager_s = group, seconds, eager_s
+
+
 @dataclass(frozen=True)
 class GroupSearch:
     """What the search found for one group: its schedules best first (the best, then the runners-up the
@@ -101,6 +119,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
         found = _library_product_only(run, schedules, group, evaluator, work)
         if found is not None:
             return found
+    evaluator.time_eager = run.measured and group.name in run.abandon_if_lost
     seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes))
     seed_trials = evaluator(seeds) if seeds else []
     budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
@@ -130,7 +149,15 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
                         evaluator.seen.get(ranked[0].config) if ranked else None, trials, evaluator.seen, work)
     if run.measured and library_product_offered(group, run.gen.graph, settings.precision):
         found = _with_library_product(run, schedules, found, evaluator)
+    if evaluator.time_eager:
+        check_first_pass(found, evaluator.eager_s)
     return found
+
+
+def check_first_pass(found: GroupSearch, eager_s: float | None) -> None:
+    """FirstPassLost where `found`'s best module is ABANDON_RATIO x `eager_s` or slower (both measured)."""
+    if eager_s and found.seconds and found.seconds[0] >= ABANDON_RATIO * eager_s:
+        raise FirstPassLost(found.group.name, found.seconds[0], eager_s)
 
 
 def runs_on_gpu(run: Run) -> bool:

@@ -38,7 +38,7 @@ from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
 from kerntailor.generate.evaluate import close_gpu_worker
-from kerntailor.generate.group_search import GroupSearch, library_product_offered, search_group
+from kerntailor.generate.group_search import FirstPassLost, GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.outpaced import outpaced_convs
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
@@ -233,6 +233,25 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
             run.library_ops = dispatched_ops(run.gen, run.plan, _referee_device())
         except KerntailorError as e:
             return _library(run, str(e), [], None)
+    run.abandon_if_lost = _abandonable(run)
+    try:
+        searches = _search_groups(run, schedules)
+    except FirstPassLost as lost:
+        return _abandoned(run, lost, plan_out)
+    results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
+    if plan_out is not None:
+        plan_out.append((run.plan, run.gen))
+    close_gpu_worker()   # the measured search's worker holds the reference and inputs on the GPU: the referee's now
+    with run.timed("judge"):
+        verdict, judged, source = _judge(run, schedules, searches)
+    if judged is not schedules:   # a runner-up passed where the best failed: the report says which one ships
+        results = [_group_result(run, found, judged[found.group.name]) for found in searches]
+    return _decide(run, judged, results, verdict, source)
+
+
+def _search_groups(run: Run, schedules: dict[str, Schedule]) -> list[GroupSearch]:
+    """Each group's search in plan order, `schedules` updated with each winner (a library group without a layout
+    to time keeps its one schedule; twin groups reuse one search)."""
     searches = []
     keys = twin_keys(run, schedules)   # twin groups (one kernel on one shape) searched once: generate/twins.py
     twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
@@ -256,15 +275,35 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
         searches.append(found)
         if run.store is not None:
             _record_trials(run, found)
-    results = [_group_result(run, found, schedules[found.group.name]) for found in searches]
+    return searches
+
+
+def _abandonable(run: Run) -> frozenset[str]:
+    """The groups whose search may end this pass early (group_search.FirstPassLost): measured, an anchor of
+    LIBRARY_ALTERNATIVES whose library form the search does not time (no library product offered), where the second
+    pass around the library's form still generates something (_generate_template's own conditions)."""
+    graph, settings = run.gen.graph, run.settings
+    out = set()
+    for g in run.plan.groups if run.measured else ():
+        if g.family not in LIBRARY_ALTERNATIVES or g.family in settings.library_families or \
+                library_product_offered(g, graph, settings.precision):
+            continue
+        if any(h.family != LIBRARY_GROUP for h in plan_of(graph, settings.library_families + (g.family,)).groups):
+            out.add(g.name)
+    return frozenset(out)
+
+
+def _abandoned(run: Run, lost: FirstPassLost, plan_out: list | None) -> GenerateResult:
+    """The pass ended by FirstPassLost: no outputs written (the second pass writes them), its plan handed to
+    _generate_template, which generates the problem again around the library's anchor."""
+    log.info("this pass is abandoned: %s", lost)
     if plan_out is not None:
         plan_out.append((run.plan, run.gen))
-    close_gpu_worker()   # the measured search's worker holds the reference and inputs on the GPU: the referee's now
-    with run.timed("judge"):
-        verdict, judged, source = _judge(run, schedules, searches)
-    if judged is not schedules:   # a runner-up passed where the best failed: the report says which one ships
-        results = [_group_result(run, found, judged[found.group.name]) for found in searches]
-    return _decide(run, judged, results, verdict, source)
+    if run.store is not None:
+        run.store.finish_run(run.run_id, "abandoned")
+    report = {"wall_s": time.monotonic() - run.started, "stage_s": dict(run.stage_s), "abandoned": str(lost)}
+    return GenerateResult(run.problem.name, run.target.name, run.mode, "library", f"abandoned after its search: {lost}",
+                          run.kernel_path, run.report_path, report=report, lost_on_time=True)
 
 
 def _times_layouts(run: Run, group) -> bool:

@@ -38,6 +38,7 @@ class Run:
     library_ops: frozenset = frozenset()                 # the operators their calls dispatch to (library_ops.py)
     outpaced: dict = field(default_factory=dict)         # conv node -> Outpaced: the library's rate wins (outpaced.py)
     library_anchors: dict = field(default_factory=dict)  # of those, the anchors planned as library calls -> why
+    abandon_if_lost: frozenset = frozenset()  # groups whose search, far behind eager, ends this pass (FirstPassLost)
     stage_s: dict = field(default_factory=dict)          # wall seconds per stage (timed), for the report
 
     @contextlib.contextmanager

@@ -131,3 +131,22 @@ def test_an_abandoned_first_pass_goes_straight_to_the_library_conv_pass(tmp_path
     assert len(calls) == 2 and calls[1].library_families == ("conv",) and not calls[1].store_lookup
     assert dict(calls[1].first_pass) == {"wall_s": 12.5, "search_s": 9.0}
     assert result.status == "generated" and result.message.startswith("with generated conv: abandoned")
+
+
+@pytest.mark.gpu
+def test_the_gpu_worker_times_eager_once_a_set_up(tmp_path):
+    """On a GPU: the worker's batch asked for eager writes {"eager_median_s"} before its candidates' records, from one
+    timing per set-up; the candidate (here the reference's own text as ModelNew) is timed as usual."""
+    from kerntailor.generate import gpu_bench
+
+    path = _problem(tmp_path, POOLED)
+    cand = tmp_path / "cand.py"
+    cand.write_text(path.read_text().replace("class Model(", "class ModelNew("))
+    job = {"problem": str(path), "dtype": None, "candidates": [str(cand)], "time_eager": True, "budget_s": 0.1}
+    bench = gpu_bench.setup(job)
+    outs = [tmp_path / "out1.jsonl", tmp_path / "out2.jsonl"]
+    for out in outs:
+        assert gpu_bench.run_batch(bench, job, str(out))
+    first, second = ([json.loads(line) for line in out.read_text().splitlines()] for out in outs)
+    assert first[0]["eager_median_s"] > 0 and second[0] == first[0]   # timed once, reported to each batch
+    assert first[1]["ok"] and first[1]["median_s"] > 0

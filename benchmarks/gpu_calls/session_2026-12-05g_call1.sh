@@ -7,7 +7,7 @@
 # Cut at 500 s (BENCH_LIMIT).
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 T0=$(date +%s)
-timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu -x tests/test_verify_memory.py tests/test_verify_warm.py \
+timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu -x tests/test_verify_memory.py tests/test_verify_warm.py tests/test_first_pass_lost.py \
   > $OUT/gpu_tests.txt 2>&1; echo "gpu tests rc=$? $(( $(date +%s) - T0 )) s"; tail -3 $OUT/gpu_tests.txt
 SUITE=benchmarks/work/kbg PART=all DTYPES=fp32 AGAIN=0 JOBS=${JOBS:-6} CANDIDATES=${CANDIDATES:-3} BUDGET=${BUDGET:-30} \
   TARGET=${TARGET:-h100} TIMEOUT=${BENCH_LIMIT:-500} WORK=/tmp/kb-bench bash benchmarks/bench_suite.sh $OUT/bench > $OUT/suite.log 2>&1

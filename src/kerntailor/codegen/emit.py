@@ -273,10 +273,10 @@ def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list
         if dim.root and not dim.node:
             body += root_lines(dim, host_names, f"{var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
     order = {n.name: i for i, n in enumerate(graph.nodes)}
+    derived = [(f, f.derived_names(gen)) for f in FAMILIES.values() if f.derived_size_lines is not None]
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis, d.end)):
         node = graph.node(dim.node)
-        fam = next((f for f in FAMILIES.values()   # the family that named this size derives it
-                    if f.derived_size_lines is not None and dim in f.derived_names(gen)), None)
+        fam = next((f for f, names in derived if dim in names), None)   # the family that named this size derives it
         if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
         body += fam.derived_size_lines(gen, node, dim, host_names[dim], SizeArgs(gen, host_names))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerntailor.codegen import EmittedModule, Schedule, generate_module
+from kerntailor.codegen import EmittedModule, KernelMemo, Schedule, generate_module
 from kerntailor.problem import ProblemSpec
 from kerntailor.targets import Target
 
@@ -40,6 +40,7 @@ class Run:
     library_anchors: dict = field(default_factory=dict)  # of those, the anchors planned as library calls -> why
     abandon_if_lost: frozenset = frozenset()  # groups whose search, far behind eager, ends this pass (FirstPassLost)
     stage_s: dict = field(default_factory=dict)          # wall seconds per stage (timed), for the report
+    memo: KernelMemo | None = None                       # the kernels written for `gen` so far (module())
 
     @contextlib.contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -68,6 +69,9 @@ class Run:
         return self.out / "report.json"
 
     def module(self, schedules: Mapping[str, Schedule], notes: list[str] | None = None) -> EmittedModule:
-        """kernel.py of the captured problem with each group under `schedules[group]`."""
+        """kernel.py of the captured problem with each group under `schedules[group]`; a kernel written before
+        (the same group under the same schedule) is reused: the search writes a module for every candidate."""
+        if self.memo is None or self.memo.gen is not self.gen:
+            self.memo = KernelMemo(self.gen)
         return generate_module(self.problem, self.gen, self.plan, schedules, self.target.name, self.target.arch,
-                               notes)
+                               notes, self.memo)

@@ -8,6 +8,7 @@ cost nothing until a kernel reads through them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from math import prod
 
@@ -283,16 +284,23 @@ class Graph:
     training: bool | None = None
 
     def node(self, name: str) -> Node:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
+        return self._by_name[1][name]
 
     def buffer_type(self, name: str) -> TensorType:
+        inputs, nodes = self._by_name
+        return inputs[name].type if name in inputs else nodes[name].out
+
+    @functools.cached_property
+    def _by_name(self) -> tuple[dict[str, GraphInput], dict[str, Node]]:
+        """The inputs and the nodes by name (the first of a name wins, as a scan would find it): codegen looks a
+        node up at every operand it renders, and a scan per look-up made a level-3 model's searches quadratic."""
+        inputs: dict[str, GraphInput] = {}
+        nodes: dict[str, Node] = {}
         for i in self.inputs:
-            if i.name == name:
-                return i.type
-        return self.node(name).out
+            inputs.setdefault(i.name, i)
+        for n in self.nodes:
+            nodes.setdefault(n.name, n)
+        return inputs, nodes
 
     def upstream(self, starts, members, through=lambda node: True) -> list[Node]:
         """The nodes among `members` (names) that `starts` (names) read, directly or through other members,

@@ -1,0 +1,66 @@
+"""Writing modules for a search (codegen.KernelMemo, generate/run.py's Run.module): a kernel written before under
+the same schedule is reused, so a candidate's module writes its own group's kernel only, and the text is the same
+as without the memo. The lookups codegen makes per rendered size (Generalized.expr, Graph.node) are by key."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import kerntailor.codegen as codegen
+from helpers import loaded
+from kerntailor.codegen import KernelMemo, generate_module
+from test_generate_twins import _run
+
+
+def _count_writes(monkeypatch) -> list[str]:
+    written = []
+    real = codegen.generate_kernel
+
+    def counting(gen, group, *args):
+        written.append(group.name)
+        return real(gen, group, *args)
+
+    monkeypatch.setattr(codegen, "generate_kernel", counting)
+    return written
+
+
+def test_a_memo_writes_only_the_group_whose_schedule_changed(tmp_path, monkeypatch):
+    run, plan, schedules = _run(tmp_path)
+    spec = loaded(tmp_path / "twins.py")
+    written = _count_writes(monkeypatch)
+    memo = KernelMemo(run.gen)
+
+    def module(s, memo=memo):
+        return generate_module(spec, run.gen, plan, s, "mi300x", "gfx942", memo=memo)
+
+    first = module(schedules)
+    assert sorted(written) == sorted(g.name for g in plan.groups)
+    changed = plan.groups[2].name
+    other = dict(schedules, **{changed: replace(schedules[changed], num_warps=8)})
+    written.clear()
+    second = module(other)
+    assert written == [changed]
+    written.clear()
+    assert module(schedules).source == first.source and written == []   # both schedules of it are kept
+    assert second.source == module(other, memo=None).source != first.source
+    written.clear()
+    module(schedules, memo=KernelMemo(replace(run.gen)))   # a memo of another gen (problem) is not used
+    assert len(written) == len(plan.groups)
+
+
+def test_lookups_by_key_find_the_first_and_refuse_a_missing_name(tmp_path):
+    run, _, _ = _run(tmp_path)
+    gen = run.gen
+    path, expr = gen.exprs[0]
+    doubled = replace(gen, exprs=gen.exprs + ((path, gen.exprs[-1][1]),))
+    assert doubled.expr(path, 0) == expr and gen.expr(("no", "such", "slot"), 7).evaluate({}) == 7
+    graph = gen.graph
+    first = graph.nodes[0]
+    twice = replace(graph, nodes=graph.nodes + (replace(graph.nodes[1], name=first.name),))
+    assert twice.node(first.name) is first
+    assert graph.buffer_type(graph.inputs[0].name) == graph.inputs[0].type
+    assert graph.buffer_type(first.name) == first.out
+    with pytest.raises(KeyError):
+        graph.node("no_such_node")

@@ -73,6 +73,7 @@ def test_which_groups_may_end_a_pass(tmp_path, body, measured, expected):
 def test_the_library_family_already_chosen_ends_no_pass(tmp_path):
     run = _run(_problem(tmp_path, POOLED), library_families=("conv",))
     assert pipeline._abandonable(run) == frozenset()
+    assert list(run.library_groups.values()) == ["conv: the library's (timed as the alternative to the generated one)"]
 
 
 def test_the_rule_is_the_best_module_against_eager_by_the_margin():

@@ -72,6 +72,9 @@ __all__ = ["FAMILIES", "CodegenUnsupported", "EmittedModule", "Family", "Generat
            "generate_module", "host_names", "kernel_name", "plan_of", "refused_anchors", "writer_views"]
 
 
+LIBRARY_CHOSEN = "the library's (timed as the alternative to the generated one)"   # why: library_families
+
+
 def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dict[str, str]:
     """Anchor node -> why: the anchors whose family's writer refuses them on sight (`Family.refuses`: an fp64
     convolution), and every anchor of `library_families` (the user's or the generate stage's choice of the library
@@ -80,7 +83,7 @@ def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dic
     out = {}
     for node in graph.nodes:
         if node.family in library_families:
-            out[node.name] = f"{node.family}: the library's (timed as the alternative to the generated one)"
+            out[node.name] = f"{node.family}: {LIBRARY_CHOSEN}"
             continue
         fam = FAMILIES.get(node.family)
         reason = fam.refuses(graph, node) if fam is not None and fam.refuses is not None else ""

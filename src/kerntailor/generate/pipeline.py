@@ -26,6 +26,7 @@ from pathlib import Path
 from kerntailor.capture.capture import capture_generalized
 from kerntailor.codegen import (
     FAMILIES,
+    LIBRARY_CHOSEN,
     CodegenUnsupported,
     GroupUnsupported,
     Schedule,
@@ -463,7 +464,8 @@ def _plan_around_refusals(run: Run) -> dict[str, Schedule]:
         if g.family == LIBRARY_GROUP:
             anchor = run.gen.graph.node(g.nodes[0])
             why = ("no generator" if anchor.family not in FAMILIES else run.library_anchors.get(anchor.name)
-                   or f"codegen refused it: {refused[anchor.name]}")
+                   or (LIBRARY_CHOSEN if anchor.family in run.settings.library_families
+                       else f"codegen refused it: {refused[anchor.name]}"))
             run.library_groups[g.name] = f"{anchor.family}: {why}"
     return schedules
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerntailor.builder import BuildResult, KernelSource, build_many
+from kerntailor.builder import BuildCache, BuildPool, BuildResult, KernelSource
 from kerntailor.costmodel import AnalyticalModel, Candidate, Work
 from kerntailor.search.config import Config
 from kerntailor.search.strategy import Trial
@@ -69,7 +69,7 @@ class Evaluator:
             except Exception as e:  # a config the generator cannot realise
                 evals.append(Evaluation(config, "", error=f"codegen: {e}"))
         ready = [e for e in evals if e.kernel is not None]
-        built = build_many([e.kernel for e in ready], [self.target], timeout_s=120) if ready else []
+        built = BUILDS.build([e.kernel for e in ready], [self.target], cache=BuildCache()) if ready else []
         for e, result in zip(ready, built):
             e.build = result
             if not result.ok:
@@ -207,8 +207,15 @@ def _one_process(job: dict, out: Path, timeout_s: float) -> str:
 
 WORKER = GpuWorker()
 atexit.register(WORKER.close)
+# the search's build workers, warm across its batches (a candidate that hangs or crashes costs one worker, as
+# before). A pool per batch started them again for every group, each importing triton and, at its first
+# candidate module, torch: 15_DenseNet121's 131 groups paid that 131 times over
+BUILDS = BuildPool(timeout_s=120)
+atexit.register(BUILDS.close)
 
 
 def close_gpu_worker() -> None:
-    """End the measured search's worker (its GPU memory freed): the pipeline calls it when its searches end."""
+    """End the measured search's worker (its GPU memory freed) and the search's build workers: the pipeline calls
+    it when its searches end. A later search starts them again."""
     WORKER.close()
+    BUILDS.close()

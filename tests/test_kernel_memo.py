@@ -64,3 +64,22 @@ def test_lookups_by_key_find_the_first_and_refuse_a_missing_name(tmp_path):
     assert graph.buffer_type(first.name) == first.out
     with pytest.raises(KeyError):
         graph.node("no_such_node")
+
+
+def test_the_names_a_module_binds_are_read_part_by_part_and_kept(monkeypatch):
+    from kerntailor.codegen import customop
+
+    parts = ["import torch", "", "@triton.jit\ndef k0_kernel(x_ptr):\n    pass", "_AMD = torch.version.hip is not None",
+             "if _AMD:\n    import numpy as np"]
+    whole = customop.module_names("\n".join(parts))
+    assert whole == {"torch", "k0_kernel", "_AMD", "np"}
+    parsed = []
+    real = customop.module_names
+    monkeypatch.setattr(customop, "module_names", lambda text: parsed.append(text) or real(text))
+    customop._part_names.cache_clear()
+    assert customop.parts_names(parts) == whole and len(parsed) == len(set(parts))
+    parsed.clear()
+    assert customop.parts_names(parts + ["def k1_kernel():\n    pass"]) == whole | {"k1_kernel"}
+    assert parsed == ["def k1_kernel():\n    pass"]   # only the new part is parsed
+    split = ["x = (1,", "2)", "def f():\n    pass"]   # a statement across two parts: the whole text decides
+    assert customop.parts_names(split) == real("\n".join(split)) == {"x", "f"}

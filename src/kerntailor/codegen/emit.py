@@ -23,10 +23,10 @@ from kerntailor.codegen.customop import (
     NAMESPACE,
     PLACEHOLDER,
     call_lines,
-    module_names,
     name_module,
     op_lines,
     op_signature,
+    parts_names,
 )
 from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.families import FAMILIES
@@ -171,7 +171,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
                                  if v.base in var and v.base not in graph_inputs))
     bases = {var[v.base]: v.base for v in gen.graph.outputs if v.base in var}
     fake = list(sizes_text) + [_empty_line(r, *buffers[bases[r]], size, device) for r in results]
-    sig = op_signature(op_tensors, body, module_names("\n".join(lines)), scalar_args, results)
+    sig = op_signature(op_tensors, body, parts_names(lines), scalar_args, results)
     lines += ["", ""] + op_lines(sig, body, fake)
     forward += [*call_lines(sig), _return_line(gen, var, size)]
 

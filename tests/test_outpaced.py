@@ -124,3 +124,25 @@ def test_no_conv_is_outpaced_where_the_user_turned_tf32_off(tmp_path, monkeypatc
     run = _measured_run(_problem(tmp_path))
     assert outpaced_convs(run.gen.graph, H100, "ieee", measured=True) == {}
     assert run.outpaced == {}
+
+
+def test_an_outpaced_group_with_the_knob_times_only_its_library_product(tmp_path, monkeypatch):
+    """group_search: the library product's forms are the only modules timed (the GPU worker stood in for), the
+    winner is a LIBRARY schedule and no generated candidate is built or timed."""
+    from kerntailor.generate import evaluate, group_search
+
+    timed = []
+
+    def measure(self, evals):
+        for e in evals:
+            timed.append(e.config.key())
+            e.seconds, e.label = 1e-3 * len(timed), "measured"
+
+    monkeypatch.setattr(evaluate.Evaluator, "measure", measure)
+    monkeypatch.setattr(evaluate.Evaluator, "__call__", lambda self, configs: pytest.fail("a generated candidate"))
+    run = _measured_run(_problem(tmp_path, body="return torch.relu(self.conv(x))"))
+    schedules = pipeline._plan_around_refusals(run)
+    (group,) = run.plan.groups
+    found = group_search.search_group(run, schedules, group)
+    assert timed and all(key.startswith("conv-library") for key in timed)
+    assert found.ranked[0].LIBRARY and found.seconds == (1e-3,) and found.trials == ()

@@ -83,3 +83,19 @@ def test_the_names_a_module_binds_are_read_part_by_part_and_kept(monkeypatch):
     assert parsed == ["def k1_kernel():\n    pass"]   # only the new part is parsed
     split = ["x = (1,", "2)", "def f():\n    pass"]   # a statement across two parts: the whole text decides
     assert customop.parts_names(split) == real("\n".join(split)) == {"x", "f"}
+
+
+def test_a_build_imports_the_module_with_only_its_kernel_jitted(tmp_path):
+    from kerntailor.generate.kernels import build_text
+
+    run, plan, schedules = _run(tmp_path)
+    module = run.module(schedules)
+    kernel = module.kernels[1]
+    text = build_text(module, kernel)
+    others = [k.kernel_name for k in module.kernels if k is not kernel]
+    assert len(others) == 3 and kernel.source in text
+    # the same lines, the other kernels' decorators blank (their helpers keep theirs): line numbers are kept
+    assert text.count("@triton.jit\n") == module.source.count("@triton.jit\n") - 3
+    assert text.splitlines() == [
+        "" if line == "@triton.jit" and any(lines[i + 1].startswith(f"def {name}(") for name in others) else line
+        for lines in [module.source.splitlines()] for i, line in enumerate(lines)]

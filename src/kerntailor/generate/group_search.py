@@ -19,7 +19,7 @@ from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule
 from kerntailor.codegen.conv_library import takes_library
 from kerntailor.costmodel.persist import load_ranker
 from kerntailor.generate.evaluate import Evaluation, Evaluator
-from kerntailor.generate.kernels import group_work, kernel_source
+from kerntailor.generate.kernels import build_text, group_work, kernel_source
 from kerntailor.generate.run import Run
 from kerntailor.plan.fusion import FusionGroup
 from kerntailor.precision import is_fp8
@@ -83,7 +83,7 @@ class Candidates:
         kernel = next(k for k in module.kernels if k.group == self.group.name)
         if not kernel.source:   # a library group (its layout knob): nothing to build, the module is timed
             return module.source, None
-        return module.source, kernel_source(module.source, kernel, self.run.gen)
+        return module.source, kernel_source(build_text(module, kernel), kernel, self.run.gen)
 
 
 def _log_ranking(group: str, ranked: list[Trial]) -> None:

@@ -92,10 +92,10 @@ def refused_anchors(graph: Graph, library_families: tuple[str, ...] = ()) -> dic
     return out
 
 
-def plan_of(graph: Graph, library_families: tuple[str, ...] = ()) -> Plan:
+def plan_of(graph: Graph, library_families: tuple[str, ...] = (), library: Mapping[str, str] | None = None) -> Plan:
     """The fusion plan codegen covers: its families generated, the anchors they refuse on sight (and those of
-    `library_families`) the library's."""
-    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph, library_families))
+    `library_families`, and the anchor nodes `library` names, with why) the library's."""
+    return plan_fusion(graph, FAMILIES, library=refused_anchors(graph, library_families) | dict(library or {}))
 
 
 def _reduced_shape(group: FusionGroup, full: list, anchor_shape: tuple[int, ...], shape: tuple[int, ...]) -> list:

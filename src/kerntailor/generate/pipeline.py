@@ -226,8 +226,7 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
     if run.library_groups:
         if len(run.library_groups) == len(run.plan.groups):   # nothing generated: nothing gained by wrapping it
             why = "; ".join(sorted(set(run.library_groups.values())))
-            chosen = all(run.gen.graph.node(g.nodes[0]).name in run.library_anchors
-                         for g in run.plan.groups)   # by rate (outpaced.py), not by codegen's refusal
+            chosen = all(g.nodes[0] in run.library_anchors for g in run.plan.groups)   # by rate (outpaced.py)
             return _library(run, f"{'' if chosen else 'not covered by codegen: '}every group is a library call "
                                  f"({why})", [], None)
         try:
@@ -421,8 +420,7 @@ def _plan_outpaced(run: Run) -> None:
     for anchor in run.outpaced:
         log.info("%s: %s", anchor, run.outpaced[anchor].reason())
     if run.library_anchors:
-        run.plan = plan_fusion(graph, FAMILIES, library=refused_anchors(graph, run.settings.library_families) |
-                               run.library_anchors)
+        run.plan = plan_of(graph, run.settings.library_families, run.library_anchors)
 
 
 def _predicted_baselines(run: Run):

@@ -330,26 +330,18 @@ class Judge(EdgeCases):
             return flatten_outputs(_host_copy(ref_model)(*ref_in)), ref_in, host
 
     def refuse_random(self, ref_model, inputs: list[Any], first_out: list[Any], seed: int, row) -> None:
-        """A reference whose output differs between two runs on the same inputs under another generator state
-        consumes randomness (dropout in training mode, torch.rand_like in forward): no tolerance can judge a
-        kernel against it, and widening one to cover it would pass anything. Refused (a ProblemError)."""
-        import torch
-
+        """A reference whose output is not a function of its inputs (it draws from a generator) is refused (a
+        ProblemError): no tolerance can judge a kernel against it, and widening one to cover it would pass
+        anything. One whose kernels only round differently from run to run is judged, with a note
+        (randomness.py tells the two apart)."""
         from kerntailor.errors import ProblemError
-        from kerntailor.verify.tolerance import compare, flatten_outputs
+        from kerntailor.verify.randomness import judge_randomness
 
-        ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        torch.manual_seed(seed + 1)
-        with torch.no_grad():
-            again = flatten_outputs(ref_model(*ins))
-        del ins
-        for k, (a, b) in enumerate(zip(first_out, again)):
-            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
-                cmp = compare(b, a, row(a))   # compare takes the reference a chunk at a time, as float64
-                if cmp.problem:
-                    raise ProblemError(f"{self.problem.name}: the reference is random: put it in eval mode or fix "
-                                       f"its generator (two runs on the same inputs differ in output {k}: "
-                                       f"{cmp.detail[:160]})")
+        refusal, note = judge_randomness(ref_model, inputs, first_out, seed, row)
+        if refusal:
+            raise ProblemError(f"{self.problem.name}: {refusal}")
+        if note:
+            self.events.emit(event="note", text=note)
 
     def case(self, ref_model, variant: str, draw: str, inputs: list[Any], seed: int, first: bool = False,
              problem=None, edge=None) -> None:

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_a34987c9bd197157 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.float32, shape (any, x.shape[1])
@@ -42,7 +42,7 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, LONG_K: tl.constexpr, K_FLUSH: tl.constexpr):
     """(d0 x d1) @ (d1 x d2) [NT] -> (d0 x d2): mm0, pw0, pw1, pw2, pw3, pw4, pw5. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
@@ -61,14 +61,27 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0,
     kk = k_lo * BLOCK_K + rk
     a_ptrs = x_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
     b_ptrs = p_linear_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s2 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
+    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
+            acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+            for kt in range(k0, tl.minimum(k0 + K_FLUSH, k_hi)):
+                k_left = s2 - kt * BLOCK_K
+                a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+                b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+                acc_part = tl.dot(a, b, acc_part, input_precision="ieee")  # full fp32 products
+                a_ptrs += BLOCK_K
+                b_ptrs += BLOCK_K
+            acc += acc_part
+    else:
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for kt in range(k_lo, k_hi):
+            k_left = s2 - kt * BLOCK_K
+            a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
+            a_ptrs += BLOCK_K
+            b_ptrs += BLOCK_K
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
     on = rn[None, :]  # output columns, (1, BLOCK_N)
     mmask = om < s0
@@ -88,7 +101,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0,
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_a34987c9bd197157 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -98,7 +111,7 @@ def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bia
     x = x.contiguous()
     # k0: k0_matmul_kernel
     pw5 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_linear_weight, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
+    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_linear_weight, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
     return pw5
 
 
@@ -112,8 +125,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_a34987c9bd197157"):
-    torch.library.custom_op("kerntailor::gemm_bias_gelu_a34987c9bd197157", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_deb181dd37cec6a3"):
+    torch.library.custom_op("kerntailor::gemm_bias_gelu_deb181dd37cec6a3", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -184,7 +197,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_a34987c9bd197157; the constructor is Model's own."""
+    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -237,7 +250,7 @@ class ModelNew(nn.Module):
         if d0 * d2 >= 2147483647:
             raise ValueError(f"pw5 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw5 = torch.ops.kerntailor.gemm_bias_gelu_a34987c9bd197157(x, p_linear_weight, p_linear_bias)
+            pw5 = torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3(x, p_linear_weight, p_linear_bias)
         else:   # eager: the operator's function, without its dispatch
             pw5 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw5

@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.gate_proj.weight: torch.float32, shape (any, x.shape[1])
@@ -44,7 +44,7 @@ _AMD = torch.version.hip is not None
 
 
 @triton.jit
-def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, LONG_K: tl.constexpr, K_FLUSH: tl.constexpr):
     """(d0 x d1) @ (d1 x d2) [NT] and (d0 x d1) @ (d1 x d2) [NT] (A tiles loaded once for both) -> (d0 x d2): mm0, pw0, pw1, mm1, pw2. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
@@ -63,19 +63,38 @@ def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_pt
     kk = k_lo * BLOCK_K + rk
     a_ptrs = x_ptr + (rm % s0)[:, None] * s1 + kk[None, :]
     b_ptrs = p_gate_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     b2_ptrs = p_up_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
-    acc2 = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s1 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
-        b2 = tl.load(b2_ptrs, mask=rk[:, None] < k_left, other=0.0)
-        acc2 = tl.dot(a, b2, acc2, input_precision="ieee")  # full fp32 products
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
-        b2_ptrs += BLOCK_K
+    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        acc2 = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
+            acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+            acc2_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+            for kt in range(k0, tl.minimum(k0 + K_FLUSH, k_hi)):
+                k_left = s1 - kt * BLOCK_K
+                a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+                b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+                acc_part = tl.dot(a, b, acc_part, input_precision="ieee")  # full fp32 products
+                b2 = tl.load(b2_ptrs, mask=rk[:, None] < k_left, other=0.0)
+                acc2_part = tl.dot(a, b2, acc2_part, input_precision="ieee")  # full fp32 products
+                a_ptrs += BLOCK_K
+                b_ptrs += BLOCK_K
+                b2_ptrs += BLOCK_K
+            acc += acc_part
+            acc2 += acc2_part
+    else:
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        acc2 = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for kt in range(k_lo, k_hi):
+            k_left = s1 - kt * BLOCK_K
+            a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
+            b2 = tl.load(b2_ptrs, mask=rk[:, None] < k_left, other=0.0)
+            acc2 = tl.dot(a, b2, acc2, input_precision="ieee")  # full fp32 products
+            a_ptrs += BLOCK_K
+            b_ptrs += BLOCK_K
+            b2_ptrs += BLOCK_K
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
     on = rn[None, :]  # output columns, (1, BLOCK_N)
     mmask = om < s0
@@ -89,7 +108,7 @@ def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_pt
 
 
 @triton.jit
-def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, LONG_K: tl.constexpr, K_FLUSH: tl.constexpr):
     """(d0 x d2) @ (d2 x d1) [NT] -> (d0 x d1): mm2. One BLOCK_M x BLOCK_N tile per program, tl.dot (ieee)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(s0, BLOCK_M)
@@ -108,14 +127,27 @@ def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
     kk = k_lo * BLOCK_K + rk
     a_ptrs = pw2_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
     b_ptrs = p_down_proj_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kt in range(k_lo, k_hi):
-        k_left = s2 - kt * BLOCK_K
-        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
+    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
+            acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+            for kt in range(k0, tl.minimum(k0 + K_FLUSH, k_hi)):
+                k_left = s2 - kt * BLOCK_K
+                a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+                b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+                acc_part = tl.dot(a, b, acc_part, input_precision="ieee")  # full fp32 products
+                a_ptrs += BLOCK_K
+                b_ptrs += BLOCK_K
+            acc += acc_part
+    else:
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for kt in range(k_lo, k_hi):
+            k_left = s2 - kt * BLOCK_K
+            a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision="ieee")  # full fp32 products
+            a_ptrs += BLOCK_K
+            b_ptrs += BLOCK_K
     om = rm[:, None]  # output rows, (BLOCK_M, 1)
     on = rn[None, :]  # output columns, (1, BLOCK_N)
     mmask = om < s0
@@ -128,7 +160,7 @@ def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj_weight: torch.Tensor, p_down_proj_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -139,10 +171,10 @@ def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj
     x = x.contiguous()
     # k0: k0_matmul_kernel
     pw2 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 64),)](x, p_gate_proj_weight, p_up_proj_weight, pw2, d0, d1, d2, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
+    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 64),)](x, p_gate_proj_weight, p_up_proj_weight, pw2, d0, d1, d2, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
     # k1: k1_matmul_kernel
     mm2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=2)
+    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d2) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
     return mm2
 
 
@@ -156,8 +188,8 @@ def _launch_kernels_fake(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_we
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "swiglu_mlp_25c03119c7862d57"):
-    torch.library.custom_op("kerntailor::swiglu_mlp_25c03119c7862d57", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "swiglu_mlp_2c65c9752615fa97"):
+    torch.library.custom_op("kerntailor::swiglu_mlp_2c65c9752615fa97", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -228,7 +260,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57; the constructor is Model's own."""
+    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -294,7 +326,7 @@ class ModelNew(nn.Module):
         if d1 * d2 >= 2147483647:
             raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            mm2 = torch.ops.kerntailor.swiglu_mlp_25c03119c7862d57(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
+            mm2 = torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         else:   # eager: the operator's function, without its dispatch
             mm2 = _launch_kernels(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         return mm2

@@ -9,6 +9,18 @@
 Rows and columns of an operand are read wrapped modulo their size where the axis is not the contiguous one (no
 mask in the loop: edge tiles re-read valid rows and never store them), masked where it is (a wrap would break
 the contiguity that vectorizes the loads). `w` is the GemmWriter.
+
+**A long K in fp32** (`k_loop`): one fp32 accumulator summed over K steps in order has a rounding error that grows
+with K. At K past LONG_K (65,536) a kernel's fp32 products would miss the fp32 table where the library splits K
+(KernelBench level-3 2_ShallowWideMLP's edge case at K = 1,048,579 on an H100: 1.25e-5 > 1e-5, cuBLAS at most a
+quarter of it). There the loop sums FLUSH_K (4,096) deep partial tiles and adds each to `acc` (two levels: the
+error of a K = 4,096 product plus a short sum of partials; 1M-long rows of exact 32-deep dots summed in fp32, a CPU
+emulation: 3.8e-6 in one level, 4.3e-7 in two at 2,048). The host decides per call (the LONG_K constexpr, a second
+specialization compiled only when a call has such a K); the kernel of the usual sizes is the one-level loop as
+before, with no second accumulator tile to hold. The second tile costs registers in that specialization
+(cross-compiled, x @ W.T in fp32 ieee: sm_90 128x128/8 warps 254 -> 255 registers and 640 bytes of spills, 64x64/4
+warps 128 -> 255 and none; gfx942 128x128 130 -> 206 VGPRs, occupancy 3 -> 2): a K that long is slower than the
+schedule's timing said, and right.
 """
 
 from __future__ import annotations
@@ -16,6 +28,9 @@ from __future__ import annotations
 from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.helpers import dot_helper
 from kerntailor.units import ITEMSIZE
+
+LONG_K = 1 << 16     # K past this: the two-level loop (module docstring)
+FLUSH_K = 1 << 12    # the depth of one partial tile under LONG_K
 
 
 def times(w, index: str, stride: SizeExpr) -> str:
@@ -50,6 +65,44 @@ def dot_text(w, dtype: str, precision: str, b: str = "b", acc: str = "acc") -> s
     return f"_dot_{helper}(a, {b}, {acc})  # {what}"
 
 
+def long_k(K_host: str, K_traced: int) -> tuple[str, str, int]:
+    """The LONG_K constexpr of an fp32 product: (name, the host's per-call condition, its traced value)."""
+    return "LONG_K", f"({K_host}) > {LONG_K}", int(K_traced > LONG_K)
+
+
+def flush_steps(block_k: int) -> int:
+    """K_FLUSH: the BLOCK_K steps of one partial tile under LONG_K."""
+    return max(1, FLUSH_K // block_k)
+
+
+def k_loop(w, accs: list[str], body, header: str = "") -> None:
+    """The loop over this program's BLOCK_K steps filling `accs` (fp32 tiles); `body(names)` writes one step, each
+    accumulator under names[acc]. Where the writer has a LONG_K constexpr (w.long_k), the two-level form beside it
+    (module docstring)."""
+    def one_level():
+        for acc in accs:
+            w.out(f"{acc} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        with w.out.block(f"for kt in range(k_lo, k_hi):{header}"):
+            body({acc: acc for acc in accs})
+
+    if w.long_k is None:
+        one_level()
+        return
+    with w.out.block(f"if LONG_K:  # K > {LONG_K}: partial tiles {FLUSH_K} deep summed into acc (a long fp32 sum's "
+                     "error)"):
+        for acc in accs:
+            w.out(f"{acc} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+        with w.out.block("for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile"):
+            for acc in accs:
+                w.out(f"{acc}_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
+            with w.out.block(f"for kt in range(k0, tl.minimum(k0 + K_FLUSH, k_hi)):{header}"):
+                body({acc: f"{acc}_part" for acc in accs})
+            for acc in accs:
+                w.out(f"{acc} += {acc}_part")
+    with w.out.block("else:"):
+        one_level()
+
+
 def dot_loop(w, operands, M: str, N: str, K: str, dtype: str, precision: str, second=None) -> None:
     """acc over K; with `second` (the view and strides of a dual group's second B), acc2 beside it: each A tile is
     loaded once for both tl.dots."""
@@ -59,21 +112,23 @@ def dot_loop(w, operands, M: str, N: str, K: str, dtype: str, precision: str, se
     pointers(w, "a", a, (f"{am}[:, None]", a_strides[-2]), ("kk[None, :]", a_strides[-1]))
     rights = [("b", "acc", b, b_strides)] + ([("b2", "acc2", *second)] if second else [])
     masks = []
-    for name, acc, view, strides in rights:
+    for name, _, view, strides in rights:
         bn, bn_mask = rows(w, "rn", N, strides[-1])
         pointers(w, name, view, ("kk[:, None]", strides[-2]), (f"{bn}[None, :]", strides[-1]))
         masks.append(f"(rk[:, None] < k_left) & ({bn_mask})[None, :]" if bn_mask else "rk[:, None] < k_left")
-        w.out(f"{acc} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
-    with w.out.block("for kt in range(k_lo, k_hi):"):
+
+    def step(names: dict[str, str]) -> None:
         w.out(f"k_left = {K} - kt * BLOCK_K")
         a_mask = f"(rk[None, :] < k_left) & ({am_mask})[:, None]" if am_mask else "rk[None, :] < k_left"
         w.out(f"a = tl.load(a_ptrs, mask={a_mask}, other=0.0)")
         for (name, acc, _, _), mask in zip(rights, masks):
             w.out(f"{name} = tl.load({name}_ptrs, mask={mask}, other=0.0)")
-            w.out(f"{acc} = {dot_text(w, dtype, precision, name, acc)}")
+            w.out(f"{names[acc]} = {dot_text(w, dtype, precision, name, names[acc])}")
         w.out(f"a_ptrs += {times(w, 'BLOCK_K', a_strides[-1])}")
         for name, _, _, strides in rights:
             w.out(f"{name}_ptrs += {times(w, 'BLOCK_K', strides[-2])}")
+
+    k_loop(w, [acc for _, acc, _, _ in rights], step)
 
 
 def gemv_loop(w, gemv: str, operands, M: str, N: str, K: str) -> None:
@@ -143,11 +198,13 @@ def tma_loop(w, plan, M: str, N: str, K: str, dtype: str, precision: str) -> tup
     b_at = "[pid_n * BLOCK_N, kt * BLOCK_K]" if b_t else "[kt * BLOCK_K, pid_n * BLOCK_N]"
     if not w.product.persistent:
         tma_descriptors(w, plan, M, N, K)
-    w.out("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
-    with w.out.block("for kt in range(k_lo, k_hi):  # out-of-bounds rows and columns read as zeros"):
+
+    def step(names: dict[str, str]) -> None:
         w.out(f"a = {'tl.trans(' if a_t else ''}a_desc.load({a_at}){')' if a_t else ''}")
         w.out(f"b = {'tl.trans(' if b_t else ''}b_desc.load({b_at}){')' if b_t else ''}")
-        w.out(f"acc = {dot_text(w, dtype, precision)}")
+        w.out(f"{names['acc']} = {dot_text(w, dtype, precision, acc=names['acc'])}")
+
+    k_loop(w, ["acc"], step, "  # out-of-bounds rows and columns read as zeros")
     align = 16 // ITEMSIZE[dtype]
     host = [f"({w.sizes.host(rows_stride)}) % {align} == 0" for _, _, rows_stride, _, _ in plan]
     host += [f"{{{v.base}}}.data_ptr() % 16 == 0" for _, v, _, _, _ in plan]

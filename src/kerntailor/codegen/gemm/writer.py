@@ -16,7 +16,16 @@ from kerntailor.codegen.gemm import (
     MatmulSchedule,
     choose_product,
 )
-from kerntailor.codegen.gemm.loops import dot_loop, gemv_loop, times, tma_descriptors, tma_loop, tma_plan
+from kerntailor.codegen.gemm.loops import (
+    dot_loop,
+    flush_steps,
+    gemv_loop,
+    long_k,
+    times,
+    tma_descriptors,
+    tma_loop,
+    tma_plan,
+)
 from kerntailor.codegen.gemm.operands import LIBRARY_PRODUCTS, fp8_operands, fp8_rescale, library_product
 from kerntailor.codegen.gemm.tail import (
     ROW_SCRATCH_DTYPES,
@@ -46,6 +55,7 @@ class GemmWriter(AnchorWriter):
         self.bases: dict[str, str] = {}
         self.product = None                          # the Product, chosen by write()
         self.tma: tuple[str, str, int] | None = None  # the USE_TMA constexpr: (name, host condition, traced value)
+        self.long_k: tuple[str, str, int] | None = None  # the LONG_K constexpr (loops.k_loop), as USE_TMA
         self.prologue: list[str] = []                # host lines before the launch (fp8 quantize, library product)
 
     def tail_names(self) -> set[str]:
@@ -74,6 +84,8 @@ class GemmWriter(AnchorWriter):
         space = [self.sizes.slot(("node", mm.name, "out", k), s) for k, s in enumerate(mm.out.shape)]
         a_shape, b_shape = a_parts[1], b_parts[1]
         M, N, K = self.sizes.text(a_shape[-2]), self.sizes.text(b_shape[-1]), self.sizes.text(a_shape[-1])
+        if dtype == "fp32" and p.path not in ("gemv", "library"):   # a long K's fp32 sum in two levels (loops.py)
+            self.long_k = long_k(self.sizes.host(a_shape[-1]), a_parts[0].shape[-1])
         plan = tma_plan(self, (a_parts[0], a_parts[2], a_parts[3]), (b_parts[0], b_parts[2], b_parts[3])) \
             if p.tma else None
         with self._programs(plan, M, N, K):
@@ -290,6 +302,9 @@ class GemmWriter(AnchorWriter):
         constexprs += [("SPLIT_K", split)] if split > 1 else []
         constexprs += [(self.tma[0], self.tma[2])] if self.tma else []
         host_constexprs = ((self.tma[0], self.tma[1]),) if self.tma else ()
+        if self.long_k:
+            constexprs += [(self.long_k[0], self.long_k[2]), ("K_FLUSH", flush_steps(bk))]
+            host_constexprs += ((self.long_k[0], self.long_k[1]),)
         if p.persistent:  # the build compiles for the traced GPU's count (an H200's 132 SMs)
             constexprs += [("NUM_PROGRAMS", PERSISTENT_PROGRAMS_TRACED)]
             host_constexprs += (("NUM_PROGRAMS", PERSISTENT_PROGRAMS),)

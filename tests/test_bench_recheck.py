@@ -133,6 +133,12 @@ def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
     assert {"start", "construct", "reference", "run"} <= set(soft["judge_phase_s"])
     assert sum(soft["judge_phase_s"].values()) <= soft["stage_s"]["judge"] + 1e-3
     assert sum(soft["stage_s"].values()) <= soft["seconds"] + 0.1
+    # the journal a cut bench would leave: each problem's steps in order, seconds since it was queued
+    steps = [json.loads(line) for line in (tmp_path / "out" / "bench.progress.jsonl").read_text().splitlines()]
+    mine = [s for s in steps if s["problem"] == "tiny_softmax"]
+    assert [s["stage"] for s in mine[:3]] == ["queued", "admitted", "capture"]
+    assert any(s["stage"].startswith("search ") and s["done"] for s in mine) and mine[-1]["stage"] == "verify"
+    assert [s["t_s"] for s in mine] == sorted(s["t_s"] for s in mine) and mine[-1]["t_s"] <= soft["seconds"]
     with pytest.raises(Exception, match="--jobs"):
         bench(suite, settings, jobs=0)
 
@@ -153,7 +159,7 @@ def test_gpu_lock_is_exclusive(tmp_path, monkeypatch):
 
 
 def test_a_bug_on_one_problem_is_a_row_not_the_end_of_the_suite(suite, tmp_path, monkeypatch):
-    def broken(path, settings):
+    def broken(path, settings, progress=None):
         if "softmax" in str(path):
             raise KeyError("pool config has no knob 'RBLOCK'")
         raise RuntimeError("second\nline")

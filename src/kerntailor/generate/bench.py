@@ -9,6 +9,7 @@ never fast); geomean speedups; geomean floor/time (roofline efficiency).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import fnmatch
 import json
@@ -188,15 +189,36 @@ def append_row(out_root: Path, row: dict) -> None:
         f.write(json.dumps(row, default=str) + "\n")
 
 
+PROGRESS_FILE = "bench.progress.jsonl"
+
+
+def journal(out_root: Path, problem: str, started: float):
+    """note(stage, done, total, best): one line of PROGRESS_FILE per step of a problem's run (queued, admitted,
+    then generate's own progress: capture, search kN with its candidates, verify), seconds since it was queued.
+    A bench cut by a time limit leaves no row for the problems in flight; this says where each was."""
+    path = Path(out_root) / PROGRESS_FILE
+
+    def note(stage: str, done: int | None = None, total: int | None = None, best: float | None = None) -> None:
+        line = {"problem": problem, "stage": stage, "done": done, "total": total,
+                "t_s": round(time.monotonic() - started, 1)}
+        with contextlib.suppress(OSError), open(path, "a") as f:   # a journal never fails the problem
+            f.write(json.dumps(line) + "\n")
+    return note
+
+
 def make_row(path: Path, settings: GenerateSettings) -> dict:
     """One problem's bench row: generate into `settings.out_dir`/level/name, never an exception."""
     level = path.parent.name
     started = time.monotonic()
+    note = journal(Path(settings.out_dir), path.stem, started)
+    note("queued")
     waited = None
     try:
         with _admitted(path, settings):
             waited = time.monotonic() - started   # queued for GPU memory beside the other jobs (memory.py)
-            result = generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem))
+            note("admitted")
+            result = generate(path, replace(settings, out_dir=Path(settings.out_dir) / level / path.stem),
+                              progress=note)
         row = _row(path, level, result)
         # where the wall time went: the pipeline's stages and, inside its judgement, the referee's phases
         row["stage_s"] = result.report.get("stage_s")

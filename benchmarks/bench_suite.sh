@@ -14,6 +14,10 @@ JOBS=${JOBS:-4}
 CANDIDATES=${CANDIDATES:-8}
 BUDGET=${BUDGET:-60}
 PRECISION=${PRECISION:-ieee}
+# the GPU here by default (the lent device is an H100 or an H200): a target that is not this GPU runs in predicted
+# mode, which a call meant to measure must not do silently (2026-12-06: level3_generate.sh's call 2 did)
+TARGET=${TARGET:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | \
+  sed -n 's/.*H200.*/h200/p; s/.*H100.*/h100/p; s/.*A100.*/a100/p')}
 TARGET=${TARGET:-h200}
 ONLY=${ONLY:-}            # e.g. "--only relu --only softmax" to run a few problems
 DTYPES=${DTYPES:-"fp32 bf16"}   # one of them alone on a machine too small for both in one call

@@ -210,3 +210,18 @@ def test_codegen_refusals_records_each_refused_group_and_what_generate_makes_of_
     (entry,) = result["tally"]
     assert entry["files"] == ["mended/scan_then_last.py"] and not any(c.isdigit() for c in entry["pattern"])
     assert entry["pattern"] in out.with_suffix(".md").read_text()
+
+
+def test_rows_summary_names_the_problems_a_cut_bench_left_in_flight():
+    """gpu_calls/rows_summary.py with the progress journal: a problem with no row is named with its last step."""
+    import importlib.util
+
+    spec_ = importlib.util.spec_from_file_location("rows_summary", ROOT / "benchmarks/gpu_calls/rows_summary.py")
+    summary = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(summary)
+    steps = [{"problem": "a", "stage": "queued", "done": None, "total": None, "t_s": 0.0},
+             {"problem": "b", "stage": "queued", "done": None, "total": None, "t_s": 0.0},
+             {"problem": "b", "stage": "admitted", "done": None, "total": None, "t_s": 88.9},
+             {"problem": "b", "stage": "search k3", "done": 2, "total": 3, "t_s": 140.5}]
+    assert summary.in_flight([{"problem": "a"}], steps) == ["b: cut at search k3 (2/3), 140.5 s after it was queued"]
+    assert summary.in_flight([{"problem": "a"}, {"problem": "b"}], steps) == []

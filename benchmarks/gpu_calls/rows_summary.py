@@ -1,6 +1,8 @@
-"""One line per bench row (problem, status, generated or library, us: ours, eager, compile, floor; speedups).
+"""One line per bench row (problem, status, generated or library, us: ours, eager, compile, floor; speedups), then,
+given the bench's progress journal (bench.progress.jsonl beside the rows), one line per problem that has no row:
+where it was when the bench was cut (its last step and the seconds since it was queued).
 
-Usage: python3 benchmarks/gpu_calls/rows_summary.py ROWS.jsonl
+Usage: python3 benchmarks/gpu_calls/rows_summary.py ROWS.jsonl [PROGRESS.jsonl]
 """
 
 import json
@@ -16,6 +18,18 @@ def line(r: dict) -> str:
                                      r.get("seconds"), why))
 
 
+def in_flight(rows: list[dict], steps: list[dict]) -> list[str]:
+    """`problem: cut at <last step> (<done>/<total>), <t> s after it was queued`: each journaled problem with no row."""
+    last = {s["problem"]: s for s in steps}
+    done = {r.get("problem") for r in rows}
+    return [f"{p}: cut at {s['stage']}" + (f" ({s['done']}/{s['total']})" if s.get("total") else "")
+            + f", {s['t_s']} s after it was queued" for p, s in last.items() if p not in done]
+
+
 if __name__ == "__main__":
-    for text in open(sys.argv[1]):
-        print(line(json.loads(text)))
+    rows = [json.loads(text) for text in open(sys.argv[1])]
+    for r in rows:
+        print(line(r))
+    if len(sys.argv) > 2:
+        for text in in_flight(rows, [json.loads(t) for t in open(sys.argv[2])]):
+            print(text)

@@ -14,12 +14,12 @@ T0=$(date +%s)
 SUITE=benchmarks/work/fixes PART=all DTYPES=fp32 AGAIN=0 JOBS=2 CANDIDATES=2 BUDGET=20 \
   TIMEOUT=${FIX_LIMIT:-240} WORK=/tmp/kb-fixes bash benchmarks/bench_suite.sh $OUT/fixes > $OUT/fixes.log 2>&1
 echo "fixes done $(( $(date +%s) - T0 )) s"
-python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-fixes/fp32/bench.rows.jsonl
+python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-fixes/fp32/bench.rows.jsonl /tmp/kb-fixes/fp32/bench.progress.jsonl
 grep -h '"note"' /tmp/kb-fixes/fp32/*/*/report.json 2>/dev/null | head -5
 SUITE=benchmarks/work/kbh PART=all DTYPES=fp32 AGAIN=0 JOBS=6 CANDIDATES=3 BUDGET=30 \
   TIMEOUT=${BENCH_LIMIT:-300} WORK=/tmp/kb-bench bash benchmarks/bench_suite.sh $OUT/bench > $OUT/suite.log 2>&1
 echo "sample done $(( $(date +%s) - T0 )) s"
-python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-bench/fp32/bench.rows.jsonl
+python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-bench/fp32/bench.rows.jsonl /tmp/kb-bench/fp32/bench.progress.jsonl
 for d in kb-fixes kb-bench; do
   cp /tmp/$d/fp32/bench.rows.jsonl $OUT/$d.rows.jsonl 2>/dev/null; cp /tmp/$d/fp32/bench.progress.jsonl $OUT/$d.progress.jsonl
   (cd /tmp/$d && find . -name report.json -o -name report.md -o -name '*.txt' | tar czf $OUT/$d.reports.tgz -T -)

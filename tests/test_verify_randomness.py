@@ -94,3 +94,20 @@ def test_deterministic_algorithms_are_restored_after(x):
         raise RuntimeError("the reference raised")
     assert (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic,
             torch.backends.cudnn.benchmark) == before
+
+
+@pytest.mark.interpreter
+def test_the_referee_judges_a_reference_that_only_rounds_differently(tmp_path):
+    """End to end through verify: the unreproducible row mean is judged (a correct Triton row mean passes), with the
+    note in the verdict (before verify/randomness.py the judge refused it as random; the training-mode dropout
+    problems are still refused: tests/test_verify_sandbox.py)."""
+    from pathlib import Path
+
+    from kerntailor.problem import load_problem
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    here = Path(__file__).parent / "candidates"
+    v = verify_candidate(load_problem(here / "problems" / "row_mean_unreproducible.py"), here / "ok_row_mean.py",
+                         VerifySettings(device="cpu"))
+    assert v.passed, f"{v.check}: {v.reason}"
+    assert any("round differently from run to run" in n for n in v.notes), v.notes

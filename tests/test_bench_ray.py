@@ -91,6 +91,9 @@ def test_ray_bench_equals_the_local_one_and_a_killed_worker_costs_one_row(suite,
     assert (out / "level1" / "tiny_softmax" / "kernel.py").read_text() == \
         (tmp_path / "local" / "level1" / "tiny_softmax" / "kernel.py").read_text()
     assert len((out / "bench.rows.jsonl").read_text().splitlines()) == 2
+    # the survivor's journal landed beside its row (land appends journals: test below)
+    journaled = {json.loads(line)["problem"] for line in (out / "bench.progress.jsonl").read_text().splitlines()}
+    assert journaled == {"tiny_softmax"}
     assert result["summary"]["overall"]["correct"] == 1 and result["ray"] == "local"
     # one writer: each surviving problem's run came through the driver's merge once, finished; the killed job
     # left nothing (a worker writing the store itself would have left its run 'running'); no worker store
@@ -178,3 +181,18 @@ def test_an_address_nothing_answers_on_is_refused_at_once():
         _check_reachable("127.0.0.1:1")
     _check_reachable("auto")   # forms ray.init resolves itself pass through
     _check_reachable("local")
+
+
+def test_landed_journals_are_appended_not_overwritten(tmp_path):
+    """Every task writes its journal as bench.progress.jsonl in its own folder: landing two keeps both."""
+    from kerntailor.generate.ray_bench import JobResult, land
+
+    def job(problem: str, scratch: str) -> JobResult:
+        line = json.dumps({"problem": problem, "stage": "queued", "done": None, "total": None, "t_s": 0.0}) + "\n"
+        return JobResult({"problem": problem, "out": f"{scratch}/level1/{problem}"},
+                         (("bench.progress.jsonl", line.encode()),), {}, scratch)
+
+    rows = [land(job(p, f"/tmp/scratch-{p}"), tmp_path, None) for p in ("a", "b")]
+    assert [r["out"] for r in rows] == [f"{tmp_path}/level1/a", f"{tmp_path}/level1/b"]
+    lines = (tmp_path / "bench.progress.jsonl").read_text().splitlines()
+    assert [json.loads(t)["problem"] for t in lines] == ["a", "b"]

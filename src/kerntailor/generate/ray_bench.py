@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kerntailor.errors import KerntailorError
-from kerntailor.generate.bench import _row, append_row, make_row
+from kerntailor.generate.bench import PROGRESS_FILE, _row, append_row, make_row
 from kerntailor.generate.pipeline import GenerateSettings
 
 LOCAL = "local"   # --ray with no address: start a Ray instance on this machine for the run
@@ -127,6 +127,10 @@ def land(job: JobResult, out_root: Path, store) -> dict:
             data = relocate(data.decode()).encode()
         except UnicodeDecodeError:   # a binary file: as written
             pass
+        if rel == PROGRESS_FILE:   # every task's journal has this name: appended, one problem's lines after another's
+            with open(target, "ab") as f:
+                f.write(data)
+            continue
         target.write_bytes(data)
     if store is not None and job.store_rows:
         merge_rows(store, job.store_rows, relocate)

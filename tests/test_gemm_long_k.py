@@ -27,6 +27,17 @@ def test_the_host_decides_long_k_per_call_and_the_traced_kernel_is_one_level():
     assert "if LONG_K:" in kernel.source and "acc += acc_part" in kernel.source
 
 
+def test_split_k_programs_each_sum_their_share_so_the_bound_is_per_split():
+    """Under split-K each program sums K / SPLIT_K steps: the two-level loop only where that share is long."""
+    from kerntailor.codegen.gemm.loops import long_k
+
+    assert long_k("d1", 600_000) == ("LONG_K", f"(d1) > {LONG_K}", 1)
+    assert long_k("d1", 600_000, 4) == ("LONG_K", f"(d1) > {4 * LONG_K}", 0)
+    path = L2 / "gemm_bias_relu.py"
+    module = gemm_module(path, {"split_k": 4, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32})
+    assert f"> {4 * LONG_K}, " in module.source
+
+
 def test_bf16_products_keep_one_level():
     """16-bit problems are judged by a table a hundred times looser than a long fp32 sum's error: no LONG_K."""
     module = gemm_module(TRANSPOSED_B, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 64}, dtype="bf16")

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_bbcef27308269ce8 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.float32, shape (any, x.shape[1])
@@ -61,7 +61,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0,
     kk = k_lo * BLOCK_K + rk
     a_ptrs = x_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
     b_ptrs = p_linear_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+    if LONG_K:  # this program's K > 262144: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
             acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -101,7 +101,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, pw5_ptr, s0,
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_bbcef27308269ce8 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -111,7 +111,7 @@ def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bia
     x = x.contiguous()
     # k0: k0_matmul_kernel
     pw5 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_linear_weight, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
+    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 128),)](x, p_linear_weight, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 262144, K_FLUSH=128, num_warps=8, num_stages=2)
     return pw5
 
 
@@ -125,8 +125,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_deb181dd37cec6a3"):
-    torch.library.custom_op("kerntailor::gemm_bias_gelu_deb181dd37cec6a3", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_bbcef27308269ce8"):
+    torch.library.custom_op("kerntailor::gemm_bias_gelu_bbcef27308269ce8", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -197,7 +197,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3; the constructor is Model's own."""
+    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_bbcef27308269ce8; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -250,7 +250,7 @@ class ModelNew(nn.Module):
         if d0 * d2 >= 2147483647:
             raise ValueError(f"pw5 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw5 = torch.ops.kerntailor.gemm_bias_gelu_deb181dd37cec6a3(x, p_linear_weight, p_linear_bias)
+            pw5 = torch.ops.kerntailor.gemm_bias_gelu_bbcef27308269ce8(x, p_linear_weight, p_linear_bias)
         else:   # eager: the operator's function, without its dispatch
             pw5 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw5

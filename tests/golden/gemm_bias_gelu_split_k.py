@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_baaf4f21fcd96722 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_gelu_9ed2800e52a1b21d (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.float32, shape (any, x.shape[1])
@@ -64,7 +64,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, partials_ptr, counters_ptr, p_l
     kk = k_lo * BLOCK_K + rk
     a_ptrs = x_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
     b_ptrs = p_linear_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+    if LONG_K:  # this program's K > 262144: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
             acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -113,7 +113,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, partials_ptr, counters_ptr, p_l
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_baaf4f21fcd96722 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_bias_gelu_9ed2800e52a1b21d (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -125,7 +125,7 @@ def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bia
     pw5 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
     k0_partials = torch.empty(triton.cdiv(d0, 64) * triton.cdiv(d2, 64) * 2 * 4096, device=x.device, dtype=torch.float32)
     k0_counters = torch.zeros(triton.cdiv(d0, 64) * triton.cdiv(d2, 64), device=x.device, dtype=torch.int32)
-    k0_matmul_kernel[(triton.cdiv(d0, 64) * triton.cdiv(d2, 64) * 2,)](x, p_linear_weight, k0_partials, k0_counters, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=4, SPLIT_K=2, LONG_K=(d1) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
+    k0_matmul_kernel[(triton.cdiv(d0, 64) * triton.cdiv(d2, 64) * 2,)](x, p_linear_weight, k0_partials, k0_counters, p_linear_bias, pw5, d0, d2, d1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=4, SPLIT_K=2, LONG_K=(d1) > 524288, K_FLUSH=128, num_warps=8, num_stages=2)
     return pw5
 
 
@@ -139,8 +139,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_baaf4f21fcd96722"):
-    torch.library.custom_op("kerntailor::gemm_bias_gelu_baaf4f21fcd96722", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_bias_gelu_9ed2800e52a1b21d"):
+    torch.library.custom_op("kerntailor::gemm_bias_gelu_9ed2800e52a1b21d", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -211,7 +211,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_baaf4f21fcd96722; the constructor is Model's own."""
+    """gemm_bias_gelu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_gelu_9ed2800e52a1b21d; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -264,7 +264,7 @@ class ModelNew(nn.Module):
         if d0 * d2 >= 2147483647:
             raise ValueError(f"pw5 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw5 = torch.ops.kerntailor.gemm_bias_gelu_baaf4f21fcd96722(x, p_linear_weight, p_linear_bias)
+            pw5 = torch.ops.kerntailor.gemm_bias_gelu_9ed2800e52a1b21d(x, p_linear_weight, p_linear_bias)
         else:   # eager: the operator's function, without its dispatch
             pw5 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw5

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.matmul_square_0827802490d7a2e0 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.matmul_square_591a64f8d3a2c581 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     a: torch.float32, shape (any, a.shape[0])
@@ -71,7 +71,7 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, BLOCK_M: tl.constexpr, BLOCK_N: 
         kk = k_lo * BLOCK_K + rk
         a_ptrs = a_ptr + (rm % s0)[:, None] * s0 + kk[None, :]
         b_ptrs = b_ptr + kk[:, None] * s0 + rn[None, :]
-        if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+        if LONG_K:  # this program's K > 262144: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
             acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
             for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
                 acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -104,14 +104,14 @@ def k0_matmul_kernel(a_ptr, b_ptr, mm0_ptr, s0, BLOCK_M: tl.constexpr, BLOCK_N: 
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.matmul_square_0827802490d7a2e0 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.matmul_square_591a64f8d3a2c581 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     d0 = a.shape[0]
     a = a.contiguous()
     b = b.contiguous()
     # k0: k0_matmul_kernel
     mm0 = torch.empty((d0, d0), device=a.device, dtype=torch.float32)
-    k0_matmul_kernel[(min(triton.cdiv(d0, 64) * triton.cdiv(d0, 64), _num_programs(a.device)),)](a, b, mm0, d0, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, LONG_K=(d0) > 65536, K_FLUSH=128, NUM_PROGRAMS=_num_programs(a.device), num_warps=8, num_stages=2)
+    k0_matmul_kernel[(min(triton.cdiv(d0, 64) * triton.cdiv(d0, 64), _num_programs(a.device)),)](a, b, mm0, d0, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, LONG_K=(d0) > 262144, K_FLUSH=128, NUM_PROGRAMS=_num_programs(a.device), num_warps=8, num_stages=2)
     return mm0
 
 
@@ -123,8 +123,8 @@ def _launch_kernels_fake(a, b):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "matmul_square_0827802490d7a2e0"):
-    torch.library.custom_op("kerntailor::matmul_square_0827802490d7a2e0", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "matmul_square_591a64f8d3a2c581"):
+    torch.library.custom_op("kerntailor::matmul_square_591a64f8d3a2c581", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -195,7 +195,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """matmul_square: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.matmul_square_0827802490d7a2e0; the constructor is Model's own."""
+    """matmul_square: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.matmul_square_591a64f8d3a2c581; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -237,7 +237,7 @@ class ModelNew(nn.Module):
         if d0 * d0 >= 2147483647:
             raise ValueError(f"a has {d0 * d0} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            mm0 = torch.ops.kerntailor.matmul_square_0827802490d7a2e0(a, b)
+            mm0 = torch.ops.kerntailor.matmul_square_591a64f8d3a2c581(a, b)
         else:   # eager: the operator's function, without its dispatch
             mm0 = _launch_kernels(a, b)
         return mm0

@@ -16,7 +16,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.swiglu_mlp_54c874c64d376d76 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.gate_proj.weight: torch.float32, shape (any, x.shape[1])
@@ -64,7 +64,7 @@ def k0_matmul_kernel(x_ptr, p_gate_proj_weight_ptr, p_up_proj_weight_ptr, pw2_pt
     a_ptrs = x_ptr + (rm % s0)[:, None] * s1 + kk[None, :]
     b_ptrs = p_gate_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
     b2_ptrs = p_up_proj_weight_ptr + kk[:, None] + (rn % s2)[None, :] * s1
-    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+    if LONG_K:  # this program's K > 262144: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         acc2 = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
@@ -127,7 +127,7 @@ def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
     kk = k_lo * BLOCK_K + rk
     a_ptrs = pw2_ptr + (rm % s0)[:, None] * s2 + kk[None, :]
     b_ptrs = p_down_proj_weight_ptr + kk[:, None] + (rn % s1)[None, :] * s2
-    if LONG_K:  # K > 65536: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
+    if LONG_K:  # this program's K > 262144: partial tiles 4096 deep summed into acc (a long fp32 sum's error)
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile
             acc_part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -160,7 +160,7 @@ def k1_matmul_kernel(pw2_ptr, p_down_proj_weight_ptr, mm2_ptr, s0, s1, s2, BLOCK
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.swiglu_mlp_54c874c64d376d76 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj_weight: torch.Tensor, p_down_proj_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -171,10 +171,10 @@ def _launch_kernels(x: torch.Tensor, p_gate_proj_weight: torch.Tensor, p_up_proj
     x = x.contiguous()
     # k0: k0_matmul_kernel
     pw2 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 64),)](x, p_gate_proj_weight, p_up_proj_weight, pw2, d0, d1, d2, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
+    k0_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d2, 64),)](x, p_gate_proj_weight, p_up_proj_weight, pw2, d0, d1, d2, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, LONG_K=(d1) > 262144, K_FLUSH=128, num_warps=8, num_stages=2)
     # k1: k1_matmul_kernel
     mm2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d2) > 65536, K_FLUSH=128, num_warps=8, num_stages=2)
+    k1_matmul_kernel[(triton.cdiv(d0, 128) * triton.cdiv(d1, 128),)](pw2, p_down_proj_weight, mm2, d0, d1, d2, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, LONG_K=(d2) > 262144, K_FLUSH=128, num_warps=8, num_stages=2)
     return mm2
 
 
@@ -188,8 +188,8 @@ def _launch_kernels_fake(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_we
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "swiglu_mlp_2c65c9752615fa97"):
-    torch.library.custom_op("kerntailor::swiglu_mlp_2c65c9752615fa97", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "swiglu_mlp_54c874c64d376d76"):
+    torch.library.custom_op("kerntailor::swiglu_mlp_54c874c64d376d76", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -260,7 +260,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97; the constructor is Model's own."""
+    """swiglu_mlp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.swiglu_mlp_54c874c64d376d76; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -326,7 +326,7 @@ class ModelNew(nn.Module):
         if d1 * d2 >= 2147483647:
             raise ValueError(f"self.down_proj.weight has {d1 * d2} elements: k1_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            mm2 = torch.ops.kerntailor.swiglu_mlp_2c65c9752615fa97(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
+            mm2 = torch.ops.kerntailor.swiglu_mlp_54c874c64d376d76(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         else:   # eager: the operator's function, without its dispatch
             mm2 = _launch_kernels(x, p_gate_proj_weight, p_up_proj_weight, p_down_proj_weight)
         return mm2

@@ -11,9 +11,11 @@ mask in the loop: edge tiles re-read valid rows and never store them), masked wh
 the contiguity that vectorizes the loads). `w` is the GemmWriter.
 
 **A long K in fp32** (`k_loop`): one fp32 accumulator summed over K steps in order has a rounding error that grows
-with K. At K past LONG_K (65,536) a kernel's fp32 products would miss the fp32 table where the library splits K
-(KernelBench level-3 2_ShallowWideMLP's edge case at K = 1,048,579 on an H100: 1.25e-5 > 1e-5, cuBLAS at most a
-quarter of it). There the loop sums FLUSH_K (4,096) deep partial tiles and adds each to `acc` (two levels: the
+with K. Where one program's share of K passes LONG_K (262,144; K over the split-K programs) a kernel's fp32 products
+would miss the fp32 table where the library splits K (KernelBench level-3 2_ShallowWideMLP's edge case at K =
+1,048,579 on an H100: 1.25e-5 > 1e-5, cuBLAS at most a quarter of it; the error grows about as sqrt(K), so a
+quarter of that K stays near half the table). There the loop sums FLUSH_K (4,096) deep partial tiles and adds each
+to `acc` (two levels: the
 error of a K = 4,096 product plus a short sum of partials; 1M-long rows of exact 32-deep dots summed in fp32, a CPU
 emulation: 3.8e-6 in one level, 4.3e-7 in two at 2,048). The host decides per call (the LONG_K constexpr, a second
 specialization compiled only when a call has such a K); the kernel of the usual sizes is the one-level loop as
@@ -29,7 +31,7 @@ from kerntailor.capture.generalize import SizeExpr
 from kerntailor.codegen.helpers import dot_helper
 from kerntailor.units import ITEMSIZE
 
-LONG_K = 1 << 16     # K past this: the two-level loop (module docstring)
+LONG_K = 1 << 18     # K per split past this: the two-level loop (module docstring)
 FLUSH_K = 1 << 12    # the depth of one partial tile under LONG_K
 
 
@@ -65,9 +67,10 @@ def dot_text(w, dtype: str, precision: str, b: str = "b", acc: str = "acc") -> s
     return f"_dot_{helper}(a, {b}, {acc})  # {what}"
 
 
-def long_k(K_host: str, K_traced: int) -> tuple[str, str, int]:
-    """The LONG_K constexpr of an fp32 product: (name, the host's per-call condition, its traced value)."""
-    return "LONG_K", f"({K_host}) > {LONG_K}", int(K_traced > LONG_K)
+def long_k(K_host: str, K_traced: int, split: int = 1) -> tuple[str, str, int]:
+    """The LONG_K constexpr of an fp32 product whose K is split over `split` programs (each sums its share): (name,
+    the host's per-call condition, its traced value)."""
+    return "LONG_K", f"({K_host}) > {LONG_K * split}", int(K_traced > LONG_K * split)
 
 
 def flush_steps(block_k: int) -> int:
@@ -88,8 +91,8 @@ def k_loop(w, accs: list[str], body, header: str = "") -> None:
     if w.long_k is None:
         one_level()
         return
-    with w.out.block(f"if LONG_K:  # K > {LONG_K}: partial tiles {FLUSH_K} deep summed into acc (a long fp32 sum's "
-                     "error)"):
+    with w.out.block(f"if LONG_K:  # this program's K > {LONG_K}: partial tiles {FLUSH_K} deep summed into acc (a "
+                     "long fp32 sum's error)"):
         for acc in accs:
             w.out(f"{acc} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)")
         with w.out.block("for k0 in range(k_lo, k_hi, K_FLUSH):  # K_FLUSH BLOCK_K steps a partial tile"):

@@ -85,7 +85,7 @@ class GemmWriter(AnchorWriter):
         a_shape, b_shape = a_parts[1], b_parts[1]
         M, N, K = self.sizes.text(a_shape[-2]), self.sizes.text(b_shape[-1]), self.sizes.text(a_shape[-1])
         if dtype == "fp32" and p.path not in ("gemv", "library"):   # a long K's fp32 sum in two levels (loops.py)
-            self.long_k = long_k(self.sizes.host(a_shape[-1]), a_parts[0].shape[-1])
+            self.long_k = long_k(self.sizes.host(a_shape[-1]), a_parts[0].shape[-1], p.split)
         plan = tma_plan(self, (a_parts[0], a_parts[2], a_parts[3]), (b_parts[0], b_parts[2], b_parts[3])) \
             if p.tma else None
         with self._programs(plan, M, N, K):

@@ -138,6 +138,11 @@ def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
     mine = [s for s in steps if s["problem"] == "tiny_softmax"]
     assert [s["stage"] for s in mine[:3]] == ["queued", "admitted", "capture"]
     assert any(s["stage"].startswith("search ") and s["done"] for s in mine) and mine[-1]["stage"] == "verify"
+    # inside the judgement, the referee's cases: where it is, and how many of the planned cases it has judged
+    judged = [s for s in mine if s["stage"] == "verify" and s.get("detail", "").startswith("judged ")]
+    assert judged and judged[-1]["done"] == judged[-1]["total"] > 1
+    assert [s["done"] for s in judged] == list(range(1, len(judged) + 1))
+    assert any("variant odd" in s.get("detail", "") and "reference" in s["detail"] for s in mine)
     assert [s["t_s"] for s in mine] == sorted(s["t_s"] for s in mine) and mine[-1]["t_s"] <= soft["seconds"]
     with pytest.raises(Exception, match="--jobs"):
         bench(suite, settings, jobs=0)
@@ -232,3 +237,22 @@ def test_a_correct_generated_module_slower_than_the_library_counts_as_kept_not_g
     assert s["passed_referee_share"] == pytest.approx(2 / 3) and s["generated_share"] == pytest.approx(1 / 3)
     assert s["geomean_kept_vs_library"] == pytest.approx(0.8)
     assert s["fast_1.0_vs_compile"] == pytest.approx(1 / 3)   # the kept module is never counted fast
+
+
+def test_verify_watch_reports_the_referee_case_count_and_where_it_waits():
+    from kerntailor.generate.run import verify_watch
+
+    lines = []
+    watch = verify_watch(lambda *a: lines.append(a), "verify library")
+    for e in ({"event": "cases", "total": 3},
+              {"event": "progress", "variant": "odd", "draw": "normal", "step": "run 1"},
+              {"event": "case", "variant": "odd", "draw": "normal"}, {"event": "lock_wait"},
+              {"event": "edge_skipped", "reason": "edge:int32: not judged: too big"},
+              {"event": "retry", "wait_s": 15.0},
+              {"event": "case", "variant": "small", "draw": "special"}, {"event": "case", "variant": "x"}):
+        watch(e)
+    assert [(s, d, t) for s, d, t, _, _ in lines] == [("verify library", n, 3) for n in (0, 1, 1, 2, 2, 3, 3)]
+    details = [x[4] for x in lines]
+    assert details[:2] == ["variant odd, draw normal, step run 1", "judged variant odd, draw normal"]
+    assert details[2] == "waiting for the GPU's lock" and details[3].startswith("skipped edge:int32")
+    assert "ran out of GPU memory" in details[4]   # a case past the planned count is never reported above it

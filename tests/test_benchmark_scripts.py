@@ -225,3 +225,7 @@ def test_rows_summary_names_the_problems_a_cut_bench_left_in_flight():
              {"problem": "b", "stage": "search k3", "done": 2, "total": 3, "t_s": 140.5}]
     assert summary.in_flight([{"problem": "a"}], steps) == ["b: cut at search k3 (2/3), 140.5 s after it was queued"]
     assert summary.in_flight([{"problem": "a"}, {"problem": "b"}], steps) == []
+    steps.append({"problem": "b", "stage": "verify", "done": 4, "total": 17, "t_s": 151.0,
+                  "detail": "waiting for the GPU's lock"})
+    assert summary.in_flight([{"problem": "a"}], steps) == [
+        "b: cut at verify (4/17): waiting for the GPU's lock, 151.0 s after it was queued"]

@@ -123,9 +123,9 @@ def test_the_pipelines_referee_allows_exactly_the_convolution_for_a_library_conv
     from kerntailor.generate import pipeline
 
     seen = []
-    monkeypatch.setattr(pipeline, "verify_candidate", lambda problem, path, settings: seen.append(settings))
+    monkeypatch.setattr(pipeline, "verify_candidate", lambda problem, path, settings, watch: seen.append(settings))
     run = SimpleNamespace(settings=pipeline.GenerateSettings(), library_ops=frozenset({"aten.cat.default"}),
-                          measured=False, problem=None)
+                          measured=False, problem=None, progress=lambda *a: None)
     pipeline._referee(run, tmp_path / "kernel.py", frozenset({"conv"}))
     pipeline._referee(run, tmp_path / "kernel.py", frozenset({"conv", "matmul"}), frozenset({"torch.ops.aten.cat"}))
     assert (seen[0].allowed_ops, seen[0].allowed_calls) == (CONV_OPS, CONV_CALLS)

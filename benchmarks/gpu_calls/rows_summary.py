@@ -19,11 +19,12 @@ def line(r: dict) -> str:
 
 
 def in_flight(rows: list[dict], steps: list[dict]) -> list[str]:
-    """`problem: cut at <last step> (<done>/<total>), <t> s after it was queued`: each journaled problem with no row."""
+    """`problem: cut at <last step> (<done>/<total>): <detail>, <t> s after it was queued`: each journaled problem with
+    no row (detail: the referee's case, in a cut judgement)."""
     last = {s["problem"]: s for s in steps}
     done = {r.get("problem") for r in rows}
     return [f"{p}: cut at {s['stage']}" + (f" ({s['done']}/{s['total']})" if s.get("total") else "")
-            + f", {s['t_s']} s after it was queued" for p, s in last.items() if p not in done]
+            + (f": {s['detail']}" if s.get("detail") else "") + f", {s['t_s']} s after it was queued" for p, s in last.items() if p not in done]
 
 
 if __name__ == "__main__":

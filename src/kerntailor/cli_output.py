@@ -53,7 +53,7 @@ class StageLines:
         self.last = (0, 0, None)
         self.started = time.monotonic()
 
-    def __call__(self, stage: str, done: int, total: int, best: float | None) -> None:
+    def __call__(self, stage: str, done: int, total: int, best: float | None, detail: str | None = None) -> None:
         if stage != self.stage:
             self._close()
             self.stage = stage
@@ -93,9 +93,10 @@ class _Bar:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
-    def __call__(self, stage: str, done: int, total: int, best: float | None) -> None:
+    def __call__(self, stage: str, done: int, total: int, best: float | None, detail: str | None = None) -> None:
         label = "" if best is None else f"best {best * 1e6:.1f} us"
-        self.bar.update(self.task, description=stage, completed=done, total=total or None, best=label)
+        self.bar.update(self.task, description=f"{stage}: {detail}" if detail else stage, completed=done,
+                        total=total or None, best=label)
 
 
 class _Lines:

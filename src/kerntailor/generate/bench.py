@@ -194,13 +194,17 @@ PROGRESS_FILE = "bench.progress.jsonl"
 
 def journal(out_root: Path, problem: str, started: float):
     """note(stage, done, total, best): one line of PROGRESS_FILE per step of a problem's run (queued, admitted,
-    then generate's own progress: capture, search kN with its candidates, verify), seconds since it was queued.
+    then generate's own progress: capture, search kN with its candidates, verify with the referee's case in
+    "detail"), seconds since it was queued.
     A bench cut by a time limit leaves no row for the problems in flight; this says where each was."""
     path = Path(out_root) / PROGRESS_FILE
 
-    def note(stage: str, done: int | None = None, total: int | None = None, best: float | None = None) -> None:
+    def note(stage: str, done: int | None = None, total: int | None = None, best: float | None = None,
+             detail: str | None = None) -> None:
         line = {"problem": problem, "stage": stage, "done": done, "total": total,
                 "t_s": round(time.monotonic() - started, 1)}
+        if detail:
+            line["detail"] = detail
         with contextlib.suppress(OSError), open(path, "a") as f:   # a journal never fails the problem
             f.write(json.dumps(line) + "\n")
     return note

@@ -43,7 +43,7 @@ from kerntailor.generate.group_search import FirstPassLost, GroupSearch, library
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.outpaced import outpaced_convs
 from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
-from kerntailor.generate.run import Progress, Run
+from kerntailor.generate.run import Progress, Run, verify_watch
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.generate.twins import twin_keys
 from kerntailor.measure.floor import floor_of
@@ -598,7 +598,7 @@ def _referee(run: Run, path: Path, products: frozenset[str] = frozenset(),
         calls |= LIBRARY_PRODUCTS[family][1]
     return verify_candidate(run.problem, path, VerifySettings(
         time=run.measured, tf32=settings.precision == "tf32", precision=settings.precision,
-        allowed_ops=frozenset(ops), allowed_calls=frozenset(calls)))
+        allowed_ops=frozenset(ops), allowed_calls=frozenset(calls)), watch=verify_watch(run.progress))
 
 
 def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult], verdict,
@@ -667,7 +667,8 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
         report["floor"] = _floor_dict(run.floor)
     if run.baselines is not None and "baselines" not in report:
         report["baselines"] = _baselines_dict(run, None)   # what runs is the reference: no kernel to compare
-    library_verdict = emit_library(run.problem, reason, run.out, compiled)   # kernel.py only if it passes
+    watch = verify_watch(run.progress, "verify library")
+    library_verdict = emit_library(run.problem, reason, run.out, compiled, watch)   # kernel.py only if it passes
     if compiled and not library_verdict.passed:
         # torch.compile of the reference failed its referee (an Inductor error at one of the variants' shapes):
         # the reference as it is, eager
@@ -678,7 +679,7 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
         report["library"] = "eager"
         report["reason"] = reason = (f"{reason}; torch.compile of the reference failed the referee "
                                      f"({library_verdict.check}: {library_verdict.reason}), so eager")
-        library_verdict = emit_library(run.problem, reason, run.out, compiled)
+        library_verdict = emit_library(run.problem, reason, run.out, compiled, watch)
     if not library_verdict.passed:
         report["library_verdict"] = library_verdict.to_dict()
     write_outputs(run, None, report)

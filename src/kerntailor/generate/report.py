@@ -185,16 +185,17 @@ def judging_folder() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="kerntailor-judging-")
 
 
-def emit_library(problem: ProblemSpec, reason: str, out: Path, compiled: bool = False):
+def emit_library(problem: ProblemSpec, reason: str, out: Path, compiled: bool = False, watch=None):
     """Judge the library-path module (the static library check off: running the reference is its point) and
-    place it as out/kernel.py only if it passes. Returns the verdict, naming out/kernel.py."""
+    place it as out/kernel.py only if it passes. Returns the verdict, naming out/kernel.py. `watch`: the
+    referee's progress (verify_candidate)."""
     from kerntailor.verify import VerifySettings, verify_candidate
 
     source = library_module(problem, reason, compiled)
     with judging_folder() as tmp:
         path = Path(tmp) / "kernel.py"
         path.write_text(source)
-        verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3))
+        verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3), watch=watch)
     if verdict.passed:
         place(out / "kernel.py", source)
     return dataclasses.replace(verdict, candidate=str(out / "kernel.py"))

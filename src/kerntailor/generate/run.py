@@ -13,7 +13,31 @@ from kerntailor.codegen import EmittedModule, KernelMemo, Schedule, generate_mod
 from kerntailor.problem import ProblemSpec
 from kerntailor.targets import Target
 
-Progress = Callable[[str, int, int, "float | None"], None]  # stage, done, total, best seconds
+# progress(stage, done, total, best seconds[, detail]): detail, a line on where inside the stage the work is (the
+# referee's case: verify_watch), is passed by the stages that have one; every Progress takes it
+Progress = Callable[..., None]
+
+
+def verify_watch(progress: Progress, stage: str = "verify"):
+    """A referee watch (verify.referee.Watch) that reports the judgement as stage "verify": cases judged of the
+    cases planned, and the detail of where the judge is (variant, draw, step; a wait for the GPU's lock; a new
+    judgement after the referee ran out of GPU memory), so a run cut in its judgement says where. `stage`: "verify
+    library" for the library path's own judgement."""
+    count = {"done": 0, "total": 1}
+
+    def watch(e: dict) -> None:
+        kind = e.get("event")
+        if kind == "cases":
+            count["total"] = max(1, int(e.get("total") or 0))
+            return
+        if kind in ("case", "edge_skipped"):   # a case judged, or one the judge could not run here
+            count["done"] += 1
+        where = ", ".join(f"{k} {e[k]}" for k in ("variant", "draw", "step") if e.get(k))
+        detail = {"progress": where, "case": f"judged {where}", "lock_wait": "waiting for the GPU's lock",
+                  "lock_held": "holds the GPU's lock", "edge_skipped": f"skipped {str(e.get('reason'))[:120]}",
+                  "retry": f"judged again after {e.get('wait_s')} s: the referee ran out of GPU memory"}.get(kind)
+        progress(stage, min(count["done"], count["total"]), count["total"], None, detail)
+    return watch
 
 
 @dataclass

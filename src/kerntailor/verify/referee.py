@@ -12,6 +12,7 @@ CandidateError instead (exit code 2 in the CLI).
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,6 +22,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +235,25 @@ class Deadline:
         self.at += seconds
 
 
-def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettings) -> tuple[list[dict], str, str]:
+Watch = Callable[[dict], None]   # called with each WATCHED event of the judge as it arrives (verify_candidate)
+WATCHED = ("cases", "progress", "case", "lock_wait", "lock_held", "edge_skipped", "retry")
+
+
+def _tell(watch: Watch | None, events: list[dict], seen: int) -> int:
+    """Pass the WATCHED events after the first `seen` to `watch` (whose failure never touches the verdict);
+    returns how many events have been seen."""
+    if watch is not None:
+        for e in events[seen:]:
+            if e.get("event") in WATCHED:
+                with contextlib.suppress(Exception):
+                    watch(e)
+    return len(events)
+
+
+def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettings,
+              watch: Watch | None = None) -> tuple[list[dict], str, str]:
     """Run the judge; returns (events, how it ended: "ok" | "timeout" | "signal N" | "exit N", last log lines).
+    `watch` sees the judge's progress as it comes (Watch).
 
     However this function is left (a verdict, a timeout, KeyboardInterrupt), the launcher's process group is
     killed; if this process dies instead, the launcher and the judge die with it (launch.py)."""
@@ -254,6 +273,7 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
             os.close(events_w)
             events_w = -1
             deadline = Deadline(settings.timeout_s, time.monotonic())
+            seen = 0
             extended = False
             open_pipe = True
             while True:
@@ -264,6 +284,7 @@ def run_judge(job: dict[str, Any], spawn: dict[str, Any], settings: VerifySettin
                 if proc.poll() is not None and not open_pipe:
                     break
                 deadline.observe(reader.events, time.monotonic())
+                seen = _tell(watch, reader.events, seen)
                 if deadline.expired(time.monotonic()):
                     # the timing phase (torch.compile, many runs) gets its own allowance, once
                     if not extended and any(e.get("step") == "timing" for e in reader.events):
@@ -300,13 +321,16 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettings | None = None) -> Verdict:
+def verify_candidate(problem, candidate_path: str | Path, settings: VerifySettings | None = None, *,
+                     watch: Watch | None = None) -> Verdict:
     """Judge `candidate_path` (a file defining ModelNew) against `problem` (a ProblemSpec or a problem file).
 
     Returns a Verdict (passed, or the failed check with a one-line reason). Raises ProblemError or
-    CandidateError when a file cannot be loaded at all.
+    CandidateError when a file cannot be loaded at all. `watch`, if given, is told how many cases the judgement
+    has ({"event": "cases", "total": N}), then sees the judge's events as they come (WATCHED) and each new
+    judgement after the referee ran out of GPU memory ({"event": "retry", "wait_s": S}).
     """
-    return _verify(problem, candidate_path, settings, static=True)
+    return _verify(problem, candidate_path, settings, static=True, watch=watch)
 
 
 def verify_dynamic(problem, candidate_path: str | Path, settings: VerifySettings | None = None) -> Verdict:
@@ -316,7 +340,8 @@ def verify_dynamic(problem, candidate_path: str | Path, settings: VerifySettings
     return _verify(problem, candidate_path, settings, static=False)
 
 
-def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None, static: bool) -> Verdict:
+def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None, static: bool,
+            watch: Watch | None = None) -> Verdict:
     from kerntailor.problem import ProblemSpec, load_problem
 
     started = time.monotonic()
@@ -345,7 +370,7 @@ def _verify(problem, candidate_path: str | Path, settings: VerifySettings | None
                        notes=tuple(f.one_line() for f in findings), wall_s=time.monotonic() - started, **base)
 
     return _judge_dynamic(problem, candidate_path, tree, settings, device, interpreter, variants, skipped, base,
-                          started, plan)
+                          started, plan, watch)
 
 
 def memory_plan(problem, variants: list[str], interpreter: bool):
@@ -372,7 +397,7 @@ def fits_referee(problem, settings: VerifySettings | None = None) -> None:
 
 def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: VerifySettings, device: str,
                    interpreter: bool, variants: list[str], skipped: list[str], base: dict, started: float,
-                   plan=None) -> Verdict:
+                   plan=None, watch: Watch | None = None) -> Verdict:
     """The dynamic checks, in the judge and the sandboxed candidate process (after the static check)."""
     observe = None if settings.allow_library or settings.library_path else sorted(settings.allowed_ops)
     edges, edges_skipped = plan_edge_cases(problem, variants, settings, interpreter)
@@ -384,9 +409,11 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
                compile_mode=settings.compile_mode, precision=settings.precision, fp8_format=fp8_format_of(tree),
                memory=plan.to_job() if plan is not None else None, edges=edges)
     notes: list[str] = []
+    cases = len(variants) * len(job["draws"]) + (job["special"] is not None) + len(edges)
+    _tell(watch, [{"event": "cases", "total": cases}], 0)
     for wait_s in (*OOM_RETRY_WAITS_S, None):
         judge_started = time.monotonic()
-        events, ended, log_tail = run_judge(job, spawn, settings)
+        events, ended, log_tail = run_judge(job, spawn, settings, watch)
         while (lost := next((e for e in events if e.get("event") == "edge_lost"), None)) is not None:
             # PyTorch's reference broke the judge's GPU context at an edge case (judge_edges.ContextLost): no
             # finding about the candidate; judged again without that case, which is reported skipped
@@ -395,7 +422,7 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
                 break
             edges_skipped = [*edges_skipped, str(lost.get("reason", "an edge case: the reference broke the GPU"))]
             job["edges"] = [e for i, e in enumerate(job["edges"]) if i != index]
-            events, ended, log_tail = run_judge(job, spawn, settings)
+            events, ended, log_tail = run_judge(job, spawn, settings, watch)
         phases = {**base, "phase_s": phase_seconds(events, judge_started, time.monotonic())}
         verdict = assemble(events, ended, log_tail, phases, variants, skipped, settings, interpreter,
                            time.monotonic() - started, edges_skipped)
@@ -404,6 +431,7 @@ def _judge_dynamic(problem, candidate_path: Path, tree: ast.Module, settings: Ve
         # the referee's own processes ran out of GPU memory (another process's allocations beside its plan):
         # no finding about the candidate, so it is judged again once the others have had time to let go
         notes.append(f"judged again after {wait_s:g} s: the referee ran out of GPU memory ({verdict.reason[:160]})")
+        _tell(watch, [{"event": "retry", "wait_s": wait_s}], 0)
         time.sleep(wait_s)
     return dataclasses.replace(verdict, notes=(*verdict.notes, *notes)) if notes else verdict
 

@@ -410,3 +410,69 @@ def test_an_op_that_empties_nonempty_tensors_does_not_count_as_running():
     assert not empty_from_nonempty((x, w), torch.empty(1, 3, 2, 2, device="meta"))
     assert not empty_from_nonempty((torch.empty(0, 3, device="meta"),), torch.empty(0, device="meta"))
     assert not empty_from_nonempty((3, 4), (torch.empty(0, device="meta"),))   # no tensor argument
+
+
+# --- the GPU's allowance (judge_edges.edge_case): a case that outlasts it fails, and the lock is let go --------
+
+@pytest.mark.parametrize("reference_s, floor_s, factor, least_s", [(0.0, 0.3, 100.0, 0.3), (0.05, 0.1, 10.0, 0.5)])
+def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, reference_s, floor_s, factor, least_s):
+    """On the GPU an edge case's runs answer within max(EDGE_GPU_S, EDGE_GPU_FACTOR x the reference's run) or the
+    case fails "[timeout]" (a schedule unfit for 2^20-wide rows held the GPU's lock 295 s on the H100). The judge's
+    other parts are stand-ins; the deadline and the verdict are the real ones."""
+    import contextlib
+    import time
+    from types import SimpleNamespace
+
+    from kerntailor.verify import edges as edges_module
+    from kerntailor.verify.channel import Overtime
+    from kerntailor.verify.judge_edges import EdgeCases
+    from kerntailor.verify.link import Stop
+
+    monkeypatch.setattr(edges_module, "edge_problem", lambda problem, edge: problem)
+    monkeypatch.setattr(edges_module, "edge_inputs", lambda *a: [])
+    monkeypatch.setattr(edges_module, "EDGE_GPU_S", floor_s)
+    monkeypatch.setattr(edges_module, "EDGE_GPU_FACTOR", factor)
+    edge = Edge(kind="rows", draw="edge:rows", base="odd", what="rows of 1048579", names=("x",))
+
+    class Judge(EdgeCases):
+        def __init__(self):
+            self.job = {"edges": [edge], "variants": ["odd"], "seed": 0, "draws": ["normal"], "memory": None}
+            self.events = SimpleNamespace(emit=lambda **e: None)
+            self.cand = SimpleNamespace(chan=SimpleNamespace(deadline=None))
+            self.device, self.plan, self.step = torch.device("cuda"), {}, None
+            self.problem = SimpleNamespace(make_model=lambda *a: None)
+            self.holding = False
+
+        @contextlib.contextmanager
+        def gpu_exclusive(self):
+            self.holding = True
+            try:
+                yield
+            finally:
+                self.holding = False
+
+        def release(self):
+            pass
+
+        def progress(self, **where):
+            self.step = where.get("step")
+
+        def reference_raises(self, *a):
+            time.sleep(reference_s)
+
+        def construct(self, *a, **k):
+            pass
+
+        def case(self, *a, **k):   # the candidate never answers: the channel's wait, as channel.Channel._exact
+            while time.monotonic() <= self.cand.chan.deadline:
+                time.sleep(0.01)
+            raise Overtime()
+
+    judge, started = Judge(), time.monotonic()
+    with pytest.raises(Stop) as stop:
+        judge.edge_cases()
+    elapsed = time.monotonic() - started
+    assert stop.value.check == "edges" and stop.value.reason.startswith("edge:rows (rows of 1048579): [timeout] ")
+    assert "on the GPU, where the reference answered in" in stop.value.reason
+    assert least_s <= elapsed - reference_s < least_s + 1.0
+    assert not judge.holding and judge.cand.chan.deadline is None   # the lock and the deadline let go

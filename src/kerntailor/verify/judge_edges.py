@@ -91,6 +91,10 @@ class EdgeCases:
                 why = str(e) if isinstance(e, Unready) else f"the judge ran out of GPU memory ({_one_line(e)[:200]})"
                 self.events.emit(event="edge_skipped", reason=f"{edge.label()}: not judged: {why}")
             except Overtime:
+                if edge.allowance_s is None:   # the GPU's allowance (edge_case): a hang at this size
+                    raise Stop("edges", f"{edge.label()}: [timeout] no answer within {self.edge_allowance_s:.0f} s "
+                               f"on the GPU, where the reference answered in {self.edge_reference_s:.2f} s: a hang, "
+                               "or a schedule unfit for this size", **where) from None
                 later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
                 self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
                                  f"{edge.allowance_s:g} s under the interpreter (two runs of forward); judge it on "
@@ -119,9 +123,11 @@ class EdgeCases:
     def edge_case(self, problem, edge, vseed: int, seed: int, where: dict) -> None:
         """One edge case: where the reference answers, a regular case that also takes a named refusal at the
         first run; where the reference raises, the candidate must raise too (any exception)."""
+        import time
+
         import torch
 
-        from kerntailor.verify.edges import edge_inputs
+        from kerntailor.verify.edges import EDGE_GPU_FACTOR, EDGE_GPU_S, edge_inputs
 
         variant = edge.variant_name
         try:
@@ -130,7 +136,9 @@ class EdgeCases:
         except Exception as e:   # noqa: BLE001 - planned on meta tensors; here they do not build
             raise Unready(f"its reference model or inputs do not build here ({_one_line(e)[:200]})") from None
         self.progress(step="reference", **where)
+        started = time.monotonic()
         raises = self.reference_raises(ref_model, inputs, seed)
+        self.edge_reference_s = time.monotonic() - started
         if raises is not None and self.device.type != "cpu" and self.host_answers(ref_model, inputs, seed):
             # a limit of the GPU's library kernel (a launch grid past its axis limit at a stretched size), not of
             # the function: the case is judged against the reference on the host (the plan's host path)
@@ -142,6 +150,9 @@ class EdgeCases:
             # a refusal by the constructor only where its arguments are new (a stretched size): the same arguments
             # built a module before, so refusing them now would be a refusal no user meets
             self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=edge.variant is not None)
+            if edge.allowance_s is None and self.device.type == "cuda":   # its runs, from here (EDGE_GPU_S)
+                self.edge_allowance_s = max(EDGE_GPU_S, EDGE_GPU_FACTOR * self.edge_reference_s)
+                self.cand.chan.deadline = time.monotonic() + self.edge_allowance_s
             if raises is None:
                 self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
                 return

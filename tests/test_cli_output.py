@@ -100,3 +100,20 @@ def test_markdown_is_rendered_on_a_terminal_and_text_elsewhere(capsys, monkeypat
     shown = capsys.readouterr().out
     assert "relu on mi300x" in shown and "XBLOCK=1024" in shown
     assert "**" not in shown and "|---|" not in shown and "# relu" not in shown
+
+
+def test_a_warning_is_one_labelled_line(capsys, monkeypatch):
+    """A warning from the user's file or from torch on its behalf (Swin's torch.meshgrid on `inspect`) is one line
+    that says it is a warning and where it came from, never Python's two lines echoing the source."""
+    import warnings
+
+    from kerntailor.cli_output import one_line_warnings
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)   # restored after the test
+    one_line_warnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn_explicit("torch.meshgrid: pass the indexing argument. (Triggered internally at "
+                               "/w/TensorShape.cpp:4215.)\nsecond line", UserWarning, "/x/torch/functional.py", 504)
+    err = capsys.readouterr().err
+    assert err == "warning (UserWarning at torch/functional.py:504): torch.meshgrid: pass the indexing argument.\n"

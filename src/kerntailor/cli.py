@@ -32,7 +32,15 @@ from kerntailor.cli_options import (
     positive_dollars,
     value,
 )
-from kerntailor.cli_output import is_terminal, print_json, print_markdown, problem_lines, progress_reporter, say
+from kerntailor.cli_output import (
+    is_terminal,
+    one_line_warnings,
+    print_json,
+    print_markdown,
+    problem_lines,
+    progress_reporter,
+    say,
+)
 from kerntailor.errors import KerntailorError
 
 PRECISION_HELP = ("matrix products: ieee, tf32x3 or tf32 (fp32 operands); fp8-row or fp8-tensor (fp8 operands "
@@ -537,6 +545,7 @@ def recheck(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> N
 
 
 def main() -> None:
+    one_line_warnings()
     try:
         app()
     except KeyboardInterrupt:

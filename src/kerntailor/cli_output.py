@@ -43,6 +43,22 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def one_line_warnings() -> None:
+    """Each Python warning (raised by the user's problem file, or by torch or triton on its behalf) as one labelled
+    line on stderr: `warning (UserWarning at torch/functional.py:504): torch.meshgrid: ...`, not Python's two
+    lines that echo the source line and read like an error (30_SwinTransformerV2's meshgrid, on `inspect`). Python's
+    filters still decide which warnings show and how often (once per place, by default)."""
+    import warnings
+    from pathlib import Path
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message).split(" (Triggered internally at ")[0].strip()
+        first = text.splitlines()[0] if text else ""
+        path = Path(str(filename))
+        say(f"warning ({category.__name__} at {path.parent.name}/{path.name}:{lineno}): {first[:300]}")
+    warnings.showwarning = show
+
+
 class StageLines:
     """Progress as plain lines on stderr: one when a stage starts, with the count it ended on when it ends
     (a search of 48 schedules is two lines, not 48). Used when stderr is not a terminal."""

@@ -414,11 +414,14 @@ def test_an_op_that_empties_nonempty_tensors_does_not_count_as_running():
 
 # --- the GPU's allowance (judge_edges.edge_case): a case that outlasts it fails, and the lock is let go --------
 
-@pytest.mark.parametrize("reference_s, floor_s, factor, least_s", [(0.0, 0.3, 100.0, 0.3), (0.05, 0.1, 10.0, 0.5)])
-def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, reference_s, floor_s, factor, least_s):
-    """On the GPU an edge case's runs answer within max(EDGE_GPU_S, EDGE_GPU_FACTOR x the reference's run) or the
-    case fails "[timeout]" (a schedule unfit for 2^20-wide rows held the GPU's lock 295 s on the H100). The judge's
-    other parts are stand-ins; the deadline and the verdict are the real ones."""
+@pytest.mark.parametrize("reference_s, floor_s, factor, gb, least_s",
+                         [(0.0, 0.3, 100.0, 0, 0.3), (0.05, 0.1, 10.0, 0, 0.5), (0.0, 0.1, 10.0, 0.2, 0.5)])
+def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, reference_s, floor_s, factor, gb,
+                                                                   least_s):
+    """On the GPU an edge case's runs answer within max(EDGE_GPU_S, EDGE_GPU_FACTOR x the reference's run), plus
+    EDGE_GPU_S_PER_GB for each GB it ships, or the case fails "[timeout]" (a schedule unfit for 2^20-wide rows held
+    the GPU's lock 295 s on the H100). The judge's other parts are stand-ins; the deadline and the verdict are the
+    real ones."""
     import contextlib
     import time
     from types import SimpleNamespace
@@ -432,6 +435,7 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
     monkeypatch.setattr(edges_module, "edge_inputs", lambda *a: [])
     monkeypatch.setattr(edges_module, "EDGE_GPU_S", floor_s)
     monkeypatch.setattr(edges_module, "EDGE_GPU_FACTOR", factor)
+    monkeypatch.setattr(edges_module, "EDGE_GPU_S_PER_GB", 2.0)
     edge = Edge(kind="rows", draw="edge:rows", base="odd", what="rows of 1048579", names=("x",))
 
     class Judge(EdgeCases):
@@ -459,6 +463,7 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
 
         def reference_raises(self, *a):
             time.sleep(reference_s)
+            self.edge_bytes = int(gb * 1e9)
 
         def construct(self, *a, **k):
             pass

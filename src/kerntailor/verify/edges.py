@@ -83,12 +83,14 @@ INT32_LIMIT = 2 ** 31 - 1   # int32 offsets address fewer elements than this
 INTERPRETER_BUDGET = 1 << 21
 ROWS_INTERPRETER_S = 15.0
 # On the GPU a case's runs of forward must answer within EDGE_GPU_S, or EDGE_GPU_FACTOR times the reference's own
-# run at that size where that is longer; past it the case fails (check "edges", "[timeout]"). Without it, a
+# run at that size where that is longer, plus EDGE_GPU_S_PER_GB for each GB of its inputs and outputs (shipped as
+# bytes where CUDA IPC fails: at least 0.5 GB/s); past it the case fails (check "edges", "[timeout]"). Without it, a
 # schedule unfit for a stretched size ran until the judge's own limit (300 s) holding the GPU's lock that every
 # other job's judge waits for: level-2 62 at hidden_size 1,049,600 on the H100 (2026-12-06, --jobs 6), two
 # judgements of 295 s each, while four other problems waited up to 295 s for the lock and were cut.
 EDGE_GPU_S = 60.0
 EDGE_GPU_FACTOR = 100.0
+EDGE_GPU_S_PER_GB = 2.0
 GPU_BUDGET = 1 << 26
 # past 2^20, tried in order until the model builds; each holds an odd factor (named_refusal's multiples)
 STRETCHES = ((1 << 20) + 3, (1 << 20) + 16, (1 << 20) + 64, (1 << 20) + 1024, 5 << 18, 3 << 19)

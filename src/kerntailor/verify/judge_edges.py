@@ -127,7 +127,7 @@ class EdgeCases:
 
         import torch
 
-        from kerntailor.verify.edges import EDGE_GPU_FACTOR, EDGE_GPU_S, edge_inputs
+        from kerntailor.verify.edges import EDGE_GPU_FACTOR, EDGE_GPU_S, EDGE_GPU_S_PER_GB, edge_inputs
 
         variant = edge.variant_name
         try:
@@ -136,7 +136,7 @@ class EdgeCases:
         except Exception as e:   # noqa: BLE001 - planned on meta tensors; here they do not build
             raise Unready(f"its reference model or inputs do not build here ({_one_line(e)[:200]})") from None
         self.progress(step="reference", **where)
-        started = time.monotonic()
+        started, self.edge_bytes = time.monotonic(), 0
         raises = self.reference_raises(ref_model, inputs, seed)
         self.edge_reference_s = time.monotonic() - started
         if raises is not None and self.device.type != "cpu" and self.host_answers(ref_model, inputs, seed):
@@ -151,7 +151,8 @@ class EdgeCases:
             # built a module before, so refusing them now would be a refusal no user meets
             self.construct(variant, ref_model, vseed, problem=problem, keep=False, refusal=edge.variant is not None)
             if edge.allowance_s is None and self.device.type == "cuda":   # its runs, from here (EDGE_GPU_S)
-                self.edge_allowance_s = max(EDGE_GPU_S, EDGE_GPU_FACTOR * self.edge_reference_s)
+                self.edge_allowance_s = (max(EDGE_GPU_S, EDGE_GPU_FACTOR * self.edge_reference_s)
+                                         + EDGE_GPU_S_PER_GB * self.edge_bytes / 1e9)
                 self.cand.chan.deadline = time.monotonic() + self.edge_allowance_s
             if raises is None:
                 self.case(ref_model, variant, edge.draw, inputs, seed, problem=problem, edge=edge)
@@ -172,12 +173,17 @@ class EdgeCases:
         """The reference's exception on these inputs in its own dtype (one line), or None when it answers."""
         import torch
 
+        from kerntailor.verify.tolerance import flatten_outputs
+
         ins = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         gpu = next((x.device for x in ins if isinstance(x, torch.Tensor) and x.device.type == "cuda"), None)
         torch.manual_seed(seed)
         try:
             with torch.no_grad():
-                ref_model(*ins)
+                out = ref_model(*ins)
+            # what a case ships: the inputs out, the outputs back (edge_case's allowance counts them)
+            self.edge_bytes = sum(t.nbytes for t in (*ins, *flatten_outputs(out)) if isinstance(t, torch.Tensor))
+            del out
             if gpu is not None:
                 torch.cuda.synchronize(gpu)   # its kernels' errors surface in its own step
         except torch.OutOfMemoryError:

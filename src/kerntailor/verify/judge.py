@@ -147,7 +147,7 @@ class Judge(EdgeCases):
             ref_model = self.problem.make_model(variant, self.device, vseed)
             self.construct(variant, ref_model, vseed)
             self.warm(variant, job["draws"][0], job["seed"] + 1000 * (vi + 1))
-            with self.gpu_exclusive():  # parallel bench jobs: no correctness work while another one times
+            with self.gpu_exclusive(shared=True):  # parallel bench jobs: no correctness work while another one times
                 for di, draw in enumerate(job["draws"]):
                     seed = job["seed"] + 1000 * (vi + 1) + di
                     inputs = None   # the last draw's inputs are freed before the next is drawn
@@ -175,7 +175,7 @@ class Judge(EdgeCases):
         ref_model = self.problem.make_model(variant, self.device, vseed)
         self.construct(variant, ref_model, vseed)
         seed = self.job["seed"] + 1000 * (vi + 1) + len(self.job["draws"])
-        with self.gpu_exclusive():
+        with self.gpu_exclusive(shared=True):
             inputs = draw_inputs(self.problem, variant, SPECIAL, seed, self.device)
             self.release()
             self.case(ref_model, variant, SPECIAL, inputs, seed)
@@ -211,8 +211,9 @@ class Judge(EdgeCases):
             torch.cuda.empty_cache()
 
     @contextlib.contextmanager
-    def gpu_exclusive(self):
-        """The GPU's timing lock (measure/gpulock.py) on a GPU; nothing on the CPU. The referee is told when the
+    def gpu_exclusive(self, shared: bool = False):
+        """The GPU's timing lock (measure/gpulock.py) on a GPU, `shared` for correctness cases (beside other jobs'
+        correctness cases, never beside a timing or an edge case); nothing on the CPU. The referee is told when the
         wait for it starts and ends (referee.Deadline: waiting behind another job is not the candidate's time)."""
         if self.device.type != "cuda":
             yield
@@ -220,7 +221,7 @@ class Judge(EdgeCases):
         from kerntailor.measure.gpulock import gpu_lock, holder
 
         self.events.emit(event="lock_wait", holder=holder(self.device))
-        with gpu_lock(self.device):
+        with gpu_lock(self.device, shared=shared):
             self.events.emit(event="lock_held")
             yield
 

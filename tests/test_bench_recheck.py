@@ -256,3 +256,30 @@ def test_verify_watch_reports_the_referee_case_count_and_where_it_waits():
     assert details[:2] == ["variant odd, draw normal, step run 1", "judged variant odd, draw normal"]
     assert details[2] == "waiting for the GPU's lock" and details[3].startswith("skipped edge:int32")
     assert "ran out of GPU memory" in details[4]   # a case past the planned count is never reported above it
+
+
+def test_a_row_whose_convolutions_are_the_librarys_takes_the_librarys_floor():
+    """A library path or a module with library convolutions runs them on TF32 (PyTorch's default): its row's floor
+    is TimingReport.library_floor_s (the ieee one kept beside it), which the time cannot beat by rate alone (level-2
+    32 on the H100: 3126 us under an ieee floor of 11,896); a generated module keeps the ieee floor."""
+    from types import SimpleNamespace
+
+    from kerntailor.generate.bench import _row
+
+    timing = {"floor_s": 11896e-6, "library_floor_s": 1600e-6, "floor_label": "read 3.13 TB/s",
+              "timings": [{"name": n, "median_s": t * 1e-6} for n, t in
+                          (("candidate", 3126.0), ("eager", 8163.0), ("compile", 3150.0))]}
+    verdict = SimpleNamespace(to_dict=lambda: {"passed": True, "timing": timing})
+
+    def row(status, **report):
+        result = SimpleNamespace(verdict=verdict, status=status, mode="measured", message="", target="h100",
+                                 report={"kernels": [], "library": "torch.compile", **report})
+        return _row(Path("level2/32_Conv2d_Scaling_Min.py"), "level2", result)
+
+    library, mixed, knob = row("library"), row("generated", mixed=True), row(
+        "generated", kernels=[{"family": "conv", "config": {"LIBRARY": 1}}])
+    for r in (library, mixed, knob):
+        assert r["floor_us"] == pytest.approx(1600.0) and r["ieee_floor_us"] == pytest.approx(11896.0)
+        assert "tf32 rate" in r["floor_label"] and r["floor_us"] < r["time_us"]
+    generated = row("generated", kernels=[{"family": "conv", "config": {"precision": "ieee"}}])
+    assert generated["floor_us"] == pytest.approx(11896.0) and "ieee_floor_us" not in generated

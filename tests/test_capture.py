@@ -445,6 +445,16 @@ def test_gemm_bias_relu_flops_on_the_matrix_units():
 
 
 @pytest.mark.capture
+def test_fp32_convolution_flops_are_counted_apart():
+    """An fp32 convolution's FLOPs are kept apart (cuDNN runs them on TF32 by PyTorch's default: the library's floor,
+    measure/floor.library_floor_s); a bf16 one's and a matmul's are not."""
+    cost = captured("conv2d").cost
+    assert cost.flops_conv_fp32 == cost.flops_matrix > 0 and cost.dtype == "fp32"
+    assert captured("conv2d", "bf16").cost.flops_conv_fp32 == 0
+    assert captured("matmul_square").cost.flops_conv_fp32 == 0
+
+
+@pytest.mark.capture
 def test_relu_bytes():
     c = constants("relu")
     numel = c["batch_size"] * c["dim"]

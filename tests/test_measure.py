@@ -116,10 +116,10 @@ def test_problem_cost_estimate_reads_hints_and_counts_bytes():
     assert cost.read_bytes == 4 * (32 * 64 + 48 * 64 + 48)              # x, W, b read; y written
     assert cost.flops == 2 * 32 * 64 * 48 and cost.matrix and cost.dtype == "fp32"
     assert estimate_cost(problem, "small").flops == 2 * 16 * 32 * 32     # FLOPS() sees the variant's sizes
-    flops, min_bytes, dtype, matrix, read_bytes = problem_cost(problem)  # capture or estimate: same shape
-    assert min_bytes > 0 and dtype == "fp32" and 0 < read_bytes < min_bytes
+    flops, min_bytes, dtype, matrix, read_bytes, conv = problem_cost(problem)  # capture or estimate: same shape
+    assert min_bytes > 0 and dtype == "fp32" and 0 < read_bytes < min_bytes and conv == 0.0   # a linear, no conv
     relu = estimate_cost(load_problem(TINY / "relu_small.py"))
-    assert relu == (0.0, 2 * 16 * 64 * 4, "fp32", False, 16 * 64 * 4)
+    assert relu == (0.0, 2 * 16 * 64 * 4, "fp32", False, 16 * 64 * 4, 0.0)
     assert problem_cost(load_problem(TINY / "relu_small.py"))[1:] == relu[1:]   # the capture splits alike
 
 
@@ -137,6 +137,22 @@ def test_floors():
                              peak=lambda dtype, matrix=True: {"fp32": 67e12, "tf32": 495e12}.get(dtype, 0.0))
     phys, source = physics_floor_s(gemm, CEIL, target)
     assert phys == pytest.approx(2 * 4096**3 / 495e12) and "H200" in source   # fp32 work may use tf32 units
+
+
+def test_the_library_floor_charges_fp32_convolutions_at_the_tf32_rate():
+    """PyTorch's defaults run fp32 convolutions on TF32 (cuDNN): the library's floor charges their FLOPs at the tf32
+    rate, the rest as the ieee floor does; None where it is the ieee floor (no fp32 convolution, 16-bit)."""
+    from kerntailor.measure.floor import library_floor_s
+
+    conv, other = 2 * 4096**3, 1e9
+    problem = (conv + other, 4096**2 * 4, "fp32", True, 4096**2 * 2, conv)
+    assert library_floor_s(problem, CEIL) == pytest.approx(conv / 400e12 + other / 50e12)
+    assert library_floor_s(problem, CEIL) < roofline_floor_s(problem, CEIL) == pytest.approx((conv + other) / 50e12)
+    assert library_floor_s(problem[:5] + (0.0,), CEIL) is None       # a matmul: cuBLAS stays ieee by default
+    assert library_floor_s(problem[:5], CEIL) is None                # a cost that does not say
+    assert library_floor_s((problem[0], problem[1], "bf16", True, problem[4], conv), CEIL) is None
+    memory_bound = (1e6, 4e9, "fp32", True, 2e9, 1e6)                # bytes dominate: the same memory time
+    assert library_floor_s(memory_bound, CEIL) == pytest.approx(roofline_floor_s(memory_bound, CEIL))
 
 
 # CEIL with read and write measured apart (numbers of the H200's kind, not a measurement)

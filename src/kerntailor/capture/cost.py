@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from kerntailor.ir.nodes import Graph, Node
+from kerntailor.ir.nodes import Conv, Graph, Node
 from kerntailor.ir.types import ITEMSIZE, View
 
 MATRIX_FAMILIES = ("matmul", "conv", "attention", "recurrent")
@@ -52,6 +52,7 @@ class GraphCost:
     unfused_bytes: int   # what one kernel per node would move
     dtype: str           # the dtype that sets the compute rate
     matrix: bool         # whether the compute floor is on matrix units
+    flops_conv_fp32: int = 0   # of flops_matrix, fp32 convolutions': cuDNN runs them on TF32 by PyTorch's default
 
     @property
     def flops(self) -> int:
@@ -79,7 +80,10 @@ def graph_cost(graph: Graph) -> GraphCost:
     else:
         floats = [i.type for i in graph.inputs if i.type.dtype in ("fp64", "fp32", "bf16", "fp16")]
         dtype = max(floats, key=lambda t: t.nbytes).dtype if floats else "fp32"
-    return GraphCost(flops_matrix, flops_vector, read, written, sum(c.bytes for c in costs), dtype, bool(matrix))
+    conv_fp32 = sum(n.flops() for n in matrix
+                    if isinstance(n, Conv) and graph.buffer_type(n.operands[0].base).dtype == "fp32")
+    return GraphCost(flops_matrix, flops_vector, read, written, sum(c.bytes for c in costs), dtype, bool(matrix),
+                     conv_fp32)
 
 
 def _input_bytes(graph: Graph, inp) -> int:

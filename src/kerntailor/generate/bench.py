@@ -63,6 +63,11 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
     if timing.get("floor_s"):  # measured ceilings of this GPU (read and write or copy bandwidth, matmul rates)
         row |= {"floor_us": timing["floor_s"] * 1e6,
                 "floor_label": f"measured ceilings: {timing.get('floor_label') or 'copy bandwidth'}"}
+        if timing.get("library_floor_s") and _library_convolutions(result):
+            # what runs has the library's convolutions, on TF32 by PyTorch's default: the ieee floor bounds nothing
+            row |= {"floor_us": timing["library_floor_s"] * 1e6, "ieee_floor_us": timing["floor_s"] * 1e6,
+                    "floor_label": row["floor_label"] + "; fp32 convolutions at the tf32 rate (the library's, under "
+                                   "PyTorch's defaults)"}
     if timings and result.status == "library":  # what runs is the reference (eager or compiled); the loser is kept
         kept = "compile" if result.report.get("library") == "torch.compile" else "eager"
         row |= {"time_us": timings.get(kept), "rejected_candidate_us": timings.get("candidate"),
@@ -81,6 +86,15 @@ def _row(path: Path, level: str, result: GenerateResult | None, error: str = "")
         row |= {"predicted_eager_us": baselines["eager_us"], "predicted_compile_us": baselines["compile_us"],
                 "baseline_label": baselines.get("label", "predicted")}
     return row
+
+
+def _library_convolutions(result) -> bool:
+    """Whether the emitted module may run a library convolution: the library path, a mixed module (its library
+    groups), a convolution the library outpaced, or a conv group's LIBRARY knob. Where it may, the row's floor is the
+    library's (TimingReport.library_floor_s), the lower one, so it bounds what runs either way."""
+    report = result.report
+    return (result.status == "library" or bool(report.get("mixed")) or bool(report.get("outpaced"))
+            or any((k.get("config") or {}).get("LIBRARY") for k in report.get("kernels", [])))
 
 
 def speedup(row: dict, base: str) -> float | None:

@@ -112,6 +112,9 @@ def render_markdown(report: dict) -> str:
                 lines.append(f"| roofline floor (measured ceilings: {timing.get('floor_label') or 'copy bandwidth'}) | "
                              f"{_us(timing['floor_s'])} | | "
                              f"{timing['floor_s'] / cand:.2f}x |" if cand else "")
+            if timing.get("library_floor_s") and cand:   # PyTorch's defaults: fp32 convolutions on TF32 (cuDNN)
+                lines.append(f"| the library's floor (fp32 convolutions at the tf32 rate, PyTorch's default) | "
+                             f"{_us(timing['library_floor_s'])} | | {timing['library_floor_s'] / cand:.2f}x |")
     return "\n".join(lines) + "\n"
 
 

@@ -39,6 +39,7 @@ class TimingReport:
     notes: tuple[str, ...] = field(default=())
     min_bytes_read: int | None = None        # of min_bytes, the reads (None: not split)
     floor_label: str = ""                    # which memory floor: "read 4.71 TB/s, write 4.45 TB/s, measured on ..."
+    library_floor_s: float | None = None     # the floor of PyTorch's defaults (TF32 convolutions), where lower
 
     def timing(self, name: str) -> Timing | None:
         for t in self.timings:
@@ -64,7 +65,8 @@ class TimingReport:
             "triton_version": self.triton_version, "date": self.date, "timings": rows,
             "floor_s": self.floor_s, "physics_floor_s": self.physics_floor_s, "physics_source": self.physics_source,
             "flops": self.flops, "min_bytes": self.min_bytes, "min_bytes_read": self.min_bytes_read,
-            "floor_label": self.floor_label, "dtype": self.dtype, "matrix": self.matrix,
+            "floor_label": self.floor_label, "library_floor_s": self.library_floor_s,
+            "dtype": self.dtype, "matrix": self.matrix,
             "ceilings": self.ceilings, "input_sets": self.input_sets, "compile_mode": self.compile_mode,
             "speedup_vs_eager": self.speedup("eager"), "speedup_vs_compile": self.speedup("compile"),
             "host": platform.node(), "notes": list(self.notes),
@@ -137,13 +139,15 @@ def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: l
 
     from kerntailor.measure.ceilings import load_ceilings
     from kerntailor.measure.cost import cost_with_source
-    from kerntailor.measure.floor import floor_label, local_target, physics_floor_s, roofline_floor_s
+    from kerntailor.measure.floor import floor_label, library_floor_s, local_target, physics_floor_s, roofline_floor_s
 
     device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
     notes = list(notes)
     ceilings = load_ceilings(device)
     cost, cost_source = cost_with_source(problem, "default")
     floor = roofline_floor_s(cost, ceilings, tf32=tf32 or precision == "tf32", precision=precision)
+    # the candidate's products follow the policy; the library's convolutions run on TF32 by PyTorch's default
+    library = library_floor_s(cost, ceilings) if not tf32 and precision in ("ieee", "tf32x3") else None
     phys, source = physics_floor_s(cost, ceilings, local_target(ceilings.device_name), precision=precision)
     notes.append(f"FLOPs and bytes from {cost_source}")
     label = floor_label(cost, ceilings)
@@ -157,4 +161,5 @@ def timing_report(problem, timings: dict[str, Timing], input_sets: int, notes: l
         timings=tuple(timings[n] for n in timings), floor_s=floor, physics_floor_s=phys, physics_source=source,
         flops=cost.flops, min_bytes=cost.min_bytes, dtype=cost.dtype, matrix=cost.matrix,
         ceilings=ceilings.to_dict(), input_sets=input_sets, compile_mode=compile_mode, notes=tuple(notes),
-        min_bytes_read=cost.read_bytes, floor_label=label)
+        min_bytes_read=cost.read_bytes, floor_label=label,
+        library_floor_s=library if library is not None and library < floor else None)

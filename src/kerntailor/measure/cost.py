@@ -27,6 +27,7 @@ class ProblemCost(NamedTuple):
     dtype: str
     matrix: bool
     read_bytes: int | None = None   # of min_bytes, the reads (the rest are writes); None: not split
+    conv_fp32_flops: float = 0.0    # of flops, fp32 convolutions' (cuDNN's TF32 under PyTorch's defaults)
 
 
 def _flat(value: Any) -> list[Any]:
@@ -50,8 +51,8 @@ def cost_with_source(problem, variant: str = "default") -> tuple[ProblemCost, st
         from kerntailor.capture import capture_problem
 
         c = capture_problem(problem, variant).cost
-        return (ProblemCost(float(c.flops), int(c.min_bytes), str(c.dtype), bool(c.matrix), int(c.min_bytes_read)),
-                "capture")
+        return (ProblemCost(float(c.flops), int(c.min_bytes), str(c.dtype), bool(c.matrix), int(c.min_bytes_read),
+                            float(c.flops_conv_fp32)), "capture")
     except Exception:  # capture cannot trace every problem (yet): fall back to the estimate
         return estimate_cost(problem, variant), "estimate"
 

@@ -70,6 +70,24 @@ def roofline_floor_s(cost, ceilings, tf32: bool = False, precision: str = "ieee"
     return max(compute, ceilings.memory_seconds(min_bytes, _read_bytes(cost)))
 
 
+def library_floor_s(cost, ceilings) -> float | None:
+    """The floor of what PyTorch's defaults run, where that is below roofline_floor_s's: an fp32 problem's
+    convolutions at the measured tf32 rate (cuDNN runs them on TF32 unless told not to; NVIDIA only, where this
+    process's PyTorch is not ROCm's), its other FLOPs as roofline_floor_s charges them. A time of the library path,
+    or of a module whose convolutions are the library's, is bounded by this, not by the ieee floor (on the H100 a
+    library convolution ran 3.8x under its problem's ieee floor: level-2 32, 2026-12-06). None where it is the
+    same floor (no fp32 convolution, no tf32 rate, ROCm)."""
+    import torch
+
+    flops, min_bytes, dtype, matrix = cost[:4]
+    conv = float(cost[5]) if len(cost) > 5 else 0.0
+    tf32, fp32 = ceilings.matmul("tf32"), ceilings.matmul("fp32")
+    if dtype != "fp32" or not matrix or conv <= 0 or not tf32 or not fp32 or torch.version.hip is not None:
+        return None
+    compute = conv / tf32 + max(0.0, flops - conv) / fp32
+    return max(compute, ceilings.memory_seconds(min_bytes, _read_bytes(cost)))
+
+
 def floor_label(cost, ceilings) -> str:
     """Which memory floor roofline_floor_s charged `cost`: 'read 4.71 TB/s, write 4.45 TB/s, measured on NVIDIA
     H200 2026-12-02', or the copy rate and why."""

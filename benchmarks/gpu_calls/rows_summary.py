@@ -24,7 +24,8 @@ def in_flight(rows: list[dict], steps: list[dict]) -> list[str]:
     last = {s["problem"]: s for s in steps}
     done = {r.get("problem") for r in rows}
     return [f"{p}: cut at {s['stage']}" + (f" ({s['done']}/{s['total']})" if s.get("total") else "")
-            + (f": {s['detail']}" if s.get("detail") else "") + f", {s['t_s']} s after it was queued" for p, s in last.items() if p not in done]
+            + (f": {s['detail']}" if s.get("detail") else "") + f", {s['t_s']} s after it was queued"
+            for p, s in last.items() if p not in done]
 
 
 if __name__ == "__main__":

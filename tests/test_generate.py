@@ -333,6 +333,55 @@ def test_generated_module_slower_than_the_library_is_kept_beside_it(tmp_path, mo
 
 
 @pytest.mark.interpreter
+def test_a_generated_module_that_lost_only_to_a_compile_that_fails_its_referee_ships(tmp_path, monkeypatch,
+                                                                                   no_local_gpu):
+    """Slower than torch.compile but faster than eager, where the compiled reference fails its own referee (an
+    Inductor error at a variant's shapes): the library path would be eager, so the generated module ships, the
+    report saying why (level-2 92 on the H100: eager 4236 us emitted beside a generated 1534 us). Slower than eager
+    too, the eager library path ships as before."""
+    import kerntailor.generate.pipeline as pipeline
+    from kerntailor.verify import Verdict
+
+    real_judge, real_emit = pipeline._judge, pipeline.emit_library
+    emitted = []
+
+    def timed(candidate_s):
+        def judged_then_timed(run, schedules, searches):
+            verdict, chosen, source = real_judge(run, schedules, searches)
+            run.local = run.target
+            timing = {"timings": [{"name": "candidate", "median_s": candidate_s}, {"name": "eager", "median_s": 3e-3},
+                                  {"name": "compile", "median_s": 1e-3}]}
+            return replace(verdict, timing=timing), chosen, source
+        return judged_then_timed
+
+    def compile_fails(problem, reason, out, compiled=False, watch=None):
+        emitted.append(compiled)
+        if compiled:
+            return Verdict(False, "exception", "forward raised InductorError: AssertionError", problem.name,
+                           str(out / "kernel.py"), "cpu interpreter", ("static", "exception"))
+        return real_emit(problem, reason, out, compiled, watch)
+
+    monkeypatch.setattr(pipeline, "emit_library", compile_fails)
+    monkeypatch.setattr(pipeline, "_judge", timed(2e-3))
+    out = tmp_path / "out"
+    result = generate(SOFTMAX, settings(tmp_path, use_store=False))
+    assert result.status == "generated", result.message
+    assert emitted == [True] and result.lost_on_time
+    assert "@triton.jit" in (out / "kernel.py").read_text() and not (out / "generated.py").exists()
+    report = json.loads((out / "report.json").read_text())
+    assert "failed the referee" in report["reason"] and "faster than eager (3000.0 us)" in report["reason"]
+    assert report["compiled_library_verdict"]["check"] == "exception" and report["lost_on_time"] is True
+    assert verify_candidate(load_problem(SOFTMAX), out / "kernel.py").passed
+
+    emitted.clear()
+    monkeypatch.setattr(pipeline, "_judge", timed(4e-3))
+    result = generate(SOFTMAX, settings(tmp_path, use_store=False))
+    assert result.status == "library" and emitted == [True, False], result.message
+    assert "@triton.jit" not in (out / "kernel.py").read_text() and (out / "generated.py").exists()
+    assert "failed the referee" in result.message and "so eager" in result.message
+
+
+@pytest.mark.interpreter
 def test_the_report_names_the_runner_up_that_ships_when_the_referee_failed_the_best(tmp_path, monkeypatch,
                                                                                     no_local_gpu):
     """Where the referee fails the best schedule and passes a runner-up, kernel.py holds the runner-up and the

@@ -136,7 +136,9 @@ class GenerateResult:
     report: dict = field(default_factory=dict, compare=False)
     mixed: bool = False             # generated, with some groups run by the library (report["library_groups"])
     # the library path because a generated module that passed the referee was slower, measured, than the better
-    # baseline (eager / torch.compile); not for a refusal, a failed referee or a prediction (report["lost_on_time"])
+    # baseline (eager / torch.compile); not for a refusal, a failed referee or a prediction (report["lost_on_time"]);
+    # also a generated module that lost to torch.compile alone and ships because the compiled reference failed its
+    # referee (_decide)
     lost_on_time: bool = False
 
 
@@ -176,7 +178,7 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and
                      any(g.family == f and not library_product_offered(g, run_plan[0][1].graph, settings.precision)
                          for g in run_plan[0][0].groups))
-    if not families or first.status != "library" or not first.lost_on_time:
+    if not families or not first.lost_on_time:   # a library path, or a generated module that lost to a failed compile
         return first
     plan, gen = run_plan[0]
     if all(g.family == LIBRARY_GROUP for g in plan_of(gen.graph, settings.library_families + families).groups):
@@ -615,12 +617,30 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
         baselines = [v for k, v in medians.items() if k != "candidate" and v]
         best_baseline = min(baselines) if baselines else None
         if cand and best_baseline and cand > best_baseline:
-            compiled = medians.get("compile") is not None and medians["compile"] < medians.get("eager", float("inf"))
+            eager = medians.get("eager") or float("inf")
+            compiled = medians.get("compile") is not None and medians["compile"] < eager
             reason = (f"the generated kernel ({cand:.1f} us) is slower than the library "
                       f"({best_baseline:.1f} us, {'torch.compile' if compiled else 'eager'}); the generated module, "
                       f"which passed the referee, is kept in {GENERATED_SLOWER}")
+            # lost to torch.compile alone: where the compiled reference fails its own referee, the library path is
+            # eager, which the generated module beats, so it is emitted instead (level-2 92 on the H100: eager
+            # 4236 us emitted beside a generated 1534 us, torch.compile raising at a variant's shapes)
+            def instead(failed: str, compiled_verdict: Verdict) -> GenerateResult:
+                note = (f"the generated kernel ({cand:.1f} us) is slower than torch.compile ({best_baseline:.1f} "
+                        f"us), but {failed}, and faster than eager ({eager:.1f} us), the library path left")
+                return _emit_generated(run, schedules, results, verdict, source, report | {
+                    "reason": note, "lost_on_time": True, "compiled_library_verdict": compiled_verdict.to_dict()},
+                    note)
             return _library(run, reason, results, verdict, report, compiled=compiled, slower=source,
-                            lost_on_time=True)
+                            lost_on_time=True, instead=instead if compiled and cand < eager else None)
+    return _emit_generated(run, schedules, results, verdict, source, report)
+
+
+def _emit_generated(run: Run, schedules: dict[str, Schedule], results: list[GroupResult], verdict, source: str,
+                    report: dict, note: str | None = None) -> GenerateResult:
+    """The judged generated module into place, stored as the winner; `note`: why it ships where it lost to a
+    baseline (the compiled reference failed its referee: _decide), a loss on time that _generate_template's second
+    pass may still improve on."""
     write_outputs(run, source, report)   # judged: into place
     _keep_slower(run, None)
     if run.store is not None:
@@ -629,8 +649,9 @@ def _decide(run: Run, schedules: dict[str, Schedule], results: list[GroupResult]
     what = f"generated {generated} kernel(s)" + (f" and {len(run.library_groups)} library call(s) (mixed)"
                                                  if run.library_groups else "")
     return GenerateResult(run.problem.name, run.target.name, run.mode, "generated",
-                          f"{what}; referee: passed ({verdict.mode})", run.kernel_path, run.report_path, verdict,
-                          tuple(results), report, mixed=bool(run.library_groups))
+                          f"{what}; referee: passed ({verdict.mode})" + (f"; {note}" if note else ""),
+                          run.kernel_path, run.report_path, verdict, tuple(results), report,
+                          mixed=bool(run.library_groups), lost_on_time=note is not None)
 
 
 def _keep_slower(run: Run, source: str | None) -> None:
@@ -651,10 +672,12 @@ def write_outputs(run: Run, kernel: str | None, report: dict | None = None) -> N
 
 
 def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool = False,
-             slower: str | None = None, lost_on_time: bool = False) -> GenerateResult:
+             slower: str | None = None, lost_on_time: bool = False, instead=None) -> GenerateResult:
     """The library path into place; `slower`, a generated module the referee passed that lost on time, is kept
     beside it (GENERATED_SLOWER) to read, profile and improve; a stale one from an earlier run goes.
-    `lost_on_time`: why (GenerateResult.lost_on_time, and the report's key, which the store keeps)."""
+    `lost_on_time`: why (GenerateResult.lost_on_time, and the report's key, which the store keeps). `instead(note)`:
+    what ships where the compiled reference fails its referee (the generated module, faster than eager), given
+    why and the compiled reference's verdict."""
     log.info("library path: %s", reason)
     _keep_slower(run, slower)
     report = dict(report or {}) | {"status": "library", "reason": reason, "problem": run.problem.name,
@@ -677,8 +700,11 @@ def _library(run: Run, reason: str, groups, verdict, report=None, compiled: bool
         report["compiled_library_verdict"] = library_verdict.to_dict()
         compiled = False
         report["library"] = "eager"
-        report["reason"] = reason = (f"{reason}; torch.compile of the reference failed the referee "
-                                     f"({library_verdict.check}: {library_verdict.reason}), so eager")
+        failed = f"torch.compile of the reference failed the referee ({library_verdict.check}: " \
+                 f"{library_verdict.reason})"
+        if instead is not None:
+            return instead(failed, library_verdict)
+        report["reason"] = reason = f"{reason}; {failed}, so eager"
         library_verdict = emit_library(run.problem, reason, run.out, compiled, watch)
     if not library_verdict.passed:
         report["library_verdict"] = library_verdict.to_dict()

@@ -420,8 +420,8 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
                                                                    least_s):
     """On the GPU an edge case's runs answer within max(EDGE_GPU_S, EDGE_GPU_FACTOR x the reference's run), plus
     EDGE_GPU_S_PER_GB for each GB it ships, or the case fails "[timeout]" (a schedule unfit for 2^20-wide rows held
-    the GPU's lock 295 s on the H100). The judge's other parts are stand-ins; the deadline and the verdict are the
-    real ones."""
+    the GPU's lock 295 s on the H100), holding the GPU's lock shared as every correctness case does. The judge's
+    other parts are stand-ins; the deadline and the verdict are the real ones."""
     import contextlib
     import time
     from types import SimpleNamespace
@@ -448,8 +448,8 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
             self.holding = False
 
         @contextlib.contextmanager
-        def gpu_exclusive(self):
-            self.holding = True
+        def gpu_exclusive(self, shared=False):
+            self.holding, self.shared = True, shared
             try:
                 yield
             finally:
@@ -481,3 +481,4 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
     assert "on the GPU, where the reference answered in" in stop.value.reason
     assert least_s <= elapsed - reference_s < least_s + 1.0
     assert not judge.holding and judge.cand.chan.deadline is None   # the lock and the deadline let go
+    assert judge.shared   # correctness work: held beside other jobs' (a 3-d transposed conv's case held it 200 s)

@@ -2,12 +2,13 @@
 
 `kerntailor bench --jobs N` runs several problems at once; their capture, builds, compiles and correctness
 checks overlap, but two processes timing on one GPU would slow each other and both times would be wrong.
-Every timed section (the stopwatch's timed rounds, the ceilings' measurement) and the referee's edge cases (their
-stretched sizes need the GPU's memory) hold this lock exclusively; the referee's correctness cases hold it shared:
-several jobs' correctness work at once, never beside a timed section or an edge case. (Held exclusively, the
-correctness work of six jobs queued behind one another: on the H100 a level-2 judge waited 150 s of its 167 s,
-2026-12-06.) It is keyed by the GPU's UUID so that processes seeing the same GPU under different
-CUDA_VISIBLE_DEVICES indices still agree.
+Every timed section (the stopwatch's timed rounds, the ceilings' measurement) holds this lock exclusively; the
+referee's correctness cases, edge cases among them, hold it shared: several jobs' correctness work at once, never
+beside a timed section. (Held exclusively, the correctness work of six jobs queued behind one another: on the H100
+a level-2 judge waited 150 s of its 167 s, 2026-12-06; and with edge cases still exclusive, one 3-d transposed
+convolution's stretched case held it past 200 s while two jobs waited the whole time, the same day. An edge case's
+memory is within its job's reservation, measure/memory.py, as every other case's is.) It is keyed by the GPU's
+UUID so that processes seeing the same GPU under different CUDA_VISIBLE_DEVICES indices still agree.
 
 The lock is an flock on a file in the temp directory (released by the kernel if the holder dies), behind a
 turnstile (a second flock, held exclusively while a holder waits for the lock): a job waiting for the exclusive
@@ -40,7 +41,7 @@ LABEL_ENV = "KERNTAILOR_LOCK_LABEL"   # what a holder says it is (generate sets 
 
 @contextlib.contextmanager
 def gpu_lock(device, shared: bool = False):
-    """Hold `device`'s (a torch device's) lock for the block: exclusively (timing, an edge case), or `shared`
+    """Hold `device`'s (a torch device's) lock for the block: exclusively (timing), or `shared`
     (correctness work, beside other shared holders only). While held, a note beside the lock file says who holds it
     (`holder`): a job that waits long can name what it waited for."""
     path = lock_path(device)

@@ -212,8 +212,8 @@ class Judge(EdgeCases):
 
     @contextlib.contextmanager
     def gpu_exclusive(self, shared: bool = False):
-        """The GPU's timing lock (measure/gpulock.py) on a GPU, `shared` for correctness cases (beside other jobs'
-        correctness cases, never beside a timing or an edge case); nothing on the CPU. The referee is told when the
+        """The GPU's timing lock (measure/gpulock.py) on a GPU, `shared` for correctness cases, edge cases among them
+        (beside other jobs' correctness cases, never beside a timing); nothing on the CPU. The referee is told when the
         wait for it starts and ends (referee.Deadline: waiting behind another job is not the candidate's time)."""
         if self.device.type != "cuda":
             yield

@@ -82,7 +82,7 @@ class EdgeCases:
             if edge.allowance_s is not None:
                 self.cand.chan.deadline = time.monotonic() + edge.allowance_s
             try:
-                with self.gpu_exclusive():
+                with self.gpu_exclusive(shared=True):   # correctness work: beside other jobs' (gpulock.py)
                     self.release()   # the last case's cache: an edge's stretched sizes do not fit its blocks
                     self.edge_case(problem, edge, vseed, seed, where)
             except (Unready, torch.OutOfMemoryError) as e:

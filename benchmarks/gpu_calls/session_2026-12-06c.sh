@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Third session of 2026-12-06, call 2: (1) level-2 77 alone (`generate`, measured, fp32), where the sample bench of
+# call 1 (9e84359) left its judge at `variant odd+width=1048579, draw edge:rows, step run 1` for 208 s until the cut,
+# past the edge allowance (~120 s): every Python process gets a faulthandler (a sitecustomize on PYTHONPATH) and, if
+# the run is still going at HANG_S, a SIGUSR1 that writes each process's stacks to $OUT/stacks/; (2) the same 11-file
+# level-2 sample as call 1 (edge cases now hold the GPU's lock shared; a module that lost only to a failing
+# torch.compile ships), cut at BENCH_LIMIT.
+# Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-06c.sh; carry ["benchmarks/work/kbh"] (prepared
+# as in session_2026-12-06_next.sh's header).
+export PYTHONUNBUFFERED=1
+mkdir -p /tmp/fh "$OUT/stacks"
+cat > /tmp/fh/sitecustomize.py <<'PY'
+import faulthandler, os, signal
+try:
+    faulthandler.register(signal.SIGUSR1, file=open(f"/tmp/fhdump.{os.getpid()}.txt", "w"), all_threads=True)
+except Exception:
+    pass
+PY
+T0=$(date +%s)
+F=benchmarks/work/kbh/level2/77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool.py
+PYTHONPATH=src:/tmp/fh KERNTAILOR_HOME=/tmp/kt77 timeout ${ALONE_LIMIT:-220} python3 -m kerntailor generate $F \
+  --target h100 --precision ieee --candidates 3 --budget 30 --strategy random --out /tmp/o77 -v > $OUT/77.log 2>&1 &
+PID=$!
+for i in $(seq 1 ${HANG_S:-170}); do kill -0 $PID 2>/dev/null || break; sleep 1; done
+if kill -0 $PID 2>/dev/null; then
+  ps -eo pid,ppid,etimes,args | grep -i python | grep -v grep > $OUT/stacks/ps.txt
+  for p in $(pgrep -f python3); do kill -USR1 $p 2>/dev/null; done
+  sleep 3; cp /tmp/fhdump.*.txt $OUT/stacks/ 2>/dev/null
+  nvidia-smi > $OUT/stacks/nvidia-smi.txt 2>&1
+fi
+wait $PID; echo "77 alone rc=$? $(( $(date +%s) - T0 )) s"
+tail -5 $OUT/77.log
+cp /tmp/o77/report.json $OUT/77.report.json 2>/dev/null
+T1=$(date +%s)
+export PYTHONPATH=src
+SUITE=benchmarks/work/kbh PART=all DTYPES=fp32 AGAIN=0 JOBS=6 CANDIDATES=3 BUDGET=30 \
+  TIMEOUT=${BENCH_LIMIT:-320} WORK=/tmp/kb-bench bash benchmarks/bench_suite.sh /tmp/benchout > $OUT/suite.log 2>&1
+echo "sample done $(( $(date +%s) - T1 )) s"
+python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-bench/fp32/bench.rows.jsonl /tmp/kb-bench/fp32/bench.progress.jsonl
+cp /tmp/kb-bench/fp32/bench.rows.jsonl $OUT/kb-bench.rows.jsonl; cp /tmp/kb-bench/fp32/bench.progress.jsonl $OUT/
+cp /tmp/kb-bench/log_fp32.txt $OUT/kb-bench.log 2>/dev/null; cp /tmp/benchout/env.txt $OUT/env.txt
+(cd /tmp/kb-bench && find . -name report.json -o -name report.md | tar czf $OUT/kb-bench.reports.tgz -T -)

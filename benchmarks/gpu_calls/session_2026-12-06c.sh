@@ -6,9 +6,10 @@
 # level-2 sample as call 1 (edge cases now hold the GPU's lock shared; a module that lost only to a failing
 # torch.compile ships), cut at BENCH_LIMIT.
 # Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-06c.sh; carry ["benchmarks/work/kbh"] (prepared
-# as in session_2026-12-06_next.sh's header).
+# as in session_2026-12-06_next.sh's header). ALONE (default 77) names the files of stage 1, one after the other;
+# BENCH_LIMIT=0 skips stage 2. Run so at 951f557 (call 2), then with ALONE="62_... 92_..." BENCH_LIMIT=0 (call 3).
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/fh "$OUT/stacks"
+mkdir -p /tmp/fh
 cat > /tmp/fh/sitecustomize.py <<'PY'
 import faulthandler, os, signal
 try:
@@ -16,21 +17,24 @@ try:
 except Exception:
     pass
 PY
-T0=$(date +%s)
-F=benchmarks/work/kbh/level2/77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool.py
-PYTHONPATH=src:/tmp/fh KERNTAILOR_HOME=/tmp/kt77 timeout ${ALONE_LIMIT:-220} python3 -m kerntailor generate $F \
-  --target h100 --precision ieee --candidates 3 --budget 30 --strategy random --out /tmp/o77 -v > $OUT/77.log 2>&1 &
+for NAME in ${ALONE:-77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool}; do
+T0=$(date +%s); S=${NAME%%_*}
+F=benchmarks/work/kbh/level2/$NAME.py
+PYTHONPATH=src:/tmp/fh KERNTAILOR_HOME=/tmp/kt$S timeout ${ALONE_LIMIT:-220} python3 -m kerntailor generate $F \
+  --target h100 --precision ieee --candidates 3 --budget 30 --strategy random --out /tmp/o$S -v > $OUT/$S.log 2>&1 &
 PID=$!
 for i in $(seq 1 ${HANG_S:-170}); do kill -0 $PID 2>/dev/null || break; sleep 1; done
 if kill -0 $PID 2>/dev/null; then
-  ps -eo pid,ppid,etimes,args | grep -i python | grep -v grep > $OUT/stacks/ps.txt
+  mkdir -p $OUT/stacks$S; ps -eo pid,ppid,etimes,args | grep -i python | grep -v grep > $OUT/stacks$S/ps.txt
   for p in $(pgrep -f python3); do kill -USR1 $p 2>/dev/null; done
-  sleep 3; cp /tmp/fhdump.*.txt $OUT/stacks/ 2>/dev/null
-  nvidia-smi > $OUT/stacks/nvidia-smi.txt 2>&1
+  sleep 3; cp /tmp/fhdump.*.txt $OUT/stacks$S/ 2>/dev/null; rm -f /tmp/fhdump.*.txt
+  nvidia-smi > $OUT/stacks$S/nvidia-smi.txt 2>&1
 fi
-wait $PID; echo "77 alone rc=$? $(( $(date +%s) - T0 )) s"
-tail -5 $OUT/77.log
-cp /tmp/o77/report.json $OUT/77.report.json 2>/dev/null
+wait $PID; echo "$S alone rc=$? $(( $(date +%s) - T0 )) s"
+tail -3 $OUT/$S.log
+cp /tmp/o$S/report.json $OUT/$S.report.json 2>/dev/null
+done
+[ "${BENCH_LIMIT:-320}" = 0 ] && exit 0
 T1=$(date +%s)
 export PYTHONPATH=src
 SUITE=benchmarks/work/kbh PART=all DTYPES=fp32 AGAIN=0 JOBS=6 CANDIDATES=3 BUDGET=30 \

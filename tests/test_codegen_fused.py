@@ -13,7 +13,11 @@ meta tensors; the referee runs the small variants).
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -611,3 +615,39 @@ def test_row_statistics_reshaped_to_the_rows_stay_in_the_norms_kernel(tmp_path):
     module = make_module(path, dtype="bf16")
     assert len(module.kernels) == 2
     verify(path, module, tmp_path, dtype="bf16")
+
+
+@pytest.mark.interpreter
+def test_a_persistent_kernel_of_several_rows_takes_fewer_where_rows_are_longer_than_traced(tmp_path):
+    """Persistent rows several a program (softmax over rows of 128, 8 rows a program) keep the traced tile's element
+    count at any row length: rows longer than traced take fewer rows a program (one at least), so no call compiles
+    or holds a larger block than the schedule that was searched and built (level-2 62's GroupNorm, 64 rows of 16
+    traced, ran past the referee's 120-s GPU allowance at rows of 2050: a 64 x 4096 block). The outputs are the same
+    at every row length; the grid covers every row."""
+    import triton
+
+    module = make_module(L1 / "softmax_short_rows.py")
+    launch = next(line for line in module.source.splitlines() if "k0_reduction_kernel[" in line)
+    rows_a_program = re.search(r"XBLOCK=(max\(1, min\(8, 1024 // triton\.next_power_of_2\(d1\)\)\))", launch)
+    assert rows_a_program, launch
+    at = {d1: eval(rows_a_program.group(1), {"triton": triton, "d1": d1}) for d1 in (128, 100, 300, 1000, 5000)}
+    assert at == {128: 8, 100: 8, 300: 2, 1000: 1, 5000: 1}, at   # traced: as searched; longer: the tile kept
+    path = tmp_path / "kernel.py"
+    path.write_text(module.source)
+    check = tmp_path / "check.py"   # a fresh process: TRITON_INTERPRET is read where kernels are decorated
+    check.write_text(textwrap.dedent("""
+        import importlib.util, sys
+        import torch
+        spec = importlib.util.spec_from_file_location("kt_persistent_rows", sys.argv[1])
+        kernel = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(kernel)
+        new = kernel.ModelNew()
+        for shape in ((5, 1000), (9, 300), (17, 128), (3, 5000)):
+            x = torch.randn(*shape)
+            assert torch.allclose(new(x), torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6), shape
+        print("ok")
+    """))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, str(check), str(path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

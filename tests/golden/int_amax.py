@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_02cd22108dc94415 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.int64, shape (any, any)
@@ -56,14 +56,14 @@ def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: t
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_02cd22108dc94415 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
     x = x.contiguous()
     # k0: k0_reduction_kernel
     max0 = torch.empty((d0,), device=x.device, dtype=torch.int64)
-    k0_reduction_kernel[(triton.cdiv(d0, 8),)](x, max0, d0, d1, XBLOCK=8, RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
+    k0_reduction_kernel[(triton.cdiv(d0, 8) * (8 // max(1, min(8, 1024 // triton.next_power_of_2(d1)))),)](x, max0, d0, d1, XBLOCK=max(1, min(8, 1024 // triton.next_power_of_2(d1))), RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
     return max0
 
 
@@ -76,8 +76,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "tiny_int_amax_02cd22108dc94415"):
-    torch.library.custom_op("kerntailor::tiny_int_amax_02cd22108dc94415", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "tiny_int_amax_59c32256f9e85c69"):
+    torch.library.custom_op("kerntailor::tiny_int_amax_59c32256f9e85c69", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -148,7 +148,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_02cd22108dc94415; the constructor is Model's own."""
+    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -183,7 +183,7 @@ class ModelNew(nn.Module):
         if d0 >= 2147483647:
             raise ValueError(f"max0 has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            max0 = torch.ops.kerntailor.tiny_int_amax_02cd22108dc94415(x)
+            max0 = torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69(x)
         else:   # eager: the operator's function, without its dispatch
             max0 = _launch_kernels(x)
         return max0

@@ -402,3 +402,33 @@ def test_the_report_names_the_runner_up_that_ships_when_the_referee_failed_the_b
     (group,) = [g for g in result.groups if g.family != "library"]
     assert "runner-up 1" in group.label and group.config != group.runners_up[0][0]
     assert (tmp_path / "out" / "kernel.py").read_text() == calls[1]   # the module the referee passed ships
+
+
+def test_one_generate_judges_a_problems_library_path_once(tmp_path, monkeypatch):
+    """The library-path module of a problem differs between generate's two passes only in its docstring's reason, so
+    inside one generate (report.library_verdicts) the second pass takes the first's verdict; compiled and eager are
+    judged apart, and outside a generate every call judges (level-2 15 on the H100: 60 s of its 178 s judging it
+    again)."""
+    import kerntailor.verify as verify_pkg
+    from kerntailor.generate.report import emit_library, library_verdicts
+    from kerntailor.verify import Verdict
+
+    judged = []
+
+    def fake_verify(problem, path, settings, watch=None):
+        judged.append(Path(path).read_text())
+        return Verdict(True, None, "all checks passed", problem.name, str(path), "cpu interpreter", ("static",))
+
+    monkeypatch.setattr(verify_pkg, "verify_candidate", fake_verify)
+    problem = load_problem(SOFTMAX)
+    with library_verdicts():
+        for reason, compiled in (("first pass lost", True), ("second pass lost", True), ("compile failed", False)):
+            out = tmp_path / reason.replace(" ", "_")
+            out.mkdir()
+            verdict = emit_library(problem, reason, out, compiled)
+            assert verdict.passed and reason in (out / "kernel.py").read_text()
+    assert len(judged) == 2 and "compile(super().forward)" in judged[0] and "ModelNew = Model" in judged[1]
+    for again in ("a", "b"):
+        (tmp_path / again).mkdir()
+        emit_library(problem, "again", tmp_path / again, True)
+    assert len(judged) == 4

@@ -42,7 +42,14 @@ from kerntailor.generate.evaluate import close_gpu_worker
 from kerntailor.generate.group_search import FirstPassLost, GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
 from kerntailor.generate.outpaced import outpaced_convs
-from kerntailor.generate.report import emit_library, judging_folder, library_module, place, write_report
+from kerntailor.generate.report import (
+    emit_library,
+    judging_folder,
+    library_module,
+    library_verdicts,
+    place,
+    write_report,
+)
 from kerntailor.generate.run import Progress, Run, verify_watch
 from kerntailor.generate.sources import PROPOSERS, budget_shares, check_proposer, combine
 from kerntailor.generate.twins import twin_keys
@@ -173,6 +180,11 @@ def _generate_template(problem_path: str | Path, settings: GenerateSettings,
     """_generate_once, and where it lost on time with a generated anchor that has a library alternative the search
     did not time (LIBRARY_ALTERNATIVES), once more with that family the library's: the faster of the two against the
     same baselines."""
+    with library_verdicts():   # both passes' library path is one module: judged once (report.emit_library)
+        return _two_passes(problem_path, settings, progress)
+
+
+def _two_passes(problem_path: str | Path, settings: GenerateSettings, progress: Progress | None) -> GenerateResult:
     run_plan: list = []
     first = _generate_once(problem_path, settings, progress, run_plan)
     families = tuple(f for f in LIBRARY_ALTERNATIVES if f not in settings.library_families and run_plan and

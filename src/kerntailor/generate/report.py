@@ -8,6 +8,8 @@ library-path module before it places it).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import os
@@ -188,17 +190,40 @@ def judging_folder() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="kerntailor-judging-")
 
 
+# Library-path verdicts given within one `generate` (library_verdicts), by (problem content, dtype, compiled): the
+# module differs only in its docstring's reason, so a second pass of one problem (pipeline._generate_template: a
+# generated convolution's, then the library convolution's) takes the first's verdict instead of judging the same code
+# again. Judging the compiled one compiles the reference per variant: level-2 15's took 60 s of its 178 s on the H100
+# (2026-12-06, --jobs 6), after its first pass had judged it.
+_LIBRARY_VERDICTS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("library_verdicts", default=None)
+
+
+@contextlib.contextmanager
+def library_verdicts():
+    """The block's library-path verdicts are judged once each (emit_library)."""
+    token = _LIBRARY_VERDICTS.set({})
+    try:
+        yield
+    finally:
+        _LIBRARY_VERDICTS.reset(token)
+
+
 def emit_library(problem: ProblemSpec, reason: str, out: Path, compiled: bool = False, watch=None):
     """Judge the library-path module (the static library check off: running the reference is its point) and
     place it as out/kernel.py only if it passes. Returns the verdict, naming out/kernel.py. `watch`: the
-    referee's progress (verify_candidate)."""
+    referee's progress (verify_candidate). Inside library_verdicts(), one judged before there is not judged again."""
     from kerntailor.verify import VerifySettings, verify_candidate
 
     source = library_module(problem, reason, compiled)
-    with judging_folder() as tmp:
-        path = Path(tmp) / "kernel.py"
-        path.write_text(source)
-        verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3), watch=watch)
+    known, key = _LIBRARY_VERDICTS.get(), (problem.content_hash, problem.dtype, compiled)
+    verdict = known.get(key) if known is not None else None
+    if verdict is None:
+        with judging_folder() as tmp:
+            path = Path(tmp) / "kernel.py"
+            path.write_text(source)
+            verdict = verify_candidate(problem, path, VerifySettings(library_path=True, draws=3), watch=watch)
+        if known is not None:
+            known[key] = verdict
     if verdict.passed:
         place(out / "kernel.py", source)
     return dataclasses.replace(verdict, candidate=str(out / "kernel.py"))

@@ -15,12 +15,12 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.int64, shape (any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 8 elements (2^20 // 8 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
     k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -56,7 +56,7 @@ def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: t
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -76,8 +76,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "tiny_int_amax_59c32256f9e85c69"):
-    torch.library.custom_op("kerntailor::tiny_int_amax_59c32256f9e85c69", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "tiny_int_amax_7caee2018f953be3"):
+    torch.library.custom_op("kerntailor::tiny_int_amax_7caee2018f953be3", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -148,7 +148,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69; the constructor is Model's own."""
+    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -176,14 +176,14 @@ class ModelNew(nn.Module):
             return _ReferenceBackward.apply(self, (x,), (0,), (), x)
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 8:
-            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 8 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
+            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 >= 2147483647:
             raise ValueError(f"max0 has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            max0 = torch.ops.kerntailor.tiny_int_amax_59c32256f9e85c69(x)
+            max0 = torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3(x)
         else:   # eager: the operator's function, without its dispatch
             max0 = _launch_kernels(x)
         return max0

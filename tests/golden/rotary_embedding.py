@@ -15,14 +15,14 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rotary_embedding_0aa3077c9fe6fafb (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rotary_embedding_3a5d89140d117c07 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.cos: torch.float32, shape (x.shape[2], x.shape[3])
     self.sin: torch.float32, shape (x.shape[2], x.shape[3])
     x: torch.float32, shape (any, any, any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k0_pointwise_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 8 elements (2^20 // 8 in triton 3.6; it holds whole rows in one block)
+    k0_pointwise_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
     k0_pointwise_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -65,7 +65,7 @@ def k0_pointwise_kernel(x_ptr, b_cos_ptr, b_sin_ptr, pw3_ptr, s0, s1, s2, s3, s4
 _INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.rotary_embedding_0aa3077c9fe6fafb (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.rotary_embedding_3a5d89140d117c07 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, b_cos: torch.Tensor, b_sin: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -91,8 +91,8 @@ def _launch_kernels_fake(x, b_cos, b_sin):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "rotary_embedding_0aa3077c9fe6fafb"):
-    torch.library.custom_op("kerntailor::rotary_embedding_0aa3077c9fe6fafb", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "rotary_embedding_3a5d89140d117c07"):
+    torch.library.custom_op("kerntailor::rotary_embedding_3a5d89140d117c07", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -163,7 +163,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """rotary_embedding: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rotary_embedding_0aa3077c9fe6fafb; the constructor is Model's own."""
+    """rotary_embedding: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rotary_embedding_3a5d89140d117c07; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -218,14 +218,14 @@ class ModelNew(nn.Module):
             raise ValueError(f"self.sin.shape[0] is {b_sin.shape[0]}: this kernel was generated for self.sin.shape[0] == x.shape[2]")
         if b_sin.shape[1] != d3:
             raise ValueError(f"self.sin.shape[1] is {b_sin.shape[1]}: this kernel was generated for self.sin.shape[1] == x.shape[3]")
-        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 8:
-            raise ValueError(f"rows of {d3} elements (a size of x): k0_pointwise_kernel holds 8 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
+        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
+            raise ValueError(f"rows of {d3} elements (a size of x): k0_pointwise_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 * d2 * d3 >= 2147483647:
             raise ValueError(f"x has {d0 * d1 * d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d2 * d3 >= 2147483647:
             raise ValueError(f"self.cos has {d2 * d3} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw3 = torch.ops.kerntailor.rotary_embedding_0aa3077c9fe6fafb(x, b_cos, b_sin)
+            pw3 = torch.ops.kerntailor.rotary_embedding_3a5d89140d117c07(x, b_cos, b_sin)
         else:   # eager: the operator's function, without its dispatch
             pw3 = _launch_kernels(x, b_cos, b_sin)
         return pw3

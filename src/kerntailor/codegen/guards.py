@@ -207,7 +207,7 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
         row = k.launch.whole_row
         if row is None:
             continue
-        xblock = dict(k.launch.constexprs).get("XBLOCK", 1)
+        xblock = rows_a_program(k)
         text = size.host(row)
         if (text, xblock) in seen:
             continue
@@ -219,6 +219,14 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
                   f"row(s) in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate "
                   'the kernel with rows this long, and it loops over each row")']
     return lines
+
+
+def rows_a_program(k: GeneratedKernel) -> int:
+    """The whole rows a persistent kernel holds in one block at the longest row it takes: its XBLOCK, or one where
+    the host decides XBLOCK per call (fused/finish.py: fewer rows where they are longer than traced)."""
+    if "XBLOCK" in dict(k.launch.host_constexprs):
+        return 1
+    return dict(k.launch.constexprs).get("XBLOCK", 1)
 
 
 def int32_checks(gen: Generalized, kernels: list[GeneratedKernel], size: SizeArgs, var: dict[str, str],
@@ -315,7 +323,7 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
                  "(the op makes them contiguous, a copy where they are not)")
     for k in kernels:
         if k.launch.whole_row is not None:
-            xblock = dict(k.launch.constexprs).get("XBLOCK", 1)
+            xblock = rows_a_program(k)
             lines.append(f"    {k.kernel_name}: rows of at most TRITON_MAX_TENSOR_NUMEL // {xblock} elements "
                          f"(2^20 // {xblock} in triton 3.6; it holds whole rows in one block)")
     narrow = [k.kernel_name for k in kernels if k.source and not k.launch.wide_indices]

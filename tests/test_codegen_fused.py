@@ -651,3 +651,27 @@ def test_a_persistent_kernel_of_several_rows_takes_fewer_where_rows_are_longer_t
     done = subprocess.run([sys.executable, str(check), str(path)], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name, stats", [("tiny_batchnorm_tanh_maxpool", 2), ("tiny_layernorm_avgpool3d", 2)])
+def test_a_norms_normalising_tail_is_its_pools_prologue(name, stats):
+    """BatchNorm + tanh before a max pool, LayerNorm before an average pool: the norm's group keeps its statistics
+    and writes them (mean, reciprocal deviation), and the pool computes `(x - mean) * rstd * weight + bias` on each
+    window element it loads, so the normalised tensor is never written (KernelBench level-2 11, 3 and 72; planned
+    bytes of 3: 4.50 -> 3.49 GB)."""
+    _, _, gen, plan = prepared(FUSED / f"{name}.py")
+    norm, pool = plan.groups
+    assert (norm.family, pool.family) == ("reduction", "pool") and pool.prologue and len(norm.outputs) == stats
+    x = next(i.name for i in gen.graph.inputs if i.kind == "input")
+    assert x in pool.inputs and set(norm.outputs) <= set(pool.inputs)   # the norm's input and its statistics
+    full = gen.graph.node(pool.anchor).operands[0].numel
+    assert all(gen.graph.node(o).out.numel < full for o in norm.outputs)   # never the normalised tensor
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", ["tiny_batchnorm_tanh_maxpool", "tiny_layernorm_avgpool3d"])
+def test_a_pool_with_a_norms_tail_as_its_prologue_passes_the_referee(name, tmp_path):
+    path = FUSED / f"{name}.py"
+    module = make_module(path)
+    assert "(prologue)" in module.source
+    verify(path, module, tmp_path)

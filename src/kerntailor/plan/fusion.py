@@ -35,7 +35,11 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   convolution's bias + activation) is never written. Overlapping windows recompute it, so
   the merge is refused where a window has more than RECOMPUTE_LIMIT times as many elements as its stride step
   moves over (a 3x3 window at stride 1: 9); a padded position stays outside the prologue's output (-inf to a
-  max, nothing to an average), never prologue(0);
+  max, nothing to an average), never prologue(0). So does a norm's normalising tail (`(x - mean) * rstd * weight +
+  bias` after the statistics of a BatchNorm or LayerNorm) that only the pool reads, at the pool's input shape: it
+  leaves the norm's group, which then writes its statistics instead of the normalised tensor, and the pool reads the
+  norm's input and those statistics (one write and read of the whole tensor fewer; a GroupNorm's tail, at its
+  (N, G, C/G.H.W) shape, stays);
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
   by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
 - a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
@@ -419,6 +423,16 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     and can_merge(target, producer):
                 target.prologue = tuple(n.name for n in producer.nodes)
                 absorb(target, producer)
+            elif node.family == "pool" and producer is not None and producer.family == "reduction":
+                # a norm's normalising tail that only the pool reads: the pool's prologue, the norm's group keeps
+                # its statistics (module docstring)
+                tail = _normalising_tail(producer, node, consumers, graph_outputs)
+                if tail and apart(target.nodes + tail):
+                    producer.nodes = [n for n in producer.nodes if n not in tail]
+                    target.nodes = sorted(target.nodes + tail, key=lambda n: order[n.name])
+                    for n in tail:
+                        group_of[n.name] = target
+                    target.prologue = tuple(n.name for n in tail)
         if node.family == "attention" and target.family == "attention":
             for j in PROLOGUE_OPERANDS:
                 base = node.operands[j].base
@@ -583,6 +597,48 @@ def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool
     if prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
         return False
     return _private_chain(g, pool, consumers, outputs)
+
+
+def _normalising_tail(g: _Group, pool: Node, consumers: dict, outputs: set) -> list[Node]:
+    """The members of reduction group `g` that compute `pool`'s input from the group's statistics and what the group
+    reads (a norm's `(x - mean) * rstd * weight + bias`), where the pool can compute them on each window element
+    instead (a pool prologue, _pool_prologue's terms): pointwise, at the pool input's shape, needed by none of the
+    group's reductions, read by nothing but each other and the pool, and reading the group's other members only at a
+    reduced size (its statistics, written instead of the normalised tensor). [] where there is no such tail."""
+    if not isinstance(pool, Pool):
+        return []
+    view = pool.operands[0]
+    members = {n.name: n for n in g.nodes}
+    base = members.get(view.base)
+    if base is None or view.offset or tuple(view.strides) != contiguous_strides(view.shape) \
+            or squeezed(view.shape) != squeezed(base.out.shape) or view.numel != base.out.numel \
+            or prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
+        return []
+    needed, stack = set(), [op.base for n in g.nodes if isinstance(n, Reduction) for op in n.operands]
+    while stack:   # what the reductions read, within the group
+        b = stack.pop()
+        if b in members and b not in needed:
+            needed.add(b)
+            stack += [op.base for op in members[b].operands]
+    tail, stack, full = set(), [base.name], prod(g.space)
+    while stack:   # the pool's input and the full-size members it is computed from, the reductions' own aside
+        b = stack.pop()
+        if b in members and b not in needed and b not in tail and members[b].out.numel >= full:
+            tail.add(b)
+            stack += [op.base for op in members[b].operands]
+    nodes = [n for n in g.nodes if n.name in tail]
+    for n in nodes:
+        if n.family != "pointwise" or n.out.shape != base.out.shape or n.name in outputs:
+            return []
+        if any(c not in tail and c != pool.name for c in consumers[n.name]):
+            return []
+        for op in n.operands:
+            if op.base in tail and (op.shape != n.out.shape or op.offset
+                                    or tuple(op.strides) != contiguous_strides(op.shape)):
+                return []
+            if op.base in members and op.base not in tail and members[op.base].out.numel >= full:
+                return []   # a full-size member: it would be written for the pool to read
+    return nodes
 
 
 def _scan_prologue(g: _Group, scan: Node, consumers: dict, outputs: set) -> bool:

@@ -7,7 +7,10 @@
 # torch.compile ships), cut at BENCH_LIMIT.
 # Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-06c.sh; carry ["benchmarks/work/kbh"] (prepared
 # as in session_2026-12-06_next.sh's header). ALONE (default 77) names the files of stage 1, one after the other;
-# BENCH_LIMIT=0 skips stage 2. Run so at 951f557 (call 2), then with ALONE="62_... 92_..." BENCH_LIMIT=0 (call 3).
+# BENCH_LIMIT=0 skips stage 2. Run so at 951f557 (call 2), then with ALONE="62_... 92_..." BENCH_LIMIT=0 (call 3),
+# then ALONE=" " BENCH_LIMIT=400 (call 4, e665519). SAMPLE names stage 2's folder (default benchmarks/work/kbh). Next
+# (not yet run): the norm tails in a pool's loads (a288eaa) on the files whose plans changed, SAMPLE=benchmarks/work/
+# normpool with level-2 3, 72 and 11 copied from ../shared/kernelbench/level2 (carry it), then the sample again.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh
 cat > /tmp/fh/sitecustomize.py <<'PY'
@@ -37,7 +40,7 @@ done
 [ "${BENCH_LIMIT:-320}" = 0 ] && exit 0
 T1=$(date +%s)
 export PYTHONPATH=src
-SUITE=benchmarks/work/kbh PART=all DTYPES=fp32 AGAIN=0 JOBS=6 CANDIDATES=3 BUDGET=30 \
+SUITE=${SAMPLE:-benchmarks/work/kbh} PART=all DTYPES=fp32 AGAIN=0 JOBS=6 CANDIDATES=3 BUDGET=30 \
   TIMEOUT=${BENCH_LIMIT:-320} WORK=/tmp/kb-bench bash benchmarks/bench_suite.sh /tmp/benchout > $OUT/suite.log 2>&1
 echo "sample done $(( $(date +%s) - T1 )) s"
 python3 benchmarks/gpu_calls/rows_summary.py /tmp/kb-bench/fp32/bench.rows.jsonl /tmp/kb-bench/fp32/bench.progress.jsonl

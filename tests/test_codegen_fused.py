@@ -24,6 +24,7 @@ import pytest
 from helpers import DATA, L1, ROOT, make_module, numbers_in_code, prepared, verify
 from kerntailor.codegen import default_schedule, generate_module
 from kerntailor.codegen.fused import ReductionSchedule
+from kerntailor.plan.fusion import regrouped
 from kerntailor.problem import load_problem
 
 FUSED = DATA / "codegen_fused"
@@ -653,12 +654,14 @@ def test_a_persistent_kernel_of_several_rows_takes_fewer_where_rows_are_longer_t
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("name, stats", [("tiny_batchnorm_tanh_maxpool", 2), ("tiny_layernorm_avgpool3d", 2)])
+@pytest.mark.parametrize("name, stats", [("tiny_batchnorm_tanh_maxpool", 2), ("tiny_layernorm_avgpool3d", 2),
+                                         ("tiny_groupnorm_scale_maxpool", 2)])
 def test_a_norms_normalising_tail_is_its_pools_prologue(name, stats):
-    """BatchNorm + tanh before a max pool, LayerNorm before an average pool: the norm's group keeps its statistics
-    and writes them (mean, reciprocal deviation), and the pool computes `(x - mean) * rstd * weight + bias` on each
-    window element it loads, so the normalised tensor is never written (KernelBench level-2 11, 3 and 72; planned
-    bytes of 3: 4.50 -> 3.49 GB)."""
+    """BatchNorm + tanh before a max pool, LayerNorm before an average pool, GroupNorm (its tail partly at the group
+    shape (N, G, C/G.H.W)) + a scale before a max pool: the norm's group keeps its statistics and writes them (mean,
+    reciprocal deviation), and the pool computes `(x - mean) * rstd * weight + bias` on each window element it loads,
+    so the normalised tensor is never written (KernelBench level-2 11, 3, 72 and 85; planned bytes of 3: 4.50 -> 3.49
+    GB)."""
     _, _, gen, plan = prepared(FUSED / f"{name}.py")
     norm, pool = plan.groups
     assert (norm.family, pool.family) == ("reduction", "pool") and pool.prologue and len(norm.outputs) == stats
@@ -669,9 +672,35 @@ def test_a_norms_normalising_tail_is_its_pools_prologue(name, stats):
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("name", ["tiny_batchnorm_tanh_maxpool", "tiny_layernorm_avgpool3d"])
+@pytest.mark.parametrize("name", ["tiny_batchnorm_tanh_maxpool", "tiny_layernorm_avgpool3d",
+                                  "tiny_groupnorm_scale_maxpool"])
 def test_a_pool_with_a_norms_tail_as_its_prologue_passes_the_referee(name, tmp_path):
     path = FUSED / f"{name}.py"
     module = make_module(path)
     assert "(prologue)" in module.source
     verify(path, module, tmp_path)
+
+
+def test_regrouped_names_how_a_prologue_member_lies_over_the_pool_input():
+    """plan/fusion.py's `regrouped`, which decides which norm tails a pool computes: the pool input's shape (size-1
+    axes aside), axes of its own over N.C then the spatial axes, or a last axis spanning whole planes (GroupNorm's
+    (N, G, C/G.H.W)); nothing else."""
+    assert regrouped((2, 8, 6, 10), (2, 8, 6, 10)) == "same"
+    assert regrouped((2, 8, 1, 10), (2, 8, 10)) == "same"
+    assert regrouped((2, 8, 6, 10), (16, 6, 10)) == "spatial"
+    assert regrouped((2, 8, 6, 10), (2, 4, 120)) == "merged"
+    assert regrouped((2, 8, 6, 10), (2, 8, 60)) == "merged"
+    assert regrouped((2, 8, 6, 10), (2, 8, 3, 20)) is None     # splits a plane otherwise
+    assert regrouped((2, 8, 6, 10), (2, 8, 6, 5)) is None      # other elements
+    assert regrouped((2, 8, 6, 10), (2, 4, 2, 60)) == "merged"
+
+
+def test_a_groupnorm_tail_in_a_pool_divides_once_an_output_not_once_a_window_element():
+    """The GroupNorm members' coordinates (n, g, r) of each window element: g from the row n.C + c, above the window
+    loop; r = (c mod C/G) x H.W + the window's position in the plane. The loop body has no integer division."""
+    source = make_module(FUSED / "tiny_groupnorm_scale_maxpool.py").source
+    kernel = source[source.index("_pool_kernel("):]
+    body = kernel[kernel.index("for k0 in"):kernel.index("v_maxpool0 =")]
+    assert "(prologue)" in body and "//" not in body and "%" not in body, body
+    above = kernel[:kernel.index("for k0 in")]
+    assert re.search(r"rg\d+ = i0 \* \w+ \+ i1", above), above   # the row n.C + c, once

@@ -77,10 +77,11 @@ from kerntailor.codegen.kernel import GeneratedKernel, GridAxis
 from kerntailor.codegen.memory_format import kept_layout, permuted_axes
 from kerntailor.codegen.render import ExprRenderer
 from kerntailor.codegen.schedule import Schedule
-from kerntailor.codegen.sizes import SizeArgs, const, product, same
+from kerntailor.codegen.sizes import SizeArgs, const, is_whole, product, quotient, same
 from kerntailor.ir.expr import Load
 from kerntailor.ir.nodes import Pool
-from kerntailor.plan.fusion import FusionGroup
+from kerntailor.ir.types import contiguous_strides
+from kerntailor.plan.fusion import FusionGroup, regrouped
 from kerntailor.search.families import (
     POOL_ROWS,
     SLIDE_LOAD_LIMIT,
@@ -654,16 +655,16 @@ class _PoolWriter(AnchorWriter):
         self.store_outputs(space)
 
     def _check_prologue(self, pool: Pool, in_shape: list) -> None:
-        """The pool reads a prologue member, all members of one shape, which is the pool input's without its size-1
-        axes (constant 1 in every variant, on both sides) or the same."""
+        """The pool reads a prologue member; every member lies over the pool's input element for element: at its
+        shape without its size-1 axes (constant 1 in every variant, on both sides) or the same, or regrouped
+        (plan/fusion.py's `regrouped`: a GroupNorm's (N, G, C/G.H.W)), in every variant (`_regrouped_axes`)."""
         view = pool.operands[0]
         if view.base not in self.members:
             raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads no member of its prologue")
         shape = self.graph.node(view.base).out.shape
         for n in self.prologue:
             if n.out.shape != shape:
-                raise CodegenUnsupported(f"{self.group.name}: prologue {n.name} of shape {n.out.shape}, not "
-                                         f"{view.base}'s {shape}")
+                self._regrouped_axes(n, in_shape)   # raises where it does not lie over the input so
         if tuple(s for s in shape if s != 1) != tuple(s for s in view.shape if s != 1):
             raise CodegenUnsupported(f"{self.group.name}: {pool.name} reads {view.base} as {view.shape}")
         ones = [e for e, s in zip(in_shape, view.shape) if s == 1]
@@ -671,6 +672,26 @@ class _PoolWriter(AnchorWriter):
         if not all(e.is_constant for e in ones):
             raise CodegenUnsupported(f"{self.group.name}: a size-1 axis between {view.base} and {pool.name} "
                                      "changes with the input sizes")
+
+    def _regrouped_axes(self, node, in_shape: list) -> tuple[str, list[SizeExpr]]:
+        """How prologue member `node`, at a shape other than the pool input's, lies over it (`regrouped`'s
+        "spatial" or "merged"), and the sizes of its axes over the input's rows (N·C, row-major): its leading axes,
+        and for "merged" the number of rows its last axis spans (C/G for a GroupNorm). CodegenUnsupported unless the
+        sizes say so in every variant, not only at the traced ones."""
+        kind = regrouped(tuple(self.anchor.operands[0].shape), node.out.shape)
+        sizes = [self.gen.expr(("node", node.name, "out", k), s) for k, s in enumerate(node.out.shape)]
+        spatial, rows = in_shape[2:], product(in_shape[:2])
+        outer: list[SizeExpr] | None = None
+        if kind == "spatial" and all(same(a, b) for a, b in zip(sizes[-len(spatial):], spatial)):
+            outer = sizes[:-len(spatial)]
+        elif kind == "merged":
+            planes = quotient(sizes[-1], product(spatial) or const(0))
+            outer = sizes[:-1] + [planes] if planes is not None and is_whole(planes) else None
+        if outer is None or rows is None or not same(product(outer) or const(0), rows):
+            raise CodegenUnsupported(f"{self.group.name}: prologue {node.name} of shape {node.out.shape} does not "
+                                     f"lie over the pool input {tuple(self.anchor.operands[0].shape)} in every "
+                                     "variant")
+        return kind, outer
 
     def _window_prologue(self, nd: int, mask: str, hoisted: dict[str, str]) -> str:
         """The prologue at the window position (i0, i1, p0, ..): `v_<member>` for each member, in the window loop's
@@ -686,7 +707,8 @@ class _PoolWriter(AnchorWriter):
                            (at[k] for k, s in enumerate(view.shape) if s != 1)))
         outer, self.loads = self.loads, {}   # the loop body is a section of its own
         for node in self.prologue:
-            renderer = ExprRenderer(self._window_leaf(node, window, mask, hoisted), lambda a: window[a],
+            place = window if node.out.shape == shape else self._regrouped_window(node, nd, hoisted)
+            renderer = ExprRenderer(self._window_leaf(node, place, mask, hoisted), lambda a, w=place: w[a],
                                     self.slot(node), short_outputs=self.short_outputs)
             text = renderer.render(node.expr)
             self.helpers.update(renderer.helpers)
@@ -694,16 +716,49 @@ class _PoolWriter(AnchorWriter):
         self.loads = outer
         return f"v_{self.anchor.operands[0].base}"
 
+    def _regrouped_window(self, node, nd: int, hoisted: dict[str, str]) -> dict[int, str]:
+        """Member `node`'s coordinates of the element at the window position (i0, i1, p0, ..), where it lies over the
+        pool input regrouped (`_regrouped_axes`): its axes over the input's rows unravel the row n·C + c, once per
+        output element (hoisted above the window loop); its spatial axes are the window's, or, "merged", its last
+        axis is (rows into it) x H·W.. + the window's flat position in the plane. No division per window element."""
+        in_shape = self.view_exprs(self.anchor, 0)[1]
+        kind, outer = self._regrouped_axes(node, in_shape)
+
+        def named(text: str) -> str:
+            if text not in hoisted:
+                hoisted[text] = f"rg{self.load_counter}"
+                self.load_counter += 1
+            return hoisted[text]
+
+        row = named(f"i0 * {self.sizes.text(in_shape[1])} + i1")   # n·C + c
+        coords, rest = [], row
+        for k in range(len(outer) - 1, -1, -1):   # row-major over `outer`
+            size = self.sizes.text(outer[k])
+            coords.insert(0, named(f"{rest} % {size}") if k else rest)
+            if k:
+                rest = named(f"{rest} // {size}")
+        spatial = [f"p{d}" for d in range(nd)]
+        if kind == "spatial":
+            return dict(enumerate(coords + spatial))
+        plane, flat = in_shape[2:], spatial[-1]
+        for d in range(nd - 2, -1, -1):
+            flat = f"p{d} * {self.sizes.text(product(plane[d + 1:]))} + {flat}"
+        start = named(f"{coords[-1]} * {self.sizes.text(product(plane))}")
+        return dict(enumerate(coords[:-1] + [f"({start} + {flat})"]))
+
     def _window_leaf(self, node, window: dict[int, str], mask: str, hoisted: dict[str, str]):
         """Renders a prologue member's Load at the window position (AnchorWriter.leaf at other coordinates)."""
-        moving = [c for c in window.values() if c.startswith("p")]
+        moving = [f"p{d}" for d in range(len(self.anchor.kernel))]   # the window's positions
 
         def render(load: Load, gather: str | None = None, valid: str | None = None, i: int = 0) -> str:
             view = node.operands[load.operand]
             if view.base in self.members:
                 if gather is not None:
                     raise CodegenUnsupported(f"{node.name} gathers from {view.base} of its group")
-                self._check_aligned(node, load.operand)
+                producer = self.graph.node(view.base)
+                if producer.out.shape == view.shape or view.offset or view.numel != producer.out.numel \
+                        or tuple(view.strides) != contiguous_strides(view.shape):
+                    self._check_aligned(node, load.operand)   # else a reshape: the same element, regrouped
                 return f"v_{view.base}"
             if len(view.shape) != len(window):
                 raise CodegenUnsupported(f"{node.name} operand {load.operand} has rank {len(view.shape)}")

@@ -38,8 +38,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   max, nothing to an average), never prologue(0). So does a norm's normalising tail (`(x - mean) * rstd * weight +
   bias` after the statistics of a BatchNorm or LayerNorm) that only the pool reads, at the pool's input shape: it
   leaves the norm's group, which then writes its statistics instead of the normalised tensor, and the pool reads the
-  norm's input and those statistics (one write and read of the whole tensor fewer; a GroupNorm's tail, at its
-  (N, G, C/G.H.W) shape, stays);
+  norm's input and those statistics (one write and read of the whole tensor fewer). A GroupNorm's tail begins at its
+  (N, G, C/G.H.W) shape: its members may lie over the pool's input in the ways `regrouped` names, each computed at
+  its own coordinates of the element the window loads;
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
   by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
 - a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
@@ -602,7 +603,8 @@ def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool
 def _normalising_tail(g: _Group, pool: Node, consumers: dict, outputs: set) -> list[Node]:
     """The members of reduction group `g` that compute `pool`'s input from the group's statistics and what the group
     reads (a norm's `(x - mean) * rstd * weight + bias`), where the pool can compute them on each window element
-    instead (a pool prologue, _pool_prologue's terms): pointwise, at the pool input's shape, needed by none of the
+    instead (a pool prologue, _pool_prologue's terms): pointwise, at the pool input's shape or a regrouping of it
+    (`regrouped`: GroupNorm's (N, G, C/G.H.W)), needed by none of the
     group's reductions, read by nothing but each other and the pool, and reading the group's other members only at a
     reduced size (its statistics, written instead of the normalised tensor). [] where there is no such tail."""
     if not isinstance(pool, Pool):
@@ -628,14 +630,14 @@ def _normalising_tail(g: _Group, pool: Node, consumers: dict, outputs: set) -> l
             stack += [op.base for op in members[b].operands]
     nodes = [n for n in g.nodes if n.name in tail]
     for n in nodes:
-        if n.family != "pointwise" or n.out.shape != base.out.shape or n.name in outputs:
+        if n.family != "pointwise" or regrouped(view.shape, n.out.shape) is None or n.name in outputs:
             return []
         if any(c not in tail and c != pool.name for c in consumers[n.name]):
             return []
         for op in n.operands:
-            if op.base in tail and (op.shape != n.out.shape or op.offset
+            if op.base in tail and (op.shape != n.out.shape or op.offset or op.numel != members[op.base].out.numel
                                     or tuple(op.strides) != contiguous_strides(op.shape)):
-                return []
+                return []   # members read each other element for element (as they are, or reshaped)
             if op.base in members and op.base not in tail and members[op.base].out.numel >= full:
                 return []   # a full-size member: it would be written for the pool to read
     return nodes
@@ -716,6 +718,21 @@ def _feeding(nodes: list[Node], base: str, among: Collection[str]) -> tuple[str,
         needed.add(name)
         stack += [op.base for op in by_name[name].operands]
     return tuple(n.name for n in nodes if n.name in needed)
+
+
+def regrouped(in_shape: tuple[int, ...], shape: tuple[int, ...]) -> str | None:
+    """How a contiguous tensor of `shape` lies over a pool's contiguous input of `in_shape` (N, C, *spatial), element
+    for element, in the terms codegen/pool.py computes a prologue member's coordinates in: "same" (the input's shape,
+    size-1 axes aside), "spatial" (axes of its own over N·C, then the spatial axes), "merged" (axes over N·C, the last
+    one spanning whole spatial planes: GroupNorm's (N, G, C/G·H·W)); None where it lies otherwise."""
+    if squeezed(shape) == squeezed(in_shape):
+        return "same"
+    spatial = tuple(in_shape[2:])
+    if prod(shape) != prod(in_shape) or not spatial or not shape:
+        return None
+    if len(shape) > len(spatial) and tuple(shape[-len(spatial):]) == spatial:
+        return "spatial"
+    return "merged" if shape[-1] % max(1, prod(spatial)) == 0 else None
 
 
 def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:

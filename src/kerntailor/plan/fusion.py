@@ -40,7 +40,9 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   leaves the norm's group, which then writes its statistics instead of the normalised tensor, and the pool reads the
   norm's input and those statistics (one write and read of the whole tensor fewer). A GroupNorm's tail begins at its
   (N, G, C/G.H.W) shape: its members may lie over the pool's input in the ways `regrouped` names, each computed at
-  its own coordinates of the element the window loads;
+  its own coordinates of the element the window loads. Where another reduction's group reads the tail (the mean of
+  a GroupNorm's output, a logsumexp over its channels), that group takes it the same way, its members at reshapes
+  of its space (codegen iterates over their common refinement);
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
   by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
 - a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
@@ -424,15 +426,15 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     and can_merge(target, producer):
                 target.prologue = tuple(n.name for n in producer.nodes)
                 absorb(target, producer)
-            elif node.family == "pool" and producer is not None and producer.family == "reduction":
+            elif node.family == "pool" and producer is not None and producer.family == "reduction" \
+                    and prod(node.kernel) <= RECOMPUTE_LIMIT * prod(node.stride):
                 # a norm's normalising tail that only the pool reads: the pool's prologue, the norm's group keeps
                 # its statistics (module docstring)
-                tail = _normalising_tail(producer, node, consumers, graph_outputs)
+                view = node.operands[0]
+                tail = _normalising_tail(producer, view, {node.name}, consumers, graph_outputs,
+                                         lambda shape, v=view: regrouped(v.shape, shape) is not None)
                 if tail and apart(target.nodes + tail):
-                    producer.nodes = [n for n in producer.nodes if n not in tail]
-                    target.nodes = sorted(target.nodes + tail, key=lambda n: order[n.name])
-                    for n in tail:
-                        group_of[n.name] = target
+                    _move_tail(tail, producer, target, group_of, order)
                     target.prologue = tuple(n.name for n in tail)
         if node.family == "attention" and target.family == "attention":
             for j in PROLOGUE_OPERANDS:
@@ -454,6 +456,18 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     continue
                 if can_merge(target, g):
                     absorb(target, g)
+    # a norm's normalising tail that only another reduction's group reads (a GroupNorm, then the mean of its output or
+    # a logsumexp over its channels): that group computes it where it loads, the norm's group keeps its statistics
+    for t in [g for g in groups if g.family == "reduction"]:
+        own = {n.name for n in t.nodes}
+        for view in [op for n in t.nodes for op in n.operands if op.base not in own]:
+            source = group_of.get(view.base)
+            if source is None or source is t or source.family != "reduction":
+                continue
+            tail = _normalising_tail(source, view, own, consumers, graph_outputs)
+            if tail and apart(t.nodes + tail):
+                _move_tail(tail, source, t, group_of, order)
+                own |= {n.name for n in tail}
     # a family takes tails where codegen's entry says its writer computes them (Family.tails); names alone: the
     # built-in writers that do (matmul, conv)
     tailed = ({n for n, f in generated_map.items() if getattr(f, "tails", False)} if generated_map is not None
@@ -600,21 +614,19 @@ def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool
     return _private_chain(g, pool, consumers, outputs)
 
 
-def _normalising_tail(g: _Group, pool: Node, consumers: dict, outputs: set) -> list[Node]:
-    """The members of reduction group `g` that compute `pool`'s input from the group's statistics and what the group
-    reads (a norm's `(x - mean) * rstd * weight + bias`), where the pool can compute them on each window element
-    instead (a pool prologue, _pool_prologue's terms): pointwise, at the pool input's shape or a regrouping of it
-    (`regrouped`: GroupNorm's (N, G, C/G.H.W)), needed by none of the
-    group's reductions, read by nothing but each other and the pool, and reading the group's other members only at a
-    reduced size (its statistics, written instead of the normalised tensor). [] where there is no such tail."""
-    if not isinstance(pool, Pool):
-        return []
-    view = pool.operands[0]
+def _normalising_tail(g: _Group, view: View, readers: Collection[str], consumers: dict, outputs: set,
+                      fits=lambda shape: True) -> list[Node]:
+    """The members of reduction group `g` that compute the tensor `view` reads, from the group's statistics and what
+    the group reads (a norm's `(x - mean) * rstd * weight + bias`), where its readers (`readers`: a pool, or another
+    reduction's group) can compute them on each element they load instead: pointwise, of `view`'s elements (every
+    shape `fits`, a reshape of one another), needed by none of the group's reductions, read by nothing but each other
+    and the readers (nor a graph output), and reading the group's other members only at a reduced size (its
+    statistics, written instead of the normalised tensor). `view` reads it whole and as it is. [] where there is no
+    such tail."""
     members = {n.name: n for n in g.nodes}
     base = members.get(view.base)
     if base is None or view.offset or tuple(view.strides) != contiguous_strides(view.shape) \
-            or squeezed(view.shape) != squeezed(base.out.shape) or view.numel != base.out.numel \
-            or prod(pool.kernel) > RECOMPUTE_LIMIT * prod(pool.stride):
+            or view.numel != base.out.numel:
         return []
     needed, stack = set(), [op.base for n in g.nodes if isinstance(n, Reduction) for op in n.operands]
     while stack:   # what the reductions read, within the group
@@ -623,24 +635,32 @@ def _normalising_tail(g: _Group, pool: Node, consumers: dict, outputs: set) -> l
             needed.add(b)
             stack += [op.base for op in members[b].operands]
     tail, stack, full = set(), [base.name], prod(g.space)
-    while stack:   # the pool's input and the full-size members it is computed from, the reductions' own aside
+    while stack:   # the tensor read and the full-size members it is computed from, the reductions' own aside
         b = stack.pop()
         if b in members and b not in needed and b not in tail and members[b].out.numel >= full:
             tail.add(b)
             stack += [op.base for op in members[b].operands]
     nodes = [n for n in g.nodes if n.name in tail]
     for n in nodes:
-        if n.family != "pointwise" or regrouped(view.shape, n.out.shape) is None or n.name in outputs:
+        if n.family != "pointwise" or n.out.numel != view.numel or not fits(n.out.shape) or n.name in outputs:
             return []
-        if any(c not in tail and c != pool.name for c in consumers[n.name]):
+        if any(c not in tail and c not in readers for c in consumers[n.name]):
             return []
         for op in n.operands:
             if op.base in tail and (op.shape != n.out.shape or op.offset or op.numel != members[op.base].out.numel
                                     or tuple(op.strides) != contiguous_strides(op.shape)):
                 return []   # members read each other element for element (as they are, or reshaped)
             if op.base in members and op.base not in tail and members[op.base].out.numel >= full:
-                return []   # a full-size member: it would be written for the pool to read
+                return []   # a full-size member: it would be written for the readers to read
     return nodes
+
+
+def _move_tail(tail: list[Node], source: _Group, target: _Group, group_of: dict, order: dict) -> None:
+    """Norm tail `tail` (_normalising_tail) leaves `source` for `target`, which computes it where it loads."""
+    source.nodes = [n for n in source.nodes if n not in tail]
+    target.nodes = sorted(target.nodes + tail, key=lambda n: order[n.name])
+    for n in tail:
+        group_of[n.name] = target
 
 
 def _scan_prologue(g: _Group, scan: Node, consumers: dict, outputs: set) -> bool:

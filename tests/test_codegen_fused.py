@@ -727,3 +727,26 @@ def test_a_norms_normalising_tail_moves_to_the_reduction_that_reads_it(name):
 def test_a_reduction_with_a_norms_tail_in_its_loads_passes_the_referee(name, tmp_path):
     path = FUSED / f"{name}.py"
     verify(path, make_module(path), tmp_path)
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, knobs", [
+    ("tiny_groupnorm_scale_maxpool", None), ("tiny_groupnorm_logsumexp", None), ("tiny_groupnorm_mean", None),
+    # a pass over the channels as scalars (the row's planes chunked): the affine's per-channel loads then move with
+    # scalars only and must still be row-shaped blocks, as their mask is (23_Conv3d_GroupNorm_Mean's k2 did not
+    # compile: "Mask argument cannot be block type if pointer argument is not a block")
+    ("tiny_groupnorm_mean", {"reduction": {"persistent": False, "RBLOCK": 32, "XBLOCK": 1}})])
+def test_a_norms_tail_in_its_readers_loads_cross_compiles(name, knobs, tmp_path):
+    from kerntailor.builder import build_many
+    from kerntailor.generate.kernels import kernel_source
+    from kerntailor.targets import get_target
+
+    module = make_module(FUSED / f"{name}.py", knobs)
+    if knobs is not None:
+        assert "loads index separately: scalars" in module.source
+    sources = [kernel_source(module.source, kernel) for kernel in module.kernels]
+    results = build_many(sources, [get_target("mi300x"), get_target("h100")], cache_dir=tmp_path / "build-cache")
+    assert len(results) == 2 * len(sources)
+    for r in results:
+        assert r.ok, f"{name} on {r.target}: {r.error}"
+        assert r.facts is not None and not r.facts.spills, (name, r.target, r.facts)

@@ -122,9 +122,11 @@ class FusedWriter(KernelWriter):
             if self.reduce and level == "full" and gather is None and valid is None and not moves:
                 # the same element along the whole row chunk (a per-channel weight): one load per row, an
                 # (XBLOCK, 1) value that broadcasts, not a tile-shaped load in a layout of its own
-                if not used:   # one element for every row (a one-element scale): a row-shaped pointer block,
-                    # as the mask is (a scalar pointer under a block mask does not compile: KernelBench
-                    # 50_ConvTranspose3d_Scaling_AvgPool_BiasAdd_Scaling's scale after the library's convolution)
+                if not used - set(self.space.axes):   # the same element for every row (a one-element scale;
+                    # a GroupNorm's per-channel weight where a pass loops over the channels as scalars): a
+                    # row-shaped pointer block, as the mask is (a scalar pointer under a block mask does not
+                    # compile: KernelBench 50_ConvTranspose3d_Scaling_AvgPool_BiasAdd_Scaling's scale after the
+                    # library's convolution, 23_Conv3d_GroupNorm_Mean's affine in the mean's loads)
                     bare = f"{bare} + tl.zeros([XBLOCK, 1], tl.int32)"
                 row = f"tl.load({self.pointer(view.base)} + ({bare}), mask=xmask, other=0){cast}"
                 reduced = used & set(self.space.axes)

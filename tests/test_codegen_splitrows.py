@@ -888,3 +888,39 @@ def test_split_rows_take_no_more_programs_a_row_than_the_row_has_tiles(knobs, tm
         for _, (programs,), _ in calls:   # rows x SPLIT; windowed: 2 x nwaves x WAVE x SPLIT, 2 rows a wave
             expected = 2 * -(-rows[variant] // 2) * 2 if knobs else rows[variant]
             assert programs == expected * tiles[variant], (variant, calls)
+
+
+def test_a_cooperative_split_refuses_a_row_whose_share_passes_one_block(tmp_path):
+    """Each of a row's SPLIT programs holds its share of the row in one block (RBLOCK decided per call), so a row
+    longer than SPLIT x TRITON_MAX_TENSOR_NUMEL is refused before any launch with a ValueError naming the input, as
+    a persistent kernel's whole row is (level-2 77's mean at SPLIT=7 on rows of 51,380,567: RBLOCK 8,388,608 did not
+    compile on the H100, and the referee took the CompilationError for a failure). A row within the limit passes
+    the check (and reaches the interpreter's refusal of a cooperative kernel)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    module = split_module(FUSED / "tiny_softmax.py", COOP=1)
+    assert "TRITON_MAX_TENSOR_NUMEL" in module.source and "share of 4 programs" in module.source
+    path = tmp_path / "kernel.py"
+    path.write_text(module.source)
+    check = textwrap.dedent("""
+        import importlib.util, sys
+        import torch
+        spec = importlib.util.spec_from_file_location("kt_coop_rows", sys.argv[1])
+        kernel = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(kernel)
+        new = kernel.ModelNew()
+        for n in (4 * 2 ** 20 + 1, 4 * 2 ** 20):
+            try:
+                new(torch.zeros(1, n))
+            except ValueError as e:
+                print("refused", n, "share of 4 programs" in str(e) and str(n) in str(e))
+            except RuntimeError as e:
+                print("passed", n, "cooperative split" in str(e))
+    """)
+    run = subprocess.run([sys.executable, "-c", check, str(path)], env=dict(os.environ, TRITON_INTERPRET="1"),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["refused", str(4 * 2 ** 20 + 1), "True", "passed", str(4 * 2 ** 20), "True"], \
+        run.stdout

@@ -214,6 +214,13 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
         seen.add((text, xblock))
         names = dict.fromkeys(t for d in row.dims for t in (origins or {}).get(size.host_names.get(d, ""), ()))
         whose = f" (a size of {', '.join(names)})" if names else ""
+        split = dict(k.launch.constexprs).get("SPLIT")
+        if split:   # a cooperative split: each of a row's SPLIT programs holds its share of the row in one block
+            lines += [f"if -(-({text}) // {split}) > tl.TRITON_MAX_TENSOR_NUMEL:",
+                      f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds a row\'s '
+                      f"share of {split} programs in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements "
+                      '(Triton\'s limit); generate the kernel with rows this long, and it loops over each row")']
+            continue
         lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
                   f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds {xblock} whole '
                   f"row(s) in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate "
@@ -322,7 +329,12 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
     lines.append("    every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides "
                  "(the op makes them contiguous, a copy where they are not)")
     for k in kernels:
-        if k.launch.whole_row is not None:
+        split = dict(k.launch.constexprs).get("SPLIT")
+        if k.launch.whole_row is not None and split:
+            lines.append(f"    {k.kernel_name}: rows of at most {split} x TRITON_MAX_TENSOR_NUMEL elements "
+                         f"({split} x 2^20 in triton 3.6; each of a row's {split} programs holds its share in one "
+                         "block)")
+        elif k.launch.whole_row is not None:
             xblock = rows_a_program(k)
             lines.append(f"    {k.kernel_name}: rows of at most TRITON_MAX_TENSOR_NUMEL // {xblock} elements "
                          f"(2^20 // {xblock} in triton 3.6; it holds whole rows in one block)")

@@ -47,6 +47,12 @@ def finish_kernel(w, xblock: int, rblock: int, rows: SizeExpr, split: int = 0, s
             rows_a_program = f"max(1, min({xblock}, {xblock * traced} // {rblock_text}))"
             host_constexprs += (("XBLOCK", rows_a_program),)
             grid = GridAxis(((rows, xblock),), host_factor=f"({xblock} // {rows_a_program})")
+    elif split and any(n == "RBLOCK" for n, _ in host_constexprs):
+        # a cooperative split's one tile a program (splitrows.write_cooperative): its share of the row, SPLIT
+        # programs a row, is one block, so its length is refused where the share passes Triton's limit
+        # (guards.row_checks), as a persistent kernel's whole row is (level-2 77's mean of 51,380,567 elements at
+        # SPLIT=7: RBLOCK 8,388,608 did not compile on the H100)
+        whole_row = w.at.reduced_size()
     if w.aligned:   # the row length's largest power-of-two divisor, at most 16 (align_rows)
         length = prod(space.concrete[k] for k in space.axes)
         constexprs.append(("ALIGN", min(16, length & -length) or 1))

@@ -8,9 +8,11 @@
 # Usage: KT_COMMIT=<sha> bash benchmarks/gpu_calls/session_2026-12-06c.sh; carry ["benchmarks/work/kbh"] (prepared
 # as in session_2026-12-06_next.sh's header). ALONE (default 77) names the files of stage 1, one after the other;
 # BENCH_LIMIT=0 skips stage 2. Run so at 951f557 (call 2), then with ALONE="62_... 92_..." BENCH_LIMIT=0 (call 3),
-# then ALONE=" " BENCH_LIMIT=400 (call 4, e665519). SAMPLE names stage 2's folder (default benchmarks/work/kbh). Next
-# (not yet run): the norm tails in a pool's loads (a288eaa) on the files whose plans changed, SAMPLE=benchmarks/work/
-# normpool with level-2 3, 72 and 11 copied from ../shared/kernelbench/level2 (carry it), then the sample again.
+# then ALONE=" " BENCH_LIMIT=400 (call 4, e665519). SAMPLE names stage 2's folder (default benchmarks/work/kbh). The
+# next session ran SAMPLE=benchmarks/work/normpool (level-2 3, 23, 72, 77, 85, 92 copied from ../shared/kernelbench/
+# level2; carry it) with BENCH_LIMIT=330 at a0f7ec6, cut with one row (benchmarks/data/h100_2026-12-06d). Next: the
+# same at 38d5a0b or later with BENCH_LIMIT ~450 (85, 92 and 23 need their times), then 27, 79, 11, then the sample.
+# HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh
 cat > /tmp/fh/sitecustomize.py <<'PY'

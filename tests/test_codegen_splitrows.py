@@ -900,10 +900,6 @@ def test_a_cooperative_split_refuses_a_row_whose_share_passes_one_block(tmp_path
     import sys
     import textwrap
 
-    module = split_module(FUSED / "tiny_softmax.py", COOP=1)
-    assert "TRITON_MAX_TENSOR_NUMEL" in module.source and "share of 4 programs" in module.source
-    path = tmp_path / "kernel.py"
-    path.write_text(module.source)
     check = textwrap.dedent("""
         import importlib.util, sys
         import torch
@@ -911,7 +907,8 @@ def test_a_cooperative_split_refuses_a_row_whose_share_passes_one_block(tmp_path
         kernel = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(kernel)
         new = kernel.ModelNew()
-        for n in (4 * 2 ** 20 + 1, 4 * 2 ** 20):
+        limit = int(sys.argv[2])
+        for n in (limit + 1, limit):
             try:
                 new(torch.zeros(1, n))
             except ValueError as e:
@@ -919,8 +916,13 @@ def test_a_cooperative_split_refuses_a_row_whose_share_passes_one_block(tmp_path
             except RuntimeError as e:
                 print("passed", n, "cooperative split" in str(e))
     """)
-    run = subprocess.run([sys.executable, "-c", check, str(path)], env=dict(os.environ, TRITON_INTERPRET="1"),
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split() == ["refused", str(4 * 2 ** 20 + 1), "True", "passed", str(4 * 2 ** 20), "True"], \
-        run.stdout
+    for xblock in (1, 2):   # XBLOCK rows a program: the block is XBLOCK x the row's share
+        module = split_module(FUSED / "tiny_softmax.py", COOP=1, XBLOCK=xblock)
+        assert "TRITON_MAX_TENSOR_NUMEL" in module.source and "share of 4 programs" in module.source
+        path = tmp_path / f"kernel_{xblock}.py"
+        path.write_text(module.source)
+        limit = 4 * 2 ** 20 // xblock
+        run = subprocess.run([sys.executable, "-c", check, str(path), str(limit)],
+                             env=dict(os.environ, TRITON_INTERPRET="1"), capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.split() == ["refused", str(limit + 1), "True", "passed", str(limit), "True"], run.stdout

@@ -209,17 +209,19 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
             continue
         xblock = rows_a_program(k)
         text = size.host(row)
-        if (text, xblock) in seen:
+        key = (text, xblock, dict(k.launch.constexprs).get("SPLIT"))
+        if key in seen:
             continue
-        seen.add((text, xblock))
+        seen.add(key)
         names = dict.fromkeys(t for d in row.dims for t in (origins or {}).get(size.host_names.get(d, ""), ()))
         whose = f" (a size of {', '.join(names)})" if names else ""
         split = dict(k.launch.constexprs).get("SPLIT")
-        if split:   # a cooperative split: each of a row's SPLIT programs holds its share of the row in one block
-            lines += [f"if -(-({text}) // {split}) > tl.TRITON_MAX_TENSOR_NUMEL:",
-                      f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds a row\'s '
-                      f"share of {split} programs in one block of at most {{tl.TRITON_MAX_TENSOR_NUMEL}} elements "
-                      '(Triton\'s limit); generate the kernel with rows this long, and it loops over each row")']
+        if split:   # a cooperative split: each of a row's SPLIT programs holds its share of XBLOCK rows in one block
+            lines += [f"if -(-({text}) // {split}) > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
+                      f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds the share of '
+                      f"{split} programs of {xblock} row(s) in one block of at most "
+                      f"{{tl.TRITON_MAX_TENSOR_NUMEL}} elements (Triton's limit); generate the kernel with rows this "
+                      'long, and it loops over each row")']
             continue
         lines += [f"if {text} > tl.TRITON_MAX_TENSOR_NUMEL // {xblock}:",
                   f'    raise ValueError(f"rows of {{{text}}} elements{whose}: {k.kernel_name} holds {xblock} whole '
@@ -331,9 +333,10 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
     for k in kernels:
         split = dict(k.launch.constexprs).get("SPLIT")
         if k.launch.whole_row is not None and split:
-            lines.append(f"    {k.kernel_name}: rows of at most {split} x TRITON_MAX_TENSOR_NUMEL elements "
-                         f"({split} x 2^20 in triton 3.6; each of a row's {split} programs holds its share in one "
-                         "block)")
+            xblock = rows_a_program(k)
+            lines.append(f"    {k.kernel_name}: rows of at most {split} x TRITON_MAX_TENSOR_NUMEL // {xblock} elements "
+                         f"({split} x 2^20 // {xblock} in triton 3.6; each of a row's {split} programs holds its "
+                         f"share of {xblock} row(s) in one block)")
         elif k.launch.whole_row is not None:
             xblock = rows_a_program(k)
             lines.append(f"    {k.kernel_name}: rows of at most TRITON_MAX_TENSOR_NUMEL // {xblock} elements "

@@ -69,7 +69,7 @@ def _build_first_module(path: str, archs: tuple[str, ...]) -> dict:
             first = first_module(path, GenerateSettings(target=target.name, out_dir=Path(out)))
             result["library_groups"] = len(first.library_groups)
             sources = [kernel_source(first.module.source, k, first.gen) for kernel in first.module.kernels
-                       for k in kernel.launches if k.source]   # a library group's kernel: host lines only
+                       for k in kernel.every_kernel if k.source]   # a library group's kernel: host lines only
             for source, r in zip(sources, build_many(sources, target)):
                 result["kernels_built"] += 1
                 if not r.usable:   # did not compile, or compiled past the target's limits (LDS, registers)

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.mean_middle_axis_7fab0789faf26a89 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.mean_middle_axis_07b41fae3af6b7b8 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any, any)
@@ -60,11 +60,55 @@ def k0_reduction_kernel(x_ptr, pw0_ptr, s0, s1, s2, s3, s4, XBLOCK: tl.constexpr
     tl.store(pw0_ptr + (xindex), v_pw0, mask=xmask)
 
 
+@triton.jit
+def k0_reduction_split_partials_kernel(x_ptr, partials_ptr, s0, s1, s2, s3, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1 x d2), reducing axes [1]: sum0, pw0. Split rows, phase A: each program's partial statistics of one chunk of its rows."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i2 = xindex % s3
+    i0 = xindex // s3
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    acc_sum0 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
+    cmp_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # the lanes' lost low bits (Kahan)
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        i1 = rindex
+        ld0 = tl.load(x_ptr + (i0 * s2 + i1 * s3 + i2 * 1), mask=xmask & rmask, other=0)
+        x_sum0 = tl.where(xmask & rmask, ld0, 0.0)
+        kahan_y = x_sum0 - cmp_sum0
+        kahan_t = acc_sum0 + kahan_y
+        cmp_sum0 = tl.where(kahan_t - kahan_t == 0, (kahan_t - acc_sum0) - kahan_y, 0.0)
+        acc_sum0 = kahan_t
+    v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
+    tl.store(partials_ptr + (0 * s0 + xindex) * SPLIT + split, v_sum0, mask=xmask)
+
+
+@triton.jit
+def k0_reduction_split_kernel(pw0_ptr, partials_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1 x d2), reducing axes [1]: sum0, pw0. Split rows, phase B: the partials combined in a fixed order, then this program's chunk of the outputs."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    lanes = tl.arange(0, 1024 // XBLOCK)[None, :]  # the row's chunks, (1, 1024 // XBLOCK): those past SPLIT masked
+    p0 = tl.load(partials_ptr + (0 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0)
+    v_sum0 = tl.sum(p0, axis=1, keep_dims=True)  # sum over axes [1]
+    v_pw0 = (v_sum0 / s2)  # mean, fp32[d0, d2]
+    if split == 0:  # the row's outputs, once per row
+        tl.store(pw0_ptr + (xindex), v_pw0, mask=xmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.mean_middle_axis_7fab0789faf26a89 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.mean_middle_axis_07b41fae3af6b7b8 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -72,7 +116,13 @@ def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     x = x.contiguous()
     # k0: k0_reduction_kernel
     pw0 = torch.empty((d0, d2), device=x.device, dtype=torch.float32)
-    k0_reduction_kernel[(triton.cdiv(d0 * d2, 64),)](x, pw0, d0 * d2, d1, d1 * d2, d2, d1, XBLOCK=64, RBLOCK=64, num_warps=8, num_stages=1)
+    if triton.cdiv(d0 * d2, 64) < 128 and d1 > 1048576:
+        k0_split = min(256, triton.next_power_of_2(max(1, triton.cdiv(d1, 2048)) + 1) // 2)  # SPLIT per call: at most the row's RBLOCK tiles, a power of two
+        k0_partials = torch.empty(256 * (d0 * d2), device=x.device, dtype=torch.float32)
+        k0_reduction_split_partials_kernel[((d0 * d2) * k0_split,)](x, k0_partials, d0 * d2, d1, d1 * d2, d2, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+        k0_reduction_split_kernel[((d0 * d2) * k0_split,)](pw0, k0_partials, d0 * d2, d1, d1, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+    else:
+        k0_reduction_kernel[(triton.cdiv(d0 * d2, 64),)](x, pw0, d0 * d2, d1, d1 * d2, d2, d1, XBLOCK=64, RBLOCK=64, num_warps=8, num_stages=1)
     return pw0
 
 
@@ -86,8 +136,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "mean_middle_axis_7fab0789faf26a89"):
-    torch.library.custom_op("kerntailor::mean_middle_axis_7fab0789faf26a89", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "mean_middle_axis_07b41fae3af6b7b8"):
+    torch.library.custom_op("kerntailor::mean_middle_axis_07b41fae3af6b7b8", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -158,7 +208,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """mean_middle_axis: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.mean_middle_axis_7fab0789faf26a89; the constructor is Model's own."""
+    """mean_middle_axis: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.mean_middle_axis_07b41fae3af6b7b8; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -192,7 +242,7 @@ class ModelNew(nn.Module):
         if d0 * d2 >= 2147483647:
             raise ValueError(f"pw0 has {d0 * d2} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw0 = torch.ops.kerntailor.mean_middle_axis_7fab0789faf26a89(x)
+            pw0 = torch.ops.kerntailor.mean_middle_axis_07b41fae3af6b7b8(x)
         else:   # eager: the operator's function, without its dispatch
             pw0 = _launch_kernels(x)
         return pw0

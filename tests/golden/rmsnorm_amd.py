@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rmsnorm_43c6d1fba2487f65 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.rmsnorm_a74834510f2c293b (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.weight: torch.bfloat16, shape (x.shape[1],)
@@ -68,11 +68,59 @@ def k0_reduction_kernel(x_ptr, p_weight_ptr, pw5_ptr, s0, s1, s2, XBLOCK: tl.con
         tl.store(pw5_ptr + (xindex * rlen + rindex), v_pw5.to(tl.bfloat16), mask=xmask & rmask)
 
 
+@triton.jit
+def k0_reduction_split_partials_kernel(x_ptr, partials_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: pw0, sum0, pw1, pw2, pw3, pw4, pw5. Split rows, phase A: each program's partial statistics of one chunk of its rows."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    acc_sum0 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0).to(tl.float32)
+        v_pw0 = (ld0 * ld0)  # pow, bf16[d0, d1]
+        x_sum0 = tl.where(xmask & rmask, v_pw0, 0.0)
+        acc_sum0 = acc_sum0 + x_sum0
+    v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
+    tl.store(partials_ptr + (0 * s0 + xindex) * SPLIT + split, v_sum0, mask=xmask)
+
+
+@triton.jit
+def k0_reduction_split_kernel(x_ptr, p_weight_ptr, pw5_ptr, partials_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: pw0, sum0, pw1, pw2, pw3, pw4, pw5. Split rows, phase B: the partials combined in a fixed order, then this program's chunk of the outputs."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    lanes = tl.arange(0, 1024 // XBLOCK)[None, :]  # the row's chunks, (1, 1024 // XBLOCK): those past SPLIT masked
+    p0 = tl.load(partials_ptr + (0 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0)
+    v_sum0 = tl.sum(p0, axis=1, keep_dims=True)  # sum over axes [1]
+    v_pw1 = (v_sum0 / s2)  # mean, bf16[d0, 1]
+    v_pw2 = (v_pw1 + 1e-06)  # add, bf16[d0, 1]
+    v_pw3 = tl.rsqrt(v_pw2)  # rsqrt, bf16[d0, 1]
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0).to(tl.float32)
+        v_pw4 = (ld0 * v_pw3)  # mul, bf16[d0, d1]
+        ld1 = tl.load(p_weight_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0).to(tl.float32)
+        v_pw5 = (v_pw4 * ld1)  # mul, bf16[d0, d1]
+        tl.store(pw5_ptr + (xindex * s1 + rindex), v_pw5.to(tl.bfloat16), mask=xmask & rmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.rmsnorm_43c6d1fba2487f65 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.rmsnorm_a74834510f2c293b (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_weight: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -80,7 +128,13 @@ def _launch_kernels(x: torch.Tensor, p_weight: torch.Tensor) -> torch.Tensor:
     x = x.contiguous()
     # k0: k0_reduction_kernel
     pw5 = torch.empty((d0, d1), device=x.device, dtype=torch.bfloat16)
-    k0_reduction_kernel[(triton.cdiv(d0, 2),)](x, p_weight, pw5, d0, d1, d1, XBLOCK=2, RBLOCK=64, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=2, num_stages=1, **({'waves_per_eu': 2} if _AMD else {}))
+    if triton.cdiv(d0, 2) < 128 and d1 > 1048576:
+        k0_split = min(256, triton.next_power_of_2(max(1, triton.cdiv(d1, 2048)) + 1) // 2)  # SPLIT per call: at most the row's RBLOCK tiles, a power of two
+        k0_partials = torch.empty(256 * d0, device=x.device, dtype=torch.float32)
+        k0_reduction_split_partials_kernel[(d0 * k0_split,)](x, k0_partials, d0, d1, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+        k0_reduction_split_kernel[(d0 * k0_split,)](x, p_weight, pw5, k0_partials, d0, d1, d1, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+    else:
+        k0_reduction_kernel[(triton.cdiv(d0, 2),)](x, p_weight, pw5, d0, d1, d1, XBLOCK=2, RBLOCK=64, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=2, num_stages=1, **({'waves_per_eu': 2} if _AMD else {}))
     return pw5
 
 
@@ -93,8 +147,8 @@ def _launch_kernels_fake(x, p_weight):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "rmsnorm_43c6d1fba2487f65"):
-    torch.library.custom_op("kerntailor::rmsnorm_43c6d1fba2487f65", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "rmsnorm_a74834510f2c293b"):
+    torch.library.custom_op("kerntailor::rmsnorm_a74834510f2c293b", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -165,7 +219,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """rmsnorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rmsnorm_43c6d1fba2487f65; the constructor is Model's own."""
+    """rmsnorm: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.rmsnorm_a74834510f2c293b; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -208,7 +262,7 @@ class ModelNew(nn.Module):
         if d1 >= 2147483647:
             raise ValueError(f"self.weight has {d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw5 = torch.ops.kerntailor.rmsnorm_43c6d1fba2487f65(x, p_weight)
+            pw5 = torch.ops.kerntailor.rmsnorm_a74834510f2c293b(x, p_weight)
         else:   # eager: the operator's function, without its dispatch
             pw5 = _launch_kernels(x, p_weight)
         return pw5

@@ -84,11 +84,19 @@ class GeneratedKernel:
     # kernels of the same group launched before this one, in order (a split-row reduction's partials pass); their
     # scratch is allocated at their launch and stays defined for this kernel, which reads it by buffer name
     before: tuple[GeneratedKernel, ...] = ()
+    # the same group's split-row kernels, launched instead of `launches` on a call of few long rows (LongRowSplit)
+    long_rows: LongRowSplit | None = None
 
     @property
     def launches(self) -> tuple[GeneratedKernel, ...]:
         """Every kernel this group launches, in launch order (`before`, then this one)."""
         return self.before + (self,)
+
+    @property
+    def every_kernel(self) -> tuple[GeneratedKernel, ...]:
+        """Every kernel of this group that kernel.py defines: `launches`, then its long-row split's (a call launches
+        one or the other)."""
+        return self.launches + (self.long_rows.kernel.launches if self.long_rows is not None else ())
 
     @property
     def constexprs(self) -> tuple[tuple[str, int], ...]:
@@ -109,3 +117,28 @@ class GeneratedKernel:
     @property
     def scratch(self) -> tuple[Scratch, ...]:
         return self.launch.scratch
+
+
+@dataclass(frozen=True)
+class LongRowSplit:
+    """A looped reduction's split-row form (fused/splitrows.py: partials, then the normalising pass), which the
+    host launches instead of the looped kernel on a call of few long rows: fewer than `programs` row blocks of
+    XBLOCK (`xblock`) rows, each longer than `min_row` elements (at least the traced row, so a call at the traced
+    sizes always runs the schedule the search chose). A looped kernel takes one program per row block whatever
+    the row's length: on the H100 (2026-12-06, benchmarks/data/h100_2026-12-06e) level-2 77's module, at the
+    referee's stretched size (x of (1, 3, 3, 3, 1048579): BatchNorm statistics and a global pool over 3 rows of 51
+    million elements, one to three programs), ran past the 120 s the edge case allows, twice (both passes' modules),
+    holding the GPU's lock shared while the other jobs' timings and then their correctness work waited; split, each
+    row's chunks go to up to 256 programs."""
+
+    kernel: GeneratedKernel
+    rows: SizeExpr      # the call's rows
+    row: SizeExpr       # a row's elements
+    xblock: int
+    programs: int
+    min_row: int
+
+    def condition(self, host) -> str:
+        """Host text (`host`: SizeExpr -> host text) of when the call takes the long-row split."""
+        return (f"triton.cdiv({host(self.rows)}, {self.xblock}) < {self.programs} and "
+                f"{host(self.row)} > {self.min_row}")

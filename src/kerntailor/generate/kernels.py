@@ -55,7 +55,7 @@ def build_text(module, kernel: GeneratedKernel) -> str:
     the same text and globals. Triton reads a jit function's source back as it decorates it: importing
     15_DenseNet121's kernel.py (247 kernels, 1.3 MB) took ~1 s of each candidate's build, for one kernel built."""
     text = module.source
-    for other in (k for group in module.kernels for k in group.launches):
+    for other in (k for group in module.kernels for k in group.every_kernel):
         if other.kernel_name != kernel.kernel_name and other.source.startswith(_JIT):
             text = text.replace(other.source, "\n" + other.source[len(_JIT):], 1)
     return text

@@ -26,7 +26,7 @@ from kerntailor.codegen.errors import CodegenUnsupported
 from kerntailor.codegen.fused.split import why_not_split
 from kerntailor.codegen.fused.splitrows import split_plan
 from kerntailor.codegen.fused.writer import FusedWriter
-from kerntailor.codegen.kernel import GeneratedKernel
+from kerntailor.codegen.kernel import GeneratedKernel, LongRowSplit
 from kerntailor.codegen.memory_format import kept_layout, relayout
 from kerntailor.codegen.schedule import Schedule, ScheduleError
 from kerntailor.codegen.sizes import row_sizes
@@ -289,8 +289,40 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
     kernel = writer.write()
     tiles = writer.tile_mode()
     if tiles:   # coordinates were needed: walk [rows, last axis] tiles instead, dividing row indices only
-        kernel = FusedWriter(gen, group, schedule, host_names, kernel_name, tiled=tiles).write()
+        writer = FusedWriter(gen, group, schedule, host_names, kernel_name, tiled=tiles)
+        kernel = writer.write()
+    if group.family == "reduction" and not schedule.persistent and writer.many_rows():
+        kernel = replace(kernel, long_rows=_long_rows(gen, group, writer, host_names, kernel_name))
     return kernel
+
+
+LONG_ROWS_PROGRAMS = 128   # a looped reduction's call of fewer row blocks than this (about a GPU's SMs or CUs) ...
+LONG_ROWS_MIN = 1 << 20     # ... and rows longer than this and than traced runs its long-row split (LongRowSplit)
+LONG_ROWS_SCHEDULE = ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=256, persistent=False, num_warps=8)
+
+
+def _long_rows(gen: Generalized, group: FusionGroup, writer: FusedWriter, host_names: dict,
+               kernel_name: str) -> LongRowSplit | None:
+    """The looped reduction's split-row form under LONG_ROWS_SCHEDULE (codegen/kernel.py's LongRowSplit), or None
+    where splitrows.py cannot take the group (split_rows_possible) or cannot write it. SPLIT 256 a row at most: per
+    call, no more programs a row than the row has RBLOCK tiles (splitrows.py's per_call_split), so a row past
+    LONG_ROWS_MIN gets 256, and the partials are at most 256 a row and statistic."""
+    if not split_rows_possible(gen, group):
+        return None
+    try:
+        name = kernel_name.removesuffix("_kernel") + "_split_kernel"
+        split = _split_rows(gen, group, LONG_ROWS_SCHEDULE, host_names, name)
+        row = writer.at.reduced_size()
+    except CodegenUnsupported:
+        return None
+    traced = prod(group.space[k] for k in group.reduce_axes)
+    return LongRowSplit(split, writer.rows, row, writer.schedule.XBLOCK, LONG_ROWS_PROGRAMS, long_rows_min(traced))
+
+
+def long_rows_min(traced: int) -> int:
+    """The row length past which a call of few rows takes the long-row split: LONG_ROWS_MIN, or the traced row
+    where longer."""
+    return max(LONG_ROWS_MIN, traced)
 
 
 def _split_rows(gen: Generalized, group: FusionGroup, schedule: ReductionSchedule, host_names: dict,

@@ -482,3 +482,44 @@ def test_a_gpu_edge_case_past_its_allowance_fails_in_bounded_time(monkeypatch, r
     assert least_s <= elapsed - reference_s < least_s + 1.0
     assert not judge.holding and judge.cand.chan.deadline is None   # the lock and the deadline let go
     assert judge.shared   # correctness work: held beside other jobs' (a 3-d transposed conv's case held it 200 s)
+
+
+# --- the norms' training-mode size checks on meta (problem/load.py's eval_for_shapes) ----------------------------
+
+def test_meta_runs_keep_the_training_mode_size_checks_of_the_norms():
+    """An eval-mode forward on meta (fast: shapes only) raises where the model as built, in training mode, raises:
+    BatchNorm at one value per channel, InstanceNorm at one spatial element; a model built in eval mode and an
+    InstanceNorm given an unbatched input do not."""
+    import torch.nn as nn
+
+    from kerntailor.problem.load import eval_for_shapes
+
+    def run(model, shape):
+        with torch.device("meta"):
+            model = eval_for_shapes(model.to("meta"))
+            return model(torch.empty(shape, device="meta")).shape
+
+    with pytest.raises(ValueError, match="more than 1 value per channel when training"):
+        run(nn.BatchNorm1d(4), (1, 4))
+    with pytest.raises(ValueError, match="more than 1 value per channel when training"):
+        run(nn.BatchNorm2d(4), (1, 4, 1, 1))
+    with pytest.raises(ValueError, match="more than 1 spatial element when training"):
+        run(nn.InstanceNorm2d(4, track_running_stats=True), (2, 4, 1, 1))
+    assert run(nn.BatchNorm1d(4), (2, 4)) == (2, 4)
+    assert run(nn.BatchNorm1d(4).eval(), (1, 4)) == (1, 4)             # built in eval: no such check
+    assert run(nn.InstanceNorm1d(4, track_running_stats=True), (4, 5)) == (4, 5)   # unbatched (C, L)
+
+
+def test_the_rows_case_never_shrinks_a_training_batchnorm_to_one_value_per_channel():
+    """The rows case shrinks the other sizes to fit its budget; a batch of one with one feature made the reference
+    raise in training mode and every correct candidate fail for answering (2026-12-06)."""
+    from kerntailor.verify.edges import _stretch_edges, meta_run
+
+    problem = load_problem(Path(__file__).parent / "data" / "edges" / "gemm_batchnorm1d_train.py")
+    run = meta_run(problem, problem.variant("odd"))
+    names = forward_names(problem, len(run.inputs))
+    for interpreter in (True, False):
+        found, _ = _stretch_edges(problem, "odd", run, names, interpreter=interpreter)
+        assert found
+        for edge in found:
+            assert dict(edge.variant.overrides).get("batch_size", 256) > 1, edge.what

@@ -199,7 +199,7 @@ def _meta_run(source: str, path, overrides: tuple, literals: tuple, dtype: str |
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from kerntailor.problem.load import build_inputs, build_model, empty_from_nonempty, exec_module
+    from kerntailor.problem.load import build_inputs, build_model, empty_from_nonempty, eval_for_shapes, exec_module
     from kerntailor.problem.meta import eager_recurrent_by_shape
     from kerntailor.verify.tolerance import flatten_outputs
 
@@ -215,7 +215,7 @@ def _meta_run(source: str, path, overrides: tuple, literals: tuple, dtype: str |
 
     try:
         module = exec_module(source, path, dict(overrides), dict(literals))
-        model = build_model(module, "meta", dtype, name).eval()
+        model = eval_for_shapes(build_model(module, "meta", dtype, name))
         inputs = build_inputs(module, "meta", dtype, name)
         with torch.no_grad(), eager_recurrent_by_shape(model), OpCount() as count:
             out = flatten_outputs(model(*inputs))

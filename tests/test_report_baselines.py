@@ -72,3 +72,14 @@ def test_bench_summary_and_markdown_give_predicted_speedups_apart():
     assert "| a | l1 | generated | yes | 100.0 | - | - | 300.0 | 150.0 |" in text
     assert f"Predicted speed-ups, {LABEL}" in text
     assert "| overall | 3 | 0.667 | 0.333 | 0.333 | 0.333 | 0.333 | 0.000 | 1.489 | 1.105 |" in text
+
+
+def test_a_library_paths_report_says_whose_verdict_it_shows():
+    """On the library path the verdict is the generated candidate's, not kernel.py's (the emitted library module):
+    a FAIL under a plain "Referee:" read as the shipped file's (2026-12-06)."""
+    verdict = {"passed": False, "mode": "cpu interpreter", "reason": "edge:rows: [output] forward returned outputs"}
+    base = {"problem": "p", "target": {"name": "mi300x", "arch": "gfx942"}, "mode": "predicted", "verdict": verdict}
+    library = render_markdown(base | {"status": "library", "reason": "no schedule passed the referee"})
+    assert "Referee on the generated candidate, not the emitted library path: **FAIL**" in library
+    generated = render_markdown(base | {"status": "generated", "verdict": verdict | {"passed": True}})
+    assert "\nReferee: **PASS** (cpu interpreter)" in generated

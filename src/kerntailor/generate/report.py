@@ -95,7 +95,10 @@ def render_markdown(report: dict) -> str:
     if v:
         # the referee's reason states the worst error where it passed; the figure is added only where it does not
         error = "" if "worst" in (v.get("reason") or "") else f"; worst relative error {v.get('rel_norm_err')}"
-        lines += ["", f"Referee: **{'PASS' if v.get('passed') else 'FAIL'}** ({v.get('mode')}): "
+        # on the library path the verdict is the generated candidate's (generated.py where it passed), not
+        # kernel.py's: said so, or a FAIL reads as the emitted file's
+        whose = " on the generated candidate, not the emitted library path" if report.get("status") == "library" else ""
+        lines += ["", f"Referee{whose}: **{'PASS' if v.get('passed') else 'FAIL'}** ({v.get('mode')}): "
                       f"{v.get('reason') or 'all checks passed'}{error}"]
         if v.get("sandbox"):
             lines += ["", f"The candidate ran {v['sandbox']}"]

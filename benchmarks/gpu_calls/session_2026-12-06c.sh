@@ -12,6 +12,10 @@
 # next session ran SAMPLE=benchmarks/work/normpool (level-2 3, 23, 72, 77, 85, 92 copied from ../shared/kernelbench/
 # level2; carry it) with BENCH_LIMIT=330 at a0f7ec6, cut with one row (benchmarks/data/h100_2026-12-06d). Next: the
 # same at 38d5a0b or later with BENCH_LIMIT ~450 (85, 92 and 23 need their times), then 27, 79, 11, then the sample.
+# The fifth session ran it at e2625ad and 3590d45 (normpool, BENCH_LIMIT 430/420) and SAMPLE=benchmarks/work/kbh
+# (BENCH_LIMIT=265) on the warm machine: benchmarks/data/h100_2026-12-06e. On a warm machine `rm -rf /tmp/kb-bench
+# /tmp/benchout /tmp/kt*` first: the bench resumes its journal there, and the store (~/.kerntailor) serves earlier
+# verdicts. Next: 27, 79, 11 (their plans changed in 3c4bd3f), and why 85's GroupNorm tail in the pool moved no time.
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

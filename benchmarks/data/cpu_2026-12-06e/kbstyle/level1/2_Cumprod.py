@@ -1,0 +1,34 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    A model that computes the cumulative product of elements along a given dimension.
+
+    Parameters:
+        dim (int): The dimension along which to take the cumulative product.
+    """
+
+    def __init__(self, dim):
+        super(Model, self).__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        """
+        Args:
+            x (torch.Tensor): Input tensor of shape (batch_size, *input_shape).
+
+        Returns:
+            torch.Tensor: Cumulative product along `dim`, same shape as `x`.
+        """
+        return torch.cumprod(x, dim=self.dim)
+
+batch_size = 128
+input_shape = (4000,)
+dim = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape)]
+
+def get_init_inputs():
+    return [dim]

@@ -51,7 +51,7 @@ def test_a_looped_reduction_carries_its_long_row_split():
         after.index("k0_reduction_kernel[")
 
 
-def test_the_long_row_split_threshold_is_never_below_the_traced_row(monkeypatch):
+def test_the_long_row_split_threshold_is_never_below_the_traced_row():
     """A call at the traced sizes runs the schedule the search chose and timed, however long its rows."""
     assert fused.long_rows_min(10) == LONG_ROWS_MIN
     assert fused.long_rows_min(LONG_ROWS_MIN * 3) == LONG_ROWS_MIN * 3

@@ -142,7 +142,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             lines += [text, ""]
     lines += ["", "# Compile options; AMD-only ones apply when this torch is a ROCm build.",
               "_AMD = torch.version.hip is not None", ""]
-    lines += _module_level([part for k in kernels for part in _with_long_rows(k)]) + [""] + interpreted_line(kernels)
+    lines += _module_level([part for k in groups_kernels for part in k.every_kernel]) + [""] + interpreted_line(kernels)
 
     # forward(): the checks, the gradient branch, then the op (customop.py) and the outputs' views
     positions = [tensor_positions[var[i.name]] for i in gen.graph.inputs if i.kind == "input"]
@@ -197,11 +197,6 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
     lines += ["        " + line for line in forward]
     docstring, code = lines[0], "\n".join(lines[1:]) + "\n"
     return EmittedModule(name_module(docstring + "\n", code, problem.name), tuple(groups_kernels))
-
-
-def _with_long_rows(k: GeneratedKernel) -> tuple[GeneratedKernel, ...]:
-    """`k` (one launch), then its long-row split's kernels where it has one: what kernel.py defines for it."""
-    return (k,) + (k.long_rows.kernel.launches if k.long_rows is not None else ())
 
 
 def _empty_line(buffer: str, shape, dtype: str, size: SizeArgs, device: str) -> str:

@@ -304,11 +304,9 @@ LONG_ROWS_SCHEDULE = ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=256, persist
 def _long_rows(gen: Generalized, group: FusionGroup, writer: FusedWriter, host_names: dict,
                kernel_name: str) -> LongRowSplit | None:
     """The looped reduction's split-row form under LONG_ROWS_SCHEDULE (codegen/kernel.py's LongRowSplit), or None
-    where splitrows.py cannot take the group (split_rows_possible) or cannot write it. SPLIT 256 a row at most: per
+    where splitrows.py cannot take the group (its writers raise CodegenUnsupported). SPLIT 256 a row at most: per
     call, no more programs a row than the row has RBLOCK tiles (splitrows.py's per_call_split), so a row past
     LONG_ROWS_MIN gets 256, and the partials are at most 256 a row and statistic."""
-    if not split_rows_possible(gen, group):
-        return None
     try:
         name = kernel_name.removesuffix("_kernel") + "_split_kernel"
         split = _split_rows(gen, group, LONG_ROWS_SCHEDULE, host_names, name)

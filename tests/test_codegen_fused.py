@@ -722,8 +722,24 @@ def test_a_norms_normalising_tail_moves_to_the_reduction_that_reads_it(name):
     assert len(affine) >= 4 and set(norm.outputs) <= set(reader.inputs)   # (x - mean) * rstd * weight + bias
 
 
+def test_a_full_size_member_the_statistics_read_too_is_computed_again_by_the_tails_reader():
+    """`x * a + b` before a GroupNorm, then a mean: the norm's statistics read the affine, and so does its
+    normalising tail. The tail still moves to the mean's group, which computes the affine again from x, a and b
+    (`recomputed`); the norm's group keeps it for its statistics; neither writes it (as after a library
+    convolution, whose bias add is such a member: KernelBench level-2 23, 85, 92, whose GroupNorm tails stayed in
+    the norm's group, writing the normalised tensor, whenever the convolution was the library's)."""
+    _, _, gen, plan = prepared(FUSED / "tiny_affine_groupnorm_mean.py")
+    norm, reader = plan.groups
+    affine = tuple(n.name for n in gen.graph.nodes[:2])
+    assert reader.recomputed == affine and set(affine) <= set(norm.nodes) & set(reader.nodes)
+    assert {"x", "p_a", "p_b"} <= set(reader.inputs) and set(norm.outputs) <= set(reader.inputs)
+    full = gen.graph.node(affine[0]).out.numel
+    assert [o for g in plan.groups for o in g.outputs if gen.graph.node(o).out.numel >= full] == []
+    assert plan.group_of(affine[0]) is norm   # the owner, not the group that recomputes it
+
+
 @pytest.mark.interpreter
-@pytest.mark.parametrize("name", ["tiny_groupnorm_mean", "tiny_groupnorm_logsumexp"])
+@pytest.mark.parametrize("name", ["tiny_groupnorm_mean", "tiny_groupnorm_logsumexp", "tiny_affine_groupnorm_mean"])
 def test_a_reduction_with_a_norms_tail_in_its_loads_passes_the_referee(name, tmp_path):
     path = FUSED / f"{name}.py"
     verify(path, make_module(path), tmp_path)

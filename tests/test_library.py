@@ -240,6 +240,48 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
     assert not v.passed and v.check == "accuracy", (v.check, v.reason)
 
 
+def test_a_library_convs_bias_add_is_computed_again_where_the_norm_tail_moves():
+    """Conv + GroupNorm + scale + max pool: the convolution is called without its bias, so the bias add is a
+    full-size node the norm's statistics read, and so does its normalising tail. The tail still becomes the pool's
+    prologue, the bias add with it (`recomputed`): the norm's group writes its two statistics and nothing of the
+    convolution's size is written but the library's output (KernelBench level-2 85: 2.18 GB planned before, 1.66 GB
+    after, what the generated convolution's plan moves)."""
+    _, gen, plan, module = _module("conv_groupnorm_maxpool")
+    library, norm, pool = plan.groups
+    assert (library.family, norm.family, pool.family) == ("library", "reduction", "pool")
+    (bias,) = [n.name for n in gen.graph.nodes if n.origin == "conv bias"]
+    assert pool.recomputed == (bias,) and bias in pool.prologue and bias in norm.nodes
+    assert {library.outputs[0], "p_conv_bias"} <= set(pool.inputs) and set(norm.outputs) <= set(pool.inputs)
+    full = gen.graph.node(bias).out.numel
+    written = [o for g in plan.groups for o in g.outputs if gen.graph.node(o).out.numel >= full]
+    assert written == list(library.outputs)
+
+
+@pytest.mark.interpreter
+def test_the_recomputed_bias_add_passes_and_a_pool_that_leaves_it_out_fails(tmp_path):
+    """The module passes the referee; with the pool's copy of the bias add dropped (the statistics' copy kept) it
+    fails on values: the pool's recomputation is what its outputs rest on."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem, gen, plan, module = _module("conv_groupnorm_maxpool")
+    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
+                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
+    good = tmp_path / "good.py"
+    good.write_text(module.source)
+    v = verify_candidate(problem, good, settings)
+    assert v.passed, (v.check, v.reason)
+    (bias,) = plan.groups[2].recomputed
+    lines = module.source.splitlines()
+    copies = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"v_{bias} = ")]
+    assert len(copies) == 2   # the statistics' kernel, then the pool's
+    lines[copies[1]] = re.sub(r"= \((\w+) \+ \w+\)", r"= \1", lines[copies[1]])
+    assert lines[copies[1]] != module.source.splitlines()[copies[1]]
+    bad = tmp_path / "bad.py"
+    bad.write_text("\n".join(lines) + "\n")
+    v = verify_candidate(problem, bad, settings)
+    assert not v.passed and v.check == "accuracy", (v.check, v.reason)
+
+
 @pytest.mark.interpreter
 def test_a_channels_last_library_conv_writes_its_layout_and_passes_the_referee(tmp_path):
     """LibrarySchedule(channels_last=True): the convolution's input is a channels-last copy (by the tiled kernel

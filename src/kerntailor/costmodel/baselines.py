@@ -33,7 +33,7 @@ the baselines it is checked against (benchmarks/baseline_prediction.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from kerntailor.capture.cost import MATRIX_FAMILIES, view_bytes
@@ -144,7 +144,10 @@ def predict_eager(ops: Iterable[EagerOp], target: Target, ceilings: Ceilings | N
 
 def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
     """The kernels torch.compile would launch, as tuples of IR node names in launch order (module docstring)."""
-    plan = plan_of(graph)
+    return _compile_kernels(plan_of(graph))
+
+
+def _compile_kernels(plan) -> list[tuple[str, ...]]:
     kernels = []
     for group in plan.launch_order():
         if FAMILIES[group.family].compute_bound:   # a matmul, attention or library anchor: an extern kernel
@@ -159,9 +162,11 @@ def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
 
 
 def _kernel_estimate(graph: Graph, members: tuple[str, ...], consumers: dict[str, list[str]],
-                     graph_outputs: set[str], target: Target, ceilings: Ceilings | None) -> KernelEstimate:
+                     graph_outputs: set[str], target: Target, ceilings: Ceilings | None,
+                     recomputing: Mapping[str, Collection[str]] = {}) -> KernelEstimate:
     """A kernel running `members`: outside inputs read once each (their widest view), outputs that anything
-    outside it reads written once."""
+    outside it reads written once, but for readers that compute the member themselves (`recomputing`:
+    Plan.recomputing())."""
     inside = set(members)
     nodes = [graph.node(n) for n in members]
     reads: dict[str, int] = {}
@@ -171,7 +176,8 @@ def _kernel_estimate(graph: Graph, members: tuple[str, ...], consumers: dict[str
                 ttype = graph.buffer_type(view.base)
                 reads[view.base] = max(reads.get(view.base, 0), min(view_bytes(view, ttype.dtype), ttype.nbytes))
     written = sum(n.out.nbytes for n in nodes
-                  if n.name in graph_outputs or any(c not in inside for c in consumers.get(n.name, ())))
+                  if n.name in graph_outputs or any(c not in inside and c not in recomputing.get(n.name, ())
+                                                    for c in consumers.get(n.name, ())))
     matrix = [n for n in nodes if n.family in MATRIX_FAMILIES]
     flops_matrix = sum(n.flops() for n in matrix if not isinstance(n, Recurrent)) + _recurrent_flops(matrix)
     flops_vector = sum(n.flops() for n in nodes if n.family not in MATRIX_FAMILIES)
@@ -195,8 +201,11 @@ def predict_compile(graph: Graph, target: Target, ceilings: Ceilings | None = No
     """torch.compile (default mode): the fusion plan's kernels, matrix products as library calls."""
     consumers = graph.consumers()
     outputs = {v.base for v in graph.outputs}
-    return BaselineEstimate("compile", tuple(_kernel_estimate(graph, members, consumers, outputs, target, ceilings)
-                                             for members in compile_kernels(graph)))
+    plan = plan_of(graph)
+    recomputing = plan.recomputing()
+    return BaselineEstimate("compile", tuple(_kernel_estimate(graph, members, consumers, outputs, target, ceilings,
+                                                              recomputing)
+                                             for members in _compile_kernels(plan)))
 
 
 def predict_baselines(problem, graph: Graph, target: Target, ceilings: Ceilings | None = None,
@@ -209,8 +218,10 @@ def predict_baselines(problem, graph: Graph, target: Target, ceilings: Ceilings 
 
 
 def kernel_estimate(graph: Graph, members: tuple[str, ...], target: Target, ceilings: Ceilings | None = None,
-                    consumers: dict[str, list[str]] | None = None) -> KernelEstimate:
+                    consumers: dict[str, list[str]] | None = None,
+                    recomputing: Mapping[str, Collection[str]] = {}) -> KernelEstimate:
     """One kernel running `members` (IR node names) at its compulsory bytes, launch included (profile's cost of
-    a fusion group, and of a node alone). `consumers`: graph.consumers(), where the caller holds it."""
+    a fusion group, and of a node alone). `consumers`: graph.consumers(), where the caller holds it;
+    `recomputing`: the plan's (Plan.recomputing())."""
     return _kernel_estimate(graph, members, consumers if consumers is not None else graph.consumers(),
-                            {v.base for v in graph.outputs}, target, ceilings)
+                            {v.base for v in graph.outputs}, target, ceilings, recomputing)

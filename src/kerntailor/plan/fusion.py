@@ -42,7 +42,10 @@ Rules (in the spirit of Inductor's scheduler, simplified):
   (N, G, C/G.H.W) shape: its members may lie over the pool's input in the ways `regrouped` names, each computed at
   its own coordinates of the element the window loads. Where another reduction's group reads the tail (the mean of
   a GroupNorm's output, a logsumexp over its channels), that group takes it the same way, its members at reshapes
-  of its space (codegen iterates over their common refinement);
+  of its space (codegen iterates over their common refinement). A full-size member that the statistics need too,
+  computed from what the norm's group reads and nothing of its own (a library convolution's bias add, a scale
+  before the norm), does not stop the tail: the reader computes it again where it loads (`FusionGroup.recomputed`),
+  the norm's group keeps it for its statistics, and neither writes it;
 - the same for a scan (`cumsum(x * mask)`): a pointwise group at the scan's input shape that only the scan reads, read
   by it as it is, is computed where the scan loads each element (codegen/scan.py), so `x * mask` is never written;
 - a pointwise group at an attention's query or key operand shape, which only the attention reads, whole and as it is
@@ -66,7 +69,7 @@ Rules (in the spirit of Inductor's scheduler, simplified):
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from math import prod
 
@@ -110,6 +113,10 @@ class FusionGroup:
     prologue: tuple[str, ...] = ()
     # an attention's: (operand index, the prologue members that compute it, in order), per operand that has one
     operand_prologues: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    # members another group owns and computes too, which this group computes again from their operands instead of
+    # reading them (a norm's normalising tail that moved to its reader, with the bias add its statistics also need):
+    # never written by this group
+    recomputed: tuple[str, ...] = ()
 
     @property
     def anchor(self) -> str:
@@ -126,10 +133,20 @@ class Plan:
         return sum(g.bytes_moved for g in self.groups)
 
     def group_of(self, node: str) -> FusionGroup:
+        """The group that owns `node` (not one that only recomputes it)."""
         for g in self.groups:
-            if node in g.nodes:
+            if node in g.nodes and node not in g.recomputed:
                 return g
         raise KeyError(node)
+
+    def recomputing(self) -> dict[str, frozenset[str]]:
+        """Per node that some group recomputes (FusionGroup.recomputed): the members of those groups, readers that
+        compute it themselves and need it from no other kernel."""
+        out: dict[str, frozenset[str]] = {}
+        for g in self.groups:
+            for n in g.recomputed:
+                out[n] = out.get(n, frozenset()) | frozenset(g.nodes)
+        return out
 
     def launch_order(self) -> tuple[FusionGroup, ...]:
         """The groups in an order where each runs after every group whose outputs it reads: the plan's own order
@@ -158,6 +175,7 @@ class _Group:
     axes: tuple[int, ...] = ()
     prologue: tuple[str, ...] = ()
     operand_prologues: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    recomputed: tuple[str, ...] = ()   # members another group owns (FusionGroup.recomputed)
 
     @property
     def reduced_numel(self) -> int:
@@ -326,7 +344,12 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     consumers = graph.consumers()
     graph_outputs = {v.base for v in graph.outputs}
+    input_names = {i.name for i in graph.inputs}
     by_name = {n.name: n for n in graph.nodes}
+
+    def given(buffer: str) -> bool:
+        """Whether `buffer` is in memory whatever the plan: a graph input or a library call's output."""
+        return buffer in input_names or getattr(group_of.get(buffer), "family", None) == LIBRARY
 
     def apart(nodes: list[Node]) -> bool:
         """Whether one group of `nodes` keeps each cut node apart from the nodes it depends on."""
@@ -431,10 +454,10 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                 # a norm's normalising tail that only the pool reads: the pool's prologue, the norm's group keeps
                 # its statistics (module docstring)
                 view = node.operands[0]
-                tail = _normalising_tail(producer, view, {node.name}, consumers, graph_outputs,
-                                         lambda shape, v=view: regrouped(v.shape, shape) is not None)
+                tail, shared = _normalising_tail(producer, view, {node.name}, consumers, graph_outputs, given,
+                                                 lambda shape, v=view: regrouped(v.shape, shape) is not None)
                 if tail and apart(target.nodes + tail):
-                    _move_tail(tail, producer, target, group_of, order)
+                    _move_tail(tail, shared, producer, target, group_of, order)
                     target.prologue = tuple(n.name for n in tail)
         if node.family == "attention" and target.family == "attention":
             for j in PROLOGUE_OPERANDS:
@@ -464,9 +487,9 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
             source = group_of.get(view.base)
             if source is None or source is t or source.family != "reduction":
                 continue
-            tail = _normalising_tail(source, view, own, consumers, graph_outputs)
+            tail, shared = _normalising_tail(source, view, own, consumers, graph_outputs, given)
             if tail and apart(t.nodes + tail):
-                _move_tail(tail, source, t, group_of, order)
+                _move_tail(tail, shared, source, t, group_of, order)
                 own |= {n.name for n in tail}
     # a family takes tails where codegen's entry says its writer computes them (Family.tails); names alone: the
     # built-in writers that do (matmul, conv)
@@ -492,7 +515,11 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     and independent(g.nodes, h.nodes) and can_merge(g, h):
                 absorb(g, h)
     consumers = graph.consumers()
-    return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs) for i, g in enumerate(groups)))
+    holders: dict[str, list[_Group]] = {}   # per node, the groups that compute it (its owner, those recomputing it)
+    for g in groups:
+        for n in g.nodes:
+            holders.setdefault(n.name, []).append(g)
+    return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs, holders) for i, g in enumerate(groups)))
 
 
 def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int],
@@ -615,52 +642,66 @@ def _pool_prologue(g: _Group, pool: Node, consumers: dict, outputs: set) -> bool
 
 
 def _normalising_tail(g: _Group, view: View, readers: Collection[str], consumers: dict, outputs: set,
-                      fits=lambda shape: True) -> list[Node]:
+                      given: Callable[[str], bool], fits=lambda shape: True) -> tuple[list[Node], frozenset[str]]:
     """The members of reduction group `g` that compute the tensor `view` reads, from the group's statistics and what
     the group reads (a norm's `(x - mean) * rstd * weight + bias`), where its readers (`readers`: a pool, or another
     reduction's group) can compute them on each element they load instead: pointwise, of `view`'s elements (every
-    shape `fits`, a reshape of one another), needed by none of the group's reductions, read by nothing but each other
-    and the readers (nor a graph output), and reading the group's other members only at a reduced size (its
-    statistics, written instead of the normalised tensor). `view` reads it whole and as it is. [] where there is no
-    such tail."""
+    shape `fits`, a reshape of one another), read by nothing but each other and the readers (nor a graph output),
+    and reading the group's other members only at a reduced size (its statistics, written instead of the normalised
+    tensor). `view` reads it whole and as it is. Members in it that the group's reductions need too (a library
+    convolution's bias add, a LayerNorm's `x - mean`) the readers compute again and the group keeps for its
+    statistics: the second result names them (`_move_tail`). Those may read, outside the group, only buffers
+    that are there whatever the plan does (`given`: a graph input, a library call's output): a group that reads
+    something else may yet join its producer (a convolution's row tail), which would then have to write it.
+    ([], frozenset()) where there is no such tail."""
+    none: tuple[list[Node], frozenset[str]] = ([], frozenset())
     members = {n.name: n for n in g.nodes}
     base = members.get(view.base)
     if base is None or view.offset or tuple(view.strides) != contiguous_strides(view.shape) \
             or view.numel != base.out.numel:
-        return []
+        return none
     needed, stack = set(), [op.base for n in g.nodes if isinstance(n, Reduction) for op in n.operands]
     while stack:   # what the reductions read, within the group
         b = stack.pop()
         if b in members and b not in needed:
             needed.add(b)
             stack += [op.base for op in members[b].operands]
-    tail, stack, full = set(), [base.name], prod(g.space)
-    while stack:   # the tensor read and the full-size members it is computed from, the reductions' own aside
+    full = prod(g.space)
+    tail, stack = set(), [base.name]
+    while stack:   # the tensor read and the full-size members it is computed from (those the reductions need too)
         b = stack.pop()
-        if b in members and b not in needed and b not in tail and members[b].out.numel >= full:
+        if b in members and b not in tail and members[b].out.numel >= full:
             tail.add(b)
             stack += [op.base for op in members[b].operands]
+    shared = tail & needed
+    if any(op.base not in members and not given(op.base) for b in shared for op in members[b].operands):
+        return none
     nodes = [n for n in g.nodes if n.name in tail]
     for n in nodes:
-        if n.family != "pointwise" or n.out.numel != view.numel or not fits(n.out.shape) or n.name in outputs:
-            return []
-        if any(c not in tail and c not in readers for c in consumers[n.name]):
-            return []
+        if n.family != "pointwise" or n.out.numel != view.numel or not fits(n.out.shape):
+            return none
+        if n.name not in shared and (n.name in outputs or any(c not in tail and c not in readers
+                                                              for c in consumers[n.name])):
+            return none
         for op in n.operands:
             if op.base in tail and (op.shape != n.out.shape or op.offset or op.numel != members[op.base].out.numel
                                     or tuple(op.strides) != contiguous_strides(op.shape)):
-                return []   # members read each other element for element (as they are, or reshaped)
+                return none   # members read each other element for element (as they are, or reshaped)
             if op.base in members and op.base not in tail and members[op.base].out.numel >= full:
-                return []   # a full-size member: it would be written for the readers to read
-    return nodes
+                return none   # a full-size member: it would be written for the readers to read
+    return nodes, frozenset(shared)
 
 
-def _move_tail(tail: list[Node], source: _Group, target: _Group, group_of: dict, order: dict) -> None:
-    """Norm tail `tail` (_normalising_tail) leaves `source` for `target`, which computes it where it loads."""
-    source.nodes = [n for n in source.nodes if n not in tail]
+def _move_tail(tail: list[Node], shared: frozenset[str], source: _Group, target: _Group, group_of: dict,
+               order: dict) -> None:
+    """Norm tail `tail` (_normalising_tail) leaves `source` for `target`, which computes it where it loads; the
+    members named in `shared` stay in `source` too (its statistics read them) and are `target`'s recomputed ones."""
+    source.nodes = [n for n in source.nodes if n not in tail or n.name in shared]
     target.nodes = sorted(target.nodes + tail, key=lambda n: order[n.name])
+    target.recomputed += tuple(n.name for n in tail if n.name in shared)
     for n in tail:
-        group_of[n.name] = target
+        if n.name not in shared:
+            group_of[n.name] = target
 
 
 def _scan_prologue(g: _Group, scan: Node, consumers: dict, outputs: set) -> bool:
@@ -761,7 +802,10 @@ def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],
-            graph_outputs: set[str]) -> FusionGroup:
+            graph_outputs: set[str], holders: dict[str, list[_Group]]) -> FusionGroup:
+    """The group as the plan gives it. It writes the members it owns that are graph outputs or that another group
+    computing one of their readers (`holders`: the groups that compute each node) does not compute itself; a
+    member it recomputes never."""
     members = {n.name for n in group.nodes}
     inputs: list[str] = []
     reads: dict[str, int] = {}   # per buffer, the widest view the group reads it through
@@ -773,9 +817,10 @@ def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[s
                 ttype = graph.buffer_type(op.base)
                 reads[op.base] = max(reads.get(op.base, 0), min(view_bytes(op, ttype.dtype), ttype.nbytes))
     read = sum(reads.values())
-    outputs = [n.name for n in group.nodes
-               if n.name in graph_outputs or any(c not in members for c in consumers[n.name])]
+    outputs = [n.name for n in group.nodes if n.name not in group.recomputed and (
+               n.name in graph_outputs or any(h is not group and all(m.name != n.name for m in h.nodes)
+                                              for c in consumers[n.name] for h in holders[c]))]
     written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),
                        tuple(outputs), group.space, group.axes, read + written, group.prologue,
-                       group.operand_prologues)
+                       group.operand_prologues, group.recomputed)

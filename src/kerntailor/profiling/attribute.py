@@ -96,10 +96,11 @@ def profile_groups(name: str, path: str, dtype: str, traced: TracedCapture, plan
     node_eager, unattributed = _node_eager(traced, eager, estimate, graph, target, consumers)
     rows = []
     origin = {n.name: n.origin for n in graph.nodes}
+    recomputing = plan.recomputing()
     for g in plan.groups:
-        k = kernel_estimate(graph, g.nodes, target, consumers=consumers)
+        k = kernel_estimate(graph, g.nodes, target, consumers=consumers, recomputing=recomputing)
         floor = _floor(k, target)
-        e = sum(node_eager.get(n, 0.0) for n in g.nodes)
+        e = sum(node_eager.get(n, 0.0) for n in g.nodes if n not in g.recomputed)   # a node's eager time: its owner's
         rows.append(_row(g, traced, origin, k, floor, e, total))
     rows.sort(key=lambda r: r.eager_us, reverse=True)
     if measured is None:

@@ -55,7 +55,7 @@ def get_init_inputs():
 
 def owners(traced: TracedCapture, groups: tuple[FusionGroup, ...]) -> dict[str, str]:
     """FX node name -> the group that owns it (the group of the IR node its value is)."""
-    group_of = {n: g.name for g in groups for n in g.nodes}
+    group_of = {n: g.name for g in groups for n in g.nodes if n not in g.recomputed}
     out = {}
     for ir, fx in traced.fx_of.items():
         if fx and ir in group_of:

@@ -57,15 +57,31 @@ def test_the_long_row_split_threshold_is_never_below_the_traced_row():
     assert fused.long_rows_min(LONG_ROWS_MIN * 3) == LONG_ROWS_MIN * 3
 
 
-@pytest.mark.parametrize("knobs", [
-    {"persistent": True, "RBLOCK": 2048},                            # the row in registers: its row guard refuses
-    {"SPLIT": 4},                                                    # already split
-])
-def test_no_long_row_split_for_persistent_or_split_schedules(knobs):
-    module = looped_module("tiny_batchnorm3d_train.py", **knobs)
+def test_no_long_row_split_for_split_schedules():
+    module = looped_module("tiny_batchnorm3d_train.py", SPLIT=4)   # already split
     (kernel,) = module.kernels
     assert kernel.long_rows is None
     assert "_split_kernel" not in module.source and "if triton.cdiv(" not in module.source
+
+
+def test_a_persistent_reduction_runs_its_looped_form_on_rows_longer_than_it_holds():
+    """A persistent block is sized to the row at each call: rows past PERSISTENT_ROWS_MAX (and the traced row) run the
+    looped form instead (with its own split for few long rows), so no call compiles a block sized to a row far
+    longer than traced (level-2 11's GroupNorm at the referee's stretched channel count, 2026-12-06). At the traced
+    sizes the persistent kernel runs."""
+    module = looped_module("tiny_batchnorm3d_train.py", persistent=True, RBLOCK=2048)
+    (kernel,) = module.kernels
+    form = kernel.long_rows
+    assert form is not None and form.programs is None and form.min_row == fused.PERSISTENT_ROWS_MAX
+    assert form.kernel.kernel_name == "k0_reduction_looped_kernel" and form.kernel.long_rows is not None
+    assert [k.kernel_name for k in kernel.every_kernel] == [
+        "k0_reduction_kernel", "k0_reduction_looped_kernel", "k0_reduction_looped_split_partials_kernel",
+        "k0_reduction_looped_split_kernel"]
+    after = module.source[module.source.index("# k0: k0_reduction_kernel"):]
+    outer = re.search(r"\n    if (.*) > 32768:\n", after)
+    assert outer, after[:600]
+    assert after.index("k0_reduction_looped_split_partials_kernel[") < after.index("k0_reduction_looped_kernel[") \
+        < after.index("k0_reduction_kernel[")   # long rows first: the split, else looped; else the persistent one
 
 
 def test_no_long_row_split_where_split_rows_cannot_combine():
@@ -94,6 +110,22 @@ def test_the_long_row_split_passes_the_referee_where_it_runs(name, knobs, tmp_pa
     (kernel,) = module.kernels
     assert kernel.long_rows is not None and kernel.long_rows.min_row == 0
     assert "> 0:" in module.source
+    verify(FUSED / name, module, tmp_path, edges=False)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", ["tiny_groupnorm_mean.py", "tiny_softmax.py"])
+@pytest.mark.parametrize("split", [False, True])
+def test_a_persistent_reductions_looped_form_passes_the_referee_where_it_runs(name, split, tmp_path, monkeypatch):
+    """With its threshold at 0 every call runs the looped form, or with the split's at 0 too (the referee's calls
+    have few rows) that one's split: the same answers as the persistent kernel's."""
+    monkeypatch.setattr(fused, "persistent_rows_max", lambda traced: 0)
+    if split:
+        monkeypatch.setattr(fused, "long_rows_min", lambda traced: 0)
+    module = make_module(FUSED / name, {"reduction": {"persistent": True}})
+    forms = [k.long_rows for k in module.kernels if k.long_rows is not None]
+    assert forms and all(f.min_row == 0 and f.programs is None for f in forms)
+    assert all((f.kernel.long_rows is not None and f.kernel.long_rows.min_row == 0) == split for f in forms)
     verify(FUSED / name, module, tmp_path, edges=False)
 
 

@@ -17,14 +17,14 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_26ac3f63c29d5b1e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.cross_entropy_53c0086641d52dcd (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     logits: torch.float32, shape (any, any)
     targets: torch.int64, shape (logits.shape[0],)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k1_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
-    k2_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k1_reduction_kernel: holds whole rows of up to 32768 elements in one block; longer rows run k1_reduction_looped_kernel, which loops over them
+    k2_reduction_kernel: holds whole rows of up to 32768 elements in one block; longer rows run k2_reduction_looped_kernel, which loops over them
     k0_reduction_kernel, k1_reduction_kernel, k2_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -177,6 +177,25 @@ def k1_reduction_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK:
 
 
 @triton.jit
+def k1_reduction_looped_kernel(targets_ptr, pw10_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """reduction over (d0), reducing axes [0]: pw9, sum1, pw10."""
+    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < 1
+    rlen = s0 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    acc_sum1 = tl.full([XBLOCK, RBLOCK], 0, tl.int64)
+    for roffset in range(0, rlen, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld0 = tl.load(targets_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0)
+        v_pw9 = (ld0 != -100)  # ne, bool[d0]
+        x_sum1 = tl.where(xmask & rmask, (v_pw9).to(tl.int64), 0)
+        acc_sum1 = acc_sum1 + x_sum1
+    v_sum1 = tl.sum(acc_sum1, axis=1, keep_dims=True)  # sum over axes [0]
+    v_pw10 = v_sum1.to(tl.float32)  # cast to fp32, fp32[]
+    tl.store(pw10_ptr + (xindex), v_pw10, mask=xmask)
+
+
+@triton.jit
 def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """reduction over (d0), reducing axes [0]: sum2, pw11. Persistent: one read of each input."""
     xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
@@ -192,11 +211,34 @@ def k2_reduction_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, R
     tl.store(pw11_ptr + (xindex), v_pw11, mask=xmask)
 
 
+@triton.jit
+def k2_reduction_looped_kernel(pw8_ptr, pw10_ptr, pw11_ptr, s0, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """reduction over (d0), reducing axes [0]: sum2, pw11."""
+    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < 1
+    rlen = s0 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    acc_sum2 = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
+    cmp_sum2 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # the lanes' lost low bits (Kahan)
+    for roffset in range(0, rlen, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld0 = tl.load(pw8_ptr + (rindex + tl.zeros([XBLOCK, RBLOCK], tl.int32)), mask=xmask & rmask, other=0.0)
+        x_sum2 = ld0  # masked lanes loaded as 0.0
+        kahan_y = x_sum2 - cmp_sum2
+        kahan_t = acc_sum2 + kahan_y
+        cmp_sum2 = tl.where(kahan_t - kahan_t == 0, (kahan_t - acc_sum2) - kahan_y, 0.0)
+        acc_sum2 = kahan_t
+    v_sum2 = tl.sum(acc_sum2, axis=1, keep_dims=True)  # sum over axes [0]
+    ld1 = tl.load(pw10_ptr + (0 + tl.zeros([XBLOCK, 1], tl.int32)), mask=xmask, other=0.0)
+    v_pw11 = (v_sum2 / ld1)  # div, fp32[]
+    tl.store(pw11_ptr + (xindex), v_pw11, mask=xmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.cross_entropy_26ac3f63c29d5b1e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.cross_entropy_53c0086641d52dcd (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     d0 = logits.shape[0]
     d1 = logits.shape[1]
@@ -213,10 +255,16 @@ def _launch_kernels(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
         k0_reduction_kernel[(triton.cdiv(d0, 1),)](targets, logits, pw8, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
     # k1: k1_reduction_kernel
     pw10 = torch.empty((), device=logits.device, dtype=torch.float32)
-    k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
+    if d0 > 32768:
+        k1_reduction_looped_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=8, num_stages=1)
+    else:
+        k1_reduction_kernel[(triton.cdiv(1, 1),)](targets, pw10, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
     # k2: k2_reduction_kernel
     pw11 = torch.empty((), device=logits.device, dtype=torch.float32)
-    k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
+    if d0 > 32768:
+        k2_reduction_looped_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=8, num_stages=1)
+    else:
+        k2_reduction_kernel[(triton.cdiv(1, 1),)](pw8, pw10, pw11, d0, XBLOCK=1, RBLOCK=triton.next_power_of_2(d0), ALIGN=(min(16, (d0) & -(d0)) or 1), num_warps=16, num_stages=1)
     return pw11
 
 
@@ -229,8 +277,8 @@ def _launch_kernels_fake(logits, targets):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "cross_entropy_26ac3f63c29d5b1e"):
-    torch.library.custom_op("kerntailor::cross_entropy_26ac3f63c29d5b1e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "cross_entropy_53c0086641d52dcd"):
+    torch.library.custom_op("kerntailor::cross_entropy_53c0086641d52dcd", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -301,7 +349,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_26ac3f63c29d5b1e; the constructor is Model's own."""
+    """cross_entropy: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.cross_entropy_53c0086641d52dcd; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -337,14 +385,12 @@ class ModelNew(nn.Module):
         d1 = logits.shape[1]
         if targets.shape[0] != d0:
             raise ValueError(f"targets.shape[0] is {targets.shape[0]}: this kernel was generated for targets.shape[0] == logits.shape[0]")
-        if d0 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d0} elements (a size of logits): k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 >= 2147483647:
             raise ValueError(f"targets has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"logits has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw11 = torch.ops.kerntailor.cross_entropy_26ac3f63c29d5b1e(logits, targets)
+            pw11 = torch.ops.kerntailor.cross_entropy_53c0086641d52dcd(logits, targets)
         else:   # eager: the operator's function, without its dispatch
             pw11 = _launch_kernels(logits, targets)
         return pw11

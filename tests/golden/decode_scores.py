@@ -16,13 +16,13 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_scores_4413061a820e167e (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.decode_scores_3463960be8349381 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     q: torch.float32, shape (any, any, 1, any)
     k_cache: torch.float32, shape (q.shape[0], q.shape[1], any, q.shape[3])
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k1_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k1_reduction_kernel: holds whole rows of up to 32768 elements in one block; longer rows run k1_reduction_looped_kernel, which loops over them
     k0_matmul_kernel, k1_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -129,11 +129,98 @@ def k1_reduction_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBL
     tl.store(pw3_ptr + (xindex * rlen + rindex), v_pw3, mask=xmask & rmask)
 
 
+@triton.jit
+def k1_reduction_looped_kernel(bmm0_ptr, pw3_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3."""
+    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
+    acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
+    acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
+    for roffset in range(0, rlen, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld0 = tl.load(bmm0_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
+        v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
+        x_max0 = tl.where(xmask & rmask, v_pw0, float("-inf"))
+        e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
+        acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = _row_max(acc_max0)  # max over axes [3]
+    v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [3]
+    rlast = (rlen - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
+    for rstep in range(0, rlen, RBLOCK):
+        roffset = rlast - rstep
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld1 = tl.load(bmm0_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
+        v_pw0 = (ld1 * s2)  # mul, fp32[d0, d1, 1, d3]
+        v_pw1 = (v_pw0 - v_max0)  # sub, fp32[d0, d1, 1, d3]
+        v_pw2 = tl.exp(v_pw1)  # exp, fp32[d0, d1, 1, d3]
+        v_pw3 = (v_pw2 / v_sum0)  # div, fp32[d0, d1, 1, d3]
+        tl.store(pw3_ptr + (xindex * rlen + rindex), v_pw3, mask=xmask & rmask)
+
+
+@triton.jit
+def k1_reduction_looped_split_partials_kernel(bmm0_ptr, partials_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3. Split rows, phase A: each program's partial statistics of one chunk of its rows."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
+    acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(bmm0_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
+        x_max0 = tl.where(xmask & rmask, v_pw0, float("-inf"))
+        e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
+        acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = _row_max(acc_max0)  # max over axes [3]
+    v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [3]
+    tl.store(partials_ptr + (0 * s0 + xindex) * SPLIT + split, v_max0, mask=xmask)
+    tl.store(partials_ptr + (1 * s0 + xindex) * SPLIT + split, v_sum0, mask=xmask)
+
+
+@triton.jit
+def k1_reduction_looped_split_kernel(bmm0_ptr, pw3_ptr, partials_ptr, s0, s1, s2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1 x 1 x d3), reducing axes [3]: pw0, max0, pw1, pw2, sum0, pw3. Split rows, phase B: the partials combined in a fixed order, then this program's chunk of the outputs."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    lanes = tl.arange(0, 1024 // XBLOCK)[None, :]  # the row's chunks, (1, 1024 // XBLOCK): those past SPLIT masked
+    p0 = tl.load(partials_ptr + (0 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=float("-inf"))
+    p1 = tl.load(partials_ptr + (1 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0)
+    v_max0 = tl.max(p0, axis=1, keep_dims=True)  # max over axes [3]
+    v_sum0 = tl.sum(tl.where(p0 == float("-inf"), 0.0, p1 * tl.exp(p0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [3]: each chunk's sum rescaled to the shift
+    rcp_sum0 = 1.0 / v_sum0  # once per row: the pass below multiplies by it
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(bmm0_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        v_pw0 = (ld0 * s2)  # mul, fp32[d0, d1, 1, d3]
+        v_pw1 = (v_pw0 - v_max0)  # sub, fp32[d0, d1, 1, d3]
+        v_pw2 = tl.exp(v_pw1)  # exp, fp32[d0, d1, 1, d3]
+        v_pw3 = (v_pw2 * rcp_sum0)  # div, fp32[d0, d1, 1, d3]
+        tl.store(pw3_ptr + (xindex * s1 + rindex), v_pw3, mask=xmask & rmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.decode_scores_4413061a820e167e (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.decode_scores_3463960be8349381 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor) -> torch.Tensor:
     d0 = q.shape[0]
     d1 = q.shape[1]
@@ -146,7 +233,16 @@ def _launch_kernels(q: torch.Tensor, k_cache: torch.Tensor) -> torch.Tensor:
     k0_matmul_kernel[((d0 * d1) * 1 * triton.cdiv(d3, 64),)](q, k_cache, bmm0, d3, d2, d2 * d3, BLOCK_M=1, BLOCK_N=64, BLOCK_K=128, num_warps=4, num_stages=2)
     # k1: k1_reduction_kernel
     pw3 = torch.empty((d0, d1, 1, d3), device=q.device, dtype=torch.float32)
-    k1_reduction_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=triton.next_power_of_2(d3), ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=16, num_stages=1)
+    if d3 > 32768:
+        if triton.cdiv(d0 * d1, 1) < 128 and d3 > 1048576:
+            k1_split = min(256, triton.next_power_of_2(max(1, triton.cdiv(d3, 2048)) + 1) // 2)  # SPLIT per call: at most the row's RBLOCK tiles, a power of two
+            k1_partials = torch.empty(512 * (d0 * d1), device=q.device, dtype=torch.float32)
+            k1_reduction_looped_split_partials_kernel[((d0 * d1) * k1_split,)](bmm0, k1_partials, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=2048, SPLIT=k1_split, num_warps=8, num_stages=1, enable_fp_fusion=False)
+            k1_reduction_looped_split_kernel[((d0 * d1) * k1_split,)](bmm0, pw3, k1_partials, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=2048, SPLIT=k1_split, num_warps=8, num_stages=1, enable_fp_fusion=False)
+        else:
+            k1_reduction_looped_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=8, num_stages=1, enable_fp_fusion=False)
+    else:
+        k1_reduction_kernel[(triton.cdiv(d0 * d1, 1),)](bmm0, pw3, d0 * d1, d3, 0.9999999999999999 * d2 ** -0.5, XBLOCK=1, RBLOCK=triton.next_power_of_2(d3), ALIGN=(min(16, (d3) & -(d3)) or 1), num_warps=16, num_stages=1)
     return pw3
 
 
@@ -161,8 +257,8 @@ def _launch_kernels_fake(q, k_cache):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "decode_scores_4413061a820e167e"):
-    torch.library.custom_op("kerntailor::decode_scores_4413061a820e167e", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "decode_scores_3463960be8349381"):
+    torch.library.custom_op("kerntailor::decode_scores_3463960be8349381", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -233,7 +329,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """decode_scores: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_scores_4413061a820e167e; the constructor is Model's own."""
+    """decode_scores: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.decode_scores_3463960be8349381; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -277,8 +373,6 @@ class ModelNew(nn.Module):
             raise ValueError(f"k_cache.shape[1] is {k_cache.shape[1]}: this kernel was generated for k_cache.shape[1] == q.shape[1]")
         if k_cache.shape[3] != d2:
             raise ValueError(f"k_cache.shape[3] is {k_cache.shape[3]}: this kernel was generated for k_cache.shape[3] == q.shape[3]")
-        if d3 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d3} elements (a size of k_cache): k1_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 * 1 * d2 >= 2147483647:
             raise ValueError(f"q has {d0 * d1 * 1 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 * d1 * d3 * d2 >= 2147483647:
@@ -288,7 +382,7 @@ class ModelNew(nn.Module):
         if d0 * d1 * 1 * d3 >= 2147483647:
             raise ValueError(f"pw3 has {d0 * d1 * 1 * d3} elements: k1_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw3 = torch.ops.kerntailor.decode_scores_4413061a820e167e(q, k_cache)
+            pw3 = torch.ops.kerntailor.decode_scores_3463960be8349381(q, k_cache)
         else:   # eager: the operator's function, without its dispatch
             pw3 = _launch_kernels(q, k_cache)
         return pw3

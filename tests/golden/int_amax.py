@@ -15,12 +15,12 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.tiny_int_amax_aa88482c41b25149 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.int64, shape (any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel: holds whole rows of up to 32768 elements in one block; longer rows run k0_reduction_looped_kernel, which loops over them
     k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -52,18 +52,39 @@ def k0_reduction_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: t
     tl.store(max0_ptr + (xindex), v_max0.to(tl.int64), mask=xmask)
 
 
+@triton.jit
+def k0_reduction_looped_kernel(x_ptr, max0_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: max0."""
+    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
+    acc_max0 = tl.full([XBLOCK, RBLOCK], -9223372036854775807 - 1, tl.int64)
+    for roffset in range(0, rlen, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
+        x_max0 = tl.where(xmask & rmask, (ld0).to(tl.int64), -9223372036854775807 - 1)
+        acc_max0 = tl.maximum(acc_max0, x_max0)
+    v_max0 = tl.max(acc_max0, axis=1, keep_dims=True)  # max over axes [1]
+    tl.store(max0_ptr + (xindex), v_max0.to(tl.int64), mask=xmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.tiny_int_amax_aa88482c41b25149 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
     x = x.contiguous()
     # k0: k0_reduction_kernel
     max0 = torch.empty((d0,), device=x.device, dtype=torch.int64)
-    k0_reduction_kernel[(triton.cdiv(d0, 8) * (8 // max(1, min(8, 1024 // triton.next_power_of_2(d1)))),)](x, max0, d0, d1, XBLOCK=max(1, min(8, 1024 // triton.next_power_of_2(d1))), RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
+    if d1 > 32768:
+        k0_reduction_looped_kernel[(triton.cdiv(d0, 1),)](x, max0, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
+    else:
+        k0_reduction_kernel[(triton.cdiv(d0, 8) * (8 // max(1, min(8, 1024 // triton.next_power_of_2(d1)))),)](x, max0, d0, d1, XBLOCK=max(1, min(8, 1024 // triton.next_power_of_2(d1))), RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
     return max0
 
 
@@ -76,8 +97,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "tiny_int_amax_7caee2018f953be3"):
-    torch.library.custom_op("kerntailor::tiny_int_amax_7caee2018f953be3", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "tiny_int_amax_aa88482c41b25149"):
+    torch.library.custom_op("kerntailor::tiny_int_amax_aa88482c41b25149", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -148,7 +169,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3; the constructor is Model's own."""
+    """tiny_int_amax: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.tiny_int_amax_aa88482c41b25149; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -176,14 +197,12 @@ class ModelNew(nn.Module):
             return _ReferenceBackward.apply(self, (x,), (0,), (), x)
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if d0 >= 2147483647:
             raise ValueError(f"max0 has {d0} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            max0 = torch.ops.kerntailor.tiny_int_amax_7caee2018f953be3(x)
+            max0 = torch.ops.kerntailor.tiny_int_amax_aa88482c41b25149(x)
         else:   # eager: the operator's function, without its dispatch
             max0 = _launch_kernels(x)
         return max0

@@ -15,12 +15,12 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_short_rows_fea8241191361ea1 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.softmax_short_rows_86d7b4d4b7ba2485 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.float32, shape (any, any)
     every tensor on one CUDA or ROCm device (on the CPU under TRITON_INTERPRET=1); any strides (the op makes them contiguous, a copy where they are not)
-    k0_reduction_kernel: rows of at most TRITON_MAX_TENSOR_NUMEL // 1 elements (2^20 // 1 in triton 3.6; it holds whole rows in one block)
+    k0_reduction_kernel: holds whole rows of up to 32768 elements in one block; longer rows run k0_reduction_looped_kernel, which loops over them
     k0_reduction_kernel: tensors of fewer than 2^31 - 1 elements (int32 offsets)
 
 Raises, outside that: ValueError naming the argument and the assumption (rank, dtype, a size, a row or tensor too large), RuntimeError for a device; TypeError for a non-tensor.
@@ -84,18 +84,110 @@ def k0_reduction_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl
     tl.store(pw2_ptr + (xindex * rlen + rindex), v_pw2, mask=xmask & rmask)
 
 
+@triton.jit
+def k0_reduction_looped_kernel(x_ptr, pw2_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2."""
+    xindex = (tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    rlen = s1 // ALIGN * ALIGN  # the row length, seen as a multiple of ALIGN
+    i0 = xindex
+    acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
+    acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
+    for roffset in range(0, rlen, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld0 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
+        x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
+        e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
+        acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = _row_max(acc_max0)  # max over axes [1]
+    v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
+    rlast = (rlen - 1) // RBLOCK * RBLOCK  # backwards: first the chunks the previous pass read last (likely in L2)
+    for rstep in range(0, rlen, RBLOCK):
+        roffset = rlast - rstep
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < rlen
+        ld1 = tl.load(x_ptr + (rindex + i0 * rlen), mask=xmask & rmask, other=0)
+        v_pw0 = (ld1 - v_max0)  # sub, fp32[d0, d1]
+        v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
+        v_pw2 = (v_pw1 / v_sum0)  # div, fp32[d0, d1]
+        tl.store(pw2_ptr + (xindex * rlen + rindex), v_pw2, mask=xmask & rmask)
+
+
+@triton.jit
+def k0_reduction_looped_split_partials_kernel(x_ptr, partials_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2. Split rows, phase A: each program's partial statistics of one chunk of its rows."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    acc_max0 = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)  # per lane: running max
+    acc_sum0 = tl.zeros([XBLOCK, RBLOCK], tl.float32)  # and running sum of exp(x - max)
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        x_max0 = tl.where(xmask & rmask, ld0, float("-inf"))
+        e_max0 = tl.exp(-tl.abs(x_max0 - acc_max0))
+        acc_sum0 = tl.where(x_max0 > acc_max0, acc_sum0 * e_max0 + 1.0, acc_sum0 + tl.where(x_max0 == float("-inf"), 0.0, e_max0))  # online: rescale the running sum
+        acc_max0 = tl.maximum(acc_max0, x_max0, propagate_nan=tl.PropagateNan.ALL)
+    v_max0 = _row_max(acc_max0)  # max over axes [1]
+    v_sum0 = tl.sum(tl.where(acc_max0 == float("-inf"), 0.0, acc_sum0 * tl.exp(acc_max0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]
+    tl.store(partials_ptr + (0 * s0 + xindex) * SPLIT + split, v_max0, mask=xmask)
+    tl.store(partials_ptr + (1 * s0 + xindex) * SPLIT + split, v_sum0, mask=xmask)
+
+
+@triton.jit
+def k0_reduction_looped_split_kernel(x_ptr, pw2_ptr, partials_ptr, s0, s1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, SPLIT: tl.constexpr):
+    """reduction over (d0 x d1), reducing axes [1]: max0, pw0, pw1, sum0, pw2. Split rows, phase B: the partials combined in a fixed order, then this program's chunk of the outputs."""
+    pid = tl.program_id(0)
+    split = pid % SPLIT  # which chunk of the rows
+    xindex = ((pid // SPLIT) * XBLOCK + tl.arange(0, XBLOCK))[:, None]  # rows, (XBLOCK, 1)
+    xmask = xindex < s0
+    i0 = xindex
+    chunk = tl.cdiv(tl.cdiv(s1, SPLIT), RBLOCK) * RBLOCK  # whole RBLOCKs
+    start = split * chunk
+    lanes = tl.arange(0, 1024 // XBLOCK)[None, :]  # the row's chunks, (1, 1024 // XBLOCK): those past SPLIT masked
+    p0 = tl.load(partials_ptr + (0 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=float("-inf"))
+    p1 = tl.load(partials_ptr + (1 * s0 + xindex) * SPLIT + lanes, mask=xmask & (lanes < SPLIT), other=0.0)
+    v_max0 = tl.max(p0, axis=1, keep_dims=True)  # max over axes [1]
+    v_sum0 = tl.sum(tl.where(p0 == float("-inf"), 0.0, p1 * tl.exp(p0 - v_max0)), axis=1, keep_dims=True)  # sum over axes [1]: each chunk's sum rescaled to the shift
+    rcp_sum0 = 1.0 / v_sum0  # once per row: the pass below multiplies by it
+    for roffset in range(0, chunk, RBLOCK):
+        rindex = start + roffset + tl.arange(0, RBLOCK)[None, :]  # within the row, (1, RBLOCK)
+        rmask = rindex < s1
+        ld0 = tl.load(x_ptr + (rindex + i0 * s1), mask=xmask & rmask, other=0)
+        v_pw0 = (ld0 - v_max0)  # sub, fp32[d0, d1]
+        v_pw1 = tl.exp(v_pw0)  # exp, fp32[d0, d1]
+        v_pw2 = (v_pw1 * rcp_sum0)  # div, fp32[d0, d1]
+        tl.store(pw2_ptr + (xindex * s1 + rindex), v_pw2, mask=xmask & rmask)
+
+
 # Whether triton.jit gave the interpreter's function (TRITON_INTERPRET=1 at import): kernels then run on the host.
 _INTERPRETED = not isinstance(k0_reduction_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.softmax_short_rows_fea8241191361ea1 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.softmax_short_rows_86d7b4d4b7ba2485 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
     x = x.contiguous()
     # k0: k0_reduction_kernel
     pw2 = torch.empty((d0, d1), device=x.device, dtype=torch.float32)
-    k0_reduction_kernel[(triton.cdiv(d0, 8) * (8 // max(1, min(8, 1024 // triton.next_power_of_2(d1)))),)](x, pw2, d0, d1, XBLOCK=max(1, min(8, 1024 // triton.next_power_of_2(d1))), RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
+    if d1 > 32768:
+        if triton.cdiv(d0, 1) < 128 and d1 > 1048576:
+            k0_split = min(256, triton.next_power_of_2(max(1, triton.cdiv(d1, 2048)) + 1) // 2)  # SPLIT per call: at most the row's RBLOCK tiles, a power of two
+            k0_partials = torch.empty(512 * d0, device=x.device, dtype=torch.float32)
+            k0_reduction_looped_split_partials_kernel[(d0 * k0_split,)](x, k0_partials, d0, d1, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+            k0_reduction_looped_split_kernel[(d0 * k0_split,)](x, pw2, k0_partials, d0, d1, XBLOCK=1, RBLOCK=2048, SPLIT=k0_split, num_warps=8, num_stages=1)
+        else:
+            k0_reduction_looped_kernel[(triton.cdiv(d0, 1),)](x, pw2, d0, d1, XBLOCK=1, RBLOCK=4096, ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=8, num_stages=1)
+    else:
+        k0_reduction_kernel[(triton.cdiv(d0, 8) * (8 // max(1, min(8, 1024 // triton.next_power_of_2(d1)))),)](x, pw2, d0, d1, XBLOCK=max(1, min(8, 1024 // triton.next_power_of_2(d1))), RBLOCK=triton.next_power_of_2(d1), ALIGN=(min(16, (d1) & -(d1)) or 1), num_warps=4, num_stages=1)
     return pw2
 
 
@@ -108,8 +200,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "softmax_short_rows_fea8241191361ea1"):
-    torch.library.custom_op("kerntailor::softmax_short_rows_fea8241191361ea1", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "softmax_short_rows_86d7b4d4b7ba2485"):
+    torch.library.custom_op("kerntailor::softmax_short_rows_86d7b4d4b7ba2485", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -180,7 +272,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """softmax_short_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_short_rows_fea8241191361ea1; the constructor is Model's own."""
+    """softmax_short_rows: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.softmax_short_rows_86d7b4d4b7ba2485; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -208,12 +300,10 @@ class ModelNew(nn.Module):
             return _ReferenceBackward.apply(self, (x,), (0,), (), x)
         d0 = x.shape[0]
         d1 = x.shape[1]
-        if d1 > tl.TRITON_MAX_TENSOR_NUMEL // 1:
-            raise ValueError(f"rows of {d1} elements (a size of x): k0_reduction_kernel holds 1 whole row(s) in one block of at most {tl.TRITON_MAX_TENSOR_NUMEL} elements (Triton's limit); generate the kernel with rows this long, and it loops over each row")
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_reduction_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw2 = torch.ops.kerntailor.softmax_short_rows_fea8241191361ea1(x)
+            pw2 = torch.ops.kerntailor.softmax_short_rows_86d7b4d4b7ba2485(x)
         else:   # eager: the operator's function, without its dispatch
             pw2 = _launch_kernels(x)
         return pw2

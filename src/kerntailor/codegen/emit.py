@@ -165,15 +165,7 @@ def emit_module(problem: ProblemSpec, gen: Generalized, kernels: list[GeneratedK
             if any(b == buffer for _, b in k.pointer_args) and buffer not in var:
                 body.append(_empty_line(buffer, shape, dtype, size, device))
                 var[buffer] = buffer
-        if k.long_rows is None:
-            body += _launch_lines(k, size, var, device)
-            continue
-        # few long rows: the long-row split (kernel.py's LongRowSplit), else the kernel the search chose
-        body.append(f"if {k.long_rows.condition(size.host)}:")
-        for part in k.long_rows.kernel.launches:
-            body += [f"    {line}" for line in _launch_lines(part, size, var, device)]
-        body.append("else:")
-        body += [f"    {line}" for line in _launch_lines(k, size, var, device)]
+        body += _launch_forms(k, size, var, device)
     size = SizeArgs(gen, host_names)
     results = list(dict.fromkeys(var[v.base] for v in gen.graph.outputs
                                  if v.base in var and v.base not in graph_inputs))
@@ -324,6 +316,20 @@ def _return_line(gen: Generalized, var: dict[str, str], size: SizeArgs) -> str:
             outs.append(f"torch.as_strided({base}, ({', '.join(size.host(e) for e in shape)},), "
                         f"({', '.join(size.host(e) for e in strides)},), {size.host(offset)})")
     return f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)},)"
+
+
+def _launch_forms(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], device: str) -> list[str]:
+    """The launches of group kernel `k`: on long rows its long-row form (kernel.py's LongRowSplit: a looped
+    kernel's split for few long rows, a persistent kernel's looped form, which may hold its own split), else the
+    kernel the search chose."""
+    if k.long_rows is None:
+        return _launch_lines(k, size, var, device)
+    form = k.long_rows.kernel
+    lines = [f"if {k.long_rows.condition(size.host)}:"]
+    lines += [f"    {line}" for part in form.before for line in _launch_lines(part, size, var, device)]
+    lines += [f"    {line}" for line in _launch_forms(form, size, var, device)]
+    lines.append("else:")
+    return lines + [f"    {line}" for line in _launch_lines(k, size, var, device)]
 
 
 def _launch_lines(k: GeneratedKernel, size: SizeArgs, var: dict[str, str], device: str) -> list[str]:

@@ -205,7 +205,7 @@ def row_checks(kernels: list[GeneratedKernel], size: SizeArgs, origins: dict[str
     lines, seen = [], set()
     for k in kernels:
         row = k.launch.whole_row
-        if row is None:
+        if row is None or k.loops_long_rows:   # such rows run its looped form
             continue
         xblock = rows_a_program(k)
         text = size.host(row)
@@ -332,7 +332,10 @@ def usage_text(problem_file: str, gen: Generalized, kernels: list[GeneratedKerne
                  "(the op makes them contiguous, a copy where they are not)")
     for k in kernels:
         split = dict(k.launch.constexprs).get("SPLIT")
-        if k.launch.whole_row is not None and split:
+        if k.loops_long_rows:
+            lines.append(f"    {k.kernel_name}: holds whole rows of up to {k.long_rows.min_row} elements in one block; "
+                         f"longer rows run {k.long_rows.kernel.kernel_name}, which loops over them")
+        elif k.launch.whole_row is not None and split:
             xblock = rows_a_program(k)
             lines.append(f"    {k.kernel_name}: rows of at most {split} x TRITON_MAX_TENSOR_NUMEL // {xblock} elements "
                          f"({split} x 2^20 // {xblock} in triton 3.6; each of a row's {split} programs holds its "

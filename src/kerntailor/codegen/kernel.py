@@ -93,10 +93,15 @@ class GeneratedKernel:
         return self.before + (self,)
 
     @property
+    def loops_long_rows(self) -> bool:
+        """Whether a call of rows longer than this (persistent) kernel holds runs its looped form instead."""
+        return self.long_rows is not None and self.long_rows.programs is None
+
+    @property
     def every_kernel(self) -> tuple[GeneratedKernel, ...]:
-        """Every kernel of this group that kernel.py defines: `launches`, then its long-row split's (a call launches
-        one or the other)."""
-        return self.launches + (self.long_rows.kernel.launches if self.long_rows is not None else ())
+        """Every kernel of this group that kernel.py defines: `launches`, then its long-row form's, and that one's
+        own (a call launches one of them)."""
+        return self.launches + (self.long_rows.kernel.every_kernel if self.long_rows is not None else ())
 
     @property
     def constexprs(self) -> tuple[tuple[str, int], ...]:
@@ -129,16 +134,25 @@ class LongRowSplit:
     referee's stretched size (x of (1, 3, 3, 3, 1048579): BatchNorm statistics and a global pool over 3 rows of 51
     million elements, one to three programs), ran past the 120 s the edge case allows, twice (both passes' modules),
     holding the GPU's lock shared while the other jobs' timings and then their correctness work waited; split, each
-    row's chunks go to up to 256 programs."""
+    row's chunks go to up to 256 programs.
+
+    A persistent reduction carries the same field with its looped form as `kernel` and no `programs`: a call whose
+    rows are longer than `min_row` (the traced row or PERSISTENT_ROWS_MAX, codegen/fused) runs the looped kernel
+    (and, on few such rows, that one's own split), never a persistent block sized to the row. On the H200
+    (2026-12-06, benchmarks/data/h200_2026-12-06f) level-2 11's GroupNorm, persistent over rows of 2,048 traced,
+    met rows of about 2^17 at the referee's stretched channel count and ran past the 120 s the edge case allows in
+    every module, holding the GPU's lock while four other problems waited and were cut."""
 
     kernel: GeneratedKernel
     rows: SizeExpr      # the call's rows
     row: SizeExpr       # a row's elements
     xblock: int
-    programs: int
+    programs: int | None
     min_row: int
 
     def condition(self, host) -> str:
-        """Host text (`host`: SizeExpr -> host text) of when the call takes the long-row split."""
-        return (f"triton.cdiv({host(self.rows)}, {self.xblock}) < {self.programs} and "
-                f"{host(self.row)} > {self.min_row}")
+        """Host text (`host`: SizeExpr -> host text) of when the call takes the long-row form."""
+        longer = f"{host(self.row)} > {self.min_row}"
+        if self.programs is None:
+            return longer
+        return f"triton.cdiv({host(self.rows)}, {self.xblock}) < {self.programs} and {longer}"

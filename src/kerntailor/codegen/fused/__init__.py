@@ -293,7 +293,35 @@ def generate_fused(gen: Generalized, group: FusionGroup, schedule: PointwiseSche
         kernel = writer.write()
     if group.family == "reduction" and not schedule.persistent and writer.many_rows():
         kernel = replace(kernel, long_rows=_long_rows(gen, group, writer, host_names, kernel_name))
+    elif group.family == "reduction" and schedule.persistent:
+        kernel = replace(kernel, long_rows=_looped_form(gen, group, writer, host_names, kernel_name))
     return kernel
+
+
+PERSISTENT_ROWS_MAX = 32768   # a persistent reduction's call of rows longer than this and than traced runs its looped
+LOOPED_SCHEDULE = ReductionSchedule(XBLOCK=1, RBLOCK=4096, persistent=False, num_warps=8)   # form (default_schedule's)
+
+
+def _looped_form(gen: Generalized, group: FusionGroup, writer: FusedWriter, host_names: dict,
+                 kernel_name: str) -> LongRowSplit | None:
+    """A persistent reduction's looped form under LOOPED_SCHEDULE, with its own long-row split where it has one
+    (kernel.py's LongRowSplit, without a row-count condition), or None where the group has no looped form. A
+    persistent block holds the whole row: a call of rows far longer than traced would compile and run a block sized
+    to them (2^17 elements a program at level-2 11's stretched GroupNorm, past the referee's allowance)."""
+    try:
+        looped = generate_fused(gen, group, LOOPED_SCHEDULE, host_names,
+                                kernel_name.removesuffix("_kernel") + "_looped_kernel")
+    except CodegenUnsupported:
+        return None
+    traced = prod(group.space[k] for k in group.reduce_axes)
+    return LongRowSplit(looped, writer.rows, writer.at.reduced_size(), writer.schedule.XBLOCK, None,
+                        persistent_rows_max(traced))
+
+
+def persistent_rows_max(traced: int) -> int:
+    """The row length past which a persistent reduction's call runs its looped form: PERSISTENT_ROWS_MAX, or the
+    traced row where longer (a call at the traced sizes runs the schedule the search chose)."""
+    return max(PERSISTENT_ROWS_MAX, traced)
 
 
 LONG_ROWS_PROGRAMS = 128   # a looped reduction's call of fewer row blocks than this (about a GPU's SMs or CUs) ...

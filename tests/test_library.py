@@ -232,9 +232,11 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
     assert v.passed, (v.check, v.reason)
     last = gen.graph.nodes[-1]
     lines = module.source.splitlines()
-    (i,) = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"v_{last.name} = ")]
     operand = gen.graph.nodes[-2].name
-    lines[i] = lines[i].split("=")[0] + f"= v_{operand}  # the last op dropped"
+    found = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"v_{last.name} = ")]
+    assert found   # the tail kernel's (and its looped form's, where it has one)
+    for i in found:
+        lines[i] = lines[i].split("=")[0] + f"= v_{operand}  # the last op dropped"
     bad = tmp_path / "bad.py"
     bad.write_text("\n".join(lines) + "\n")
     v = verify_candidate(problem, bad, settings)
@@ -273,10 +275,12 @@ def test_the_recomputed_bias_add_passes_and_a_pool_that_leaves_it_out_fails(tmp_
     assert v.passed, (v.check, v.reason)
     (bias,) = plan.groups[2].recomputed
     lines = module.source.splitlines()
+    pool = next(i for i, ln in enumerate(lines) if ln.startswith("def k2_pool_kernel("))
     copies = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"v_{bias} = ")]
-    assert len(copies) == 2   # the statistics' kernel, then the pool's
-    lines[copies[1]] = re.sub(r"= \((\w+) \+ \w+\)", r"= \1", lines[copies[1]])
-    assert lines[copies[1]] != module.source.splitlines()[copies[1]]
+    mine = next(i for i in copies if i > pool)   # the pool's (the statistics' kernel and its looped forms come first)
+    assert copies[0] < pool
+    lines[mine] = re.sub(r"= \((\w+) \+ \w+\)", r"= \1", lines[mine])
+    assert lines[mine] != module.source.splitlines()[mine]
     bad = tmp_path / "bad.py"
     bad.write_text("\n".join(lines) + "\n")
     v = verify_candidate(problem, bad, settings)

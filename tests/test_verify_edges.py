@@ -246,9 +246,9 @@ def test_generated_modules_pass_the_edges(family, family_verdicts):
         assert edges[draw].refused and "forward raised ValueError: " in edges[draw].refused, (draw, edges.get(draw))
     slow = [s for s in v.edges_skipped if s.startswith("edge:rows (") and "no answer within" in s]
     assert "edge:rows" in edges or slow, v.edges_skipped
-    if family == "persistent rows":   # a row of 2^20 + 3 held in one block: refused by the row check
-        assert edges["edge:rows"].refused.startswith("forward raised ValueError: rows of 1048579 elements")
-    if family in ("pointwise", "scan") and "edge:rows" in edges:   # computed, right
+    # computed, right (a row of 2^20 + 3 past a persistent block runs the kernel's looped form; it was refused by a
+    # row check before that form): where it answers within the interpreter's allowance
+    if family in ("pointwise", "scan", "persistent rows") and "edge:rows" in edges:
         assert edges["edge:rows"].refused is None and edges["edge:rows"].rel_norm < 1e-5
 
 

@@ -221,15 +221,7 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
     """The referee passes the module (allowing the one convolution call and what it dispatches to) and fails it
     on values when the tail computes the wrong function: the last op of the tail dropped (relu; the divide). About
     20 s each on the 2-core CI machine (a referee process, the interpreter): the second is marked slow."""
-    from kerntailor.verify import VerifySettings, verify_candidate
-
     problem, gen, plan, module = _module(name)
-    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
-                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
-    good = tmp_path / "good.py"
-    good.write_text(module.source)
-    v = verify_candidate(problem, good, settings)
-    assert v.passed, (v.check, v.reason)
     last = gen.graph.nodes[-1]
     lines = module.source.splitlines()
     operand = gen.graph.nodes[-2].name
@@ -237,7 +229,21 @@ def test_the_library_conv_with_a_generated_tail_passes_and_a_wrong_tail_fails(na
     assert found   # the tail kernel's (and its looped form's, where it has one)
     for i in found:
         lines[i] = lines[i].split("=")[0] + f"= v_{operand}  # the last op dropped"
-    bad = tmp_path / "bad.py"
+    _passes_and_a_mutation_fails(problem, module.source, lines, tmp_path)
+
+
+def _passes_and_a_mutation_fails(problem, source: str, lines: list[str], tmp_path) -> None:
+    """The referee (allowing the one convolution call and what it dispatches to) passes `source` and fails `lines`,
+    a mutated copy, on values."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
+                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(source)
+    v = verify_candidate(problem, good, settings)
+    assert v.passed, (v.check, v.reason)
+    assert "\n".join(lines) + "\n" != source
     bad.write_text("\n".join(lines) + "\n")
     v = verify_candidate(problem, bad, settings)
     assert not v.passed and v.check == "accuracy", (v.check, v.reason)
@@ -264,15 +270,7 @@ def test_a_library_convs_bias_add_is_computed_again_where_the_norm_tail_moves():
 def test_the_recomputed_bias_add_passes_and_a_pool_that_leaves_it_out_fails(tmp_path):
     """The module passes the referee; with the pool's copy of the bias add dropped (the statistics' copy kept) it
     fails on values: the pool's recomputation is what its outputs rest on."""
-    from kerntailor.verify import VerifySettings, verify_candidate
-
     problem, gen, plan, module = _module("conv_groupnorm_maxpool")
-    settings = VerifySettings(allowed_ops=frozenset({"aten.convolution.default"}),
-                              allowed_calls=frozenset({"torch.ops.aten.convolution.default"}), variants=("odd",))
-    good = tmp_path / "good.py"
-    good.write_text(module.source)
-    v = verify_candidate(problem, good, settings)
-    assert v.passed, (v.check, v.reason)
     (bias,) = plan.groups[2].recomputed
     lines = module.source.splitlines()
     pool = next(i for i, ln in enumerate(lines) if ln.startswith("def k2_pool_kernel("))
@@ -280,11 +278,7 @@ def test_the_recomputed_bias_add_passes_and_a_pool_that_leaves_it_out_fails(tmp_
     mine = next(i for i in copies if i > pool)   # the pool's (the statistics' kernel and its looped forms come first)
     assert copies[0] < pool
     lines[mine] = re.sub(r"= \((\w+) \+ \w+\)", r"= \1", lines[mine])
-    assert lines[mine] != module.source.splitlines()[mine]
-    bad = tmp_path / "bad.py"
-    bad.write_text("\n".join(lines) + "\n")
-    v = verify_candidate(problem, bad, settings)
-    assert not v.passed and v.check == "accuracy", (v.check, v.reason)
+    _passes_and_a_mutation_fails(problem, module.source, lines, tmp_path)
 
 
 @pytest.mark.interpreter

@@ -16,6 +16,9 @@
 # (BENCH_LIMIT=265) on the warm machine: benchmarks/data/h100_2026-12-06e. On a warm machine `rm -rf /tmp/kb-bench
 # /tmp/benchout /tmp/kt*` first: the bench resumes its journal there, and the store (~/.kerntailor) serves earlier
 # verdicts. Next: 27, 79, 11 (their plans changed in 3c4bd3f), and why 85's GroupNorm tail in the pool moved no time.
+# The sixth session ran SAMPLE=benchmarks/work/normpool (BENCH_LIMIT=430) and SAMPLE=benchmarks/work/libtail2 (level-2 6,
+# 11, 15, 24, 27, 32, 48, 55, 62 copied unchanged; BENCH_LIMIT=480) at 9169191 on an H200: benchmarks/data/
+# h200_2026-12-06f. Next: libtail2 again at 7f4d480 or later (11's stretched GroupNorm rows now run a looped form).
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

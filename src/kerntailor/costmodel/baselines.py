@@ -41,6 +41,7 @@ from kerntailor.codegen import FAMILIES, plan_of
 from kerntailor.costmodel.analytical import LAUNCH_OVERHEAD_S
 from kerntailor.costmodel.eager_trace import EagerOp, trace_eager
 from kerntailor.ir.nodes import Graph, Recurrent
+from kerntailor.plan.fusion import Plan
 from kerntailor.targets.roofline import VENDOR, Ceilings, roofline_floor
 from kerntailor.targets.spec import Target
 
@@ -147,7 +148,7 @@ def compile_kernels(graph: Graph) -> list[tuple[str, ...]]:
     return _compile_kernels(plan_of(graph))
 
 
-def _compile_kernels(plan) -> list[tuple[str, ...]]:
+def _compile_kernels(plan: Plan) -> list[tuple[str, ...]]:
     kernels = []
     for group in plan.launch_order():
         if FAMILIES[group.family].compute_bound:   # a matmul, attention or library anchor: an extern kernel

@@ -515,11 +515,13 @@ def plan_fusion(graph: Graph, generated: Collection[str], library: Collection[st
                     and independent(g.nodes, h.nodes) and can_merge(g, h):
                 absorb(g, h)
     consumers = graph.consumers()
-    holders: dict[str, list[_Group]] = {}   # per node, the groups that compute it (its owner, those recomputing it)
-    for g in groups:
-        for n in g.nodes:
-            holders.setdefault(n.name, []).append(g)
-    return Plan(tuple(_finish(graph, i, g, consumers, graph_outputs, holders) for i, g in enumerate(groups)))
+    names = [frozenset(n.name for n in g.nodes) for g in groups]
+    holders: dict[str, list[frozenset[str]]] = {}   # per node, the members of each group computing it (owner or not)
+    for members in names:
+        for n in members:
+            holders.setdefault(n, []).append(members)
+    return Plan(tuple(_finish(graph, i, g, names[i], consumers, graph_outputs, holders)
+                      for i, g in enumerate(groups)))
 
 
 def _attach_row_tails(graph: Graph, anchors: list[_Group], groups: list[_Group], order: dict[str, int],
@@ -801,12 +803,11 @@ def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(s for s in shape if s != 1)
 
 
-def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[str]],
-            graph_outputs: set[str], holders: dict[str, list[_Group]]) -> FusionGroup:
-    """The group as the plan gives it. It writes the members it owns that are graph outputs or that another group
-    computing one of their readers (`holders`: the groups that compute each node) does not compute itself; a
-    member it recomputes never."""
-    members = {n.name for n in group.nodes}
+def _finish(graph: Graph, index: int, group: _Group, members: frozenset[str], consumers: dict[str, list[str]],
+            graph_outputs: set[str], holders: dict[str, list[frozenset[str]]]) -> FusionGroup:
+    """The group as the plan gives it (`members`: its node names). It writes the members it owns that are graph
+    outputs or that another group computing one of their readers (`holders`: per node, the members of the groups
+    that compute it) does not compute itself; a member it recomputes never."""
     inputs: list[str] = []
     reads: dict[str, int] = {}   # per buffer, the widest view the group reads it through
     for n in group.nodes:
@@ -818,7 +819,7 @@ def _finish(graph: Graph, index: int, group: _Group, consumers: dict[str, list[s
                 reads[op.base] = max(reads.get(op.base, 0), min(view_bytes(op, ttype.dtype), ttype.nbytes))
     read = sum(reads.values())
     outputs = [n.name for n in group.nodes if n.name not in group.recomputed and (
-               n.name in graph_outputs or any(h is not group and all(m.name != n.name for m in h.nodes)
+               n.name in graph_outputs or any(h is not members and n.name not in h
                                               for c in consumers[n.name] for h in holders[c]))]
     written = sum(n.out.nbytes for n in group.nodes if n.name in outputs)
     return FusionGroup(f"k{index}", group.family, tuple(n.name for n in group.nodes), tuple(inputs),

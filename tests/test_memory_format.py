@@ -257,9 +257,99 @@ def test_the_search_times_the_2d_tile_where_a_read_may_be_permuted():
         assert (knobs.get("tile2d", (True,))[0], "YBLOCK" in knobs) == (True, permuted), path.stem
 
 
+def test_a_reduction_over_a_kept_channels_last_output_is_strided():
+    """BatchNorm's statistics over (N, H, W) and the global pool over (H, W) of a convolution's output
+    (conv_batchnorm_mean, level-2 77's tail): as captured (NCHW) the pool's rows are contiguous and its default a
+    persistent row; read channels-last, both reductions keep the innermost axis in memory (the channels), so their
+    work sizes say strided (the space's wide row tiles and strided seeds, for either layout the search may pick)
+    and their default under that layout tiles rows across the channels (XBLOCK > 1, a short RBLOCK)."""
+    from kerntailor.codegen import FAMILIES
+    from kerntailor.codegen.fused import _kept_view, default_schedule, memory_order
+
+    _, _, gen, plan = prepared(DATA / "conv_batchnorm_mean.py")
+    stats, pool = [g for g in plan.groups if g.family == "reduction"]
+    assert (stats.reduce_axes, pool.reduce_axes) == ((0, 2, 3), (2, 3))
+    kept = _kept_view(gen, pool)
+    assert kept is not gen and _kept_view(gen, stats) is not gen
+    for group in (stats, pool):
+        assert memory_order(gen, group) == (0, 1, 2, 3)
+        assert memory_order(kept, group) == (0, 2, 3, 1)
+        assert FAMILIES["reduction"].work_sizes(gen, group)["strided"] == 1
+    as_written, channels_last = default_schedule(gen, pool), default_schedule(kept, pool)
+    assert as_written.persistent and as_written.XBLOCK < 64 and as_written.RBLOCK >= 90
+    assert channels_last.XBLOCK == 64 and channels_last.RBLOCK == 64
+
+
+def test_a_group_that_writes_a_full_size_output_keeps_its_written_order():
+    """A training BatchNorm whose normalised tensor is an output (its store walks the written order) is not
+    re-ordered by its load's layout; a transposed load of a reduction with row outputs only is."""
+    from dataclasses import replace as dc_replace
+
+    from kerntailor.codegen.fused import memory_order
+
+    _, _, gen, plan = prepared(DATA.parent / "codegen_fused" / "tiny_transpose_gelu.py")
+    (group,) = plan.groups
+    assert memory_order(gen, group) == tuple(range(len(group.space)))   # pointwise: a full-size output
+    _, _, gen, plan = prepared(DATA / "conv_batchnorm_mean.py")
+    stats = next(g for g in plan.groups if g.family == "reduction")
+    full = dc_replace(stats, outputs=stats.outputs + (stats.nodes[0],))   # pw0: the full-size bias add
+    kept = relayout(gen, (kept_layout(gen, _conv(gen)),))
+    assert memory_order(kept, stats) == (0, 2, 3, 1) and memory_order(kept, full) == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize(("rows", "xblock", "r", "rblock", "split"), [
+    (128, 64, 414720, 64, 128),      # level-2 77's statistics: 2 row blocks -> 256 programs
+    (2048, 64, 25920, 64, 8),        # 77's pool, channels-last: 32 row blocks
+    (64, 64, 16777216, 64, 256),     # level-1 33_BatchNorm: one row block
+    (128, 64, 8000, 64, 0),          # short rows: one program's loop is short enough
+    (32768, 64, 65536, 64, 0),       # 512 row blocks: enough programs already
+    (8, 64, 20000, 4096, 4),         # every program at least one RBLOCK chunk
+])
+def test_the_strided_default_splits_few_long_rows(rows, xblock, r, rblock, split):
+    """strided_split: SPLIT brings few row blocks of long rows to WAVE_PROGRAMS programs, whole chunks each."""
+    from kerntailor.codegen.fused import WAVE_PROGRAMS, strided_split
+
+    assert strided_split(rows, xblock, r, rblock) == split
+    if split:
+        assert -(-rows // xblock) * split >= min(WAVE_PROGRAMS, r // rblock) and split * rblock <= r
+
+
+def test_a_library_layout_candidate_times_the_later_groups_under_their_layout_defaults():
+    """The search of a library group's layout (generate/group_search.py's Candidates) writes each candidate's
+    module with the groups not searched yet at their defaults under that layout (codegen's layout_defaults); NCHW
+    leaves them as they are. Level-2 77's tail was timed under NCHW's defaults in the channels-last candidate (a
+    persistent pool of one channel, 512 bytes apart, a program)."""
+    from types import SimpleNamespace
+
+    from kerntailor.codegen import default_schedule, layout_defaults
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.generate.group_search import Candidates
+    from kerntailor.search.families import make_space
+    from kerntailor.targets import resolve_target
+
+    spec, _, gen, plan = prepared(DATA / "conv_batchnorm_mean.py")
+    base = {g.name: default_schedule(gen, g) for g in plan.groups}
+    (lib,) = [g for g in plan.groups if g.family == "library"]
+    later = frozenset(g.name for g in plan.groups if g is not lib)
+    assert layout_defaults(gen, plan, base, later) == {}
+    written = []
+    run = SimpleNamespace(gen=gen, plan=plan, module=lambda schedules: written.append(schedules) or
+                          SimpleNamespace(kernels=[SimpleNamespace(group=lib.name, source="")], source=""))
+    space = make_space("library", resolve_target("h200"), dtype="fp32", layouts=2)
+    candidates = Candidates(run, base, lib, space, LibrarySchedule(), later)
+    for config in space.enumerate():
+        candidates(config)
+    nchw, kept = written
+    assert all(nchw[name] == base[name] for name in later)
+    expected = layout_defaults(gen, plan, dict(base, **{lib.name: LibrarySchedule(channels_last=True)}), later)
+    assert set(expected) == later and all(kept[name] == expected[name] for name in later)
+    assert kept[plan.groups[-1].name] != base[plan.groups[-1].name]   # the pool: strided under channels-last
+
+
 # --- interpreter -----------------------------------------------------------------------------------------------
 
-CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax", "conv_avgpool"]
+CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax", "conv_avgpool",
+         "conv_batchnorm_mean"]
 
 
 @pytest.mark.interpreter
@@ -294,6 +384,25 @@ def test_a_2d_tiled_permuted_read_passes_the_referee(path, knobs, tmp_path):
     assert "Tiles: 2-D" in module.read_text()
     allowed = ALLOWED if path != TRANSPOSE else {"allowed_ops": frozenset(), "allowed_calls": frozenset()}
     v = verify_candidate(problem, module, VerifySettings(variants=("odd",), edges=False, **allowed))
+    assert v.passed, (v.check, v.reason)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("knobs", [
+    {"XBLOCK": 4, "RBLOCK": 16, "SPLIT": 4, "persistent": False},    # split rows: partials, then the combining pass
+    {"XBLOCK": 8, "RBLOCK": 8, "SPLIT": 0, "persistent": False},     # strided tiles, one program a row block
+], ids=["split", "looped"])
+def test_strided_statistics_and_pool_over_a_kept_layout_pass_the_referee(knobs, tmp_path):
+    """conv_batchnorm_mean kept channels-last, both reductions under strided tiles (rows across the channels),
+    split or looped: the referee passes at the odd variant (the static check allowing the convolution only)."""
+    from kerntailor.verify import VerifySettings, verify_candidate
+
+    problem = prepared(DATA / "conv_batchnorm_mean.py")[0]
+    module = tmp_path / "kernel.py"
+    module.write_text(make_module(DATA / "conv_batchnorm_mean.py", {**CHANNELS_LAST, "reduction": knobs}).source)
+    if knobs["SPLIT"]:
+        assert "_partials_kernel[" in module.read_text()
+    v = verify_candidate(problem, module, VerifySettings(variants=("odd",), edges=False, **ALLOWED))
     assert v.passed, (v.check, v.reason)
 
 

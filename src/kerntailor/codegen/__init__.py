@@ -52,7 +52,7 @@ The cost model (costmodel/analytical.py) reads a family's terms from its `SpaceF
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kerntailor.capture.generalize import Dim, Generalized
@@ -153,6 +153,20 @@ def writer_views(gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule]
     kept = tuple(filter(None, (kept_layout(gen, gen.graph.node(g.nodes[0])) for g in plan.groups
                                if g.family == "library" and getattr(schedules.get(g.name), "channels_last", False))))
     return gen, relayout(gen, kept)
+
+
+def layout_defaults(gen: Generalized, plan: Plan, schedules: Mapping[str, Schedule],
+                    groups: Iterable[str]) -> dict[str, Schedule]:
+    """default_schedule of the generated groups among `groups` as their writers read the problem under the library
+    groups' `schedules` (writer_views), where a library convolution's output kept channels-last makes their
+    default another (codegen/fused's memory_order: a reduction over a channels-last buffer is strided); {} where
+    no output is kept so. What a library group's layout is timed with, and then searched from (generate/)."""
+    rewritten, physical = writer_views(gen, plan, schedules)
+    if physical is rewritten:
+        return {}
+    names = set(groups)
+    return {g.name: default_schedule(physical, g) for g in plan.groups
+            if g.name in names and g.family != "library"}
 
 
 @dataclass

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from kerntailor.builder.compile import interpreter_mode
-from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule
+from kerntailor.codegen import FAMILIES, CodegenUnsupported, Schedule, layout_defaults
 from kerntailor.codegen.conv_library import takes_library
 from kerntailor.costmodel.persist import load_ranker
 from kerntailor.generate.evaluate import Evaluation, Evaluator
@@ -77,9 +77,15 @@ class Candidates:
     group: FusionGroup
     space: Space
     base: Schedule                                    # the group's default: what the search does not tune
+    # groups not searched yet, at their defaults: a library group's layout candidate gives them the defaults of
+    # that layout (codegen's layout_defaults: a reduction over a kept channels-last output is strided)
+    unsearched: frozenset[str] = frozenset()
 
     def __call__(self, config: Config):
-        module = self.run.module(dict(self.schedules, **{self.group.name: self.space.schedule(config, self.base)}))
+        schedules = dict(self.schedules, **{self.group.name: self.space.schedule(config, self.base)})
+        if self.unsearched and self.group.family == "library":
+            schedules.update(layout_defaults(self.run.gen, self.run.plan, schedules, self.unsearched))
+        module = self.run.module(schedules)
         kernel = next(k for k in module.kernels if k.group == self.group.name)
         if not kernel.source:   # a library group (its layout knob): nothing to build, the module is timed
             return module.source, None
@@ -97,8 +103,10 @@ def _log_ranking(group: str, ranked: list[Trial]) -> None:
                   t.value * 1e6, best.value * 1e6)
 
 
-def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup) -> GroupSearch:
-    """Search `group`'s schedules, the other groups under `schedules`."""
+def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup,
+                 unsearched: frozenset[str] = frozenset()) -> GroupSearch:
+    """Search `group`'s schedules, the other groups under `schedules` (those of `unsearched` at their defaults,
+    which a library group's layout candidates change: Candidates)."""
     settings, target = run.settings, run.target
     fam = FAMILIES[group.family]
     # the operands of a family that quantizes its products: fp8 copies under the fp8 policies (tiles, LDS, rate)
@@ -112,7 +120,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     base = schedules[group.name]
     on_gpu = runs_on_gpu(run)
     space = make_space(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes)
-    evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base), run.measured,
+    evaluator = Evaluator(target, work, Candidates(run, schedules, group, space, base, unsearched), run.measured,
                           str(run.problem.path), settings.dtype, settings.precision, group=group.name)
     if run.measured and group.family == "conv" and group.anchor in run.outpaced and \
             library_product_offered(group, run.gen.graph, settings.precision):

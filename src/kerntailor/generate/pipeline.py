@@ -31,6 +31,7 @@ from kerntailor.codegen import (
     GroupUnsupported,
     Schedule,
     default_schedule,
+    layout_defaults,
     plan_of,
     refused_anchors,
 )
@@ -269,23 +270,26 @@ def _search_groups(run: Run, schedules: dict[str, Schedule]) -> list[GroupSearch
     searches = []
     keys = twin_keys(run, schedules)   # twin groups (one kernel on one shape) searched once: generate/twins.py
     twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
-    for group in run.plan.groups:
+    for i, group in enumerate(run.plan.groups):
         if group.name in run.library_groups and not _times_layouts(run, group):
             # nothing to tune: the library picks its own algorithm
             found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             searches.append(found)
             continue
+        later = frozenset(g.name for g in run.plan.groups[i + 1:])
         key = keys.get(group.name)
         if key is not None and key in twins:
             found = replace(twins[key], group=group, trials=(), seen={}, same_as=twins[key].group.name)
             log.info("%s: the same kernel as %s: its search's ranking reused", group.name, found.same_as)
         else:
             with run.timed("search"):
-                found = search_group(run, schedules, group)
+                found = search_group(run, schedules, group, later)
             if key is not None:
                 twins[key] = found
         if found.ranked:
             schedules[group.name] = found.ranked[0]
+            if group.name in run.library_groups:   # the layout it chose: the later groups' defaults under it
+                schedules.update(layout_defaults(run.gen, run.plan, schedules, later))
         searches.append(found)
         if run.store is not None:
             _record_trials(run, found)

@@ -146,38 +146,79 @@ def permuted_read(gen: Generalized, group: FusionGroup) -> bool:
     probe = PointwiseSchedule()
     if FusedWriter(gen, group, probe, {}, "probe").permuted_read():
         return True
-    read = {v.base for name in group.nodes for v in gen.graph.node(name).operands} - set(group.nodes)
-    producers = [n for n in gen.graph.nodes if n.name in read]
-    layouts = tuple(lay for lay in (kept_layout(gen, n) for n in producers) if lay is not None)
-    return bool(layouts) and FusedWriter(relayout(gen, layouts), group, probe, {}, "probe").permuted_read()
+    kept = _kept_view(gen, group)
+    return kept is not gen and FusedWriter(kept, group, probe, {}, "probe").permuted_read()
 
 
 def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]:
     """{"R", "X"}: rows of R reduced (search/families.py's reduction_space), and {"strided": 1} where the reduced
-    axes are not the innermost (the space then offers wider tiles and seeds them: families.strided_seeds)."""
-    return {**row_sizes(group.space, group.reduce_axes), **({"strided": 1} if _rows_contiguous(group) else {})}
+    axes are not the innermost (the space then offers wider tiles and seeds them: families.strided_seeds), in the
+    graph as captured or with the channels-last layouts its convolutions' outputs may keep (memory_format.py), as
+    permuted_read asks: the work sizes see the captured graph, the writer the layout the library schedule chose."""
+    strided = _rows_contiguous(group, memory_order(gen, group)) or \
+        _rows_contiguous(group, memory_order(_kept_view(gen, group), group))
+    return {**row_sizes(group.space, group.reduce_axes), **({"strided": 1} if strided else {})}
 
 
-def _sized_axes(group: FusionGroup) -> tuple[list[int], list[int]]:
-    """(kept, reduced) axes of `group` longer than 1: an axis of one element orders nothing in memory, so the
-    layout rules below skip it (InstanceNorm2d over x.unsqueeze(1).unsqueeze(1) reduces (1, B, 1, F) over axes
-    0, 2, 3: rows of F contiguous elements, which counting axis 0 took for a strided reduction)."""
-    kept = [k for k, n in enumerate(group.space) if n != 1 and k not in group.reduce_axes]
-    return kept, [k for k, n in enumerate(group.space) if n != 1 and k in group.reduce_axes]
+def _kept_view(gen: Generalized, group: FusionGroup) -> Generalized:
+    """`gen` with every channels-last layout that a convolution `group` reads may keep (memory_format.kept_layout)
+    read by its physical strides."""
+    read = {v.base for name in group.nodes for v in gen.graph.node(name).operands} - set(group.nodes)
+    producers = [n for n in gen.graph.nodes if n.name in read]
+    return relayout(gen, tuple(lay for lay in (kept_layout(gen, n) for n in producers) if lay is not None))
 
 
-def _trailing(group: FusionGroup) -> bool:
-    """Whether `group` reduces its innermost axes (rows contiguous along the reduced axes), axes of one element
-    aside."""
-    kept, reduced = _sized_axes(group)
+def memory_order(gen: Generalized, group: FusionGroup) -> tuple[int, ...]:
+    """The axes of `group`'s space from outermost to innermost in memory, as its full-size loads from outside the
+    group lay them out where they all agree and the group writes nothing full-size (a reduction's statistics or
+    pooled rows), else as written (0, 1, ..., n - 1). A library convolution's output kept channels-last
+    (memory_format.py), read by BatchNorm's statistics over (N, D, H, W), is (0, 2, 3, 4, 1): the channels, the
+    rows, are the contiguous axis, so the reduction is strided, not the NCDHW rows of D x H x W contiguous
+    elements the written order says. level-2 77 (ConvTranspose3d, BatchNorm, global average pool) on the H200
+    (2026-12-06, benchmarks/data/h200_2026-12-06f): both groups were tiled as written over the NDHWC buffer, one
+    row (a channel, 512 bytes apart) a program, and its module ran 6917 us against torch.compile's 4447."""
+    written = tuple(range(len(group.space)))
+    members, numel = set(group.nodes), prod(group.space)
+    if any(prod(gen.graph.node(o).out.shape) == numel for o in group.outputs if o in members):
+        return written
+    orders = set()
+    for name in group.nodes:
+        for v in gen.graph.node(name).operands:
+            if v.base in members or tuple(v.shape) != tuple(group.space):
+                continue
+            sized = [k for k, n in enumerate(v.shape) if n != 1]
+            if any(v.strides[k] == 0 for k in sized):
+                continue   # a broadcast operand (a per-channel weight) orders nothing
+            orders.add(tuple(sorted(sized, key=lambda k: (-abs(v.strides[k]), k))))
+    if len(orders) != 1:
+        return written
+    order = orders.pop()
+    return tuple(k for k in written if k not in order) + order
+
+
+def _sized_axes(group: FusionGroup, order: tuple[int, ...] | None = None) -> tuple[list[int], list[int]]:
+    """(kept, reduced) positions in memory (`order`: memory_order's, default as written) of `group`'s axes longer
+    than 1: an axis of one element orders nothing in memory, so the layout rules below skip it (InstanceNorm2d over
+    x.unsqueeze(1).unsqueeze(1) reduces (1, B, 1, F) over axes 0, 2, 3: rows of F contiguous elements, which
+    counting axis 0 took for a strided reduction)."""
+    order = order if order is not None else tuple(range(len(group.space)))
+    sized = [k for k in order if group.space[k] != 1]
+    kept = [i for i, k in enumerate(sized) if k not in group.reduce_axes]
+    return kept, [i for i, k in enumerate(sized) if k in group.reduce_axes]
+
+
+def _trailing(group: FusionGroup, order: tuple[int, ...] | None = None) -> bool:
+    """Whether `group` reduces its innermost axes in memory (rows contiguous along the reduced axes), axes of one
+    element aside."""
+    kept, reduced = _sized_axes(group, order)
     return not kept or not reduced or max(kept) < min(reduced)
 
 
-def _rows_contiguous(group: FusionGroup) -> bool:
-    """Whether `group` keeps its innermost axis (axes of one element aside): the rows are the contiguous direction
-    and every reduced axis is strided (a max over the middle axis; not BatchNorm's statistics over (N, H, W),
-    contiguous along W)."""
-    kept, reduced = _sized_axes(group)
+def _rows_contiguous(group: FusionGroup, order: tuple[int, ...] | None = None) -> bool:
+    """Whether `group` keeps its innermost axis in memory (axes of one element aside): the rows are the contiguous
+    direction and every reduced axis is strided (a max over the middle axis; not BatchNorm's statistics over (N,
+    H, W), contiguous along W; but those statistics over a channels-last buffer, memory_order)."""
+    kept, reduced = _sized_axes(group, order)
     return bool(reduced) and bool(kept) and max(kept) > max(reduced)
 
 
@@ -193,7 +234,7 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
         r *= group.space[k]
     rows = max(1, prod(group.space) // max(r, 1))
     rblock = 1 << max(0, (r - 1).bit_length())
-    trailing = _trailing(group)
+    trailing = _trailing(group, memory_order(gen, group))
     if rows == 1 and r >= 1 << 16 and (split_possible(gen, group) or split_rows_possible(gen, group)):
         return ReductionSchedule(XBLOCK=1, RBLOCK=2048, SPLIT=512, persistent=False, num_warps=8)
     if trailing and rows > 1 and r >= WINDOWED_MIN_R and split_rows_possible(gen, group) \
@@ -201,7 +242,9 @@ def default_schedule(gen: Generalized, group: FusionGroup) -> PointwiseSchedule 
         return windowed_schedule(r)
     if not trailing:  # rows are strided across the reduced axes: tile many rows for coalescing
         block = min(rblock, 64)
-        return ReductionSchedule(XBLOCK=_strided_xblock(gen, group, block), RBLOCK=block, persistent=rblock <= 64,
+        xblock = _strided_xblock(gen, group, block)
+        split = strided_split(rows, xblock, r, block) if split_rows_possible(gen, group) else 0
+        return ReductionSchedule(XBLOCK=xblock, RBLOCK=block, persistent=rblock <= 64 and not split, SPLIT=split,
                                  num_warps=8)
     if rblock <= 32768:
         xblock = short_rows_xblock(rows, rblock)
@@ -221,6 +264,23 @@ def short_rows_xblock(rows: int, rblock: int) -> int:
     if rblock >= SHORT_ROWS_TILE:
         return 1
     return max(1, min(short_rows_top(rblock), 1 << max(0, (rows - 1).bit_length()), SHORT_ROWS_TILE // rblock))
+
+
+STRIDED_SPLIT_MIN_R = 1 << 14   # strided rows this long or longer are split where their row blocks are few
+
+
+def strided_split(rows: int, xblock: int, r: int, rblock: int) -> int:
+    """SPLIT of the strided default: 0, or where rows of at least STRIDED_SPLIT_MIN_R elements leave fewer than
+    WAVE_PROGRAMS row blocks of `xblock`, the power of two that brings the programs to WAVE_PROGRAMS (at most 1024,
+    every program at least one `rblock` chunk: splitrows.py's partials, then the combining pass). BatchNorm's
+    statistics over 128 channels are two row blocks of 64 (level-2 77): two programs read the whole tensor."""
+    blocks = -(-rows // xblock)
+    if r < STRIDED_SPLIT_MIN_R or blocks >= WAVE_PROGRAMS:
+        return 0
+    split = 1 << max(0, (-(-WAVE_PROGRAMS // blocks) - 1).bit_length())
+    while split > 1 and split * rblock > r:
+        split //= 2
+    return min(split, 1024) if split > 1 else 0
 
 
 STRIDED_REGISTERS = 128   # registers a thread of the strided default may take, predicted (looped_registers' rule)

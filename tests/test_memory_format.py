@@ -314,6 +314,30 @@ def test_the_strided_default_splits_few_long_rows(rows, xblock, r, rblock, split
         assert -(-rows // xblock) * split >= min(WAVE_PROGRAMS, r // rblock) and split * rblock <= r
 
 
+@pytest.mark.parametrize("target", ["h200", "mi300x"])
+def test_few_strided_row_blocks_are_split_in_the_space_and_its_seeds(target):
+    """Level-2 77's statistics kept channels-last (R 414,720 per channel, X 128 channels, strided): the space's
+    SPLIT counts row blocks of 64, so the strided default (64 x 64, SPLIT 128) and split strided seeds lie in it,
+    each about two programs a CU; without the strided flag the values stop at 4 programs a CU of 128 rows."""
+    from kerntailor.codegen.fused import ReductionSchedule
+    from kerntailor.search.families import make_space, row_splits, seed_knobs
+    from kerntailor.targets import get_target
+
+    t = get_target(target)
+    sizes = {"R": 414720, "X": 128, "strided": 1}
+    space = make_space("reduction", t, dtype="fp32", **sizes)
+    default = ReductionSchedule(XBLOCK=64, RBLOCK=64, SPLIT=128, persistent=False, num_warps=8)
+    assert not space.violations(space.config_of(default))
+    assert max(row_splits(t, R=414720, X=128, strided=1)) >= 512 > max(row_splits(t, R=414720, X=128))
+    seeds = seed_knobs("reduction", t, dtype="fp32", **sizes)
+    strided = [sd for sd in seeds if sd["XBLOCK"] >= 64]
+    assert strided and all(sd["SPLIT"] and not sd["persistent"] for sd in strided)
+    for sd in strided:
+        assert not space.violations(space.config_of(default.retune(sd))), sd
+        programs = -(-128 // sd["XBLOCK"]) * sd["SPLIT"]
+        assert t.compute_units <= programs <= 4 * t.compute_units, (sd, programs)
+
+
 def test_a_library_layout_candidate_times_the_later_groups_under_their_layout_defaults():
     """The search of a library group's layout (generate/group_search.py's Candidates) writes each candidate's
     module with the groups not searched yet at their defaults under that layout (codegen's layout_defaults); NCHW

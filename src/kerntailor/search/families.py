@@ -185,7 +185,7 @@ def reduction_space(target: Target, *, R: int, X: int, dtype: str = "fp32", on_g
         "a looped kernel's accumulators and loaded tile fit the registers a thread can have",
         ("XBLOCK", "RBLOCK", "num_warps", "persistent") + (("waves_per_eu",) if target.is_amd else ()),
         lambda v: v["persistent"] or looped_registers(v, target) <= register_cap(v, target)))
-    splits = row_splits(target, R=R, X=X, dtype=dtype)
+    splits = row_splits(target, R=R, X=X, dtype=dtype, strided=strided)
     if splits:
         waves = row_waves(target, R=R, X=X, dtype=dtype)
         coop_splits = cooperative_splits(target, R=R) if on_gpu and cooperative_target(target) else ()
@@ -238,15 +238,22 @@ def strided_seeds(target: Target, *, R: int, X: int, dtype: str = "fp32") -> lis
     1313), then every warp across the rows with few elements a thread (the warp size x 8 rows x 8: bf16 argmin 1357
     vs 1542 at the default, eager 2432) and more on 4 warps (x 4 rows x 32: bf16 argmin 1380; fp32 argmin 2109 vs
     2101). A 16-element tile on 8 warps, predicted best from its registers and instructions, lost everywhere (bf16
-    argmin 2033). Persistent where RBLOCK covers R; the measured search picks among them."""
+    argmin 2033). Persistent where RBLOCK covers R; the measured search picks among them. Few row blocks of long
+    rows (row_splits, strided) split: BatchNorm's statistics over a channels-last buffer (level-2 77: 128 channels,
+    two blocks of 64) would otherwise run two programs."""
     r_top = next_power_of_two(R)
     x_top = max(1, next_power_of_two(X))
     tiles = ((64, 64, 8), (target.warp_size * 8, 8, 8), (target.warp_size * 4, 32, 4))
+    splits = row_splits(target, R=R, X=X, dtype=dtype, strided=1)
     seeds = []
     for xblock, rblock, warps in tiles:
         rb = min(rblock, r_top)
-        seed = {"XBLOCK": min(xblock, STRIDED_XBLOCK_MAX, x_top), "RBLOCK": rb, "persistent": rb >= r_top,
-                "num_warps": warps, "num_stages": 1}
+        xb = min(xblock, STRIDED_XBLOCK_MAX, x_top)
+        seed = {"XBLOCK": xb, "RBLOCK": rb, "persistent": rb >= r_top, "num_warps": warps, "num_stages": 1}
+        if splits:   # few row blocks of long rows: split so that about two programs a CU run (reduction_seeds')
+            want = next_power_of_two(math.ceil(2 * target.compute_units / math.ceil(X / xb)))
+            split = max([s for s in splits if s <= want and s * rb <= R], default=0)
+            seed.update(SPLIT=split, persistent=False if split else seed["persistent"])
         if seed not in seeds:
             seeds.append(seed)
     return seeds
@@ -388,14 +395,24 @@ def register_cap(values: Mapping[str, Any], target: Target) -> int:
     return min(target.max_registers_per_thread, target.registers_per_simd // _threads(values, target))
 
 
-def row_splits(target: Target, *, R: int, X: int, dtype: str = "fp32") -> tuple[int, ...]:
+STRIDED_SPLIT_XBLOCK = 64    # a strided split's row block (codegen's strided default): its SPLIT values count these
+STRIDED_SPLIT_CHUNK = 512    # and its chunks are at least this long (8 RBLOCK tiles of 64)
+
+
+def row_splits(target: Target, *, R: int, X: int, dtype: str = "fp32", strided: int = 0) -> tuple[int, ...]:
     """The SPLIT values of a group of X rows of R (module docstring of reduction_space): () where rows are short,
     or many and a looped kernel's second pass still finds them in the cache (many_long_rows); for few rows, powers
-    of two from 2 up to what puts about 4 programs per CU (at most 1024); for many, up to 1024 (windowed only)."""
+    of two from 2 up to what puts about 4 programs per CU (at most 1024); for many, up to 1024 (windowed only).
+    Strided (`strided` 1: the rows contiguous, so a program takes a block of STRIDED_SPLIT_XBLOCK of them) counts
+    row blocks, not rows, with chunks of STRIDED_SPLIT_CHUNK elements at least: BatchNorm's statistics over 128
+    channels kept channels-last (level-2 77) are 2 row blocks, which SPLIT up to 16 (4 x 304 CUs / 128 rows) left
+    at 32 programs."""
     if R < SPLIT_ROWS_MIN_R or X < 1:
         return ()
-    if X < 2 * target.compute_units:
-        top = min(1024, next_power_of_two(math.ceil(4 * target.compute_units / X)), next_power_of_two(R) // 2048)
+    blocks = math.ceil(X / STRIDED_SPLIT_XBLOCK) if strided else X
+    chunk = STRIDED_SPLIT_CHUNK if strided else 2048
+    if blocks < 2 * target.compute_units:
+        top = min(1024, next_power_of_two(math.ceil(4 * target.compute_units / blocks)), next_power_of_two(R) // chunk)
     elif many_long_rows(target, R=R, dtype=dtype) and row_waves(target, R=R, X=X, dtype=dtype):
         top = min(1024, next_power_of_two(R) // 2048)
     else:

@@ -370,6 +370,40 @@ def test_a_library_layout_candidate_times_the_later_groups_under_their_layout_de
     assert kept[plan.groups[-1].name] != base[plan.groups[-1].name]   # the pool: strided under channels-last
 
 
+def test_the_groups_after_a_library_group_are_searched_from_the_layout_it_chose(monkeypatch):
+    """generate's group-by-group search (pipeline._search_groups): the library group's search is told which groups
+    are not searched yet, and where it picks channels-last, each later group's search starts from its default under
+    that layout (search_group stubbed: no GPU here)."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from kerntailor.codegen import default_schedule, layout_defaults
+    from kerntailor.codegen.library import LibrarySchedule
+    from kerntailor.generate import pipeline
+    from kerntailor.generate.group_search import GroupSearch
+
+    _, _, gen, plan = prepared(DATA / "conv_batchnorm_mean.py")
+    base = {g.name: default_schedule(gen, g) for g in plan.groups}
+    (lib,) = [g for g in plan.groups if g.family == "library"]
+    later = frozenset(g.name for g in plan.groups if g is not lib)
+    seen = {}
+
+    def search(run, schedules, group, unsearched=frozenset()):
+        seen[group.name] = (dict(schedules), unsearched)
+        chosen = LibrarySchedule(channels_last=True) if group is lib else schedules[group.name]
+        return GroupSearch(group, (chosen,), (1e-3,), None, (), {}, None)
+
+    monkeypatch.setattr(pipeline, "search_group", search)
+    monkeypatch.setattr(pipeline, "twin_keys", lambda run, schedules: {})
+    run = SimpleNamespace(gen=gen, plan=plan, library_groups={lib.name: "conv"}, measured=True, store=None,
+                          timed=lambda stage: contextlib.nullcontext())
+    pipeline._search_groups(run, dict(base))
+    assert seen[lib.name][1] == later
+    expected = layout_defaults(gen, plan, dict(base, **{lib.name: LibrarySchedule(channels_last=True)}), later)
+    assert expected and all(seen[name][0][name] == expected[name] for name in later)
+    assert any(expected[name] != base[name] for name in later)
+
+
 # --- interpreter -----------------------------------------------------------------------------------------------
 
 CASES = ["conv_bias_relu", "conv_pool_softmax", "conv_gelu_mean", "conv3d_softmax", "conv_avgpool",

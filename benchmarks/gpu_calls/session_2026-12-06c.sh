@@ -19,6 +19,9 @@
 # The sixth session ran SAMPLE=benchmarks/work/normpool (BENCH_LIMIT=430) and SAMPLE=benchmarks/work/libtail2 (level-2 6,
 # 11, 15, 24, 27, 32, 48, 55, 62 copied unchanged; BENCH_LIMIT=480) at 9169191 on an H200: benchmarks/data/
 # h200_2026-12-06f. Next: libtail2 again at 7f4d480 or later (11's stretched GroupNorm rows now run a looped form).
+# The seventh session (2026-12-07) ran SAMPLE=benchmarks/work/nplt2/a (level-2 3, 11, 15, 27, 72, 77 copied unchanged: the
+# sample files whose reductions read a channels-last library output, 76501c6/255f7c6) after nine failed starts. Stage 1
+# now generates for the GPU it runs on (--target local; it said h100, which an H200 runs in predicted mode).
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh
@@ -33,7 +36,7 @@ for NAME in ${ALONE:-77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool}; do
 T0=$(date +%s); S=${NAME%%_*}
 F=benchmarks/work/kbh/level2/$NAME.py
 PYTHONPATH=src:/tmp/fh KERNTAILOR_HOME=/tmp/kt$S timeout ${ALONE_LIMIT:-220} python3 -m kerntailor generate $F \
-  --target h100 --precision ieee --candidates 3 --budget 30 --strategy random --out /tmp/o$S -v > $OUT/$S.log 2>&1 &
+  --target ${TARGET:-local} --precision ieee --candidates 3 --budget 30 --strategy random --out /tmp/o$S -v > $OUT/$S.log 2>&1 &
 PID=$!
 for i in $(seq 1 ${HANG_S:-170}); do kill -0 $PID 2>/dev/null || break; sleep 1; done
 if kill -0 $PID 2>/dev/null; then

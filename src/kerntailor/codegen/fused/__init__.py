@@ -161,8 +161,8 @@ def reduction_work_sizes(gen: Generalized, group: FusionGroup) -> dict[str, int]
 
 
 def _kept_view(gen: Generalized, group: FusionGroup) -> Generalized:
-    """`gen` with every channels-last layout that a convolution `group` reads may keep (memory_format.kept_layout)
-    read by its physical strides."""
+    """`gen` with the output of every convolution `group` reads that may stay channels-last (memory_format's
+    kept_layout) read by its physical strides; `gen` itself where there is none."""
     read = {v.base for name in group.nodes for v in gen.graph.node(name).operands} - set(group.nodes)
     producers = [n for n in gen.graph.nodes if n.name in read]
     return relayout(gen, tuple(lay for lay in (kept_layout(gen, n) for n in producers) if lay is not None))

@@ -20,7 +20,7 @@
 # 11, 15, 24, 27, 32, 48, 55, 62 copied unchanged; BENCH_LIMIT=480) at 9169191 on an H200: benchmarks/data/
 # h200_2026-12-06f. Next: libtail2 again at 7f4d480 or later (11's stretched GroupNorm rows now run a looped form).
 # The seventh session (2026-12-07) meant to run SAMPLE=benchmarks/work/nplt2/a (level-2 3, 11, 15, 27, 72, 77 copied unchanged: the
-# sample files whose reductions read a channels-last library output, 76501c6/255f7c6) after eleven failed starts, none of which ran it. Stage 1
+# sample files whose reductions read a channels-last library output, 76501c6/255f7c6) after twelve failed starts, none of which ran it. Stage 1
 # now generates for the GPU it runs on (--target local; it said h100, which an H200 runs in predicted mode).
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1

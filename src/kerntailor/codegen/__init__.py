@@ -160,13 +160,16 @@ def layout_defaults(gen: Generalized, plan: Plan, schedules: Mapping[str, Schedu
     """default_schedule of the generated groups among `groups` as their writers read the problem under the library
     groups' `schedules` (writer_views), where a library convolution's output kept channels-last makes their
     default another (codegen/fused's memory_order: a reduction over a channels-last buffer is strided); {} where
-    no output is kept so. What a library group's layout is timed with, and then searched from (generate/)."""
+    no output is kept so. What a library group's layout is timed with, and then searched from (generate/). Only
+    the groups that read a kept output: the others' defaults are the captured graph's (a level-3 model's search
+    asks this after each of its library convolutions, for every group after it)."""
     rewritten, physical = writer_views(gen, plan, schedules)
     if physical is rewritten:
         return {}
     names = set(groups)
     return {g.name: default_schedule(physical, g) for g in plan.groups
-            if g.name in names and g.family != "library"}
+            if g.name in names and g.family != "library"
+            and any(physical.graph.node(n).operands != rewritten.graph.node(n).operands for n in g.nodes)}
 
 
 @dataclass

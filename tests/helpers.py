@@ -81,10 +81,14 @@ def _disk_cached(key: str, compute, spec):
     result = compute(spec)
     if os.environ.get("KERNTAILOR_TEST_CAPTURE_CACHE") == "0":
         return result
+    try:
+        data = pickle.dumps(result)
+    except RecursionError:   # a capture too deep to pickle (level-3 34_VanillaRNNHidden's 256 steps): not cached
+        return result
     file = _cache_file(key)
     CAPTURE_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(result))
+    tmp.write_bytes(data)
     tmp.replace(file)   # atomic: a reader never sees half a file
     return result
 

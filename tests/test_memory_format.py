@@ -531,3 +531,30 @@ def test_a_kernelbench_conv3d_min_softmax_keeps_the_layout_and_passes_the_refere
     assert "contiguous(memory_format=torch.channels_last_3d)  # conv3d" in module.read_text()
     v = verify_candidate(problem, module, VerifySettings(variants=("odd",), **ALLOWED))
     assert v.passed, (v.check, v.reason)
+
+
+def test_a_tail_over_a_library_output_is_cross_compiled_with_its_sizes_specialized(tmp_path):
+    """The reductions over the convolution's output (conv_batchnorm_mean at 34 x 36, whose spatial sizes the
+    variants vary, kept NHWC) take row counts from the library node's output dims (Dim(node="conv0")).
+    kernel_source's specialization evaluates them at the traced shapes as Triton's launcher does, so each is "D"
+    exactly where its value is a multiple of 16: left unmarked, level-2 77's cross-compiled statistics kernel loaded
+    one float at a time where the one that runs loads four."""
+    from kerntailor.generate.kernels import kernel_source, traced_value
+
+    path = tmp_path / "conv_batchnorm_mean_34x36.py"
+    text = (DATA / "conv_batchnorm_mean.py").read_text()
+    path.write_text(text.replace("height = 11", "height = 34").replace("width = 12", "width = 36"))
+    _, _, gen, _ = prepared(path)
+    module = make_module(path, CHANNELS_LAST)
+    conv = _conv(gen)
+    seen = set()
+    for kernel in (k for g in module.kernels for k in g.every_kernel if k.source):
+        codes = dict(kernel_source(module.source, kernel, gen).specialization)
+        for name, expr in kernel.size_args:
+            value = traced_value(gen, expr)
+            assert value is not None, (kernel.kernel_name, name, expr)
+            assert (codes.get(name) == "D") == (value % 16 == 0), (kernel.kernel_name, name, value, codes)
+            if any(d.node == conv.name for d in expr.dims):
+                seen.add(value)
+    n, c, h, w = conv.out.shape
+    assert (h, w) == (32, 34) and {h * w, n * h * w} <= seen, seen   # the pool's rows, the statistics' (both "D")

@@ -274,16 +274,41 @@ def _size_lines(gen: Generalized, host_names: dict[Dim, str], var: dict) -> list
             body += root_lines(dim, host_names, f"{var[graph.inputs[dim.input].name]}.shape[{dim.axis}]")
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     derived = [(f, f.derived_names(gen)) for f in FAMILIES.values() if f.derived_size_lines is not None]
+    blocks = []
     for dim in sorted((d for d in host_names if d.node), key=lambda d: (order[d.node], d.axis, d.end)):
         node = graph.node(dim.node)
         fam = next((f for f, names in derived if dim in names), None)   # the family that named this size derives it
         if fam is None:
             raise CodegenUnsupported(f"sizes of {node.family} outputs")
-        body += fam.derived_size_lines(gen, node, dim, host_names[dim], SizeArgs(gen, host_names))
+        blocks.append(fam.derived_size_lines(gen, node, dim, host_names[dim], SizeArgs(gen, host_names)))
+    body += [line for block in _defined_before_use(blocks) for line in block]
     for dim in gen.dims:
         if dim.root and dim.node:
             body += root_lines(dim, host_names, f"{dim.node}'s size {host_names[dim.base]}")
     return body
+
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*) = ", re.M)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _defined_before_use(blocks: list[list[str]]) -> list[list[str]]:
+    """The derived sizes' line blocks in node order, except that a block moves after the blocks that assign
+    what it reads. A size may be fitted in the terms of a dim another node derives later: 19_MobileNetV1's fourth
+    convolution reads a width of 2 * d5, d5 being the eighth's output height ((d4 - 1) // 2 + 1), and kernel.py
+    raised UnboundLocalError before any kernel ran."""
+    pending = [(block, set(_ASSIGNED.findall("\n".join(block)))) for block in blocks]
+    ordered = []
+    while pending:
+        for i, (block, assigns) in enumerate(pending):
+            reads = set(_WORD.findall("\n".join(block))) - assigns
+            if not any(reads & other for j, (_, other) in enumerate(pending) if j != i):
+                ordered.append(pending.pop(i)[0])
+                break
+        else:
+            names = sorted(n for _, assigns in pending for n in assigns)
+            raise CodegenUnsupported(f"derived sizes {', '.join(names)} are each computed from another")
+    return ordered
 
 
 def root_lines(dim, host_names: dict, label: str) -> list[str]:

@@ -22,6 +22,10 @@
 # The seventh session (2026-12-07) meant to run SAMPLE=benchmarks/work/nplt2/a (level-2 3, 11, 15, 27, 72, 77 copied unchanged: the
 # sample files whose reductions read a channels-last library output, 76501c6/255f7c6) after twelve failed starts, none of which ran it. Stage 1
 # now generates for the GPU it runs on (--target local; it said h100, which an H200 runs in predicted mode).
+# The session of 2026-12-07 meant to run SAMPLE=benchmarks/work/mix7 (level-2 3, 72, 77 and level-3 19_MobileNetV1,
+# 20_MobileNetV2, 22_EfficientNetB0 copied unchanged: the layout change, and the conv nets whose kernel.py raised before
+# 1808eb4) with BENCH_LIMIT=420; every device request failed to start. Then nplt2/b, then benchmarks/work/kb1red (level-1
+# 33, 35, 39, 47, 49, 52).
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

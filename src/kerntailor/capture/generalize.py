@@ -179,6 +179,11 @@ class Generalized:
             by_path.setdefault(p, e)
         return by_path
 
+    @functools.cached_property
+    def traced_dims(self) -> dict[Dim, int]:
+        """Every input dim, conv or pool output dim and concatenation boundary at the traced (default) shapes."""
+        return {d: values[0] for d, values in _dim_values([self.graph]).items()}
+
 
 # --- walking the slots of a graph ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import ast
 import datetime
 import re
 import textwrap
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from kerntailor import __version__
@@ -297,16 +298,22 @@ def _defined_before_use(blocks: list[list[str]]) -> list[list[str]]:
     what it reads. A size may be fitted in the terms of a dim another node derives later: 19_MobileNetV1's fourth
     convolution reads a width of 2 * d5, d5 being the eighth's output height ((d4 - 1) // 2 + 1), and kernel.py
     raised UnboundLocalError before any kernel ran."""
-    pending = [(block, set(_ASSIGNED.findall("\n".join(block)))) for block in blocks]
+    pending = []
+    for block in blocks:
+        text = "\n".join(block)
+        assigns = set(_ASSIGNED.findall(text))
+        pending.append((block, assigns, set(_WORD.findall(text)) - assigns))
+    unassigned = Counter(n for _, assigns, _ in pending for n in assigns)   # by the blocks still pending
     ordered = []
     while pending:
-        for i, (block, assigns) in enumerate(pending):
-            reads = set(_WORD.findall("\n".join(block))) - assigns
-            if not any(reads & other for j, (_, other) in enumerate(pending) if j != i):
-                ordered.append(pending.pop(i)[0])
+        for i, (block, assigns, reads) in enumerate(pending):
+            if not any(unassigned[n] for n in reads):
+                ordered.append(block)
+                unassigned.subtract(assigns)
+                del pending[i]
                 break
         else:
-            names = sorted(n for _, assigns in pending for n in assigns)
+            names = sorted(n for _, assigns, _ in pending for n in assigns)
             raise CodegenUnsupported(f"derived sizes {', '.join(names)} are each computed from another")
     return ordered
 

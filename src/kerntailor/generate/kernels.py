@@ -65,38 +65,13 @@ _JIT = "@triton.jit\n"
 
 
 def traced_value(gen, expr) -> int | None:
-    """A size expression's value at the traced (default) shapes: an input's axis, or a node's output axis (a
-    library convolution's spatial size, which the host computes: 77_ConvTranspose3d_..._GlobalAvgPool's
-    reductions over the kept NDHWC output took their row counts from it, left unspecialized, and the cross-compiled
-    kernel loaded one float at a time where the one that runs loads four), or a concatenation's inner boundary.
-    None where a dim is none of these (a square-root dim)."""
-    values = {}
-    for dim in expr.dims:
-        value = _traced_dim(gen, dim)
-        if value is None:
-            return None
-        values[dim] = value
+    """A size expression's value at the traced (default) shapes (Generalized.traced_dims): of inputs' axes, of a
+    library convolution's output sizes (which the host computes: 77_ConvTranspose3d_..._GlobalAvgPool's reductions
+    over the kept NDHWC output took their row counts from them, left unspecialized, and the cross-compiled kernel
+    loaded one float at a time where the one that runs loads four), of a concatenation's boundaries. None where a
+    dim is none of these (a square-root dim)."""
     try:
-        value = expr.evaluate(values)
+        value = expr.evaluate({dim: gen.traced_dims[dim] for dim in expr.dims})
     except Exception:
         return None
     return int(value) if float(value).is_integer() else None
-
-
-def _traced_dim(gen, dim) -> int | None:
-    if dim.root:
-        return None
-    if dim.node:
-        try:
-            node = gen.graph.node(dim.node)
-        except (KeyError, ValueError):
-            return None
-        if dim.end:
-            sizes = getattr(node, "cat_sizes", ())
-            return sum(sizes[:dim.end]) if dim.end <= len(sizes) else None
-        shape = node.out.shape
-    elif 0 <= dim.input < len(gen.graph.inputs):
-        shape = gen.graph.inputs[dim.input].type.shape
-    else:
-        return None
-    return shape[dim.axis] if dim.axis < len(shape) else None

@@ -253,3 +253,46 @@ def test_the_probe_moves_no_two_constants_to_one_value():
     base = {"growth_rate": 16, "height": 14, "num_input_features": 16, "width": 14}
     probe = move_apart(base, {k: {v} for k, v in base.items()}, lambda trial: True)
     assert len(set(probe.values())) == len(probe) and all(probe[k] != base[k] for k in base)
+
+
+
+DIVISIBLE = """
+    import torch
+    import torch.nn as nn
+
+    image_size = 224
+    patch_size = 16
+    dim = 64
+
+
+    class Model(nn.Module):
+        def __init__(self, image_size, patch_size, dim):
+            super().__init__()
+            assert image_size % patch_size == 0
+            self.patch_size = patch_size
+            self.embed = nn.Linear(patch_size, dim)
+
+        def forward(self, x):
+            return self.embed(x.reshape(x.shape[0], -1, self.patch_size))
+
+
+    def get_inputs():
+        return [torch.rand(8, image_size, image_size)]
+
+
+    def get_init_inputs():
+        return [image_size, patch_size, dim]
+"""
+
+
+def test_a_size_that_did_not_halve_halves_once_another_moved(tmp_path):
+    """ViT's shape (KernelBench level-3 28): image_size = 224 halves to 112, not to 56 while patch_size = 16 must
+    divide it; once the patch is 8 it does. Frozen for good at its first refusal, the "small" variant kept 8 x 112
+    x 112 inputs (3x the interpreter's budget, SMALL_NUMEL), and ViT's CPU referee ran past its 300 s."""
+    from kerntailor.problem.variants import SMALL_NUMEL
+
+    spec = load_problem(_write(tmp_path, "divisible", DIVISIBLE))
+    small, odd = dict(spec.variant("small").overrides), dict(spec.variant("odd").overrides)
+    assert small["image_size"] == 56 and small["patch_size"] == 8
+    assert 8 * small["image_size"] ** 2 <= SMALL_NUMEL
+    assert odd["image_size"] % odd["patch_size"] == 0 and odd != small

@@ -301,6 +301,10 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False, roots:
         fitted = fit(values, mask)
         if fitted is None:
             found = [r for r in root_dims(values, dims, dim_values) if r not in roots]
+            # else a later slot's root may be what fits this one: ViT's patches a side, I/p, come before the
+            # unfolded patch's own width p = (3p^2 / 3)^(1/2) in slot order
+            found = found or _later_roots(paths[k + 1:], [[v for _, v in slots[k + 1:]] for slots in slot_lists],
+                                          dims, dim_values, roots)
             if found:
                 return generalize(graphs, name, polynomials, roots + tuple(found))
             raise CaptureError(f"{name}: cannot express {'/'.join(map(str, path))} = {values} across variants "
@@ -449,6 +453,19 @@ def root_dims(values: list, dims: list[Dim], dim_values: dict[Dim, tuple[int, ..
         if len(ratios) == 1:
             found.append(replace(d, root=ratios.pop()))
     return found
+
+
+def _later_roots(paths: list[Path], values: list[list], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]],
+                 roots: tuple[Dim, ...]) -> list[Dim]:
+    """The root dims (root_dims) of the first of these slots that has one new; [] if none has. `values` holds each
+    variant's values of the slots, in `paths` order."""
+    for k, path in enumerate(paths):
+        if any(part in _STRUCTURAL for part in path if isinstance(part, str)) or "strides" in path:
+            continue
+        found = [r for r in root_dims([v[k] for v in values], dims, dim_values) if r not in roots]
+        if found:
+            return found
+    return []
 
 
 def root_values(root: Dim, base: tuple[int, ...]) -> tuple[int, ...]:

@@ -22,7 +22,10 @@ aten = torch.ops.aten
 _DECOMPOSE = [aten._softmax, aten._log_softmax, aten.gelu, aten.mish, aten.hardswish, aten.hardsigmoid,
               aten.silu, aten.leaky_relu, aten.elu, aten.softplus, aten.hardtanh, aten.nll_loss_forward,
               aten.mse_loss, aten.huber_loss, aten.smooth_l1_loss, aten.logsumexp,
-              aten.l1_loss, aten.binary_cross_entropy, aten.binary_cross_entropy_with_logits]
+              aten.l1_loss, aten.binary_cross_entropy, aten.binary_cross_entropy_with_logits,
+              aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d,
+              aten._upsample_nearest_exact1d, aten._upsample_nearest_exact2d, aten._upsample_nearest_exact3d,
+              aten.upsample_bicubic2d]
 
 # Kept whole: lowered by kerntailor (norms into reductions; attention and recurrent layers as anchors: a
 # recurrent op would otherwise be unrolled into one cell per time step and layer, see problem/meta.py).
@@ -42,6 +45,7 @@ def decomposition_table() -> dict:
             del table[key]
     if aten.roll.default in table:
         table[aten.roll.default] = functools.partial(_roll_as_slices, table[aten.roll.default])
+    table.update(_LINEAR_UPSAMPLING)
     return table
 
 
@@ -62,6 +66,53 @@ def _roll_as_slices(flat_roll, x, shifts, dims=()):
         if s:
             x = torch.cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], dim=d)
     return x.clone()
+
+
+def _upsample_linear(x: torch.Tensor, output_size, align_corners: bool, scales) -> torch.Tensor:
+    """Linear, bilinear and trilinear upsampling as eager computes it: each output a sum of its 2^d neighbours times
+    their weights, (1 - a) and a along each axis, in fp32 for 16-bit inputs. torch's own decomposition writes
+    v1 + (v2 - v1) * a, which is NaN where both neighbours are inf (inf - inf) and eager's sum is inf: the referee's
+    special-values draw failed a generated bilinear upsampling on that. Indices, weights and the output's memory
+    format as torch's decomposition computes them."""
+    import itertools
+
+    from torch._decomp.decompositions import _compute_scale, _compute_source_index
+    from torch._prims_common import suggest_memory_format
+
+    sizes = x.shape[2:]
+    opmath = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) or not x.is_floating_point() else x.dtype
+    low, high, weight = [], [], []
+    for k, (size, out, scale) in enumerate(zip(sizes, output_size, scales)):
+        step = _compute_scale(size, out, align_corners, scale)
+        source = _compute_source_index(step, torch.arange(out, device=x.device).to(opmath), align_corners)
+        source = source.clamp(min=0.0).reshape(out, *[1] * (len(sizes) - 1 - k))
+        index = source.to(torch.int64)
+        low.append(index)
+        high.append((index + 1).clamp(max=size - 1))
+        weight.append((source - index).clamp(0.0, 1.0))
+    values = [aten._unsafe_index(x, [None, None] + [high[k] if corner[k] else low[k] for k in range(len(sizes))])
+              .to(opmath) for corner in itertools.product((0, 1), repeat=len(sizes))]
+    for k in reversed(range(len(sizes))):
+        values = [v1 * (1 - weight[k]) + v2 * weight[k] for v1, v2 in zip(values[::2], values[1::2])]
+    out = values[0] if x.is_floating_point() else values[0].round()
+    return out.to(x.dtype).contiguous(memory_format=suggest_memory_format(x))
+
+
+def _upsample_linear_vec(x, output_size, align_corners, scale_factors):
+    from torch._decomp.decompositions import upsample_compute_output_size
+
+    size = upsample_compute_output_size(x.size(), output_size, scale_factors)
+    return _upsample_linear(x, size, align_corners, scale_factors if scale_factors else [None] * len(size))
+
+
+def _upsample_linear_sizes(x, output_size, align_corners, *scales):
+    return _upsample_linear(x, output_size, align_corners, list(scales) + [None] * (len(output_size) - len(scales)))
+
+
+_LINEAR_UPSAMPLING = {op.vec: _upsample_linear_vec for op in (aten.upsample_linear1d, aten.upsample_bilinear2d,
+                                                              aten.upsample_trilinear3d)} | {
+    op.default: _upsample_linear_sizes for op in (aten.upsample_linear1d, aten.upsample_bilinear2d,
+                                                  aten.upsample_trilinear3d)}
 
 
 def _buffers_for_mutated_constants(model: torch.nn.Module) -> None:

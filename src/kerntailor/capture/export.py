@@ -25,7 +25,8 @@ _DECOMPOSE = [aten._softmax, aten._log_softmax, aten.gelu, aten.mish, aten.hards
               aten.l1_loss, aten.binary_cross_entropy, aten.binary_cross_entropy_with_logits,
               aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d,
               aten._upsample_nearest_exact1d, aten._upsample_nearest_exact2d, aten._upsample_nearest_exact3d,
-              aten.upsample_bicubic2d]
+              aten.upsample_bicubic2d, aten.adaptive_max_pool2d, aten.adaptive_max_pool3d,
+              aten._adaptive_avg_pool2d]
 
 # Kept whole: lowered by kerntailor (norms into reductions; attention and recurrent layers as anchors: a
 # recurrent op would otherwise be unrolled into one cell per time step and layer, see problem/meta.py).

@@ -97,8 +97,8 @@ def _add_sub(ctx: Lowering, a, b, alpha=1):
 def _div(ctx: Lowering, a, b, rounding_mode=None):
     if rounding_mode is None:
         return apply(ctx, "div", a, b, origin="div")
-    if rounding_mode == "floor":
-        return apply(ctx, "floordiv", a, b, origin="div floor")
+    if rounding_mode in ("floor", "trunc"):
+        return apply(ctx, f"{rounding_mode}div", a, b, origin=f"div {rounding_mode}")
     raise Unsupported(f"rounding_mode={rounding_mode}")
 
 

@@ -139,8 +139,8 @@ class ExprRenderer:
             if e.dtype in FLOAT:
                 return f"({args[0]} / {args[1]})"
             return f"({args[0]} // {args[1]})"
-        if op == "floordiv":
-            return f"tl.floor({args[0]} / {args[1]})" if e.dtype in FLOAT else f"({args[0]} // {args[1]})"
+        if op in ("floordiv", "truncdiv"):
+            return self._rounded_div(op, e.dtype, args[0], args[1])
         if op == "neg":
             return f"(-{args[0]})"
         if op == "not":
@@ -170,6 +170,10 @@ class ExprRenderer:
                     f"2.0 * tl.floor(0.5 * {a} + 0.5), tl.floor({a} + 0.5))")
         if op == "pow":
             return self._pow(e, args)
+        if op in ("fmod", "remainder") and e.dtype not in FLOAT:   # in integers: a float quotient rounds past 2^24
+            if op == "fmod":
+                return f"({args[0]} % {args[1]})"   # Triton's integer % takes the dividend's sign, as fmod
+            return f"({args[0]} - {self._rounded_div('floordiv', e.dtype, args[0], args[1])} * {args[1]})"
         if op in ("fmod", "remainder"):
             q = f"{args[0]} / {args[1]}"
             if op == "fmod":
@@ -190,6 +194,17 @@ class ExprRenderer:
             self.helpers.add(op)
             return f"{_HELPER_UNARY[op]}({args[0]})"
         raise NotImplementedError(f"no Triton rendering for op {op!r}")
+
+    @staticmethod
+    def _rounded_div(op: str, dtype: str, a: str, b: str) -> str:
+        """torch.div's rounding modes. Triton's integer // truncates (C, as its %), where torch's floor division of
+        integers rounds down: a quotient with a remainder and operands of opposite signs is one less."""
+        if dtype in FLOAT:
+            q = f"({a} / {b})"
+            return f"tl.floor{q}" if op == "floordiv" else f"tl.where({q} < 0, tl.ceil{q}, tl.floor{q})"
+        if op == "truncdiv":
+            return f"({a} // {b})"
+        return f"tl.where((({a} % {b}) != 0) & (({a} < 0) != ({b} < 0)), {a} // {b} - 1, {a} // {b})"
 
     def _pow(self, e: Op, args: list[str]) -> str:
         base, exponent = e.args

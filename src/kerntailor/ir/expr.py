@@ -17,7 +17,7 @@ UNARY = {"neg": 1, "abs": 1, "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 
          "isinf": 0, "square": 1}
 BINARY = {"add": 1, "sub": 1, "mul": 1, "div": 1, "pow": 1, "max": 1, "min": 1, "fmod": 1,
           "remainder": 1, "atan2": 1, "and": 0, "or": 0, "xor": 0, "eq": 0, "ne": 0, "lt": 0, "le": 0,
-          "gt": 0, "ge": 0, "floordiv": 1}
+          "gt": 0, "ge": 0, "floordiv": 1, "truncdiv": 1}
 TERNARY = {"where": 0}
 CAST = "cast"
 

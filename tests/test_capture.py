@@ -16,6 +16,7 @@ from math import prod
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers import loaded
 from kerntailor.capture import Capture, capture_problem
@@ -407,6 +408,39 @@ def test_unsupported_op_is_a_one_line_capture_error(tmp_path, name, body, op):
     assert isinstance(info.value, KerntailorError) and info.value.exit_code == 2
     assert "\n" not in message and name in message and op in message, message
     assert "Traceback" not in message
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("name,body,shape", [
+    ("var_mean_dim_keepdim", "v, m = torch.var_mean(x, dim=1, keepdim=True)\n        return (x - m) / (v + 1.0)",
+     (64, 256)),
+    ("var_mean_unbiased_flag", "v, m = torch.var_mean(x, 1, False, True)\n        return v + m", (64, 1)),
+    ("var_mean_all", "v, m = torch.var_mean(x)\n        return v * m", ()),
+    ("var_dim_keepdim", "return x / torch.var(x, 1, True, True)", (64, 256)),
+])
+def test_var_and_var_mean_take_every_overloads_flags(tmp_path, name, body, shape):
+    """var_mean.dim(x, dims, unbiased, keepdim) passes its flags positionally: its keepdim was dropped and the
+    (64,) statistics met a (64, 256) input, a shape error out of capture (a traceback from `inspect`)."""
+    path = _write(tmp_path, name, body)
+    graph = capture_problem(load_problem(path)).graph
+    assert graph.output_types[0].shape == shape
+
+
+@pytest.mark.capture
+def test_a_lowering_that_fails_is_a_one_line_capture_error(tmp_path, monkeypatch):
+    """A handler's own error on a form of its op it did not expect is a one-line CaptureError naming the op (the
+    library path in generate, a clean exit in inspect), never a traceback."""
+    from kerntailor.capture import lower
+
+    def broken(ctx, *args, **kwargs):
+        raise ValueError("cannot expand (64,) to (64, 256)")
+
+    monkeypatch.setitem(lower.HANDLERS, torch.ops.aten.tanh.default, broken)
+    path = _write(tmp_path, "lowering_fails", "return torch.tanh(x)")
+    with pytest.raises(CaptureError) as info:
+        capture_problem(load_problem(path))
+    message = str(info.value)
+    assert "\n" not in message and "aten.tanh" in message and "ValueError: cannot expand" in message, message
 
 
 # --- FLOPs and bytes, by hand ------------------------------------------------------------------------------

@@ -171,6 +171,12 @@ def lower_program_traced(program: ExportedProgram, name: str) -> tuple[Graph, di
             except Unsupported as e:
                 unsupported.setdefault(f"{op_name} ({e})", fx.name)
                 env[fx.name] = FAILED
+            except (ValueError, TypeError, IndexError, KeyError, AssertionError, ZeroDivisionError) as e:
+                # a handler's own bug on a form of the op it did not expect (var_mean.dim's positional keepdim
+                # came out as a shape error): one line naming the op, the library path in generate
+                first = (str(e).strip().splitlines() or [""])[0][:200]
+                raise CaptureError(f"{name}: lowering {op_name} at {fx.name} failed ({type(e).__name__}: {first}); "
+                                   "kerntailor cannot lower this form of the op yet") from None
         elif fx.op == "output":
             # only what forward() returns: buffer mutations (a hidden state kept on the module) are not outputs
             kinds = [spec.kind for spec in program.graph_signature.output_specs]

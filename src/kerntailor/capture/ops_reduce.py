@@ -92,22 +92,28 @@ def _squeeze(view: View, axes: tuple[int, ...], keepdim: bool) -> View:
     return view if keepdim else view.squeeze(axes)
 
 
-@lowers(aten.var.dim, aten.var.correction, aten.var.default)
-def _var(ctx: Lowering, x: View, dims=None, *args, correction=None, keepdim: bool = False, unbiased=None):
-    if args and isinstance(args[0], bool):  # var.dim(x, dims, unbiased, keepdim)
+def _var_args(dims, args, correction, keepdim, unbiased) -> tuple:
+    """(dims, correction, keepdim) of var/var_mean in any overload: .dim(x, dims, unbiased, keepdim) takes its flags
+    positionally, .default(x, unbiased) its one flag where the dims go, .correction keywords."""
+    if args and isinstance(args[0], bool):
         unbiased = args[0]
         keepdim = args[1] if len(args) > 1 else keepdim
     if isinstance(dims, bool):
         unbiased, dims = dims, None
-    c = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+    return dims, (correction if correction is not None else (1 if unbiased is None or unbiased else 0)), keepdim
+
+
+@lowers(aten.var.dim, aten.var.correction, aten.var.default)
+def _var(ctx: Lowering, x: View, dims=None, *args, correction=None, keepdim: bool = False, unbiased=None):
+    dims, c, keepdim = _var_args(dims, args, correction, keepdim, unbiased)
     axes = _axes(dims, len(x.shape))
     var, _ = variance(ctx, x, axes, c, ctx.out_type().dtype)
     return _squeeze(var, axes, keepdim)
 
 
-@lowers(aten.var_mean.correction, aten.var_mean.dim)
+@lowers(aten.var_mean.correction, aten.var_mean.dim, aten.var_mean.default)
 def _var_mean(ctx: Lowering, x: View, dims=None, *args, correction=None, keepdim: bool = False, unbiased=None):
-    c = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+    dims, c, keepdim = _var_args(dims, args, correction, keepdim, unbiased)
     axes = _axes(dims, len(x.shape))
     var, mu = variance(ctx, x, axes, c, ctx.out_type(0).dtype)
     return (_squeeze(var, axes, keepdim), _squeeze(mu, axes, keepdim))

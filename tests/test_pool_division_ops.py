@@ -1,7 +1,8 @@
 """Ops real models write that torch.export keeps whole and capture used to refuse: adaptive pooling to any size
 (average: torch's gathers over windows of two lengths; max: global, or windows that divide the map) and torch.div's
 "trunc" rounding. Also integer floor division: Triton's integer // truncates, so a negative quotient with a remainder
-is rounded down in the rendered code, not left truncated (a wrong result, not a refusal, before)."""
+is rounded down in the rendered code, not left truncated (a wrong result, not a refusal, before); and an explicit
+cast to a 16-bit float rounds, though the arithmetic after it runs in fp32."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from helpers import DATA, judge, make_module, prepared
 from kerntailor.codegen.render import ExprRenderer
 
 FILES = [DATA / "adaptive" / "avg_uneven.py", DATA / "adaptive" / "max_global.py",
-         DATA / "rounding" / "int_division.py"]
+         DATA / "rounding" / "int_division.py", DATA / "rounding" / "cast_rounds.py"]
 
 
 def test_rounded_division_renders_torchs_rounding():
@@ -21,6 +22,11 @@ def test_rounded_division_renders_torchs_rounding():
     assert ExprRenderer._rounded_div("floordiv", "fp32", "a", "b") == "tl.floor(a / b)"
     assert ExprRenderer._rounded_div("truncdiv", "fp32", "a", "b") == (
         "tl.where((a / b) < 0, tl.ceil(a / b), tl.floor(a / b))")
+
+
+def test_a_cast_to_a_16_bit_float_rounds():
+    source = make_module(DATA / "rounding" / "cast_rounds.py").source
+    assert ".to(tl.bfloat16).to(tl.float32)" in source and ".to(tl.float16).to(tl.float32)" in source
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

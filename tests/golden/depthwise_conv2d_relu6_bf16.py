@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_63379cdf665c09ae (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.conv.weight: torch.bfloat16, shape (10, 1, 3, 3)
@@ -79,7 +79,7 @@ def k0_conv_kernel(x_ptr, p_conv_weight_ptr, p_conv_bias_ptr, pw3_ptr, s0, s1, s
     v_pw0 = (v_conv0 + ld0)  # conv bias, bf16[2, 10, 5, 5]
     v_pw1 = v_pw0.to(tl.float32)  # cast to fp32, fp32[2, 10, 5, 5]
     v_pw2 = tl.minimum(tl.maximum(v_pw1, 0.0, propagate_nan=tl.PropagateNan.ALL), 6.0, propagate_nan=tl.PropagateNan.ALL)  # clamp, fp32[2, 10, 5, 5]
-    v_pw3 = v_pw2.to(tl.float32)  # cast to bf16, bf16[2, 10, 5, 5]
+    v_pw3 = v_pw2.to(tl.bfloat16).to(tl.float32)  # cast to bf16, bf16[2, 10, 5, 5]
     tl.store(pw3_ptr + (i0 * s7 + i1 * s8 + i2 * s1 + i3), v_pw3.to(tl.bfloat16), mask=mmask & nmask)
 
 
@@ -87,7 +87,7 @@ def k0_conv_kernel(x_ptr, p_conv_weight_ptr, p_conv_bias_ptr, pw3_ptr, s0, s1, s
 _INTERPRETED = not isinstance(k0_conv_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_63379cdf665c09ae (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_conv_weight: torch.Tensor, p_conv_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[2]
@@ -119,8 +119,8 @@ def _launch_kernels_fake(x, p_conv_weight, p_conv_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a"):
-    torch.library.custom_op("kerntailor::depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "depthwise2d_multiplier_bias_relu6_63379cdf665c09ae"):
+    torch.library.custom_op("kerntailor::depthwise2d_multiplier_bias_relu6_63379cdf665c09ae", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -191,7 +191,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """depthwise2d_multiplier_bias_relu6: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a; the constructor is Model's own."""
+    """depthwise2d_multiplier_bias_relu6: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_63379cdf665c09ae; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -252,7 +252,7 @@ class ModelNew(nn.Module):
         if conv0_o0 * conv0_o1 * d3 * d4 >= 2147483647:
             raise ValueError(f"pw3 has {conv0_o0 * conv0_o1 * d3 * d4} elements: k0_conv_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw3 = torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_f5c8ef4a200ec79a(x, p_conv_weight, p_conv_bias)
+            pw3 = torch.ops.kerntailor.depthwise2d_multiplier_bias_relu6_63379cdf665c09ae(x, p_conv_weight, p_conv_bias)
         else:   # eager: the operator's function, without its dispatch
             pw3 = _launch_kernels(x, p_conv_weight, p_conv_bias)
         return pw3

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_relu_2f8bab480472dafb (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_bias_relu_17cf850b715ce774 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.bfloat16, shape (any, x.shape[1])
@@ -276,7 +276,7 @@ def k0_matmul_kernel(fp8_a_ptr, fp8_b_ptr, fp8_sa_ptr, fp8_sb_ptr, p_linear_bias
         v_mm0 = acc  # (d0 x d1) @ (d1 x d2) [NT], fp32 accumulator
         ld0 = tl.load(p_linear_bias_ptr + (on), mask=nmask, other=0).to(tl.float32)
         v_pw0 = (v_mm0 + ld0)  # addmm bias, fp32[4096, 14336]
-        v_pw1 = v_pw0.to(tl.float32)  # addmm round, bf16[4096, 14336]
+        v_pw1 = v_pw0.to(tl.bfloat16).to(tl.float32)  # addmm round, bf16[4096, 14336]
         v_pw2 = tl.where(v_pw1 < 0, 0.0, v_pw1)  # relu, bf16[4096, 14336]
         tl.store(pw2_ptr + (om * s1 + on), v_pw2.to(tl.bfloat16), mask=mmask & nmask)
 
@@ -285,7 +285,7 @@ def k0_matmul_kernel(fp8_a_ptr, fp8_b_ptr, fp8_sa_ptr, fp8_sb_ptr, p_linear_bias
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_bias_relu_2f8bab480472dafb (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_bias_relu_17cf850b715ce774 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -319,8 +319,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_bias_relu_2f8bab480472dafb"):
-    torch.library.custom_op("kerntailor::gemm_bias_relu_2f8bab480472dafb", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_bias_relu_17cf850b715ce774"):
+    torch.library.custom_op("kerntailor::gemm_bias_relu_17cf850b715ce774", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -391,7 +391,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_bias_relu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_relu_2f8bab480472dafb; the constructor is Model's own."""
+    """gemm_bias_relu: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_bias_relu_17cf850b715ce774; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -440,7 +440,7 @@ class ModelNew(nn.Module):
         if d0 * d2 >= 2147483647:
             raise ValueError(f"pw2 has {d0 * d2} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw2 = torch.ops.kerntailor.gemm_bias_relu_2f8bab480472dafb(x, p_linear_weight, p_linear_bias)
+            pw2 = torch.ops.kerntailor.gemm_bias_relu_17cf850b715ce774(x, p_linear_weight, p_linear_bias)
         else:   # eager: the operator's function, without its dispatch
             pw2 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw2

@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_5f7316a8ada5af48 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.gemm_logsumexp_6f1a6a40fa57ea0c (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     self.linear.weight: torch.bfloat16, shape (any, x.shape[1])
@@ -139,7 +139,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
         v_mm0 = acc  # (d0 x d1) @ (d1 x d2) [NT], fp32 accumulator
         ld0 = tl.load(p_linear_bias_ptr + (on), mask=nmask, other=0).to(tl.float32)
         v_pw0 = (v_mm0 + ld0)  # addmm bias, fp32[4096, 14336]
-        v_pw1 = v_pw0.to(tl.float32)  # addmm round, bf16[4096, 14336]
+        v_pw1 = v_pw0.to(tl.bfloat16).to(tl.float32)  # addmm round, bf16[4096, 14336]
         v_pw2 = v_pw1.to(tl.float32)  # cast to fp32, fp32[4096, 14336]
         # row tail: this tile's share of each row reduction (columns past N count as the identity)
         v_max0 = _row_max(tl.where(nmask, v_pw2, float("-inf")))  # max over axes [1] over this tile
@@ -174,7 +174,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
             v_sum0 = tl.sum(acc_sum0, axis=1, keep_dims=True)  # sum over axes [1]
             v_pw8 = tl.log(v_sum0)  # log, fp32[4096, 1]
             v_pw9 = (v_pw8 + v_pw5)  # add, fp32[4096, 1]
-            v_pw10 = v_pw9.to(tl.float32)  # cast to bf16, bf16[4096, 1]
+            v_pw10 = v_pw9.to(tl.bfloat16).to(tl.float32)  # cast to bf16, bf16[4096, 1]
             tl.store(pw10_ptr + om, v_pw10.to(tl.bfloat16), mask=mmask)  # one value per row
 
 
@@ -182,7 +182,7 @@ def k0_matmul_kernel(x_ptr, p_linear_weight_ptr, p_linear_bias_ptr, row_partials
 _INTERPRETED = not isinstance(k0_matmul_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_5f7316a8ada5af48 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.gemm_logsumexp_6f1a6a40fa57ea0c (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor, p_linear_weight: torch.Tensor, p_linear_bias: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -208,8 +208,8 @@ def _launch_kernels_fake(x, p_linear_weight, p_linear_bias):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_5f7316a8ada5af48"):
-    torch.library.custom_op("kerntailor::gemm_logsumexp_5f7316a8ada5af48", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "gemm_logsumexp_6f1a6a40fa57ea0c"):
+    torch.library.custom_op("kerntailor::gemm_logsumexp_6f1a6a40fa57ea0c", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -280,7 +280,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_5f7316a8ada5af48; the constructor is Model's own."""
+    """gemm_logsumexp: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.gemm_logsumexp_6f1a6a40fa57ea0c; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -333,7 +333,7 @@ class ModelNew(nn.Module):
         if d0 * 1 >= 2147483647:
             raise ValueError(f"pw10 has {d0 * 1} elements: k0_matmul_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw10 = torch.ops.kerntailor.gemm_logsumexp_5f7316a8ada5af48(x, p_linear_weight, p_linear_bias)
+            pw10 = torch.ops.kerntailor.gemm_logsumexp_6f1a6a40fa57ea0c(x, p_linear_weight, p_linear_bias)
         else:   # eager: the operator's function, without its dispatch
             pw10 = _launch_kernels(x, p_linear_weight, p_linear_bias)
         return pw10

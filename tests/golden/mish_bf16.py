@@ -15,7 +15,7 @@ Usage:
     new(*inputs).sum().backward()                   # training: gradients as Model's (below)
     fast = torch.compile(model_holding_new, fullgraph=True)   # no graph break (below)
 
-Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.mish_64eed1879dc205fc (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
+Custom op: forward() checks its inputs in Python (below), then runs every launch as one operator, torch.ops.kerntailor.mish_5bc5e49fba172503 (torch.library.custom_op, with a fake implementation that gives the outputs' shapes): a model holding ModelNew compiles under torch.compile without a graph break, and its launches can be captured in a CUDA graph (torch.cuda.CUDAGraph, torch.compile(mode="reduce-overhead")): nothing on the way reads a tensor's data on the host. In eager, forward() calls the op's function (_launch_kernels) itself: the same launches without the operator's dispatch, which costs tens of microseconds a call. The op takes tensors only; called directly it skips forward()'s checks.
 
 Supports (checked by forward() before any launch):
     x: torch.bfloat16, shape (any, any)
@@ -62,7 +62,7 @@ def k0_pointwise_kernel(x_ptr, pw7_ptr, s0, XBLOCK: tl.constexpr):
     v_pw0 = ld0.to(tl.float32)  # cast to fp32, fp32[d0, d1]
     v_pw5 = _tanh_softplus(v_pw0)  # tanh, fp32[d0, d1]
     v_pw6 = (v_pw0 * v_pw5)  # mul, fp32[d0, d1]
-    v_pw7 = v_pw6.to(tl.float32)  # cast to bf16, bf16[d0, d1]
+    v_pw7 = v_pw6.to(tl.bfloat16).to(tl.float32)  # cast to bf16, bf16[d0, d1]
     tl.store(pw7_ptr + (xindex), v_pw7.to(tl.bfloat16), mask=xmask)
 
 
@@ -70,7 +70,7 @@ def k0_pointwise_kernel(x_ptr, pw7_ptr, s0, XBLOCK: tl.constexpr):
 _INTERPRETED = not isinstance(k0_pointwise_kernel, triton.runtime.JITFunction)
 
 
-# The launches as one operator, torch.ops.kerntailor.mish_64eed1879dc205fc (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
+# The launches as one operator, torch.ops.kerntailor.mish_5bc5e49fba172503 (ModelNew.forward calls it after its checks): torch.compile sees one call, and its fake gives the results' shapes.
 def _launch_kernels(x: torch.Tensor) -> torch.Tensor:
     d0 = x.shape[0]
     d1 = x.shape[1]
@@ -90,8 +90,8 @@ def _launch_kernels_fake(x):
 
 
 # once per process: the name hashes this file's code, so an op registered under it (this file imported before) runs this code
-if not hasattr(torch.ops.kerntailor, "mish_64eed1879dc205fc"):
-    torch.library.custom_op("kerntailor::mish_64eed1879dc205fc", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
+if not hasattr(torch.ops.kerntailor, "mish_5bc5e49fba172503"):
+    torch.library.custom_op("kerntailor::mish_5bc5e49fba172503", _launch_kernels, mutates_args=()).register_fake(_launch_kernels_fake)
 
 
 class _Reference(nn.Module):
@@ -162,7 +162,7 @@ class _SecondOrder(torch.autograd.Function):
 
 
 class ModelNew(nn.Module):
-    """mish: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.mish_64eed1879dc205fc; the constructor is Model's own."""
+    """mish: forward() checks its inputs and runs the Triton kernels above, as the custom op torch.ops.kerntailor.mish_5bc5e49fba172503; the constructor is Model's own."""
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -193,7 +193,7 @@ class ModelNew(nn.Module):
         if d0 * d1 >= 2147483647:
             raise ValueError(f"x has {d0 * d1} elements: k0_pointwise_kernel computes offsets in int32, generated for fewer than 2**31 - 1 elements per tensor; generate the kernel at a size this large (it then indexes in int64)")
         if torch.compiler.is_compiling():   # torch.compile and export trace one operator
-            pw7 = torch.ops.kerntailor.mish_64eed1879dc205fc(x)
+            pw7 = torch.ops.kerntailor.mish_5bc5e49fba172503(x)
         else:   # eager: the operator's function, without its dispatch
             pw7 = _launch_kernels(x)
         return pw7

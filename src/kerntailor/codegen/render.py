@@ -184,7 +184,13 @@ class ExprRenderer:
         if op == "atan2":
             raise NotImplementedError("atan2 has no portable Triton form")
         if op == CAST:
-            return f"{args[0]}.to({TL_DTYPES[compute_dtype(e.dtype)]})" if e.dtype != "bool" else f"({args[0]} != 0)"
+            if e.dtype == "bool":
+                return f"({args[0]} != 0)"
+            if compute_dtype(e.dtype) != e.dtype and e.args[0].dtype != e.dtype:
+                # a cast to a 16-bit float rounds, though the arithmetic after it stays in fp32: x.to(bf16).float()
+                # in an fp32 model is x rounded (eager, torch.compile and the float64 reference round it too)
+                return f"{args[0]}.to({TL_DTYPES[e.dtype]}).to({TL_DTYPES[compute_dtype(e.dtype)]})"
+            return f"{args[0]}.to({TL_DTYPES[compute_dtype(e.dtype)]})"
         if op in _TL_UNARY:
             return f"{_TL_UNARY[op]}({args[0]})"
         if op == "expm1" and self.short_outputs:

@@ -1,0 +1,21 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch = 64
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, (7, 7)).flatten(1)
+
+
+def get_inputs():
+    return [torch.randn(batch, 8, 7, 7)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch = 64
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.r = nn.RReLU()
+        self.eval()
+
+    def forward(self, x):
+        return self.r(x)
+
+
+def get_inputs():
+    return [torch.randn(batch, 256)]
+
+
+def get_init_inputs():
+    return []

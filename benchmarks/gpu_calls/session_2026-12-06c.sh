@@ -26,6 +26,9 @@
 # 20_MobileNetV2, 22_EfficientNetB0 copied unchanged: the layout change, and the conv nets whose kernel.py raised before
 # 1808eb4) with BENCH_LIMIT=420; every device request failed to start. Then nplt2/b, then benchmarks/work/kb1red (level-1
 # 33, 35, 39, 47, 49, 52).
+# The second session of 2026-12-07 ran SAMPLE=benchmarks/work/mix7 (BENCH_LIMIT=420) and benchmarks/work/kb1red (320) on an
+# H100 (src of e2649da): benchmarks/data/h100_2026-12-07. The three level-3 nets were cut in their searches beside five
+# other jobs: next, a folder of those three alone with BENCH_LIMIT ~560; then nplt2/b; 39_L2Norm_ on an H200.
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

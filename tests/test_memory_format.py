@@ -388,7 +388,7 @@ def test_the_groups_after_a_library_group_are_searched_from_the_layout_it_chose(
     later = frozenset(g.name for g in plan.groups if g is not lib)
     seen = {}
 
-    def search(run, schedules, group, unsearched=frozenset()):
+    def search(run, schedules, group, unsearched=frozenset(), seconds=None):
         seen[group.name] = (dict(schedules), unsearched)
         chosen = LibrarySchedule(channels_last=True) if group is lib else schedules[group.name]
         return GroupSearch(group, (chosen,), (1e-3,), None, (), {}, None)
@@ -396,7 +396,7 @@ def test_the_groups_after_a_library_group_are_searched_from_the_layout_it_chose(
     monkeypatch.setattr(pipeline, "search_group", search)
     monkeypatch.setattr(pipeline, "twin_keys", lambda run, schedules: {})
     run = SimpleNamespace(gen=gen, plan=plan, library_groups={lib.name: "conv"}, measured=True, store=None,
-                          timed=lambda stage: contextlib.nullcontext())
+                          timed=lambda stage: contextlib.nullcontext(), settings=SimpleNamespace(budget_s=120.0))
     pipeline._search_groups(run, dict(base))
     assert seen[lib.name][1] == later
     expected = layout_defaults(gen, plan, dict(base, **{lib.name: LibrarySchedule(channels_last=True)}), later)

@@ -66,6 +66,7 @@ class GroupSearch:
     seen: Mapping[Config, Evaluation]
     work: object                                      # costmodel.Work
     same_as: str | None = None                        # the twin group whose search this reuses (generate/twins.py)
+    kept_default: str = ""                            # why it was not searched (generate/effort.py), or ""
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,10 @@ def _log_ranking(group: str, ranked: list[Trial]) -> None:
 
 
 def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup,
-                 unsearched: frozenset[str] = frozenset()) -> GroupSearch:
+                 unsearched: frozenset[str] = frozenset(), seconds: float | None = None) -> GroupSearch:
     """Search `group`'s schedules, the other groups under `schedules` (those of `unsearched` at their defaults,
-    which a library group's layout candidates change: Candidates)."""
+    which a library group's layout candidates change: Candidates). `seconds`: the strategy's share of the budget
+    (generate/effort.py; the seeds are timed whatever it is), by default an even share of budget_s."""
     settings, target = run.settings, run.target
     fam = FAMILIES[group.family]
     # the operands of a family that quantizes its products: fp8 copies under the fp8 policies (tiles, LDS, rate)
@@ -131,7 +133,7 @@ def search_group(run: Run, schedules: Mapping[str, Schedule], group: FusionGroup
     seeds = _seeds(space, base, seed_knobs(group.family, target, dtype=dtype, on_gpu=on_gpu, **sizes))
     seed_trials = evaluator(seeds) if seeds else []
     budget = Budget(max_candidates=max(0, settings.max_candidates - len(seed_trials)),
-                    max_seconds=settings.budget_s / max(1, len(run.plan.groups)))
+                    max_seconds=settings.budget_s / max(1, len(run.plan.groups)) if seconds is None else seconds)
     strategy = get_strategy(settings.strategy) if settings.strategy == "exhaustive" else \
         get_strategy(settings.strategy, seed=settings.seed)
     # a learned model saved for this target (`kerntailor costmodel --save`) picks what gets timed

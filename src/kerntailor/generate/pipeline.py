@@ -39,6 +39,7 @@ from kerntailor.codegen.conv_library import takes_library
 from kerntailor.codegen.library import library_call
 from kerntailor.costmodel.persist import work_to_json
 from kerntailor.errors import CaptureError, KerntailorError
+from kerntailor.generate.effort import SearchEffort
 from kerntailor.generate.evaluate import close_gpu_worker
 from kerntailor.generate.group_search import FirstPassLost, GroupSearch, library_product_offered, search_group
 from kerntailor.generate.library_ops import dispatched_ops
@@ -128,6 +129,7 @@ class GroupResult:
     trials: int
     failed: int
     runners_up: tuple[tuple[dict, float], ...]
+    kept_default: str = ""          # why the search left it at its default schedule (generate/effort.py), or ""
 
 
 @dataclass(frozen=True)
@@ -265,35 +267,45 @@ def _run_once(run: Run, plan_out: list | None) -> GenerateResult:
 
 
 def _search_groups(run: Run, schedules: dict[str, Schedule]) -> list[GroupSearch]:
-    """Each group's search in plan order, `schedules` updated with each winner (a library group without a layout
-    to time keeps its one schedule; twin groups reuse one search)."""
-    searches = []
+    """Each group's search, `schedules` updated with each winner, in plan order (a library group without a layout
+    to time keeps its one schedule; twin groups reuse one search). The groups are visited hottest first, and those
+    left when the budget is spent keep their defaults (generate/effort.py)."""
     keys = twin_keys(run, schedules)   # twin groups (one kernel on one shape) searched once: generate/twins.py
     twins: dict[tuple, GroupSearch] = {}   # a twin key -> its search
-    for i, group in enumerate(run.plan.groups):
-        if group.name in run.library_groups and not _times_layouts(run, group):
-            # nothing to tune: the library picks its own algorithm
-            found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
-            searches.append(found)
+    searchable = {g.name: g.name in run.library_groups for g in run.plan.groups
+                  if g.name not in run.library_groups or _times_layouts(run, g)}
+    effort = SearchEffort.of(run, keys, searchable)
+    position = {g.name: i for i, g in enumerate(run.plan.groups)}
+    found_by: dict[str, GroupSearch] = {}
+    for group in effort.order:
+        if group.name not in searchable:   # nothing to tune: the library picks its own algorithm
+            found_by[group.name] = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None)
             continue
-        later = frozenset(g.name for g in run.plan.groups[i + 1:])
+        # the groups after it in plan order not visited yet: a library group's layout candidates run them at the
+        # defaults of its layout (Candidates)
+        later = frozenset(g.name for g in run.plan.groups[position[group.name] + 1:] if g.name not in found_by)
         key = keys.get(group.name)
         if key is not None and key in twins:
             found = replace(twins[key], group=group, trials=(), seen={}, same_as=twins[key].group.name)
             log.info("%s: the same kernel as %s: its search's ranking reused", group.name, found.same_as)
+        elif (seconds := effort.allowance(group)) is None:
+            why = effort.why_unsearched(group)
+            log.info("%s: %s", group.name, why)
+            found = GroupSearch(group, (schedules[group.name],), (), None, (), {}, None, kept_default=why)
         else:
             with run.timed("search"):
-                found = search_group(run, schedules, group, later)
+                found = search_group(run, schedules, group, later, seconds)
             if key is not None:
                 twins[key] = found
+        effort.visit(group)
         if found.ranked:
             schedules[group.name] = found.ranked[0]
             if group.name in run.library_groups:   # the layout it chose: the later groups' defaults under it
                 schedules.update(layout_defaults(run.gen, run.plan, schedules, later))
-        searches.append(found)
+        found_by[group.name] = found
         if run.store is not None:
             _record_trials(run, found)
-    return searches
+    return [found_by[g.name] for g in run.plan.groups]
 
 
 def _abandonable(run: Run) -> frozenset[str]:
@@ -567,6 +579,8 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     rank = next((k for k, s in enumerate(found.ranked[:1 + n]) if s == chosen), 0)
     if found.same_as:
         label += f"; the ranking of {found.same_as}'s search (the same kernel: generate/twins.py)"
+    if found.kept_default:
+        label += f"; {found.kept_default}"
     if rank:
         label += f"; runner-up {rank}: the referee failed the better-ranked schedule"
     best = found.best if rank == 0 else None   # the evaluation (ISA facts) kept is the best's only
@@ -574,7 +588,7 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     others = [(s.knobs(), t) for k, (s, t) in enumerate(zip(found.ranked[:1 + n], found.seconds[:1 + n])) if k != rank]
     return GroupResult(found.group.name, found.group.family, found.group.nodes, chosen.knobs(),
                        found.seconds[rank] if rank < len(found.seconds) else None, label, facts, len(found.trials),
-                       sum(1 for t in found.trials if not t.ok), tuple(others))
+                       sum(1 for t in found.trials if not t.ok), tuple(others), found.kept_default)
 
 
 def _judge(run: Run, schedules: dict[str, Schedule], searches: list[GroupSearch]):
@@ -789,7 +803,8 @@ def _report(run: Run, groups: list[GroupResult], verdict) -> dict:
         "cost": {"flops": cost.flops, "min_bytes": cost.min_bytes, "plan_bytes": run.plan.bytes_moved},
         "kernels": [{"group": g.group, "family": g.family, "nodes": list(g.nodes), "config": g.config,
                      "seconds": g.seconds, "label": g.label, "isa": g.facts, "trials": g.trials,
-                     "failed": g.failed, "runners_up": [{"config": c, "seconds": s} for c, s in g.runners_up]}
+                     "failed": g.failed, "runners_up": [{"config": c, "seconds": s} for c, s in g.runners_up],
+                     "searched": not g.kept_default}
                     for g in groups],
         "verdict": verdict.to_dict() if verdict is not None else None,
         "wall_s": time.monotonic() - run.started,

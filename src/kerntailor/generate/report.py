@@ -86,6 +86,11 @@ def render_markdown(report: dict) -> str:
             lines.append(f"| {k['group']} | {k['family']} | {config_text(k['config'])} | {_us(k['seconds'])} "
                          f"({k['label']}) | "
                          f"{facts} |")
+        kept = [k["group"] for k in kernels if k.get("searched") is False]
+        if kept:
+            lines += ["", f"{len(kept)} of {len(kernels)} kernels kept their default schedule, not searched: the "
+                          f"search's budget went to the kernels with more of the floor first (generate/effort.py): "
+                          + ", ".join(kept)]
         for k in kernels:
             if k.get("runners_up"):
                 lines += ["", f"Runners-up for {k['group']}:"]

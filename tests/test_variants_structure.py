@@ -15,6 +15,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kerntailor.capture.capture import capture_generalized, capture_problem
 from kerntailor.capture.generalize import Dim
 from kerntailor.problem import load_problem
@@ -296,3 +298,79 @@ def test_a_size_that_did_not_halve_halves_once_another_moved(tmp_path):
     assert small["image_size"] == 56 and small["patch_size"] == 8
     assert 8 * small["image_size"] ** 2 <= SMALL_NUMEL
     assert odd["image_size"] % odd["patch_size"] == 0 and odd != small
+
+
+HALVING = Path(__file__).parent / "data" / "variants" / "halving_net.py"
+
+
+def _halvings(size: int, times: int) -> list[int]:
+    out = [size]
+    for _ in range(times):
+        out.append((out[-1] - 1) // 2 + 1)   # a 3 x 3 convolution, stride 2, padding 1
+    return out
+
+
+def test_the_probe_keeps_tied_image_sizes_odd_and_apart_through_halvings():
+    """Height and width, equal in every variant (224 x 224 literals), are moved so that four stride-2 halvings keep
+    each odd and the two apart at every level: with small steps (59 x 61: 8 x 8 after three) sizes even in every
+    variant fitted halves of the map before, and a width was fitted to a height."""
+    from kerntailor.problem.variants import probe_variant
+
+    spec = load_problem(HALVING)
+    probe = dict(probe_variant(spec).literals)
+    height, width = (probe[k] for k in sorted(probe))
+    h, w = _halvings(height, 4), _halvings(width, 4)
+    assert all(v % 2 == 1 for v in h + w), (h, w)
+    assert not set(h) & set(w), (h, w)
+
+
+def test_the_probe_moves_each_size_to_its_own_odd_chain():
+    from kerntailor.problem.variants import move_apart
+
+    base = {"height": 28, "width": 28, "depth": 28, "batch": 1}
+    probe = move_apart(base, {k: {v} for k, v in base.items()}, lambda trial: True)
+    chains = [_halvings(probe[k], 3) for k in ("depth", "height", "width")]
+    assert all(v % 2 == 1 for chain in chains for v in chain), chains
+    assert len({v for chain in chains for v in chain}) == 12, chains   # no level of one is a level of another
+    assert probe["batch"] != 1
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("hw", [(8, 64), (64, 33)])
+def test_a_halving_net_is_right_on_inputs_that_are_not_square(hw, library_conv, tmp_path):
+    """The generated module (convolutions the library's, the BatchNorm statistics, ReLU6 and pool generated) gives
+    eager's output on a non-square input, one with a 1-high map after three halvings: before the probe kept height
+    and width apart, the first raised in the interpreter and the second was NaN. Run in a child process under
+    TRITON_INTERPRET=1 (the kernels' shared helpers are jitted when first imported)."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import make_module
+
+    kernel = tmp_path / "halving_kernel.py"
+    kernel.write_text(make_module(HALVING, arch="sm_90").source)
+    script = textwrap.dedent(f"""
+        import importlib.util, torch
+
+        def load(name, path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+
+        source, kernel = load("halving_net", {str(HALVING)!r}), load("halving_kernel", {str(kernel)!r})
+        torch.manual_seed(0)
+        reference = source.Model(*source.get_init_inputs())
+        candidate = kernel.ModelNew(*source.get_init_inputs())
+        candidate.load_state_dict(reference.state_dict())
+        x = torch.randn(10, 3, {hw[0]}, {hw[1]})
+        with torch.no_grad():
+            expected, got = reference(x), candidate(x)
+        print(float((got - expected).norm() / expected.norm()))
+    """)
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    error = float(done.stdout.strip().splitlines()[-1])
+    assert error < 1e-5, error

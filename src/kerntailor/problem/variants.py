@@ -228,14 +228,29 @@ def probe_variant(problem) -> Variant | None:
     return Variant("probe", tuple(sorted(probe.items()))) if probe != base else None
 
 
+ODD_CHAIN_MAX = 4096   # move_apart: the largest value moved to an odd chain, m * 2^e + 1
+
+
 def move_apart(base: dict, taken: dict, builds) -> dict:
-    """`base` with every key moved by a different small step where `builds` (the model builds and keeps its
-    structure), to a value no variant has (`taken`) where one builds: a stride fitted only over the variants where
-    its axis is not 1 (the default and the probe, where the others have a batch of 1) then sees every dim vary
-    (capture/generalize.py; a probe at the default's batch left `batch == 2` to check at run time)."""
+    """`base` with every key moved (to an odd chain first where it is a size a net may halve, else by a different
+    small step) where `builds` (the model builds and keeps its structure), to a value no variant has (`taken`)
+    where one builds: a stride fitted only over the variants where its axis is not 1 (the default and the probe,
+    where the others have a batch of 1) then sees every dim vary (capture/generalize.py; a probe at the default's
+    batch left `batch == 2` to check at run time)."""
     probe = dict(base)
+    chains = 0   # keys moved to an odd chain so far
     for i, key in enumerate(sorted(base)):
         steps = [d for d in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3) if base[key] + d >= 2]
+        # first m * 2^e + 1 (2^e at or above it; m = 1, 3, 5, ... for each such key): halved by a stride-2
+        # convolution ((x - 1) // 2 + 1) it stays odd e times, and no two keys' halvings meet before m + 1 (2^e + 1
+        # for both, the wider key's chain was the narrower's one level on, and H1 * W3 == H2 * W2). Small steps apart
+        # vanish under a net's halvings, and sizes even in every variant fit halves of the map before: 20_MobileNetV2's
+        # probe 59 x 61 was 8 x 8 after three, and its kernel took a width for a height and a stride 192 H'W' for
+        # 48 HW, wrong on any input not square or not even (H100 referee, 2026-12-07). Sizes up to ODD_CHAIN_MAX
+        # only (spatial sizes, not a model's widths or sequences)
+        if 2 <= base[key] <= ODD_CHAIN_MAX:
+            steps = [(2 * chains + 1) * 2 ** (base[key] - 1).bit_length() + 1 - base[key]] + steps
+            chains += 1
         # nor a value another key moved to: DenseNet's block at growth 16 + 1 == height 14 + 3 and channels
         # 16 + 5 == width 14 + 7 had C·H·W == growth·W² in every variant, and the fit took the shorter product
         moved = {v for k, v in probe.items() if k != key and v != base[k]}

@@ -18,11 +18,14 @@ from kerntailor.generate.effort import SearchEffort
 @dataclass(frozen=True)
 class _Group:
     name: str
+    inputs: tuple = ()
+    outputs: tuple = ()
 
 
 class _Plan:
-    def __init__(self, names):
-        self.groups = tuple(_Group(n) for n in names)
+    def __init__(self, names, reads=None):
+        reads = reads or {}
+        self.groups = tuple(_Group(n, tuple(reads.get(n, ())), (f"{n}_out",)) for n in names)
 
 
 class _Settings:
@@ -31,8 +34,8 @@ class _Settings:
 
 
 class _Run:
-    def __init__(self, names, budget_s):
-        self.plan = _Plan(names)
+    def __init__(self, names, budget_s, reads=None):
+        self.plan = _Plan(names, reads)
         self.settings = _Settings(budget_s)
 
 
@@ -51,19 +54,21 @@ def clock(monkeypatch):
     return c
 
 
-def _effort(monkeypatch, floors: dict[str, float], budget_s=10.0, keys=None, layouts=(), fixed=()):
+def _effort(monkeypatch, floors: dict[str, float], budget_s=10.0, keys=None, layouts=(), fixed=(), reads=None):
     monkeypatch.setattr(effort, "group_floor_s", lambda run, g: floors.get(g.name, 0.0))
     names = list(floors) + [n for n in fixed if n not in floors]
-    run = _Run(names, budget_s)
+    run = _Run(names, budget_s, reads)
     searchable = {n: n in layouts for n in names if n not in fixed}
     return SearchEffort.of(run, keys or {}, searchable)
 
 
-def test_order_layouts_first_then_hottest_twins_summed(monkeypatch, clock):
-    # k3 and k4 are twins: their unit's floor (2 + 2) passes k1's 3
-    floors = {"k0": 1.0, "k1": 3.0, "k2": 0.5, "k3": 2.0, "k4": 2.0, "k5": 9.0, "k6": 0.0}
-    e = _effort(monkeypatch, floors, keys={"k3": ("t",), "k4": ("t",)}, layouts=("k5",), fixed=("k6",))
-    assert [g.name for g in e.order] == ["k5", "k3", "k4", "k1", "k0", "k2", "k6"]
+def test_order_hottest_first_twins_summed_each_after_the_layouts_it_reads(monkeypatch, clock):
+    # k3 and k4 are twins: their unit's floor (2 + 2) passes k1's 3; k5 and k7 time a layout: k1 reads k5's output,
+    # so k5 comes just before k1; nothing generated reads k7's, so it comes after every generated group
+    floors = {"k0": 1.0, "k1": 3.0, "k2": 0.5, "k3": 2.0, "k4": 2.0, "k5": 9.0, "k6": 0.0, "k7": 5.0}
+    e = _effort(monkeypatch, floors, keys={"k3": ("t",), "k4": ("t",)}, layouts=("k5", "k7"), fixed=("k6",),
+                reads={"k1": ("k5_out",), "k2": ("k5_out",)})
+    assert [g.name for g in e.order] == ["k3", "k4", "k5", "k1", "k0", "k2", "k7", "k6"]
     assert e.floor_s["k3"] == e.floor_s["k4"] == 4.0
 
 

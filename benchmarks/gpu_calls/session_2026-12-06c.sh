@@ -29,6 +29,10 @@
 # The second session of 2026-12-07 ran SAMPLE=benchmarks/work/mix7 (BENCH_LIMIT=420) and benchmarks/work/kb1red (320) on an
 # H100 (src of e2649da): benchmarks/data/h100_2026-12-07. The three level-3 nets were cut in their searches beside five
 # other jobs: next, a folder of those three alone with BENCH_LIMIT ~560; then nplt2/b; 39_L2Norm_ on an H200.
+# The third session of 2026-12-07 ran SAMPLE=benchmarks/work/l3nets (level-3 19_MobileNetV1, 20_MobileNetV2, 22_EfficientNetB0
+# copied unchanged) at d6cae71 (BENCH_LIMIT=555, cut in search) and 66ae430 (545; all three rows): benchmarks/data/
+# h100_2026-12-07c. Next: the same at 14a0f1d or later (the probe fix, layouts timed beside their readers), then nplt2/b,
+# 39_L2Norm_ on an H200.
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

@@ -139,9 +139,11 @@ def test_bench_parallel_jobs_give_the_same_rows(suite, tmp_path, monkeypatch):
     assert [s["stage"] for s in mine[:3]] == ["queued", "admitted", "capture"]
     assert any(s["stage"].startswith("search ") and s["done"] for s in mine) and mine[-1]["stage"] == "verify"
     # inside the judgement, the referee's cases: where it is, and how many of the planned cases it has judged
+    # (a slow machine may skip the last edge cases under the interpreter's allowance: counted, not judged)
     judged = [s for s in mine if s["stage"] == "verify" and s.get("detail", "").startswith("judged ")]
-    assert judged and judged[-1]["done"] == judged[-1]["total"] > 1
+    assert judged and judged[-1]["total"] > 1 and mine[-1]["done"] == mine[-1]["total"] == judged[-1]["total"]
     assert [s["done"] for s in judged] == list(range(1, len(judged) + 1))
+    assert len(judged) == judged[-1]["total"] or mine[-1]["detail"].startswith("skipped edge")
     assert any("variant odd" in s.get("detail", "") and "reference" in s["detail"] for s in mine)
     assert [s["t_s"] for s in mine] == sorted(s["t_s"] for s in mine) and mine[-1]["t_s"] <= soft["seconds"]
     with pytest.raises(Exception, match="--jobs"):
@@ -256,6 +258,14 @@ def test_verify_watch_reports_the_referee_case_count_and_where_it_waits():
     assert details[:2] == ["variant odd, draw normal, step run 1", "judged variant odd, draw normal"]
     assert details[2] == "waiting for the GPU's lock" and details[3].startswith("skipped edge:int32")
     assert "ran out of GPU memory" in details[4]   # a case past the planned count is never reported above it
+    # an edge case past its interpreter allowance is skipped with the ones after it (never run): all are counted
+    lines.clear()
+    watch = verify_watch(lambda *a: lines.append(a))
+    for e in ({"event": "cases", "total": 4}, {"event": "case", "variant": "odd", "draw": "normal"},
+              {"event": "edge_skipped", "reason": "edge:wide: no answer within 90 s; edge:tall not run after it",
+               "cases": 2}):
+        watch(e)
+    assert [(s, d, t) for s, d, t, _, _ in lines] == [("verify", 1, 4), ("verify", 3, 4)]
 
 
 def test_a_row_whose_convolutions_are_the_librarys_takes_the_librarys_floor():

@@ -30,8 +30,10 @@ def verify_watch(progress: Progress, stage: str = "verify"):
         if kind == "cases":
             count["total"] = max(1, int(e.get("total") or 0))
             return
-        if kind in ("case", "edge_skipped"):   # a case judged, or one the judge could not run here
+        if kind == "case":
             count["done"] += 1
+        elif kind == "edge_skipped":   # a case the judge could not run here, with those it then did not run
+            count["done"] += max(1, int(e.get("cases") or 1))
         where = ", ".join(f"{k} {e[k]}" for k in ("variant", "draw", "step") if e.get(k))
         detail = {"progress": where, "case": f"judged {where}", "lock_wait": "waiting for the GPU's lock",
                   "lock_held": "holds the GPU's lock", "edge_skipped": f"skipped {str(e.get('reason'))[:120]}",

@@ -98,7 +98,7 @@ class EdgeCases:
                 later = "".join(f"; {e.draw} not run after it" for e in edges[k + 1:])
                 self.events.emit(event="edge_skipped", reason=f"{edge.label()}: no answer within "
                                  f"{edge.allowance_s:g} s under the interpreter (two runs of forward); judge it on "
-                                 f"a GPU{later}")
+                                 f"a GPU{later}", cases=len(edges) - k)   # this case and the ones not run after it
                 break
             except Stop as s:
                 if s.check == "referee":

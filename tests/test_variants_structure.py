@@ -335,6 +335,24 @@ def test_the_probe_moves_each_size_to_its_own_odd_chain():
     assert probe["batch"] != 1
 
 
+def test_a_size_whose_first_chain_does_not_build_takes_another_odd_one():
+    """19_MobileNetV1 ends in a fixed AvgPool2d(7) feeding a Linear(1024): only inputs 7..13 wide after five
+    halvings build. Its width's first odd chain (769) did not, and the probe fell back to a small step (229, even
+    after two halvings): a width fitted as W // 2 for (W - 1) // 2 + 1, wrong on inputs of other widths. Another
+    chain that stays odd through four halvings, apart from the height's, is taken instead."""
+    from kerntailor.problem.variants import chain_of, move_apart
+
+    def builds(trial):
+        return all(7 <= _halvings(trial[k], 5)[-1] <= 13 for k in ("height", "width"))
+
+    base = {"height": 224, "num_classes": 8, "width": 224}
+    probe = move_apart(base, {k: {v} for k, v in base.items()}, builds)
+    h, w = _halvings(probe["height"], 4), _halvings(probe["width"], 4)
+    assert all(v % 2 == 1 for v in h + w), (h, w)
+    assert not set(h) & set(w) and chain_of(probe["height"]) != chain_of(probe["width"]), (h, w)
+    assert builds(probe)
+
+
 @pytest.mark.interpreter
 @pytest.mark.parametrize("hw", [(8, 64), (64, 33)])
 def test_a_halving_net_is_right_on_inputs_that_are_not_square(hw, library_conv, tmp_path):

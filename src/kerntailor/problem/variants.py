@@ -229,6 +229,24 @@ def probe_variant(problem) -> Variant | None:
 
 
 ODD_CHAIN_MAX = 4096   # move_apart: the largest value moved to an odd chain, m * 2^e + 1
+ODD_CHAIN_TRIES = 8    # move_apart: the odd chains tried for one size before the small steps
+
+
+def odd_chains(value: int) -> list[int]:
+    """Values m * 2^e + 1 (m odd, 2^e below 2 * value) from value / 2 to 4 * value but `value`, the ones that
+    stay odd through the most halvings first (e), then the nearest: where the first does not build (19_MobileNetV1's
+    fixed AvgPool2d(7) feeding a Linear(1024) takes only inputs that end 7..13 wide after five halvings), another
+    that still stays odd long. Halvings ((x - 1) // 2 + 1) keep m: two chains of different m never meet at any
+    level (chain_of)."""
+    top = (value - 1).bit_length()
+    found = {m * 2 ** e + 1 for e in range(1, top + 1) for m in range(1, 4 * value // 2 ** e + 1, 2)}
+    return sorted((c for c in found if value // 2 <= c <= 4 * value and c != value),
+                  key=lambda c: (-((c - 1) & -(c - 1)), abs(c - value)))
+
+
+def chain_of(value: int) -> int:
+    """m, the odd part of value - 1 (0 for 1): the chain m * 2^e + 1 that `value` is on."""
+    return (value - 1) // ((value - 1) & -(value - 1)) if value > 1 else 0
 
 
 def move_apart(base: dict, taken: dict, builds) -> dict:
@@ -238,26 +256,29 @@ def move_apart(base: dict, taken: dict, builds) -> dict:
     where the others have a batch of 1) then sees every dim vary (capture/generalize.py; a probe at the default's
     batch left `batch == 2` to check at run time)."""
     probe = dict(base)
-    chains = 0   # keys moved to an odd chain so far
+    chained: set[int] = set()   # the chains (chain_of) that keys were moved to
     for i, key in enumerate(sorted(base)):
         steps = [d for d in (2 * i + 1, 2 * i + 2, -(2 * i + 1), 4 * i + 3) if base[key] + d >= 2]
-        # first m * 2^e + 1 (2^e at or above it; m = 1, 3, 5, ... for each such key): halved by a stride-2
-        # convolution ((x - 1) // 2 + 1) it stays odd e times, and no two keys' halvings meet before m + 1 (2^e + 1
-        # for both, the wider key's chain was the narrower's one level on, and H1 * W3 == H2 * W2). Small steps apart
-        # vanish under a net's halvings, and sizes even in every variant fit halves of the map before: 20_MobileNetV2's
-        # probe 59 x 61 was 8 x 8 after three, and its kernel took a width for a height and a stride 192 H'W' for
-        # 48 HW, wrong on any input not square or not even (H100 referee, 2026-12-07). Sizes up to ODD_CHAIN_MAX
-        # only (spatial sizes, not a model's widths or sequences)
-        if 2 <= base[key] <= ODD_CHAIN_MAX:
-            steps = [(2 * chains + 1) * 2 ** (base[key] - 1).bit_length() + 1 - base[key]] + steps
-            chains += 1
         # nor a value another key moved to: DenseNet's block at growth 16 + 1 == height 14 + 3 and channels
         # 16 + 5 == width 14 + 7 had C·H·W == growth·W² in every variant, and the fit took the shorter product
         moved = {v for k, v in probe.items() if k != key and v != base[k]}
-        apart = [d for d in steps if base[key] + d not in taken.get(key, ()) and base[key] + d not in moved]
-        for delta in apart + [d for d in steps if d not in apart]:
+        free = [d for d in steps if base[key] + d not in taken.get(key, ()) and base[key] + d not in moved]
+        # first an odd chain (odd_chains; each key its own m): halved by a stride-2 convolution ((x - 1) // 2 + 1)
+        # it stays odd e times, and no two keys' halvings meet. Small steps apart vanish under a net's halvings, and
+        # sizes even in every variant fit halves of the map before: 20_MobileNetV2's probe 59 x 61 was 8 x 8 after
+        # three, and its kernel took a width for a height and a stride 192 H'W' for 48 HW, wrong on any input not
+        # square or not even (H100 referee, 2026-12-07); 19_MobileNetV1's width, its first chain refused by the
+        # net, fell back to 229 (even after two halvings) and fitted (W'' // 2) for (W'' - 1) // 2 + 1. Sizes up to
+        # ODD_CHAIN_MAX only (spatial sizes, not a model's widths or sequences)
+        chains = []
+        if 2 <= base[key] <= ODD_CHAIN_MAX:
+            chains = [c - base[key] for c in odd_chains(base[key])
+                      if c not in taken.get(key, ()) and chain_of(c) not in chained][:ODD_CHAIN_TRIES]
+        for delta in chains + free + [d for d in steps if d not in free]:
             trial = {**probe, key: base[key] + delta}
             if builds(trial):
                 probe = trial
+                if delta in chains:
+                    chained.add(chain_of(base[key] + delta))
                 break
     return probe

@@ -155,3 +155,23 @@ def test_generate_keeps_cold_groups_at_default_and_says_so(tmp_path, monkeypatch
     assert all(k["trials"] == 0 and k["seconds"] is None and "not searched" in k["label"] for k in kept)
     md = (Path(result.report_path).parent / "report.md").read_text()
     assert "2 of 3 kernels kept their default schedule" in md
+
+
+@pytest.mark.unit
+def test_a_library_layout_left_untimed_is_reported_not_searched(monkeypatch):
+    """A library group whose layout the budget left untimed says so (report.json's `searched`, its label), like a
+    generated group kept at its default; one whose layout was timed, or that has none, does not."""
+    from types import SimpleNamespace
+
+    from kerntailor.generate import pipeline
+    from kerntailor.generate.group_search import GroupSearch
+
+    monkeypatch.setattr(pipeline, "library_call", lambda node: SimpleNamespace(dotted="torch.ops.aten.convolution"))
+    run = SimpleNamespace(library_groups={"conv0": "conv: outpaced"},
+                          gen=SimpleNamespace(graph=SimpleNamespace(node=lambda name: None)))
+    group = SimpleNamespace(name="conv0", family="library", nodes=("conv0",))
+    why = "not searched: the budget was spent on hotter groups"
+    kept = pipeline._group_result(run, GroupSearch(group, (None,), (), None, (), {}, None, kept_default=why), None)
+    assert kept.kept_default == why and why in kept.label and kept.config == {}
+    plain = pipeline._group_result(run, GroupSearch(group, (None,), (), None, (), {}, None), None)
+    assert plain.kept_default == "" and "not timed" not in plain.label

@@ -561,11 +561,12 @@ def _group_result(run: Run, found: GroupSearch, chosen: Schedule) -> GroupResult
     if found.group.name in run.library_groups:
         call = library_call(run.gen.graph.node(found.group.nodes[0])).dotted
         timed = "; its layout (channels_last) timed as whole modules" if found.trials else ""
+        kept = f"; its layout not timed: {found.kept_default}" if found.kept_default else ""
         return GroupResult(found.group.name, found.group.family, found.group.nodes,
                            chosen.knobs() if found.trials else {}, None,
                            f"library call {call} ({run.library_groups[found.group.name]}); its time is the "
-                           f"library's, not predicted{timed}", None, len(found.trials),
-                           sum(1 for t in found.trials if not t.ok), ())
+                           f"library's, not predicted{timed}{kept}", None, len(found.trials),
+                           sum(1 for t in found.trials if not t.ok), (), found.kept_default)
     label = (f"measured on {run.local.display_name}" if run.measured
              else f"predicted for {run.target.name} (analytical model)")
     if chosen.library_product:

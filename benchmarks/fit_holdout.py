@@ -18,7 +18,6 @@ expressions). CPU only: nothing runs but meta-device captures.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import math
@@ -90,9 +89,8 @@ def holdout_variants(problem, count: int, seed: int):
 def check_file(path: str, holdouts: int) -> dict:
     """The row of one file (run in the child)."""
     from kerntailor.capture.capture import capture_generalized, capture_problem
-    from kerntailor.capture.generalize import _dim_values, graph_slots, root_values
+    from kerntailor.capture.generalize import graph_slots
     from kerntailor.capture.product_rows import common_rows
-    from kerntailor.errors import CaptureError
     from kerntailor.problem import load_problem
     from kerntailor.problem.variants import probe_variant
 
@@ -119,30 +117,9 @@ def check_file(path: str, holdouts: int) -> dict:
             entry["detail"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             row["holdouts"].append(entry)
             continue
-        sizes = {d: vals[0] for d, vals in _dim_values([graph]).items()}
-        for d in gen.dims:   # a root dim (ViT's patch side): the exact root of its base dim, where there is one
-            if d.root and d.base in sizes:
-                with contextlib.suppress(CaptureError):
-                    sizes[d] = root_values(d, (sizes[d.base],))[0]
-        actual = dict(graph_slots(graph))
-        wrong, unequal = [], []
-        for p, expr in gen.exprs:
-            if "strides" in p:
-                shape_path = tuple("shape" if part == "strides" else part for part in p)
-                if actual.get(shape_path) == 1:
-                    continue   # the stride of a size-1 axis is never used
-            try:
-                predicted = expr.evaluate(sizes)
-            except (KeyError, ZeroDivisionError, ValueError) as e:
-                wrong.append(f"{'/'.join(map(str, p))}: cannot evaluate ({type(e).__name__})")
-                continue
-            real = actual[p]
-            if isinstance(predicted, float) or isinstance(real, float):   # a softmax scale: equal up to rounding
-                same = math.isclose(float(predicted), float(real), rel_tol=1e-12, abs_tol=0.0)
-            else:
-                same = predicted == real
-            if not same:
-                wrong.append(f"{'/'.join(map(str, p))}: fitted {predicted}, real {real}")
+        wrong = gen.wrong_at(graph)
+        sizes = gen.sizes_at(graph)
+        unequal = []
         # the module's run-time guards (codegen/guards.py): dims equal in every variant, and the pins of fits made
         # over part of the variants; an input that breaks one is refused with a message, never answered wrong
         for a, b in gen.equal_dims:

@@ -353,6 +353,32 @@ def test_a_size_whose_first_chain_does_not_build_takes_another_odd_one():
     assert builds(probe)
 
 
+FLOOR_POOL = Path(__file__).parent / "data" / "variants" / "floor_pool_net.py"
+
+
+@pytest.mark.capture
+def test_sizes_after_a_floor_pool_are_the_pools_own_not_half_the_map_before():
+    """The second 2x2 average pool's input is even in every variant and the probe, so its output (and the strides
+    of what reads it) fitted as half the first pool's (d // 2, 2·H0·W0 for 8·H1·W1) as well as by its own size.
+    On a 91 x 108 input (maps 46, 23, 11 -> 5 high) that read 5.5 rows: the expressions are now the pool's own
+    dims, the nearest made before the slot (generalize._nearest_first; a BatchNorm weight broadcast over the map
+    takes the reading node's place). 15_DenseNet121 was wrong so on a held-out size set (benchmarks/fit_holdout.py)."""
+    from kerntailor.capture.product_rows import common_rows
+    from kerntailor.problem.spec import Variant
+    from kerntailor.problem.variants import probe_variant
+
+    spec = load_problem(FLOOR_POOL)
+    _, gen = capture_generalized(spec)
+    probe = probe_variant(spec)
+    keys = sorted(dict(probe.literals))
+    odd = Variant("odd", probe.overrides, tuple(zip(keys, (91, 108))))
+    seen = [capture_problem(spec, v).unflattened for v in (*spec.variants, probe, odd)]
+    graph = common_rows(seen)[-1]
+    assert [i.type.shape for i in graph.inputs if i.kind == "input"] == [(10, 3, 91, 108)]
+    assert gen.wrong_at(graph) == []
+    assert gen.wrong_at(common_rows(seen)[0]) == []   # and the default's own sizes, as fitted
+
+
 @pytest.mark.interpreter
 @pytest.mark.parametrize("hw", [(8, 64), (64, 33)])
 def test_a_halving_net_is_right_on_inputs_that_are_not_square(hw, library_conv, tmp_path):

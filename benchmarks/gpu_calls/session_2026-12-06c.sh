@@ -33,6 +33,9 @@
 # copied unchanged) at d6cae71 (BENCH_LIMIT=555, cut in search) and 66ae430 (545; all three rows): benchmarks/data/
 # h100_2026-12-07c. Next: the same at 14a0f1d or later (the probe fix, layouts timed beside their readers), then nplt2/b,
 # 39_L2Norm_ on an H200.
+# The fifth session of 2026-12-07 ran SAMPLE=benchmarks/work/l3nets (BENCH_LIMIT=520) at 049280b + the size fit's dim order
+# on an H200: benchmarks/data/h200_2026-12-07e (V1, B0 pass the referee; V2's candidate ran out of GPU memory at the edge
+# draw beside the other jobs). Keep only the problem files in SAMPLE: a kernels/ folder there is loaded too.
 # HANG_S's SIGUSR1 also reaches ptxas (its path holds "python3"): a PTXAS error code -10 after it is the dump's.
 export PYTHONUNBUFFERED=1
 mkdir -p /tmp/fh

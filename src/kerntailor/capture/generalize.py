@@ -32,6 +32,7 @@ Fitting over variants sees what really changes with the problem's size constants
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -179,6 +180,41 @@ class Generalized:
             by_path.setdefault(p, e)
         return by_path
 
+    def sizes_at(self, graph: Graph) -> dict[Dim, int]:
+        """Every dim's value in `graph` (the same problem at other sizes), the root dims' where they have one."""
+        sizes = {d: values[0] for d, values in _dim_values([graph]).items()}
+        for d in self.dims:
+            if d.root and d.base in sizes:
+                with contextlib.suppress(CaptureError):
+                    sizes[d] = root_values(d, (sizes[d.base],))[0]
+        return sizes
+
+    def wrong_at(self, graph: Graph) -> list[str]:
+        """The fitted expressions that do not give `graph`'s sizes (the same problem captured at other sizes, its
+        rows flattened as these were: capture/product_rows.common_rows), as 'path: fitted X, real Y'; the stride
+        of a size-1 axis is never used and not judged. A root dim (ViT's patch side) is the exact root of its base
+        dim there; where it has none the expressions that use it cannot be evaluated, and say so."""
+        sizes = self.sizes_at(graph)
+        actual = dict(graph_slots(graph))
+        wrong = []
+        for p, expr in self.exprs:
+            where = "/".join(map(str, p))
+            if "strides" in p and actual.get(tuple("shape" if part == "strides" else part for part in p)) == 1:
+                continue
+            try:
+                predicted = expr.evaluate(sizes)
+            except (KeyError, ZeroDivisionError, ValueError) as e:
+                wrong.append(f"{where}: cannot evaluate ({type(e).__name__})")
+                continue
+            real = actual.get(p)
+            if isinstance(predicted, float) or isinstance(real, float):   # a softmax scale: equal up to rounding
+                same = real is not None and math.isclose(float(predicted), float(real), rel_tol=1e-12, abs_tol=0.0)
+            else:
+                same = predicted == real
+            if not same:
+                wrong.append(f"{where}: fitted {predicted}, real {real}")
+        return wrong
+
     @functools.cached_property
     def traced_dims(self) -> dict[Dim, int]:
         """Every input dim, conv or pool output dim and concatenation boundary at the traced (default) shapes."""
@@ -278,7 +314,9 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False, roots:
     equal = _equal_dims(dim_values)
     dims = _varying_dims(graphs, dim_values) + list(roots)
     dim_values.update({r: root_values(r, dim_values[r.base]) for r in roots})
-    fit = _Fitter(dims, dim_values, polynomials)
+    node_index = {n.name: i for i, n in enumerate(graphs[0].nodes)}
+    fit = _Fitter(dims, dim_values, polynomials, {n.name: node_index[n.name] for n in graphs[0].nodes
+                                                  if n.family in DERIVED_FAMILIES})
     exprs: list[tuple[Path, SizeExpr]] = []
     partial: list[tuple[Path, Path, list[bool]]] = []   # (stride slot, its axis's size slot, the variants fitted)
     derived = {("node", n.name, "out") for n in graphs[0].nodes if n.family in DERIVED_FAMILIES}
@@ -298,7 +336,8 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False, roots:
                                "kerntailor needs one structure for all input sizes")
         if not any(mask):
             continue  # a size-1 axis in every variant: its stride is never used
-        fitted = fit(values, mask)
+        position = _made_at(path, graphs[0], node_index)
+        fitted = fit(values, mask, position)
         if fitted is None:
             found = [r for r in root_dims(values, dims, dim_values) if r not in roots]
             # else a later slot's root may be what fits this one: ViT's patches a side, I/p, come before the
@@ -312,7 +351,7 @@ def generalize(graphs: list[Graph], name: str, polynomials: bool = False, roots:
         if not all(mask) and fitted.coeff != 0 and fit.relations(mask):   # (0: a broadcast axis)
             # fitted over part of the variants, blind to some dim there: over all of them if anything fits (the
             # size-1 axes' strides are usually the contiguous ones), else what it could not see is checked
-            whole = fit(values, [True] * len(values))
+            whole = fit(values, [True] * len(values), position)
             if whole is not None:
                 fitted = whole
             else:
@@ -517,19 +556,28 @@ class _Fitter:
     The dims' values are read from the graphs once (reading them per slot walked every node per slot: ResNet-101's
     8816 varying slots times 1490 nodes, 49 of its 60 s of fitting), and a deep model asks the same question for
     many slots (every activation of a stage has the same sizes), so an answer is kept by the values' reprs (2 and
-    2.0, 0.0 and -0.0 fit differently) and the mask."""
+    2.0, 0.0 and -0.0 fit differently), the mask and where the slot is made (the order of the dims it tries:
+    `ops` maps the convolutions and pools to their places in the graph, _nearest_first)."""
 
-    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]], polynomials: bool = False):
+    def __init__(self, dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]], polynomials: bool = False,
+                 ops: dict[str, int] | None = None):
         self.dims = dims
         self.dim_values = dim_values
         self.polynomials = polynomials
+        self.ops = ops or {}
         self._fits: dict[tuple, SizeExpr | None] = {}
         self._relations: dict[tuple[bool, ...], list[tuple[tuple[Dim, int], ...]]] = {}
+        self._orders: dict[int | None, list[Dim]] = {}
+        self._made = [self.ops[d.node] for d in _made_by_ops(dims, self.ops)]
 
-    def __call__(self, values: list, mask: list[bool]) -> SizeExpr | None:
-        key = (tuple(map(repr, values)), tuple(mask))
+    def __call__(self, values: list, mask: list[bool], position: int | None = None) -> SizeExpr | None:
+        """The fit of one slot; `position` (_made_at) orders the dims nearest first (_nearest_first)."""
+        cut = None if position is None else sum(i <= position for i in self._made)   # the order depends on it alone
+        key = (tuple(map(repr, values)), tuple(mask), cut)
         if key not in self._fits:
-            self._fits[key] = _fit(values, mask, self.dims, self.dim_values, self.polynomials)
+            if cut not in self._orders:
+                self._orders[cut] = self.dims if position is None else _nearest_first(self.dims, position, self.ops)
+            self._fits[key] = _fit(values, mask, self._orders[cut], self.dim_values, self.polynomials)
         return self._fits[key]
 
     def relations(self, mask: list[bool]) -> list[tuple[tuple[Dim, int], ...]]:
@@ -537,6 +585,38 @@ class _Fitter:
         if key not in self._relations:
             self._relations[key] = _relations(mask, self.dims, self.dim_values)
         return self._relations[key]
+
+
+def _made_at(path: Path, graph: Graph, node_index: dict[str, int]) -> int:
+    """Where the data a slot describes is made: the node whose output a view (an operand's, a graph output's)
+    reads, else the slot's own node; -1 for a graph input. An operand that reads a graph input (a parameter
+    broadcast over the node's space: BatchNorm's weight over N, C, H, W) takes its sizes from the node reading it."""
+    if path[0] == "output":
+        return node_index.get(graph.outputs[path[1]].base, -1)
+    if path[0] != "node":
+        return -1
+    if path[2] == "operand":
+        return node_index.get(graph.nodes[node_index[path[1]]].operands[path[3]].base, node_index[path[1]])
+    return node_index[path[1]]
+
+
+def _nearest_first(dims: list[Dim], position: int, ops: dict[str, int]) -> list[Dim]:
+    """The dims in the order a slot made at node `position` (_made_at) tries them: input dims; then the output
+    sizes of the convolutions and pools made at or before it, the nearest first, since its sizes are computed from
+    those; then the rest as they were (a concatenation's sizes, later convolutions' and pools'). Over variants
+    whose maps are even, half the pool before fits a pool's output as well as the pool's own size does
+    (DenseNet's transitions: H // 2 where floor(H / 2) is meant; a stride 2·H0·W0 for 8·H1·W1), but only the
+    nearest is exact on an odd map (benchmarks/fit_holdout.py)."""
+    made = _made_by_ops(dims, ops)
+    before = sorted((d for d in made if ops[d.node] <= position), key=lambda d: -ops[d.node])
+    inputs = [d for d in dims if not d.node and not d.root]
+    return inputs + before + [d for d in dims if d not in inputs and d not in before]
+
+
+def _made_by_ops(dims: list[Dim], ops: dict[str, int]) -> list[Dim]:
+    """The dims that are output sizes of the nodes in `ops` (the convolutions and pools: the host computes them by
+    the op's formula)."""
+    return [d for d in dims if d.node in ops and not d.end and not d.root]
 
 
 def _fit(values: list, mask: list[bool], dims: list[Dim], dim_values: dict[Dim, tuple[int, ...]],

@@ -426,3 +426,85 @@ def test_an_edge_case_whose_reference_breaks_the_gpu_context_is_judged_again_wit
     referee._judge_dynamic(SimpleNamespace(), Path("c.py"), ast.parse(""), VerifySettings(), "cuda:0", False,
                            ["default"], [], {}, 0.0)
     assert jobs == [edges]
+
+
+class _EdgeJudge:
+    """judge_edges.EdgeCases.judge_edge's collaborators: the lock's mode per run, the edge case's outcomes in
+    order, the let-go requests and cache releases."""
+
+    def __init__(self, device: str, outcomes: list):
+        from kerntailor.verify.judge_edges import EdgeCases
+
+        self.judge_edge = EdgeCases.judge_edge.__get__(self)
+        self.let_go = EdgeCases.let_go.__get__(self)
+        self.device = torch.device(device) if device == "cpu" else SimpleNamespace(type=device)
+        self.outcomes, self.locks, self.requests, self.releases, self.notes = list(outcomes), [], [], 0, []
+        self.events = SimpleNamespace(emit=lambda **e: self.notes.append(e))
+        self.cand = SimpleNamespace(request=lambda header, payload=None: self.requests.append((header, payload)))
+
+    def gpu_exclusive(self, shared: bool = False):
+        import contextlib
+
+        self.locks.append("shared" if shared else "alone")
+        return contextlib.nullcontext()
+
+    def release(self) -> None:
+        self.releases += 1
+
+    def edge_case(self, *args) -> None:
+        outcome = self.outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+
+def _oom_stop():
+    from kerntailor.verify.link import Stop
+
+    return Stop("exception", "forward raised OutOfMemoryError: CUDA out of memory. Tried to allocate 962.00 MiB. "
+                "GPU 0 has a total capacity of 139.80 GiB of which 645.12 MiB is free")
+
+
+def test_an_edge_case_that_ran_out_of_gpu_memory_beside_other_jobs_is_judged_again_alone():
+    """20_MobileNetV2 on the H200 (2026-12-07e): its rows case (x of 10 x 3 x 1 x 1048579) ran the candidate's
+    process out of memory while other jobs' edge cases held the rest of the GPU (645 MiB free of 139.8 GiB), and the
+    kernel was failed for it. An out-of-memory under the shared lock (the candidate's forward, or the judge's own)
+    runs the case once more with the lock held alone, both processes' caches given back first; the second run is
+    judged as the first (its out-of-memory stands); any other failure is not run again, nor is anything on the CPU."""
+    from kerntailor.verify.judge_edges import Unready, out_of_memory
+    from kerntailor.verify.link import Stop
+
+    edge = SimpleNamespace(label=lambda: "edge:rows (x (10, 3, 1, 1048579))")
+    args = (None, edge, 1, 2, {"draw": "edge:rows"})
+    # the candidate's out-of-memory beside other jobs, then an answer when alone: passes, judged twice
+    j = _EdgeJudge("cuda", [_oom_stop(), None])
+    j.judge_edge(*args)
+    assert j.locks == ["shared", "alone"] and not j.outcomes
+    assert any("judged again holding the GPU alone" in n.get("text", "") for n in j.notes)
+    assert j.requests == [({"op": "inputs"}, {"inputs": []})] * 2   # before the second run, and after it
+    # out of memory again when alone: that verdict stands
+    j = _EdgeJudge("cuda", [_oom_stop(), _oom_stop()])
+    with pytest.raises(Stop, match="OutOfMemoryError"):
+        j.judge_edge(*args)
+    assert j.locks == ["shared", "alone"]
+    # the judge's own allocation: judged again too, and skipped by the caller if it fails again
+    j = _EdgeJudge("cuda", [torch.OutOfMemoryError("CUDA out of memory"), Unready("the candidate process ran out "
+                                                                                  "of GPU memory beside the judge")])
+    with pytest.raises(Unready):
+        j.judge_edge(*args)
+    assert j.locks == ["shared", "alone"]
+    # a wrong answer, or an exception that is not memory: no second run
+    for failure in (Stop("accuracy", "max rel error 3.2 at [0, 1]"), Stop("exception", "forward raised IndexError"),
+                    Stop("crash", "the candidate process died: OutOfMemoryError")):
+        j = _EdgeJudge("cuda", [failure, None])
+        with pytest.raises(Stop):
+            j.judge_edge(*args)
+        assert j.locks == ["shared"] and not out_of_memory(failure)
+    # on the CPU there are no other jobs' GPU allocations to wait out: no second run
+    j = _EdgeJudge("cpu", [_oom_stop(), None])
+    with pytest.raises(Stop):
+        j.judge_edge(*args)
+    assert j.locks == ["shared"]
+    # a case that answers first time lets go of its memory once
+    j = _EdgeJudge("cuda", [None])
+    j.judge_edge(*args)
+    assert j.locks == ["shared"] and len(j.requests) == 1 and j.releases == 2

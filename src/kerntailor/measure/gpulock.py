@@ -6,9 +6,11 @@ Every timed section (the stopwatch's timed rounds, the ceilings' measurement) ho
 referee's correctness cases, edge cases among them, hold it shared: several jobs' correctness work at once, never
 beside a timed section. (Held exclusively, the correctness work of six jobs queued behind one another: on the H100
 a level-2 judge waited 150 s of its 167 s, 2026-12-06; and with edge cases still exclusive, one 3-d transposed
-convolution's stretched case held it past 200 s while two jobs waited the whole time, the same day. An edge case's
-memory is within its job's reservation, measure/memory.py, as every other case's is.) It is keyed by the GPU's
-UUID so that processes seeing the same GPU under different CUDA_VISIBLE_DEVICES indices still agree.
+convolution's stretched case held it past 200 s while two jobs waited the whole time, the same day. A stretched
+edge case's memory is not within its job's reservation, measure/memory.py, which counts the default sizes: one
+that runs out of GPU memory beside other jobs' cases is judged again holding the lock alone, judge_edges.py.)
+It is keyed by the GPU's UUID so that processes seeing the same GPU under different CUDA_VISIBLE_DEVICES indices
+still agree.
 
 The lock is an flock on a file in the temp directory (released by the kernel if the holder dies), behind a
 turnstile (a second flock, held exclusively while a holder waits for the lock): a job waiting for the exclusive

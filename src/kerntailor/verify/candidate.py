@@ -219,6 +219,10 @@ class Server:
 
     def op_inputs(self, header, payload):
         self.inputs = self._unship(payload["inputs"])
+        if not self.inputs and self.device.type == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()   # let go (judge_edges.let_go): another job's case may need the memory
         return {"ok": True}, []
 
     def op_warm(self, header, payload):

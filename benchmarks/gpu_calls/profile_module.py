@@ -18,6 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: host_overhead.py
+
 
 def _time_wall(fn, inputs, iters: int) -> float:
     import torch
@@ -52,28 +54,10 @@ def _profile(fn, inputs, iters: int) -> dict:
                     for k, v in kernels.most_common(12)]}
 
 
-def _graph_replay(fn, inputs, iters: int) -> float | str:
-    import torch
-
-    try:
-        static = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                fn(*static)
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn(*static)
-        return _time_wall(lambda: graph.replay(), [], iters)
-    except Exception as e:  # noqa: BLE001 - a module that cannot be captured: said in the row
-        return f"not captured: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-
-
 def main(argv: list[str] | None = None) -> int:
     import torch
 
+    from host_overhead import graph_us
     from kerntailor.problem import load_problem
     from kerntailor.verify.candidate import load_candidate
     from kerntailor.verify.draws import draw_inputs
@@ -104,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 model(*inputs)
             row = {"module": name, "wall_us": round(_time_wall(model, inputs, args.iters), 1)}
             row.update(_profile(model, inputs, 5))
-            replay = _graph_replay(model, inputs, args.iters)
+            replay = graph_us(model, inputs, args.iters)   # host_overhead.py's capture and replay
             row["graph_replay_us"] = round(replay, 1) if isinstance(replay, float) else replay
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "top"}), flush=True)
